@@ -1,0 +1,700 @@
+/**
+ * The generic REST semantics of kube-apiserver (the equivalent of its generic registry
+ * store): create/get/list/update/patch/delete/watch on any served resource, with
+ * resourceVersions, generation, optimistic concurrency, finalizers, graceful deletion,
+ * the status split and admission. The HTTP layer is a thin codec over this class, and
+ * in-process components (the simulated data plane) call it directly with the same
+ * semantics as over HTTP.
+ */
+import { fieldsMatch, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldRequirement, type Selector } from '../../kube/labels.ts';
+import { ApiError, errors, type QualifiedResource } from './errors.ts';
+import { deepEqualJson, generateNameSuffix, newUid, nowRfc3339, specJson } from './meta.ts';
+import type { Patcher, PatchRequest } from './patching.ts';
+import { storageKey, type ResourceRegistry } from './registry.ts';
+import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
+import { groupVersion, type FieldError, type KubeObject, type RequestContext, type ResourceType } from './types.ts';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface WatchOptions extends ListOptions {
+  allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
+}
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+export interface WriteOptions {
+  user: string;
+  dryRun?: boolean;
+  fieldManager?: string;
+  fieldValidation?: FieldValidation;
+  subresource?: string;
+  /** Collected warnings, returned to HTTP clients as `Warning: 299` headers. */
+  warnings?: string[];
+}
+
+export interface DeleteOptions {
+  user: string;
+  dryRun?: boolean;
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export interface ListResult {
+  records: StoredRecord[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface WatchSink {
+  event(type: EventType | 'BOOKMARK', json: string): void;
+}
+
+/** Admission: mutating then validating (webhooks and built-in plugins). */
+export interface Admission {
+  mutate(req: AdmissionRequest): Promise<KubeObject>;
+  validate(req: AdmissionRequest): Promise<void>;
+}
+
+export interface AdmissionRequest {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  rt: ResourceType;
+  namespace: string;
+  name: string;
+  subresource: string;
+  object: KubeObject | undefined;
+  oldObject: KubeObject | undefined;
+  user: string;
+  dryRun: boolean;
+}
+
+/** Lists unknown fields of an object for fieldValidation (strict decoding). */
+export type UnknownFieldsFn = (rt: ResourceType, obj: KubeObject) => string[];
+
+export interface ApiHooks {
+  admission?: Admission;
+  patcher?: Patcher;
+  unknownFields?: UnknownFieldsFn;
+  /** Called after a committed write, e.g. to (un)register CRD resources. */
+  afterWrite?: (rt: ResourceType, type: EventType, obj: KubeObject) => void;
+}
+
+export function qr(rt: ResourceType): QualifiedResource {
+  return { group: rt.group, resource: rt.resource };
+}
+
+const BASE_FIELDS = ['metadata.name', 'metadata.namespace'];
+
+export class Api {
+  readonly store: ObjectStore;
+  readonly registry: ResourceRegistry;
+  readonly hooks: ApiHooks;
+
+  constructor(store: ObjectStore, registry: ResourceRegistry, hooks: ApiHooks = {}) {
+    this.store = store;
+    this.registry = registry;
+    this.hooks = hooks;
+  }
+
+  // ---------- reads ----------
+
+  getRecord(rt: ResourceType, namespace: string, name: string): StoredRecord {
+    const rec = this.store.get(storageKey(rt), objectKey(rt, namespace, name));
+    if (!rec) throw errors.notFound(qr(rt), name);
+    return rec;
+  }
+
+  /** A fresh copy of the object as served at this resource's version. */
+  get(rt: ResourceType, namespace: string, name: string): KubeObject {
+    return this.decode(rt, this.getRecord(rt, namespace, name));
+  }
+
+  tryGet(rt: ResourceType, namespace: string, name: string): KubeObject | undefined {
+    const rec = this.store.get(storageKey(rt), objectKey(rt, namespace, name));
+    return rec ? this.decode(rt, rec) : undefined;
+  }
+
+  /** Parses a record, converting apiVersion for multi-version resources (CRDs: conversion None). */
+  decode(rt: ResourceType, rec: StoredRecord): KubeObject {
+    const obj = JSON.parse(rec.json) as KubeObject;
+    const gv = groupVersion(rt);
+    if (obj.apiVersion !== gv) obj.apiVersion = gv;
+    return obj;
+  }
+
+  /** JSON of a record at this resource's version, without parsing when versions agree. */
+  encode(rt: ResourceType, rec: StoredRecord): string {
+    if (!rt.group || this.registry.versions(rt.group).length === 1) return rec.json;
+    const gv = groupVersion(rt);
+    if (rec.json.startsWith(`{"apiVersion":"${gv}"`)) return rec.json;
+    return JSON.stringify(this.decode(rt, rec));
+  }
+
+  list(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}): ListResult {
+    const filter = this.compileFilter(rt, opts);
+    const rvMatch = opts.resourceVersionMatch;
+    if (rvMatch && rvMatch !== 'NotOlderThan' && rvMatch !== 'Exact') {
+      throw errors.badRequest(`resourceVersionMatch: Unsupported value: "${rvMatch}": supported values: "Exact", "NotOlderThan"`);
+    }
+    if (rvMatch && !opts.resourceVersion) {
+      throw errors.badRequest(`resourceVersionMatch is forbidden unless resourceVersion is provided`);
+    }
+    const current = this.store.currentRv;
+    if (opts.resourceVersion && opts.resourceVersion !== '0') {
+      const asked = parseRv(opts.resourceVersion);
+      if (rvMatch === 'Exact' && asked !== current) {
+        throw errors.expired(`too old resource version: ${asked} (${current})`);
+      }
+      if (asked > current) {
+        throw errors.timeout(`Too large resource version: ${asked}, current: ${current}`);
+      }
+    }
+    let startAfter: string | undefined;
+    let listRv = current;
+    if (opts.continue) {
+      const token = decodeContinue(opts.continue);
+      startAfter = token.start;
+      listRv = token.rv;
+    }
+    const table = this.store.table(storageKey(rt));
+    const records: StoredRecord[] = [];
+    for (const rec of table.values()) {
+      if (namespace !== undefined && rec.namespace !== namespace) continue;
+      if (startAfter !== undefined && rec.key <= startAfter) continue;
+      if (filter.matches(rec)) records.push(rec);
+    }
+    records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    if (limit && records.length > limit) {
+      const page = records.slice(0, limit);
+      return {
+        records: page,
+        resourceVersion: String(listRv),
+        continue: encodeContinue(listRv, page.at(-1)!.key),
+        remainingItemCount: filter.trivial ? records.length - limit : undefined,
+      };
+    }
+    return { records, resourceVersion: String(listRv) };
+  }
+
+  /**
+   * Starts a watch. Without a resourceVersion (or "0"), current objects are sent as
+   * ADDED first, as kube-apiserver does. Returns a stop function.
+   */
+  watch(rt: ResourceType, namespace: string | undefined, opts: WatchOptions, sink: WatchSink): () => void {
+    const filter = this.compileFilter(rt, opts);
+    const sk = storageKey(rt);
+    const rv = opts.resourceVersion;
+    const initial = rv === undefined || rv === '' || rv === '0' || opts.sendInitialEvents === true;
+    const deliver = (type: EventType, rec: StoredRecord) => sink.event(type, this.encode(rt, rec));
+    if (initial) {
+      for (const rec of this.store.table(sk).values()) {
+        if ((namespace === undefined || rec.namespace === namespace) && filter.matches(rec)) deliver('ADDED', rec);
+      }
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+        sink.event('BOOKMARK', this.bookmarkJson(rt, this.store.currentRv, true));
+      }
+    }
+    const from = initial ? undefined : parseRv(rv!);
+    if (from !== undefined && from > this.store.currentRv) {
+      throw errors.timeout(`Too large resource version: ${from}, current: ${this.store.currentRv}`);
+    }
+    try {
+      return this.store.watch(
+        { storage: sk, filter: { namespace, matches: filter.matches }, deliver: (type, rec) => deliver(type, rec) },
+        from,
+      );
+    } catch (err) {
+      if (err instanceof TooOldResourceVersionError) throw errors.expired(err.message);
+      throw err;
+    }
+  }
+
+  bookmarkJson(rt: ResourceType, rv: number, initialEventsEnd = false): string {
+    const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+    if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+    return JSON.stringify({ kind: rt.kind, apiVersion: groupVersion(rt), metadata });
+  }
+
+  private compileFilter(rt: ResourceType, opts: ListOptions): { matches: (r: StoredRecord) => boolean; trivial: boolean } {
+    let labels: Selector | undefined;
+    let fields: FieldRequirement[] = [];
+    try {
+      if (opts.labelSelector) labels = parseLabelSelector(opts.labelSelector);
+      if (opts.fieldSelector) fields = parseFieldSelector(opts.fieldSelector);
+    } catch (err) {
+      if (err instanceof SelectorParseError) throw errors.badRequest(err.message);
+      throw err;
+    }
+    if (fields.length) {
+      const known = this.selectableFieldNames(rt);
+      for (const f of fields) {
+        if (!known.includes(f.field)) {
+          throw errors.badRequest(
+            `"${f.field}" is not a known field selector: only ${known.map((k) => `"${k}"`).join(', ')}`,
+          );
+        }
+      }
+    }
+    const lab = labels && !labels.empty ? labels : undefined;
+    const trivial = !lab && fields.length === 0;
+    return {
+      trivial,
+      matches: trivial
+        ? () => true
+        : (r) => (!lab || lab.matches(r.labels)) && (fields.length === 0 || fieldsMatch(fields, r.fields)),
+    };
+  }
+
+  selectableFieldNames(rt: ResourceType): string[] {
+    const extra = rt.strategy.selectableFields
+      ? Object.keys(safeSelectable(rt, { apiVersion: groupVersion(rt), kind: rt.kind, metadata: {} }))
+      : [];
+    return [...new Set([...BASE_FIELDS, ...extra])];
+  }
+
+  // ---------- writes ----------
+
+  async create(rt: ResourceType, namespace: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
+    const obj = this.checkBody(rt, body, namespace, undefined);
+    const ctx = context(opts);
+    const meta = obj.metadata;
+    if (!meta.name) {
+      if (meta.generateName) meta.name = `${meta.generateName}${generateNameSuffix()}`;
+      else {
+        throw errors.invalid(rt.kind, rt.group, '', [
+          { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' },
+        ]);
+      }
+    }
+    const name = meta.name;
+    if (rt.namespaced) this.checkNamespaceForCreate(namespace, rt, name);
+    this.checkUnknownFields(rt, obj, opts);
+    rt.strategy.default?.(obj);
+    let admitted = obj;
+    if (this.hooks.admission) {
+      admitted = await this.hooks.admission.mutate(this.admissionRequest('CREATE', rt, namespace, name, obj, undefined, opts));
+      rt.strategy.default?.(admitted);
+    }
+    // Server-owned metadata is set after admission so webhooks cannot forge it.
+    const m = admitted.metadata;
+    m.name = name;
+    if (rt.namespaced) m.namespace = namespace;
+    else delete m.namespace;
+    m.uid = newUid();
+    m.creationTimestamp = nowRfc3339();
+    delete m.deletionTimestamp;
+    delete m.deletionGracePeriodSeconds;
+    delete m.resourceVersion;
+    if (rt.strategy.tracksGeneration) m.generation = 1;
+    else delete m.generation;
+    if (rt.subresources.includes('status') && ctx.subresource === '') {
+      if (!rt.strategy.prepareForCreate) delete admitted.status;
+    }
+    rt.strategy.prepareForCreate?.(admitted, ctx);
+    this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? [], admitted);
+    this.hooks.patcher?.trackCreate(rt, admitted, opts);
+    if (this.hooks.admission) {
+      await this.hooks.admission.validate(this.admissionRequest('CREATE', rt, namespace, name, admitted, undefined, opts));
+    }
+    const key = objectKey(rt, namespace, name);
+    if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
+    if (opts.dryRun) return admitted;
+    return this.commit(rt, admitted, 'ADDED');
+  }
+
+  /** PUT: replaces the object (or its status with subresource 'status'). */
+  async update(rt: ResourceType, namespace: string, name: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
+    const obj = this.checkBody(rt, body, namespace, name);
+    return this.updateWith(rt, namespace, name, opts, () => obj, true);
+  }
+
+  /**
+   * Read-modify-write of one object, the shared path of update and patch: `mutate`
+   * receives a fresh copy of the stored object and returns the desired object.
+   */
+  async updateWith(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    opts: WriteOptions,
+    mutate: (current: KubeObject) => KubeObject,
+    checkRv: boolean,
+  ): Promise<KubeObject> {
+    const ctx = context(opts);
+    const rec = this.getRecord(rt, namespace, name);
+    const old = this.decode(rt, rec);
+    const desired = mutate(this.decode(rt, rec));
+    const asked = desired.metadata?.resourceVersion;
+    if (checkRv && asked && asked !== String(rec.rv)) {
+      throw errors.conflict(qr(rt), name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    if (desired.metadata?.uid && desired.metadata.uid !== old.metadata.uid) {
+      throw errors.conflict(
+        qr(rt),
+        name,
+        `Precondition failed: UID in precondition: ${desired.metadata.uid}, UID in object meta: ${old.metadata.uid}`,
+      );
+    }
+    this.checkUnknownFields(rt, desired, opts);
+    let next = this.splitForSubresource(rt, desired, old, ctx.subresource);
+    if (ctx.subresource === '') rt.strategy.default?.(next);
+    if (this.hooks.admission) {
+      next = await this.hooks.admission.mutate(this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts));
+      if (ctx.subresource === '') rt.strategy.default?.(next);
+    }
+    this.keepServerMetadata(next, old, rt);
+    rt.strategy.prepareForUpdate?.(next, old, ctx);
+    if (rt.strategy.tracksGeneration && specJson(next) !== specJson(old)) {
+      next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+    }
+    const errs = [...this.finalizerErrors(next, old), ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? [])];
+    this.validateOrThrow(rt, name, errs, next);
+    this.hooks.patcher?.trackUpdate(rt, next, old, opts);
+    if (this.hooks.admission) {
+      await this.hooks.admission.validate(this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts));
+    }
+    // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
+    delete next.metadata.resourceVersion;
+    const cmpOld = { ...old, metadata: { ...old.metadata, resourceVersion: undefined } };
+    if (deepEqualJson(next, cmpOld)) return old;
+    if (opts.dryRun) return next;
+    const current = this.store.get(storageKey(rt), rec.key);
+    if (!current || current.rv !== rec.rv) {
+      // Someone wrote while admission webhooks were awaited: the real server retries
+      // the read-modify-write for unconditional updates and fails conditional ones.
+      if (checkRv && asked) throw errors.conflict(qr(rt), name, 'the object has been modified; please apply your changes to the latest version and try again');
+      return this.updateWith(rt, namespace, name, opts, mutate, checkRv);
+    }
+    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length) && !this.deletionPending(rt, next)) {
+      return this.removeNow(rt, next);
+    }
+    return this.commit(rt, next, 'MODIFIED');
+  }
+
+  async patch(rt: ResourceType, namespace: string, name: string, req: PatchRequest, opts: WriteOptions): Promise<KubeObject> {
+    const patcher = this.hooks.patcher;
+    if (!patcher) throw errors.unsupportedMediaType(req.contentType);
+    const existing = this.store.get(storageKey(rt), objectKey(rt, namespace, name));
+    if (!existing) {
+      if (req.contentType === 'application/apply-patch+yaml' && (opts.subresource ?? '') === '') {
+        const obj = patcher.applyToNew(rt, namespace, name, req, opts);
+        return this.create(rt, namespace, obj, opts);
+      }
+      throw errors.notFound(qr(rt), name);
+    }
+    return this.updateWith(rt, namespace, name, opts, (current) => patcher.apply(rt, current, req, opts), true);
+  }
+
+  async delete(rt: ResourceType, namespace: string, name: string, opts: DeleteOptions): Promise<{ object: KubeObject; deleted: boolean }> {
+    const rec = this.getRecord(rt, namespace, name);
+    const obj = this.decode(rt, rec);
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== obj.metadata.uid) {
+      throw errors.conflict(qr(rt), name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== String(rec.rv)) {
+      throw errors.conflict(
+        qr(rt),
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${rec.rv}`,
+      );
+    }
+    if (this.hooks.admission) {
+      await this.hooks.admission.validate(
+        this.admissionRequest('DELETE', rt, namespace, name, undefined, obj, { user: opts.user, dryRun: opts.dryRun }),
+      );
+    }
+    const meta = obj.metadata;
+    const finalizers = [...(meta.finalizers ?? [])];
+    if (opts.propagationPolicy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+    if (opts.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+    const grace = this.gracePeriod(rt, obj, opts);
+    const now = new Date();
+    const specFinalized = rt.group === '' && rt.resource === 'namespaces' && this.deletionPending(rt, obj);
+    if (finalizers.length > 0 || grace > 0 || specFinalized) {
+      if (opts.dryRun) return { object: obj, deleted: false };
+      let changed = false;
+      if (!meta.deletionTimestamp) {
+        meta.deletionTimestamp = nowRfc3339(new Date(now.getTime() + grace * 1000));
+        meta.deletionGracePeriodSeconds = grace;
+        changed = true;
+      } else if (grace < (meta.deletionGracePeriodSeconds ?? 0)) {
+        // A shorter grace period may be requested while a graceful deletion is pending.
+        meta.deletionTimestamp = nowRfc3339(new Date(now.getTime() + grace * 1000));
+        meta.deletionGracePeriodSeconds = grace;
+        changed = true;
+      }
+      if (finalizers.length !== (meta.finalizers?.length ?? 0)) {
+        meta.finalizers = finalizers;
+        changed = true;
+      }
+      if (!changed) return { object: obj, deleted: false };
+      if (rt.kind === 'Namespace' && rt.group === '') {
+        (obj.status as Record<string, unknown> | undefined) ??= {};
+        (obj.status as Record<string, unknown>).phase = 'Terminating';
+      }
+      return { object: this.commit(rt, obj, 'MODIFIED'), deleted: false };
+    }
+    if (opts.dryRun) return { object: obj, deleted: true };
+    return { object: this.removeNow(rt, obj), deleted: true };
+  }
+
+  /** Deletes every matching object (DELETE on a collection). */
+  async deleteCollection(rt: ResourceType, namespace: string | undefined, list: ListOptions, opts: DeleteOptions): Promise<KubeObject[]> {
+    const out: KubeObject[] = [];
+    for (const rec of this.list(rt, namespace, { labelSelector: list.labelSelector, fieldSelector: list.fieldSelector }).records) {
+      try {
+        out.push((await this.delete(rt, rec.namespace, rec.name, opts)).object);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      }
+    }
+    return out;
+  }
+
+  // ---------- helpers ----------
+
+  private gracePeriod(rt: ResourceType, obj: KubeObject, opts: DeleteOptions): number {
+    if (!(rt.group === '' && rt.resource === 'pods')) {
+      // Namespaces are "deleted gracefully" by their finalizer, everything else at once.
+      return 0;
+    }
+    const spec = (obj.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
+    const phase = (obj.status as { phase?: string } | undefined)?.phase;
+    // An unscheduled or finished pod has no kubelet to wait for.
+    if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
+    const g = opts.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
+    return Math.max(0, g);
+  }
+
+  /**
+   * Deletion that waits on something other than metadata.finalizers: a pod's kubelet
+   * (graceful deletion) or a namespace's spec.finalizers (the namespace controller).
+   */
+  private deletionPending(rt: ResourceType, obj: KubeObject): boolean {
+    if (rt.group !== '') return false;
+    if (rt.resource === 'pods') return (obj.metadata.deletionGracePeriodSeconds ?? 0) > 0;
+    if (rt.resource === 'namespaces') return ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers?.length ?? 0) > 0;
+    return false;
+  }
+
+  private removeNow(rt: ResourceType, obj: KubeObject): KubeObject {
+    const rv = this.store.nextRv();
+    obj.metadata.resourceVersion = String(rv);
+    const rec = this.record(rt, obj, rv);
+    this.store.remove(storageKey(rt), rec);
+    this.hooks.afterWrite?.(rt, 'DELETED', obj);
+    return obj;
+  }
+
+  private commit(rt: ResourceType, obj: KubeObject, type: EventType): KubeObject {
+    const rv = this.store.nextRv();
+    obj.metadata.resourceVersion = String(rv);
+    this.store.put(storageKey(rt), this.record(rt, obj, rv));
+    this.hooks.afterWrite?.(rt, type, obj);
+    return obj;
+  }
+
+  private record(rt: ResourceType, obj: KubeObject, rv: number): StoredRecord {
+    const m = obj.metadata;
+    const namespace = rt.namespaced ? (m.namespace ?? '') : '';
+    const name = m.name!;
+    const fields: Record<string, string> = { 'metadata.name': name, 'metadata.namespace': namespace };
+    if (rt.strategy.selectableFields) Object.assign(fields, safeSelectable(rt, obj));
+    return {
+      key: objectKey(rt, namespace, name),
+      namespace,
+      name,
+      uid: m.uid ?? '',
+      rv,
+      json: serialize(obj),
+      labels: m.labels ?? {},
+      fields,
+    };
+  }
+
+  private checkBody(rt: ResourceType, body: unknown, namespace: string, name: string | undefined): KubeObject {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw errors.badRequest(`the body of the request must be a JSON or YAML object`);
+    }
+    const obj = body as KubeObject;
+    const gv = groupVersion(rt);
+    if (obj.kind !== undefined && obj.kind !== rt.kind) {
+      throw errors.badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)} in ${JSON.stringify(obj.apiVersion ?? '')}`);
+    }
+    if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
+      throw errors.badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${gv})`);
+    }
+    obj.apiVersion = gv;
+    obj.kind = rt.kind;
+    if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+    if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
+      throw errors.badRequest(`metadata: expected an object`);
+    }
+    const m = obj.metadata;
+    if (rt.namespaced && m.namespace && namespace && m.namespace !== namespace) {
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    if (name !== undefined && m.name && m.name !== name) {
+      throw errors.badRequest(`the name of the object (${m.name}) does not match the name on the URL (${name})`);
+    }
+    if (name !== undefined && !m.name) m.name = name;
+    return obj;
+  }
+
+  private checkNamespaceForCreate(namespace: string, rt: ResourceType, name: string): void {
+    if (!namespace) {
+      throw errors.badRequest(`the server could not find the requested resource: a namespace is required for ${rt.resource}`);
+    }
+    const ns = this.store.get('/namespaces', namespace);
+    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
+    if (ns.json.includes('"deletionTimestamp"')) {
+      throw errors.forbiddenRaw(
+        `${rt.resource}${rt.group ? `.${rt.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        { name, group: rt.group, kind: rt.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }] },
+      );
+    }
+  }
+
+  private checkUnknownFields(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void {
+    const mode = opts.fieldValidation ?? 'Warn';
+    if (mode === 'Ignore' || !this.hooks.unknownFields) return;
+    const unknown = this.hooks.unknownFields(rt, obj);
+    if (unknown.length === 0) return;
+    if (mode === 'Strict') {
+      const list = unknown.map((f) => `unknown field "${f}"`);
+      throw errors.badRequest(`strict decoding error: ${list.join(', ')}`);
+    }
+    for (const f of unknown) opts.warnings?.push(`unknown field "${f}"`);
+  }
+
+  /** The status split for kinds with a status subresource, applied before strategies. */
+  private splitForSubresource(rt: ResourceType, desired: KubeObject, old: KubeObject, sub: string): KubeObject {
+    if (sub === 'status') {
+      const next: KubeObject = { ...old, status: desired.status };
+      next.metadata = { ...old.metadata, resourceVersion: desired.metadata?.resourceVersion };
+      if (desired.status === undefined) delete next.status;
+      return next;
+    }
+    if (sub === '' && rt.subresources.includes('status')) {
+      const next: KubeObject = { ...desired, status: old.status };
+      if (old.status === undefined) delete next.status;
+      return next;
+    }
+    return desired;
+  }
+
+  private keepServerMetadata(next: KubeObject, old: KubeObject, rt: ResourceType): void {
+    const m = (next.metadata ??= {});
+    const o = old.metadata;
+    m.name = o.name;
+    if (rt.namespaced) m.namespace = o.namespace;
+    else delete m.namespace;
+    m.uid = o.uid;
+    m.creationTimestamp = o.creationTimestamp;
+    if (o.deletionTimestamp) m.deletionTimestamp = o.deletionTimestamp;
+    else delete m.deletionTimestamp;
+    if (o.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+    else delete m.deletionGracePeriodSeconds;
+    if (o.generation !== undefined) m.generation = o.generation;
+    else delete m.generation;
+    if (m.generateName === undefined && o.generateName !== undefined) m.generateName = o.generateName;
+  }
+
+  private finalizerErrors(next: KubeObject, old: KubeObject): FieldError[] {
+    if (!old.metadata.deletionTimestamp) return [];
+    const before = new Set(old.metadata.finalizers ?? []);
+    const added = (next.metadata.finalizers ?? []).filter((f) => !before.has(f));
+    if (added.length === 0) return [];
+    return [
+      {
+        reason: 'FieldValueForbidden',
+        field: 'metadata.finalizers',
+        message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+      },
+    ];
+  }
+
+  private validateOrThrow(rt: ResourceType, name: string, errs: FieldError[], _obj: KubeObject): void {
+    if (errs.length > 0) throw errors.invalid(rt.kind, rt.group, name, errs);
+  }
+
+  private admissionRequest(
+    operation: AdmissionRequest['operation'],
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    object: KubeObject | undefined,
+    oldObject: KubeObject | undefined,
+    opts: { user: string; dryRun?: boolean; subresource?: string },
+  ): AdmissionRequest {
+    return {
+      operation,
+      rt,
+      namespace: rt.namespaced ? namespace : '',
+      name,
+      subresource: opts.subresource ?? '',
+      object,
+      oldObject,
+      user: opts.user,
+      dryRun: opts.dryRun ?? false,
+    };
+  }
+}
+
+function context(opts: WriteOptions): RequestContext {
+  return {
+    subresource: opts.subresource ?? '',
+    dryRun: opts.dryRun ?? false,
+    fieldManager: opts.fieldManager,
+    user: opts.user,
+  };
+}
+
+function safeSelectable(rt: ResourceType, obj: KubeObject): Record<string, string> {
+  try {
+    return rt.strategy.selectableFields?.(obj) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** apiVersion, kind and metadata first, as kube-apiserver serializes, so output reads naturally. */
+function serialize(obj: KubeObject): string {
+  const { apiVersion, kind, metadata, ...rest } = obj;
+  return JSON.stringify({ apiVersion, kind, metadata, ...rest });
+}
+
+export function objectKey(rt: Pick<ResourceType, 'namespaced'>, namespace: string, name: string): string {
+  return rt.namespaced ? `${namespace}/${name}` : name;
+}
+
+function parseRv(rv: string): number {
+  const n = Number(rv);
+  if (!Number.isInteger(n) || n < 0) throw errors.badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+  return n;
+}
+
+function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'troupe.k8s.io/v1', rv, start })).toString('base64url');
+}
+
+function decodeContinue(token: string): { rv: number; start: string } {
+  try {
+    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { v?: string; rv?: number; start?: string };
+    if (t.v !== 'troupe.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string') throw new Error('bad');
+    return { rv: t.rv, start: t.start };
+  } catch {
+    throw errors.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * RBAC evaluation over the stored Role/ClusterRole/RoleBinding/ClusterRoleBinding
+ * objects, as kube-apiserver's RBAC authorizer does. Used to answer access reviews
+ * (`kubectl auth can-i`) and, with --authorization-mode=RBAC, to enforce permissions of
+ * service-account tokens.
+ */
+import type { Api } from '../api.ts';
+import type { KubeObject } from '../types.ts';
+import type { UserInfo } from './authn.ts';
+
+export interface RequestAttributes {
+  verb: string;
+  apiGroup?: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  nonResourceURL?: string;
+}
+
+interface PolicyRule {
+  verbs?: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+interface Binding extends KubeObject {
+  subjects?: Subject[];
+  roleRef: { kind: string; name: string; apiGroup?: string };
+}
+
+export interface Decision {
+  allowed: boolean;
+  reason: string;
+}
+
+export class Authorizer {
+  private readonly api: Api;
+  constructor(api: Api) {
+    this.api = api;
+  }
+
+  authorize(user: UserInfo, a: RequestAttributes): Decision {
+    if (user.groups.includes('system:masters')) return { allowed: true, reason: 'member of system:masters' };
+    const reg = this.api.registry;
+    const crb = reg.get('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings');
+    const rb = reg.get('rbac.authorization.k8s.io', 'v1', 'rolebindings');
+    if (crb) {
+      for (const rec of this.api.list(crb, undefined).records) {
+        const b = JSON.parse(rec.json) as Binding;
+        if (!appliesTo(b.subjects ?? [], user, '')) continue;
+        if (b.roleRef.kind !== 'ClusterRole') continue;
+        if (this.rulesOf('ClusterRole', b.roleRef.name, '').some((r) => ruleAllows(r, a))) {
+          return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describeUser(user)}` };
+        }
+      }
+    }
+    if (rb && a.namespace && !a.nonResourceURL) {
+      for (const rec of this.api.list(rb, a.namespace).records) {
+        const b = JSON.parse(rec.json) as Binding;
+        if (!appliesTo(b.subjects ?? [], user, a.namespace)) continue;
+        if (this.rulesOf(b.roleRef.kind, b.roleRef.name, a.namespace).some((r) => ruleAllows(r, a))) {
+          return { allowed: true, reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${a.namespace}" of ${b.roleRef.kind} "${b.roleRef.name}" to ${describeUser(user)}` };
+        }
+      }
+    }
+    return { allowed: false, reason: '' };
+  }
+
+  private rulesOf(kind: string, name: string, namespace: string): PolicyRule[] {
+    const resource = kind === 'ClusterRole' ? 'clusterroles' : 'roles';
+    const rt = this.api.registry.get('rbac.authorization.k8s.io', 'v1', resource);
+    if (!rt) return [];
+    const role = this.api.tryGet(rt, kind === 'ClusterRole' ? '' : namespace, name);
+    return ((role?.rules as PolicyRule[] | undefined) ?? []).filter(Boolean);
+  }
+}
+
+function describeUser(u: UserInfo): string {
+  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(u.name);
+  return sa ? `ServiceAccount "${sa[2]}/${sa[1]}"` : `User "${u.name}"`;
+}
+
+function appliesTo(subjects: Subject[], user: UserInfo, bindingNamespace: string): boolean {
+  for (const s of subjects) {
+    switch (s.kind) {
+      case 'User':
+        if (s.name === user.name) return true;
+        break;
+      case 'Group':
+        if (user.groups.includes(s.name)) return true;
+        break;
+      case 'ServiceAccount': {
+        const ns = s.namespace || bindingNamespace;
+        if (user.name === `system:serviceaccount:${ns}:${s.name}`) return true;
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+function has(list: string[] | undefined, v: string): boolean {
+  return !!list && (list.includes('*') || list.includes(v));
+}
+
+export function ruleAllows(r: PolicyRule, a: RequestAttributes): boolean {
+  if (!has(r.verbs, a.verb)) return false;
+  if (a.nonResourceURL !== undefined) {
+    return (r.nonResourceURLs ?? []).some((u) => u === '*' || u === a.nonResourceURL || (u.endsWith('*') && a.nonResourceURL!.startsWith(u.slice(0, -1))));
+  }
+  if (!has(r.apiGroups, a.apiGroup ?? '')) return false;
+  const res = a.subresource ? `${a.resource}/${a.subresource}` : (a.resource ?? '');
+  const resources = r.resources ?? [];
+  const resOk =
+    resources.includes('*') ||
+    resources.includes(res) ||
+    (a.subresource ? resources.includes(`${a.resource}/*`) || resources.includes(`*/${a.subresource}`) : false);
+  if (!resOk) return false;
+  if (r.resourceNames && r.resourceNames.length > 0) return !!a.name && r.resourceNames.includes(a.name);
+  return true;
+}
+
+/** Objects every real cluster bootstraps and that RBAC checks rely on. */
+export function bootstrapRbacObjects(): KubeObject[] {
+  const crApi = 'rbac.authorization.k8s.io/v1';
+  const bootstrap = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
+  return [
+    {
+      apiVersion: crApi,
+      kind: 'ClusterRole',
+      metadata: { name: 'cluster-admin', labels: bootstrap },
+      rules: [
+        { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+        { nonResourceURLs: ['*'], verbs: ['*'] },
+      ],
+    },
+    {
+      apiVersion: crApi,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'cluster-admin', labels: bootstrap },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:masters' }],
+    },
+    {
+      apiVersion: crApi,
+      kind: 'ClusterRole',
+      metadata: { name: 'system:discovery', labels: bootstrap },
+      rules: [
+        {
+          nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/readyz', '/openapi', '/openapi/*', '/version', '/version/'],
+          verbs: ['get'],
+        },
+      ],
+    },
+    {
+      apiVersion: crApi,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'system:discovery', labels: bootstrap },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:discovery' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
+    },
+    {
+      apiVersion: crApi,
+      kind: 'ClusterRole',
+      metadata: { name: 'system:basic-user', labels: bootstrap },
+      rules: [{ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] }],
+    },
+    {
+      apiVersion: crApi,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'system:basic-user', labels: bootstrap },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:basic-user' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
+    },
+  ];
+}

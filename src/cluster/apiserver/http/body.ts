@@ -1,0 +1,34 @@
+import type { IncomingMessage } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { ApiError, errors } from '../errors.ts';
+
+/** kube-apiserver's default limit for request bodies (3 MiB). */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) {
+    req.resume();
+    throw errors.tooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw errors.tooLarge(limit);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Decodes a JSON body, or YAML when the content type says so (kubectl sends YAML for apply). */
+export function decodeBody(text: string, contentType: string): unknown {
+  if (text.trim() === '') throw errors.badRequest('the body of the request was empty');
+  const yaml = contentType.includes('yaml');
+  try {
+    return yaml ? parseYaml(text, { maxAliasCount: 100 }) : JSON.parse(text);
+  } catch (err) {
+    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ApiError(400, 'BadRequest', `error decoding ${yaml ? 'YAML' : 'JSON'}: ${why}`);
+  }
+}

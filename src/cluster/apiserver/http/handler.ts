@@ -1,0 +1,554 @@
+/**
+ * The HTTP codec over Api: routing, authentication, authorization, content
+ * negotiation (JSON, YAML, Table), watch streaming, Status errors and metrics.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Api, DeleteOptions, FieldValidation, ListOptions, WatchOptions, WriteOptions } from '../api.ts';
+import { qr } from '../api.ts';
+import type { Authenticator, UserInfo } from '../auth/authn.ts';
+import type { Authorizer, RequestAttributes } from '../auth/rbac.ts';
+import { ApiError, errors, toApiError } from '../errors.ts';
+import type { Faults } from '../faults.ts';
+import type { ApiMetrics } from '../metrics.ts';
+import type { ResourceRegistry } from '../registry.ts';
+import type { StoredRecord } from '../store.ts';
+import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
+import { decodeBody, readBody } from './body.ts';
+import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
+import { parsePath, type ResourcePath } from './router.ts';
+import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
+import { serveAccessReview } from './reviews.ts';
+import { subresourceHandlers } from './subresources.ts';
+
+export interface OpenApiProvider {
+  v3Paths(): unknown;
+  v3GroupVersion(path: string): unknown | undefined;
+  v2?(): unknown;
+}
+
+export interface NonResourceHandler {
+  (req: IncomingMessage, res: ServerResponse, path: string): boolean | Promise<boolean>;
+}
+
+export interface HandlerDeps {
+  api: Api;
+  registry: ResourceRegistry;
+  discovery: Discovery;
+  authn: Authenticator;
+  authz: Authorizer;
+  /** Enforce RBAC for non-admin users (otherwise RBAC only answers access reviews). */
+  enforceRbac: boolean;
+  faults: Faults;
+  metrics: ApiMetrics;
+  openapi?: OpenApiProvider;
+  version: Record<string, string>;
+  /** Extra non-resource endpoints (health, metrics) checked before 404. */
+  extra: NonResourceHandler[];
+  log?: (msg: string, fields: Record<string, unknown>) => void;
+  /** Paths anyone may read without a token, as system:public-info-viewer allows. */
+  publicPaths: Set<string>;
+}
+
+export function createHandler(deps: HandlerDeps) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const labels = { verb: 'GET', group: '', version: '', resource: '', subresource: '', code: '0' };
+    res.on('finish', () => {
+      labels.code = String(res.statusCode);
+      const secs = Number(process.hrtime.bigint() - started) / 1e9;
+      deps.metrics.observe(labels, secs);
+      deps.log?.('request', { method: req.method, path: url.pathname, code: res.statusCode, ms: Math.round(secs * 1000) });
+    });
+    handle(deps, req, res, url, labels).catch((err: unknown) => {
+      const e = toApiError(err);
+      if (e.code >= 500) deps.log?.('request failed', { path: url.pathname, error: err instanceof Error ? err.stack : String(err) });
+      sendStatus(res, e);
+    });
+  };
+}
+
+async function handle(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  labels: Record<string, string>,
+): Promise<void> {
+  const path = url.pathname;
+  const method = (req.method ?? 'GET').toUpperCase();
+  const isPublic = deps.publicPaths.has(path) && method === 'GET';
+  const user = deps.authn.authenticate(req);
+  if (!user && !isPublic) throw errors.unauthorized();
+  const effective = user ? impersonate(deps, req, user) : undefined;
+
+  const parsed = parsePath(path, deps.registry);
+  if (parsed.kind !== 'resource') {
+    if (effective && !isPublic) await authorize(deps, effective, { nonResourceURL: path, verb: method.toLowerCase() });
+    return serveNonResource(deps, req, res, url, parsed);
+  }
+  const p = parsed;
+  const q = url.searchParams;
+  const watching = isTrue(q.get('watch')) || path.includes('/watch/');
+  const verb = verbFor(method, p, watching);
+  Object.assign(labels, { verb: verb.toUpperCase(), group: p.rt.group, version: p.rt.version, resource: p.rt.resource, subresource: p.subresource });
+  if (!p.rt.verbs.includes(verb) && !(p.subresource && verb !== 'list')) {
+    throw errors.methodNotAllowed(verb, qr(p.rt));
+  }
+  if (p.subresource && !p.rt.subresources.includes(p.subresource)) throw errors.notFoundPath();
+  if (p.namespace === undefined && p.rt.namespaced && p.name !== undefined) throw errors.notFoundPath();
+  const attrs: RequestAttributes = {
+    verb,
+    apiGroup: p.rt.group,
+    resource: p.rt.resource,
+    subresource: p.subresource,
+    namespace: p.namespace ?? '',
+    name: p.name ?? '',
+  };
+  await authorize(deps, effective!, attrs);
+  await deps.faults.beforeRequest(verb);
+  const userName = effective!.name;
+
+  if (p.rt.group === 'authorization.k8s.io' && verb === 'create') {
+    return serveAccessReview(deps, req, res, p, effective!);
+  }
+  if (p.subresource && subresourceHandlers[p.subresource]) {
+    return subresourceHandlers[p.subresource]!({ deps, req, res, p, q, method, user: effective! });
+  }
+  switch (verb) {
+    case 'get':
+      return sendObject(req, res, 200, p.rt, deps.api.get(p.rt, p.namespace ?? '', p.name!), q);
+    case 'list':
+      return serveList(deps, req, res, p, q);
+    case 'watch':
+      return serveWatch(deps, req, res, p, q);
+    case 'create': {
+      const body = await readDecoded(req);
+      const opts = writeOptions(q, userName, p.subresource);
+      const ns = p.namespace ?? (p.rt.namespaced ? namespaceOf(body) : '');
+      const obj = await deps.api.create(p.rt, ns, body, opts);
+      warn(res, opts);
+      return sendObject(req, res, 201, p.rt, obj, q);
+    }
+    case 'update': {
+      const body = await readDecoded(req);
+      const opts = writeOptions(q, userName, p.subresource);
+      const obj = await deps.api.update(p.rt, p.namespace ?? '', p.name!, body, opts);
+      warn(res, opts);
+      return sendObject(req, res, 200, p.rt, obj, q);
+    }
+    case 'patch': {
+      const obj = await patchFromRequest(deps, req, p, q, userName);
+      return sendObject(req, res, 200, p.rt, obj.object, q, obj.warnings);
+    }
+    case 'delete': {
+      const opts = await deleteOptions(req, q, userName);
+      const { object, deleted } = await deps.api.delete(p.rt, p.namespace ?? '', p.name!, opts);
+      // Most kinds answer a completed deletion with a Status; pods return the object.
+      if (deleted && !(p.rt.group === '' && p.rt.resource === 'pods')) {
+        return sendJson(res, 200, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Success',
+          details: { name: p.name, group: p.rt.group, kind: p.rt.resource, uid: object.metadata.uid },
+        });
+      }
+      return sendObject(req, res, 200, p.rt, object, q);
+    }
+    case 'deletecollection': {
+      const opts = await deleteOptions(req, q, userName);
+      const items = await deps.api.deleteCollection(p.rt, p.namespace, listOptions(q), opts);
+      return sendJson(res, 200, {
+        kind: p.rt.listKind,
+        apiVersion: groupVersion(p.rt),
+        metadata: { resourceVersion: String(deps.api.store.currentRv) },
+        items,
+      });
+    }
+    default:
+      throw errors.methodNotAllowed(verb, qr(p.rt));
+  }
+}
+
+export async function patchFromRequest(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  p: ResourcePath,
+  q: URLSearchParams,
+  user: string,
+): Promise<{ object: KubeObject; warnings: string[] }> {
+  const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+  const known = [
+    'application/json-patch+json',
+    'application/merge-patch+json',
+    'application/strategic-merge-patch+json',
+    'application/apply-patch+yaml',
+  ];
+  if (!known.includes(contentType)) throw errors.unsupportedMediaType(contentType || '<none>');
+  const body = await readBody(req);
+  if (body.trim() === '') throw errors.badRequest('the body of the request was empty');
+  const opts = writeOptions(q, user, p.subresource);
+  if (contentType === 'application/apply-patch+yaml' && !opts.fieldManager) {
+    throw errors.badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
+  }
+  const force = isTrue(q.get('force'));
+  if (q.has('force') && contentType !== 'application/apply-patch+yaml') {
+    throw errors.badRequest('force: Invalid value: true: may not be specified for non-apply patch');
+  }
+  const object = await deps.api.patch(p.rt, p.namespace ?? '', p.name!, { contentType, body, force }, opts);
+  return { object, warnings: opts.warnings ?? [] };
+}
+
+function verbFor(method: string, p: ResourcePath, watching: boolean): string {
+  switch (method) {
+    case 'GET':
+      if (watching) return 'watch';
+      return p.name === undefined ? 'list' : 'get';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return p.name === undefined ? 'deletecollection' : 'delete';
+    default:
+      return method.toLowerCase();
+  }
+}
+
+function impersonate(deps: HandlerDeps, req: IncomingMessage, user: UserInfo): UserInfo {
+  const asUser = req.headers['impersonate-user'];
+  if (typeof asUser !== 'string' || asUser === '') return user;
+  if (!user.groups.includes('system:masters')) {
+    throw errors.forbiddenRaw(`users "${asUser}" is forbidden: User "${user.name}" cannot impersonate resource "users" in API group "" at the cluster scope`);
+  }
+  const rawGroups = req.headers['impersonate-group'];
+  const groups = Array.isArray(rawGroups) ? rawGroups : rawGroups ? [rawGroups] : [];
+  return deps.authn.impersonated(asUser, groups);
+}
+
+async function authorize(deps: HandlerDeps, user: UserInfo, attrs: RequestAttributes): Promise<void> {
+  if (user.groups.includes('system:masters')) return;
+  if (!deps.enforceRbac) return;
+  const decision = deps.authz.authorize(user, attrs);
+  if (decision.allowed) return;
+  throw errors.forbiddenRaw(forbiddenMessage(user, attrs), {
+    name: attrs.name,
+    group: attrs.apiGroup,
+    kind: attrs.resource,
+  });
+}
+
+function forbiddenMessage(user: UserInfo, a: RequestAttributes): string {
+  if (a.nonResourceURL) return `forbidden: User "${user.name}" cannot ${a.verb} path "${a.nonResourceURL}"`;
+  const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const what = a.name ? `${a.resource}${a.apiGroup ? `.${a.apiGroup}` : ''} "${a.name}"` : `${a.resource}${a.apiGroup ? `.${a.apiGroup}` : ''}`;
+  const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
+  return `${what} is forbidden: User "${user.name}" cannot ${a.verb} resource "${res}" in API group "${a.apiGroup}" ${scope}`;
+}
+
+async function serveNonResource(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  parsed: ReturnType<typeof parsePath>,
+): Promise<void> {
+  const accept = req.headers.accept ?? '';
+  const host = req.headers.host ?? '127.0.0.1';
+  switch (parsed.kind) {
+    case 'api':
+      if (accept.includes('as=APIGroupDiscoveryList')) return sendAggregated(res, deps, true, accept);
+      return sendRaw(res, 200, deps.discovery.apiVersions(host));
+    case 'apis':
+      if (accept.includes('as=APIGroupDiscoveryList')) return sendAggregated(res, deps, false, accept);
+      return sendRaw(res, 200, deps.discovery.apiGroupList());
+    case 'group': {
+      const doc = deps.discovery.apiGroup(parsed.group);
+      if (!doc) throw errors.notFoundPath();
+      return sendRaw(res, 200, doc);
+    }
+    case 'groupVersion': {
+      const doc = deps.discovery.resourceList(parsed.group, parsed.version);
+      if (!doc) throw errors.notFoundPath();
+      return sendRaw(res, 200, doc);
+    }
+    case 'unknownResource':
+      throw errors.notFoundPath();
+    default:
+      break;
+  }
+  const path = url.pathname;
+  if (path === '/version' || path === '/version/') return sendJson(res, 200, deps.version);
+  if (deps.openapi) {
+    if (path === '/openapi/v3' || path === '/openapi/v3/') return sendJson(res, 200, deps.openapi.v3Paths());
+    if (path.startsWith('/openapi/v3/')) {
+      const doc = deps.openapi.v3GroupVersion(path.slice('/openapi/v3/'.length));
+      if (doc === undefined) throw errors.notFoundPath();
+      res.setHeader('Cache-Control', 'public, immutable');
+      return sendJson(res, 200, doc);
+    }
+    if (path === '/openapi/v2' && deps.openapi.v2) return sendJson(res, 200, deps.openapi.v2());
+  }
+  for (const h of deps.extra) {
+    if (await h(req, res, path)) return;
+  }
+  throw errors.notFoundPath();
+}
+
+function sendAggregated(res: ServerResponse, deps: HandlerDeps, core: boolean, accept: string): void {
+  const v2 = accept.includes('v=v2;') || accept.includes('v=v2,') || /v=v2($|;|,)/.test(accept);
+  res.setHeader('Content-Type', v2 ? AGGREGATED_V2_TYPE : AGGREGATED_V2BETA1_TYPE);
+  res.setHeader('Vary', 'Accept');
+  res.writeHead(200);
+  res.end(deps.discovery.aggregated(core, v2 ? 'v2' : 'v2beta1'));
+}
+
+function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, p: ResourcePath, q: URLSearchParams): void {
+  const result = deps.api.list(p.rt, p.namespace, listOptions(q));
+  const accept = req.headers.accept ?? '';
+  if (wantsTable(accept)) {
+    const objects = result.records.map((r) => deps.api.decode(p.rt, r));
+    return sendJson(
+      res,
+      200,
+      toTable(p.rt, objects, {
+        resourceVersion: result.resourceVersion,
+        continue: result.continue,
+        remainingItemCount: result.remainingItemCount,
+        include: includeObject(q),
+        version: tableVersion(accept),
+      }),
+    );
+  }
+  // Streamed concatenation of stored JSON: no parse/stringify round trip for big lists.
+  const meta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
+  if (result.continue) meta.continue = result.continue;
+  if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
+  res.setHeader('Content-Type', 'application/json');
+  res.writeHead(200);
+  res.write(`{"kind":${JSON.stringify(p.rt.listKind)},"apiVersion":${JSON.stringify(groupVersion(p.rt))},"metadata":${JSON.stringify(meta)},"items":[`);
+  const chunk: string[] = [];
+  let size = 0;
+  for (let i = 0; i < result.records.length; i++) {
+    const s = deps.api.encode(p.rt, result.records[i]!);
+    chunk.push(i === 0 ? s : `,${s}`);
+    size += s.length;
+    if (size > 256 * 1024) {
+      res.write(chunk.join(''));
+      chunk.length = 0;
+      size = 0;
+    }
+  }
+  chunk.push(']}');
+  res.end(chunk.join(''));
+}
+
+function serveWatch(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, p: ResourcePath, q: URLSearchParams): void {
+  const opts: WatchOptions = {
+    ...listOptions(q),
+    allowWatchBookmarks: isTrue(q.get('allowWatchBookmarks')),
+    sendInitialEvents: q.has('sendInitialEvents') ? isTrue(q.get('sendInitialEvents')) : undefined,
+  };
+  if (p.name !== undefined) {
+    // GET /.../pods/<name>?watch=true watches one object.
+    const byName = `metadata.name=${p.name}`;
+    opts.fieldSelector = opts.fieldSelector ? `${opts.fieldSelector},${byName}` : byName;
+  }
+  const accept = req.headers.accept ?? '';
+  const asTable = wantsTable(accept);
+  const include = includeObject(q);
+  let headersSent = false;
+  const write = (type: string, json: string) => {
+    let objectJson = json;
+    if (asTable && type !== 'BOOKMARK' && type !== 'ERROR') {
+      const obj = JSON.parse(json) as KubeObject;
+      objectJson = JSON.stringify(toTable(p.rt, [obj], { include, noHeaders: headersSent, version: tableVersion(accept) }));
+      headersSent = true;
+    }
+    const ok = res.write(`{"type":"${type}","object":${objectJson}}\n`);
+    // A watcher that cannot keep up is closed, as kube-apiserver does, rather than
+    // buffering without bound; the client relists or resumes.
+    if (!ok && res.writableLength > 64 * 1024 * 1024) stop('slow consumer');
+  };
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Transfer-Encoding', 'chunked');
+  res.writeHead(200);
+  res.flushHeaders();
+  let cancel: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let bookmarkTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const stop = (_why: string) => {
+    if (stopped) return;
+    stopped = true;
+    cancel?.();
+    clearTimeout(timer);
+    clearInterval(bookmarkTimer);
+    deps.faults.untrackWatch(stopNow);
+    res.end();
+  };
+  const stopNow = () => stop('fault');
+  req.on('close', () => stop('client closed'));
+  try {
+    cancel = deps.api.watch(p.rt, p.namespace, opts, { event: (type, json) => write(type, json) });
+  } catch (err) {
+    const e = toApiError(err);
+    res.write(`{"type":"ERROR","object":${JSON.stringify(e.status)}}\n`);
+    stop('error');
+    return;
+  }
+  const timeout = Number(q.get('timeoutSeconds') ?? 0);
+  const limitMs = timeout > 0 ? timeout * 1000 : (1800 + Math.random() * 1800) * 1000;
+  timer = setTimeout(() => stop('timeout'), limitMs);
+  if (opts.allowWatchBookmarks) {
+    bookmarkTimer = setInterval(() => {
+      write('BOOKMARK', deps.api.bookmarkJson(p.rt, deps.api.store.currentRv));
+    }, 5000);
+  }
+  deps.faults.trackWatch(stopNow);
+}
+
+export function listOptions(q: URLSearchParams): ListOptions {
+  const limit = q.get('limit');
+  const opts: ListOptions = {};
+  const ls = q.get('labelSelector');
+  const fs = q.get('fieldSelector');
+  if (ls) opts.labelSelector = ls;
+  if (fs) opts.fieldSelector = fs;
+  if (limit) {
+    const n = Number(limit);
+    if (!Number.isInteger(n) || n < 0) throw errors.badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
+    opts.limit = n;
+  }
+  const cont = q.get('continue');
+  if (cont) opts.continue = cont;
+  const rv = q.get('resourceVersion');
+  if (rv !== null) opts.resourceVersion = rv;
+  const rvm = q.get('resourceVersionMatch');
+  if (rvm) opts.resourceVersionMatch = rvm;
+  return opts;
+}
+
+export function writeOptions(q: URLSearchParams, user: string, subresource: string): WriteOptions {
+  const dryRun = q.getAll('dryRun');
+  for (const d of dryRun) {
+    if (d !== 'All') throw errors.badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
+  }
+  const fv = q.get('fieldValidation');
+  if (fv && fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') {
+    throw errors.badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Warn", "Strict"`);
+  }
+  const fieldManager = q.get('fieldManager') ?? undefined;
+  if (fieldManager !== undefined && fieldManager.length > 128) {
+    throw errors.badRequest(`fieldManager: Too long: may not be longer than 128`);
+  }
+  return {
+    user,
+    dryRun: dryRun.length > 0,
+    fieldManager,
+    fieldValidation: (fv as FieldValidation | null) ?? undefined,
+    subresource,
+    warnings: [],
+  };
+}
+
+async function deleteOptions(req: IncomingMessage, q: URLSearchParams, user: string): Promise<DeleteOptions> {
+  const text = await readBody(req);
+  let body: Record<string, unknown> = {};
+  if (text.trim() !== '') {
+    const decoded = decodeBody(text, req.headers['content-type'] ?? 'application/json');
+    if (decoded && typeof decoded === 'object') body = decoded as Record<string, unknown>;
+  }
+  const opts: DeleteOptions = { user };
+  const grace = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
+  if (grace !== undefined && grace !== null) {
+    const n = Number(grace);
+    if (!Number.isInteger(n)) throw errors.badRequest(`gracePeriodSeconds: Invalid value: ${JSON.stringify(grace)}: must be an integer`);
+    opts.gracePeriodSeconds = n;
+  }
+  const policy = (q.get('propagationPolicy') ?? body.propagationPolicy) as string | undefined;
+  const orphan = q.get('orphanDependents') ?? body.orphanDependents;
+  if (policy !== undefined && policy !== null) {
+    if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
+      throw errors.badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+    }
+    opts.propagationPolicy = policy;
+  } else if (orphan === true || orphan === 'true') opts.propagationPolicy = 'Orphan';
+  const dry = [...q.getAll('dryRun'), ...((body.dryRun as string[] | undefined) ?? [])];
+  opts.dryRun = dry.includes('All');
+  const pre = body.preconditions as { uid?: string; resourceVersion?: string } | undefined;
+  if (pre) opts.preconditions = pre;
+  return opts;
+}
+
+export async function readDecoded(req: IncomingMessage): Promise<unknown> {
+  const text = await readBody(req);
+  const ct = req.headers['content-type'] ?? 'application/json';
+  if (!/json|yaml/.test(ct)) throw errors.unsupportedMediaType(ct);
+  return decodeBody(text, ct);
+}
+
+function namespaceOf(body: unknown): string {
+  const ns = (body as KubeObject | null)?.metadata?.namespace;
+  return typeof ns === 'string' ? ns : '';
+}
+
+function includeObject(q: URLSearchParams): IncludeObject {
+  const v = q.get('includeObject');
+  return v === 'None' || v === 'Object' ? v : 'PartialObjectMetadata';
+}
+
+function warn(res: ServerResponse, opts: WriteOptions): void {
+  setWarnings(res, opts.warnings ?? []);
+}
+
+function setWarnings(res: ServerResponse, warnings: string[]): void {
+  if (warnings.length) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+}
+
+export function sendObject(
+  req: IncomingMessage,
+  res: ServerResponse,
+  code: number,
+  rt: ResourceType,
+  obj: KubeObject,
+  q: URLSearchParams,
+  warnings: string[] = [],
+): void {
+  setWarnings(res, warnings);
+  const accept = req.headers.accept ?? '';
+  if (wantsTable(accept) && obj.kind === rt.kind) {
+    return sendJson(res, code, toTable(rt, [obj], { include: includeObject(q), version: tableVersion(accept) }));
+  }
+  sendJson(res, code, obj);
+}
+
+export function sendJson(res: ServerResponse, code: number, body: unknown): void {
+  sendRaw(res, code, JSON.stringify(body));
+}
+
+export function sendRaw(res: ServerResponse, code: number, json: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.setHeader('Content-Type', 'application/json');
+  res.writeHead(code);
+  res.end(json);
+}
+
+export function sendStatus(res: ServerResponse, err: ApiError): void {
+  if (err.status.details?.retryAfterSeconds !== undefined && !res.headersSent) {
+    res.setHeader('Retry-After', String(err.status.details.retryAfterSeconds));
+  }
+  sendJson(res, err.code, err.status);
+}
+
+function isTrue(v: string | null | undefined): boolean {
+  return v === 'true' || v === '1';
+}
+
+export type { StoredRecord };

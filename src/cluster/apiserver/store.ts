@@ -1,0 +1,200 @@
+/**
+ * In-memory object storage with a global, monotonic resourceVersion and watch fan-out.
+ *
+ * Objects are kept as their serialized JSON (plus the labels and selectable fields the
+ * server filters on), because almost every read is a serialization: lists and watch
+ * events are string concatenation, which keeps 100k-object lists and many watchers
+ * cheap. Readers that need an object parse a fresh copy, so stored state can never be
+ * mutated behind the store's back.
+ */
+
+export interface StoredRecord {
+  /** `namespace/name`, or `name` for cluster-scoped objects. */
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly rv: number;
+  readonly json: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Selectable fields, including metadata.name and metadata.namespace. */
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreEvent {
+  readonly type: EventType;
+  readonly storage: string;
+  readonly rv: number;
+  readonly record: StoredRecord;
+  /** The record before a MODIFIED event; lets filtered watches turn a change into ADDED/DELETED. */
+  readonly prev?: StoredRecord;
+}
+
+export interface WatchFilter {
+  namespace?: string;
+  matches(record: StoredRecord): boolean;
+}
+
+export interface Watcher {
+  readonly storage: string;
+  readonly filter: WatchFilter;
+  /** Delivers one event already translated for this watcher's filter. */
+  deliver(type: EventType, record: StoredRecord, event: StoreEvent): void;
+}
+
+export class TooOldResourceVersionError extends Error {
+  readonly requested: number;
+  readonly oldest: number;
+  constructor(requested: number, oldest: number) {
+    super(`too old resource version: ${requested} (${oldest})`);
+    this.requested = requested;
+    this.oldest = oldest;
+  }
+}
+
+export interface StoreOptions {
+  /** Events kept for watch resumption; older resourceVersions answer 410 Expired. */
+  historySize?: number;
+}
+
+export class ObjectStore {
+  private rv = 1;
+  private readonly tables = new Map<string, Map<string, StoredRecord>>();
+  private readonly history: (StoreEvent | undefined)[];
+  private historyStart = 0; // index of the oldest event in the ring
+  private historyLen = 0;
+  /** Events at or below this resourceVersion can no longer be replayed. */
+  private compactedRv = 1;
+  private readonly watchers = new Map<string, Set<Watcher>>();
+
+  constructor(opts: StoreOptions = {}) {
+    this.history = new Array(opts.historySize ?? 50_000);
+  }
+
+  /** The resourceVersion of the latest write (what a list at "now" reports). */
+  get currentRv(): number {
+    return this.rv;
+  }
+
+  /** Reserves the resourceVersion the next write will carry. */
+  nextRv(): number {
+    return this.rv + 1;
+  }
+
+  table(storage: string): Map<string, StoredRecord> {
+    let t = this.tables.get(storage);
+    if (!t) {
+      t = new Map();
+      this.tables.set(storage, t);
+    }
+    return t;
+  }
+
+  get(storage: string, key: string): StoredRecord | undefined {
+    return this.tables.get(storage)?.get(key);
+  }
+
+  /** Writes a record whose json already carries `rv` (from nextRv()). */
+  put(storage: string, record: StoredRecord): StoreEvent {
+    if (record.rv !== this.rv + 1) throw new Error(`store: write with rv ${record.rv}, expected ${this.rv + 1}`);
+    this.rv = record.rv;
+    const t = this.table(storage);
+    const prev = t.get(record.key);
+    t.set(record.key, record);
+    const event: StoreEvent = prev
+      ? { type: 'MODIFIED', storage, rv: record.rv, record, prev }
+      : { type: 'ADDED', storage, rv: record.rv, record };
+    this.publish(event);
+    return event;
+  }
+
+  /** Removes a record; `finalRecord` is the object as last seen, re-stamped with the deletion's rv. */
+  remove(storage: string, finalRecord: StoredRecord): StoreEvent {
+    if (finalRecord.rv !== this.rv + 1) throw new Error(`store: delete with rv ${finalRecord.rv}, expected ${this.rv + 1}`);
+    this.rv = finalRecord.rv;
+    this.table(storage).delete(finalRecord.key);
+    const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord };
+    this.publish(event);
+    return event;
+  }
+
+  /** Drops a whole table (CRD deletion) without events; callers delete objects first for watchers. */
+  dropTable(storage: string): void {
+    this.tables.delete(storage);
+  }
+
+  private publish(event: StoreEvent): void {
+    this.appendHistory(event);
+    const ws = this.watchers.get(event.storage);
+    if (!ws) return;
+    for (const w of ws) dispatch(w, event);
+  }
+
+  private appendHistory(event: StoreEvent): void {
+    const cap = this.history.length;
+    if (this.historyLen === cap) {
+      const dropped = this.history[this.historyStart]!;
+      this.compactedRv = dropped.rv;
+      this.historyStart = (this.historyStart + 1) % cap;
+      this.historyLen--;
+    }
+    this.history[(this.historyStart + this.historyLen) % cap] = event;
+    this.historyLen++;
+  }
+
+  /** Fault injection: forget history so every resume from an older resourceVersion gets 410. */
+  expireHistory(): void {
+    this.compactedRv = this.rv;
+    this.historyStart = 0;
+    this.historyLen = 0;
+    this.history.fill(undefined);
+  }
+
+  /**
+   * Registers a watcher. With `fromRv`, first replays every event after it (410 if
+   * compacted). Replay and registration happen synchronously, so no event is lost or
+   * delivered twice.
+   */
+  watch(watcher: Watcher, fromRv?: number): () => void {
+    if (fromRv !== undefined) {
+      if (fromRv < this.compactedRv) throw new TooOldResourceVersionError(fromRv, this.compactedRv + 1);
+      const cap = this.history.length;
+      for (let i = 0; i < this.historyLen; i++) {
+        const e = this.history[(this.historyStart + i) % cap]!;
+        if (e.rv > fromRv && e.storage === watcher.storage) dispatch(watcher, e);
+      }
+    }
+    let set = this.watchers.get(watcher.storage);
+    if (!set) {
+      set = new Set();
+      this.watchers.set(watcher.storage, set);
+    }
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+    };
+  }
+
+  watcherCount(): number {
+    let n = 0;
+    for (const s of this.watchers.values()) n += s.size;
+    return n;
+  }
+}
+
+/** Translates an event for a filtered watcher, as kube-apiserver's watch cache does. */
+function dispatch(w: Watcher, e: StoreEvent): void {
+  const f = w.filter;
+  const inNs = (r: StoredRecord) => f.namespace === undefined || r.namespace === f.namespace;
+  const now = inNs(e.record) && f.matches(e.record);
+  if (e.type === 'MODIFIED') {
+    const before = e.prev !== undefined && inNs(e.prev) && f.matches(e.prev);
+    if (now && before) w.deliver('MODIFIED', e.record, e);
+    else if (now) w.deliver('ADDED', e.record, e);
+    else if (before) w.deliver('DELETED', e.record, e);
+    return;
+  }
+  if (now) w.deliver(e.type, e.record, e);
+}

@@ -1,0 +1,148 @@
+/**
+ * Shared types of the embedded API server. Everything here mirrors apimachinery's
+ * shapes (ObjectMeta, Status, field errors) so the HTTP layer can emit them verbatim.
+ */
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update';
+  apiVersion?: string;
+  time?: string;
+  fieldsType?: 'FieldsV1';
+  fieldsV1?: Record<string, unknown>;
+  subresource?: string;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  managedFields?: ManagedFieldsEntry[];
+  [key: string]: unknown;
+}
+
+/** Any stored object. Kind-specific code narrows `spec`/`status` itself. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [key: string]: unknown;
+}
+
+/** The `reason` values of metav1.CauseType used in 422 Invalid responses. */
+export type CauseType =
+  | 'FieldValueNotFound'
+  | 'FieldValueRequired'
+  | 'FieldValueDuplicate'
+  | 'FieldValueInvalid'
+  | 'FieldValueNotSupported'
+  | 'FieldValueForbidden'
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
+  | 'FieldValueTypeInvalid'
+  | 'InternalError'
+  | 'FieldManagerConflict'
+  | 'UnexpectedServerResponse';
+
+/** One entry of Status.details.causes (field.Error in apimachinery). */
+export interface FieldError {
+  reason: CauseType;
+  /** JSON path as Kubernetes prints it: `spec.containers[0].image`, `metadata.labels`. */
+  field: string;
+  /** The full human message, as apimachinery renders it: `Required value`, `Invalid value: "x": must be ...`. */
+  message: string;
+}
+
+/** Kinds of access the HTTP layer hands to a strategy; `subresource` is '' for the main endpoint. */
+export interface RequestContext {
+  subresource: string;
+  dryRun: boolean;
+  fieldManager?: string;
+  /** The authenticated user, for managedFields and audit-like logs. */
+  user: string;
+}
+
+/** A table column as served in meta.k8s.io/v1 Table responses. */
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  priority?: number;
+}
+
+export interface TablePrinter {
+  columns: TableColumn[];
+  /** One row's cells, in column order. The first column is conventionally NAME. */
+  cells(obj: KubeObject, now: Date): unknown[];
+}
+
+/**
+ * Per-kind behaviour, the equivalent of kube-apiserver's registry strategies
+ * (pkg/registry/<group>/<kind>/strategy.go). Every hook is optional: a kind with no
+ * strategy is stored as given. Hooks mutate `obj` in place and return field errors.
+ */
+export interface Strategy {
+  /** Defaulting (SetDefaults_*): runs on create and on every update of the main resource. */
+  default?(obj: KubeObject): void;
+  /** PrepareForCreate: e.g. clear status, add server-set conditions. */
+  prepareForCreate?(obj: KubeObject, ctx: RequestContext): void;
+  /** PrepareForUpdate: e.g. keep old status on the main endpoint, keep old spec on /status. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): void;
+  validateCreate?(obj: KubeObject, ctx: RequestContext): FieldError[];
+  validateUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): FieldError[];
+  /** Values for fieldSelector beyond metadata.name/metadata.namespace (e.g. spec.nodeName). */
+  selectableFields?(obj: KubeObject): Record<string, string>;
+  /** Whether a spec change bumps metadata.generation (true for most kinds with a spec). */
+  tracksGeneration?: boolean;
+  table?: TablePrinter;
+}
+
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+/** A served resource, built-in or from a CRD. */
+export interface ResourceType {
+  group: string; // '' for the core group
+  version: string;
+  resource: string; // plural, e.g. 'pods'
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  verbs: string[];
+  /** Names of served subresources: 'status', 'scale', 'binding', 'eviction'. */
+  subresources: string[];
+  scale?: ScaleSubresource;
+  strategy: Strategy;
+  /** Whether this version is the storage version (CRDs with several versions). */
+  storage?: boolean;
+}
+
+export function groupVersion(rt: Pick<ResourceType, 'group' | 'version'>): string {
+  return rt.group === '' ? rt.version : `${rt.group}/${rt.version}`;
+}

@@ -1,0 +1,199 @@
+/**
+ * The scheduler's cache: per-node allocation summaries kept up to date incrementally as pods
+ * are added (bound or assumed) and removed, the way kube-scheduler's NodeInfo works. Filtering
+ * and scoring read plain numbers from here; nothing is recomputed from pod lists per cycle.
+ */
+
+import { computePodRequests, type PodRequests, resourcesFromList } from './requests.ts';
+import type { NodeLike, PodLike, TaintLike } from './types.ts';
+
+export interface PodEntry {
+  uid: string;
+  nodeName: string;
+  /** `namespace/name`, for victims and messages. */
+  key: string;
+  requests: PodRequests;
+  priority: number;
+  /** status.startTime (or creationTimestamp) in epoch ms; orders preemption victims. */
+  startTime: number;
+}
+
+export class NodeInfo {
+  readonly name: string;
+  /** Undefined while only pods reference this node (the node was deleted or not seen yet). */
+  node: NodeLike | undefined;
+  labels: Record<string, string> = {};
+  unschedulable = false;
+  taints: TaintLike[] = [];
+  /** NoSchedule/NoExecute taints only: the ones filtering looks at. */
+  scheduleTaints: TaintLike[] = [];
+  preferNoScheduleTaints: TaintLike[] = [];
+
+  allocMilliCPU = 0;
+  allocMemory = 0;
+  allocEphemeralStorage = 0;
+  allowedPodNumber = 0;
+  allocScalar: Map<string, number> | null = null;
+
+  reqMilliCPU = 0;
+  reqMemory = 0;
+  reqEphemeralStorage = 0;
+  reqScalar: Map<string, number> | null = null;
+  nonZeroMilliCPU = 0;
+  nonZeroMemory = 0;
+
+  readonly pods = new Map<string, PodEntry>();
+  /** Bumped on every change, for callers that cache per-node results. */
+  generation = 0;
+
+  constructor(name: string) {
+    this.name = name;
+  }
+
+  get podCount(): number {
+    return this.pods.size;
+  }
+
+  setNode(node: NodeLike): void {
+    this.node = node;
+    this.labels = node.metadata.labels ?? {};
+    this.unschedulable = node.spec?.unschedulable === true;
+    this.taints = node.spec?.taints ?? [];
+    this.scheduleTaints = this.taints.filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
+    this.preferNoScheduleTaints = this.taints.filter((t) => t.effect === 'PreferNoSchedule');
+    const { res, pods } = resourcesFromList(node.status?.allocatable);
+    this.allocMilliCPU = res.milliCPU;
+    this.allocMemory = res.memory;
+    this.allocEphemeralStorage = res.ephemeralStorage;
+    this.allowedPodNumber = pods;
+    this.allocScalar = res.scalar;
+    this.generation++;
+  }
+
+  /** Adds (sign 1) or subtracts (sign -1) a pod's requests. */
+  apply(r: PodRequests, sign: 1 | -1): void {
+    const q = r.requests;
+    this.reqMilliCPU += sign * q.milliCPU;
+    this.reqMemory += sign * q.memory;
+    this.reqEphemeralStorage += sign * q.ephemeralStorage;
+    this.nonZeroMilliCPU += sign * r.nonZeroMilliCPU;
+    this.nonZeroMemory += sign * r.nonZeroMemory;
+    if (q.scalar) {
+      this.reqScalar ??= new Map();
+      for (const [k, v] of q.scalar) this.reqScalar.set(k, (this.reqScalar.get(k) ?? 0) + sign * v);
+    }
+    this.generation++;
+  }
+
+  scalarAllocatable(name: string): number {
+    return this.allocScalar?.get(name) ?? 0;
+  }
+
+  scalarRequested(name: string): number {
+    return this.reqScalar?.get(name) ?? 0;
+  }
+}
+
+function podKey(pod: PodLike): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+function podStartTime(pod: PodLike): number {
+  const t = pod.status?.startTime ?? pod.metadata?.creationTimestamp;
+  const ms = t ? Date.parse(t) : Number.NaN;
+  return Number.isFinite(ms) ? ms : 0;
+}
+
+export function podEntry(pod: PodLike, nodeName: string, requests?: PodRequests): PodEntry {
+  const uid = pod.metadata?.uid ?? podKey(pod);
+  return {
+    uid,
+    nodeName,
+    key: podKey(pod),
+    requests: requests ?? computePodRequests(pod),
+    priority: pod.spec?.priority ?? 0,
+    startTime: podStartTime(pod),
+  };
+}
+
+export class ClusterState {
+  /** Nodes with a Node object, in the order they were first added: the scheduler's node list. */
+  readonly nodes: NodeInfo[] = [];
+  private readonly byName = new Map<string, NodeInfo>();
+  private readonly podIndex = new Map<string, PodEntry>();
+  /** Where the next scheduling cycle starts scanning, as kube-scheduler rotates it. */
+  nextStartNodeIndex = 0;
+
+  getNode(name: string): NodeInfo | undefined {
+    const ni = this.byName.get(name);
+    return ni?.node ? ni : undefined;
+  }
+
+  getPod(uid: string): PodEntry | undefined {
+    return this.podIndex.get(uid);
+  }
+
+  get podCount(): number {
+    return this.podIndex.size;
+  }
+
+  upsertNode(node: NodeLike): NodeInfo {
+    const name = node.metadata.name;
+    let ni = this.byName.get(name);
+    if (!ni) {
+      ni = new NodeInfo(name);
+      this.byName.set(name, ni);
+    }
+    if (!ni.node) this.nodes.push(ni);
+    ni.setNode(node);
+    return ni;
+  }
+
+  removeNode(name: string): void {
+    const ni = this.byName.get(name);
+    if (!ni?.node) return;
+    ni.node = undefined;
+    const i = this.nodes.indexOf(ni);
+    if (i >= 0) this.nodes.splice(i, 1);
+    // Pods still bound to a vanished node keep a ghost entry until they are removed too.
+    if (ni.pods.size === 0) this.byName.delete(name);
+    if (this.nextStartNodeIndex >= this.nodes.length) this.nextStartNodeIndex = 0;
+  }
+
+  /**
+   * Accounts a pod on `nodeName` (its spec.nodeName by default): bound pods and pods the
+   * caller has just chosen a node for (kube-scheduler's "assume"). Re-adding a known uid
+   * replaces the old entry, so updates are remove+add.
+   */
+  addPod(pod: PodLike, nodeName = pod.spec?.nodeName ?? '', requests?: PodRequests): PodEntry {
+    return this.addEntry(podEntry(pod, nodeName, requests));
+  }
+
+  addEntry(entry: PodEntry): PodEntry {
+    if (!entry.nodeName) throw new Error(`pod ${entry.key} has no node to account it on`);
+    if (this.podIndex.has(entry.uid)) this.removePod(entry.uid);
+    let ni = this.byName.get(entry.nodeName);
+    if (!ni) {
+      ni = new NodeInfo(entry.nodeName);
+      this.byName.set(entry.nodeName, ni);
+    }
+    ni.pods.set(entry.uid, entry);
+    ni.apply(entry.requests, 1);
+    this.podIndex.set(entry.uid, entry);
+    return entry;
+  }
+
+  /** Forgets a pod (deleted, or finished: Succeeded/Failed pods hold no resources). */
+  removePod(uid: string): boolean {
+    const entry = this.podIndex.get(uid);
+    if (!entry) return false;
+    this.podIndex.delete(uid);
+    const ni = this.byName.get(entry.nodeName);
+    if (ni) {
+      ni.pods.delete(uid);
+      ni.apply(entry.requests, -1);
+      if (!ni.node && ni.pods.size === 0) this.byName.delete(entry.nodeName);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * kube-scheduler's default Filter plugins that matter without volumes or inter-pod affinity,
+ * in the default profile's order, each returning upstream's reason strings and status codes.
+ */
+
+import { type CompiledNodeAffinity, compileNodeAffinity } from './affinity.ts';
+import type { NodeInfo } from './cluster-state.ts';
+import { computePodRequests, type PodRequests } from './requests.ts';
+import { firstUntoleratedTaint, tolerationsTolerate, UNSCHEDULABLE_TAINT } from './taints.ts';
+import type { PodLike, TolerationLike } from './types.ts';
+
+export type StatusCode = 'Unschedulable' | 'UnschedulableAndUnresolvable';
+
+export interface FilterStatus {
+  code: StatusCode;
+  plugin: string;
+  reasons: string[];
+}
+
+export const ERR_REASON_UNSCHEDULABLE = 'node(s) were unschedulable';
+export const ERR_REASON_NODE_NAME = "node(s) didn't match the requested node name";
+export const ERR_REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector";
+export const ERR_REASON_AFFINITY_CONFLICT = 'pod affinity terms conflict';
+/** The wording since kube-scheduler stopped leaking taint keys and values (1.35, 1.34.2). */
+export const ERR_REASON_TAINT_GENERIC = 'node(s) had untolerated taint(s)';
+
+/** Everything about the pod the filters need, computed once per scheduling attempt. */
+export interface PreparedPod {
+  pod: PodLike;
+  uid: string;
+  nodeName: string;
+  tolerations: TolerationLike[];
+  toleratesUnschedulable: boolean;
+  affinity: CompiledNodeAffinity;
+  requests: PodRequests;
+  priority: number;
+  preemptNever: boolean;
+  /** No cpu/memory/ephemeral/scalar request at all: only the pod count can fail. */
+  zeroRequest: boolean;
+}
+
+export function preparePod(pod: PodLike, requests?: PodRequests): PreparedPod {
+  const tolerations = pod.spec?.tolerations ?? [];
+  const r = requests ?? computePodRequests(pod);
+  const q = r.requests;
+  return {
+    pod,
+    uid: pod.metadata?.uid ?? `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
+    nodeName: pod.spec?.nodeName ?? '',
+    tolerations,
+    toleratesUnschedulable: tolerationsTolerate(tolerations, UNSCHEDULABLE_TAINT),
+    affinity: compileNodeAffinity(pod),
+    requests: r,
+    priority: pod.spec?.priority ?? 0,
+    preemptNever: pod.spec?.preemptionPolicy === 'Never',
+    zeroRequest: q.milliCPU === 0 && q.memory === 0 && q.ephemeralStorage === 0 && (q.scalar?.size ?? 0) === 0,
+  };
+}
+
+export function filterNodeUnschedulable(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {
+  if (ni.unschedulable && !p.toleratesUnschedulable) {
+    return { code: 'UnschedulableAndUnresolvable', plugin: 'NodeUnschedulable', reasons: [ERR_REASON_UNSCHEDULABLE] };
+  }
+  return undefined;
+}
+
+export function filterNodeName(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {
+  if (p.nodeName !== '' && p.nodeName !== ni.name) {
+    return { code: 'UnschedulableAndUnresolvable', plugin: 'NodeName', reasons: [ERR_REASON_NODE_NAME] };
+  }
+  return undefined;
+}
+
+/**
+ * NoSchedule and NoExecute taints must be tolerated; PreferNoSchedule only affects scoring.
+ * A NotReady/unreachable node is excluded this way too, through the node lifecycle taints.
+ */
+export function filterTaintToleration(p: PreparedPod, ni: NodeInfo, detailed = false): FilterStatus | undefined {
+  if (ni.scheduleTaints.length === 0) return undefined;
+  const taint = firstUntoleratedTaint(ni.scheduleTaints, p.tolerations);
+  if (!taint) return undefined;
+  const reason = detailed
+    ? `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`
+    : ERR_REASON_TAINT_GENERIC;
+  return { code: 'UnschedulableAndUnresolvable', plugin: 'TaintToleration', reasons: [reason] };
+}
+
+export function filterNodeAffinity(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {
+  const req = p.affinity.required;
+  if (req && !req(ni.labels, ni.name)) {
+    return { code: 'UnschedulableAndUnresolvable', plugin: 'NodeAffinity', reasons: [ERR_REASON_AFFINITY] };
+  }
+  return undefined;
+}
+
+/** Numbers the fit check needs, so preemption can rerun it with victims subtracted. */
+export interface NodeUsage {
+  milliCPU: number;
+  memory: number;
+  ephemeralStorage: number;
+  podCount: number;
+  scalar: (name: string) => number;
+}
+
+export function nodeUsage(ni: NodeInfo): NodeUsage {
+  return {
+    milliCPU: ni.reqMilliCPU,
+    memory: ni.reqMemory,
+    ephemeralStorage: ni.reqEphemeralStorage,
+    podCount: ni.podCount,
+    scalar: (n) => ni.scalarRequested(n),
+  };
+}
+
+/**
+ * NodeResourcesFit's filter. All shortfalls are reported; the status is Unresolvable when the
+ * pod could not fit even on the empty node, which tells preemption not to bother.
+ */
+export function fitsRequest(p: PreparedPod, ni: NodeInfo, used?: NodeUsage): FilterStatus | undefined {
+  let reasons: string[] | undefined;
+  let unresolvable = false;
+  const podCount = used ? used.podCount : ni.podCount;
+  if (podCount + 1 > ni.allowedPodNumber) (reasons ??= []).push('Too many pods');
+  if (!p.zeroRequest) {
+    const q = p.requests.requests;
+    const cpu = used ? used.milliCPU : ni.reqMilliCPU;
+    if (q.milliCPU > 0 && q.milliCPU > ni.allocMilliCPU - cpu) {
+      (reasons ??= []).push('Insufficient cpu');
+      if (q.milliCPU > ni.allocMilliCPU) unresolvable = true;
+    }
+    const mem = used ? used.memory : ni.reqMemory;
+    if (q.memory > 0 && q.memory > ni.allocMemory - mem) {
+      (reasons ??= []).push('Insufficient memory');
+      if (q.memory > ni.allocMemory) unresolvable = true;
+    }
+    const eph = used ? used.ephemeralStorage : ni.reqEphemeralStorage;
+    if (q.ephemeralStorage > 0 && q.ephemeralStorage > ni.allocEphemeralStorage - eph) {
+      (reasons ??= []).push('Insufficient ephemeral-storage');
+      if (q.ephemeralStorage > ni.allocEphemeralStorage) unresolvable = true;
+    }
+    if (q.scalar) {
+      for (const [name, want] of q.scalar) {
+        if (want === 0) continue;
+        const alloc = ni.scalarAllocatable(name);
+        const have = used ? used.scalar(name) : ni.scalarRequested(name);
+        if (want > alloc - have) {
+          (reasons ??= []).push(`Insufficient ${name}`);
+          if (want > alloc) unresolvable = true;
+        }
+      }
+    }
+  }
+  if (!reasons) return undefined;
+  return { code: unresolvable ? 'UnschedulableAndUnresolvable' : 'Unschedulable', plugin: 'NodeResourcesFit', reasons };
+}
+
+export function filterNodeResourcesFit(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {
+  return fitsRequest(p, ni);
+}
+
+export interface FilterOptions {
+  /** Report `{key: value}` of the untolerated taint, as kube-scheduler did before 1.34.2. */
+  detailedTaintReasons?: boolean;
+}
+
+/** Runs the filters in profile order and stops at the first failure, like the framework. */
+export function runFilters(p: PreparedPod, ni: NodeInfo, opts: FilterOptions = {}): FilterStatus | undefined {
+  return (
+    filterNodeUnschedulable(p, ni) ??
+    filterNodeName(p, ni) ??
+    filterTaintToleration(p, ni, opts.detailedTaintReasons === true) ??
+    filterNodeAffinity(p, ni) ??
+    fitsRequest(p, ni)
+  );
+}

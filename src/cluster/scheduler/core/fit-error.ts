@@ -1,0 +1,65 @@
+/**
+ * framework.FitError: why a pod fits no node, rendered exactly as kube-scheduler renders it
+ * into the FailedScheduling event and the PodScheduled condition:
+ * `0/N nodes are available: <prefilter msg>. <sorted reason histogram>. <postfilter msg>`.
+ */
+
+import type { FilterStatus } from './filters.ts';
+
+export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
+
+export class FitError {
+  readonly name = 'FitError';
+  readonly numAllNodes: number;
+  /** Status per node that was evaluated and rejected. */
+  readonly nodeStatuses: ReadonlyMap<string, FilterStatus>;
+  /** Status of every node not in nodeStatuses (rejected wholesale, e.g. by a PreFilter result). */
+  readonly absentStatus: FilterStatus | undefined;
+  readonly preFilterMessage: string;
+  readonly postFilterMessage: string;
+
+  constructor(init: {
+    numAllNodes: number;
+    nodeStatuses: ReadonlyMap<string, FilterStatus>;
+    absentStatus?: FilterStatus;
+    preFilterMessage?: string;
+    postFilterMessage?: string;
+  }) {
+    this.numAllNodes = init.numAllNodes;
+    this.nodeStatuses = init.nodeStatuses;
+    this.absentStatus = init.absentStatus;
+    this.preFilterMessage = init.preFilterMessage ?? '';
+    this.postFilterMessage = init.postFilterMessage ?? '';
+  }
+
+  /** `count reason` entries sorted as strings, the way Go's sort.Strings orders them. */
+  histogram(): string[] {
+    const counts = new Map<string, number>();
+    for (const st of this.nodeStatuses.values()) {
+      for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
+    }
+    const absent = this.numAllNodes - this.nodeStatuses.size;
+    if (absent > 0 && this.absentStatus) {
+      for (const r of this.absentStatus.reasons) counts.set(r, (counts.get(r) ?? 0) + absent);
+    }
+    const out: string[] = [];
+    for (const [r, n] of counts) out.push(`${n} ${r}`);
+    return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  get message(): string {
+    if (this.numAllNodes === 0) return NO_NODES_AVAILABLE;
+    let msg = `0/${this.numAllNodes} nodes are available:`;
+    if (this.preFilterMessage !== '') msg += ` ${this.preFilterMessage}.`;
+    else {
+      const h = this.histogram();
+      if (h.length > 0) msg += ` ${h.join(', ')}.`;
+    }
+    if (this.postFilterMessage !== '') msg += ` ${this.postFilterMessage}`;
+    return msg;
+  }
+
+  toString(): string {
+    return this.message;
+  }
+}

@@ -1,0 +1,59 @@
+/** The scheduler's pure core: cluster accounting, filters, scores and one scheduling cycle. */
+
+export { compileNodeAffinity, compileTerm, type CompiledNodeAffinity, type NodeMatcher } from './affinity.ts';
+export { ClusterState, NodeInfo, type PodEntry, podEntry } from './cluster-state.ts';
+export { FitError, NO_NODES_AVAILABLE } from './fit-error.ts';
+export {
+  ERR_REASON_AFFINITY,
+  ERR_REASON_AFFINITY_CONFLICT,
+  ERR_REASON_NODE_NAME,
+  ERR_REASON_TAINT_GENERIC,
+  ERR_REASON_UNSCHEDULABLE,
+  type FilterOptions,
+  type FilterStatus,
+  filterNodeAffinity,
+  filterNodeName,
+  filterNodeResourcesFit,
+  filterNodeUnschedulable,
+  filterTaintToleration,
+  fitsRequest,
+  type PreparedPod,
+  preparePod,
+  runFilters,
+  type StatusCode,
+} from './filters.ts';
+export { quantityMilliValue, quantityValue } from './quantity.ts';
+export {
+  computePodRequests,
+  DEFAULT_MEMORY_REQUEST,
+  DEFAULT_MILLI_CPU_REQUEST,
+  isScalarResourceName,
+  type PodRequests,
+  type Resources,
+} from './requests.ts';
+export {
+  MESSAGES_1_33,
+  MESSAGES_1_35,
+  type MessageStyle,
+  numFeasibleNodesToFind,
+  type ScheduleOptions,
+  type ScheduleResult,
+  type Scheduled,
+  schedulePod,
+  selectHost,
+  type Unschedulable,
+} from './schedule.ts';
+export {
+  balancedAllocationScore,
+  DEFAULT_SCORING_RESOURCES,
+  leastRequestedScore,
+  MAX_NODE_SCORE,
+  mostRequestedScore,
+  normalizeScores,
+  type ResourceWeight,
+  resourceFitScore,
+  type ScoringOptions,
+  scoreNodes,
+} from './score.ts';
+export { firstUntoleratedTaint, toleratesTaint, tolerationsTolerate, UNSCHEDULABLE_TAINT } from './taints.ts';
+export type * from './types.ts';

@@ -1,0 +1,311 @@
+/**
+ * One scheduling cycle for one pod over a ClusterState: PreFilter, Filter (stopping once enough
+ * feasible nodes are found, as percentageOfNodesToScore does), Score, select, and on failure
+ * the PostFilter plugins (DynamicResources' note, DefaultPreemption's dry run) that complete
+ * kube-scheduler's message. Pure: the caller applies the result (bind, assume, evict, events).
+ */
+
+import type { ClusterState, NodeInfo, PodEntry } from './cluster-state.ts';
+import { FitError } from './fit-error.ts';
+import {
+  ERR_REASON_AFFINITY_CONFLICT,
+  type FilterOptions,
+  type FilterStatus,
+  fitsRequest,
+  type NodeUsage,
+  type PreparedPod,
+  preparePod,
+  runFilters,
+} from './filters.ts';
+import type { PodRequests } from './requests.ts';
+import { type ScoringOptions, scoreNodes } from './score.ts';
+import type { PodLike } from './types.ts';
+
+/** Which kube-scheduler release's wording to reproduce. */
+export interface MessageStyle {
+  /** `{key: value}` of the untolerated taint (≤1.34.1); newer releases say "untolerated taint(s)". */
+  detailedTaintReasons: boolean;
+  /** DynamicResources' PostFilter runs first (DRA on by default since 1.34): "no new claims to deallocate, ". */
+  draPostFilter: boolean;
+}
+
+export const MESSAGES_1_35: MessageStyle = { detailedTaintReasons: false, draPostFilter: true };
+export const MESSAGES_1_33: MessageStyle = { detailedTaintReasons: true, draPostFilter: false };
+
+export interface ScheduleOptions {
+  scoring?: ScoringOptions;
+  /** 0 (default) is kube-scheduler's adaptive percentage; 100 evaluates every node. */
+  percentageOfNodesToScore?: number;
+  /** Among equal top scores: the first in scan order (default) or a random one. */
+  tieBreak?: 'first' | 'random';
+  /** Random source in [0, 1) for tie breaking; Math.random by default. */
+  random?: () => number;
+  messages?: MessageStyle;
+  /** Run DefaultPreemption on failure (message and victim choice). Default true. */
+  preemption?: boolean;
+}
+
+export interface Scheduled {
+  status: 'Scheduled';
+  nodeName: string;
+  score: number;
+  /** Feasible nodes found and nodes examined; evaluated ≤ cluster size when sampling. */
+  feasibleNodes: number;
+  evaluatedNodes: number;
+}
+
+export interface Unschedulable {
+  status: 'Unschedulable';
+  error: FitError;
+  /** Set when preemption found room: the node to nominate and the pods to evict from it. */
+  nominatedNodeName?: string;
+  victims?: PodEntry[];
+}
+
+export type ScheduleResult = Scheduled | Unschedulable;
+
+const MIN_FEASIBLE_NODES_TO_FIND = 100;
+const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5;
+
+export function numFeasibleNodesToFind(numAllNodes: number, percentage = 0): number {
+  if (numAllNodes < MIN_FEASIBLE_NODES_TO_FIND) return numAllNodes;
+  let pct = percentage;
+  if (pct <= 0) {
+    pct = 50 - Math.trunc(numAllNodes / 125);
+    if (pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND) pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+  }
+  if (pct >= 100) return numAllNodes;
+  const n = Math.trunc((numAllNodes * pct) / 100);
+  return n < MIN_FEASIBLE_NODES_TO_FIND ? MIN_FEASIBLE_NODES_TO_FIND : n;
+}
+
+export function schedulePod(
+  state: ClusterState,
+  pod: PodLike | PreparedPod,
+  opts: ScheduleOptions = {},
+  requests?: PodRequests,
+): ScheduleResult {
+  const p = 'affinity' in pod && 'requests' in pod ? pod : preparePod(pod, requests);
+  const style = opts.messages ?? MESSAGES_1_35;
+  const filterOpts: FilterOptions = { detailedTaintReasons: style.detailedTaintReasons };
+  const all = state.nodes;
+  const numAll = all.length;
+  if (numAll === 0) {
+    return { status: 'Unschedulable', error: new FitError({ numAllNodes: 0, nodeStatuses: new Map() }) };
+  }
+
+  const statuses = new Map<string, FilterStatus>();
+  const pinned = p.affinity.nodeNames;
+  if (pinned && pinned.size === 0) {
+    // Every term pins a disjoint set of names: NodeAffinity's PreFilter rejects the pod outright.
+    const st: FilterStatus = {
+      code: 'UnschedulableAndUnresolvable',
+      plugin: 'NodeAffinity',
+      reasons: [ERR_REASON_AFFINITY_CONFLICT],
+    };
+    return fail(state, p, opts, style, statuses, st, ERR_REASON_AFFINITY_CONFLICT);
+  }
+
+  let candidates: readonly NodeInfo[] = all;
+  let absent: FilterStatus | undefined;
+  let start = state.nextStartNodeIndex % numAll;
+  if (pinned) {
+    const list: NodeInfo[] = [];
+    for (const name of pinned) {
+      const ni = state.getNode(name);
+      if (ni) list.push(ni);
+    }
+    candidates = list;
+    start = 0;
+    absent = {
+      code: 'UnschedulableAndUnresolvable',
+      plugin: 'NodeAffinity',
+      reasons: ["node(s) didn't satisfy plugin(s) [NodeAffinity]"],
+    };
+  }
+
+  const want = numFeasibleNodesToFind(numAll, opts.percentageOfNodesToScore ?? 0);
+  const feasible: NodeInfo[] = [];
+  const n = candidates.length;
+  let processed = 0;
+  for (let i = 0; i < n && feasible.length < want; i++) {
+    const ni = candidates[(start + i) % n]!;
+    processed++;
+    const st = runFilters(p, ni, filterOpts);
+    if (st) statuses.set(ni.name, st);
+    else feasible.push(ni);
+  }
+  if (!pinned) state.nextStartNodeIndex = (start + processed) % numAll;
+
+  if (feasible.length === 0) return fail(state, p, opts, style, statuses, absent, '');
+
+  if (feasible.length === 1) {
+    return { status: 'Scheduled', nodeName: feasible[0]!.name, score: 0, feasibleNodes: 1, evaluatedNodes: processed };
+  }
+  const scores = scoreNodes(p, feasible, opts.scoring);
+  const best = selectHost(scores, opts.tieBreak === 'random' ? (opts.random ?? Math.random) : undefined);
+  return {
+    status: 'Scheduled',
+    nodeName: feasible[best]!.name,
+    score: scores[best]!,
+    feasibleNodes: feasible.length,
+    evaluatedNodes: processed,
+  };
+}
+
+/** Index of the highest score; ties go to the first, or to a uniform pick when `random` is given. */
+export function selectHost(scores: readonly number[], random?: () => number): number {
+  let best = 0;
+  let ties = 1;
+  for (let i = 1; i < scores.length; i++) {
+    const s = scores[i]!;
+    if (s > scores[best]!) {
+      best = i;
+      ties = 1;
+    } else if (s === scores[best]! && random) {
+      // Reservoir sampling keeps each tied node equally likely in one pass.
+      ties++;
+      if (Math.floor(random() * ties) === 0) best = i;
+    }
+  }
+  return best;
+}
+
+function fail(
+  state: ClusterState,
+  p: PreparedPod,
+  opts: ScheduleOptions,
+  style: MessageStyle,
+  statuses: Map<string, FilterStatus>,
+  absent: FilterStatus | undefined,
+  preFilterMessage: string,
+): Unschedulable {
+  const numAll = state.nodes.length;
+  const postFilter: string[] = [];
+  if (style.draPostFilter) postFilter.push('no new claims to deallocate');
+  let nominated: { node: string; victims: PodEntry[] } | undefined;
+  if (opts.preemption !== false) {
+    const pre = preempt(state, p, statuses, preFilterMessage !== '');
+    if (pre.kind === 'message') postFilter.push(`preemption: ${pre.message}`);
+    else nominated = { node: pre.node, victims: pre.victims };
+  }
+  const error = new FitError({
+    numAllNodes: numAll,
+    nodeStatuses: statuses,
+    absentStatus: preFilterMessage !== '' ? undefined : absent,
+    preFilterMessage,
+    // A successful PostFilter returns no message, so the event shows only the filter reasons.
+    postFilterMessage: nominated ? '' : postFilter.join(', '),
+  });
+  if (nominated) {
+    return { status: 'Unschedulable', error, nominatedNodeName: nominated.node, victims: nominated.victims };
+  }
+  return { status: 'Unschedulable', error };
+}
+
+type PreemptOutcome = { kind: 'message'; message: string } | { kind: 'nominate'; node: string; victims: PodEntry[] };
+
+const NOT_HELPFUL: FilterStatus = {
+  code: 'UnschedulableAndUnresolvable',
+  plugin: 'DefaultPreemption',
+  reasons: ['Preemption is not helpful for scheduling'],
+};
+const NO_VICTIMS = 'No preemption victims found for incoming pod';
+
+/** MoreImportantPod: higher priority first, then the pod that started earlier. */
+function moreImportant(a: PodEntry, b: PodEntry): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  return a.startTime - b.startTime;
+}
+
+/**
+ * DefaultPreemption's dry run without PodDisruptionBudgets: nodes rejected only for resources
+ * are retried with every lower-priority pod removed, then as many victims as possible are
+ * reprieved, most important first.
+ */
+function preempt(
+  state: ClusterState,
+  p: PreparedPod,
+  statuses: ReadonlyMap<string, FilterStatus>,
+  preFilterFailed: boolean,
+): PreemptOutcome {
+  if (p.preemptNever) return { kind: 'message', message: 'not eligible due to preemptionPolicy=Never.' };
+  const numAll = state.nodes.length;
+  const dryRun = new Map<string, FilterStatus>();
+  const found: { node: NodeInfo; victims: PodEntry[] }[] = [];
+  // A PreFilter rejection and nodes outside a PreFilter result are unresolvable: no dry run.
+  if (!preFilterFailed) {
+    for (const [name, st] of statuses) {
+      if (st.code !== 'Unschedulable') continue;
+      const ni = state.getNode(name);
+      if (!ni) continue;
+      const r = selectVictimsOnNode(p, ni);
+      if (r.ok) found.push({ node: ni, victims: r.victims });
+      else dryRun.set(name, r.status);
+    }
+  }
+  if (found.length === 0) {
+    const inner = new FitError({ numAllNodes: numAll, nodeStatuses: dryRun, absentStatus: NOT_HELPFUL });
+    return { kind: 'message', message: inner.message };
+  }
+  found.sort((a, b) => compareCandidates(a.victims, b.victims));
+  const best = found[0]!;
+  return { kind: 'nominate', node: best.node.name, victims: best.victims };
+}
+
+function selectVictimsOnNode(
+  p: PreparedPod,
+  ni: NodeInfo,
+): { ok: true; victims: PodEntry[] } | { ok: false; status: FilterStatus } {
+  const potential: PodEntry[] = [];
+  for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
+  if (potential.length === 0) {
+    return { ok: false, status: { code: 'UnschedulableAndUnresolvable', plugin: 'DefaultPreemption', reasons: [NO_VICTIMS] } };
+  }
+  const usage: NodeUsage & { scalarMap: Map<string, number> } = {
+    milliCPU: ni.reqMilliCPU,
+    memory: ni.reqMemory,
+    ephemeralStorage: ni.reqEphemeralStorage,
+    podCount: ni.podCount,
+    scalarMap: new Map(ni.reqScalar ?? []),
+    scalar(name: string) {
+      return this.scalarMap.get(name) ?? 0;
+    },
+  };
+  const apply = (e: PodEntry, sign: 1 | -1) => {
+    const q = e.requests.requests;
+    usage.milliCPU += sign * q.milliCPU;
+    usage.memory += sign * q.memory;
+    usage.ephemeralStorage += sign * q.ephemeralStorage;
+    usage.podCount += sign;
+    if (q.scalar) for (const [k, v] of q.scalar) usage.scalarMap.set(k, (usage.scalarMap.get(k) ?? 0) + sign * v);
+  };
+  for (const e of potential) apply(e, -1);
+  const st = fitsRequest(p, ni, usage);
+  if (st) return { ok: false, status: st };
+  potential.sort(moreImportant);
+  const victims: PodEntry[] = [];
+  for (const e of potential) {
+    apply(e, 1);
+    if (fitsRequest(p, ni, usage)) {
+      apply(e, -1);
+      victims.push(e);
+    }
+  }
+  return { ok: true, victims };
+}
+
+/** pickOneNodeForPreemption without PDBs: lowest top victim priority, lowest sum, fewest, latest start. */
+function compareCandidates(a: PodEntry[], b: PodEntry[]): number {
+  const topA = a[0]?.priority ?? 0;
+  const topB = b[0]?.priority ?? 0;
+  if (topA !== topB) return topA - topB;
+  // Upstream offsets each priority by MaxInt32+1 so negative priorities still add up sensibly.
+  const sum = (v: PodEntry[]) => v.reduce((s, e) => s + e.priority + 2147483648, 0);
+  const d = sum(a) - sum(b);
+  if (d !== 0) return d;
+  if (a.length !== b.length) return a.length - b.length;
+  const earliest = (v: PodEntry[]) =>
+    v.filter((e) => e.priority === v[0]?.priority).reduce((m, e) => Math.min(m, e.startTime), Number.POSITIVE_INFINITY);
+  return earliest(b) - earliest(a);
+}

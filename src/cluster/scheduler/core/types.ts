@@ -1,0 +1,76 @@
+/**
+ * The slices of core/v1 Pod and Node the scheduler core reads. Plain JSON objects as the API
+ * server stores them; everything optional because stored objects omit empty fields.
+ */
+
+export type ResourceList = Record<string, string | number>;
+
+export interface ContainerLike {
+  name?: string;
+  resources?: { requests?: ResourceList | null; limits?: ResourceList | null } | null;
+  /** `Always` on an init container makes it a sidecar (restartable init container). */
+  restartPolicy?: string | null;
+}
+
+export interface TolerationLike {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number | null;
+}
+
+export interface TaintLike {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
+export interface NodeSelectorRequirementLike {
+  key: string;
+  operator: string;
+  values?: string[] | null;
+}
+
+export interface NodeSelectorTermLike {
+  matchExpressions?: NodeSelectorRequirementLike[] | null;
+  matchFields?: NodeSelectorRequirementLike[] | null;
+}
+
+export interface PreferredSchedulingTermLike {
+  weight: number;
+  preference: NodeSelectorTermLike;
+}
+
+export interface NodeAffinityLike {
+  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTermLike[] | null } | null;
+  preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTermLike[] | null;
+}
+
+export interface PodLike {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+  };
+  spec?: {
+    nodeName?: string;
+    nodeSelector?: Record<string, string> | null;
+    affinity?: { nodeAffinity?: NodeAffinityLike | null } | null;
+    tolerations?: TolerationLike[] | null;
+    containers?: ContainerLike[] | null;
+    initContainers?: ContainerLike[] | null;
+    overhead?: ResourceList | null;
+    priority?: number | null;
+    preemptionPolicy?: string | null;
+  };
+  status?: { startTime?: string; phase?: string };
+}
+
+export interface NodeLike {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: { unschedulable?: boolean; taints?: TaintLike[] | null };
+  status?: { allocatable?: ResourceList | null; capacity?: ResourceList | null };
+}

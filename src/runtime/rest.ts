@@ -1,0 +1,285 @@
+/**
+ * The HTTP transport of the runtime. Authentication, TLS and proxies come from
+ * @kubernetes/client-node's KubeConfig (`applySecurityAuthentication`, which yields the
+ * headers and the undici dispatcher); requests then go straight through that dispatcher.
+ *
+ * Why not the generated typed APIs or KubernetesObjectApi: they cannot address
+ * subresources (/status), cannot send JSON patches (the body is the object), re-encode
+ * every object through model classes (dropping unknown fields, costing CPU and memory
+ * with 100k cached pods), and do not expose Retry-After. The watch needs streaming with
+ * our own inactivity timeout, which the library's Watch class fixes at 30 s.
+ */
+
+import type { Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { Agent, type Dispatcher } from 'undici';
+import { ApiError, type Status } from './errors.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  method: HttpMethod;
+  /** Absolute API path, e.g. `/api/v1/namespaces/default/pods`. */
+  path: string;
+  query?: Query;
+  /** Serialized as JSON unless it is already a string. */
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Overrides the client's request timeout (ms). */
+  timeoutMs?: number;
+}
+
+export interface StreamResponse {
+  statusCode: number;
+  body: Readable;
+}
+
+export interface RestMetrics {
+  /** One finished HTTP exchange; `code` is 0 when no response arrived. */
+  request?(method: string, code: number, seconds: number): void;
+}
+
+export interface RestClientOptions {
+  userAgent?: string;
+  /** Default per-request timeout in ms (headers and body). */
+  timeoutMs?: number;
+  /** Retries of responses that carry Retry-After (429, 5xx) and of GETs that hit network errors. */
+  maxRetries?: number;
+  /** Upper bound for honouring a server's Retry-After, in seconds. */
+  maxRetryAfterSeconds?: number;
+  metrics?: RestMetrics;
+}
+
+interface Auth {
+  headers: Record<string, string>;
+  dispatcher: Dispatcher;
+  expires: number;
+}
+
+// Credentials (exec plugins, projected service-account tokens) rotate; re-read them this often.
+const AUTH_TTL_MS = 60_000;
+
+export class RestClient {
+  readonly server: URL;
+  private readonly kc: KubeConfig;
+  private readonly userAgent: string;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly maxRetryAfterSeconds: number;
+  private readonly metrics: RestMetrics;
+  private auth: Promise<Auth> | undefined;
+  private authValue: Auth | undefined;
+  private readonly ownAgent: Agent;
+  private closed = false;
+
+  constructor(kc: KubeConfig, opts: RestClientOptions = {}) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.kc = kc;
+    this.server = new URL(cluster.server);
+    this.userAgent = opts.userAgent ?? 'troupe/0.1.0';
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.maxRetries = opts.maxRetries ?? 5;
+    this.maxRetryAfterSeconds = opts.maxRetryAfterSeconds ?? 10;
+    this.metrics = opts.metrics ?? {};
+    // Used when the kubeconfig needs no TLS options (plain HTTP with no proxy): client-node
+    // then returns no dispatcher and we still want pooled keep-alive connections.
+    this.ownAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+  }
+
+  /** A JSON request; resolves with the decoded body, rejects with ApiError on non-2xx. */
+  async request<T = unknown>(opts: RequestOptions): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let res: Dispatcher.ResponseData;
+      const started = performance.now();
+      try {
+        res = await this.send(opts, opts.timeoutMs ?? this.timeoutMs, opts.timeoutMs ?? this.timeoutMs);
+      } catch (err) {
+        this.metrics.request?.(opts.method, 0, (performance.now() - started) / 1000);
+        if (opts.method === 'GET' && attempt < this.maxRetries && isRetriableNetworkError(err, opts.signal)) {
+          await delay(50 * 2 ** attempt, undefined, { signal: opts.signal }).catch(() => {});
+          continue;
+        }
+        throw err;
+      }
+      const text = await res.body.text();
+      this.metrics.request?.(opts.method, res.statusCode, (performance.now() - started) / 1000);
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        return (text.length > 0 ? JSON.parse(text) : undefined) as T;
+      }
+      const err = toApiError(opts, res.statusCode, res.headers, text);
+      const retryAfter = err.retryAfterSeconds;
+      if (
+        retryAfter !== undefined &&
+        (res.statusCode === 429 || res.statusCode >= 500) &&
+        attempt < this.maxRetries &&
+        !opts.signal?.aborted
+      ) {
+        const waitMs = Math.min(Math.max(retryAfter, 0), this.maxRetryAfterSeconds) * 1000;
+        await delay(waitMs, undefined, { signal: opts.signal }).catch(() => {});
+        continue;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A streaming GET (watch). Resolves once headers arrive; non-2xx rejects with ApiError.
+   * `idleTimeoutMs` bounds the silence between two chunks.
+   */
+  async stream(opts: RequestOptions & { idleTimeoutMs: number }): Promise<StreamResponse> {
+    const started = performance.now();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.send(opts, this.timeoutMs, opts.idleTimeoutMs);
+    } catch (err) {
+      this.metrics.request?.(opts.method, 0, (performance.now() - started) / 1000);
+      throw err;
+    }
+    this.metrics.request?.(opts.method, res.statusCode, (performance.now() - started) / 1000);
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const text = await res.body.text().catch(() => '');
+      throw toApiError(opts, res.statusCode, res.headers, text);
+    }
+    return { statusCode: res.statusCode, body: res.body };
+  }
+
+  /** Closes pooled connections; in-flight requests finish first. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const auth = this.authValue;
+    await Promise.allSettled([
+      this.ownAgent.close(),
+      auth && auth.dispatcher !== this.ownAgent ? auth.dispatcher.close() : undefined,
+    ]);
+  }
+
+  private async send(opts: RequestOptions, headersTimeout: number, bodyTimeout: number) {
+    if (this.closed) throw new Error('rest client is closed');
+    const auth = await this.getAuth();
+    const headers: Record<string, string> = {
+      ...auth.headers,
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+    };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    return auth.dispatcher.request({
+      origin: this.server.origin,
+      path: this.fullPath(opts.path, opts.query),
+      method: opts.method,
+      headers,
+      body,
+      signal: opts.signal,
+      headersTimeout,
+      bodyTimeout,
+    });
+  }
+
+  private fullPath(path: string, query: Query | undefined): string {
+    const base = this.server.pathname.replace(/\/+$/, '');
+    let qs = '';
+    if (query) {
+      const params = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+      const s = params.toString();
+      if (s) qs = `?${s}`;
+    }
+    return `${base}${path}${qs}`;
+  }
+
+  private getAuth(): Promise<Auth> {
+    const current = this.authValue;
+    if (current && current.expires > Date.now()) return Promise.resolve(current);
+    if (!this.auth) {
+      this.auth = this.loadAuth().then(
+        (auth) => {
+          const previous = this.authValue;
+          this.authValue = auth;
+          this.auth = undefined;
+          // A fresh dispatcher replaces the old one; close it once its requests finish.
+          if (previous && previous.dispatcher !== auth.dispatcher && previous.dispatcher !== this.ownAgent) {
+            previous.dispatcher.close().catch(() => {});
+          }
+          return auth;
+        },
+        (err) => {
+          this.auth = undefined;
+          throw err;
+        },
+      );
+    }
+    return this.auth;
+  }
+
+  private async loadAuth(): Promise<Auth> {
+    const ctx = new RequestContext(this.server.toString(), 'GET');
+    await this.kc.applySecurityAuthentication(ctx);
+    const previous = this.authValue;
+    const dispatcher = (ctx.getDispatcher() as Dispatcher | undefined) ?? this.ownAgent;
+    const headers = ctx.getHeaders();
+    // Keep the pooled connections when only headers could have changed.
+    const reuse = previous && sameTls(this.kc) ? previous.dispatcher : dispatcher;
+    if (reuse !== dispatcher && dispatcher !== this.ownAgent) dispatcher.close().catch(() => {});
+    return { headers, dispatcher: reuse, expires: Date.now() + AUTH_TTL_MS };
+  }
+}
+
+/** Client certificates from files or exec plugins can rotate; tokens alone cannot change TLS. */
+function sameTls(kc: KubeConfig): boolean {
+  const user = kc.getCurrentUser();
+  return !user?.exec && !user?.certFile && !user?.keyFile && !user?.authProvider;
+}
+
+function isRetriableNetworkError(err: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return false;
+  const code = (err as { code?: string } | undefined)?.code;
+  return (
+    code === 'ECONNRESET' ||
+    code === 'ECONNREFUSED' ||
+    code === 'EPIPE' ||
+    code === 'UND_ERR_SOCKET' ||
+    code === 'UND_ERR_CLOSED'
+  );
+}
+
+function toApiError(
+  opts: RequestOptions,
+  statusCode: number,
+  headers: Record<string, string | string[] | undefined>,
+  text: string,
+): ApiError {
+  let status: Status | undefined;
+  try {
+    const parsed = JSON.parse(text) as Status;
+    if (parsed && typeof parsed === 'object' && parsed.kind === 'Status') status = parsed;
+  } catch {
+    // Not a Status (a proxy's HTML page, an empty body): keep the raw text in the message.
+  }
+  const header = headers['retry-after'];
+  const raw = Array.isArray(header) ? header[0] : header;
+  let retryAfterSeconds: number | undefined;
+  if (raw !== undefined) {
+    const n = Number(raw);
+    if (Number.isFinite(n)) retryAfterSeconds = n;
+    else {
+      const at = Date.parse(raw);
+      if (!Number.isNaN(at)) retryAfterSeconds = Math.max(0, (at - Date.now()) / 1000);
+    }
+  }
+  return new ApiError({
+    statusCode,
+    method: opts.method,
+    path: opts.path,
+    status,
+    body: text,
+    retryAfterSeconds,
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Test support: an embedded API server on an ephemeral port, with a kubeconfig file for
+ * kubectl and a KubeConfig for @kubernetes/client-node.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type ApiServerHandle, type ApiServerOptions, startApiServer } from '../../src/cluster/apiserver/server.ts';
+
+const run = promisify(execFile);
+
+export interface TestServer {
+  server: ApiServerHandle;
+  kubeconfigPath: string;
+  kc: KubeConfig;
+  /** Runs kubectl against the server; rejects with stderr on a non-zero exit. */
+  kubectl(args: string[], input?: string): Promise<{ stdout: string; stderr: string }>;
+  /** Runs kubectl and returns its exit code and output without rejecting. */
+  kubectlResult(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(opts: ApiServerOptions = {}): Promise<TestServer> {
+  const server = await startApiServer({ port: 0, ...opts });
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-test-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await writeFile(kubeconfigPath, server.kubeconfig, { mode: 0o600 });
+  const kc = new KubeConfig();
+  kc.loadFromString(server.kubeconfig);
+  const kubectlResult = (args: string[], input?: string) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
+        { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+      if (input !== undefined) child.stdin?.end(input);
+      else child.stdin?.end();
+    });
+  return {
+    server,
+    kubeconfigPath,
+    kc,
+    kubectlResult,
+    kubectl: async (args, input) => {
+      const r = await kubectlResult(args, input);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+      return r;
+    },
+    close: async () => {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export { run as execFileAsync };

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+async function* files(dir: string): AsyncGenerator<string> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* files(p);
+    else if (p.endsWith('.ts')) yield p;
+  }
+}
+
+/** Which top-level parts each part may import, as docs/architecture.md states. */
+const ALLOWED: Record<string, string[]> = {
+  kube: ['kube'],
+  runtime: ['runtime', 'kube'],
+  controllers: ['controllers', 'runtime', 'kube'],
+  cluster: ['cluster', 'kube'],
+  cli: ['cli', 'cluster', 'runtime', 'controllers', 'kube'],
+};
+
+test('parts of the program only meet over the Kubernetes API', async () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for await (const file of files(SRC)) {
+    const part = relative(SRC, file).split('/')[0]!;
+    const allowed = ALLOWED[part];
+    assert.ok(allowed, `unexpected top-level folder src/${part}`);
+    const text = await readFile(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
+      const target = relative(SRC, resolve(join(file, '..'), m[1]!)).split('/')[0]!;
+      if (!allowed.includes(target)) violations.push(`${relative(SRC, file)} imports ${m[1]} (${part} -> ${target})`);
+    }
+    checked++;
+  }
+  assert.ok(checked > 0);
+  assert.deepEqual(violations, []);
+});
