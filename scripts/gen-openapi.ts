@@ -7,7 +7,8 @@
  * `.d.ts` files (its `.js` files are compiled ajv validators without descriptions), so using it at
  * run time would mean parsing TypeScript declarations on every start and shipping an 18 MB
  * dependency. Here we parse those declarations once, keep only the closure of the kinds the
- * embedded server serves, and write one compact JSON file per Go package, loaded lazily.
+ * embedded server serves, and write one JSON file per Go package (formatted the way biome, which
+ * checks src/, wants it), loaded lazily.
  * Integer formats (int32/int64/byte), which the `.d.ts` files lose, come from the matching
  * `@kubernetes/client-node` model's attribute map (both are generated from the same upstream spec).
  *
@@ -65,11 +66,26 @@ const ROOT_KINDS: Array<[groupDir: string, version: string, kinds: string[]]> = 
   ['discovery.k8s.io', 'v1', ['EndpointSlice']],
 ];
 /** Kinds that have no List type (subresource bodies and review requests). */
-const NO_LIST = new Set(['Binding', 'Scale', 'Eviction', 'SubjectAccessReview', 'SelfSubjectAccessReview']);
-NO_LIST.add('LocalSubjectAccessReview').add('SelfSubjectRulesReview');
+const NO_LIST = new Set([
+  'Binding',
+  'Scale',
+  'Eviction',
+  'SubjectAccessReview',
+  'SelfSubjectAccessReview',
+  'LocalSubjectAccessReview',
+  'SelfSubjectRulesReview',
+]);
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
-const META_ROOTS = ['Status', 'DeleteOptions', 'Patch', 'WatchEvent', 'APIResourceList', 'ObjectMeta', 'ListMeta'];
+const META_ROOTS = [
+  'Status',
+  'DeleteOptions',
+  'Patch',
+  'WatchEvent',
+  'APIResourceList',
+  'ObjectMeta',
+  'ListMeta',
+];
 
 /** Hand-kept schemas for the few apimachinery types whose JSON form is not a plain object. */
 const SPECIAL: Record<string, Schema> = {
@@ -83,7 +99,12 @@ const SPECIAL: Record<string, Schema> = {
   [`${META}Duration`]: { type: 'string' },
 };
 /** Empty Go structs with custom JSON that take any value: published without a type. */
-const ANY_VALUE = new Set(['JSON', 'JSONSchemaPropsOrBool', 'JSONSchemaPropsOrArray', 'JSONSchemaPropsOrStringArray']);
+const ANY_VALUE = new Set([
+  'JSON',
+  'JSONSchemaPropsOrBool',
+  'JSONSchemaPropsOrArray',
+  'JSONSchemaPropsOrStringArray',
+]);
 
 /** Go package (OpenAPI name prefix) of a kubernetes-models directory: `apps/v1` -> `io.k8s.api.apps.v1`. */
 function packageOf(file: string): string {
@@ -94,7 +115,8 @@ function packageOf(file: string): string {
   const parts = path.relative(MODELS_DIR, path.dirname(file)).split(path.sep);
   if (parts.length === 1) return `io.k8s.api.core.${parts[0]}`;
   const [group, version] = parts as [string, string];
-  if (group === 'apiextensions.k8s.io') return `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.${version}`;
+  if (group === 'apiextensions.k8s.io')
+    return `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.${version}`;
   if (group === 'apiregistration.k8s.io') return `io.k8s.kube-aggregator.pkg.apis.apiregistration.${version}`;
   return `io.k8s.api.${group.split('.')[0]}.${version}`;
 }
@@ -170,7 +192,8 @@ class TypeParser {
 
   parse(): TypeNode {
     const node = this.union();
-    if (this.pos !== this.tokens.length) throw new Error(`trailing tokens: ${this.tokens.slice(this.pos).join(' ')}`);
+    if (this.pos !== this.tokens.length)
+      throw new Error(`trailing tokens: ${this.tokens.slice(this.pos).join(' ')}`);
     return node;
   }
 
@@ -205,7 +228,8 @@ class TypeParser {
     const tok = this.tokens[this.pos++];
     if (tok === undefined) throw new Error('unexpected end of type');
     if (tok.startsWith('"')) return { t: 'lit', value: JSON.parse(tok) as string };
-    if (tok === 'string' || tok === 'number' || tok === 'boolean' || tok === 'any') return { t: 'prim', name: tok };
+    if (tok === 'string' || tok === 'number' || tok === 'boolean' || tok === 'any')
+      return { t: 'prim', name: tok };
     if (tok === 'unknown') return { t: 'prim', name: 'any' };
     if (tok === 'Array') {
       this.expect('<');
@@ -540,7 +564,9 @@ function buildSchemas(): Generated {
       const slash = gv.indexOf('/');
       return { group: slash < 0 ? '' : gv.slice(0, slash), kind, version: gv.slice(slash + 1) };
     });
-  schemas.get(`${META}Status`)!['x-kubernetes-group-version-kind'] = [{ group: '', kind: 'Status', version: 'v1' }];
+  schemas.get(`${META}Status`)!['x-kubernetes-group-version-kind'] = [
+    { group: '', kind: 'Status', version: 'v1' },
+  ];
   schemas.get(`${META}APIResourceList`)!['x-kubernetes-group-version-kind'] = [
     { group: '', kind: 'APIResourceList', version: 'v1' },
   ];
@@ -572,8 +598,9 @@ export function generateOpenAPIData(): Map<string, string> {
     }
     bucket[name] = sortKeys(schema);
   }
-  const modelsVersion = (JSON.parse(readFileSync(path.join(MODELS_DIR, 'package.json'), 'utf8')) as { version: string })
-    .version;
+  const modelsVersion = (
+    JSON.parse(readFileSync(path.join(MODELS_DIR, 'package.json'), 'utf8')) as { version: string }
+  ).version;
   const files = new Map<string, string>();
   const index = {
     source: `kubernetes-models@${modelsVersion}`,
@@ -581,7 +608,8 @@ export function generateOpenAPIData(): Map<string, string> {
     gvk: sortKeys(gvkIndex),
   };
   files.set('index.json', biomeFormat('index.json', JSON.stringify(index)));
-  for (const [pkg, bucket] of byPackage) files.set(`${pkg}.json`, biomeFormat(`${pkg}.json`, JSON.stringify(bucket)));
+  for (const [pkg, bucket] of byPackage)
+    files.set(`${pkg}.json`, biomeFormat(`${pkg}.json`, JSON.stringify(bucket)));
   return files;
 }
 
@@ -590,7 +618,9 @@ function main(): void {
   const files = generateOpenAPIData();
   const existing = existsSync(DATA_DIR) ? readdirSync(DATA_DIR).filter((f) => f.endsWith('.json')) : [];
   if (check) {
-    const stale = [...files].filter(([f, c]) => !existsSync(path.join(DATA_DIR, f)) || readFileSync(path.join(DATA_DIR, f), 'utf8') !== c);
+    const stale = [...files].filter(
+      ([f, c]) => !existsSync(path.join(DATA_DIR, f)) || readFileSync(path.join(DATA_DIR, f), 'utf8') !== c,
+    );
     const extra = existing.filter((f) => !files.has(f));
     if (stale.length > 0 || extra.length > 0) {
       console.error(`stale: ${stale.map(([f]) => f).join(', ')} extra: ${extra.join(', ')}`);

@@ -142,7 +142,10 @@ export class Client {
   }
 
   /** One page of a list; see `listAll` to follow continue tokens. */
-  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T extends KubeObject = KubeObject>(
+    kind: KindRef,
+    opts: ListOptions = {},
+  ): Promise<ListResult<T>> {
     const info = await this.mapper.resourceFor(kind);
     const query: Query = {
       labelSelector: opts.labelSelector,
@@ -174,7 +177,10 @@ export class Client {
   }
 
   /** Every page of a list, in pages of `limit` (default 500). */
-  async listAll<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ListResult<T>> {
+  async listAll<T extends KubeObject = KubeObject>(
+    kind: KindRef,
+    opts: ListOptions = {},
+  ): Promise<ListResult<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let rv = '';
@@ -251,12 +257,20 @@ export class Client {
   }
 
   /** RFC 7386 merge patch. Include metadata.resourceVersion to make it conditional. */
-  mergePatch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, opts?: PatchOptions): Promise<T> {
+  mergePatch<T extends KubeObject = KubeObject>(
+    ref: ObjectRef,
+    patch: unknown,
+    opts?: PatchOptions,
+  ): Promise<T> {
     return this.patch<T>(ref, 'merge', patch, opts);
   }
 
   /** RFC 6902 JSON patch; a `test` op makes it conditional. */
-  jsonPatch<T extends KubeObject = KubeObject>(ref: ObjectRef, ops: JsonPatchOp[], opts?: PatchOptions): Promise<T> {
+  jsonPatch<T extends KubeObject = KubeObject>(
+    ref: ObjectRef,
+    ops: JsonPatchOp[],
+    opts?: PatchOptions,
+  ): Promise<T> {
     return this.patch<T>(ref, 'json', ops, opts);
   }
 
@@ -295,20 +309,20 @@ export class Client {
   }
 
   /**
-   * Reads the latest object, lets `mutate` change it, and PUTs it (to /status when
-   * `status` is set), retrying on conflict. `mutate` returning false skips the write;
+   * Reads the latest object, lets `mutate` (sync or async) change it, and PUTs it (to
+   * /status when `status` is set), retrying on conflict. `mutate` returning false skips the write;
    * resolves with the stored object, or undefined if it does not exist.
    */
   async modify<T extends KubeObject>(
     ref: ObjectRef,
-    mutate: (obj: T) => boolean | undefined | void,
+    mutate: (obj: T) => unknown,
     opts: ConflictRetryOptions & { status?: boolean } = {},
   ): Promise<T | undefined> {
     const name = nameOf(ref);
     return retryOnConflict(async () => {
       const current = await this.tryGet<T>(ref, name, ref.metadata.namespace, { signal: opts.signal });
       if (!current) return undefined;
-      if (mutate(current) === false) return current;
+      if ((await mutate(current)) === false) return current;
       return opts.status ? this.updateStatus(current) : this.update(current);
     }, opts);
   }
@@ -316,7 +330,7 @@ export class Client {
   /** `modify` on the status subresource. */
   updateStatusWithRetry<T extends KubeObject>(
     ref: ObjectRef,
-    mutate: (obj: T) => boolean | undefined | void,
+    mutate: (obj: T) => unknown,
     opts: ConflictRetryOptions = {},
   ): Promise<T | undefined> {
     return this.modify(ref, mutate, { ...opts, status: true });
@@ -326,8 +340,14 @@ export class Client {
    * Adds a finalizer unless present. The patch carries the resourceVersion it was based
    * on, so a concurrent change of the list fails with 409 and is retried on fresh data.
    */
-  async addFinalizer<T extends KubeObject>(obj: T, finalizer: string, opts: ConflictRetryOptions = {}): Promise<T> {
-    return this.changeFinalizers(obj, opts, (list) => (list.includes(finalizer) ? undefined : [...list, finalizer]));
+  async addFinalizer<T extends KubeObject>(
+    obj: T,
+    finalizer: string,
+    opts: ConflictRetryOptions = {},
+  ): Promise<T> {
+    return this.changeFinalizers(obj, opts, (list) =>
+      list.includes(finalizer) ? undefined : [...list, finalizer],
+    );
   }
 
   /** Removes a finalizer if present; resolves with the object (or the input if it is gone). */

@@ -45,8 +45,7 @@ export class ApiError extends Error {
     retryAfterSeconds?: number;
   }) {
     const status = opts.status;
-    const message =
-      status?.message ?? (opts.body ? opts.body.slice(0, 300) : `HTTP ${opts.statusCode}`);
+    const message = status?.message ?? (opts.body ? opts.body.slice(0, 300) : `HTTP ${opts.statusCode}`);
     super(`${opts.method} ${opts.path}: ${opts.statusCode} ${message}`);
     this.name = 'ApiError';
     this.statusCode = opts.statusCode;

@@ -18,8 +18,8 @@ export interface QueueProbe {
 
 // controller-runtime's reconcile time buckets.
 const RECONCILE_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5,
-  1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25,
+  1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 // client-go's workqueue buckets: 10ns × 10^i, i < 12.
 const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => 1e-8 * 10 ** i);
@@ -165,7 +165,8 @@ export class RuntimeMetrics {
       labelNames: ['name', 'controller'],
       registers,
       collect() {
-        for (const [name, q] of queues) this.set({ name, controller: name }, q.longestRunningProcessorSeconds());
+        for (const [name, q] of queues)
+          this.set({ name, controller: name }, q.longestRunningProcessorSeconds());
       },
     });
 

@@ -29,7 +29,8 @@ function sameOwner(a: OwnerReference, b: OwnerReference): boolean {
 
 function referenceTo(owner: KubeObject): OwnerReference {
   const { name, uid } = owner.metadata;
-  if (!name || !uid) throw new Error(`owner ${owner.kind} must have a name and uid (was it read from the server?)`);
+  if (!name || !uid)
+    throw new Error(`owner ${owner.kind} must have a name and uid (was it read from the server?)`);
   return { apiVersion: owner.apiVersion, kind: owner.kind, name, uid };
 }
 

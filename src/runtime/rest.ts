@@ -12,7 +12,7 @@
 
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import { ApiError, type Status } from './errors.ts';
 
@@ -79,8 +79,9 @@ export class RestClient {
   constructor(kc: KubeConfig, opts: RestClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.kc = kc;
     this.server = new URL(cluster.server);
+    this.kc =
+      this.server.protocol === 'http:' && !cluster.skipTLSVerify ? allowPlainHttp(kc, cluster.name) : kc;
     this.userAgent = opts.userAgent ?? 'troupe/0.1.0';
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.maxRetries = opts.maxRetries ?? 5;
@@ -230,6 +231,22 @@ export class RestClient {
     if (reuse !== dispatcher && dispatcher !== this.ownAgent) dispatcher.close().catch(() => {});
     return { headers, dispatcher: reuse, expires: Date.now() + AUTH_TTL_MS };
   }
+}
+
+/**
+ * client-node refuses `http:` servers unless skipTLSVerify is set, although plain HTTP has
+ * no certificate to verify (kubectl accepts such kubeconfigs). A copy with the flag set
+ * lets the embedded cluster's loopback kubeconfig work unchanged.
+ */
+function allowPlainHttp(kc: KubeConfig, clusterName: string): KubeConfig {
+  const copy = new KubeConfig();
+  copy.loadFromOptions({
+    clusters: kc.clusters.map((c) => (c.name === clusterName ? { ...c, skipTLSVerify: true } : c)),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return copy;
 }
 
 /** Client certificates from files or exec plugins can rotate; tokens alone cannot change TLS. */

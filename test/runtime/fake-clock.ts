@@ -23,9 +23,7 @@ export class FakeClock implements Clock {
   advance(ms: number): void {
     const end = this.t + ms;
     for (;;) {
-      const due = this.timers
-        .filter((x) => !x.cancelled && x.at <= end)
-        .sort((a, b) => a.at - b.at)[0];
+      const due = this.timers.filter((x) => !x.cancelled && x.at <= end).sort((a, b) => a.at - b.at)[0];
       if (!due) break;
       this.t = Math.max(this.t, due.at);
       due.cancelled = true;

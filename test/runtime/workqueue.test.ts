@@ -157,7 +157,13 @@ describe('WorkQueue', () => {
 
   test('reports adds, depth, latency, work duration, retries and unfinished work', async () => {
     const clock = new FakeClock();
-    const seen = { added: 0, depth: [] as number[], latency: [] as number[], work: [] as number[], retried: 0 };
+    const seen = {
+      added: 0,
+      depth: [] as number[],
+      latency: [] as number[],
+      work: [] as number[],
+      retried: 0,
+    };
     const q = new WorkQueue<string>({
       clock,
       rateLimiter: new ItemExponentialRateLimiter<string>(5, 1_000_000),

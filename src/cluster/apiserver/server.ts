@@ -5,6 +5,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { WebhookAdmission } from './admission/webhooks.ts';
 import { Api, type ApiHooks } from './api.ts';
 import { Authenticator } from './auth/authn.ts';
 import { Authorizer, bootstrapRbacObjects } from './auth/rbac.ts';
@@ -12,12 +13,13 @@ import { builtinResourceTypes } from './builtin/index.ts';
 import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
-import { createHandler, type OpenApiProvider } from './http/handler.ts';
+import { createHandler } from './http/handler.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
 import { ApiMetrics } from './metrics.ts';
 import { ResourceRegistry } from './registry.ts';
+import { SchemaService } from './schemas.ts';
 import { ObjectStore } from './store.ts';
 import { selfSignedCert } from './tls.ts';
 import type { KubeObject } from './types.ts';
@@ -37,7 +39,6 @@ export interface ApiServerOptions {
   log?: (msg: string, fields: Record<string, unknown>) => void;
   /** Extra hooks composed with the server's own (admission webhooks, patchers, schema checks). */
   hooks?: Partial<ApiHooks>;
-  openapi?: (api: Api) => OpenApiProvider;
 }
 
 export interface ApiServerHandle {
@@ -75,10 +76,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   for (const rt of builtinResourceTypes()) registry.add(rt);
   const hooks: ApiHooks = { ...opts.hooks };
   const api = new Api(store, registry, hooks);
+  hooks.admission ??= new WebhookAdmission(api);
+  const schemas = new SchemaService(api);
+  hooks.unknownFields ??= schemas.unknownFields;
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
   const userAfterWrite = hooks.afterWrite;
   hooks.afterWrite = (rt, type, obj) => {
+    if (rt.resource === 'customresourcedefinitions') schemas.invalidate();
     crds.onWrite(rt, type, obj);
     namespaces.onWrite(rt, type, obj);
     userAfterWrite?.(rt, type, obj);
@@ -99,7 +104,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     enforceRbac: opts.authorizationMode === 'RBAC',
     faults,
     metrics,
-    openapi: opts.openapi?.(api),
+    openapi: schemas.provider,
     version: KUBERNETES_VERSION,
     publicPaths: new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']),
     log: opts.log,

@@ -74,3 +74,14 @@ export function index(path: string, i: number): string {
 export function key(path: string, k: string): string {
   return `${path}[${k}]`;
 }
+
+/** Drops repeated errors (same field and message), as ErrorList.ToAggregate does for the message. */
+export function dedupe(errs: FieldError[]): FieldError[] {
+  const seen = new Set<string>();
+  return errs.filter((e) => {
+    const k = `${e.field}\u0000${e.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -317,7 +317,10 @@ export function validateObjectMeta(
   return errs;
 }
 
-/** ValidateObjectMetaUpdate, minus what the storage layer owns (resourceVersion, timestamps). */
+/**
+ * ValidateObjectMetaUpdate, minus what the storage layer owns (resourceVersion, timestamps,
+ * and the no-new-finalizers-while-deleting rule, which api.ts checks for every kind).
+ */
 export function validateObjectMetaUpdate(
   meta: ObjectMeta | undefined,
   old: ObjectMeta | undefined,
@@ -326,21 +329,6 @@ export function validateObjectMetaUpdate(
   const errs: FieldError[] = [];
   const m = meta ?? {};
   const o = old ?? {};
-  if (o.deletionTimestamp) {
-    const oldSet = new Set(o.finalizers ?? []);
-    const extra = (m.finalizers ?? []).filter((f) => !oldSet.has(f));
-    if (extra.length > 0) {
-      errs.push(
-        forbidden(
-          child(path, 'finalizers'),
-          `no new finalizers can be added if the object is being deleted, found new finalizers []string{${[...new Set(extra)]
-            .sort()
-            .map((f) => JSON.stringify(f))
-            .join(', ')}}`,
-        ),
-      );
-    }
-  }
   if ((m.generation ?? 0) < (o.generation ?? 0)) {
     errs.push(invalid(child(path, 'generation'), m.generation ?? 0, 'must not be decremented'));
   }

@@ -19,6 +19,14 @@ export class GoStruct {
   }
 }
 
+/** Text printed verbatim inside a %#v dump (e.g. a typed nil pointer). */
+export class GoRaw {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 /** A float64 that happens to be integral (e.g. a schema bound), printed as Go prints a float. */
 export class GoFloat {
   readonly value: number;
@@ -74,6 +82,7 @@ export function goSharpV(v: unknown, nested = false): string {
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || v instanceof GoFloat) {
     return goScalar(v);
   }
+  if (v instanceof GoRaw) return v.text;
   if (v instanceof GoStruct) {
     return `${v.typeName}{${v.fields.map(([k, fv]) => `${k}:${goSharpV(fv, true)}`).join(', ')}}`;
   }

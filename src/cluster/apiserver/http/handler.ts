@@ -22,8 +22,8 @@ import { subresourceHandlers } from './subresources.ts';
 
 export interface OpenApiProvider {
   v3Paths(): unknown;
-  v3GroupVersion(path: string): unknown | undefined;
-  v2?(): unknown;
+  /** The rendered document of a group-version path (`api/v1`, `apis/apps/v1`) and its hash. */
+  v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
 }
 
 export interface NonResourceHandler {
@@ -285,12 +285,13 @@ async function serveNonResource(
   if (deps.openapi) {
     if (path === '/openapi/v3' || path === '/openapi/v3/') return sendJson(res, 200, deps.openapi.v3Paths());
     if (path.startsWith('/openapi/v3/')) {
-      const doc = deps.openapi.v3GroupVersion(path.slice('/openapi/v3/'.length));
+      const doc = deps.openapi.v3GroupVersionRendered(path.slice('/openapi/v3/'.length));
       if (doc === undefined) throw errors.notFoundPath();
-      res.setHeader('Cache-Control', 'public, immutable');
-      return sendJson(res, 200, doc);
+      // The discovery document links here with ?hash=, so the content is immutable.
+      res.setHeader('ETag', `"${doc.hash}"`);
+      res.setHeader('Cache-Control', url.searchParams.has('hash') ? 'public, immutable' : 'no-cache, private');
+      return sendRaw(res, 200, doc.json);
     }
-    if (path === '/openapi/v2' && deps.openapi.v2) return sendJson(res, 200, deps.openapi.v2());
   }
   for (const h of deps.extra) {
     if (await h(req, res, path)) return;

@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authn.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
-import { getPath, nowRfc3339, setPath } from '../meta.ts';
+import { bindPod } from '../binding.ts';
+import { getPath, setPath } from '../meta.ts';
 import type { KubeObject } from '../types.ts';
 import { type HandlerDeps, patchFromRequest, readDecoded, sendJson, sendObject, writeOptions } from './handler.ts';
 import type { ResourcePath } from './router.ts';
@@ -126,43 +127,9 @@ const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   const body = (await readDecoded(req)) as { kind?: string; metadata?: { name?: string }; target?: { kind?: string; name?: string } };
   const ns = p.namespace ?? '';
   const name = p.name ?? body.metadata?.name ?? '';
-  await bindPod(deps, ns, name, body.target?.name ?? '', user.name, q);
+  await bindPod(deps.api, ns, name, body.target?.name ?? '', writeOptions(q, user.name, 'binding'));
   sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 };
-
-export async function bindPod(deps: Pick<HandlerDeps, 'api' | 'registry'>, ns: string, name: string, node: string, user: string, q?: URLSearchParams): Promise<void> {
-  const pods = deps.registry.get('', 'v1', 'pods')!;
-  if (!node) {
-    throw errors.invalid('Binding', '', name, [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
-  }
-  await deps.api.updateWith(
-    pods,
-    ns,
-    name,
-    { ...(q ? writeOptions(q, user, 'binding') : { user }), subresource: 'binding' },
-    (pod) => {
-      const spec = (pod.spec ?? {}) as { nodeName?: string; schedulingGates?: unknown[] };
-      if (pod.metadata.deletionTimestamp) {
-        throw errors.conflict({ group: '', resource: 'pods' }, name, 'pod is being deleted, cannot be assigned to a host');
-      }
-      if (spec.nodeName) {
-        throw errors.conflict({ group: '', resource: 'pods/binding' }, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
-      }
-      if (spec.schedulingGates?.length) {
-        throw errors.conflict({ group: '', resource: 'pods/binding' }, name, `pod ${name} has non-empty .spec.schedulingGates`);
-      }
-      spec.nodeName = node;
-      pod.spec = spec;
-      const st = (pod.status ?? {}) as { conditions?: Record<string, unknown>[] };
-      const conds = (st.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
-      conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: nowRfc3339() });
-      st.conditions = conds;
-      pod.status = st;
-      return pod;
-    },
-    false,
-  );
-}
 
 /** POST pods/<name>/eviction: a graceful delete (no PodDisruptionBudgets are served). */
 const eviction: SubHandler = async ({ deps, req, res, p, method, user }) => {

@@ -1,0 +1,114 @@
+/**
+ * API server figures for docs/benchmarks.md (issue: embedded API server):
+ *  1. sustained writes/s (pod creates over HTTP keep-alive, 32 in flight)
+ *  2. p50/p99 write latency at a paced 1,000 writes/s with 10 watchers attached
+ *  3. time to list 100,000 pods with a label selector
+ *  4. server RSS holding 100,000 pods
+ * Run: node bench/apiserver.ts [--pods 100000]
+ */
+import { Http, machine, percentile, pod, startClusterProcess } from './support.ts';
+
+const args = process.argv.slice(2);
+const TOTAL_PODS = Number(args[args.indexOf('--pods') + 1] || 100_000) || 100_000;
+
+async function createNamespace(http: Http, name: string): Promise<void> {
+  const r = await http.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  if (r.status !== 201) throw new Error(`namespace ${name}: ${r.status} ${r.text}`);
+}
+
+async function sustainedWrites(http: Http, seconds: number): Promise<number> {
+  await createNamespace(http, 'bench-sustained');
+  const deadline = Date.now() + seconds * 1000;
+  let done = 0;
+  let next = 0;
+  const worker = async () => {
+    while (Date.now() < deadline) {
+      const r = await http.send('POST', '/api/v1/namespaces/bench-sustained/pods', pod(`s-${next++}`));
+      if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
+      done++;
+    }
+  };
+  const start = Date.now();
+  await Promise.all(Array.from({ length: 32 }, worker));
+  return done / ((Date.now() - start) / 1000);
+}
+
+async function pacedLatency(http: Http, rate: number, seconds: number, watchers: number): Promise<{ p50: number; p99: number; delivered: number }> {
+  await createNamespace(http, 'bench-paced');
+  let delivered = 0;
+  const stops = Array.from({ length: watchers }, () =>
+    http.watch('/api/v1/namespaces/bench-paced/pods?watch=true&resourceVersion=0', () => {
+      delivered++;
+    }),
+  );
+  const latencies: number[] = [];
+  const total = rate * seconds;
+  const start = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      (async () => {
+        const t0 = performance.now();
+        const r = await http.send('POST', '/api/v1/namespaces/bench-paced/pods', pod(`p-${i}`));
+        latencies.push(performance.now() - t0);
+        if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
+      })(),
+    );
+  }
+  await Promise.all(inflight);
+  stops.forEach((s) => s());
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), delivered };
+}
+
+async function fill(http: Http, ns: string, count: number): Promise<void> {
+  await createNamespace(http, ns);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const r = await http.send('POST', `/api/v1/namespaces/${ns}/pods`, pod(`f-${i}`, { shard: `s${i % 100}` }));
+      if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+}
+
+async function main(): Promise<void> {
+  const server = await startClusterProcess();
+  const http = new Http(server.url, server.token);
+  try {
+    console.log(`machine: ${machine()}`);
+    const wps = await sustainedWrites(http, 10);
+    console.log(`sustained writes: ${wps.toFixed(0)} pod creates/s (32 in flight, 10 s)`);
+    const paced = await pacedLatency(http, 1000, 10, 10);
+    console.log(`paced 1,000 writes/s with 10 watchers: p50 ${paced.p50.toFixed(2)} ms, p99 ${paced.p99.toFixed(2)} ms (${paced.delivered} watch events delivered)`);
+    const already = await http.send('GET', '/api/v1/pods?limit=1');
+    const existing = (JSON.parse(already.text) as { metadata: { remainingItemCount?: number } }).metadata.remainingItemCount ?? 0;
+    await fill(http, 'bench-list', Math.max(0, TOTAL_PODS - existing - 1));
+    const lists: number[] = [];
+    let matched = 0;
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      const r = await http.send('GET', '/api/v1/pods?labelSelector=shard%3Ds7');
+      lists.push(performance.now() - t0);
+      matched = (JSON.parse(r.text) as { items: unknown[] }).items.length;
+    }
+    const t0 = performance.now();
+    const all = await http.send('GET', '/api/v1/pods');
+    const fullList = performance.now() - t0;
+    const count = (JSON.parse(all.text) as { items: unknown[] }).items.length;
+    lists.sort((a, b) => a - b);
+    console.log(`list ${count} pods with a label selector (${matched} match): median ${percentile(lists, 50).toFixed(0)} ms; full list ${fullList.toFixed(0)} ms (${(all.text.length / 1e6).toFixed(0)} MB)`);
+    const rss = await server.rssBytes();
+    console.log(`server RSS holding ${count} pods: ${(rss / 2 ** 20).toFixed(0)} MiB`);
+  } finally {
+    http.close();
+    await server.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,218 @@
+import { isObject } from './json-values.ts';
+
+/**
+ * A set of field paths, as structured-merge-diff's fieldpath.Set: a trie whose edges are path
+ * elements spelled as in FieldsV1 (`f:name`, `k:{"name":"c"}`, `v:"x"`, `i:0`) and whose nodes
+ * say whether that exact path is a member. Serialises to and from the FieldsV1 JSON kept in
+ * metadata.managedFields (where `.` marks a member that also has children).
+ */
+export class FieldSet {
+  member = false;
+  readonly children = new Map<string, FieldSet>();
+
+  static of(...paths: (readonly string[])[]): FieldSet {
+    const s = new FieldSet();
+    for (const p of paths) s.insert(p);
+    return s;
+  }
+
+  insert(path: readonly string[]): void {
+    let node: FieldSet = this;
+    for (const pe of path) {
+      let next = node.children.get(pe);
+      if (!next) {
+        next = new FieldSet();
+        node.children.set(pe, next);
+      }
+      node = next;
+    }
+    if (path.length > 0) node.member = true;
+  }
+
+  has(path: readonly string[]): boolean {
+    let node: FieldSet | undefined = this;
+    for (const pe of path) {
+      node = node.children.get(pe);
+      if (!node) return false;
+    }
+    return path.length > 0 && node.member;
+  }
+
+  child(pe: string): FieldSet | undefined {
+    return this.children.get(pe);
+  }
+
+  isEmpty(): boolean {
+    if (this.member) return false;
+    for (const c of this.children.values()) if (!c.isEmpty()) return false;
+    return true;
+  }
+
+  clone(): FieldSet {
+    const s = new FieldSet();
+    s.member = this.member;
+    for (const [pe, c] of this.children) s.children.set(pe, c.clone());
+    return s;
+  }
+
+  union(other: FieldSet): FieldSet {
+    const s = this.clone();
+    s.member ||= other.member;
+    for (const [pe, c] of other.children) {
+      const mine = s.children.get(pe);
+      s.children.set(pe, mine ? mine.union(c) : c.clone());
+    }
+    return s;
+  }
+
+  /** Members of this set that are not members of `other` (exact paths, not subtrees). */
+  difference(other: FieldSet): FieldSet {
+    const s = new FieldSet();
+    s.member = this.member && !other.member;
+    for (const [pe, c] of this.children) {
+      const o = other.children.get(pe);
+      const d = o ? c.difference(o) : c.clone();
+      if (!d.isEmpty()) s.children.set(pe, d);
+    }
+    return s;
+  }
+
+  intersection(other: FieldSet): FieldSet {
+    const s = new FieldSet();
+    s.member = this.member && other.member;
+    for (const [pe, c] of this.children) {
+      const o = other.children.get(pe);
+      if (!o) continue;
+      const i = c.intersection(o);
+      if (!i.isEmpty()) s.children.set(pe, i);
+    }
+    return s;
+  }
+
+  /** Like difference, but a member of `other` also removes everything beneath it. */
+  recursiveDifference(other: FieldSet): FieldSet {
+    const s = new FieldSet();
+    s.member = this.member && !other.member;
+    for (const [pe, c] of this.children) {
+      const o = other.children.get(pe);
+      if (o?.member) continue;
+      const d = o ? c.recursiveDifference(o) : c.clone();
+      if (!d.isEmpty()) s.children.set(pe, d);
+    }
+    return s;
+  }
+
+  /**
+   * EnsureNamedFieldsAreMembers: object fields that have owned children become members
+   * themselves (list items and values do not). Without a schema every object key counts as a
+   * named field, which only differs from structured-merge-diff for maps of objects.
+   */
+  withNamedFieldsAsMembers(): FieldSet {
+    const s = new FieldSet();
+    s.member = this.member;
+    for (const [pe, c] of this.children) {
+      const n = c.withNamedFieldsAsMembers();
+      if (pe.startsWith('f:') && c.children.size > 0 && !c.isEmpty()) n.member = true;
+      s.children.set(pe, n);
+    }
+    return s;
+  }
+
+  /** Every member path, in FieldsV1 order. */
+  paths(): string[][] {
+    const out: string[][] = [];
+    const walk = (node: FieldSet, prefix: string[]) => {
+      if (node.member && prefix.length > 0) out.push(prefix);
+      for (const pe of sortedElements(node.children.keys())) walk(node.children.get(pe)!, [...prefix, pe]);
+    };
+    walk(this, []);
+    return out;
+  }
+
+  toFieldsV1(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const pe of sortedElements(this.children.keys())) {
+      const c = this.children.get(pe)!;
+      if (c.isEmpty()) continue;
+      const hasChildren = [...c.children.values()].some((x) => !x.isEmpty());
+      if (!hasChildren) {
+        out[pe] = {};
+        continue;
+      }
+      const body = c.toFieldsV1();
+      out[pe] = c.member ? { '.': {}, ...body } : body;
+    }
+    return out;
+  }
+
+  static fromFieldsV1(json: unknown): FieldSet {
+    const s = new FieldSet();
+    if (!isObject(json)) return s;
+    for (const [pe, v] of Object.entries(json)) {
+      if (pe === '.') {
+        s.member = true;
+        continue;
+      }
+      const c = FieldSet.fromFieldsV1(v);
+      if (isObject(v) && Object.keys(v).length === 0) c.member = true;
+      s.children.set(pe, c);
+    }
+    return s;
+  }
+}
+
+const RANK: Record<string, number> = { f: 0, k: 1, v: 2, i: 3 };
+
+/** Path element order of structured-merge-diff: fields, then keys, then values, then indexes. */
+export function comparePathElements(a: string, b: string): number {
+  const ra = RANK[a[0]!] ?? 4;
+  const rb = RANK[b[0]!] ?? 4;
+  if (ra !== rb) return ra - rb;
+  const va = a.slice(2);
+  const vb = b.slice(2);
+  if (a[0] === 'i' || a[0] === 'v') {
+    const na = Number(va);
+    const nb = Number(vb);
+    if (!Number.isNaN(na) && !Number.isNaN(nb)) return na - nb;
+  }
+  return va < vb ? -1 : va > vb ? 1 : 0;
+}
+
+function sortedElements(keys: Iterable<string>): string[] {
+  return [...keys].sort(comparePathElements);
+}
+
+/** fieldpath.Path.String(): `.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"]`. */
+export function pathToString(path: readonly string[]): string {
+  return path
+    .map((pe) => {
+      const body = pe.slice(2);
+      switch (pe[0]) {
+        case 'f':
+          return `.${body}`;
+        case 'k': {
+          const key = JSON.parse(body) as Record<string, unknown>;
+          return `[${Object.entries(key)
+            .map(([k, v]) => `${k}=${valueToString(v)}`)
+            .join(',')}]`;
+        }
+        case 'v':
+          return `[=${valueToString(JSON.parse(body))}]`;
+        default:
+          return `[${body}]`;
+      }
+    })
+    .join('');
+}
+
+function valueToString(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v === null) return 'null';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/** A field path (names only) as a set member: ['spec','replicas'] is `f:spec`/`f:replicas`. */
+export function namesToPath(names: readonly string[]): string[] {
+  return names.map((n) => `f:${n}`);
+}

@@ -1,0 +1,102 @@
+import jsonpatch from 'fast-json-patch';
+import { PatchError, badRequest, genericInvalid } from './errors.ts';
+import { clone, deepEqual, isObject } from './json-values.ts';
+
+const { applyOperation, JsonPatchError } = jsonpatch;
+
+/** kube-apiserver's maxJSONPatchOperations. */
+const MAX_OPERATIONS = 10000;
+
+/**
+ * Applies an RFC 6902 JSON patch the way kube-apiserver does (evanphx/json-patch): a body that
+ * is not a list of operation objects is a 400; any operation that cannot be applied, including
+ * a failed `test`, is a 422 whose message is the generic sentence the real server sends
+ * (the specific reason is kept in `detail`). The input document is never mutated.
+ */
+export function applyJsonPatch<T>(doc: T, ops: unknown): T {
+  if (!Array.isArray(ops) || !ops.every(isObject)) {
+    const got = Array.isArray(ops) ? 'array element' : ops === null ? 'null' : typeof ops;
+    throw badRequest(`json: cannot unmarshal ${got} into Go value of type jsonpatch.Patch`);
+  }
+  if (ops.length > MAX_OPERATIONS) {
+    throw new PatchError(
+      413,
+      'RequestEntityTooLarge',
+      `Request entity too large: The allowed maximum operations in a JSON patch is ${MAX_OPERATIONS}, got ${ops.length}`,
+    );
+  }
+  let document: unknown = clone(doc);
+  for (const op of ops) {
+    if (op.op === 'test') {
+      runTest(document, op);
+      continue;
+    }
+    try {
+      document = applyOperation(document, op as never, true, true).newDocument;
+    } catch (err) {
+      if (err instanceof JsonPatchError) throw genericInvalid(describe(op, err.name));
+      throw err;
+    }
+  }
+  return document as T;
+}
+
+/**
+ * evanphx's `test` treats a missing location as null, so `{"op":"test","value":null}` on an
+ * absent path passes; fast-json-patch would fail it, hence this small hand-written check.
+ */
+function runTest(document: unknown, op: Record<string, unknown>): void {
+  const path = typeof op.path === 'string' ? op.path : '';
+  const found = resolvePointer(document, path);
+  if (found === 'unresolvable') {
+    throw genericInvalid(`test operation does not apply: is missing path: ${path}: missing value`);
+  }
+  const actual = found.value === undefined ? null : found.value;
+  const expected = op.value === undefined ? null : op.value;
+  if (!deepEqual(actual, expected)) throw genericInvalid(`testing value ${path} failed: test failed`);
+}
+
+function resolvePointer(doc: unknown, pointer: string): { value: unknown } | 'unresolvable' {
+  if (pointer === '') return { value: doc };
+  if (!pointer.startsWith('/')) return 'unresolvable';
+  const parts = pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let cur: unknown = doc;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const last = i === parts.length - 1;
+    if (Array.isArray(cur)) {
+      const idx = /^(0|[1-9][0-9]*)$/.test(part) ? Number(part) : -1;
+      if (idx < 0 || idx >= cur.length) return last ? { value: undefined } : 'unresolvable';
+      cur = cur[idx];
+    } else if (isObject(cur)) {
+      if (!Object.hasOwn(cur, part)) return last ? { value: undefined } : 'unresolvable';
+      cur = cur[part];
+    } else {
+      return 'unresolvable';
+    }
+  }
+  return { value: cur };
+}
+
+/** evanphx-style wording of an operation failure, for `detail`. */
+function describe(op: Record<string, unknown>, code: string): string {
+  const kind = String(op.op);
+  const path = String(op.path);
+  switch (code) {
+    case 'OPERATION_OP_INVALID':
+      return `Unexpected kind: ${kind}`;
+    case 'OPERATION_PATH_INVALID':
+    case 'OPERATION_PATH_UNRESOLVABLE':
+    case 'OPERATION_PATH_CANNOT_ADD':
+      return `${kind} operation does not apply: doc is missing path: "${path}": missing value`;
+    case 'OPERATION_FROM_UNRESOLVABLE':
+      return `${kind} operation does not apply: doc is missing from path: "${String(op.from)}": missing value`;
+    case 'OPERATION_VALUE_REQUIRED':
+      return `${kind} operation missing value`;
+    default:
+      return `${kind} operation failed at "${path}": ${code}`;
+  }
+}

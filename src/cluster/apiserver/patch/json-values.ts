@@ -1,0 +1,40 @@
+/** Small helpers over plain JSON values shared by the patch engines. */
+
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const ka = Object.keys(a);
+    if (ka.length !== Object.keys(b).length) return false;
+    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+export function clone<T>(v: T): T {
+  return v === undefined ? v : structuredClone(v);
+}
+
+/**
+ * Renders a value the way Go's fmt `%v` prints decoded JSON (map[k:v] with sorted keys,
+ * [a b] for slices), because strategic-merge error messages embed such renderings.
+ */
+export function goFormat(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goFormat).join(' ')}]`;
+  if (isObject(v)) {
+    const keys = Object.keys(v).sort();
+    return `map[${keys.map((k) => `${k}:${goFormat(v[k])}`).join(' ')}]`;
+  }
+  return String(v);
+}

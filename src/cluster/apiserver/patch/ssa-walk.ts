@@ -1,0 +1,318 @@
+import { FieldSet, pathToString } from './fieldset.ts';
+import { deepEqual, isObject, type JsonObject } from './json-values.ts';
+import type { ListSemantics, ListSemanticsLookup } from './list-semantics.ts';
+
+/**
+ * The structured-merge-diff walks server-side apply is built from (ToFieldSet, Compare,
+ * RemoveItems, Merge), over plain JSON objects with list semantics from a lookup instead of
+ * a typed schema. Paths handed to the lookup are field names with list items transparent.
+ */
+
+/** A problem with the applied configuration, worded as structured-merge-diff words it. */
+export class ApplyConfigError extends Error {}
+
+type Granular = Exclude<ListSemantics, { type: 'atomic' }>;
+
+function granular(sem: ListSemantics | undefined): Granular | undefined {
+  return sem && sem.type !== 'atomic' ? sem : undefined;
+}
+
+/**
+ * The path element of a list item: `k:{...}` with the key fields sorted by name, `v:<json>`
+ * for a set. Returns undefined when the item cannot be keyed (then the caller falls back to
+ * its index, or reports the problem for an applied configuration).
+ */
+function itemElement(sem: Granular, item: unknown): string | { missing: string } | undefined {
+  if (sem.type === 'set') return isObject(item) || Array.isArray(item) ? undefined : `v:${JSON.stringify(item)}`;
+  if (!isObject(item)) return undefined;
+  const key: Record<string, unknown> = {};
+  for (const k of [...sem.keys].sort()) {
+    const v = Object.hasOwn(item, k) ? item[k] : sem.keyDefaults?.[k];
+    if (v === undefined || v === null) return { missing: k };
+    key[k] = v;
+  }
+  return `k:${JSON.stringify(key)}`;
+}
+
+/** Path elements of a list's items, index fallback for unkeyable items of stored objects. */
+function itemElements(sem: Granular, list: unknown[], names: string[], strict: boolean): string[] {
+  const seen = new Set<string>();
+  return list.map((item, i) => {
+    const pe = itemElement(sem, item);
+    if (typeof pe === 'string') {
+      if (strict && seen.has(pe)) {
+        throw new ApplyConfigError(`.${names.join('.')}: duplicate entries for key ${pathToString([pe])}`);
+      }
+      seen.add(pe);
+      return pe;
+    }
+    if (strict) {
+      const why =
+        pe && 'missing' in pe
+          ? `associative list with keys has an element that omits key field "${pe.missing}" (and doesn't have default value)`
+          : 'expected a keyable item';
+      throw new ApplyConfigError(`.${names.join('.')}: element ${i}: ${why}`);
+    }
+    return `i:${i}`;
+  });
+}
+
+/**
+ * ToFieldSet: every scalar, every atomic list or object, and every item of a granular list.
+ * Objects themselves are not members. With `strict`, unkeyable or duplicate list items throw.
+ */
+export function toFieldSet(obj: JsonObject, sem: ListSemanticsLookup, strict = false): FieldSet {
+  const set = new FieldSet();
+  const walkObject = (o: JsonObject, names: string[], pes: string[]) => {
+    for (const [k, v] of Object.entries(o)) walk(v, [...names, k], [...pes, `f:${k}`]);
+  };
+  const walk = (v: unknown, names: string[], pes: string[]) => {
+    if (Array.isArray(v)) {
+      const s = granular(sem(names));
+      if (!s) return set.insert(pes);
+      const elements = itemElements(s, v, names, strict);
+      v.forEach((item, i) => {
+        const p = [...pes, elements[i]!];
+        set.insert(p);
+        if (s.type === 'map' && !s.atomicItems && isObject(item)) walkObject(item, names, p);
+      });
+    } else if (isObject(v)) {
+      if (sem(names)?.type === 'atomic') return set.insert(pes);
+      walkObject(v, names, pes);
+    } else {
+      set.insert(pes);
+    }
+  };
+  walkObject(obj, [], []);
+  return set;
+}
+
+export interface Comparison {
+  added: FieldSet;
+  modified: FieldSet;
+  removed: FieldSet;
+}
+
+/**
+ * Compare: leaves that differ, plus granular objects, lists and list items that exist on one
+ * side only (which is where FieldsV1's `.` entries of Update managers come from). Fields the
+ * typed object always has (`alwaysPresent`) are taken as present-but-empty when missing.
+ */
+export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLookup): Comparison {
+  const out: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  const leaf = (l: unknown, r: unknown, pes: string[]) => {
+    if (l === undefined) out.added.insert(pes);
+    else if (r === undefined) out.removed.insert(pes);
+    else if (!deepEqual(l, r)) out.modified.insert(pes);
+  };
+  const containerHook = (l: unknown, r: unknown, pes: string[]) => {
+    if (pes.length === 0) return;
+    if (l === undefined) out.added.insert(pes);
+    else if (r === undefined) out.removed.insert(pes);
+  };
+  const isEmpty = (v: unknown) =>
+    v === undefined || v === null || (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
+
+  const cmpObject = (l: unknown, r: unknown, names: string[], pes: string[]) => {
+    const lo = isObject(l) ? l : undefined;
+    const ro = isObject(r) ? r : undefined;
+    const keys = new Set([...Object.keys(lo ?? {}), ...Object.keys(ro ?? {})]);
+    for (const k of keys) {
+      const childNames = [...names, k];
+      let lv = lo?.[k];
+      let rv = ro?.[k];
+      if (sem.alwaysPresent?.(childNames)) {
+        if (lo && lv === undefined && rv !== undefined) lv = Array.isArray(rv) ? [] : {};
+        if (ro && rv === undefined && lv !== undefined) rv = Array.isArray(lv) ? [] : {};
+      }
+      cmp(lv, rv, childNames, [...pes, `f:${k}`]);
+    }
+  };
+
+  const cmp = (l: unknown, r: unknown, names: string[], pes: string[]) => {
+    if (l === undefined && r === undefined) return;
+    const probe = r !== undefined && r !== null ? r : l;
+    const bothKnown = l !== undefined && l !== null && r !== undefined && r !== null;
+    if (bothKnown && (Array.isArray(l) !== Array.isArray(r) || isObject(l) !== isObject(r))) {
+      return leaf(l, r, pes);
+    }
+    if (Array.isArray(probe)) {
+      const s = granular(sem(names));
+      if (!s || (isEmpty(l) && isEmpty(r))) return leaf(l, r, pes);
+      const la = Array.isArray(l) ? l : [];
+      const ra = Array.isArray(r) ? r : [];
+      const lItems = indexItems(s, la, names);
+      const rItems = indexItems(s, ra, names);
+      for (const pe of new Set([...lItems.keys(), ...rItems.keys()])) {
+        const li = lItems.get(pe);
+        const ri = rItems.get(pe);
+        const p = [...pes, pe];
+        if (s.type === 'map' && !s.atomicItems && (isObject(li) || isObject(ri))) {
+          if (isEmpty(li) && isEmpty(ri)) leaf(li, ri, p);
+          else {
+            cmpObject(li, ri, names, p);
+            containerHook(li, ri, p);
+          }
+        } else {
+          leaf(li, ri, p);
+        }
+      }
+      return containerHook(l, r, pes);
+    }
+    if (isObject(probe)) {
+      if (sem(names)?.type === 'atomic' || (isEmpty(l) && isEmpty(r))) return leaf(l, r, pes);
+      cmpObject(l, r, names, pes);
+      return containerHook(l, r, pes);
+    }
+    leaf(l, r, pes);
+  };
+  cmp(lhs, rhs, [], []);
+  return out;
+}
+
+function indexItems(sem: Granular, list: unknown[], names: string[]): Map<string, unknown> {
+  const elements = itemElements(sem, list, names, false);
+  const m = new Map<string, unknown>();
+  // Repeated keys in a stored object: the first occurrence wins, as in structured-merge-diff.
+  elements.forEach((pe, i) => {
+    if (!m.has(pe)) m.set(pe, list[i]);
+  });
+  return m;
+}
+
+/**
+ * RemoveItems: drops every member of `set` (with its subtree) from `obj`. Objects and lists
+ * left empty by the removal disappear.
+ */
+export function removeItems(obj: JsonObject, set: FieldSet, sem: ListSemanticsLookup): JsonObject {
+  const rmObject = (o: JsonObject, s: FieldSet, names: string[]): JsonObject | undefined => {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(o)) {
+      const c = s.child(`f:${k}`);
+      if (c?.member) continue;
+      if (c && c.children.size > 0) {
+        const kept = rmValue(v, c, [...names, k]);
+        if (kept !== undefined) out[k] = kept;
+      } else {
+        out[k] = v;
+      }
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
+  };
+  const rmValue = (v: unknown, s: FieldSet, names: string[]): unknown => {
+    if (Array.isArray(v)) {
+      const g = granular(sem(names));
+      if (!g) return v;
+      const elements = itemElements(g, v, names, false);
+      const out: unknown[] = [];
+      v.forEach((item, i) => {
+        const c = s.child(elements[i]!);
+        if (c?.member) return;
+        if (c && c.children.size > 0 && isObject(item)) {
+          const kept = rmObject(item, c, names);
+          if (kept !== undefined) out.push(kept);
+        } else {
+          out.push(item);
+        }
+      });
+      return out.length > 0 ? out : undefined;
+    }
+    if (isObject(v)) return sem(names)?.type === 'atomic' ? v : rmObject(v, s, names);
+    return v;
+  };
+  return rmObject(obj, set, []) ?? {};
+}
+
+/**
+ * Merge(live, config): the config's scalars and atomic values win, objects merge key by key,
+ * keyed lists and sets merge item by item keeping the live order with the config's new items
+ * placed before the next shared item (structured-merge-diff's ordering). A null in the
+ * config removes the field.
+ */
+export function mergeApplied(live: JsonObject, config: JsonObject, sem: ListSemanticsLookup): JsonObject {
+  const mergeValue = (l: unknown, r: unknown, names: string[]): unknown => {
+    if (r === undefined) return l;
+    if (r === null) return undefined;
+    if (Array.isArray(r)) {
+      const s = granular(sem(names));
+      if (!s || !Array.isArray(l)) return withoutNulls(r);
+      return mergeList(l, r, s, names);
+    }
+    if (isObject(r)) {
+      if (!isObject(l) || sem(names)?.type === 'atomic') return withoutNulls(r);
+      return mergeObject(l, r, names);
+    }
+    return r;
+  };
+  const mergeObject = (l: JsonObject, r: JsonObject, names: string[]): JsonObject => {
+    const out: JsonObject = { ...l };
+    for (const [k, v] of Object.entries(r)) {
+      const merged = mergeValue(l[k], v, [...names, k]);
+      if (merged === undefined) delete out[k];
+      else out[k] = merged;
+    }
+    return out;
+  };
+  const mergeItem = (l: unknown, r: unknown, s: Granular, names: string[]): unknown => {
+    if (l === undefined) return withoutNulls(r);
+    if (r === undefined) return l;
+    if (s.type === 'map' && !s.atomicItems && isObject(l) && isObject(r)) return mergeObject(l, r, names);
+    return withoutNulls(r);
+  };
+  const mergeList = (l: unknown[], r: unknown[], s: Granular, names: string[]): unknown[] => {
+    const lpes = dedupe(itemElements(s, l, names, false));
+    const rpes = dedupe(itemElements(s, r, names, false));
+    const lMap = indexItems(s, l, names);
+    const rMap = indexItems(s, r, names);
+    const shared = rpes.filter((pe) => lMap.has(pe));
+    let nextShared = shared.shift();
+    const out: unknown[] = [];
+    let li = 0;
+    let ri = 0;
+    while (li < lpes.length || ri < rpes.length) {
+      const lpe = lpes[li];
+      const rpe = rpes[ri];
+      if (lpe !== undefined && rpe !== undefined) {
+        if (lpe === rpe) {
+          out.push(mergeItem(lMap.get(lpe), rMap.get(rpe), s, names));
+          li++;
+          ri++;
+          nextShared = shared.shift();
+          continue;
+        }
+        if (rMap.has(lpe) && nextShared !== undefined && nextShared !== lpe) {
+          li++;
+          continue;
+        }
+      }
+      if (lpe !== undefined && !rMap.has(lpe)) {
+        out.push(lMap.get(lpe));
+        li++;
+        continue;
+      }
+      if (rpe !== undefined) {
+        out.push(mergeItem(lMap.get(rpe), rMap.get(rpe), s, names));
+        ri++;
+        if (nextShared === rpe) nextShared = shared.shift();
+        continue;
+      }
+      li++; // a live item already merged through the config's order
+    }
+    return out;
+  };
+  return mergeObject(live, config, []);
+}
+
+function dedupe(pes: string[]): string[] {
+  return [...new Set(pes)];
+}
+
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (isObject(v)) {
+    const out: JsonObject = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+    return out;
+  }
+  return v;
+}

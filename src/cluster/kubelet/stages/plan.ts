@@ -1,0 +1,183 @@
+/**
+ * What playing a stage on an object would do, without doing it: the delay before it fires and
+ * the event, finalizer patch, deletion and patches (status and others) it would apply, in the
+ * order KWOK applies them. Rendering happens here, so the caller can plan again after the delay
+ * to render against the object as it is then.
+ */
+
+import { parse as parseYAML } from 'yaml';
+import type { FuncMap } from '../gotemplate/index.ts';
+import type { CompiledPatch, CompiledStage } from './compile.ts';
+import { type KwokFuncOptions, kwokFuncs } from './funcs.ts';
+import type { StageObject } from './match.ts';
+import { parseGoDuration, parseRFC3339 } from './time.ts';
+import type { JqQuery } from './jq.ts';
+
+export interface StageEnv extends KwokFuncOptions {
+  /** [0, 1) source for jitter; Math.random by default. */
+  random?: () => number;
+  /**
+   * Hook for behaviour beyond KWOK's (probe delays, run durations): receives the delay KWOK's
+   * rules produced and returns the one to use.
+   */
+  adjustDelay?: (stage: CompiledStage, obj: StageObject, delayMs: number | undefined) => number | undefined;
+}
+
+export interface JsonPatchOp {
+  op: 'add' | 'remove' | 'replace';
+  path: string;
+  value?: unknown;
+}
+
+export interface PlannedPatch {
+  /** '' for the main resource, 'status' for the status subresource. */
+  subresource: string;
+  type: 'json' | 'merge' | 'strategic';
+  /** A merge/strategic patch document, or the list of JSON patch operations. */
+  patch: unknown;
+  impersonate: string | undefined;
+}
+
+export interface StagePlan {
+  stage: string;
+  /** Milliseconds to wait before playing; undefined when the stage has no delay. */
+  delayMs: number | undefined;
+  event: { type: string; reason: string; message: string } | undefined;
+  /** JSON patch on metadata.finalizers, applied before deletion or the other patches. */
+  finalizers: JsonPatchOp[] | undefined;
+  delete: boolean;
+  /** Empty when the object is deleted. */
+  patches: PlannedPatch[];
+  immediateNextStage: boolean;
+}
+
+export type PlanResult = { ok: true; plan: StagePlan } | { ok: false; error: string };
+
+/** A duration read from the object: a Go duration, or an RFC3339 time meaning "until then". */
+function durationFrom(q: JqQuery | undefined, fallback: number | undefined, obj: unknown, now: number): number | undefined | null {
+  if (!q) return fallback;
+  const out = q.run(obj);
+  if (!out || out.length === 0) return fallback;
+  const v = out[0];
+  if (typeof v === 'string') {
+    // An empty string switches the delay off entirely, as in KWOK.
+    if (v === '') return null;
+    const t = parseRFC3339(v);
+    if (t !== undefined) return t - now;
+    const d = parseGoDuration(v);
+    if (d !== undefined) return d;
+  }
+  return fallback;
+}
+
+/**
+ * The stage's delay for this object: durationMilliseconds (or durationFrom), then a uniform
+ * extra up to jitterDurationMilliseconds (or jitterDurationFrom); a jitter bound below the
+ * duration caps it instead. Undefined means "no delay".
+ */
+export function stageDelay(stage: CompiledStage, obj: StageObject, env: Pick<StageEnv, 'now' | 'random'>): number | undefined {
+  const d = stage.delay;
+  if (!d) return undefined;
+  const now = env.now();
+  const duration = durationFrom(d.durationFrom, d.durationMs, obj, now);
+  if (duration === null || duration === undefined) return undefined;
+  if (!d.hasJitter) return Math.max(0, duration);
+  const jitter = durationFrom(d.jitterFrom, d.jitterMs, obj, now);
+  if (jitter === null || jitter === undefined) return Math.max(0, duration);
+  if (jitter < duration) return Math.max(0, jitter);
+  const random = env.random ?? Math.random;
+  return Math.max(0, duration + Math.floor(random() * (jitter - duration)));
+}
+
+/** KWOK's finalizer edit as JSON patch operations against the current list. */
+export function finalizerOps(current: readonly string[], f: NonNullable<CompiledStage['finalizers']>): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [];
+  let empty = f.empty;
+  if (!empty && f.remove.length > 0) {
+    const removed: JsonPatchOp[] = [];
+    for (let i = current.length - 1; i >= 0; i--) {
+      if (f.remove.includes(current[i]!)) removed.push({ op: 'remove', path: `/metadata/finalizers/${i}` });
+    }
+    if (removed.length === current.length) empty = true;
+    else ops.push(...removed);
+  }
+  const addOps = (base: readonly string[]) => {
+    if (f.add.length === 0) return;
+    if (base.length === 0) ops.push({ op: 'add', path: '/metadata/finalizers', value: [...f.add] });
+    else for (const v of f.add) if (!base.includes(v)) ops.push({ op: 'add', path: '/metadata/finalizers/-', value: v });
+  };
+  if (!empty) addOps(current);
+  else {
+    if (current.length > 0) ops.push({ op: 'remove', path: '/metadata/finalizers' });
+    addOps([]);
+  }
+  return ops;
+}
+
+function renderPatch(p: CompiledPatch, obj: StageObject, funcs: FuncMap): { ok: true; patch: PlannedPatch } | { ok: false; error: string } {
+  const text = p.template.execute(obj, funcs);
+  if (!text.ok) return { ok: false, error: text.error };
+  let value: unknown;
+  try {
+    value = parseYAML(text.value);
+  } catch (e) {
+    return { ok: false, error: `rendered template is not YAML: ${e instanceof Error ? e.message : String(e)}:\n${text.value}` };
+  }
+  const podOrNode = obj.kind === 'Pod' || obj.kind === 'Node';
+  const type = p.type ?? (podOrNode ? 'strategic' : 'merge');
+  let patch: unknown;
+  if (type === 'json') {
+    if (!Array.isArray(value)) return { ok: false, error: 'json patch template must render a list of operations' };
+    patch = p.root ? value.map((op: { path?: string }) => ({ ...op, path: `/${p.root}${op.path ?? ''}` })) : value;
+  } else {
+    patch = p.root ? { [p.root]: value ?? null } : (value ?? {});
+  }
+  // Pods and Nodes take status changes only through their status subresource.
+  const subresource = podOrNode && p.root === 'status' ? 'status' : p.subresource;
+  return { ok: true, patch: { subresource, type, patch, impersonate: p.impersonation?.username } };
+}
+
+export function planNext(stage: CompiledStage, obj: StageObject, env: StageEnv): PlanResult {
+  const funcs = kwokFuncs(env, obj);
+  let delayMs = stageDelay(stage, obj, env);
+  if (env.adjustDelay) delayMs = env.adjustDelay(stage, obj, delayMs);
+
+  let event: StagePlan['event'];
+  if (stage.event) {
+    let message = stage.event.message;
+    if (stage.event.messageTemplate) {
+      const r = stage.event.messageTemplate.execute(obj, funcs);
+      if (!r.ok) return { ok: false, error: `stage ${stage.name}: event message: ${r.error}` };
+      message = r.value;
+    }
+    event = { type: stage.event.type, reason: stage.event.reason, message };
+  }
+
+  let finalizers: JsonPatchOp[] | undefined;
+  if (stage.finalizers) {
+    const current = (obj.metadata as { finalizers?: string[] } | undefined)?.finalizers ?? [];
+    const ops = finalizerOps(current, stage.finalizers);
+    if (ops.length > 0) finalizers = ops;
+  }
+
+  const patches: PlannedPatch[] = [];
+  if (!stage.delete) {
+    for (const p of stage.patches) {
+      const r = renderPatch(p, obj, funcs);
+      if (!r.ok) return { ok: false, error: `stage ${stage.name}: ${r.error}` };
+      patches.push(r.patch);
+    }
+  }
+  return {
+    ok: true,
+    plan: {
+      stage: stage.name,
+      delayMs,
+      event,
+      finalizers,
+      delete: stage.delete,
+      patches,
+      immediateNextStage: stage.immediateNextStage,
+    },
+  };
+}

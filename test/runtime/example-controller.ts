@@ -1,0 +1,170 @@
+/**
+ * A small example controller (tests only, not shipped) that exercises the runtime
+ * through its public API: a custom resource `Greeting` owns one ConfigMap per replica,
+ * picks up a suffix from Secrets that point at it by label, keeps a finalizer, reports
+ * status, records events, requeues itself and refuses bad specs with a TerminalError.
+ */
+
+import {
+  type Client,
+  type ControllerDefinition,
+  enqueueByLabel,
+  hasFinalizer,
+  indexByOwnerUid,
+  isBeingDeleted,
+  type KubeObject,
+  OWNER_UID_INDEX,
+  type ReconcileContext,
+  setControllerReference,
+  TerminalError,
+} from '../../src/runtime/index.ts';
+
+export const GREETING = { apiVersion: 'example.troupe.dev/v1', kind: 'Greeting' };
+export const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap' };
+export const SECRET = { apiVersion: 'v1', kind: 'Secret' };
+export const FINALIZER = 'example.troupe.dev/cleanup';
+export const GREETING_LABEL = 'example.troupe.dev/greeting';
+
+export interface Greeting extends KubeObject {
+  spec: { replicas: number; message: string; recheckSeconds?: number };
+  status?: { observedGeneration?: number; replicas?: number; message?: string };
+}
+
+export const greetingCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'greetings.example.troupe.dev' },
+  spec: {
+    group: 'example.troupe.dev',
+    scope: 'Namespaced',
+    names: { plural: 'greetings', singular: 'greeting', kind: 'Greeting', listKind: 'GreetingList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: {
+                  replicas: { type: 'integer' },
+                  message: { type: 'string' },
+                  recheckSeconds: { type: 'integer' },
+                },
+              },
+              status: {
+                type: 'object',
+                properties: {
+                  observedGeneration: { type: 'integer' },
+                  replicas: { type: 'integer' },
+                  message: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+/** Installs the CRD and waits until the API serves it. */
+export async function installGreetingCrd(client: Client): Promise<void> {
+  await client.create(greetingCrd);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await client.mapper.resourceFor(GREETING);
+      await client.list(GREETING, { limit: 1 });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+export function greeting(namespace: string, name: string, replicas: number, message = 'hello'): Greeting {
+  return { ...GREETING, metadata: { name, namespace }, spec: { replicas, message } };
+}
+
+export interface GreetingHooks {
+  /** Called at the start of every reconcile. */
+  onReconcile?(key: string, ctx: ReconcileContext): void | Promise<void>;
+}
+
+export function greetingController(hooks: GreetingHooks = {}, name = 'greeting'): ControllerDefinition {
+  return {
+    name,
+    for: GREETING,
+    owns: [CONFIGMAP],
+    watches: [{ ...SECRET, map: enqueueByLabel(GREETING_LABEL) }],
+    indexes: [{ kind: CONFIGMAP, name: OWNER_UID_INDEX, fn: indexByOwnerUid }],
+    maxConcurrentReconciles: 2,
+    async reconcile(key, ctx) {
+      await hooks.onReconcile?.(key, ctx);
+      const { cache, client, recorder } = ctx;
+      const g = await cache.get<Greeting>(GREETING, ctx.name, ctx.namespace);
+      if (!g) return;
+      const children = await cache.list<KubeObject>(CONFIGMAP, {
+        namespace: ctx.namespace,
+        index: { name: OWNER_UID_INDEX, value: g.metadata.uid ?? '' },
+      });
+
+      if (isBeingDeleted(g)) {
+        for (const child of children) await client.delete(child);
+        if (hasFinalizer(g, FINALIZER)) {
+          await client.removeFinalizer(g, FINALIZER);
+          recorder.normal(g, 'CleanedUp', 'Delete', `deleted ${children.length} greetings`);
+        }
+        return;
+      }
+      if (!hasFinalizer(g, FINALIZER)) await client.addFinalizer(g, FINALIZER);
+
+      if (g.spec.replicas < 0) {
+        recorder.warning(g, 'InvalidSpec', 'Validate', 'spec.replicas must not be negative');
+        throw new TerminalError('spec.replicas must not be negative');
+      }
+
+      const secrets = await cache.list<KubeObject & { data?: Record<string, string> }>(SECRET, {
+        namespace: ctx.namespace,
+        labelSelector: `${GREETING_LABEL}=${ctx.name}`,
+      });
+      const suffix = secrets
+        .map((s) => Buffer.from(s.data?.suffix ?? '', 'base64').toString())
+        .sort()
+        .join('');
+      const message = g.spec.message + suffix;
+
+      const wanted = new Set<string>();
+      for (let i = 0; i < g.spec.replicas; i++) {
+        const childName = `${ctx.name}-${i}`;
+        wanted.add(childName);
+        const existing = children.find((c) => c.metadata.name === childName);
+        if ((existing?.data as Record<string, string> | undefined)?.message === message) continue;
+        const desired: KubeObject = {
+          ...CONFIGMAP,
+          metadata: { name: childName, namespace: ctx.namespace, labels: { [GREETING_LABEL]: ctx.name } },
+          data: { message },
+        };
+        setControllerReference(g, desired);
+        await client.apply(desired, { force: true });
+      }
+      for (const child of children) {
+        if (!wanted.has(child.metadata.name ?? '')) await client.delete(child);
+      }
+
+      const status = { observedGeneration: g.metadata.generation, replicas: g.spec.replicas, message };
+      if (JSON.stringify(g.status ?? {}) !== JSON.stringify(status)) {
+        await client.patchStatus(g, { status });
+        recorder.normal(g, 'Reconciled', 'Reconcile', `${g.spec.replicas} greetings say "${message}"`);
+      }
+      if (g.spec.recheckSeconds) return { requeueAfter: g.spec.recheckSeconds * 1000 };
+      return undefined;
+    },
+  };
+}
