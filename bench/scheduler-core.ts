@@ -6,7 +6,12 @@
  *   ./node_modules/.bin/node bench/scheduler-core.ts [nodes] [pods]
  */
 
-import { ClusterState, type NodeLike, type PodLike, schedulePod } from '../src/cluster/scheduler/core/index.ts';
+import {
+  ClusterState,
+  type NodeLike,
+  type PodLike,
+  schedulePod,
+} from '../src/cluster/scheduler/core/index.ts';
 
 const NODES = Number(process.argv[2] ?? 1000);
 const PODS = Number(process.argv[3] ?? 100_000);
@@ -24,7 +29,11 @@ function makeNodes(): NodeLike[] {
     nodes.push({
       metadata: {
         name: `node-${i}`,
-        labels: { 'kubernetes.io/hostname': `node-${i}`, zone: `zone-${i % 3}`, ...(gpu ? { accelerator: 'a100' } : {}) },
+        labels: {
+          'kubernetes.io/hostname': `node-${i}`,
+          zone: `zone-${i % 3}`,
+          ...(gpu ? { accelerator: 'a100' } : {}),
+        },
       },
       spec: gpu ? { taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' }] } : {},
       status: {
@@ -41,16 +50,22 @@ function makePods(): PodLike[] {
     const kind = rnd();
     const cpu = `${250 + Math.floor(rnd() * 350)}m`;
     const memory = `${512 + Math.floor(rnd() * 1024)}Mi`;
-    const spec: NonNullable<PodLike['spec']> = { containers: [{ name: 'main', resources: { requests: { cpu, memory } } }] };
+    const spec: NonNullable<PodLike['spec']> = {
+      containers: [{ name: 'main', resources: { requests: { cpu, memory } } }],
+    };
     if (kind < 0.02) {
-      spec.containers = [{ name: 'main', resources: { requests: { cpu, memory }, limits: { 'nvidia.com/gpu': '1' } } }];
+      spec.containers = [
+        { name: 'main', resources: { requests: { cpu, memory }, limits: { 'nvidia.com/gpu': '1' } } },
+      ];
       spec.tolerations = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
       spec.nodeSelector = { accelerator: 'a100' };
     } else if (kind < 0.2) {
       spec.affinity = {
         nodeAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['zone-0', 'zone-1'] }] }],
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'zone', operator: 'In', values: ['zone-0', 'zone-1'] }] },
+            ],
           },
         },
       };

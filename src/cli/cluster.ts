@@ -18,7 +18,7 @@ export function clusterCommand(): Command {
     .option('--port <n>', 'port to listen on (0 picks a free one)', parsePort, 6443)
     .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
     .option('--kubeconfig-out <file>', 'where to write the kubeconfig', '.troupe/kubeconfig')
-    .option('--tls', 'serve HTTPS with a generated self-signed certificate', false)
+    .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
     .addOption(
       new Option('--authorization-mode <mode>', 'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens')
         .choices(['AlwaysAllow', 'RBAC'])

@@ -20,7 +20,10 @@ export function rfc3339(now: Date = new Date()): string {
   return `${now.toISOString().slice(0, 19)}Z`;
 }
 
-export function findCondition<T extends Condition>(conditions: readonly T[] | undefined | null, type: string): T | undefined {
+export function findCondition<T extends Condition>(
+  conditions: readonly T[] | undefined | null,
+  type: string,
+): T | undefined {
   return conditions?.find((c) => c.type === type);
 }
 
@@ -38,7 +41,11 @@ export function isConditionFalse(conditions: readonly Condition[] | undefined | 
  * none); reason, message and observedGeneration are always taken from `condition`.
  * Extra fields (lastProbeTime, lastUpdateTime, lastHeartbeatTime) are copied when given.
  */
-export function setCondition<T extends Condition>(conditions: T[], condition: T, now: Date = new Date()): boolean {
+export function setCondition<T extends Condition>(
+  conditions: T[],
+  condition: T,
+  now: Date = new Date(),
+): boolean {
   const existing = conditions.find((c) => c.type === condition.type);
   if (!existing) {
     const added = { ...condition };

@@ -26,7 +26,13 @@ export interface ContainerLike {
 export interface ContainerStateLike {
   waiting?: { reason?: string; message?: string } | null;
   running?: { startedAt?: string } | null;
-  terminated?: { exitCode?: number; signal?: number; reason?: string; finishedAt?: string; startedAt?: string } | null;
+  terminated?: {
+    exitCode?: number;
+    signal?: number;
+    reason?: string;
+    finishedAt?: string;
+    startedAt?: string;
+  } | null;
 }
 
 export interface ContainerStatusLike {
@@ -50,7 +56,12 @@ export interface PodConditionLike {
 }
 
 export interface PodLike {
-  metadata?: { name?: string; creationTimestamp?: string; deletionTimestamp?: string | null; [key: string]: unknown };
+  metadata?: {
+    name?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string | null;
+    [key: string]: unknown;
+  };
   spec?: {
     containers?: ContainerLike[] | null;
     initContainers?: ContainerLike[] | null;
@@ -137,7 +148,10 @@ export function podRequests(pod: PodLike, opts: { excludeOverhead?: boolean } = 
 }
 
 /** podRequests in milli-units (cpu: millicores; memory: milli-bytes, divide by 1000 for bytes). */
-export function podRequestsMilli(pod: PodLike, opts: { excludeOverhead?: boolean } = {}): Record<string, bigint> {
+export function podRequestsMilli(
+  pod: PodLike,
+  opts: { excludeOverhead?: boolean } = {},
+): Record<string, bigint> {
   const out: Record<string, bigint> = {};
   for (const [name, q] of Object.entries(podRequests(pod, opts))) out[name] = milliValue(q);
   return out;
@@ -208,7 +222,8 @@ export function podDisplay(pod: PodLike): PodDisplay {
   const phase = status.phase ?? '';
   let reason = status.reason ? status.reason : phase;
   for (const c of status.conditions ?? []) {
-    if (c.type === 'PodScheduled' && c.reason === POD_REASON_SCHEDULING_GATED) reason = POD_REASON_SCHEDULING_GATED;
+    if (c.type === 'PodScheduled' && c.reason === POD_REASON_SCHEDULING_GATED)
+      reason = POD_REASON_SCHEDULING_GATED;
   }
 
   const initSpecs = new Map<string, ContainerLike>();
@@ -245,7 +260,9 @@ export function podDisplay(pod: PodLike): PodDisplay {
     }
     if (terminated) {
       if (!terminated.reason) {
-        reason = terminated.signal ? `Init:Signal:${terminated.signal}` : `Init:ExitCode:${terminated.exitCode ?? 0}`;
+        reason = terminated.signal
+          ? `Init:Signal:${terminated.signal}`
+          : `Init:ExitCode:${terminated.exitCode ?? 0}`;
       } else {
         reason = `Init:${terminated.reason}`;
       }
@@ -312,7 +329,8 @@ export function podReadyString(pod: PodLike): string {
 /** The RESTARTS column: `0`, or `3 (5m ago)` once a restart time is known. */
 export function podRestartsString(pod: PodLike, now: Date): string {
   const d = podDisplay(pod);
-  if (d.restarts !== 0 && d.lastRestart) return `${d.restarts} (${translateTimestampSince(d.lastRestart, now)} ago)`;
+  if (d.restarts !== 0 && d.lastRestart)
+    return `${d.restarts} (${translateTimestampSince(d.lastRestart, now)} ago)`;
   return String(d.restarts);
 }
 

@@ -49,9 +49,6 @@ const BINARY_SUFFIXES: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi
 const DECIMAL_BY_EXPONENT = new Map(Object.entries(DECIMAL_SUFFIXES).map(([s, e]) => [e, s]));
 const BINARY_BY_POWER = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
-const SHAPE = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
-const NUMBER = /^([+-]?)([0-9]*)(?:\.([0-9]*))?$/;
-
 function pow10(n: number): bigint {
   return 10n ** BigInt(n);
 }
@@ -63,17 +60,40 @@ function divRoundUp(num: bigint, den: bigint): bigint {
   return num < 0n ? q - 1n : q + 1n;
 }
 
+/** parseQuantityString's split of `[sign]digits[.digits][suffix]`, with its two error cases. */
+function splitQuantity(str: string): { negative: boolean; whole: string; frac: string; suffix: string } {
+  let pos = 0;
+  let negative = false;
+  if (str[0] === '-' || str[0] === '+') {
+    negative = str[0] === '-';
+    pos++;
+  }
+  const digitsFrom = (from: number) => {
+    let i = from;
+    while (i < str.length && str[i]! >= '0' && str[i]! <= '9') i++;
+    return i;
+  };
+  let end = digitsFrom(pos);
+  const whole = str.slice(pos, end);
+  let frac = '';
+  if (str[end] === '.') {
+    const fracEnd = digitsFrom(end + 1);
+    frac = str.slice(end + 1, fracEnd);
+    end = fracEnd;
+  }
+  let i = end;
+  while (i < str.length && 'eEinumkKMGTP'.includes(str[i]!)) i++;
+  if (str[i] === '-' || str[i] === '+') i++;
+  i = digitsFrom(i);
+  if (i < str.length) throw new QuantityParseError(str, QUANTITY_FORMAT_ERROR);
+  return { negative, whole, frac, suffix: str.slice(end) };
+}
+
 /** Parses a quantity string (or a JSON number). Throws QuantityParseError on malformed input. */
 export function parseQuantity(input: string | number): Quantity {
   const str = typeof input === 'number' ? numberToString(input) : input;
-  if (str.length === 0) throw new QuantityParseError(str, 'quantities must not be empty');
-  const shape = SHAPE.exec(str);
-  if (!shape) throw new QuantityParseError(str, QUANTITY_FORMAT_ERROR);
-  const [, numPart, suffix] = shape as unknown as [string, string, string];
-  const num = NUMBER.exec(numPart);
-  if (!num) throw new QuantityParseError(str, QUANTITY_SUFFIX_ERROR);
-  const [, sign, whole = '', frac = ''] = num as unknown as [string, string, string | undefined, string | undefined];
-  if (whole.length + frac.length === 0) throw new QuantityParseError(str, QUANTITY_FORMAT_ERROR);
+  if (str.length === 0) throw new QuantityParseError(str, QUANTITY_FORMAT_ERROR);
+  const { negative, whole, frac, suffix } = splitQuantity(str);
 
   let format: QuantityFormat;
   let exp10 = 0;
@@ -92,7 +112,7 @@ export function parseQuantity(input: string | number): Quantity {
   }
 
   let mantissa = BigInt(whole + frac || '0');
-  if (sign === '-') mantissa = -mantissa;
+  if (negative) mantissa = -mantissa;
   // value = mantissa * 10^(exp10 - frac.length) * 1024^binaryPower, expressed in nanos.
   let numerator = mantissa * 1024n ** BigInt(binaryPower);
   const shift = exp10 - frac.length + 9;

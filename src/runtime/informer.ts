@@ -191,12 +191,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         const productive = await this.watch(info);
         this.metrics.watchRestarted?.(this.kindName, 'closed');
-        if (productive) {
-          backoff.reset();
-          continue;
-        }
-        // A stream that closed at once with nothing in it: do not spin.
-        await sleep(backoff.next(), this.abort?.signal);
+        // The server accepted the watch, so it is reachable: reconnect promptly. A stream
+        // that ended with nothing in it waits a little, so a server that closes every
+        // watch at once cannot make us spin.
+        backoff.reset();
+        if (!productive) await sleep(50 + Math.random() * 100, this.abort?.signal);
       } catch (err) {
         if (this.stopped) break;
         if (err instanceof GoneError || isGone(err)) {
@@ -282,7 +281,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** One watch connection; resolves with whether it delivered anything when it closes. */
+  /**
+   * One watch connection; resolves with whether it delivered anything once the stream
+   * ends or is cut. Rejects when the connection cannot be made and on ERROR events.
+   */
   private async watch(info: ResourceInfo): Promise<boolean> {
     this.abort = new AbortController();
     const signal = this.abort.signal;
@@ -325,14 +327,11 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     } catch (err) {
       if (this.stopped) return productive;
-      if (err instanceof GoneError) throw err;
-      // A cut stream after useful events is routine (load balancers, API server restarts):
-      // resume from the last resourceVersion without a penalty.
-      if (productive) {
-        this.log.debug({ err: errSummary(err) }, 'watch stream interrupted');
-        return true;
-      }
-      throw err;
+      if (err instanceof GoneError || err instanceof ApiError) throw err;
+      // A stream cut after it was established is routine (load balancers, API server
+      // restarts, idle timeouts): resume from the last resourceVersion.
+      this.log.debug({ err: errSummary(err) }, 'watch stream interrupted');
+      return productive;
     } finally {
       res.body.destroy();
     }

@@ -5,12 +5,8 @@ import { startTestServer, type TestServer } from '../support/apiserver.ts';
 describe('bad input gets the Status kube-apiserver returns', () => {
   let t: TestServer;
   const send = async (method: string, path: string, body?: string, contentType = 'application/json') => {
-    const res = await fetch(`${t.server.url}${path}`, {
-      method,
-      body,
-      headers: { Authorization: `Bearer ${t.server.token}`, 'Content-Type': contentType },
-    });
-    const json = (await res.json()) as { kind: string; reason?: string; message?: string; code?: number; details?: { causes?: { field: string }[] } };
+    const res = await t.request(method, path, { body, contentType });
+    const json = res.json() as { kind: string; reason?: string; message?: string; code?: number; details?: { causes?: { field: string }[] } };
     return { status: res.status, json };
   };
   before(async () => {

@@ -187,9 +187,9 @@ describe('object semantics through @kubernetes/client-node', () => {
   });
 
   test('requests without the token get 401 as a Status', async () => {
-    const res = await fetch(`${t.server.url}/api/v1/pods`);
+    const res = await t.request('GET', '/api/v1/pods', { token: null });
     assert.equal(res.status, 401);
-    const body = (await res.json()) as { kind: string; reason: string };
+    const body = res.json() as { kind: string; reason: string };
     assert.equal(body.kind, 'Status');
     assert.equal(body.reason, 'Unauthorized');
   });

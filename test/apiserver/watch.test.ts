@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, Watch } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
@@ -11,29 +13,33 @@ interface Event {
 
 /** Opens a raw watch stream and collects its events. */
 async function rawWatch(t: TestServer, path: string) {
-  const controller = new AbortController();
-  const res = await fetch(`${t.server.url}${path}`, { headers: { Authorization: `Bearer ${t.server.token}` }, signal: controller.signal });
-  assert.equal(res.status, 200);
   const events: Event[] = [];
   let ended = false;
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buf = '';
-    try {
-      for await (const chunk of res.body!) {
-        buf += decoder.decode(chunk, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, i)) as Event);
-          buf = buf.slice(i + 1);
-        }
-      }
-    } catch {
-      // aborted
+  const req = httpsRequest(new URL(path, t.server.url), { headers: { Authorization: `Bearer ${t.server.token}` }, ca: t.server.ca });
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    req.on('response', resolve);
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(res.statusCode, 200);
+  let buf = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buf += chunk;
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      events.push(JSON.parse(buf.slice(0, i)) as Event);
+      buf = buf.slice(i + 1);
     }
+  });
+  res.on('end', () => {
     ended = true;
-  })();
-  return { events, stop: () => controller.abort(), ended: () => ended };
+  });
+  res.on('close', () => {
+    ended = true;
+  });
+  res.on('error', () => {});
+  return { events, stop: () => req.destroy(), ended: () => ended };
 }
 
 describe('watch', () => {

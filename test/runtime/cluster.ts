@@ -1,7 +1,11 @@
 /** An embedded API server and a runtime client against it, over real HTTP. */
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type ApiServerHandle, type ApiServerOptions, startApiServer } from '../../src/cluster/apiserver/server.ts';
+import {
+  type ApiServerHandle,
+  type ApiServerOptions,
+  startApiServer,
+} from '../../src/cluster/apiserver/server.ts';
 import { Client } from '../../src/runtime/client.ts';
 import { kubeConfigFromString } from '../../src/runtime/config.ts';
 import type { RestClientOptions } from '../../src/runtime/rest.ts';

@@ -2,13 +2,13 @@
 export async function eventually<T>(
   fn: () => T | Promise<T>,
   opts: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
-): Promise<T> {
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
   let last: unknown;
   for (;;) {
     try {
       const v = await fn();
-      if (v) return v;
+      if (v) return v as NonNullable<T>;
       last = new Error(`condition returned ${String(v)}`);
     } catch (err) {
       last = err;

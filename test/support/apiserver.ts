@@ -3,6 +3,7 @@
  * kubectl and a KubeConfig for @kubernetes/client-node.
  */
 import { execFile } from 'node:child_process';
+import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,8 @@ export interface TestServer {
   kubectl(args: string[], input?: string): Promise<{ stdout: string; stderr: string }>;
   /** Runs kubectl and returns its exit code and output without rejecting. */
   kubectlResult(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** A raw HTTPS request to the server (trusting its CA), for status-code level checks. */
+  request(method: string, path: string, opts?: { body?: string; contentType?: string; token?: string | null }): Promise<{ status: number; text: string; json: () => any; headers: Record<string, string | string[] | undefined> }>;
   close(): Promise<void>;
 }
 
@@ -54,6 +57,23 @@ export async function startTestServer(opts: ApiServerOptions = {}): Promise<Test
       if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
       return r;
     },
+    request: (method, path, o = {}) =>
+      new Promise((resolve, reject) => {
+        const url = new URL(path, server.url);
+        const headers: Record<string, string> = { 'Content-Type': o.contentType ?? 'application/json' };
+        const token = o.token === undefined ? server.token : o.token;
+        if (token) headers.Authorization = `Bearer ${token}`;
+        const r = httpsRequest(url, { method, headers, ca: server.ca }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text), headers: res.headers });
+          });
+        });
+        r.on('error', reject);
+        r.end(o.body);
+      }),
     close: async () => {
       await server.close();
       await rm(dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@
  */
 import { fieldsMatch, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldRequirement, type Selector } from '../../kube/labels.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
-import { deepEqualJson, generateNameSuffix, newUid, nowRfc3339, specJson } from './meta.ts';
+import { deepEqualJson, generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
 import { storageKey, type ResourceRegistry } from './registry.ts';
 import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
@@ -38,6 +38,10 @@ export interface WriteOptions {
   subresource?: string;
   /** Collected warnings, returned to HTTP clients as `Warning: 299` headers. */
   warnings?: string[];
+  /** Names the default field manager, as kube-apiserver derives it from the User-Agent. */
+  userAgent?: string;
+  /** Set by server-side apply, which records its own field ownership. */
+  applying?: boolean;
 }
 
 export interface DeleteOptions {
@@ -279,6 +283,7 @@ export class Api {
     const name = meta.name;
     if (rt.namespaced) this.checkNamespaceForCreate(namespace, rt, name);
     this.checkUnknownFields(rt, obj, opts);
+    normalizeTimes(obj, isBuiltin(rt));
     rt.strategy.default?.(obj);
     let admitted = obj;
     if (this.hooks.admission) {
@@ -346,6 +351,7 @@ export class Api {
       );
     }
     this.checkUnknownFields(rt, desired, opts);
+    normalizeTimes(desired, isBuiltin(rt));
     let next = this.splitForSubresource(rt, desired, old, ctx.subresource);
     if (ctx.subresource === '') rt.strategy.default?.(next);
     if (this.hooks.admission) {
@@ -354,7 +360,7 @@ export class Api {
     }
     this.keepServerMetadata(next, old, rt);
     rt.strategy.prepareForUpdate?.(next, old, ctx);
-    if (rt.strategy.tracksGeneration && specJson(next) !== specJson(old)) {
+    if (rt.strategy.tracksGeneration && !deepEqualJson(specOf(next), specOf(old))) {
       next.metadata.generation = (old.metadata.generation ?? 1) + 1;
     }
     const errs = [...this.finalizerErrors(next, old), ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? [])];
@@ -365,8 +371,8 @@ export class Api {
     }
     // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
     delete next.metadata.resourceVersion;
-    const cmpOld = { ...old, metadata: { ...old.metadata, resourceVersion: undefined } };
-    if (deepEqualJson(next, cmpOld)) return old;
+    const { resourceVersion: _rv, ...oldMeta } = old.metadata;
+    if (deepEqualJson(next, { ...old, metadata: oldMeta })) return old;
     if (opts.dryRun) return next;
     const current = this.store.get(storageKey(rt), rec.key);
     if (!current || current.rv !== rec.rv) {
@@ -652,6 +658,11 @@ export class Api {
   }
 }
 
+/** Built-in kinds are typed in kube-apiserver; custom resources are stored as given. */
+function isBuiltin(rt: ResourceType): boolean {
+  return !rt.group.includes('.') || rt.group.endsWith('.k8s.io');
+}
+
 function context(opts: WriteOptions): RequestContext {
   return {
     subresource: opts.subresource ?? '',
@@ -672,7 +683,7 @@ function safeSelectable(rt: ResourceType, obj: KubeObject): Record<string, strin
 /** apiVersion, kind and metadata first, as kube-apiserver serializes, so output reads naturally. */
 function serialize(obj: KubeObject): string {
   const { apiVersion, kind, metadata, ...rest } = obj;
-  return JSON.stringify({ apiVersion, kind, metadata, ...rest });
+  return JSON.stringify({ apiVersion, kind, metadata: orderedMeta(metadata), ...rest });
 }
 
 export function objectKey(rt: Pick<ResourceType, 'namespaced'>, namespace: string, name: string): string {

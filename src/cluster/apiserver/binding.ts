@@ -5,6 +5,7 @@
 import type { Api, WriteOptions } from './api.ts';
 import { errors } from './errors.ts';
 import { nowRfc3339 } from './meta.ts';
+import type { ResourceType } from './types.ts';
 
 export async function bindPod(api: Api, ns: string, name: string, node: string, opts: WriteOptions): Promise<void> {
   const pods = api.registry.get('', 'v1', 'pods')!;
@@ -39,3 +40,19 @@ export async function bindPod(api: Api, ns: string, name: string, node: string, 
     false,
   );
 }
+
+/** The core `bindings` resource (POST /api/v1/namespaces/<ns>/bindings), the older form of pods/binding. */
+export const bindingsResourceType: ResourceType = {
+  group: '',
+  version: 'v1',
+  resource: 'bindings',
+  singular: 'binding',
+  kind: 'Binding',
+  listKind: 'BindingList',
+  namespaced: true,
+  shortNames: [],
+  categories: [],
+  verbs: ['create'],
+  subresources: [],
+  strategy: {},
+};

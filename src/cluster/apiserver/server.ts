@@ -9,6 +9,7 @@ import { WebhookAdmission } from './admission/webhooks.ts';
 import { Api, type ApiHooks } from './api.ts';
 import { Authenticator } from './auth/authn.ts';
 import { Authorizer, bootstrapRbacObjects } from './auth/rbac.ts';
+import { bindingsResourceType } from './binding.ts';
 import { builtinResourceTypes } from './builtin/index.ts';
 import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
@@ -18,6 +19,7 @@ import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
 import { ApiMetrics } from './metrics.ts';
+import { DefaultPatcher } from './patcher.ts';
 import { ResourceRegistry } from './registry.ts';
 import { SchemaService } from './schemas.ts';
 import { ObjectStore } from './store.ts';
@@ -29,6 +31,7 @@ export interface ApiServerOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** HTTPS with a generated self-signed certificate (default true, as kube-apiserver). */
   tls?: boolean;
   /** `RBAC` enforces RBAC for every user but the admin; `AlwaysAllow` only answers access reviews. */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
@@ -74,11 +77,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const store = new ObjectStore({ historySize: opts.historySize });
   const registry = new ResourceRegistry();
   for (const rt of builtinResourceTypes()) registry.add(rt);
+  registry.add(bindingsResourceType);
   const hooks: ApiHooks = { ...opts.hooks };
   const api = new Api(store, registry, hooks);
   hooks.admission ??= new WebhookAdmission(api);
   const schemas = new SchemaService(api);
   hooks.unknownFields ??= schemas.unknownFields;
+  hooks.patcher ??= new DefaultPatcher(schemas);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
   const userAfterWrite = hooks.afterWrite;
@@ -130,7 +135,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   let server: Server;
   let ca: string | undefined;
-  if (opts.tls) {
+  const tls = opts.tls ?? true;
+  if (tls) {
     const cert = await selfSignedCert();
     ca = cert.ca;
     server = createHttpsServer({ cert: cert.cert, key: cert.key }, handler);
@@ -151,7 +157,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   });
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  const url = `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${urlHost}:${port}`;
   const kubeconfigFor = (token: string) => kubeconfigYaml({ server: url, token, caPem: ca });
   return {
     url,

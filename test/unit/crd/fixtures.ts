@@ -57,7 +57,10 @@ export const podSequenceSchema: JSONSchemaProps = {
               nodeSelector: { type: 'object', additionalProperties: { type: 'string' } },
             },
             'x-kubernetes-validations': [
-              { rule: 'has(self.pods) != has(self.podSelector)', message: 'must specify either pods or podSelector' },
+              {
+                rule: 'has(self.pods) != has(self.podSelector)',
+                message: 'must specify either pods or podSelector',
+              },
             ],
           },
         },
@@ -138,7 +141,10 @@ export function podSequenceCRD(): CustomResourceDefinition {
   };
 }
 
-export function podSequence(spec: Record<string, unknown>, name = 'example-sequence'): Record<string, unknown> {
+export function podSequence(
+  spec: Record<string, unknown>,
+  name = 'example-sequence',
+): Record<string, unknown> {
   return {
     apiVersion: 'scheduling.example.com/v1alpha1',
     kind: 'PodSequence',

@@ -62,9 +62,16 @@ describe('applyJsonPatch', () => {
   });
 
   test('test compares whole values and treats a missing location as null', () => {
-    assert.ok(applyJsonPatch(pod(), [{ op: 'test', path: '/spec/containers/0', value: { image: 'nginx', name: 'c' } }]));
+    assert.ok(
+      applyJsonPatch(pod(), [
+        { op: 'test', path: '/spec/containers/0', value: { image: 'nginx', name: 'c' } },
+      ]),
+    );
     assert.ok(applyJsonPatch(pod(), [{ op: 'test', path: '/metadata/annotations', value: null }]));
-    assert.equal(rejects(() => applyJsonPatch(pod(), [{ op: 'test', path: '/metadata/annotations', value: {} }])).status, 422);
+    assert.equal(
+      rejects(() => applyJsonPatch(pod(), [{ op: 'test', path: '/metadata/annotations', value: {} }])).status,
+      422,
+    );
   });
 
   test('operations on missing paths and unknown ops are 422', () => {

@@ -30,13 +30,21 @@ describe('NodeUnschedulable', () => {
   });
 
   test('a toleration for node.kubernetes.io/unschedulable lets the pod through', () => {
-    const p = pod('p', {}, { tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists' }] });
+    const p = pod(
+      'p',
+      {},
+      { tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists' }] },
+    );
     assert.equal(filterNodeUnschedulable(preparePod(p), cordoned), undefined);
     const wildcard = pod('w', {}, { tolerations: [{ operator: 'Exists' }] });
     assert.equal(filterNodeUnschedulable(preparePod(wildcard), cordoned), undefined);
-    const wrongEffect = pod('e', {}, {
-      tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoExecute' }],
-    });
+    const wrongEffect = pod(
+      'e',
+      {},
+      {
+        tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoExecute' }],
+      },
+    );
     assert.ok(filterNodeUnschedulable(preparePod(wrongEffect), cordoned));
   });
 });
@@ -53,7 +61,11 @@ describe('NodeName', () => {
 
 describe('TaintToleration', () => {
   const cp = nodeInfo(
-    node('cp', { cpu: '4' }, { taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] }),
+    node(
+      'cp',
+      { cpu: '4' },
+      { taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] },
+    ),
   );
 
   test('an untolerated NoSchedule taint rejects, in both wordings', () => {
@@ -69,17 +81,27 @@ describe('TaintToleration', () => {
   });
 
   test('NoExecute rejects too; PreferNoSchedule does not', () => {
-    const exec = nodeInfo(node('x', {}, { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }] }));
+    const exec = nodeInfo(
+      node('x', {}, { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }] }),
+    );
     assert.deepEqual(filterTaintToleration(preparePod(pod('p')), exec, true)?.reasons, [
       'node(s) had untolerated taint {dedicated: gpu}',
     ]);
-    const soft = nodeInfo(node('s', {}, { taints: [{ key: 'dedicated', value: 'gpu', effect: 'PreferNoSchedule' }] }));
+    const soft = nodeInfo(
+      node('s', {}, { taints: [{ key: 'dedicated', value: 'gpu', effect: 'PreferNoSchedule' }] }),
+    );
     assert.equal(filterTaintToleration(preparePod(pod('p')), soft), undefined);
   });
 
   test('Equal needs the same value, Exists any value, empty effect any effect', () => {
-    const gpu = nodeInfo(node('g', {}, { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }));
-    const equal = pod('a', {}, { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] });
+    const gpu = nodeInfo(
+      node('g', {}, { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] }),
+    );
+    const equal = pod(
+      'a',
+      {},
+      { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] },
+    );
     const wrongValue = pod('b', {}, { tolerations: [{ key: 'dedicated', value: 'cpu' }] });
     const exists = pod('c', {}, { tolerations: [{ key: 'dedicated', operator: 'Exists' }] });
     assert.equal(filterTaintToleration(preparePod(equal), gpu), undefined);
@@ -94,7 +116,11 @@ describe('TaintToleration', () => {
     assert.deepEqual(filterTaintToleration(preparePod(pod('p')), notReady, true)?.reasons, [
       'node(s) had untolerated taint {node.kubernetes.io/not-ready: }',
     ]);
-    const daemon = pod('d', {}, { tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }] });
+    const daemon = pod(
+      'd',
+      {},
+      { tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }] },
+    );
     assert.equal(filterTaintToleration(preparePod(daemon), notReady), undefined);
   });
 });
@@ -103,13 +129,28 @@ describe('NodeAffinity', () => {
   const n = nodeInfo(node('n1', {}, { labels: { zone: 'a', gen: '5', disk: 'ssd' } }));
   const required = (...terms: NodeSelectorTermLike[]) =>
     preparePod(
-      pod('p', {}, { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } }),
+      pod(
+        'p',
+        {},
+        {
+          affinity: {
+            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } },
+          },
+        },
+      ),
     );
-  const reject = { code: 'UnschedulableAndUnresolvable', plugin: 'NodeAffinity', reasons: ["node(s) didn't match Pod's node affinity/selector"] };
+  const reject = {
+    code: 'UnschedulableAndUnresolvable',
+    plugin: 'NodeAffinity',
+    reasons: ["node(s) didn't match Pod's node affinity/selector"],
+  };
 
   test('nodeSelector must match every label', () => {
     assert.equal(filterNodeAffinity(preparePod(pod('p', {}, { nodeSelector: { zone: 'a' } })), n), undefined);
-    assert.deepEqual(filterNodeAffinity(preparePod(pod('p', {}, { nodeSelector: { zone: 'a', disk: 'hdd' } })), n), reject);
+    assert.deepEqual(
+      filterNodeAffinity(preparePod(pod('p', {}, { nodeSelector: { zone: 'a', disk: 'hdd' } })), n),
+      reject,
+    );
   });
 
   test('operators In, NotIn, Exists, DoesNotExist, Gt, Lt', () => {
@@ -132,7 +173,12 @@ describe('NodeAffinity', () => {
   test('terms are ORed, requirements in a term ANDed, an empty term matches nothing', () => {
     const two = required(
       { matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }] },
-      { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }, { key: 'gen', operator: 'Exists' }] },
+      {
+        matchExpressions: [
+          { key: 'disk', operator: 'In', values: ['ssd'] },
+          { key: 'gen', operator: 'Exists' },
+        ],
+      },
     );
     assert.equal(filterNodeAffinity(two, n), undefined);
     assert.deepEqual(filterNodeAffinity(required({}), n), reject);
@@ -140,11 +186,17 @@ describe('NodeAffinity', () => {
 
   test('matchFields metadata.name', () => {
     assert.equal(
-      filterNodeAffinity(required({ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }), n),
+      filterNodeAffinity(
+        required({ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }),
+        n,
+      ),
       undefined,
     );
     assert.deepEqual(
-      filterNodeAffinity(required({ matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n1'] }] }), n),
+      filterNodeAffinity(
+        required({ matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n1'] }] }),
+        n,
+      ),
       reject,
     );
   });
@@ -156,7 +208,9 @@ describe('NodeResourcesFit', () => {
     s.upsertNode(node('n1', { cpu: '2', memory: '4Gi', 'ephemeral-storage': '10Gi', 'nvidia.com/gpu': '1' }));
     s.addPod(pod('busy', { cpu: '1500m', memory: '3Gi', 'nvidia.com/gpu': '1' }), 'n1');
     const ni = s.getNode('n1')!;
-    const p = preparePod(pod('p', { cpu: '1', memory: '2Gi', 'ephemeral-storage': '1Gi', 'nvidia.com/gpu': '1' }));
+    const p = preparePod(
+      pod('p', { cpu: '1', memory: '2Gi', 'ephemeral-storage': '1Gi', 'nvidia.com/gpu': '1' }),
+    );
     assert.deepEqual(filterNodeResourcesFit(p, ni), {
       code: 'Unschedulable',
       plugin: 'NodeResourcesFit',
@@ -179,14 +233,17 @@ describe('NodeResourcesFit', () => {
     const s = new ClusterState();
     s.upsertNode(node('tiny', { cpu: '8', pods: '1' }));
     s.addPod(pod('first'), 'tiny');
-    assert.deepEqual(filterNodeResourcesFit(preparePod(pod('second')), s.getNode('tiny')!)?.reasons, ['Too many pods']);
+    assert.deepEqual(filterNodeResourcesFit(preparePod(pod('second')), s.getNode('tiny')!)?.reasons, [
+      'Too many pods',
+    ]);
   });
 
   test('ephemeral storage', () => {
     const ni = nodeInfo(node('n', { 'ephemeral-storage': '1Gi' }));
-    assert.deepEqual(filterNodeResourcesFit(preparePod(pod('p', { 'ephemeral-storage': '2Gi' })), ni)?.reasons, [
-      'Insufficient ephemeral-storage',
-    ]);
+    assert.deepEqual(
+      filterNodeResourcesFit(preparePod(pod('p', { 'ephemeral-storage': '2Gi' })), ni)?.reasons,
+      ['Insufficient ephemeral-storage'],
+    );
   });
 });
 

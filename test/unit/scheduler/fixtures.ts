@@ -1,4 +1,9 @@
-import type { NodeLike, PodLike, TaintLike, TolerationLike } from '../../../src/cluster/scheduler/core/index.ts';
+import type {
+  NodeLike,
+  PodLike,
+  TaintLike,
+  TolerationLike,
+} from '../../../src/cluster/scheduler/core/index.ts';
 
 export function node(
   name: string,

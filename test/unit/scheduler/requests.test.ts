@@ -76,7 +76,10 @@ describe('effective pod requests', () => {
 
   test('overhead is added on top', () => {
     const r = computePodRequests({
-      spec: { overhead: { cpu: '100m', memory: '10Mi' }, containers: [{ resources: { requests: { cpu: '1' } } }] },
+      spec: {
+        overhead: { cpu: '100m', memory: '10Mi' },
+        containers: [{ resources: { requests: { cpu: '1' } } }],
+      },
     });
     assert.equal(r.requests.milliCPU, 1100);
     assert.equal(r.requests.memory, 10 * 1024 ** 2);

@@ -19,7 +19,11 @@ function message(r: ScheduleResult): string {
 }
 
 const controlPlane = () =>
-  node('cp', { cpu: '4', memory: '8Gi' }, { taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] });
+  node(
+    'cp',
+    { cpu: '4', memory: '8Gi' },
+    { taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] },
+  );
 
 describe('FitError messages', () => {
   test('GPU pod on a cluster without GPUs, current wording', () => {
@@ -63,15 +67,21 @@ describe('FitError messages', () => {
     const s = new ClusterState();
     for (const n of ['n1', 'n2', 'n3', 'n4']) s.upsertNode(node(n, { cpu: '1' }));
     s.addPod(pod('busy', { cpu: '1' }), 'n1');
-    const ds = pod('ds-abc', { cpu: '100m' }, {
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }],
+    const ds = pod(
+      'ds-abc',
+      { cpu: '100m' },
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+              ],
+            },
           },
         },
       },
-    });
+    );
     assert.equal(
       message(schedulePod(s, ds, { messages: MESSAGES_1_33 })),
       "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. " +
@@ -106,8 +116,14 @@ describe('FitError messages', () => {
     const s = new ClusterState();
     s.upsertNode(node('n1', { cpu: '4' }));
     s.upsertNode(node('cp', { cpu: '4' }, { taints: [{ key: 'x', effect: 'NoSchedule' }] }));
-    const older = { ...pod('a', { cpu: '1' }, { priority: 0 }), status: { startTime: '2025-01-01T00:00:00Z' } };
-    const newer = { ...pod('b', { cpu: '1' }, { priority: 0 }), status: { startTime: '2025-01-02T00:00:00Z' } };
+    const older = {
+      ...pod('a', { cpu: '1' }, { priority: 0 }),
+      status: { startTime: '2025-01-01T00:00:00Z' },
+    };
+    const newer = {
+      ...pod('b', { cpu: '1' }, { priority: 0 }),
+      status: { startTime: '2025-01-02T00:00:00Z' },
+    };
     s.addPod(older, 'n1');
     s.addPod(newer, 'n1');
     s.addPod(pod('c', { cpu: '2' }, { priority: 10 }), 'n1');
@@ -120,7 +136,10 @@ describe('FitError messages', () => {
       ['default/a', 'default/b'],
     );
     // A successful PostFilter adds nothing to the message.
-    assert.equal(r.error.message, '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).');
+    assert.equal(
+      r.error.message,
+      '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).',
+    );
   });
 
   test('no nodes at all', () => {
@@ -131,22 +150,26 @@ describe('FitError messages', () => {
     const s = new ClusterState();
     s.upsertNode(node('n1', {}));
     s.upsertNode(node('n2', {}));
-    const p = pod('p', {}, {
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [
-              {
-                matchFields: [
-                  { key: 'metadata.name', operator: 'In', values: ['n1'] },
-                  { key: 'metadata.name', operator: 'In', values: ['n2'] },
-                ],
-              },
-            ],
+    const p = pod(
+      'p',
+      {},
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                {
+                  matchFields: [
+                    { key: 'metadata.name', operator: 'In', values: ['n1'] },
+                    { key: 'metadata.name', operator: 'In', values: ['n2'] },
+                  ],
+                },
+              ],
+            },
           },
         },
       },
-    });
+    );
     assert.equal(
       message(schedulePod(s, p, { messages: MESSAGES_1_33 })),
       '0/2 nodes are available: pod affinity terms conflict. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
@@ -155,11 +178,15 @@ describe('FitError messages', () => {
 
   test('counts sort as strings, so 10 comes before 2', () => {
     const s = new ClusterState();
-    for (let i = 0; i < 10; i++) s.upsertNode(node(`t${i}`, { cpu: '8' }, { taints: [{ key: 'k', effect: 'NoExecute' }] }));
+    for (let i = 0; i < 10; i++)
+      s.upsertNode(node(`t${i}`, { cpu: '8' }, { taints: [{ key: 'k', effect: 'NoExecute' }] }));
     s.upsertNode(node('a', { cpu: '1' }));
     s.upsertNode(node('b', { cpu: '1' }));
     const r = schedulePod(s, pod('p', { cpu: '2' }), { messages: MESSAGES_1_35 });
-    assert.match(message(r), /^0\/12 nodes are available: 10 node\(s\) had untolerated taint\(s\), 2 Insufficient cpu\. /);
+    assert.match(
+      message(r),
+      /^0\/12 nodes are available: 10 node\(s\) had untolerated taint\(s\), 2 Insufficient cpu\. /,
+    );
   });
 });
 
@@ -215,16 +242,23 @@ describe('scoring', () => {
     s.upsertNode(node('plain', { cpu: '4' }));
     const r = schedulePod(s, pod('p', { cpu: '1' }));
     assert.equal(r.status === 'Scheduled' && r.nodeName, 'plain');
-    const likesSoft = pod('q', { cpu: '1' }, {
-      tolerations: [{ key: 'spot', operator: 'Exists' }],
-      affinity: {
-        nodeAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: [
-            { weight: 10, preference: { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['soft'] }] } },
-          ],
+    const likesSoft = pod(
+      'q',
+      { cpu: '1' },
+      {
+        tolerations: [{ key: 'spot', operator: 'Exists' }],
+        affinity: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              {
+                weight: 10,
+                preference: { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['soft'] }] },
+              },
+            ],
+          },
         },
       },
-    });
+    );
     const r2 = schedulePod(s, likesSoft);
     assert.equal(r2.status === 'Scheduled' && r2.nodeName, 'soft');
   });
@@ -270,7 +304,8 @@ describe('node sampling', () => {
 describe('incremental accounting', () => {
   test('add/remove keeps the same totals as a recount from scratch', () => {
     const s = new ClusterState();
-    for (let i = 0; i < 5; i++) s.upsertNode(node(`n${i}`, { cpu: '64', memory: '256Gi', 'nvidia.com/gpu': '8' }));
+    for (let i = 0; i < 5; i++)
+      s.upsertNode(node(`n${i}`, { cpu: '64', memory: '256Gi', 'nvidia.com/gpu': '8' }));
     const live = new Map<string, { p: ReturnType<typeof pod>; n: string }>();
     let seed = 7;
     const rnd = () => {
@@ -283,14 +318,19 @@ describe('incremental accounting', () => {
         assert.equal(s.removePod(uid), true);
         live.delete(uid);
       } else {
-        const p = pod(`p${i}`, { cpu: `${1 + Math.floor(rnd() * 900)}m`, memory: `${Math.floor(rnd() * 512)}Mi`, 'nvidia.com/gpu': `${Math.floor(rnd() * 2)}` });
+        const p = pod(`p${i}`, {
+          cpu: `${1 + Math.floor(rnd() * 900)}m`,
+          memory: `${Math.floor(rnd() * 512)}Mi`,
+          'nvidia.com/gpu': `${Math.floor(rnd() * 2)}`,
+        });
         const n = `n${Math.floor(rnd() * 5)}`;
         s.addPod(p, n);
         live.set(p.metadata!.uid!, { p, n });
       }
     }
     const fresh = new ClusterState();
-    for (let i = 0; i < 5; i++) fresh.upsertNode(node(`n${i}`, { cpu: '64', memory: '256Gi', 'nvidia.com/gpu': '8' }));
+    for (let i = 0; i < 5; i++)
+      fresh.upsertNode(node(`n${i}`, { cpu: '64', memory: '256Gi', 'nvidia.com/gpu': '8' }));
     for (const { p, n } of live.values()) fresh.addPod(p, n);
     for (let i = 0; i < 5; i++) {
       const a = s.getNode(`n${i}`)!;

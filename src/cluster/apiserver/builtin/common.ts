@@ -95,7 +95,14 @@ export function keepAllButStatus(obj: KubeObject, old: KubeObject, reset: Status
       restore('deletionTimestamp');
       break;
     case 'all':
-      for (const f of ['deletionTimestamp', 'generation', 'labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
+      for (const f of [
+        'deletionTimestamp',
+        'generation',
+        'labels',
+        'annotations',
+        'finalizers',
+        'ownerReferences',
+      ] as const) {
         restore(f);
       }
       break;
@@ -106,7 +113,12 @@ export function keepAllButStatus(obj: KubeObject, old: KubeObject, reset: Status
  * The usual split: the main endpoint (and `/scale`) keeps the old status, `/status` keeps
  * everything else. Other subresources are written by the server itself and left alone.
  */
-export function splitStatusUpdate(obj: KubeObject, old: KubeObject, ctx: RequestContext, reset: StatusMetaReset): void {
+export function splitStatusUpdate(
+  obj: KubeObject,
+  old: KubeObject,
+  ctx: RequestContext,
+  reset: StatusMetaReset,
+): void {
   if (ctx.subresource === 'status') keepAllButStatus(obj, old, reset);
   else if (ctx.subresource === '' || ctx.subresource === 'scale') keepOldStatus(obj, old);
 }
@@ -137,7 +149,10 @@ export const AGE_COLUMN = column('Age', 'string', {
 });
 
 /** The columns kube-apiserver serves for kinds without a printer (default table convertor). */
-export const DEFAULT_TABLE_COLUMNS: TableColumn[] = [NAME_COLUMN, column('Created At', 'date', { description: AGE_COLUMN.description ?? '' })];
+export const DEFAULT_TABLE_COLUMNS: TableColumn[] = [
+  NAME_COLUMN,
+  column('Created At', 'date', { description: AGE_COLUMN.description ?? '' }),
+];
 
 export function defaultTableCells(obj: KubeObject): unknown[] {
   return [obj.metadata?.name ?? '', obj.metadata?.creationTimestamp ?? ''];

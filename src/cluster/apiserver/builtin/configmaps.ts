@@ -4,7 +4,13 @@ import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, column, NAME_COLUMN, recordOf } from './common.ts';
 import { dedupe, forbidden, invalid, key, tooLong } from './fielderrors.ts';
-import { deepEqual, isConfigMapKey, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './validation.ts';
+import {
+  deepEqual,
+  isConfigMapKey,
+  nameIsDNSSubdomain,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
 
 /** core.MaxSecretSize, shared by ConfigMaps and Secrets. */
 export const MAX_DATA_SIZE = 1024 * 1024;
@@ -14,14 +20,18 @@ function byteLength(v: unknown): number {
 }
 
 /** Keys of data/binaryData (or a Secret's data), their clash across the two bags, and the size cap. */
-export function validateDataKeys(bags: [string, unknown][], sizeOf: (bag: string, v: unknown) => number): FieldError[] {
+export function validateDataKeys(
+  bags: [string, unknown][],
+  sizeOf: (bag: string, v: unknown) => number,
+): FieldError[] {
   const errs: FieldError[] = [];
   let total = 0;
   for (const [bag, content] of bags) {
     for (const [k, v] of Object.entries(recordOf(content))) {
       for (const m of isConfigMapKey(k)) errs.push(invalid(key(bag, k), k, m));
       for (const [other, otherContent] of bags) {
-        if (other !== bag && k in recordOf(otherContent)) errs.push(invalid(key(bag, k), k, `duplicate of key present in ${other}`));
+        if (other !== bag && k in recordOf(otherContent))
+          errs.push(invalid(key(bag, k), k, `duplicate of key present in ${other}`));
       }
       total += sizeOf(bag, v);
     }
@@ -35,7 +45,8 @@ export function validateImmutableData(obj: KubeObject, old: KubeObject, fields: 
   if (old.immutable !== true) return [];
   const errs: FieldError[] = [];
   if (obj.immutable !== true) errs.push(forbidden('immutable', 'field is immutable when `immutable` is set'));
-  for (const f of fields) if (!deepEqual(obj[f], old[f])) errs.push(forbidden(f, 'field is immutable when `immutable` is set'));
+  for (const f of fields)
+    if (!deepEqual(obj[f], old[f])) errs.push(forbidden(f, 'field is immutable when `immutable` is set'));
   return errs;
 }
 
@@ -47,7 +58,8 @@ function validateConfigMap(obj: KubeObject): FieldError[] {
         ['data', obj.data],
         ['binaryData', obj.binaryData],
       ],
-      (bag, v) => (bag === 'binaryData' && typeof v === 'string' ? Math.floor((v.length * 3) / 4) : byteLength(v)),
+      (bag, v) =>
+        bag === 'binaryData' && typeof v === 'string' ? Math.floor((v.length * 3) / 4) : byteLength(v),
     ),
   ];
 }

@@ -15,7 +15,8 @@ export const OMIT = Symbol('omit');
 export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
   return JSON.stringify(value);
 }
 
@@ -37,8 +38,13 @@ export function invalid(field: string, value: unknown, detail = ''): FieldError 
 }
 
 export function notSupported(field: string, value: unknown, valid: readonly string[]): FieldError {
-  const detail = valid.length > 0 ? `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` : '';
-  return { reason: 'FieldValueNotSupported', field, message: withDetail(`Unsupported value: ${renderValue(value)}`, detail) };
+  const detail =
+    valid.length > 0 ? `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` : '';
+  return {
+    reason: 'FieldValueNotSupported',
+    field,
+    message: withDetail(`Unsupported value: ${renderValue(value)}`, detail),
+  };
 }
 
 export function duplicate(field: string, value: unknown): FieldError {
@@ -54,7 +60,11 @@ export function tooLong(field: string, maxLength: number): FieldError {
 }
 
 export function tooMany(field: string, actual: number, max: number): FieldError {
-  return { reason: 'FieldValueTooMany', field, message: `Too many: ${actual}: must have at most ${max} items` };
+  return {
+    reason: 'FieldValueTooMany',
+    field,
+    message: `Too many: ${actual}: must have at most ${max} items`,
+  };
 }
 
 /** The whole error as apimachinery prints it: `spec.containers[0].image: Required value`. */

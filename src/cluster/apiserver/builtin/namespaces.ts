@@ -2,9 +2,23 @@
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import { AGE_COLUMN, arrayOf, clone, column, ensureRecord, keepAllButStatus, NAME_COLUMN, recordOf, str } from './common.ts';
+import {
+  AGE_COLUMN,
+  arrayOf,
+  clone,
+  ensureRecord,
+  keepAllButStatus,
+  NAME_COLUMN,
+  recordOf,
+  str,
+} from './common.ts';
 import { dedupe, invalid } from './fielderrors.ts';
-import { isQualifiedName, nameIsDNSLabel, validateObjectMeta, validateObjectMetaUpdate } from './validation.ts';
+import {
+  isQualifiedName,
+  nameIsDNSLabel,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
 
 export const FINALIZER_KUBERNETES = 'kubernetes';
 const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
@@ -28,7 +42,13 @@ function validateNamespaceFinalizers(obj: KubeObject): FieldError[] {
     const name = String(f);
     for (const m of isQualifiedName(name)) errs.push(invalid('spec.finalizers', name, m));
     if (!name.includes('/') && !STANDARD_FINALIZERS.has(name)) {
-      errs.push(invalid('spec.finalizers', name, 'name is neither a standard finalizer name nor is it fully qualified'));
+      errs.push(
+        invalid(
+          'spec.finalizers',
+          name,
+          'name is neither a standard finalizer name nor is it fully qualified',
+        ),
+      );
     }
   }
   return errs;
@@ -37,7 +57,8 @@ function validateNamespaceFinalizers(obj: KubeObject): FieldError[] {
 function validateNamespaceStatus(obj: KubeObject): FieldError[] {
   const phase = str(recordOf(obj.status).phase);
   if (!obj.metadata?.deletionTimestamp) {
-    if (phase !== 'Active') return [invalid('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty")];
+    if (phase !== 'Active')
+      return [invalid('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty")];
   } else if (phase !== 'Terminating') {
     return [invalid('status.Phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")];
   }
@@ -45,7 +66,11 @@ function validateNamespaceStatus(obj: KubeObject): FieldError[] {
 }
 
 export const namespaceTable: TablePrinter = {
-  columns: [NAME_COLUMN, { name: 'Status', type: 'string', description: 'The status of the namespace' }, AGE_COLUMN],
+  columns: [
+    NAME_COLUMN,
+    { name: 'Status', type: 'string', description: 'The status of the namespace' },
+    AGE_COLUMN,
+  ],
   cells: (obj, now) => [
     obj.metadata?.name ?? '',
     str(recordOf(obj.status).phase),
@@ -72,9 +97,16 @@ export function namespaceStrategy(): Strategy {
         else spec.finalizers = clone(oldFinalizers);
       }
     },
-    validateCreate: (obj) => dedupe([...validateObjectMeta(obj.metadata, false, nameIsDNSLabel), ...validateNamespaceFinalizers(obj)]),
+    validateCreate: (obj) =>
+      dedupe([
+        ...validateObjectMeta(obj.metadata, false, nameIsDNSLabel),
+        ...validateNamespaceFinalizers(obj),
+      ]),
     validateUpdate(obj, old, ctx) {
-      const errs = [...validateObjectMetaUpdate(obj.metadata, old.metadata), ...validateObjectMeta(obj.metadata, false, nameIsDNSLabel)];
+      const errs = [
+        ...validateObjectMetaUpdate(obj.metadata, old.metadata),
+        ...validateObjectMeta(obj.metadata, false, nameIsDNSLabel),
+      ];
       if (ctx.subresource === 'status') errs.push(...validateNamespaceStatus(obj));
       if (ctx.subresource === 'finalize') errs.push(...validateNamespaceFinalizers(obj));
       return dedupe(errs);

@@ -2,7 +2,17 @@
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import { AGE_COLUMN, arrayOf, column, isRecord, type Json, NAME_COLUMN, recordOf, splitStatusUpdate, str } from './common.ts';
+import {
+  AGE_COLUMN,
+  arrayOf,
+  column,
+  isRecord,
+  type Json,
+  NAME_COLUMN,
+  recordOf,
+  splitStatusUpdate,
+  str,
+} from './common.ts';
 import { child, dedupe, duplicate, forbidden, index, invalid, key } from './fielderrors.ts';
 import { canonicalizeResourceMap, validateTaintEffect } from './podspec.ts';
 import { tryParseQuantity } from '../../../kube/quantity.ts';
@@ -42,7 +52,8 @@ function validateTaints(taints: unknown, path: string): FieldError[] {
   arrayOf(taints).forEach((t, i) => {
     const p = index(path, i);
     errs.push(...validateLabelName(str(t.key), child(p, 'key')));
-    if (t.value != null) for (const m of isValidLabelValue(str(t.value))) errs.push(invalid(child(p, 'value'), t.value, m));
+    if (t.value != null)
+      for (const m of isValidLabelValue(str(t.value))) errs.push(invalid(child(p, 'value'), t.value, m));
     errs.push(...validateTaintEffect(t.effect, false, child(p, 'effect')));
     const id = `${str(t.key)}\u0000${str(t.effect)}`;
     if (seen.has(id)) errs.push(duplicate(p, t));
@@ -55,7 +66,14 @@ function validateResourceMap(m: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const [name, v] of Object.entries(recordOf(m))) {
     const q = tryParseQuantity(v);
-    if (!q) errs.push(invalid(key(path, name), v, "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"));
+    if (!q)
+      errs.push(
+        invalid(
+          key(path, name),
+          v,
+          "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
+      );
     else if (q.nanos < 0n) errs.push(invalid(key(path, name), v, 'must be greater than or equal to 0'));
   }
   return errs;
@@ -67,7 +85,14 @@ export function validateNode(obj: KubeObject): FieldError[] {
   const errs = validateObjectMeta(obj.metadata, false, nameIsDNSSubdomain);
   errs.push(...validateTaints(spec.taints, 'spec.taints'));
   arrayOf<string>(spec.podCIDRs).forEach((c, i) => {
-    if (!isCIDR(String(c))) errs.push(invalid(index('spec.podCIDRs', i), c, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'));
+    if (!isCIDR(String(c)))
+      errs.push(
+        invalid(
+          index('spec.podCIDRs', i),
+          c,
+          'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)',
+        ),
+      );
   });
   errs.push(...validateResourceMap(status.capacity, 'status.capacity'));
   errs.push(...validateResourceMap(status.allocatable, 'status.allocatable'));
@@ -80,7 +105,10 @@ export function validateNodeUpdate(obj: KubeObject, old: KubeObject): FieldError
   const oldSpec = recordOf(old.spec);
   const oldCIDRs = arrayOf<string>(oldSpec.podCIDRs);
   const newCIDRs = arrayOf<string>(spec.podCIDRs);
-  if (oldCIDRs.length > 0 && (oldCIDRs.length !== newCIDRs.length || oldCIDRs.some((c, i) => c !== newCIDRs[i]))) {
+  if (
+    oldCIDRs.length > 0 &&
+    (oldCIDRs.length !== newCIDRs.length || oldCIDRs.some((c, i) => c !== newCIDRs[i]))
+  ) {
     errs.push(forbidden('spec.podCIDRs', 'node updates may not change podCIDR except from "" to valid'));
   }
   if (str(oldSpec.providerID) && oldSpec.providerID !== spec.providerID) {
@@ -148,7 +176,9 @@ export const nodeTable: TablePrinter = {
 export function nodeStrategy(): Strategy {
   return {
     default: defaultNode,
-    // Nodes are the one kind whose status may be written on create.
+    // Nodes are the one kind whose status may be written on create: a no-op here tells
+    // the server not to drop it.
+    prepareForCreate() {},
     prepareForUpdate(obj, old, ctx) {
       splitStatusUpdate(obj, old, ctx, 'none');
     },

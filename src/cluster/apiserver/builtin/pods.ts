@@ -58,7 +58,8 @@ export function addDefaultTolerations(spec: Json, seconds = 300): void {
     tolerations.some((t) => (t.key === taint || !t.key) && (t.effect === 'NoExecute' || !t.effect));
   const out = [...tolerations];
   for (const taint of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
-    if (!tolerates(taint)) out.push({ key: taint, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: seconds });
+    if (!tolerates(taint))
+      out.push({ key: taint, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: seconds });
   }
   spec.tolerations = out;
 }
@@ -135,8 +136,12 @@ function preparePodForUpdate(obj: KubeObject, old: KubeObject, ctx: RequestConte
 
 export function validatePodCreate(obj: KubeObject): FieldError[] {
   const spec = recordOf(obj.spec);
-  const errs = [...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain), ...validatePodSpec(spec, 'spec', { isPod: true })];
-  if (arrayOf(spec.ephemeralContainers).length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+  const errs = [
+    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+    ...validatePodSpec(spec, 'spec', { isPod: true }),
+  ];
+  if (arrayOf(spec.ephemeralContainers).length > 0)
+    errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
   if (str(spec.nodeName) && arrayOf(spec.schedulingGates).length > 0) {
     errs.push(forbidden('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
   }
@@ -151,15 +156,23 @@ export const UPDATABLE_POD_SPEC_FIELDS = [
   '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
 ];
 
-function validateContainerUpdates(next: unknown, prev: unknown, path: string): { errs: FieldError[]; stop: boolean } {
+function validateContainerUpdates(
+  next: unknown,
+  prev: unknown,
+  path: string,
+): { errs: FieldError[]; stop: boolean } {
   const n = arrayOf(next);
   const o = arrayOf(prev);
-  if (n.length !== o.length) return { errs: [forbidden(path, 'pod updates may not add or remove containers')], stop: true };
+  if (n.length !== o.length)
+    return { errs: [forbidden(path, 'pod updates may not add or remove containers')], stop: true };
   const errs: FieldError[] = [];
   n.forEach((c, i) => {
     const image = str(c.image);
     if (!image) errs.push(required(child(index(path, i), 'image')));
-    if (image.trim() !== image) errs.push(invalid(child(index(path, i), 'image'), image, 'must not have leading or trailing whitespace'));
+    if (image.trim() !== image)
+      errs.push(
+        invalid(child(index(path, i), 'image'), image, 'must not have leading or trailing whitespace'),
+      );
   });
   return { errs, stop: false };
 }
@@ -172,7 +185,8 @@ function tolerationKey(t: Json): string {
 function validateOnlyAddedTolerations(next: unknown, prev: unknown, path: string): FieldError[] {
   const nextKeys = new Set(arrayOf(next).map(tolerationKey));
   for (const t of arrayOf(prev)) {
-    if (!nextKeys.has(tolerationKey(t))) return [forbidden(path, 'existing toleration can not be modified except its tolerationSeconds')];
+    if (!nextKeys.has(tolerationKey(t)))
+      return [forbidden(path, 'existing toleration can not be modified except its tolerationSeconds')];
   }
   return validateTolerations(next, path);
 }
@@ -184,7 +198,10 @@ function validateOnlyDeletedSchedulingGates(next: unknown, prev: unknown, path: 
     if (!oldNames.has(str(g.name))) added.set(str(g.name), i);
   });
   return [...added].map(([name, i]) =>
-    forbidden(child(index(path, i), 'name'), `only deletion is allowed, but found new scheduling gate '${name}'`),
+    forbidden(
+      child(index(path, i), 'name'),
+      `only deletion is allowed, but found new scheduling gate '${name}'`,
+    ),
   );
 }
 
@@ -192,7 +209,13 @@ function validateNodeSelectorMutation(next: unknown, prev: unknown, path: string
   const n = recordOf(next);
   for (const [k, v] of Object.entries(recordOf(prev))) {
     if (!(k in n) || n[k] !== v) {
-      return [invalid(path, next ?? null, 'only additions to spec.nodeSelector are allowed (no mutations or deletions)')];
+      return [
+        invalid(
+          path,
+          next ?? null,
+          'only additions to spec.nodeSelector are allowed (no mutations or deletions)',
+        ),
+      ];
     }
   }
   return [];
@@ -203,11 +226,18 @@ function termHasOnlyAdditions(next: Json, prev: Json): boolean {
   const oldFields = arrayOf(prev.matchFields);
   const newExprs = arrayOf(next.matchExpressions);
   const newFields = arrayOf(next.matchFields);
-  if (oldExprs.length === 0 && oldFields.length === 0 && (newExprs.length > 0 || newFields.length > 0)) return false;
-  if (oldExprs.length > 0 && (newExprs.length < oldExprs.length || !deepEqual(newExprs.slice(0, oldExprs.length), oldExprs))) {
+  if (oldExprs.length === 0 && oldFields.length === 0 && (newExprs.length > 0 || newFields.length > 0))
+    return false;
+  if (
+    oldExprs.length > 0 &&
+    (newExprs.length < oldExprs.length || !deepEqual(newExprs.slice(0, oldExprs.length), oldExprs))
+  ) {
     return false;
   }
-  if (oldFields.length > 0 && (newFields.length < oldFields.length || !deepEqual(newFields.slice(0, oldFields.length), oldFields))) {
+  if (
+    oldFields.length > 0 &&
+    (newFields.length < oldFields.length || !deepEqual(newFields.slice(0, oldFields.length), oldFields))
+  ) {
     return false;
   }
   return true;
@@ -218,15 +248,25 @@ function validateNodeAffinityMutation(next: unknown, prev: unknown, path: string
   const oldRequired = recordOf(prev).requiredDuringSchedulingIgnoredDuringExecution;
   if (prev == null || oldRequired == null) return [];
   const oldTerms = arrayOf(recordOf(oldRequired).nodeSelectorTerms);
-  const newTerms = arrayOf(recordOf(recordOf(next).requiredDuringSchedulingIgnoredDuringExecution).nodeSelectorTerms);
+  const newTerms = arrayOf(
+    recordOf(recordOf(next).requiredDuringSchedulingIgnoredDuringExecution).nodeSelectorTerms,
+  );
   const termsPath = child(child(path, 'requiredDuringSchedulingIgnoredDuringExecution'), 'nodeSelectorTerms');
   if (oldTerms.length > 0 && oldTerms.length !== newTerms.length) {
-    return [invalid(termsPath, newTerms, 'no additions/deletions to non-empty NodeSelectorTerms list are allowed')];
+    return [
+      invalid(termsPath, newTerms, 'no additions/deletions to non-empty NodeSelectorTerms list are allowed'),
+    ];
   }
   const errs: FieldError[] = [];
   oldTerms.forEach((t, i) => {
     if (!termHasOnlyAdditions(newTerms[i] ?? {}, t)) {
-      errs.push(invalid(index(termsPath, i), newTerms[i] ?? null, 'only additions are allowed (no mutations or deletions)'));
+      errs.push(
+        invalid(
+          index(termsPath, i),
+          newTerms[i] ?? null,
+          'only additions are allowed (no mutations or deletions)',
+        ),
+      );
     }
   });
   return errs;
@@ -270,10 +310,18 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
       return dedupe(errs);
     }
   } else if (oldSpec.activeDeadlineSeconds != null) {
-    errs.push(invalid('spec.activeDeadlineSeconds', null, 'must not update from a positive integer to nil value'));
+    errs.push(
+      invalid('spec.activeDeadlineSeconds', null, 'must not update from a positive integer to nil value'),
+    );
   }
   errs.push(...validateOnlyAddedTolerations(spec.tolerations, oldSpec.tolerations, 'spec.tolerations'));
-  errs.push(...validateOnlyDeletedSchedulingGates(spec.schedulingGates, oldSpec.schedulingGates, 'spec.schedulingGates'));
+  errs.push(
+    ...validateOnlyDeletedSchedulingGates(
+      spec.schedulingGates,
+      oldSpec.schedulingGates,
+      'spec.schedulingGates',
+    ),
+  );
   if (deepEqual(spec, oldSpec)) return dedupe(errs);
 
   const munged = clone(spec);
@@ -286,13 +334,19 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
   munged.activeDeadlineSeconds = oldSpec.activeDeadlineSeconds;
   munged.schedulingGates = clone(oldSpec.schedulingGates);
   munged.tolerations = clone(oldSpec.tolerations);
-  if (typeof oldSpec.terminationGracePeriodSeconds === 'number' && oldSpec.terminationGracePeriodSeconds < 0 && munged.terminationGracePeriodSeconds === 1) {
+  if (
+    typeof oldSpec.terminationGracePeriodSeconds === 'number' &&
+    oldSpec.terminationGracePeriodSeconds < 0 &&
+    munged.terminationGracePeriodSeconds === 1
+  ) {
     munged.terminationGracePeriodSeconds = oldSpec.terminationGracePeriodSeconds;
   }
 
   if (arrayOf(oldSpec.schedulingGates).length > 0) {
     if (!deepEqual(munged.nodeSelector, oldSpec.nodeSelector)) {
-      errs.push(...validateNodeSelectorMutation(munged.nodeSelector, oldSpec.nodeSelector, 'spec.nodeSelector'));
+      errs.push(
+        ...validateNodeSelectorMutation(munged.nodeSelector, oldSpec.nodeSelector, 'spec.nodeSelector'),
+      );
       munged.nodeSelector = clone(oldSpec.nodeSelector);
     }
     const oldNA = recordOf(oldSpec.affinity).nodeAffinity;
@@ -304,7 +358,11 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
         // nothing to restore
       } else if (!mungedAffinity) {
         munged.affinity = { nodeAffinity: clone(oldNA) };
-      } else if (oldSpec.affinity == null && mungedAffinity.podAffinity == null && mungedAffinity.podAntiAffinity == null) {
+      } else if (
+        oldSpec.affinity == null &&
+        mungedAffinity.podAffinity == null &&
+        mungedAffinity.podAntiAffinity == null
+      ) {
         delete munged.affinity;
       } else if (oldNA == null) {
         delete mungedAffinity.nodeAffinity;
@@ -316,14 +374,25 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
 
   if (!deepEqual(munged, oldSpec)) {
     const diff = ['  core.PodSpec{', ...specDiff(oldSpec, munged), '  }'].join('\n');
-    errs.push(forbidden('spec', `pod updates may not change fields other than ${UPDATABLE_POD_SPEC_FIELDS.join(',')}\n${diff}`));
+    errs.push(
+      forbidden(
+        'spec',
+        `pod updates may not change fields other than ${UPDATABLE_POD_SPEC_FIELDS.join(',')}\n${diff}`,
+      ),
+    );
   }
   return dedupe(errs);
 }
 
 const SYSTEM_POD_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized']);
 
-function validateContainerStateTransitions(next: unknown, prev: unknown, path: string, restartPolicy: string, inits?: Json[]): FieldError[] {
+function validateContainerStateTransitions(
+  next: unknown,
+  prev: unknown,
+  path: string,
+  restartPolicy: string,
+  inits?: Json[],
+): FieldError[] {
   if (restartPolicy === 'Always') return [];
   const errs: FieldError[] = [];
   arrayOf(prev).forEach((o, i) => {
@@ -333,7 +402,9 @@ function validateContainerStateTransitions(next: unknown, prev: unknown, path: s
     if (inits?.find((c) => c.name === o.name)?.restartPolicy === 'Always') return;
     for (const n of arrayOf(next)) {
       if (n.name === o.name && !isRecord(recordOf(n.state).terminated)) {
-        errs.push(forbidden(child(index(path, i), 'state'), 'may not be transitioned to non-terminated state'));
+        errs.push(
+          forbidden(child(index(path, i), 'state'), 'may not be transitioned to non-terminated state'),
+        );
       }
     }
   });
@@ -349,18 +420,27 @@ export function validatePodStatusUpdate(obj: KubeObject, old: KubeObject): Field
     const type = str(c.type);
     if (SYSTEM_POD_CONDITIONS.has(type)) return;
     // kube-apiserver reports these under metadata.conditions; kept for fidelity.
-    for (const m of isQualifiedName(type)) errs.push(invalid(child(index('metadata.conditions', i), 'Type'), type, m));
+    for (const m of isQualifiedName(type))
+      errs.push(invalid(child(index('metadata.conditions', i), 'Type'), type, m));
   });
   if (str(recordOf(obj.spec).nodeName) !== str(recordOf(old.spec).nodeName)) {
     errs.push(forbidden('status.nodeName', 'may not be changed directly'));
   }
   const nominated = str(status.nominatedNodeName);
   if (nominated && nominated !== str(oldStatus.nominatedNodeName)) {
-    for (const m of isDNS1123Subdomain(nominated)) errs.push(invalid('status.nominatedNodeName', nominated, m));
+    for (const m of isDNS1123Subdomain(nominated))
+      errs.push(invalid('status.nominatedNodeName', nominated, m));
   }
   errs.push(...validateImmutable(str(status.qosClass), str(oldStatus.qosClass), 'status.qosClass'));
   const restartPolicy = str(recordOf(old.spec).restartPolicy);
-  errs.push(...validateContainerStateTransitions(status.containerStatuses, oldStatus.containerStatuses, 'status.containerStatuses', restartPolicy));
+  errs.push(
+    ...validateContainerStateTransitions(
+      status.containerStatuses,
+      oldStatus.containerStatuses,
+      'status.containerStatuses',
+      restartPolicy,
+    ),
+  );
   errs.push(
     ...validateContainerStateTransitions(
       status.initContainerStatuses,
@@ -371,7 +451,14 @@ export function validatePodStatusUpdate(obj: KubeObject, old: KubeObject): Field
     ),
   );
   arrayOf(status.podIPs).forEach((p, i) => {
-    if (!isValidIP(str(p.ip))) errs.push(invalid(index('status.podIPs', i), p.ip ?? '', 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+    if (!isValidIP(str(p.ip)))
+      errs.push(
+        invalid(
+          index('status.podIPs', i),
+          p.ip ?? '',
+          'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        ),
+      );
   });
   return dedupe(errs);
 }
@@ -382,7 +469,8 @@ export function validatePodStatusUpdate(obj: KubeObject, old: KubeObject): Field
 export function validateBinding(binding: Json): FieldError[] {
   const errs: FieldError[] = [];
   const target = recordOf(binding.target);
-  if (target.kind && target.kind !== 'Node') errs.push(notSupported('target.kind', target.kind, ['Node', '<empty>']));
+  if (target.kind && target.kind !== 'Node')
+    errs.push(notSupported('target.kind', target.kind, ['Node', '<empty>']));
   if (!target.name) errs.push(required('target.name'));
   return errs;
 }
@@ -401,9 +489,13 @@ export interface BindResult {
 export function bindPod(pod: KubeObject, binding: Json, now: Date = new Date()): BindResult {
   const name = pod.metadata?.name ?? '';
   const meta = recordOf(binding.metadata);
-  if (pod.metadata?.deletionTimestamp) return { code: 500, error: `pod ${name} is being deleted, cannot be assigned to a host` };
+  if (pod.metadata?.deletionTimestamp)
+    return { code: 500, error: `pod ${name} is being deleted, cannot be assigned to a host` };
   if (meta.uid && meta.uid !== pod.metadata?.uid) {
-    return { code: 409, error: `the UID in the binding (${meta.uid}) does not match the UID in the pod (${pod.metadata?.uid ?? ''})` };
+    return {
+      code: 409,
+      error: `the UID in the binding (${meta.uid}) does not match the UID in the pod (${pod.metadata?.uid ?? ''})`,
+    };
   }
   if (meta.resourceVersion && meta.resourceVersion !== pod.metadata?.resourceVersion) {
     return {
@@ -412,12 +504,17 @@ export function bindPod(pod: KubeObject, binding: Json, now: Date = new Date()):
     };
   }
   const spec = podSpec(pod);
-  if (str(spec.nodeName)) return { code: 409, error: `pod ${name} is already assigned to node "${spec.nodeName}"` };
-  if (arrayOf(spec.schedulingGates).length > 0) return { code: 409, error: `pod ${name} has non-empty .spec.schedulingGates` };
+  if (str(spec.nodeName))
+    return { code: 409, error: `pod ${name} is already assigned to node "${spec.nodeName}"` };
+  if (arrayOf(spec.schedulingGates).length > 0)
+    return { code: 409, error: `pod ${name} has non-empty .spec.schedulingGates` };
   spec.nodeName = str(recordOf(binding.target).name);
   const annotations = recordOf(meta.annotations);
   if (Object.keys(annotations).length > 0) {
-    pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), ...(annotations as Record<string, string>) };
+    pod.metadata.annotations = {
+      ...(pod.metadata.annotations ?? {}),
+      ...(annotations as Record<string, string>),
+    };
   }
   if (!isRecord(pod.status)) pod.status = {};
   updatePodCondition(pod.status as Json, { type: 'PodScheduled', status: 'True' }, now);
@@ -444,26 +541,47 @@ export function podSelectableFields(obj: KubeObject): Record<string, string> {
 export const podTable: TablePrinter = {
   columns: [
     NAME_COLUMN,
-    column('Ready', 'string', { description: 'The aggregate readiness state of this pod for accepting traffic.' }),
+    column('Ready', 'string', {
+      description: 'The aggregate readiness state of this pod for accepting traffic.',
+    }),
     column('Status', 'string', { description: 'The aggregate status of the containers in this pod.' }),
     column('Restarts', 'string', {
-      description: 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
+      description:
+        'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
     }),
     AGE_COLUMN,
-    column('IP', 'string', { priority: 1, description: 'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.' }),
-    column('Node', 'string', { priority: 1, description: 'NodeName indicates in which node this pod is scheduled.' }),
-    column('Nominated Node', 'string', { priority: 1, description: 'nominatedNodeName is set only when this pod preempts other pods on the node.' }),
-    column('Readiness Gates', 'string', { priority: 1, description: 'If specified, all readiness gates will be evaluated for pod readiness.' }),
+    column('IP', 'string', {
+      priority: 1,
+      description:
+        'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.',
+    }),
+    column('Node', 'string', {
+      priority: 1,
+      description: 'NodeName indicates in which node this pod is scheduled.',
+    }),
+    column('Nominated Node', 'string', {
+      priority: 1,
+      description: 'nominatedNodeName is set only when this pod preempts other pods on the node.',
+    }),
+    column('Readiness Gates', 'string', {
+      priority: 1,
+      description: 'If specified, all readiness gates will be evaluated for pod readiness.',
+    }),
   ],
   cells(obj, now) {
     const pod = obj as PodLike;
     const d = podDisplay(pod);
-    const restarts = d.restarts !== 0 && d.lastRestart ? `${d.restarts} (${translateTimestampSince(d.lastRestart, now)} ago)` : String(d.restarts);
+    const restarts =
+      d.restarts !== 0 && d.lastRestart
+        ? `${d.restarts} (${translateTimestampSince(d.lastRestart, now)} ago)`
+        : String(d.restarts);
     const gates = arrayOf(recordOf(obj.spec).readinessGates);
     let readinessGates = '<none>';
     if (gates.length > 0) {
       const conditions = arrayOf(recordOf(obj.status).conditions);
-      const trueCount = gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length;
+      const trueCount = gates.filter(
+        (g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True',
+      ).length;
       readinessGates = `${trueCount}/${gates.length}`;
     }
     return [

@@ -3,10 +3,26 @@
  * (ValidatePodSpec and friends), shared by Pods and every pod template.
  */
 
-import { canonicalizeQuantity, compareQuantities, formatQuantity, type Quantity, tryParseQuantity } from '../../../kube/quantity.ts';
+import {
+  canonicalizeQuantity,
+  compareQuantities,
+  formatQuantity,
+  type Quantity,
+  tryParseQuantity,
+} from '../../../kube/quantity.ts';
 import type { FieldError } from '../types.ts';
 import { arrayOf, ensureRecord, isRecord, type Json, recordOf, str } from './common.ts';
-import { child, duplicate, forbidden, index, invalid, key, notFound, notSupported, required } from './fielderrors.ts';
+import {
+  child,
+  duplicate,
+  forbidden,
+  index,
+  invalid,
+  key,
+  notFound,
+  notSupported,
+  required,
+} from './fielderrors.ts';
 import { validateNodeSelector, validateLabelSelector } from './selector.ts';
 import {
   inclusiveRangeError,
@@ -192,7 +208,8 @@ function validateVolumes(volumes: unknown, path: string): { errs: FieldError[]; 
     }
     const sources = VOLUME_SOURCES.filter((s) => v[s] != null);
     if (sources.length === 0) errs.push(required(p, 'must specify a volume type'));
-    else if (sources.length > 1) errs.push(forbidden(child(p, sources[1]!), 'may not specify more than 1 volume type'));
+    else if (sources.length > 1)
+      errs.push(forbidden(child(p, sources[1]!), 'may not specify more than 1 volume type'));
   });
   return { errs, names };
 }
@@ -203,8 +220,9 @@ const PORT_NAME_RE = /^[-a-z0-9]+$/;
 function portNameErrors(name: string): string[] {
   const errs: string[] = [];
   if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!PORT_NAME_RE.test(name)) errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-  if (name.includes('--')) errs.push("must not contain consecutive hyphens");
+  if (!PORT_NAME_RE.test(name))
+    errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
   if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
   if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
   return errs;
@@ -226,13 +244,16 @@ function validateContainerPorts(ports: unknown, path: string): FieldError[] {
     if (port.containerPort === undefined || port.containerPort === 0) {
       errs.push(required(child(p, 'containerPort')));
     } else {
-      for (const m of isValidPortNum(port.containerPort)) errs.push(invalid(child(p, 'containerPort'), port.containerPort, m));
+      for (const m of isValidPortNum(port.containerPort))
+        errs.push(invalid(child(p, 'containerPort'), port.containerPort, m));
     }
     if (port.hostPort !== undefined && port.hostPort !== 0) {
-      for (const m of isValidPortNum(port.hostPort)) errs.push(invalid(child(p, 'hostPort'), port.hostPort, m));
+      for (const m of isValidPortNum(port.hostPort))
+        errs.push(invalid(child(p, 'hostPort'), port.hostPort, m));
     }
     if (!port.protocol) errs.push(required(child(p, 'protocol')));
-    else if (!PROTOCOLS.includes(str(port.protocol))) errs.push(notSupported(child(p, 'protocol'), port.protocol, PROTOCOLS));
+    else if (!PROTOCOLS.includes(str(port.protocol)))
+      errs.push(notSupported(child(p, 'protocol'), port.protocol, PROTOCOLS));
   });
   return errs;
 }
@@ -247,24 +268,35 @@ function validateEnv(env: unknown, path: string): FieldError[] {
     if (!name) errs.push(required(child(p, 'name')));
     else if (!ENV_NAME_RE.test(name)) {
       errs.push(
-        invalid(child(p, 'name'), name, "a valid environment variable name must consist only of printable ASCII characters other than '='"),
+        invalid(
+          child(p, 'name'),
+          name,
+          "a valid environment variable name must consist only of printable ASCII characters other than '='",
+        ),
       );
     }
     const from = recordOf(e.valueFrom);
     if (e.valueFrom != null) {
-      const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'].filter((s) => from[s] != null);
+      const sources = [
+        'fieldRef',
+        'resourceFieldRef',
+        'configMapKeyRef',
+        'secretKeyRef',
+        'fileKeyRef',
+      ].filter((s) => from[s] != null);
       if (sources.length === 0) {
-        errs.push(invalid(child(p, 'valueFrom'), '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'));
-      } else if (sources.length > 1) {
         errs.push(
           invalid(
             child(p, 'valueFrom'),
             '',
-            'may not have more than one field specified at a time',
+            'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`',
           ),
         );
+      } else if (sources.length > 1) {
+        errs.push(invalid(child(p, 'valueFrom'), '', 'may not have more than one field specified at a time'));
       }
-      if (str(e.value) !== '') errs.push(invalid(child(p, 'valueFrom'), '', 'may not be specified when `value` is not empty'));
+      if (str(e.value) !== '')
+        errs.push(invalid(child(p, 'valueFrom'), '', 'may not be specified when `value` is not empty'));
     }
   });
   return errs;
@@ -325,14 +357,19 @@ function parseQuantityField(name: string, raw: unknown, path: string): ParsedQua
   if (!q) {
     return {
       errs: [
-        invalid(path, raw, "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+        invalid(
+          path,
+          raw,
+          "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        ),
       ],
     };
   }
   const errs: FieldError[] = [];
   if (q.nanos < 0n) errs.push(invalid(path, formatQuantity(q), IS_NEGATIVE));
   // Extended resources are counted, not measured.
-  if (!isNativeResource(name) && q.nanos % 1_000_000_000n !== 0n) errs.push(invalid(path, formatQuantity(q), 'must be an integer'));
+  if (!isNativeResource(name) && q.nanos % 1_000_000_000n !== 0n)
+    errs.push(invalid(path, formatQuantity(q), 'must be an integer'));
   return { q, errs };
 }
 
@@ -360,9 +397,21 @@ export function validateResourceRequirements(resources: unknown, path: string): 
     if (limit) {
       const cmp = compareQuantities(parsed.q, limit);
       if (cmp !== 0 && !isOvercommitAllowed(name)) {
-        errs.push(invalid(reqPath, formatQuantity(parsed.q), `must be equal to ${name} limit of ${formatQuantity(limit)}`));
+        errs.push(
+          invalid(
+            reqPath,
+            formatQuantity(parsed.q),
+            `must be equal to ${name} limit of ${formatQuantity(limit)}`,
+          ),
+        );
       } else if (cmp > 0) {
-        errs.push(invalid(reqPath, formatQuantity(parsed.q), `must be less than or equal to ${name} limit of ${formatQuantity(limit)}`));
+        errs.push(
+          invalid(
+            reqPath,
+            formatQuantity(parsed.q),
+            `must be less than or equal to ${name} limit of ${formatQuantity(limit)}`,
+          ),
+        );
       }
     } else if (!isOvercommitAllowed(name)) {
       errs.push(required(limPath, 'Limit must be set for non overcommitable resources'));
@@ -373,14 +422,26 @@ export function validateResourceRequirements(resources: unknown, path: string): 
 
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
 
-function validateProbe(probe: unknown, path: string, kind: 'liveness' | 'readiness' | 'startup'): FieldError[] {
+function validateProbe(
+  probe: unknown,
+  path: string,
+  kind: 'liveness' | 'readiness' | 'startup',
+): FieldError[] {
   if (!isRecord(probe)) return [];
   const errs: FieldError[] = [];
   const handlers = PROBE_HANDLERS.filter((h) => probe[h] != null);
   if (handlers.length === 0) errs.push(required(path, 'must specify a handler type'));
-  for (const h of handlers.slice(1)) errs.push(forbidden(child(path, h), 'may not specify more than 1 handler type'));
-  for (const f of ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) {
-    if (typeof probe[f] === 'number' && (probe[f] as number) < 0) errs.push(invalid(child(path, f), probe[f], IS_NEGATIVE));
+  for (const h of handlers.slice(1))
+    errs.push(forbidden(child(path, h), 'may not specify more than 1 handler type'));
+  for (const f of [
+    'initialDelaySeconds',
+    'timeoutSeconds',
+    'periodSeconds',
+    'successThreshold',
+    'failureThreshold',
+  ]) {
+    if (typeof probe[f] === 'number' && (probe[f] as number) < 0)
+      errs.push(invalid(child(path, f), probe[f], IS_NEGATIVE));
   }
   if (kind !== 'readiness' && typeof probe.successThreshold === 'number' && probe.successThreshold !== 1) {
     errs.push(invalid(child(path, 'successThreshold'), probe.successThreshold, 'must be 1'));
@@ -401,7 +462,8 @@ function validateLifecycle(lifecycle: unknown, path: string): FieldError[] {
     if (!isRecord(h)) continue;
     const handlers = [...PROBE_HANDLERS, 'sleep'].filter((k) => h[k] != null && k !== 'grpc');
     if (handlers.length === 0) errs.push(required(child(path, hook), 'must specify a handler type'));
-    for (const x of handlers.slice(1)) errs.push(forbidden(child(child(path, hook), x), 'may not specify more than 1 handler type'));
+    for (const x of handlers.slice(1))
+      errs.push(forbidden(child(child(path, hook), x), 'may not specify more than 1 handler type'));
   }
   return errs;
 }
@@ -422,7 +484,8 @@ function validateContainerCommon(c: Json, volumeNames: Set<string>, p: string): 
   errs.push(...validateVolumeMounts(c.volumeMounts, volumeNames, child(p, 'volumeMounts')));
   const pull = c.imagePullPolicy;
   if (!pull) errs.push(required(child(p, 'imagePullPolicy')));
-  else if (!PULL_POLICIES.includes(str(pull))) errs.push(notSupported(child(p, 'imagePullPolicy'), pull, PULL_POLICIES));
+  else if (!PULL_POLICIES.includes(str(pull)))
+    errs.push(notSupported(child(p, 'imagePullPolicy'), pull, PULL_POLICIES));
   errs.push(...validateResourceRequirements(c.resources, child(p, 'resources')));
   return errs;
 }
@@ -446,12 +509,18 @@ function validateContainers(containers: unknown, volumeNames: Set<string>, path:
     errs.push(...validateProbe(c.livenessProbe, child(p, 'livenessProbe'), 'liveness'));
     errs.push(...validateProbe(c.readinessProbe, child(p, 'readinessProbe'), 'readiness'));
     errs.push(...validateProbe(c.startupProbe, child(p, 'startupProbe'), 'startup'));
-    if (c.restartPolicy != null) errs.push(forbidden(child(p, 'restartPolicy'), 'may not be set for non-init containers'));
+    if (c.restartPolicy != null)
+      errs.push(forbidden(child(p, 'restartPolicy'), 'may not be set for non-init containers'));
   });
   return errs;
 }
 
-function validateInitContainers(inits: unknown, regular: unknown, volumeNames: Set<string>, path: string): FieldError[] {
+function validateInitContainers(
+  inits: unknown,
+  regular: unknown,
+  volumeNames: Set<string>,
+  path: string,
+): FieldError[] {
   const errs: FieldError[] = [];
   const names = new Set(arrayOf(regular).map((c) => str(c.name)));
   arrayOf(inits).forEach((c, i) => {
@@ -459,7 +528,8 @@ function validateInitContainers(inits: unknown, regular: unknown, volumeNames: S
     errs.push(...validateContainerCommon(c, volumeNames, p));
     let restartAlways = false;
     if (c.restartPolicy != null) {
-      if (c.restartPolicy !== 'Always') errs.push(notSupported(child(p, 'restartPolicy'), c.restartPolicy, ['Always']));
+      if (c.restartPolicy !== 'Always')
+        errs.push(notSupported(child(p, 'restartPolicy'), c.restartPolicy, ['Always']));
       restartAlways = c.restartPolicy === 'Always';
     }
     const name = str(c.name);
@@ -472,7 +542,10 @@ function validateInitContainers(inits: unknown, regular: unknown, volumeNames: S
       errs.push(...validateProbe(c.startupProbe, child(p, 'startupProbe'), 'startup'));
     } else {
       for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) {
-        if (c[f] != null) errs.push(forbidden(child(p, f), 'may not be set for init containers without restartPolicy=Always'));
+        if (c[f] != null)
+          errs.push(
+            forbidden(child(p, f), 'may not be set for init containers without restartPolicy=Always'),
+          );
       }
     }
   });
@@ -498,11 +571,21 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
     if (k) errs.push(...validateLabelName(k, child(p, 'key')));
     if (!k && t.operator !== 'Exists') {
       errs.push(
-        invalid(child(p, 'operator'), t.operator ?? '', 'operator must be Exists when `key` is empty, which means "match all values and all keys"'),
+        invalid(
+          child(p, 'operator'),
+          t.operator ?? '',
+          'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+        ),
       );
     }
     if (t.tolerationSeconds != null && t.effect !== 'NoExecute') {
-      errs.push(invalid(child(p, 'effect'), t.effect ?? '', "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+      errs.push(
+        invalid(
+          child(p, 'effect'),
+          t.effect ?? '',
+          "effect must be 'NoExecute' when `tolerationSeconds` is set",
+        ),
+      );
     }
     switch (t.operator ?? '') {
       case 'Equal':
@@ -510,7 +593,10 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
         for (const m of isValidLabelValue(str(t.value))) errs.push(invalid(child(p, 'operator'), t.value, m));
         break;
       case 'Exists':
-        if (str(t.value)) errs.push(invalid(child(p, 'operator'), t.value, "value must be empty when `operator` is 'Exists'"));
+        if (str(t.value))
+          errs.push(
+            invalid(child(p, 'operator'), t.value, "value must be empty when `operator` is 'Exists'"),
+          );
         break;
       default:
         errs.push(notSupported(child(p, 'operator'), t.operator, ['Equal', 'Exists']));
@@ -569,18 +655,28 @@ export interface PodSpecValidationOptions {
 /** ValidatePodSpec (plus the pod-only container checks when opts.isPod). */
 export function validatePodSpec(spec: Json, path: string, opts: PodSpecValidationOptions): FieldError[] {
   const errs: FieldError[] = [];
-  if (spec.terminationGracePeriodSeconds == null) errs.push(required(child(path, 'terminationGracePeriodSeconds')));
+  if (spec.terminationGracePeriodSeconds == null)
+    errs.push(required(child(path, 'terminationGracePeriodSeconds')));
   const { errs: volErrs, names: volumeNames } = validateVolumes(spec.volumes, child(path, 'volumes'));
   errs.push(...volErrs);
   errs.push(...validateContainers(spec.containers, volumeNames, child(path, 'containers')));
-  errs.push(...validateInitContainers(spec.initContainers, spec.containers, volumeNames, child(path, 'initContainers')));
+  errs.push(
+    ...validateInitContainers(
+      spec.initContainers,
+      spec.containers,
+      volumeNames,
+      child(path, 'initContainers'),
+    ),
+  );
 
   const restart = spec.restartPolicy;
   if (!restart) errs.push(required(child(path, 'restartPolicy')));
-  else if (!RESTART_POLICIES.includes(str(restart))) errs.push(notSupported(child(path, 'restartPolicy'), restart, RESTART_POLICIES));
+  else if (!RESTART_POLICIES.includes(str(restart)))
+    errs.push(notSupported(child(path, 'restartPolicy'), restart, RESTART_POLICIES));
   const dns = spec.dnsPolicy;
   if (!dns) errs.push(required(child(path, 'dnsPolicy')));
-  else if (!DNS_POLICIES.includes(str(dns))) errs.push(notSupported(child(path, 'dnsPolicy'), dns, DNS_POLICIES));
+  else if (!DNS_POLICIES.includes(str(dns)))
+    errs.push(notSupported(child(path, 'dnsPolicy'), dns, DNS_POLICIES));
   else if (dns === 'None' && spec.dnsConfig == null) {
     errs.push(required(child(path, 'dnsConfig'), 'must provide `dnsConfig` when `dnsPolicy` is None'));
   }
@@ -589,18 +685,23 @@ export function validatePodSpec(spec: Json, path: string, opts: PodSpecValidatio
   errs.push(...validateAffinity(spec.affinity, child(path, 'affinity')));
   arrayOf(spec.readinessGates).forEach((g, i) => {
     for (const m of isQualifiedName(str(g.conditionType))) {
-      errs.push(invalid(child(index(child(path, 'readinessGates'), i), 'conditionType'), g.conditionType ?? '', m));
+      errs.push(
+        invalid(child(index(child(path, 'readinessGates'), i), 'conditionType'), g.conditionType ?? '', m),
+      );
     }
   });
   errs.push(...validateSchedulingGates(spec.schedulingGates, child(path, 'schedulingGates')));
   arrayOf(spec.imagePullSecrets).forEach((s, i) => {
-    if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalid(index(child(path, 'imagePullSecrets'), i), s, 'only name may be set'));
+    if (Object.keys(s).some((k) => k !== 'name'))
+      errs.push(invalid(index(child(path, 'imagePullSecrets'), i), s, 'only name may be set'));
   });
 
   const sa = str(spec.serviceAccountName);
-  if (sa) for (const m of isDNS1123Subdomain(sa)) errs.push(invalid(child(path, 'serviceAccountName'), sa, m));
+  if (sa)
+    for (const m of isDNS1123Subdomain(sa)) errs.push(invalid(child(path, 'serviceAccountName'), sa, m));
   const nodeName = str(spec.nodeName);
-  if (nodeName) for (const m of isDNS1123Subdomain(nodeName)) errs.push(invalid(child(path, 'nodeName'), nodeName, m));
+  if (nodeName)
+    for (const m of isDNS1123Subdomain(nodeName)) errs.push(invalid(child(path, 'nodeName'), nodeName, m));
   if (spec.activeDeadlineSeconds != null) {
     const v = spec.activeDeadlineSeconds;
     if (typeof v !== 'number' || v < 1 || v > MAX_INT32) {
@@ -614,22 +715,43 @@ export function validatePodSpec(spec: Json, path: string, opts: PodSpecValidatio
   errs.push(...validateTolerations(spec.tolerations, child(path, 'tolerations')));
   arrayOf(spec.hostAliases).forEach((h, i) => {
     const p = index(child(path, 'hostAliases'), i);
-    if (!isValidIP(str(h.ip))) errs.push(invalid(child(p, 'ip'), h.ip ?? '', 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+    if (!isValidIP(str(h.ip)))
+      errs.push(
+        invalid(child(p, 'ip'), h.ip ?? '', 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'),
+      );
   });
   const pc = str(spec.priorityClassName);
   if (pc) for (const m of isDNS1123Subdomain(pc)) errs.push(invalid(child(path, 'priorityClassName'), pc, m));
-  if (spec.preemptionPolicy != null && spec.preemptionPolicy !== 'PreemptLowerPriority' && spec.preemptionPolicy !== 'Never') {
-    errs.push(notSupported(child(path, 'preemptionPolicy'), spec.preemptionPolicy, ['PreemptLowerPriority', 'Never']));
+  if (
+    spec.preemptionPolicy != null &&
+    spec.preemptionPolicy !== 'PreemptLowerPriority' &&
+    spec.preemptionPolicy !== 'Never'
+  ) {
+    errs.push(
+      notSupported(child(path, 'preemptionPolicy'), spec.preemptionPolicy, ['PreemptLowerPriority', 'Never']),
+    );
   }
-  if (spec.overhead != null) errs.push(...validateResourceRequirements({ requests: spec.overhead }, child(path, 'overhead')).map(fixOverheadPath));
-  if (spec.resources != null) errs.push(...validateResourceRequirements(spec.resources, child(path, 'resources')));
+  if (spec.overhead != null)
+    errs.push(
+      ...validateResourceRequirements({ requests: spec.overhead }, child(path, 'overhead')).map(
+        fixOverheadPath,
+      ),
+    );
+  if (spec.resources != null)
+    errs.push(...validateResourceRequirements(spec.resources, child(path, 'resources')));
 
   if (opts.isPod) {
     for (const list of ['containers', 'initContainers']) {
       arrayOf(spec[list]).forEach((c, i) => {
         const image = str(c.image);
         if (image.trim() !== image) {
-          errs.push(invalid(child(index(child(path, list), i), 'image'), image, 'must not have leading or trailing whitespace'));
+          errs.push(
+            invalid(
+              child(index(child(path, list), i), 'image'),
+              image,
+              'must not have leading or trailing whitespace',
+            ),
+          );
         }
       });
     }
@@ -650,7 +772,12 @@ export function validatePodTemplateSpec(template: unknown, path: string): FieldE
   errs.push(...validateAnnotations(meta.annotations, child(path, 'annotations')));
   errs.push(...validatePodSpec(recordOf(template.spec), child(path, 'spec'), { isPod: false }));
   if (arrayOf(recordOf(template.spec).ephemeralContainers).length > 0) {
-    errs.push(forbidden(child(child(path, 'spec'), 'ephemeralContainers'), 'ephemeral containers not allowed in pod template'));
+    errs.push(
+      forbidden(
+        child(child(path, 'spec'), 'ephemeralContainers'),
+        'ephemeral containers not allowed in pod template',
+      ),
+    );
   }
   return errs;
 }

@@ -5,7 +5,12 @@ import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts
 import { AGE_COLUMN, column, isRecord, NAME_COLUMN, recordOf, str } from './common.ts';
 import { validateDataKeys, validateImmutableData } from './configmaps.ts';
 import { dedupe, key, required } from './fielderrors.ts';
-import { nameIsDNSSubdomain, validateImmutable, validateObjectMeta, validateObjectMetaUpdate } from './validation.ts';
+import {
+  nameIsDNSSubdomain,
+  validateImmutable,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
 
 /**
  * SetDefaults_Secret plus the v1→internal conversion: stringData is write-only, merged
@@ -15,7 +20,8 @@ export function defaultSecret(obj: KubeObject): void {
   if (!obj.type) obj.type = 'Opaque';
   if (isRecord(obj.stringData)) {
     const data = isRecord(obj.data) ? obj.data : {};
-    for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+    for (const [k, v] of Object.entries(obj.stringData))
+      data[k] = Buffer.from(String(v), 'utf8').toString('base64');
     obj.data = data;
   }
   delete obj.stringData;
@@ -31,7 +37,9 @@ const REQUIRED_KEYS: Record<string, string[]> = {
 function validateSecret(obj: KubeObject): FieldError[] {
   const errs = [
     ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
-    ...validateDataKeys([['data', obj.data]], (_bag, v) => (typeof v === 'string' ? Math.floor((v.length * 3) / 4) : 0)),
+    ...validateDataKeys([['data', obj.data]], (_bag, v) =>
+      typeof v === 'string' ? Math.floor((v.length * 3) / 4) : 0,
+    ),
   ];
   const data = recordOf(obj.data);
   const type = str(obj.type);
@@ -39,7 +47,10 @@ function validateSecret(obj: KubeObject): FieldError[] {
   if (type === 'kubernetes.io/basic-auth' && !('username' in data) && !('password' in data)) {
     errs.push(required(key('data', 'username')), required(key('data', 'password')));
   }
-  if (type === 'kubernetes.io/service-account-token' && !obj.metadata?.annotations?.['kubernetes.io/service-account.name']) {
+  if (
+    type === 'kubernetes.io/service-account-token' &&
+    !obj.metadata?.annotations?.['kubernetes.io/service-account.name']
+  ) {
     errs.push(required(key('metadata.annotations', 'kubernetes.io/service-account.name')));
   }
   return errs;

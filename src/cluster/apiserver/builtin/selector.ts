@@ -30,12 +30,18 @@ export function validateLabelSelector(sel: unknown, path: string): FieldError[] 
     switch (r.operator) {
       case 'In':
       case 'NotIn':
-        if (values.length === 0) errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
+        if (values.length === 0)
+          errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
         break;
       case 'Exists':
       case 'DoesNotExist':
         if (values.length > 0) {
-          errs.push(forbidden(child(p, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+          errs.push(
+            forbidden(
+              child(p, 'values'),
+              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            ),
+          );
         }
         break;
       default:
@@ -55,18 +61,23 @@ function validateNodeSelectorRequirement(r: RequirementLike, p: string): FieldEr
   switch (r.operator) {
     case 'In':
     case 'NotIn':
-      if (values.length === 0) errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
+      if (values.length === 0)
+        errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
       break;
     case 'Exists':
     case 'DoesNotExist':
       if (values.length > 0) {
-        errs.push(forbidden(child(p, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        errs.push(
+          forbidden(child(p, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+        );
       }
       break;
     case 'Gt':
     case 'Lt':
       if (values.length !== 1) {
-        errs.push(required(child(p, 'values'), "must be specified single value when `operator` is 'Lt' or 'Gt'"));
+        errs.push(
+          required(child(p, 'values'), "must be specified single value when `operator` is 'Lt' or 'Gt'"),
+        );
       }
       break;
     default:
@@ -84,9 +95,15 @@ function validateNodeFieldSelectorRequirement(r: RequirementLike, p: string): Fi
   if (r.operator !== 'In' && r.operator !== 'NotIn') {
     errs.push(invalid(child(p, 'operator'), r.operator ?? '', 'not a valid selector operator'));
   } else if (valuesOf(r).length !== 1) {
-    errs.push(required(child(p, 'values'), 'must be only one value when `operator` is \'In\' or \'NotIn\' for node field selector'));
+    errs.push(
+      required(
+        child(p, 'values'),
+        "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+      ),
+    );
   }
-  if (r.key !== 'metadata.name') errs.push(invalid(child(p, 'key'), r.key ?? '', 'not a valid field selector key'));
+  if (r.key !== 'metadata.name')
+    errs.push(invalid(child(p, 'key'), r.key ?? '', 'not a valid field selector key'));
   return errs;
 }
 
@@ -94,7 +111,8 @@ function validateNodeFieldSelectorRequirement(r: RequirementLike, p: string): Fi
 export function validateNodeSelector(sel: unknown, path: string): FieldError[] {
   const terms = (sel as { nodeSelectorTerms?: unknown } | null)?.nodeSelectorTerms;
   const termsPath = child(path, 'nodeSelectorTerms');
-  if (!Array.isArray(terms) || terms.length === 0) return [required(termsPath, 'must have at least one node selector term')];
+  if (!Array.isArray(terms) || terms.length === 0)
+    return [required(termsPath, 'must have at least one node selector term')];
   const errs: FieldError[] = [];
   terms.forEach((t: { matchExpressions?: unknown; matchFields?: unknown } | null, i) => {
     errs.push(...validateNodeSelectorTerm(t, index(termsPath, i)));

@@ -2,7 +2,7 @@
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import { AGE_COLUMN, arrayOf, column, isRecord, NAME_COLUMN, recordOf, str } from './common.ts';
+import { AGE_COLUMN, arrayOf, column, isRecord, NAME_COLUMN, str } from './common.ts';
 import { child, dedupe, index, invalid, notSupported, required } from './fielderrors.ts';
 import {
   isDNS1123Label,
@@ -26,7 +26,10 @@ export function serviceAccountStrategy(): Strategy {
   return {
     validateCreate: (obj) => dedupe(validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain)),
     validateUpdate: (obj, old) =>
-      dedupe([...validateObjectMetaUpdate(obj.metadata, old.metadata), ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain)]),
+      dedupe([
+        ...validateObjectMetaUpdate(obj.metadata, old.metadata),
+        ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+      ]),
     table: serviceAccountTable,
   };
 }
@@ -47,7 +50,13 @@ function validateEndpoints(obj: KubeObject): FieldError[] {
       arrayOf(subset[list]).forEach((a, j) => {
         const ip = str(a.ip);
         if (!isValidIP(ip)) {
-          errs.push(invalid(child(index(child(sp, list), j), 'ip'), ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+          errs.push(
+            invalid(
+              child(index(child(sp, list), j), 'ip'),
+              ip,
+              'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+            ),
+          );
         }
       });
     }
@@ -57,7 +66,8 @@ function validateEndpoints(obj: KubeObject): FieldError[] {
       if (name) for (const m of isDNS1123Label(name)) errs.push(invalid(child(pp, 'name'), name, m));
       for (const m of isValidPortNum(p.port)) errs.push(invalid(child(pp, 'port'), p.port ?? 0, m));
       if (!p.protocol) errs.push(required(child(pp, 'protocol')));
-      else if (!ENDPOINT_PROTOCOLS.includes(str(p.protocol))) errs.push(notSupported(child(pp, 'protocol'), p.protocol, ENDPOINT_PROTOCOLS));
+      else if (!ENDPOINT_PROTOCOLS.includes(str(p.protocol)))
+        errs.push(notSupported(child(pp, 'protocol'), p.protocol, ENDPOINT_PROTOCOLS));
     });
   });
   return errs;
@@ -96,14 +106,19 @@ export function formatEndpoints(obj: KubeObject): string {
 
 export const endpointsTable: TablePrinter = {
   columns: [NAME_COLUMN, column('Endpoints', 'string'), AGE_COLUMN],
-  cells: (obj, now) => [obj.metadata?.name ?? '', formatEndpoints(obj), translateTimestampSince(obj.metadata?.creationTimestamp, now)],
+  cells: (obj, now) => [
+    obj.metadata?.name ?? '',
+    formatEndpoints(obj),
+    translateTimestampSince(obj.metadata?.creationTimestamp, now),
+  ],
 };
 
 export function endpointsStrategy(): Strategy {
   return {
     default: defaultEndpoints,
     validateCreate: (obj) => dedupe(validateEndpoints(obj)),
-    validateUpdate: (obj, old) => dedupe([...validateObjectMetaUpdate(obj.metadata, old.metadata), ...validateEndpoints(obj)]),
+    validateUpdate: (obj, old) =>
+      dedupe([...validateObjectMetaUpdate(obj.metadata, old.metadata), ...validateEndpoints(obj)]),
     table: endpointsTable,
   };
 }

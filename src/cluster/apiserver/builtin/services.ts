@@ -18,7 +18,16 @@ import {
   splitStatusUpdate,
   str,
 } from './common.ts';
-import { child, dedupe, duplicate, forbidden, index, invalid, notSupported, required } from './fielderrors.ts';
+import {
+  child,
+  dedupe,
+  duplicate,
+  forbidden,
+  index,
+  invalid,
+  notSupported,
+  required,
+} from './fielderrors.ts';
 import { formatLabels } from './selector.ts';
 import {
   isDNS1123Label,
@@ -36,7 +45,11 @@ const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 function externallyAccessible(spec: Json): boolean {
-  return spec.type === 'LoadBalancer' || spec.type === 'NodePort' || (spec.type === 'ClusterIP' && arrayOf(spec.externalIPs).length > 0);
+  return (
+    spec.type === 'LoadBalancer' ||
+    spec.type === 'NodePort' ||
+    (spec.type === 'ClusterIP' && arrayOf(spec.externalIPs).length > 0)
+  );
 }
 
 export function defaultService(obj: KubeObject): void {
@@ -54,7 +67,8 @@ export function defaultService(obj: KubeObject): void {
     if (p.targetPort === undefined || p.targetPort === 0 || p.targetPort === '') p.targetPort = p.port;
   }
   if (externallyAccessible(spec) && !spec.externalTrafficPolicy) spec.externalTrafficPolicy = 'Cluster';
-  if (spec.internalTrafficPolicy == null && spec.type !== 'ExternalName') spec.internalTrafficPolicy = 'Cluster';
+  if (spec.internalTrafficPolicy == null && spec.type !== 'ExternalName')
+    spec.internalTrafficPolicy = 'Cluster';
   if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
   // clusterIP mirrors clusterIPs[0] (v1 conversion keeps them in sync).
   const ips = arrayOf<string>(spec.clusterIPs);
@@ -90,7 +104,8 @@ export function allocateServiceAddresses(svc: KubeObject, pool: ServiceAddressPo
   if (spec.type === 'ExternalName') return undefined;
   const requested = str(spec.clusterIP);
   if (requested && requested !== 'None') {
-    if (!isIPv4(requested)) return `spec.clusterIPs: Invalid value: ["${requested}"]: must be a valid IP address`;
+    if (!isIPv4(requested))
+      return `spec.clusterIPs: Invalid value: ["${requested}"]: must be a valid IP address`;
     if (pool.usedIPs.has(requested)) {
       return `spec.clusterIPs: Invalid value: ["${requested}"]: failed to allocate IP ${requested}: provided IP is already allocated`;
     }
@@ -111,12 +126,16 @@ export function allocateServiceAddresses(svc: KubeObject, pool: ServiceAddressPo
   spec.clusterIPs = [spec.clusterIP];
   spec.ipFamilies ??= ['IPv4'];
   spec.ipFamilyPolicy ??= 'SingleStack';
-  if (spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false)) {
+  if (
+    spec.type === 'NodePort' ||
+    (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false)
+  ) {
     const [lo, hi] = pool.nodePortRange ?? [30000, 32767];
     const taken = new Set(pool.usedNodePorts);
     for (const p of arrayOf(spec.ports)) {
       if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
-        if (taken.has(p.nodePort)) return `spec.ports[0].nodePort: Invalid value: ${p.nodePort}: provided port is already allocated`;
+        if (taken.has(p.nodePort))
+          return `spec.ports[0].nodePort: Invalid value: ${p.nodePort}: provided port is already allocated`;
         taken.add(p.nodePort);
       }
     }
@@ -142,12 +161,15 @@ function keepAllocatedValues(obj: KubeObject, old: KubeObject): void {
     spec.clusterIPs = clone(oldSpec.clusterIPs);
   }
   if (spec.ipFamilies == null && oldSpec.ipFamilies != null) spec.ipFamilies = clone(oldSpec.ipFamilies);
-  if (spec.ipFamilyPolicy == null && oldSpec.ipFamilyPolicy != null) spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
+  if (spec.ipFamilyPolicy == null && oldSpec.ipFamilyPolicy != null)
+    spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
   if (spec.type === oldSpec.type && (spec.type === 'NodePort' || spec.type === 'LoadBalancer')) {
     const oldPorts = arrayOf(oldSpec.ports);
     for (const p of arrayOf(spec.ports)) {
       if (p.nodePort) continue;
-      const match = oldPorts.find((o) => o.port === p.port && (o.protocol ?? 'TCP') === (p.protocol ?? 'TCP')) ?? (oldPorts.length === 1 ? oldPorts[0] : undefined);
+      const match =
+        oldPorts.find((o) => o.port === p.port && (o.protocol ?? 'TCP') === (p.protocol ?? 'TCP')) ??
+        (oldPorts.length === 1 ? oldPorts[0] : undefined);
       if (match?.nodePort) p.nodePort = match.nodePort;
     }
   }
@@ -158,7 +180,8 @@ const PORT_NAME_RE = /^[-a-z0-9]+$/;
 function isValidPortName(name: string): string[] {
   const errs: string[] = [];
   if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!PORT_NAME_RE.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (!PORT_NAME_RE.test(name))
+    errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
   if (name.includes('--')) errs.push('must not contain consecutive hyphens');
   if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
   if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
@@ -176,10 +199,13 @@ export function validateService(obj: KubeObject): FieldError[] {
   const ports = arrayOf(spec.ports);
   const headless = isHeadless(spec);
   if (ports.length === 0 && !headless && spec.type !== 'ExternalName') errs.push(required('spec.ports'));
-  if (spec.type === 'LoadBalancer' && headless) errs.push(invalid('spec.clusterIPs[0]', 'None', "may not be set to 'None' for LoadBalancer services"));
-  if (spec.type === 'NodePort' && headless) errs.push(invalid('spec.clusterIPs[0]', 'None', "may not be set to 'None' for NodePort services"));
+  if (spec.type === 'LoadBalancer' && headless)
+    errs.push(invalid('spec.clusterIPs[0]', 'None', "may not be set to 'None' for LoadBalancer services"));
+  if (spec.type === 'NodePort' && headless)
+    errs.push(invalid('spec.clusterIPs[0]', 'None', "may not be set to 'None' for NodePort services"));
   if (spec.type === 'ExternalName') {
-    if (arrayOf(spec.clusterIPs).length > 0 || str(spec.clusterIP)) errs.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+    if (arrayOf(spec.clusterIPs).length > 0 || str(spec.clusterIP))
+      errs.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
     const cname = str(spec.externalName).replace(/\.$/, '');
     if (cname) for (const m of isDNS1123Subdomain(cname)) errs.push(invalid('spec.externalName', cname, m));
     else errs.push(required('spec.externalName'));
@@ -198,15 +224,19 @@ export function validateService(obj: KubeObject): FieldError[] {
     }
     for (const m of isValidPortNum(p.port)) errs.push(invalid(child(pp, 'port'), p.port ?? 0, m));
     if (!p.protocol) errs.push(required(child(pp, 'protocol')));
-    else if (!PROTOCOLS.includes(str(p.protocol))) errs.push(notSupported(child(pp, 'protocol'), p.protocol, PROTOCOLS));
+    else if (!PROTOCOLS.includes(str(p.protocol)))
+      errs.push(notSupported(child(pp, 'protocol'), p.protocol, PROTOCOLS));
     if (typeof p.targetPort === 'number') {
-      for (const m of isValidPortNum(p.targetPort)) errs.push(invalid(child(pp, 'targetPort'), p.targetPort, m));
+      for (const m of isValidPortNum(p.targetPort))
+        errs.push(invalid(child(pp, 'targetPort'), p.targetPort, m));
     } else if (typeof p.targetPort === 'string') {
-      for (const m of isValidPortName(p.targetPort)) errs.push(invalid(child(pp, 'targetPort'), p.targetPort, m));
+      for (const m of isValidPortName(p.targetPort))
+        errs.push(invalid(child(pp, 'targetPort'), p.targetPort, m));
     }
     if (p.nodePort != null && p.nodePort !== 0) {
       for (const m of isValidPortNum(p.nodePort)) errs.push(invalid(child(pp, 'nodePort'), p.nodePort, m));
-      if (spec.type === 'ClusterIP') errs.push(forbidden(child(pp, 'nodePort'), "may not be used when `type` is 'ClusterIP'"));
+      if (spec.type === 'ClusterIP')
+        errs.push(forbidden(child(pp, 'nodePort'), "may not be used when `type` is 'ClusterIP'"));
       const nk = `${p.protocol}/${p.nodePort}`;
       if (seenNodePorts.has(nk)) errs.push(duplicate(child(pp, 'nodePort'), p.nodePort));
       seenNodePorts.add(nk);
@@ -218,19 +248,30 @@ export function validateService(obj: KubeObject): FieldError[] {
   if (spec.selector != null) errs.push(...validateLabels(spec.selector, 'spec.selector'));
   const affinity = spec.sessionAffinity;
   if (!affinity) errs.push(required('spec.sessionAffinity'));
-  else if (affinity !== 'ClientIP' && affinity !== 'None') errs.push(notSupported('spec.sessionAffinity', affinity, ['ClientIP', 'None']));
+  else if (affinity !== 'ClientIP' && affinity !== 'None')
+    errs.push(notSupported('spec.sessionAffinity', affinity, ['ClientIP', 'None']));
   arrayOf<string>(spec.externalIPs).forEach((ip, i) => {
-    if (!isValidIP(String(ip))) errs.push(invalid(index('spec.externalIPs', i), ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+    if (!isValidIP(String(ip)))
+      errs.push(
+        invalid(
+          index('spec.externalIPs', i),
+          ip,
+          'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        ),
+      );
   });
   arrayOf<string>(spec.clusterIPs).forEach((ip, i) => {
     if (ip !== 'None' && !isValidIP(String(ip))) {
-      errs.push(invalid(index('spec.clusterIPs', i), ip, 'must be empty, \'None\', or a valid IP address'));
+      errs.push(invalid(index('spec.clusterIPs', i), ip, "must be empty, 'None', or a valid IP address"));
     }
   });
   if (!spec.type) errs.push(required('spec.type'));
-  else if (!SERVICE_TYPES.includes(str(spec.type))) errs.push(notSupported('spec.type', spec.type, SERVICE_TYPES));
+  else if (!SERVICE_TYPES.includes(str(spec.type)))
+    errs.push(notSupported('spec.type', spec.type, SERVICE_TYPES));
   if (spec.allocateLoadBalancerNodePorts != null && spec.type !== 'LoadBalancer') {
-    errs.push(forbidden('spec.allocateLoadBalancerNodePorts', "may only be used when `type` is 'LoadBalancer'"));
+    errs.push(
+      forbidden('spec.allocateLoadBalancerNodePorts', "may only be used when `type` is 'LoadBalancer'"),
+    );
   }
   return errs;
 }
@@ -243,15 +284,19 @@ function validateServiceUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
     const oldIPs = arrayOf<string>(oldSpec.clusterIPs);
     const newIPs = arrayOf<string>(spec.clusterIPs);
     oldIPs.forEach((ip, i) => {
-      if (i < newIPs.length && newIPs[i] !== ip) errs.push(invalid(index('spec.clusterIPs', i), newIPs, 'may not change once set'));
+      if (i < newIPs.length && newIPs[i] !== ip)
+        errs.push(invalid(index('spec.clusterIPs', i), newIPs, 'may not change once set'));
     });
-    if (oldIPs.length > 0 && newIPs.length === 0) errs.push(invalid('spec.clusterIPs[0]', newIPs, 'primary clusterIP can not be unset'));
+    if (oldIPs.length > 0 && newIPs.length === 0)
+      errs.push(invalid('spec.clusterIPs[0]', newIPs, 'primary clusterIP can not be unset'));
   }
   return errs;
 }
 
 function portsString(spec: Json): string {
-  const pieces = arrayOf(spec.ports).map((p) => (p.nodePort ? `${p.port}:${p.nodePort}/${p.protocol}` : `${p.port}/${p.protocol}`));
+  const pieces = arrayOf(spec.ports).map((p) =>
+    p.nodePort ? `${p.port}:${p.nodePort}/${p.protocol}` : `${p.port}/${p.protocol}`,
+  );
   return pieces.join(',') || '<none>';
 }
 
@@ -264,7 +309,9 @@ function externalIP(obj: KubeObject): string {
       return external.length > 0 ? external.join(',') : '<none>';
     case 'LoadBalancer': {
       const ingress = arrayOf(recordOf(recordOf(obj.status).loadBalancer).ingress);
-      const lb = [...new Set(ingress.map((i) => str(i.ip) || str(i.hostname)).filter(Boolean))].sort().join(',');
+      const lb = [...new Set(ingress.map((i) => str(i.ip) || str(i.hostname)).filter(Boolean))]
+        .sort()
+        .join(',');
       if (external.length > 0) return [...(lb ? lb.split(',') : []), ...external].join(',');
       return lb || '<pending>';
     }

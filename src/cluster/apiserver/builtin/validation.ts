@@ -111,7 +111,9 @@ export function isQualifiedName(value: string): string[] {
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
   } else {
-    return [`a qualified name ${QUALIFIED_NAME_ERROR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `a qualified name ${QUALIFIED_NAME_ERROR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (byteLength(name) > 63) errs.push(`name part ${maxLenError(63)}`);
@@ -182,7 +184,9 @@ export function isIPv6(value: string): boolean {
   const doubles = value.split('::').length - 1;
   if (doubles > 1) return false;
   const groups = value.split(':').filter((g) => g !== '');
-  return groups.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g) || isIPv4(g)) && (doubles === 1 || groups.length === 8);
+  return (
+    groups.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g) || isIPv4(g)) && (doubles === 1 || groups.length === 8)
+  );
 }
 
 export function isValidIP(value: string): boolean {
@@ -199,11 +203,14 @@ function maskTrailingDash(name: string): string {
 
 export const nameIsDNSSubdomain: NameValidator = (name, prefix) =>
   isDNS1123Subdomain(prefix ? maskTrailingDash(name) : name);
-export const nameIsDNSLabel: NameValidator = (name, prefix) => isDNS1123Label(prefix ? maskTrailingDash(name) : name);
+export const nameIsDNSLabel: NameValidator = (name, prefix) =>
+  isDNS1123Label(prefix ? maskTrailingDash(name) : name);
 export const nameIsDNS1035Label: NameValidator = (name, prefix) =>
   isDNS1035Label(prefix ? maskTrailingDash(name) : name);
 export const nameIsPathSegment: NameValidator = (name, prefix) =>
-  prefix ? isValidPathSegmentName(name).filter((m) => m !== `may not be '.'` && m !== `may not be '..'`) : isValidPathSegmentName(name);
+  prefix
+    ? isValidPathSegmentName(name).filter((m) => m !== `may not be '.'` && m !== `may not be '..'`)
+    : isValidPathSegmentName(name);
 
 export function validateLabels(labels: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
@@ -252,7 +259,8 @@ function validateOwnerReferences(refs: unknown, path: string): FieldError[] {
   if (!Array.isArray(refs)) return errs;
   const controllers: string[] = [];
   for (const ref of refs as Record<string, unknown>[]) {
-    if (!ref?.apiVersion) errs.push(invalid(child(path, 'apiVersion'), ref?.apiVersion ?? '', 'version must not be empty'));
+    if (!ref?.apiVersion)
+      errs.push(invalid(child(path, 'apiVersion'), ref?.apiVersion ?? '', 'version must not be empty'));
     if (!ref?.kind) errs.push(invalid(child(path, 'kind'), ref?.kind ?? '', 'kind must not be empty'));
     if (!ref?.name) errs.push(invalid(child(path, 'name'), ref?.name ?? '', 'name must not be empty'));
     if (!ref?.uid) errs.push(invalid(child(path, 'uid'), ref?.uid ?? '', 'uid must not be empty'));
@@ -296,7 +304,8 @@ export function validateObjectMeta(
   const errs: FieldError[] = [];
   const m = meta ?? {};
   if (m.generateName) {
-    for (const msg of nameFn(m.generateName, true)) errs.push(invalid(child(path, 'generateName'), m.generateName, msg));
+    for (const msg of nameFn(m.generateName, true))
+      errs.push(invalid(child(path, 'generateName'), m.generateName, msg));
   }
   if (!m.name) {
     errs.push(required(child(path, 'name'), 'name or generateName is required'));
@@ -305,7 +314,9 @@ export function validateObjectMeta(
   }
   if (namespaced) {
     if (!m.namespace) errs.push(required(child(path, 'namespace')));
-    else for (const msg of isDNS1123Label(m.namespace)) errs.push(invalid(child(path, 'namespace'), m.namespace, msg));
+    else
+      for (const msg of isDNS1123Label(m.namespace))
+        errs.push(invalid(child(path, 'namespace'), m.namespace, msg));
   } else if (m.namespace) {
     errs.push(forbidden(child(path, 'namespace'), 'not allowed on this type'));
   }

@@ -59,7 +59,10 @@ function oldOf(old: unknown): OldValue | undefined {
   return old === undefined ? undefined : { found: true, value: old };
 }
 
-export function compileSchema(openAPIV3Schema: JSONSchemaProps, options: CompileOptions = {}): CompiledSchema {
+export function compileSchema(
+  openAPIV3Schema: JSONSchemaProps,
+  options: CompileOptions = {},
+): CompiledSchema {
   const resourceRoot = options.resourceRoot ?? true;
   const schema = openAPIV3Schema;
   const compiled: CompiledSchema = {

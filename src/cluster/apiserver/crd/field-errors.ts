@@ -156,15 +156,27 @@ export function fieldString(path: string): string {
 }
 
 export function required(field: string, detail = ''): FieldError {
-  return { reason: 'FieldValueRequired', field: fieldString(field), message: body('FieldValueRequired', '', detail, false) };
+  return {
+    reason: 'FieldValueRequired',
+    field: fieldString(field),
+    message: body('FieldValueRequired', '', detail, false),
+  };
 }
 
 export function forbidden(field: string, detail: string): FieldError {
-  return { reason: 'FieldValueForbidden', field: fieldString(field), message: body('FieldValueForbidden', '', detail, false) };
+  return {
+    reason: 'FieldValueForbidden',
+    field: fieldString(field),
+    message: body('FieldValueForbidden', '', detail, false),
+  };
 }
 
 export function invalid(field: string, value: unknown, detail: string): FieldError {
-  return { reason: 'FieldValueInvalid', field: fieldString(field), message: body('FieldValueInvalid', value, detail, true) };
+  return {
+    reason: 'FieldValueInvalid',
+    field: fieldString(field),
+    message: body('FieldValueInvalid', value, detail, true),
+  };
 }
 
 export function typeInvalid(field: string, value: unknown, detail: string): FieldError {
@@ -185,12 +197,23 @@ export function notSupported(field: string, value: unknown, valid: string[]): Fi
 }
 
 export function duplicate(field: string, value: unknown): FieldError {
-  return { reason: 'FieldValueDuplicate', field: fieldString(field), message: body('FieldValueDuplicate', value, '', true) };
+  return {
+    reason: 'FieldValueDuplicate',
+    field: fieldString(field),
+    message: body('FieldValueDuplicate', value, '', true),
+  };
 }
 
 export function tooLong(field: string, maxLength: number): FieldError {
-  const detail = maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` : 'value is too long';
-  return { reason: 'FieldValueTooLong', field: fieldString(field), message: body('FieldValueTooLong', '', detail, false) };
+  const detail =
+    maxLength >= 0
+      ? `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}`
+      : 'value is too long';
+  return {
+    reason: 'FieldValueTooLong',
+    field: fieldString(field),
+    message: body('FieldValueTooLong', '', detail, false),
+  };
 }
 
 export function tooMany(field: string, actual: number, max: number): FieldError {
@@ -203,7 +226,11 @@ export function tooMany(field: string, actual: number, max: number): FieldError 
 }
 
 export function internalError(field: string, detail: string): FieldError {
-  return { reason: 'InternalError', field: fieldString(field), message: body('InternalError', '', detail, false) };
+  return {
+    reason: 'InternalError',
+    field: fieldString(field),
+    message: body('InternalError', '', detail, false),
+  };
 }
 
 /** `field: message`, the way field.Error.Error() prints one cause. */

@@ -157,7 +157,7 @@ const checkers: Record<string, (s: string) => boolean> = {
   datetime: isDateTime,
   duration: (s) => parseDuration(s) !== undefined,
   byte: isBase64,
-  uri: (s) => !/[\s\x00-\x1f]/.test(s),
+  uri: (s) => !/\p{Cc}|\s/u.test(s),
   email: (s) => /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(s),
   hostname: isHostname,
   ipv4: (s) => isIP(s) && s.includes('.') && !s.includes(':'),

@@ -38,7 +38,11 @@ function validateListMap(path: string, s: JSONSchemaProps, list: unknown[], errs
 }
 
 /** Duplicate values in set lists and duplicate keys in map lists, anywhere in `x`. */
-export function validateListSetsAndMaps(path: string, s: JSONSchemaProps | undefined, x: unknown): FieldError[] {
+export function validateListSetsAndMaps(
+  path: string,
+  s: JSONSchemaProps | undefined,
+  x: unknown,
+): FieldError[] {
   const errs: FieldError[] = [];
   walkLists(path, s, x, errs);
   return errs;
@@ -88,11 +92,14 @@ function validateEmbeddedResource(path: string, x: Record<string, unknown>, errs
       else {
         const e = isDNS1035Label(v.toLowerCase());
         if (e.length > 0) {
-          errs.push(invalid(child(path, k), v, `may have mixed case, but should otherwise match: ${e.join(',')}`));
+          errs.push(
+            invalid(child(path, k), v, `may have mixed case, but should otherwise match: ${e.join(',')}`),
+          );
         }
       }
     } else if (k === 'metadata' && isObject(v) && typeof v.name === 'string') {
-      for (const msg of pathSegmentNameErrors(v.name)) errs.push(invalid(child(child(path, k), 'name'), v.name, msg));
+      for (const msg of pathSegmentNameErrors(v.name))
+        errs.push(invalid(child(child(path, k), 'name'), v.name, msg));
     }
   }
 }
@@ -108,13 +115,23 @@ export function pathSegmentNameErrors(name: string): string[] {
 }
 
 /** apiVersion/kind/metadata checks of every x-kubernetes-embedded-resource object below the root. */
-export function validateEmbeddedResources(path: string, s: JSONSchemaProps | undefined, x: unknown): FieldError[] {
+export function validateEmbeddedResources(
+  path: string,
+  s: JSONSchemaProps | undefined,
+  x: unknown,
+): FieldError[] {
   const errs: FieldError[] = [];
   walkEmbedded(path, s, x, errs, true);
   return errs;
 }
 
-function walkEmbedded(path: string, s: JSONSchemaProps | undefined, x: unknown, errs: FieldError[], root: boolean): void {
+function walkEmbedded(
+  path: string,
+  s: JSONSchemaProps | undefined,
+  x: unknown,
+  errs: FieldError[],
+  root: boolean,
+): void {
   if (!s) return;
   if (isObject(x)) {
     if (!root && isEmbedded(s)) validateEmbeddedResource(path, x, errs);

@@ -61,3 +61,19 @@ export function nameIsDNSSubdomain(name: string, prefix: boolean): string[] {
   const n = prefix && name.length > 1 && name.endsWith('-') ? `${name.slice(0, -2)}a` : name;
   return isDNS1123Subdomain(n);
 }
+
+export function isDNS1123Label(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push(maxLenError(63));
+  if (!new RegExp(`^${DNS1123_LABEL}$`).test(value)) {
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        DNS1123_LABEL,
+        'my-name',
+        '123-abc',
+      ),
+    );
+  }
+  return errs;
+}

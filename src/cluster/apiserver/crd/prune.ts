@@ -44,7 +44,13 @@ function pruneMetadata(meta: unknown, path: string, pruned: string[]): void {
   }
 }
 
-function pruneNode(x: unknown, s: JSONSchemaProps | undefined, embedded: boolean, path: string, pruned: string[]): void {
+function pruneNode(
+  x: unknown,
+  s: JSONSchemaProps | undefined,
+  embedded: boolean,
+  path: string,
+  pruned: string[],
+): void {
   if (s && preservesUnknown(s)) {
     skipPrune(x, s, embedded, path, pruned);
     return;
@@ -104,8 +110,17 @@ function skipPrune(x: unknown, s: JSONSchemaProps, embedded: boolean, path: stri
  * Removes unknown fields from `obj` in place and returns their paths in the order found.
  * With `resourceRoot`, the root is treated as a resource (apiVersion, kind, metadata kept).
  */
-export function pruneUnknownFields(obj: unknown, schema: JSONSchemaProps | undefined, resourceRoot = true): string[] {
+export function pruneUnknownFields(
+  obj: unknown,
+  schema: JSONSchemaProps | undefined,
+  resourceRoot = true,
+): string[] {
   const pruned: string[] = [];
   pruneNode(obj, schema, resourceRoot || isEmbedded(schema), '', pruned);
   return pruned;
+}
+
+/** The warning/error text strict field validation uses for a pruned path. */
+export function unknownFieldMessage(path: string): string {
+  return `unknown field "${path}"`;
 }

@@ -19,7 +19,7 @@ function prop(path: string, k: string): string {
 }
 
 function isIntOrStringPair(anyOf: JSONSchemaProps[] | undefined): boolean {
-  if (!anyOf || anyOf.length !== 2) return false;
+  if (anyOf?.length !== 2) return false;
   const only = (s: JSONSchemaProps, t: string) => Object.keys(s).length === 1 && s.type === t;
   return only(anyOf[0]!, 'integer') && only(anyOf[1]!, 'string');
 }
@@ -30,7 +30,9 @@ function patternError(s: JSONSchemaProps, path: string, errs: FieldError[]): voi
     RE2JS.compile(s.pattern);
   } catch (e) {
     const detail = (e as Error).message;
-    errs.push(invalid(child(path, 'pattern'), s.pattern, `must be a valid regular expression, but isn't: ${detail}`));
+    errs.push(
+      invalid(child(path, 'pattern'), s.pattern, `must be a valid regular expression, but isn't: ${detail}`),
+    );
   }
 }
 
@@ -57,16 +59,24 @@ function validateValueValidation(
   patternError(s, path, errs);
 }
 
-function validateNested(v: JSONSchemaProps, skipAnyOf: boolean, lvl: Level, path: string, errs: FieldError[]): void {
+function validateNested(
+  v: JSONSchemaProps,
+  skipAnyOf: boolean,
+  lvl: Level,
+  path: string,
+  errs: FieldError[],
+): void {
   validateValueValidation(v, skipAnyOf, false, lvl, path, errs);
   const items = itemsSchema(v);
   if (items) validateNested(items, false, lvl, child(path, 'items'), errs);
-  for (const [k, p] of Object.entries(v.properties ?? {})) validateNested(p, false, 'field', prop(path, k), errs);
+  for (const [k, p] of Object.entries(v.properties ?? {}))
+    validateNested(p, false, 'field', prop(path, k), errs);
   if (v.type) errs.push(forbidden(child(path, 'type'), 'must be empty to be structural'));
   if (v.additionalProperties !== undefined) {
     errs.push(forbidden(child(path, 'additionalProperties'), 'must be undefined to be structural'));
   }
-  if (v.default !== undefined) errs.push(forbidden(child(path, 'default'), 'must be undefined to be structural'));
+  if (v.default !== undefined)
+    errs.push(forbidden(child(path, 'default'), 'must be undefined to be structural'));
   if (v.title) errs.push(forbidden(child(path, 'title'), 'must be empty to be structural'));
   if (v.description) errs.push(forbidden(child(path, 'description'), 'must be empty to be structural'));
   if (v.nullable) errs.push(forbidden(child(path, 'nullable'), 'must be false to be structural'));
@@ -112,10 +122,12 @@ function validateInvariants(s: JSONSchemaProps, lvl: Level, path: string, errs: 
   const items = itemsSchema(s);
   if (s.type === 'array' && !items) errs.push(required(child(path, 'items'), 'must be specified'));
   if (items) validateInvariants(items, 'item', child(path, 'items'), errs);
-  for (const [k, p] of Object.entries(s.properties ?? {})) validateInvariants(p, 'field', prop(path, k), errs);
+  for (const [k, p] of Object.entries(s.properties ?? {}))
+    validateInvariants(p, 'field', prop(path, k), errs);
   const ap = additionalProps(s);
   if (ap) {
-    if (lvl === 'root') errs.push(forbidden(child(path, 'additionalProperties'), 'must not be used at the root'));
+    if (lvl === 'root')
+      errs.push(forbidden(child(path, 'additionalProperties'), 'must not be used at the root'));
     if (ap.schema) validateInvariants(ap.schema, 'field', child(path, 'additionalProperties'), errs);
   }
   if (isIntOrString(s) && preservesUnknown(s)) {
@@ -129,7 +141,11 @@ function validateInvariants(s: JSONSchemaProps, lvl: Level, path: string, errs: 
   }
   if (isIntOrString(s) && isEmbedded(s)) {
     errs.push(
-      invalid(child(path, 'x-kubernetes-embedded-resource'), true, 'must be false if x-kubernetes-int-or-string is true'),
+      invalid(
+        child(path, 'x-kubernetes-embedded-resource'),
+        true,
+        'must be false if x-kubernetes-int-or-string is true',
+      ),
     );
   }
   const skipAnyOf = isIntOrStringPair(s.anyOf);
@@ -138,15 +154,28 @@ function validateInvariants(s: JSONSchemaProps, lvl: Level, path: string, errs: 
 
   const checkMetadata = lvl === 'root' || isEmbedded(s);
   if (isEmbedded(s) && s.type !== 'object') {
-    if (!s.type) errs.push(required(child(path, 'type'), 'must be object if x-kubernetes-embedded-resource is true'));
-    else errs.push(invalid(child(path, 'type'), s.type, 'must be object if x-kubernetes-embedded-resource is true'));
+    if (!s.type)
+      errs.push(required(child(path, 'type'), 'must be object if x-kubernetes-embedded-resource is true'));
+    else
+      errs.push(
+        invalid(child(path, 'type'), s.type, 'must be object if x-kubernetes-embedded-resource is true'),
+      );
   } else if (!s.type && !isIntOrString(s) && !preservesUnknown(s)) {
     const where =
-      lvl === 'root' ? 'at the root' : lvl === 'item' ? 'for specified array items' : 'for specified object fields';
+      lvl === 'root'
+        ? 'at the root'
+        : lvl === 'item'
+          ? 'for specified array items'
+          : 'for specified object fields';
     errs.push(required(child(path, 'type'), `must not be empty ${where}`));
   }
   if (isEmbedded(s) && ap) {
-    errs.push(forbidden(child(path, 'additionalProperties'), 'must not be used if x-kubernetes-embedded-resource is set'));
+    errs.push(
+      forbidden(
+        child(path, 'additionalProperties'),
+        'must not be used if x-kubernetes-embedded-resource is set',
+      ),
+    );
   }
   if (lvl === 'root' && s.type && s.type !== 'object') {
     errs.push(invalid(child(path, 'type'), s.type, 'must be object at the root'));
@@ -160,10 +189,14 @@ function validateInvariants(s: JSONSchemaProps, lvl: Level, path: string, errs: 
   const meta = s.properties?.metadata;
   if (meta) {
     const mp = prop(path, 'metadata');
-    if (checkMetadata && meta.type !== 'object') errs.push(invalid(child(mp, 'type'), meta.type ?? '', 'must be object'));
+    if (checkMetadata && meta.type !== 'object')
+      errs.push(invalid(child(mp, 'type'), meta.type ?? '', 'must be object'));
     if (lvl === 'root' && !hasOnlyNameRestrictions(meta)) {
       errs.push(
-        forbidden(mp, 'must not specify anything other than name and generateName, but metadata is implicitly specified'),
+        forbidden(
+          mp,
+          'must not specify anything other than name and generateName, but metadata is implicitly specified',
+        ),
       );
     }
   }
@@ -213,7 +246,8 @@ function completenessOfNested(
   }
   completenessOfValueValidation(v, s, sPath, vPath, errs);
   const vItems = itemsSchema(v);
-  if (vItems) completenessOfNested(vItems, itemsSchema(s), child(sPath, 'items'), child(vPath, 'items'), errs);
+  if (vItems)
+    completenessOfNested(vItems, itemsSchema(s), child(sPath, 'items'), child(vPath, 'items'), errs);
   for (const [k, vf] of Object.entries(v.properties ?? {})) {
     const sf = s.properties?.[k];
     if (!sf) errs.push(required(prop(sPath, k), `because it is defined in ${prop(vPath, k)}`));

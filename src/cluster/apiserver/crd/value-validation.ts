@@ -11,7 +11,17 @@
 
 import { RE2JS } from '@bufbuild/re2';
 import type { FieldError } from '../types.ts';
-import { formatGoFloat, GoFloat, goQuote, invalid, notSupported, required, tooLong, tooMany, typeInvalid } from './field-errors.ts';
+import {
+  formatGoFloat,
+  GoFloat,
+  goQuote,
+  invalid,
+  notSupported,
+  required,
+  tooLong,
+  tooMany,
+  typeInvalid,
+} from './field-errors.ts';
 import { checkFormat, isKnownFormat } from './formats.ts';
 import {
   additionalProps,
@@ -88,12 +98,16 @@ function validateType(s: JSONSchemaProps, data: unknown, name: string, r: Result
   const isIntFloat = schType === 'integer' && types.includes('number');
   const stringOrSlice = typeof data === 'string' || Array.isArray(data);
   if (!stringOrSlice && format !== '' && !(types.includes(schType) || dataFormat === format || isIntFloat)) {
-    r.errors.push(typeInvalid(path, dataFormat, `${name} in body must be of type ${format}: ${goQuote(dataFormat)}`));
+    r.errors.push(
+      typeInvalid(path, dataFormat, `${name} in body must be of type ${format}: ${goQuote(dataFormat)}`),
+    );
     return false;
   }
   if (!(types.includes('number') || types.includes('integer')) && format !== '' && stringOrSlice) return true;
   if (!(types.includes(schType) || isIntFloat)) {
-    r.errors.push(typeInvalid(path, schType, `${name} in body must be of type ${types.join(',')}: "${schType}"`));
+    r.errors.push(
+      typeInvalid(path, schType, `${name} in body must be of type ${types.join(',')}: "${schType}"`),
+    );
     return false;
   }
   return true;
@@ -107,7 +121,8 @@ function validateString(s: JSONSchemaProps, data: string, name: string, r: Resul
   }
   if (s.pattern !== undefined) {
     const re = compilePattern(s.pattern);
-    if (re && !re.test(data)) r.errors.push(invalid(path, data, `${name} in body should match '${s.pattern}'`));
+    if (re && !re.test(data))
+      r.errors.push(invalid(path, data, `${name} in body should match '${s.pattern}'`));
   }
   if (s.format !== undefined && isKnownFormat(s.format) && !checkFormat(s.format, data)) {
     r.errors.push(typeInvalid(path, data, `${name} in body must be of type ${s.format}: ${goQuote(data)}`));
@@ -118,7 +133,11 @@ function validateNumber(s: JSONSchemaProps, data: number, name: string, r: Resul
   const path = errPath(name);
   const isInt = Number.isInteger(data);
   const types = schemaTypes(s);
-  if (types.includes('integer') && s.format === 'int32' && (!isInt || data > 2147483647 || data < -2147483648)) {
+  if (
+    types.includes('integer') &&
+    s.format === 'int32' &&
+    (!isInt || data > 2147483647 || data < -2147483648)
+  ) {
     // go-openapi reports range violations as a plain error, which apiextensions puts on the nil path.
     r.errors.push(invalid('', '', `Checked value must be of type integer with format int32 in ${name}`));
   }
@@ -133,7 +152,10 @@ function validateNumber(s: JSONSchemaProps, data: number, name: string, r: Resul
       const mult = factor < 1 ? (1 / factor) * data : data / factor;
       ok = Number.isInteger(mult);
     }
-    if (!ok) r.errors.push(invalid(path, data, `${name} in body should be a multiple of ${fmtBound(bound(factor))}`));
+    if (!ok)
+      r.errors.push(
+        invalid(path, data, `${name} in body should be a multiple of ${fmtBound(bound(factor))}`),
+      );
   }
   if (s.maximum !== undefined) {
     const max = num(s.maximum);
@@ -168,7 +190,8 @@ function validateArray(s: JSONSchemaProps, data: unknown[], name: string, old: O
   if (s.minItems !== undefined && data.length < s.minItems) {
     r.errors.push(invalid(path, data.length, `${name} in body should have at least ${s.minItems} items`));
   }
-  if (s.maxItems !== undefined && data.length > s.maxItems) r.errors.push(tooMany(path, data.length, s.maxItems));
+  if (s.maxItems !== undefined && data.length > s.maxItems)
+    r.errors.push(tooMany(path, data.length, s.maxItems));
   if (s.uniqueItems && data.some((x, i) => data.findIndex((y) => deepEqual(x, y)) !== i)) {
     r.errors.push(invalid(path, '', `${name} in body shouldn't contain duplicates`));
   }
@@ -223,7 +246,13 @@ function validateObject(
   }
 }
 
-function validateCombinators(s: JSONSchemaProps, data: unknown, name: string, old: OldValue, r: Result): void {
+function validateCombinators(
+  s: JSONSchemaProps,
+  data: unknown,
+  name: string,
+  old: OldValue,
+  r: Result,
+): void {
   const quoted = goQuote(name);
   if (s.anyOf && s.anyOf.length > 0) {
     let best: Result | undefined;
@@ -272,7 +301,8 @@ function validateCombinators(s: JSONSchemaProps, data: unknown, name: string, ol
   }
   if (s.not) {
     const res = validateNode(s.not, data, name, old);
-    if (res.errors.length === 0) r.errors.push(invalid('', '', `${quoted} must not validate the schema (not)`));
+    if (res.errors.length === 0)
+      r.errors.push(invalid('', '', `${quoted} must not validate the schema (not)`));
   }
 }
 

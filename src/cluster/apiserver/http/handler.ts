@@ -7,6 +7,7 @@ import type { Api, DeleteOptions, FieldValidation, ListOptions, WatchOptions, Wr
 import { qr } from '../api.ts';
 import type { Authenticator, UserInfo } from '../auth/authn.ts';
 import type { Authorizer, RequestAttributes } from '../auth/rbac.ts';
+import { bindPod } from '../binding.ts';
 import { ApiError, errors, toApiError } from '../errors.ts';
 import type { Faults } from '../faults.ts';
 import type { ApiMetrics } from '../metrics.ts';
@@ -112,6 +113,11 @@ async function handle(
   if (p.rt.group === 'authorization.k8s.io' && verb === 'create') {
     return serveAccessReview(deps, req, res, p, effective!);
   }
+  if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
+    const body = (await readDecoded(req)) as { metadata?: { name?: string }; target?: { name?: string } };
+    await bindPod(deps.api, p.namespace ?? '', body.metadata?.name ?? '', body.target?.name ?? '', writeOptions(q, userName, 'binding'));
+    return sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+  }
   if (p.subresource && subresourceHandlers[p.subresource]) {
     return subresourceHandlers[p.subresource]!({ deps, req, res, p, q, method, user: effective! });
   }
@@ -124,7 +130,7 @@ async function handle(
       return serveWatch(deps, req, res, p, q);
     case 'create': {
       const body = await readDecoded(req);
-      const opts = writeOptions(q, userName, p.subresource);
+      const opts = writeOptions(q, userName, p.subresource, req.headers['user-agent']);
       const ns = p.namespace ?? (p.rt.namespaced ? namespaceOf(body) : '');
       const obj = await deps.api.create(p.rt, ns, body, opts);
       warn(res, opts);
@@ -132,7 +138,7 @@ async function handle(
     }
     case 'update': {
       const body = await readDecoded(req);
-      const opts = writeOptions(q, userName, p.subresource);
+      const opts = writeOptions(q, userName, p.subresource, req.headers['user-agent']);
       const obj = await deps.api.update(p.rt, p.namespace ?? '', p.name!, body, opts);
       warn(res, opts);
       return sendObject(req, res, 200, p.rt, obj, q);
@@ -188,7 +194,7 @@ export async function patchFromRequest(
   if (!known.includes(contentType)) throw errors.unsupportedMediaType(contentType || '<none>');
   const body = await readBody(req);
   if (body.trim() === '') throw errors.badRequest('the body of the request was empty');
-  const opts = writeOptions(q, user, p.subresource);
+  const opts = writeOptions(q, user, p.subresource, req.headers['user-agent']);
   if (contentType === 'application/apply-patch+yaml' && !opts.fieldManager) {
     throw errors.badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
   }
@@ -433,7 +439,7 @@ export function listOptions(q: URLSearchParams): ListOptions {
   return opts;
 }
 
-export function writeOptions(q: URLSearchParams, user: string, subresource: string): WriteOptions {
+export function writeOptions(q: URLSearchParams, user: string, subresource: string, userAgent?: string): WriteOptions {
   const dryRun = q.getAll('dryRun');
   for (const d of dryRun) {
     if (d !== 'All') throw errors.badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
@@ -453,6 +459,7 @@ export function writeOptions(q: URLSearchParams, user: string, subresource: stri
     fieldValidation: (fv as FieldValidation | null) ?? undefined,
     subresource,
     warnings: [],
+    userAgent,
   };
 }
 

@@ -90,9 +90,13 @@ export class CrdLifecycle {
             ...(spec.names.shortNames ? { shortNames: spec.names.shortNames } : {}),
             ...(spec.names.categories ? { categories: spec.names.categories } : {}),
           },
-          storedVersions: ((cur.spec as { versions?: { name: string; storage?: boolean }[] }).versions ?? [])
-            .filter((v) => v.storage)
-            .map((v) => v.name),
+          // Every version ever used for storage stays listed until a migration removes it.
+          storedVersions: [
+            ...new Set([
+              ...(((cur.status as { storedVersions?: string[] } | undefined)?.storedVersions) ?? []),
+              ...((cur.spec as { versions?: { name: string; storage?: boolean }[] }).versions ?? []).filter((v) => v.storage).map((v) => v.name),
+            ]),
+          ],
         };
         return cur;
       }, false);

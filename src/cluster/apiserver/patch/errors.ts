@@ -14,7 +14,12 @@ export class PatchError extends Error {
   readonly causes: FieldError[];
   readonly detail: string | undefined;
 
-  constructor(status: number, reason: string, message: string, opts: { causes?: FieldError[]; detail?: string } = {}) {
+  constructor(
+    status: number,
+    reason: string,
+    message: string,
+    opts: { causes?: FieldError[]; detail?: string } = {},
+  ) {
     super(message);
     this.name = 'PatchError';
     this.status = status;

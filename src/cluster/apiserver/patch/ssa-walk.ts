@@ -23,7 +23,8 @@ function granular(sem: ListSemantics | undefined): Granular | undefined {
  * its index, or reports the problem for an applied configuration).
  */
 function itemElement(sem: Granular, item: unknown): string | { missing: string } | undefined {
-  if (sem.type === 'set') return isObject(item) || Array.isArray(item) ? undefined : `v:${JSON.stringify(item)}`;
+  if (sem.type === 'set')
+    return isObject(item) || Array.isArray(item) ? undefined : `v:${JSON.stringify(item)}`;
   if (!isObject(item)) return undefined;
   const key: Record<string, unknown> = {};
   for (const k of [...sem.keys].sort()) {
@@ -111,7 +112,9 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
     else if (r === undefined) out.removed.insert(pes);
   };
   const isEmpty = (v: unknown) =>
-    v === undefined || v === null || (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
+    v === undefined ||
+    v === null ||
+    (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
 
   const cmpObject = (l: unknown, r: unknown, names: string[], pes: string[]) => {
     const lo = isObject(l) ? l : undefined;

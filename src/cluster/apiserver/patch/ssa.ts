@@ -229,7 +229,9 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
   const sem = opts.listSemantics ?? builtinListSemantics(objectGvkKey(opts.updated));
   const provided = opts.updated.metadata?.managedFields;
   const base =
-    Array.isArray(provided) && provided.length > 0 && subresource === '' ? provided : opts.old?.metadata?.managedFields;
+    Array.isArray(provided) && provided.length > 0 && subresource === ''
+      ? provided
+      : opts.old?.metadata?.managedFields;
   const managers = decodeManaged(base);
   const newObj = withoutManagedFields(opts.updated);
   if (opts.old && managers.size === 0) return newObj as KubeObject;
@@ -288,7 +290,9 @@ export function serverSideApply(opts: ServerSideApplyOptions): ServerSideApplyRe
     appliedSet = toFieldSet(config, sem, true).recursiveDifference(ignored);
   } catch (err) {
     if (!(err instanceof ApplyConfigError)) throw err;
-    const [group, version] = opts.apiVersion.includes('/') ? opts.apiVersion.split('/') : ['', opts.apiVersion];
+    const [group, version] = opts.apiVersion.includes('/')
+      ? opts.apiVersion.split('/')
+      : ['', opts.apiVersion];
     throw internalError(
       `failed to create typed patch object (${group}/${version}, Kind=${String(applied.kind)}): ${err.message}`,
     );
@@ -359,7 +363,11 @@ function conflictResult(conflicts: { m: Manager; set: FieldSet }[]): ServerSideA
     const who = printManager(m);
     lines.push(`conflicts with ${who}:`);
     for (const path of set.paths()) {
-      errors.push({ reason: 'FieldManagerConflict', field: pathToString(path), message: `conflict with ${who}` });
+      errors.push({
+        reason: 'FieldManagerConflict',
+        field: pathToString(path),
+        message: `conflict with ${who}`,
+      });
       lines.push(`- ${pathToString(path)}`);
     }
   }

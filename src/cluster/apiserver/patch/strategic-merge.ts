@@ -15,7 +15,9 @@ export function applyStrategicMergePatch<T>(doc: T, patch: unknown, kind: GroupV
   const rules = rulesFor(kind);
   if (!rules) throw unsupportedPatchType(kind);
   if (!isObject(patch)) {
-    throw badRequest(`json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`);
+    throw badRequest(
+      `json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`,
+    );
   }
   const original = isObject(doc) ? clone(doc) : {};
   return new Merger(rules).mergeMap(original, clone(patch), []) as T;
@@ -64,7 +66,10 @@ class Merger {
 
   private strategy(path: string[]): { merge: boolean; mergeKey: string | undefined } {
     const rule = this.rules[path.join('.')];
-    return { merge: rule?.patchStrategy?.split(',').includes('merge') ?? false, mergeKey: rule?.patchMergeKey };
+    return {
+      merge: rule?.patchStrategy?.split(',').includes('merge') ?? false,
+      mergeKey: rule?.patchMergeKey,
+    };
   }
 
   mergeMap(original: JsonObject, patch: JsonObject, path: string[]): JsonObject {
@@ -257,7 +262,11 @@ function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
 }
 
 /** Handles `$patch: delete` / `$patch: replace` items of a keyed list. */
-function applySpecialElements(original: unknown[], patch: unknown[], mergeKey: string): [unknown[], unknown[]] {
+function applySpecialElements(
+  original: unknown[],
+  patch: unknown[],
+  mergeKey: string,
+): [unknown[], unknown[]] {
   const plain: unknown[] = [];
   let replace = false;
   for (const v of patch as JsonObject[]) {
@@ -268,7 +277,9 @@ function applySpecialElements(original: unknown[], patch: unknown[], mergeKey: s
     const directive = v[DIRECTIVE];
     if (directive === 'delete') {
       if (!Object.hasOwn(v, mergeKey)) throw noMergeKey(v, mergeKey);
-      original = original.filter((o) => !(isObject(o) && Object.hasOwn(o, mergeKey) && o[mergeKey] === v[mergeKey]));
+      original = original.filter(
+        (o) => !(isObject(o) && Object.hasOwn(o, mergeKey) && o[mergeKey] === v[mergeKey]),
+      );
     } else if (directive === 'replace') {
       replace = true;
     } else if (directive === 'merge') {
@@ -400,7 +411,12 @@ function normalizeElementOrder(
   return out;
 }
 
-function sortByOrder(items: unknown[], order: unknown[], mergeKey: string | undefined, kind: ElemKind): unknown[] {
+function sortByOrder(
+  items: unknown[],
+  order: unknown[],
+  mergeKey: string | undefined,
+  kind: ElemKind,
+): unknown[] {
   let toSort = items;
   let toDelete: unknown[] = [];
   if (kind === 'object') {
@@ -424,4 +440,3 @@ function sortByOrder(items: unknown[], order: unknown[], mergeKey: string | unde
   }
   return [...out, ...toDelete];
 }
-

@@ -45,7 +45,8 @@ function eqOne(a: Value, b: Value): boolean {
   if (ka === 'nil' || kb === 'nil') return ka === kb;
   if (ka !== kb) {
     // Stored numbers are json.Number in KWOK, which compares equal to its string form.
-    if ((ka === 'number' && kb === 'string') || (ka === 'string' && kb === 'number')) return String(a) === String(b);
+    if ((ka === 'number' && kb === 'string') || (ka === 'string' && kb === 'number'))
+      return String(a) === String(b);
     throw new TemplateExecError('error calling eq: incompatible types for comparison');
   }
   if (ka === 'other') throw new TemplateExecError(`error calling eq: non-comparable type ${goTypeName(a)}`);
@@ -56,7 +57,8 @@ function compare(name: string, a: Value, b: Value): number {
   const ka = basicKind(a);
   const kb = basicKind(b);
   if (ka !== kb || (ka !== 'string' && ka !== 'number')) {
-    if (ka === 'bool' && kb === 'bool') throw new TemplateExecError(`error calling ${name}: invalid type for comparison`);
+    if (ka === 'bool' && kb === 'bool')
+      throw new TemplateExecError(`error calling ${name}: invalid type for comparison`);
     throw new TemplateExecError(`error calling ${name}: incompatible types for comparison`);
   }
   const x = a as string | number;
@@ -71,10 +73,12 @@ function toIndex(v: Value, what: string): number {
 }
 
 function indexOne(item: Value, key: Value): Value {
-  if (item === undefined || item === null) throw new TemplateExecError('error calling index: index of untyped nil');
+  if (item === undefined || item === null)
+    throw new TemplateExecError('error calling index: index of untyped nil');
   if (Array.isArray(item) || typeof item === 'string') {
     const i = toIndex(key, 'index');
-    if (i < 0 || i >= item.length) throw new TemplateExecError(`error calling index: index out of range: ${i}`);
+    if (i < 0 || i >= item.length)
+      throw new TemplateExecError(`error calling index: index out of range: ${i}`);
     return typeof item === 'string' ? item.charCodeAt(i) : item[i];
   }
   if (typeof item === 'object') {
@@ -167,7 +171,11 @@ class State {
 
   fn(name: string): TemplateFunc {
     // Own properties only: names like toString must not reach Object.prototype.
-    const f = Object.hasOwn(this.funcs, name) ? this.funcs[name] : Object.hasOwn(BUILTINS, name) ? BUILTINS[name] : undefined;
+    const f = Object.hasOwn(this.funcs, name)
+      ? this.funcs[name]
+      : Object.hasOwn(BUILTINS, name)
+        ? BUILTINS[name]
+        : undefined;
     if (!f) throw new TemplateExecError(`function "${name}" not defined`);
     return f;
   }
@@ -207,7 +215,14 @@ function evalArg(s: State, dot: Value, a: Arg): Value {
   }
 }
 
-function callFunc(s: State, dot: Value, name: string, args: readonly Arg[], piped: Value, hasPiped: boolean): Value {
+function callFunc(
+  s: State,
+  dot: Value,
+  name: string,
+  args: readonly Arg[],
+  piped: Value,
+  hasPiped: boolean,
+): Value {
   if ((name === 'and' || name === 'or') && !Object.hasOwn(s.funcs, name)) {
     // Short-circuit: stop at the first argument that decides the result.
     const n = args.length + (hasPiped ? 1 : 0);

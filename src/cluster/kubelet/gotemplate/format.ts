@@ -133,7 +133,10 @@ export function sprintf(format: string, args: Value[]): string {
         s = typeof v === 'string' ? goQuote(v) : badVerb(verb, v);
         break;
       case 'd':
-        s = typeof v === 'number' && Number.isInteger(v) ? (plus && v >= 0 ? '+' : '') + String(v) : badVerb(verb, v);
+        s =
+          typeof v === 'number' && Number.isInteger(v)
+            ? (plus && v >= 0 ? '+' : '') + String(v)
+            : badVerb(verb, v);
         break;
       case 't':
         s = typeof v === 'boolean' ? String(v) : badVerb(verb, v);
@@ -144,7 +147,9 @@ export function sprintf(format: string, args: Value[]): string {
         break;
       case 'e':
         s =
-          typeof v === 'number' ? v.toExponential(prec ?? 6).replace(/e([+-])(\d)$/, 'e$10$2') : badVerb(verb, v);
+          typeof v === 'number'
+            ? v.toExponential(prec ?? 6).replace(/e([+-])(\d)$/, 'e$10$2')
+            : badVerb(verb, v);
         break;
       case 'g':
         s = typeof v === 'number' ? formatNumber(v) : badVerb(verb, v);

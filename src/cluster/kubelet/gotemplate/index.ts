@@ -13,7 +13,14 @@ import { parseTemplate, TemplateParseError } from './parse.ts';
 
 export type { Value } from './format.ts';
 export { formatValue, goQuote, sprint, sprintf } from './format.ts';
-export { BUILTIN_NAMES, BUILTINS, type FuncMap, TemplateExecError, type TemplateFunc, truth } from './exec.ts';
+export {
+  BUILTIN_NAMES,
+  BUILTINS,
+  type FuncMap,
+  TemplateExecError,
+  type TemplateFunc,
+  truth,
+} from './exec.ts';
 export { TemplateParseError } from './parse.ts';
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: string };

@@ -22,7 +22,18 @@ type Tok =
   | { k: '(' | ')' | '|' | ',' | ':=' | '=' }
   | { k: 'kw'; v: string };
 
-const KEYWORDS = new Set(['if', 'else', 'end', 'range', 'with', 'break', 'continue', 'define', 'template', 'block']);
+const KEYWORDS = new Set([
+  'if',
+  'else',
+  'end',
+  'range',
+  'with',
+  'break',
+  'continue',
+  'define',
+  'template',
+  'block',
+]);
 const SPACE = /[ \t\r\n]/;
 const TRAILING_SPACE = /[ \t\r\n]+$/;
 const LEADING_SPACE = /^[ \t\r\n]+/;
@@ -125,7 +136,8 @@ function tokenize(src: string, line: number): Tok[] {
       while (j < n && src[j] !== "'") j += src[j] === '\\' ? 2 : 1;
       if (j >= n) throw new TemplateParseError(`template: _:${line}: unterminated character constant`);
       const ch = decodeQuoted(src.slice(i + 1, j), "'", line);
-      if ([...ch].length !== 1) throw new TemplateParseError(`template: _:${line}: malformed character constant`);
+      if ([...ch].length !== 1)
+        throw new TemplateParseError(`template: _:${line}: malformed character constant`);
       toks.push({ k: 'num', v: ch.codePointAt(0)! });
       i = j + 1;
     } else if (c === '$') {
@@ -164,10 +176,14 @@ function tokenize(src: string, line: number): Tok[] {
 }
 
 function lexNumber(src: string, start: number, toks: Tok[], line: number): number {
-  const m = /^[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(\d[\d_]*)?(\.\d*)?([eE][+-]?\d+)?)/.exec(src.slice(start));
+  const m = /^[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(\d[\d_]*)?(\.\d*)?([eE][+-]?\d+)?)/.exec(
+    src.slice(start),
+  );
   const text = m?.[0] ?? '';
   if (text === '' || text === '+' || text === '-' || isIdentChar(src[start + text.length])) {
-    throw new TemplateParseError(`template: _:${line}: bad number syntax: "${src.slice(start).split(/[ \t\r\n)|]/)[0]}"`);
+    throw new TemplateParseError(
+      `template: _:${line}: bad number syntax: "${src.slice(start).split(/[ \t\r\n)|]/)[0]}"`,
+    );
   }
   const clean = text.replace(/_/g, '');
   const sign = clean.startsWith('-') ? -1 : 1;
@@ -181,9 +197,12 @@ class Cursor {
   i = 0;
   readonly toks: Tok[];
   readonly line: number;
-  constructor(toks: Tok[], line: number) {
+  /** Variables in scope, checked at parse time as Go does. */
+  readonly scope: string[];
+  constructor(toks: Tok[], line: number, scope: string[]) {
     this.toks = toks;
     this.line = line;
+    this.scope = scope;
   }
   peek(): Tok | undefined {
     return this.toks[this.i];
@@ -218,6 +237,7 @@ function parseOperand(c: Cursor, funcs: ReadonlySet<string>): Arg | undefined {
       return { t: 'dot' };
     case 'var':
       c.next();
+      if (!c.scope.includes(t.v)) c.fail(`undefined variable "${t.v}"`);
       return { t: 'var', name: t.v, chain: parseChain(c) };
     case 'ident':
       c.next();
@@ -242,7 +262,13 @@ function parseOperand(c: Cursor, funcs: ReadonlySet<string>): Arg | undefined {
   }
 }
 
-function parsePipe(c: Cursor, funcs: ReadonlySet<string>, allowDecl: boolean, inParens = false, isRange = false): Pipe {
+function parsePipe(
+  c: Cursor,
+  funcs: ReadonlySet<string>,
+  allowDecl: boolean,
+  inParens = false,
+  isRange = false,
+): Pipe {
   const pipe: Pipe = { decl: [], assign: false, cmds: [], line: c.line };
   if (allowDecl) {
     const save = c.i;
@@ -282,11 +308,15 @@ function parsePipe(c: Cursor, funcs: ReadonlySet<string>, allowDecl: boolean, in
   }
   if (cmd.args.length === 0) c.fail(pipe.cmds.length > 0 ? 'missing command' : 'missing value for command');
   pipe.cmds.push(cmd);
+  if (pipe.assign) {
+    for (const v of pipe.decl) if (!c.scope.includes(v)) c.fail(`undefined variable "${v}"`);
+  } else c.scope.push(...pipe.decl);
   // A non-function value cannot take arguments, in the first command or after a pipe.
   for (const [i, k] of pipe.cmds.entries()) {
     const first = k.args[0]!;
     if (first.t === 'nil' && k.args.length === 1) c.fail('nil is not a command');
-    if (first.t !== 'ident' && (k.args.length > 1 || i > 0)) c.fail(`can't give argument to non-function ${argText(first)}`);
+    if (first.t !== 'ident' && (k.args.length > 1 || i > 0))
+      c.fail(`can't give argument to non-function ${argText(first)}`);
   }
   return pipe;
 }
@@ -319,6 +349,8 @@ interface Frame {
   /** Opened by `else if`/`else with`: closed by the same `end` as its parent. */
   chained: boolean;
   line: number;
+  /** Scope length when the block opened; its variables go out of scope at {{end}}. */
+  varMark: number;
 }
 
 /**
@@ -326,7 +358,16 @@ interface Frame {
  * unknown name is a parse error, as in Go.
  */
 export function parseTemplate(text: string, funcs: ReadonlySet<string>): Node[] {
-  const root: Frame = { kind: 'root', node: undefined, list: [], inElse: false, chained: false, line: 1 };
+  const root: Frame = {
+    kind: 'root',
+    node: undefined,
+    list: [],
+    inElse: false,
+    chained: false,
+    line: 1,
+    varMark: 0,
+  };
+  const scope: string[] = ['$'];
   const stack: Frame[] = [root];
   let pos = 0;
   let line = 1;
@@ -362,10 +403,11 @@ export function parseTemplate(text: string, funcs: ReadonlySet<string>): Node[] 
 
     const trimmed = body.trim();
     if (trimmed.startsWith('/*')) {
-      if (!trimmed.endsWith('*/')) throw new TemplateParseError(`template: _:${actionLine}: unclosed comment`);
+      if (!trimmed.endsWith('*/'))
+        throw new TemplateParseError(`template: _:${actionLine}: unclosed comment`);
       continue;
     }
-    const c: Cursor = new Cursor(tokenize(body, actionLine), actionLine);
+    const c: Cursor = new Cursor(tokenize(body, actionLine), actionLine, scope);
     const first = c.peek();
     if (first?.k !== 'kw') {
       if (!first) c.fail('missing value for command');
@@ -377,10 +419,19 @@ export function parseTemplate(text: string, funcs: ReadonlySet<string>): Node[] 
       case 'if':
       case 'with':
       case 'range': {
+        const varMark = scope.length;
         const pipe = parsePipe(c, funcs, true, false, first.v === 'range');
         const node: BlockNode = { t: first.v, pipe, list: [], elseList: undefined };
         top().list.push(node);
-        stack.push({ kind: first.v, node, list: node.list, inElse: false, chained: false, line: actionLine });
+        stack.push({
+          kind: first.v,
+          node,
+          list: node.list,
+          inElse: false,
+          chained: false,
+          line: actionLine,
+          varMark,
+        });
         break;
       }
       case 'else': {
@@ -394,10 +445,19 @@ export function parseTemplate(text: string, funcs: ReadonlySet<string>): Node[] 
         if (kw?.k === 'kw' && (kw.v === 'if' || kw.v === 'with')) {
           if (kw.v !== f.kind) c.fail(`unexpected {{else ${kw.v}}} in {{${f.kind}}}`);
           c.next();
+          const varMark = scope.length;
           const pipe = parsePipe(c, funcs, true);
           const node: BlockNode = { t: kw.v, pipe, list: [], elseList: undefined };
           f.list.push(node);
-          stack.push({ kind: kw.v, node, list: node.list, inElse: false, chained: true, line: actionLine });
+          stack.push({
+            kind: kw.v,
+            node,
+            list: node.list,
+            inElse: false,
+            chained: true,
+            line: actionLine,
+            varMark,
+          });
         } else if (c.peek()) c.fail('unexpected tokens after else');
         break;
       }
@@ -406,6 +466,7 @@ export function parseTemplate(text: string, funcs: ReadonlySet<string>): Node[] 
         if (stack.length === 1) c.fail('unexpected {{end}}');
         let f = stack.pop()!;
         while (f.chained) f = stack.pop()!;
+        scope.length = f.varMark;
         break;
       }
       case 'break':

@@ -140,17 +140,26 @@ export function compileStage(stage: Stage, opts: CompileOptions = {}): CompileRe
       errors.push(`${field}.values: Forbidden: may not be specified when operator is ${operator}`);
     }
     const query = r.key ? jqField(r.key, `${field}.key`, errors) : undefined;
-    if (query && OPERATORS.includes(operator)) matchExpressions.push({ query, operator, values: new Set(values) });
+    if (query && OPERATORS.includes(operator))
+      matchExpressions.push({ query, operator, values: new Set(values) });
   }
 
   const weight = nonNegativeInt(spec.weight, 'spec.weight', errors) ?? 0;
-  const weightFrom = jqField(expressionOf(spec.weightFrom, 'spec.weightFrom', errors), 'spec.weightFrom.expressionFrom', errors);
+  const weightFrom = jqField(
+    expressionOf(spec.weightFrom, 'spec.weightFrom', errors),
+    'spec.weightFrom.expressionFrom',
+    errors,
+  );
 
   let delay: CompiledStage['delay'];
   if (spec.delay) {
     const d = spec.delay;
     const durationMs = nonNegativeInt(d.durationMilliseconds, 'spec.delay.durationMilliseconds', errors) ?? 0;
-    const jitterMs = nonNegativeInt(d.jitterDurationMilliseconds, 'spec.delay.jitterDurationMilliseconds', errors);
+    const jitterMs = nonNegativeInt(
+      d.jitterDurationMilliseconds,
+      'spec.delay.jitterDurationMilliseconds',
+      errors,
+    );
     const durationFrom = jqField(
       expressionOf(d.durationFrom, 'spec.delay.durationFrom', errors),
       'spec.delay.durationFrom.expressionFrom',
@@ -189,7 +198,9 @@ export function compileStage(stage: Stage, opts: CompileOptions = {}): CompileRe
     const field = `spec.next.patches[${i}]`;
     const type = (p as StagePatchSpec).type;
     if (type !== undefined && type !== 'json' && type !== 'merge' && type !== 'strategic') {
-      errors.push(`${field}.type: Unsupported value: ${JSON.stringify(type)}: supported values: "json", "merge", "strategic"`);
+      errors.push(
+        `${field}.type: Unsupported value: ${JSON.stringify(type)}: supported values: "json", "merge", "strategic"`,
+      );
     }
     if (!p.template) errors.push(`${field}.template: Required value`);
     const t = p.template ? parseTemplate(p.template, `${field}.template`) : undefined;
@@ -222,7 +233,9 @@ export function compileStage(stage: Stage, opts: CompileOptions = {}): CompileRe
   if (next.event) {
     const type = next.event.type ?? 'Normal';
     if (type !== 'Normal' && type !== 'Warning') {
-      errors.push(`spec.next.event.type: Unsupported value: ${JSON.stringify(type)}: supported values: "Normal", "Warning"`);
+      errors.push(
+        `spec.next.event.type: Unsupported value: ${JSON.stringify(type)}: supported values: "Normal", "Warning"`,
+      );
     }
     const message = next.event.message ?? '';
     event = {

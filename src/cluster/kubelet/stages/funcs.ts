@@ -4,8 +4,15 @@
  * handful of sprig functions stage authors commonly reach for.
  */
 
-import { stringify as yamlStringify } from 'yaml';
-import { type FuncMap, formatValue, goQuote, type TemplateFunc, truth, type Value } from '../gotemplate/index.ts';
+import { dump as yamlDump } from 'js-yaml';
+import {
+  type FuncMap,
+  formatValue,
+  goQuote,
+  type TemplateFunc,
+  truth,
+  type Value,
+} from '../gotemplate/index.ts';
 import { formatRFC3339Nano } from './time.ts';
 
 export interface KwokFuncOptions {
@@ -21,7 +28,13 @@ export interface KwokFuncOptions {
   /** Kubelet port reported in daemonEndpoints; 0 leaves it out. */
   nodePort?: number;
   nodeIPWith?: (nodeName: string) => string;
-  podIPWith?: (nodeName: string, hostNetwork: boolean, uid: string, name: string, namespace: string) => string;
+  podIPWith?: (
+    nodeName: string,
+    hostNetwork: boolean,
+    uid: string,
+    name: string,
+    namespace: string,
+  ) => string;
   /** Extra or overriding functions (troupe's own behaviour hooks plug in here). */
   extra?: FuncMap;
 }
@@ -37,8 +50,18 @@ export const NODE_CONDITIONS = [
     reason: 'KubeletHasSufficientMemory',
     message: 'kubelet has sufficient memory available',
   },
-  { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-  { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+  {
+    type: 'DiskPressure',
+    status: 'False',
+    reason: 'KubeletHasNoDiskPressure',
+    message: 'kubelet has no disk pressure',
+  },
+  {
+    type: 'PIDPressure',
+    status: 'False',
+    reason: 'KubeletHasSufficientPID',
+    message: 'kubelet has sufficient PID available',
+  },
   {
     type: 'NetworkUnavailable',
     status: 'False',
@@ -61,7 +84,7 @@ export function kwokQuote(v: Value): string {
 
 /** KWOK's YAML: sigs.k8s.io/yaml output (sorted keys, unindented sequences), shifted by 2×indent. */
 export function kwokYAML(v: Value, indent?: Value): string {
-  let data = yamlStringify(v === undefined ? null : v, { sortMapEntries: true, indentSeq: false, lineWidth: 0 });
+  let data = yamlDump(v === undefined ? null : v, { sortKeys: true, seqNoIndent: true, lineWidth: -1 });
   if (typeof indent === 'number' && indent > 0) {
     const pad = ' '.repeat(indent * 2);
     data = `\n${data}`.replaceAll('\n', `\n${pad}`);
@@ -88,13 +111,22 @@ export const SPRIG_FUNCS: FuncMap = {
   ternary: (a, b, cond) => (truth(cond) ? a : b),
   toJson: (v) => JSON.stringify(v ?? null),
   toString: (v: Value) => toStr(v),
-  quote: (...vs) => vs.filter((v) => v !== undefined && v !== null).map((v) => goQuote(toStr(v))).join(' '),
-  squote: (...vs) => vs.filter((v) => v !== undefined && v !== null).map((v) => `'${toStr(v)}'`).join(' '),
+  quote: (...vs) =>
+    vs
+      .filter((v) => v !== undefined && v !== null)
+      .map((v) => goQuote(toStr(v)))
+      .join(' '),
+  squote: (...vs) =>
+    vs
+      .filter((v) => v !== undefined && v !== null)
+      .map((v) => `'${toStr(v)}'`)
+      .join(' '),
   upper: (s) => toStr(s).toUpperCase(),
   lower: (s) => toStr(s).toLowerCase(),
   trim: (s) => toStr(s).trim(),
   trimPrefix: (p, s) => (toStr(s).startsWith(toStr(p)) ? toStr(s).slice(toStr(p).length) : toStr(s)),
-  trimSuffix: (p, s) => (toStr(s).endsWith(toStr(p)) ? toStr(s).slice(0, -toStr(p).length || undefined) : toStr(s)),
+  trimSuffix: (p, s) =>
+    toStr(s).endsWith(toStr(p)) ? toStr(s).slice(0, -toStr(p).length || undefined) : toStr(s),
   contains: (sub, s) => toStr(s).includes(toStr(sub)),
   hasPrefix: (p, s) => toStr(s).startsWith(toStr(p)),
   hasSuffix: (p, s) => toStr(s).endsWith(toStr(p)),
@@ -158,7 +190,13 @@ export function kwokFuncs(opts: KwokFuncOptions, obj?: ObjectLike): FuncMap {
   };
   const podIPWith = (n: Value, hostNetwork: Value, uid: Value, name: Value, namespace: Value) =>
     opts.podIPWith
-      ? opts.podIPWith(toStr(n), hostNetwork === true, toStr(uid ?? ''), toStr(name ?? ''), toStr(namespace ?? ''))
+      ? opts.podIPWith(
+          toStr(n),
+          hostNetwork === true,
+          toStr(uid ?? ''),
+          toStr(name ?? ''),
+          toStr(namespace ?? ''),
+        )
       : hostNetwork === true
         ? nodeIPWith(n)
         : '10.0.0.1';
@@ -177,7 +215,13 @@ export function kwokFuncs(opts: KwokFuncOptions, obj?: ObjectLike): FuncMap {
     NodeName: () => (isNode ? (obj?.metadata?.name ?? '') : (opts.nodeName ?? '')),
     NodePort: () => opts.nodePort ?? 0,
     PodIP: () =>
-      podIPWith(objNode ?? '', spec?.hostNetwork === true, obj?.metadata?.uid, obj?.metadata?.name, obj?.metadata?.namespace),
+      podIPWith(
+        objNode ?? '',
+        spec?.hostNetwork === true,
+        obj?.metadata?.uid,
+        obj?.metadata?.name,
+        obj?.metadata?.namespace,
+      ),
     NodeIPWith: nodeIPWith,
     PodIPWith: podIPWith,
   };

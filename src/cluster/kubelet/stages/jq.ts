@@ -128,16 +128,16 @@ function parsePath(src: string): Step[] | undefined {
   while (i < s.length) {
     if (s[i] === '.') i++;
     const rest = s.slice(i);
-    let m: RegExpExecArray | null;
-    if ((m = /^([A-Za-z_][A-Za-z0-9_]*)/.exec(rest))) {
-      steps.push({ k: 'key', name: m[1]! });
-    } else if ((m = /^\[\s*"((?:[^"\\]|\\.)*)"\s*\]/.exec(rest))) {
-      steps.push({ k: 'key', name: JSON.parse(`"${m[1]}"`) as string });
-    } else if ((m = /^\[\s*(-?\d+)\s*\]/.exec(rest))) {
-      steps.push({ k: 'index', i: Number(m[1]) });
-    } else if ((m = /^\[\s*\]/.exec(rest))) {
-      steps.push({ k: 'iter' });
-    } else return undefined;
+    const key = /^([A-Za-z_][A-Za-z0-9_]*)/.exec(rest);
+    const quoted = key ? null : /^\[\s*"((?:[^"\\]|\\.)*)"\s*\]/.exec(rest);
+    const index = key || quoted ? null : /^\[\s*(-?\d+)\s*\]/.exec(rest);
+    const iter = key || quoted || index ? null : /^\[\s*\]/.exec(rest);
+    const m = key ?? quoted ?? index ?? iter;
+    if (!m) return undefined;
+    if (key) steps.push({ k: 'key', name: key[1]! });
+    else if (quoted) steps.push({ k: 'key', name: JSON.parse(`"${quoted[1]}"`) as string });
+    else if (index) steps.push({ k: 'index', i: Number(index[1]) });
+    else steps.push({ k: 'iter' });
     i += m[0].length;
     if (i < s.length && s[i] !== '.' && s[i] !== '[') return undefined;
   }

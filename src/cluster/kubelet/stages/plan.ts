@@ -5,7 +5,7 @@
  * to render against the object as it is then.
  */
 
-import { parse as parseYAML } from 'yaml';
+import { CORE_SCHEMA, load as loadYAML } from 'js-yaml';
 import type { FuncMap } from '../gotemplate/index.ts';
 import type { CompiledPatch, CompiledStage } from './compile.ts';
 import { type KwokFuncOptions, kwokFuncs } from './funcs.ts';
@@ -54,7 +54,12 @@ export interface StagePlan {
 export type PlanResult = { ok: true; plan: StagePlan } | { ok: false; error: string };
 
 /** A duration read from the object: a Go duration, or an RFC3339 time meaning "until then". */
-function durationFrom(q: JqQuery | undefined, fallback: number | undefined, obj: unknown, now: number): number | undefined | null {
+function durationFrom(
+  q: JqQuery | undefined,
+  fallback: number | undefined,
+  obj: unknown,
+  now: number,
+): number | undefined | null {
   if (!q) return fallback;
   const out = q.run(obj);
   if (!out || out.length === 0) return fallback;
@@ -75,7 +80,11 @@ function durationFrom(q: JqQuery | undefined, fallback: number | undefined, obj:
  * extra up to jitterDurationMilliseconds (or jitterDurationFrom); a jitter bound below the
  * duration caps it instead. Undefined means "no delay".
  */
-export function stageDelay(stage: CompiledStage, obj: StageObject, env: Pick<StageEnv, 'now' | 'random'>): number | undefined {
+export function stageDelay(
+  stage: CompiledStage,
+  obj: StageObject,
+  env: Pick<StageEnv, 'now' | 'random'>,
+): number | undefined {
   const d = stage.delay;
   if (!d) return undefined;
   const now = env.now();
@@ -90,7 +99,10 @@ export function stageDelay(stage: CompiledStage, obj: StageObject, env: Pick<Sta
 }
 
 /** KWOK's finalizer edit as JSON patch operations against the current list. */
-export function finalizerOps(current: readonly string[], f: NonNullable<CompiledStage['finalizers']>): JsonPatchOp[] {
+export function finalizerOps(
+  current: readonly string[],
+  f: NonNullable<CompiledStage['finalizers']>,
+): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   let empty = f.empty;
   if (!empty && f.remove.length > 0) {
@@ -104,7 +116,9 @@ export function finalizerOps(current: readonly string[], f: NonNullable<Compiled
   const addOps = (base: readonly string[]) => {
     if (f.add.length === 0) return;
     if (base.length === 0) ops.push({ op: 'add', path: '/metadata/finalizers', value: [...f.add] });
-    else for (const v of f.add) if (!base.includes(v)) ops.push({ op: 'add', path: '/metadata/finalizers/-', value: v });
+    else
+      for (const v of f.add)
+        if (!base.includes(v)) ops.push({ op: 'add', path: '/metadata/finalizers/-', value: v });
   };
   if (!empty) addOps(current);
   else {
@@ -114,21 +128,33 @@ export function finalizerOps(current: readonly string[], f: NonNullable<Compiled
   return ops;
 }
 
-function renderPatch(p: CompiledPatch, obj: StageObject, funcs: FuncMap): { ok: true; patch: PlannedPatch } | { ok: false; error: string } {
+function renderPatch(
+  p: CompiledPatch,
+  obj: StageObject,
+  funcs: FuncMap,
+): { ok: true; patch: PlannedPatch } | { ok: false; error: string } {
   const text = p.template.execute(obj, funcs);
   if (!text.ok) return { ok: false, error: text.error };
   let value: unknown;
   try {
-    value = parseYAML(text.value);
+    // js-yaml over `yaml` here: ~10 µs instead of ~170 µs per status, and this runs per pod.
+    // The core schema keeps unquoted timestamps as strings, as sigs.k8s.io/yaml does.
+    value = loadYAML(text.value, { schema: CORE_SCHEMA });
   } catch (e) {
-    return { ok: false, error: `rendered template is not YAML: ${e instanceof Error ? e.message : String(e)}:\n${text.value}` };
+    return {
+      ok: false,
+      error: `rendered template is not YAML: ${e instanceof Error ? e.message : String(e)}:\n${text.value}`,
+    };
   }
   const podOrNode = obj.kind === 'Pod' || obj.kind === 'Node';
   const type = p.type ?? (podOrNode ? 'strategic' : 'merge');
   let patch: unknown;
   if (type === 'json') {
-    if (!Array.isArray(value)) return { ok: false, error: 'json patch template must render a list of operations' };
-    patch = p.root ? value.map((op: { path?: string }) => ({ ...op, path: `/${p.root}${op.path ?? ''}` })) : value;
+    if (!Array.isArray(value))
+      return { ok: false, error: 'json patch template must render a list of operations' };
+    patch = p.root
+      ? value.map((op: { path?: string }) => ({ ...op, path: `/${p.root}${op.path ?? ''}` }))
+      : value;
   } else {
     patch = p.root ? { [p.root]: value ?? null } : (value ?? {});
   }

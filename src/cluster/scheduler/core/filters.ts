@@ -53,13 +53,18 @@ export function preparePod(pod: PodLike, requests?: PodRequests): PreparedPod {
     requests: r,
     priority: pod.spec?.priority ?? 0,
     preemptNever: pod.spec?.preemptionPolicy === 'Never',
-    zeroRequest: q.milliCPU === 0 && q.memory === 0 && q.ephemeralStorage === 0 && (q.scalar?.size ?? 0) === 0,
+    zeroRequest:
+      q.milliCPU === 0 && q.memory === 0 && q.ephemeralStorage === 0 && (q.scalar?.size ?? 0) === 0,
   };
 }
 
 export function filterNodeUnschedulable(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {
   if (ni.unschedulable && !p.toleratesUnschedulable) {
-    return { code: 'UnschedulableAndUnresolvable', plugin: 'NodeUnschedulable', reasons: [ERR_REASON_UNSCHEDULABLE] };
+    return {
+      code: 'UnschedulableAndUnresolvable',
+      plugin: 'NodeUnschedulable',
+      reasons: [ERR_REASON_UNSCHEDULABLE],
+    };
   }
   return undefined;
 }
@@ -75,7 +80,11 @@ export function filterNodeName(p: PreparedPod, ni: NodeInfo): FilterStatus | und
  * NoSchedule and NoExecute taints must be tolerated; PreferNoSchedule only affects scoring.
  * A NotReady/unreachable node is excluded this way too, through the node lifecycle taints.
  */
-export function filterTaintToleration(p: PreparedPod, ni: NodeInfo, detailed = false): FilterStatus | undefined {
+export function filterTaintToleration(
+  p: PreparedPod,
+  ni: NodeInfo,
+  detailed = false,
+): FilterStatus | undefined {
   if (ni.scheduleTaints.length === 0) return undefined;
   const taint = firstUntoleratedTaint(ni.scheduleTaints, p.tolerations);
   if (!taint) return undefined;
@@ -116,26 +125,33 @@ export function nodeUsage(ni: NodeInfo): NodeUsage {
  * NodeResourcesFit's filter. All shortfalls are reported; the status is Unresolvable when the
  * pod could not fit even on the empty node, which tells preemption not to bother.
  */
+/** Appends to a lazily created list, so the common all-fits path allocates nothing. */
+function withReason(list: string[] | undefined, reason: string): string[] {
+  if (!list) return [reason];
+  list.push(reason);
+  return list;
+}
+
 export function fitsRequest(p: PreparedPod, ni: NodeInfo, used?: NodeUsage): FilterStatus | undefined {
   let reasons: string[] | undefined;
   let unresolvable = false;
   const podCount = used ? used.podCount : ni.podCount;
-  if (podCount + 1 > ni.allowedPodNumber) (reasons ??= []).push('Too many pods');
+  if (podCount + 1 > ni.allowedPodNumber) reasons = withReason(reasons, 'Too many pods');
   if (!p.zeroRequest) {
     const q = p.requests.requests;
     const cpu = used ? used.milliCPU : ni.reqMilliCPU;
     if (q.milliCPU > 0 && q.milliCPU > ni.allocMilliCPU - cpu) {
-      (reasons ??= []).push('Insufficient cpu');
+      reasons = withReason(reasons, 'Insufficient cpu');
       if (q.milliCPU > ni.allocMilliCPU) unresolvable = true;
     }
     const mem = used ? used.memory : ni.reqMemory;
     if (q.memory > 0 && q.memory > ni.allocMemory - mem) {
-      (reasons ??= []).push('Insufficient memory');
+      reasons = withReason(reasons, 'Insufficient memory');
       if (q.memory > ni.allocMemory) unresolvable = true;
     }
     const eph = used ? used.ephemeralStorage : ni.reqEphemeralStorage;
     if (q.ephemeralStorage > 0 && q.ephemeralStorage > ni.allocEphemeralStorage - eph) {
-      (reasons ??= []).push('Insufficient ephemeral-storage');
+      reasons = withReason(reasons, 'Insufficient ephemeral-storage');
       if (q.ephemeralStorage > ni.allocEphemeralStorage) unresolvable = true;
     }
     if (q.scalar) {
@@ -144,14 +160,18 @@ export function fitsRequest(p: PreparedPod, ni: NodeInfo, used?: NodeUsage): Fil
         const alloc = ni.scalarAllocatable(name);
         const have = used ? used.scalar(name) : ni.scalarRequested(name);
         if (want > alloc - have) {
-          (reasons ??= []).push(`Insufficient ${name}`);
+          reasons = withReason(reasons, `Insufficient ${name}`);
           if (want > alloc) unresolvable = true;
         }
       }
     }
   }
   if (!reasons) return undefined;
-  return { code: unresolvable ? 'UnschedulableAndUnresolvable' : 'Unschedulable', plugin: 'NodeResourcesFit', reasons };
+  return {
+    code: unresolvable ? 'UnschedulableAndUnresolvable' : 'Unschedulable',
+    plugin: 'NodeResourcesFit',
+    reasons,
+  };
 }
 
 export function filterNodeResourcesFit(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {

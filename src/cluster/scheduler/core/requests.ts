@@ -51,7 +51,8 @@ function containerRequests(c: ContainerLike, nonZero: boolean): ResMap {
   const req = c.resources?.requests ?? undefined;
   const lim = c.resources?.limits ?? undefined;
   if (req) for (const k of Object.keys(req)) out.set(k, toUnits(k, req[k] as string | number));
-  if (lim) for (const k of Object.keys(lim)) if (!out.has(k)) out.set(k, toUnits(k, lim[k] as string | number));
+  if (lim)
+    for (const k of Object.keys(lim)) if (!out.has(k)) out.set(k, toUnits(k, lim[k] as string | number));
   if (nonZero) {
     if (!out.has('cpu')) out.set('cpu', DEFAULT_MILLI_CPU_REQUEST);
     if (!out.has('memory')) out.set('memory', DEFAULT_MEMORY_REQUEST);

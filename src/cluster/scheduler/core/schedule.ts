@@ -76,7 +76,7 @@ export function numFeasibleNodesToFind(numAllNodes: number, percentage = 0): num
   }
   if (pct >= 100) return numAllNodes;
   const n = Math.trunc((numAllNodes * pct) / 100);
-  return n < MIN_FEASIBLE_NODES_TO_FIND ? MIN_FEASIBLE_NODES_TO_FIND : n;
+  return Math.max(n, MIN_FEASIBLE_NODES_TO_FIND);
 }
 
 export function schedulePod(
@@ -140,7 +140,13 @@ export function schedulePod(
   if (feasible.length === 0) return fail(state, p, opts, style, statuses, absent, '');
 
   if (feasible.length === 1) {
-    return { status: 'Scheduled', nodeName: feasible[0]!.name, score: 0, feasibleNodes: 1, evaluatedNodes: processed };
+    return {
+      status: 'Scheduled',
+      nodeName: feasible[0]!.name,
+      score: 0,
+      feasibleNodes: 1,
+      evaluatedNodes: processed,
+    };
   }
   const scores = scoreNodes(p, feasible, opts.scoring);
   const best = selectHost(scores, opts.tieBreak === 'random' ? (opts.random ?? Math.random) : undefined);
@@ -203,7 +209,9 @@ function fail(
   return { status: 'Unschedulable', error };
 }
 
-type PreemptOutcome = { kind: 'message'; message: string } | { kind: 'nominate'; node: string; victims: PodEntry[] };
+type PreemptOutcome =
+  | { kind: 'message'; message: string }
+  | { kind: 'nominate'; node: string; victims: PodEntry[] };
 
 const NOT_HELPFUL: FilterStatus = {
   code: 'UnschedulableAndUnresolvable',
@@ -260,7 +268,10 @@ function selectVictimsOnNode(
   const potential: PodEntry[] = [];
   for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
   if (potential.length === 0) {
-    return { ok: false, status: { code: 'UnschedulableAndUnresolvable', plugin: 'DefaultPreemption', reasons: [NO_VICTIMS] } };
+    return {
+      ok: false,
+      status: { code: 'UnschedulableAndUnresolvable', plugin: 'DefaultPreemption', reasons: [NO_VICTIMS] },
+    };
   }
   const usage: NodeUsage & { scalarMap: Map<string, number> } = {
     milliCPU: ni.reqMilliCPU,
@@ -278,7 +289,8 @@ function selectVictimsOnNode(
     usage.memory += sign * q.memory;
     usage.ephemeralStorage += sign * q.ephemeralStorage;
     usage.podCount += sign;
-    if (q.scalar) for (const [k, v] of q.scalar) usage.scalarMap.set(k, (usage.scalarMap.get(k) ?? 0) + sign * v);
+    if (q.scalar)
+      for (const [k, v] of q.scalar) usage.scalarMap.set(k, (usage.scalarMap.get(k) ?? 0) + sign * v);
   };
   for (const e of potential) apply(e, -1);
   const st = fitsRequest(p, ni, usage);
@@ -306,6 +318,8 @@ function compareCandidates(a: PodEntry[], b: PodEntry[]): number {
   if (d !== 0) return d;
   if (a.length !== b.length) return a.length - b.length;
   const earliest = (v: PodEntry[]) =>
-    v.filter((e) => e.priority === v[0]?.priority).reduce((m, e) => Math.min(m, e.startTime), Number.POSITIVE_INFINITY);
+    v
+      .filter((e) => e.priority === v[0]?.priority)
+      .reduce((m, e) => Math.min(m, e.startTime), Number.POSITIVE_INFINITY);
   return earliest(b) - earliest(a);
 }

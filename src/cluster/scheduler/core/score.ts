@@ -65,7 +65,7 @@ export function leastRequestedScore(requested: number, capacity: number): number
 
 export function mostRequestedScore(requested: number, capacity: number): number {
   if (capacity === 0) return 0;
-  const r = requested > capacity ? capacity : requested;
+  const r = Math.min(requested, capacity);
   return Math.floor((r * MAX_NODE_SCORE) / capacity);
 }
 

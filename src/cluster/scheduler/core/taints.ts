@@ -33,4 +33,7 @@ export function firstUntoleratedTaint(
   return undefined;
 }
 
-export const UNSCHEDULABLE_TAINT: TaintLike = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
+export const UNSCHEDULABLE_TAINT: TaintLike = {
+  key: 'node.kubernetes.io/unschedulable',
+  effect: 'NoSchedule',
+};

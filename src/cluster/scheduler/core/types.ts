@@ -43,7 +43,9 @@ export interface PreferredSchedulingTermLike {
 }
 
 export interface NodeAffinityLike {
-  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTermLike[] | null } | null;
+  requiredDuringSchedulingIgnoredDuringExecution?: {
+    nodeSelectorTerms?: NodeSelectorTermLike[] | null;
+  } | null;
   preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTermLike[] | null;
 }
 

@@ -190,7 +190,10 @@ function compileExpression(source: string, schema: JSONSchemaProps, resourceRoot
 }
 
 /** Parses a rule's fieldPath (`.spec.foo`, `['x-y']`) against the schema, like ValidFieldPath. */
-export function normalizeFieldPath(fieldPath: string, schema: JSONSchemaProps): { path?: string; error?: string } {
+export function normalizeFieldPath(
+  fieldPath: string,
+  schema: JSONSchemaProps,
+): { path?: string; error?: string } {
   const tokens = fieldPath.match(/'(?:[^'\\]|\\.)*'|[.[\]]|[^.[\]']+/g) ?? [];
   let path = '';
   let s: JSONSchemaProps | undefined = schema;

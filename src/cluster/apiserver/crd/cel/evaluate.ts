@@ -19,7 +19,14 @@ import {
   OMIT,
   required,
 } from '../field-errors.ts';
-import { additionalProps, correlateItem, deepEqual, isEmbedded, isObject, itemsSchema } from '../schema-util.ts';
+import {
+  additionalProps,
+  correlateItem,
+  deepEqual,
+  isEmbedded,
+  isObject,
+  itemsSchema,
+} from '../schema-util.ts';
 import type { JSONSchemaProps, ValidationRule } from '../types.ts';
 import type { OldValue } from '../value-validation.ts';
 import { type CompiledRule, compileRules } from './compile.ts';
@@ -48,7 +55,12 @@ function celErrorText(message: string): string {
   return message;
 }
 
-function errorForReason(path: string, value: unknown, detail: string, reason: string | undefined): FieldError {
+function errorForReason(
+  path: string,
+  value: unknown,
+  detail: string,
+  reason: string | undefined,
+): FieldError {
   switch (reason) {
     case 'FieldValueForbidden':
       return forbidden(path, detail);
@@ -150,7 +162,18 @@ function walk(n: Node, errs: FieldError[]): void {
       const c = n.old.found ? correlateItem(s, v, n.old.value, false) : { found: false };
       const old: OldValue = c.found ? { found: true, value: c.old } : NONE;
       const ratchet = old.found && n.ratcheting ? deepEqual(v, old.value) : n.ratchet;
-      walk({ ...n, schema: items, value: v, path: index(n.path, i), old, resourceRoot: isEmbedded(items), ratchet }, errs);
+      walk(
+        {
+          ...n,
+          schema: items,
+          value: v,
+          path: index(n.path, i),
+          old,
+          resourceRoot: isEmbedded(items),
+          ratchet,
+        },
+        errs,
+      );
     });
   } else if (isObject(x)) {
     const correlatable = s['x-kubernetes-map-type'] !== 'atomic';

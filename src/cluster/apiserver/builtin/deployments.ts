@@ -1,0 +1,162 @@
+/** Deployments: SetDefaults_Deployment, ValidateDeployment/Update, printDeployment. */
+
+import { translateTimestampSince } from '../../../kube/duration.ts';
+import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
+import {
+  AGE_COLUMN,
+  column,
+  containerCells,
+  ensureRecord,
+  isRecord,
+  NAME_COLUMN,
+  num,
+  recordOf,
+} from './common.ts';
+import { dedupe, forbidden, invalid, notSupported, required } from './fielderrors.ts';
+import { labelSelectorString } from './selector.ts';
+import {
+  nameIsDNSSubdomain,
+  validateImmutable,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
+import {
+  defaultWorkloadTemplate,
+  intOrPercentValue,
+  notMoreThan100Percent,
+  prepareWorkloadForCreate,
+  prepareWorkloadForUpdate,
+  validateNonnegativeSpecField,
+  validatePositiveIntOrPercent,
+  validateTemplateForController,
+  validateWorkloadSelector,
+} from './workload.ts';
+
+export function defaultDeployment(obj: KubeObject): void {
+  const spec = ensureRecord(obj, 'spec');
+  spec.replicas ??= 1;
+  const strategy = ensureRecord(spec, 'strategy');
+  strategy.type ||= 'RollingUpdate';
+  if (strategy.type === 'RollingUpdate') {
+    const ru = ensureRecord(strategy, 'rollingUpdate');
+    ru.maxUnavailable ??= '25%';
+    ru.maxSurge ??= '25%';
+  }
+  spec.revisionHistoryLimit ??= 10;
+  spec.progressDeadlineSeconds ??= 600;
+  defaultWorkloadTemplate(spec);
+}
+
+function validateStrategy(strategy: unknown): FieldError[] {
+  const s = recordOf(strategy);
+  switch (s.type) {
+    case 'Recreate':
+      return s.rollingUpdate != null
+        ? [
+            forbidden(
+              'spec.strategy.rollingUpdate',
+              "may not be specified when strategy `type` is 'Recreate'",
+            ),
+          ]
+        : [];
+    case 'RollingUpdate': {
+      if (!isRecord(s.rollingUpdate))
+        return [required('spec.strategy.rollingUpdate', 'this should be defaulted and never be nil')];
+      const ru = s.rollingUpdate;
+      const errs = [
+        ...validatePositiveIntOrPercent(ru.maxUnavailable, 'spec.strategy.rollingUpdate.maxUnavailable'),
+        ...validatePositiveIntOrPercent(ru.maxSurge, 'spec.strategy.rollingUpdate.maxSurge'),
+      ];
+      if (intOrPercentValue(ru.maxUnavailable) === 0 && intOrPercentValue(ru.maxSurge) === 0) {
+        errs.push(
+          invalid(
+            'spec.strategy.rollingUpdate.maxUnavailable',
+            ru.maxUnavailable ?? 0,
+            'may not be 0 when `maxSurge` is 0',
+          ),
+        );
+      }
+      errs.push(...notMoreThan100Percent(ru.maxUnavailable, 'spec.strategy.rollingUpdate.maxUnavailable'));
+      return errs;
+    }
+    default:
+      return [notSupported('spec.strategy', s, ['Recreate', 'RollingUpdate'])];
+  }
+}
+
+export function validateDeployment(obj: KubeObject): FieldError[] {
+  const spec = recordOf(obj.spec);
+  const errs = [
+    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+    ...validateNonnegativeSpecField(spec, 'replicas'),
+    ...validateWorkloadSelector(spec, 'deployment'),
+    ...validateTemplateForController(spec, 'ReplicaSet'),
+    ...validateStrategy(spec.strategy),
+    ...validateNonnegativeSpecField(spec, 'minReadySeconds'),
+    ...validateNonnegativeSpecField(spec, 'revisionHistoryLimit'),
+  ];
+  if (typeof spec.progressDeadlineSeconds === 'number') {
+    errs.push(...validateNonnegativeSpecField(spec, 'progressDeadlineSeconds'));
+    if (spec.progressDeadlineSeconds <= num(spec.minReadySeconds)) {
+      errs.push(
+        invalid(
+          'spec.progressDeadlineSeconds',
+          spec.progressDeadlineSeconds,
+          'must be greater than minReadySeconds',
+        ),
+      );
+    }
+  }
+  return errs;
+}
+
+export const deploymentTable: TablePrinter = {
+  columns: [
+    NAME_COLUMN,
+    column('Ready', 'string', { description: 'Number of the pod with ready state' }),
+    column('Up-to-date', 'string'),
+    column('Available', 'string'),
+    AGE_COLUMN,
+    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
+    column('Images', 'string', {
+      priority: 1,
+      description: 'Images referenced by each container in the template.',
+    }),
+    column('Selector', 'string', { priority: 1 }),
+  ],
+  cells(obj, now) {
+    const spec = recordOf(obj.spec);
+    const status = recordOf(obj.status);
+    const [names, images] = containerCells(recordOf(recordOf(spec.template).spec).containers);
+    return [
+      obj.metadata?.name ?? '',
+      `${num(status.readyReplicas)}/${num(spec.replicas)}`,
+      num(status.updatedReplicas),
+      num(status.availableReplicas),
+      translateTimestampSince(obj.metadata?.creationTimestamp, now),
+      names,
+      images,
+      labelSelectorString(spec.selector) ?? '<invalid>',
+    ];
+  },
+};
+
+export function deploymentStrategy(): Strategy {
+  return {
+    default: defaultDeployment,
+    prepareForCreate: prepareWorkloadForCreate,
+    prepareForUpdate: prepareWorkloadForUpdate,
+    validateCreate: (obj) => dedupe(validateDeployment(obj)),
+    validateUpdate(obj, old, ctx) {
+      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
+      if (ctx.subresource === 'status') return dedupe(errs);
+      errs.push(...validateDeployment(obj));
+      errs.push(
+        ...validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'),
+      );
+      return dedupe(errs);
+    },
+    tracksGeneration: true,
+    table: deploymentTable,
+  };
+}

@@ -1,0 +1,91 @@
+/** ReplicaSets: defaults, ValidateReplicaSet/Update, printReplicaSet. */
+
+import { translateTimestampSince } from '../../../kube/duration.ts';
+import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
+import { AGE_COLUMN, column, containerCells, ensureRecord, NAME_COLUMN, num, recordOf } from './common.ts';
+import { dedupe } from './fielderrors.ts';
+import { formatLabelSelector } from './selector.ts';
+import {
+  nameIsDNSSubdomain,
+  validateImmutable,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
+import {
+  defaultWorkloadTemplate,
+  prepareWorkloadForCreate,
+  prepareWorkloadForUpdate,
+  validateNonnegativeSpecField,
+  validateTemplateForController,
+  validateWorkloadSelector,
+} from './workload.ts';
+
+export function defaultReplicaSet(obj: KubeObject): void {
+  const spec = ensureRecord(obj, 'spec');
+  spec.replicas ??= 1;
+  defaultWorkloadTemplate(spec);
+}
+
+export function validateReplicaSet(obj: KubeObject): FieldError[] {
+  const spec = recordOf(obj.spec);
+  return [
+    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+    ...validateNonnegativeSpecField(spec, 'replicas'),
+    ...validateNonnegativeSpecField(spec, 'minReadySeconds'),
+    // Upstream's message says "deployment" here too.
+    ...validateWorkloadSelector(spec, 'deployment'),
+    ...validateTemplateForController(spec, 'ReplicaSet'),
+  ];
+}
+
+export const replicaSetTable: TablePrinter = {
+  columns: [
+    NAME_COLUMN,
+    column('Desired', 'integer'),
+    column('Current', 'integer'),
+    column('Ready', 'integer'),
+    AGE_COLUMN,
+    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
+    column('Images', 'string', {
+      priority: 1,
+      description: 'Images referenced by each container in the template.',
+    }),
+    column('Selector', 'string', { priority: 1 }),
+  ],
+  cells(obj, now) {
+    const spec = recordOf(obj.spec);
+    const status = recordOf(obj.status);
+    const [names, images] = containerCells(recordOf(recordOf(spec.template).spec).containers);
+    return [
+      obj.metadata?.name ?? '',
+      num(spec.replicas),
+      num(status.replicas),
+      num(status.readyReplicas),
+      translateTimestampSince(obj.metadata?.creationTimestamp, now),
+      names,
+      images,
+      formatLabelSelector(spec.selector),
+    ];
+  },
+};
+
+export function replicaSetStrategy(): Strategy {
+  return {
+    default: defaultReplicaSet,
+    prepareForCreate: prepareWorkloadForCreate,
+    prepareForUpdate: prepareWorkloadForUpdate,
+    validateCreate: (obj) => dedupe(validateReplicaSet(obj)),
+    validateUpdate(obj, old, ctx) {
+      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
+      if (ctx.subresource === 'status') return dedupe(errs);
+      errs.push(...validateReplicaSet(obj));
+      errs.push(
+        ...validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'),
+      );
+      return dedupe(errs);
+    },
+    selectableFields: (obj) => ({ 'status.replicas': String(num(recordOf(obj.status).replicas)) }),
+    tracksGeneration: true,
+    table: replicaSetTable,
+  };
+}

@@ -1,0 +1,158 @@
+/** StatefulSets: SetDefaults_StatefulSet, ValidateStatefulSet/Update, printStatefulSet. */
+
+import { translateTimestampSince } from '../../../kube/duration.ts';
+import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
+import {
+  AGE_COLUMN,
+  clone,
+  column,
+  containerCells,
+  ensureRecord,
+  isRecord,
+  NAME_COLUMN,
+  num,
+  recordOf,
+  str,
+} from './common.ts';
+import { dedupe, forbidden, invalid, notSupported } from './fielderrors.ts';
+import {
+  deepEqual,
+  IS_NEGATIVE,
+  isDNS1123Label,
+  nameIsDNSSubdomain,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
+import {
+  defaultWorkloadTemplate,
+  prepareWorkloadForCreate,
+  prepareWorkloadForUpdate,
+  validateNonnegativeSpecField,
+  validatePositiveIntOrPercent,
+  validateTemplateForController,
+  validateWorkloadSelector,
+} from './workload.ts';
+
+export function defaultStatefulSet(obj: KubeObject): void {
+  const spec = ensureRecord(obj, 'spec');
+  spec.podManagementPolicy ||= 'OrderedReady';
+  const strategy = ensureRecord(spec, 'updateStrategy');
+  strategy.type ||= 'RollingUpdate';
+  if (strategy.type === 'RollingUpdate') ensureRecord(strategy, 'rollingUpdate').partition ??= 0;
+  spec.replicas ??= 1;
+  spec.revisionHistoryLimit ??= 10;
+  const retention = ensureRecord(spec, 'persistentVolumeClaimRetentionPolicy');
+  retention.whenDeleted ||= 'Retain';
+  retention.whenScaled ||= 'Retain';
+  defaultWorkloadTemplate(spec);
+}
+
+export function validateStatefulSet(obj: KubeObject): FieldError[] {
+  const spec = recordOf(obj.spec);
+  const errs = [
+    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+    ...validateNonnegativeSpecField(spec, 'replicas'),
+    ...validateNonnegativeSpecField(spec, 'minReadySeconds'),
+  ];
+  const pmp = spec.podManagementPolicy;
+  if (pmp !== 'OrderedReady' && pmp !== 'Parallel')
+    errs.push(notSupported('spec.podManagementPolicy', pmp ?? '', ['OrderedReady', 'Parallel']));
+  const strategy = recordOf(spec.updateStrategy);
+  if (strategy.type === 'OnDelete') {
+    if (strategy.rollingUpdate != null) {
+      errs.push(
+        invalid(
+          'spec.updateStrategy.rollingUpdate',
+          strategy.rollingUpdate,
+          "only allowed for updateStrategy 'RollingUpdate'",
+        ),
+      );
+    }
+  } else if (strategy.type === 'RollingUpdate') {
+    const ru = recordOf(strategy.rollingUpdate);
+    if (typeof ru.partition === 'number' && ru.partition < 0) {
+      errs.push(invalid('spec.updateStrategy.rollingUpdate.partition', ru.partition, IS_NEGATIVE));
+    }
+    errs.push(
+      ...validatePositiveIntOrPercent(ru.maxUnavailable, 'spec.updateStrategy.rollingUpdate.maxUnavailable'),
+    );
+  } else {
+    errs.push(notSupported('spec.updateStrategy.type', strategy.type ?? '', ['OnDelete', 'RollingUpdate']));
+  }
+  const serviceName = str(spec.serviceName);
+  if (serviceName)
+    for (const m of isDNS1123Label(serviceName)) errs.push(invalid('spec.serviceName', serviceName, m));
+  errs.push(...validateWorkloadSelector(spec, 'statefulset'));
+  errs.push(...validateTemplateForController(spec, 'StatefulSet'));
+  const ordinals = spec.ordinals;
+  if (isRecord(ordinals) && typeof ordinals.start === 'number' && ordinals.start < 0) {
+    errs.push(invalid('spec.ordinals.start', ordinals.start, IS_NEGATIVE));
+  }
+  return errs;
+}
+
+const MUTABLE_SPEC_FIELDS = [
+  'replicas',
+  'template',
+  'updateStrategy',
+  'minReadySeconds',
+  'ordinals',
+  'revisionHistoryLimit',
+  'persistentVolumeClaimRetentionPolicy',
+];
+
+function validateStatefulSetUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
+  const spec = clone(recordOf(obj.spec));
+  const oldSpec = recordOf(old.spec);
+  for (const f of MUTABLE_SPEC_FIELDS) {
+    if (oldSpec[f] === undefined) delete spec[f];
+    else spec[f] = oldSpec[f];
+  }
+  if (deepEqual(spec, oldSpec)) return [];
+  return [
+    forbidden(
+      'spec',
+      "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+    ),
+  ];
+}
+
+export const statefulSetTable: TablePrinter = {
+  columns: [
+    NAME_COLUMN,
+    column('Ready', 'string', { description: 'Number of the pod with ready state' }),
+    AGE_COLUMN,
+    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
+    column('Images', 'string', {
+      priority: 1,
+      description: 'Images referenced by each container in the template.',
+    }),
+  ],
+  cells(obj, now) {
+    const spec = recordOf(obj.spec);
+    const [names, images] = containerCells(recordOf(recordOf(spec.template).spec).containers);
+    return [
+      obj.metadata?.name ?? '',
+      `${num(recordOf(obj.status).readyReplicas)}/${num(spec.replicas)}`,
+      translateTimestampSince(obj.metadata?.creationTimestamp, now),
+      names,
+      images,
+    ];
+  },
+};
+
+export function statefulSetStrategy(): Strategy {
+  return {
+    default: defaultStatefulSet,
+    prepareForCreate: prepareWorkloadForCreate,
+    prepareForUpdate: prepareWorkloadForUpdate,
+    validateCreate: (obj) => dedupe(validateStatefulSet(obj)),
+    validateUpdate(obj, old, ctx) {
+      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
+      if (ctx.subresource === 'status') return dedupe(errs);
+      return dedupe([...errs, ...validateStatefulSet(obj), ...validateStatefulSetUpdate(obj, old)]);
+    },
+    tracksGeneration: true,
+    table: statefulSetTable,
+  };
+}

@@ -1,0 +1,27 @@
+/** CustomResourceDefinition support of the embedded API server, as pure code. */
+
+export {
+  type CompiledSchema,
+  type CompileOptions,
+  compileSchema,
+  hasBlockingError,
+} from './compile-schema.ts';
+export { applyCRDDefaults, storedVersionsAfterWrite, validateCRD } from './crd-validation.ts';
+export { crdStrategy } from './crd-strategy.ts';
+export { type CustomResourceStrategy, customResourceStrategy } from './custom-resource-strategy.ts';
+export { formatFieldError } from './field-errors.ts';
+export { DEFAULT_COLUMNS, findFirst, humanDuration, tableForColumns, toJSONPathPlus } from './printer.ts';
+export { unknownFieldMessage } from './prune.ts';
+export { CUSTOM_RESOURCE_VERBS, type CustomResourceType, resourceTypesFromCRD } from './resource-types.ts';
+export type {
+  CustomResourceColumnDefinition,
+  CustomResourceDefinition,
+  CustomResourceDefinitionNames,
+  CustomResourceDefinitionSpec,
+  CustomResourceDefinitionStatus,
+  CustomResourceDefinitionVersion,
+  CustomResourceSubresourceScale,
+  CustomResourceSubresources,
+  JSONSchemaProps,
+  ValidationRule,
+} from './types.ts';

@@ -1,0 +1,24 @@
+/** What every workload controller is built from. */
+import type { ClusterClient } from '../client.ts';
+import type { EventRecorder } from './events.ts';
+import type { InformerFactory } from './informer.ts';
+import type { LogFn } from './loop.ts';
+
+export interface ControllerContext {
+  /** A client acting as this controller's service account. */
+  client: ClusterClient;
+  informers: InformerFactory;
+  recorder: EventRecorder;
+  log: LogFn;
+  workers: number;
+}
+
+export interface RunningController {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Kubernetes' defaulted int32 field read: a number, else the default. */
+export function int(v: unknown, dflt: number): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : dflt;
+}

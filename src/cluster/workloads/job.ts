@@ -1,0 +1,881 @@
+/**
+ * The Job controller (pkg/controller/job) as Kubernetes 1.31+ runs it: pods tracked with
+ * the `batch.kubernetes.io/job-tracking` finalizer and `status.uncountedTerminatedPods`
+ * (so every finished pod is counted exactly once even across crashes), interim
+ * SuccessCriteriaMet / FailureTarget conditions before the terminal Complete / Failed
+ * ones (set only once no pod is terminating), NonIndexed and Indexed completion, backoff
+ * between failed pods, backoffLimit, activeDeadlineSeconds, suspend/resume and
+ * `spec.managedBy`.
+ *
+ * Not implemented: podFailurePolicy, backoffLimitPerIndex/maxFailedIndexes, successPolicy
+ * (Jobs using them are synced as if the fields were absent).
+ */
+import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import { GVR, isNotFound } from '../client.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import { type ControllerContext, int, type RunningController } from './context.ts';
+import { BY_CONTROLLER_UID, BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { IndexSet } from './job-indexes.ts';
+import { Loop } from './loop.ts';
+import {
+  claimObjects,
+  compareForDeletion,
+  controllerRefOf,
+  isPodActive,
+  isPodReady,
+  isPodTerminating,
+  type Pod,
+  PodControl,
+  type PodTemplate,
+  readyCondition,
+} from './pods.ts';
+import { errMessage, jsonEqual, parseTime, rfc3339, slowStartBatch } from './util.ts';
+
+export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
+export const JOB_COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
+export const LEGACY_JOB_NAME_LABEL = 'job-name';
+export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
+export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
+
+/** Finished pods moved into status per sync (MaxUncountedPods), bounding status size. */
+const MAX_UNCOUNTED = 500;
+/** Pods created or deleted per sync (MaxPodCreateDeletePerSync). */
+const MAX_CREATE_DELETE = 500;
+
+export interface JobCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastProbeTime?: string;
+  lastTransitionTime?: string;
+}
+
+export interface JobSpec {
+  parallelism?: number;
+  completions?: number;
+  activeDeadlineSeconds?: number;
+  backoffLimit?: number;
+  selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  manualSelector?: boolean;
+  template?: PodTemplate;
+  ttlSecondsAfterFinished?: number;
+  completionMode?: string;
+  suspend?: boolean;
+  podReplacementPolicy?: string;
+  managedBy?: string;
+  podFailurePolicy?: unknown;
+}
+
+export interface JobStatus {
+  conditions?: JobCondition[];
+  startTime?: string;
+  completionTime?: string;
+  active?: number;
+  succeeded?: number;
+  failed?: number;
+  terminating?: number;
+  ready?: number;
+  completedIndexes?: string;
+  failedIndexes?: string;
+  uncountedTerminatedPods?: { succeeded?: string[]; failed?: string[] };
+}
+
+export interface Job extends KubeObject {
+  spec?: JobSpec;
+  status?: JobStatus;
+}
+
+export function managedByOther(job: Job): boolean {
+  const m = job.spec?.managedBy;
+  return m !== undefined && m !== null && m !== JOB_CONTROLLER_NAME;
+}
+
+/** The Job's terminal condition (Complete or Failed with status True), if any. */
+export function finishedCondition(job: Job): JobCondition | undefined {
+  return job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+}
+
+export function isJobFinished(job: Job): boolean {
+  return finishedCondition(job) !== undefined;
+}
+
+function hasFinalizer(pod: Pod): boolean {
+  return pod.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER) ?? false;
+}
+
+function completionIndex(pod: Pod): number {
+  const v = pod.metadata.annotations?.[JOB_COMPLETION_INDEX];
+  if (v === undefined || !/^\d+$/.test(v)) return -1;
+  return Number(v);
+}
+
+function isIndexed(job: Job): boolean {
+  return job.spec?.completionMode === 'Indexed';
+}
+
+function suspended(job: Job): boolean {
+  return job.spec?.suspend === true;
+}
+
+/** podReplacementPolicy Failed (or a podFailurePolicy) replaces a pod only once it is Failed. */
+function onlyReplaceFailedPods(job: Job): boolean {
+  return job.spec?.podReplacementPolicy === 'Failed' || (job.spec?.podFailurePolicy !== undefined && job.spec?.podFailurePolicy !== null);
+}
+
+function isPodFailed(pod: Pod, job: Job): boolean {
+  if (pod.status?.phase === 'Failed') return true;
+  if (onlyReplaceFailedPods(job)) return false;
+  // Deleted pods count as failures: an orphaned pod never gets the chance to reach Failed.
+  return !!pod.metadata.deletionTimestamp && pod.status?.phase !== 'Succeeded';
+}
+
+function newCondition(type: string, status: string, reason: string, message: string, now: Date): JobCondition {
+  const t = rfc3339(now);
+  return { type, status, lastProbeTime: t, lastTransitionTime: t, reason, message };
+}
+
+/** ensureJobConditionStatus: a False condition is never added, only updated to. */
+function ensureCondition(list: JobCondition[], type: string, status: string, reason: string, message: string, now: Date): boolean {
+  const i = list.findIndex((c) => c.type === type);
+  if (i >= 0) {
+    const c = list[i]!;
+    if (c.status === status && c.reason === reason && c.message === message) return false;
+    list[i] = newCondition(type, status, reason, message, now);
+    return true;
+  }
+  if (status === 'False') return false;
+  list.push(newCondition(type, status, reason, message, now));
+  return true;
+}
+
+/** The time a pod finished, for failure backoff (getFinishedTime). */
+function finishedTime(pod: Pod): number {
+  let latest: number | undefined;
+  for (const c of pod.status?.containerStatuses ?? []) {
+    const t = parseTime(c.state?.terminated?.finishedAt);
+    if (t !== undefined && (latest === undefined || t > latest)) latest = t;
+  }
+  if (latest !== undefined) return latest;
+  const ready = readyCondition(pod);
+  if (ready?.status === 'False') {
+    const t = parseTime(ready.lastTransitionTime);
+    if (t !== undefined) return t;
+  }
+  return parseTime(pod.metadata.deletionTimestamp) ?? parseTime(pod.metadata.creationTimestamp) ?? Date.now();
+}
+
+interface BackoffRecord {
+  failuresAfterLastSuccess: number;
+  lastFailureTime?: number;
+}
+
+/** backoffStore.newBackoffRecord: failures since the last success, and when the last one happened. */
+function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: Pod[]): BackoffRecord {
+  const failedTimes = newFailed.map(finishedTime).sort((a, b) => a - b);
+  if (newSucceeded.length === 0) {
+    if (failedTimes.length === 0) return prev;
+    return { failuresAfterLastSuccess: prev.failuresAfterLastSuccess + failedTimes.length, lastFailureTime: failedTimes.at(-1) };
+  }
+  const lastSuccess = Math.max(...newSucceeded.map(finishedTime));
+  const after = failedTimes.filter((t) => t > lastSuccess);
+  return { failuresAfterLastSuccess: after.length, lastFailureTime: after.at(-1) };
+}
+
+function remainingBackoff(rec: BackoffRecord, now: number, baseMs: number, maxMs: number): number {
+  if (rec.failuresAfterLastSuccess === 0) return 0;
+  const backoff = Math.min(maxMs, baseMs * 2 ** Math.min(rec.failuresAfterLastSuccess - 1, 30));
+  const elapsed = rec.lastFailureTime === undefined ? 0 : now - rec.lastFailureTime;
+  return backoff < elapsed ? 0 : backoff - elapsed;
+}
+
+/** podGenerateNameWithIndex: `<job>-<index>-`, the job name cut so the result fits 58 characters. */
+function generateNameWithIndex(jobName: string, index: number): string {
+  const suffix = `-${index}-`;
+  const full = jobName + suffix;
+  return full.length > 58 ? jobName.slice(0, 58 - suffix.length) + suffix : full;
+}
+
+export interface JobControllerOptions {
+  /** Delay before re-creating pods after failures: base * 2^(failures-1), at most max (10 s / 6 min upstream). */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+interface SyncCtx {
+  job: Job;
+  key: string;
+  status: JobStatus;
+  pods: Pod[];
+  activePods: Pod[];
+  active: number;
+  ready: number;
+  terminating: number;
+  succeeded: number;
+  failed: number;
+  uncountedSucceeded: Set<string>;
+  uncountedFailed: Set<string>;
+  prevSucceededIndexes: IndexSet;
+  succeededIndexes: IndexSet;
+  finished: JobCondition | undefined;
+  backoff: BackoffRecord;
+  completions: number | undefined;
+  parallelism: number;
+}
+
+export class JobController implements RunningController {
+  private readonly ctx: ControllerContext;
+  private readonly jobs: Informer;
+  private readonly pods: Informer;
+  private readonly loop: Loop;
+  private readonly podControl: PodControl;
+  private readonly backoffStore = new Map<string, BackoffRecord>();
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(ctx: ControllerContext, opts: JobControllerOptions = {}) {
+    this.ctx = ctx;
+    this.baseMs = opts.backoffBaseMs ?? 10_000;
+    this.maxMs = opts.backoffMaxMs ?? 360_000;
+    this.jobs = ctx.informers.for(GVR.jobs);
+    this.pods = ctx.informers.for(GVR.pods);
+    this.podControl = new PodControl(ctx.client, ctx.recorder);
+    this.loop = new Loop({ name: 'job', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.unsubscribe.push(this.jobs.subscribe((t, o, old) => this.onJob(t, o as Job, old as Job | undefined)));
+    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe) u();
+    await this.loop.stop();
+  }
+
+  // ---------- event handlers ----------
+
+  private onJob(type: string, job: Job, old: Job | undefined): void {
+    this.loop.enqueue(`job:${objKey(job)}`);
+    if (type === 'DELETED' || isJobFinished(job)) this.cleanupPodFinalizers(job);
+    const ads = job.spec?.activeDeadlineSeconds;
+    const start = parseTime(job.status?.startTime);
+    if (type === 'MODIFIED' && ads !== undefined && start !== undefined && old?.spec?.activeDeadlineSeconds !== ads) {
+      this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - Date.now());
+    }
+  }
+
+  /** Pods of a deleted or finished Job lose their tracking finalizer (the orphan-pod worker). */
+  private cleanupPodFinalizers(job: Job): void {
+    for (const p of this.pods.byIndex(BY_CONTROLLER_UID, job.metadata.uid!)) {
+      if (hasFinalizer(p as Pod)) this.loop.enqueue(`pod:${objKey(p)}`);
+    }
+  }
+
+  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
+    const ref = controllerRefOf(pod);
+    if (ref) {
+      if (ref.kind !== 'Job' || ref.apiVersion !== 'batch/v1') return;
+      const job = this.jobs.getByName(pod.metadata.namespace ?? '', ref.name) as Job | undefined;
+      if (!job || job.metadata.uid !== ref.uid || (isJobFinished(job) && type !== 'ADDED')) {
+        if (hasFinalizer(pod) && type !== 'DELETED') this.loop.enqueue(`pod:${objKey(pod)}`);
+        if (!job || job.metadata.uid !== ref.uid) return;
+      }
+      this.loop.enqueue(`job:${objKey(job)}`);
+      return;
+    }
+    if (type === 'DELETED') return;
+    if (hasFinalizer(pod)) this.loop.enqueue(`pod:${objKey(pod)}`);
+    const labelsChanged = !old || !jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {}) || controllerRefOf(old) !== undefined;
+    if (!labelsChanged) return;
+    // An orphan whose labels now match a Job's selector may be adopted.
+    for (const j of this.jobs.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '')) {
+      const sel = jobSelector(j as Job);
+      if (sel && !sel.empty && sel.matches(pod.metadata.labels)) this.loop.enqueue(`job:${objKey(j)}`);
+    }
+  }
+
+  // ---------- sync ----------
+
+  private async sync(key: string): Promise<void> {
+    if (key.startsWith('pod:')) return this.syncOrphanPod(key.slice(4));
+    return this.syncJob(key.slice(4));
+  }
+
+  /** syncOrphanPod: drops the tracking finalizer of a pod no live, unfinished Job owns. */
+  private async syncOrphanPod(key: string): Promise<void> {
+    const pod = this.pods.get(key) as Pod | undefined;
+    if (!pod || !hasFinalizer(pod)) return;
+    const ref = controllerRefOf(pod);
+    if (ref) {
+      if (ref.kind !== 'Job' || ref.apiVersion !== 'batch/v1') return;
+      const job = this.jobs.getByName(pod.metadata.namespace ?? '', ref.name) as Job | undefined;
+      if (job && job.metadata.uid === ref.uid) {
+        if (managedByOther(job)) return;
+        if (!isJobFinished(job)) return;
+      }
+    }
+    await this.removeFinalizer(pod);
+  }
+
+  private async syncJob(key: string): Promise<void> {
+    const job = this.jobs.get(key) as Job | undefined;
+    if (!job) {
+      this.backoffStore.delete(key);
+      return;
+    }
+    if (managedByOther(job)) return;
+    if (isJobFinished(job)) {
+      this.backoffStore.delete(key);
+      return;
+    }
+    const mode = job.spec?.completionMode;
+    if (mode !== undefined && mode !== 'NonIndexed' && mode !== 'Indexed') {
+      this.ctx.recorder.event(job, 'Warning', 'UnknownCompletionMode', 'Skipped Job sync because completion mode is unknown');
+      return;
+    }
+    const selector = jobSelector(job);
+    if (!selector) return;
+    const spec = job.spec ?? {};
+    const parallelism = int(spec.parallelism, 1);
+    // The API server defaults completions to 1 only when parallelism is unset too.
+    const completions = typeof spec.completions === 'number' ? spec.completions : spec.parallelism === undefined ? 1 : undefined;
+    if (isIndexed(job) && completions === undefined) return;
+    const backoffLimit = int(spec.backoffLimit, 6);
+    const now = new Date();
+    const status: JobStatus = structuredClone(job.status ?? {});
+    status.uncountedTerminatedPods ??= {};
+
+    const pods = await this.podsForJob(job, selector);
+    const activePods = pods.filter(isPodActive);
+    const uncountedSucceeded = new Set(status.uncountedTerminatedPods.succeeded ?? []);
+    const uncountedFailed = new Set(status.uncountedTerminatedPods.failed ?? []);
+    const valid = (p: Pod, uncounted: Set<string>) => {
+      if (!hasFinalizer(p) || uncounted.has(p.metadata.uid!)) return false;
+      if (isIndexed(job)) {
+        const ix = completionIndex(p);
+        if (ix < 0 || ix >= completions!) return false;
+      }
+      return true;
+    };
+    const newSucceeded = pods.filter((p) => valid(p, uncountedSucceeded) && p.status?.phase === 'Succeeded');
+    const newFailed = pods.filter((p) => valid(p, uncountedFailed) && isPodFailed(p, job));
+    const c: SyncCtx = {
+      job,
+      key,
+      status,
+      pods,
+      activePods,
+      active: activePods.length,
+      ready: activePods.filter(isPodReady).length,
+      terminating: pods.filter(isPodTerminating).length,
+      succeeded: (status.succeeded ?? 0) + newSucceeded.length + uncountedSucceeded.size,
+      failed: (status.failed ?? 0) + newFailed.length + uncountedFailed.size,
+      uncountedSucceeded,
+      uncountedFailed,
+      prevSucceededIndexes: new IndexSet(),
+      succeededIndexes: new IndexSet(),
+      finished: undefined,
+      backoff: nextBackoffRecord(this.backoffStore.get(key) ?? { failuresAfterLastSuccess: 0 }, newSucceeded, newFailed),
+      completions,
+      parallelism,
+    };
+
+    if (!status.startTime && !suspended(job)) status.startTime = rfc3339(now);
+
+    const scm = status.conditions?.find((x) => x.type === 'SuccessCriteriaMet' && x.status === 'True');
+    if (scm) c.finished = scm;
+    if (!c.finished) {
+      const ft = status.conditions?.find((x) => x.type === 'FailureTarget' && x.status === 'True');
+      if (ft) c.finished = newCondition('Failed', 'True', ft.reason ?? '', ft.message ?? '', now);
+    }
+    if (!c.finished) {
+      if (c.failed > backoffLimit || pastBackoffLimitOnFailure(job, pods, backoffLimit)) {
+        c.finished = newCondition('FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now);
+      } else if (pastActiveDeadline(job, status, now.getTime())) {
+        c.finished = newCondition('FailureTarget', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', now);
+      } else if (spec.activeDeadlineSeconds !== undefined && !suspended(job) && status.startTime) {
+        const left = parseTime(status.startTime)! + spec.activeDeadlineSeconds * 1000 - now.getTime();
+        this.loop.enqueueAfter(`job:${key}`, left);
+      }
+    }
+
+    if (isIndexed(job)) {
+      c.prevSucceededIndexes = IndexSet.parse(status.completedIndexes, completions!);
+      const fresh: number[] = [];
+      for (const p of pods) {
+        const ix = completionIndex(p);
+        if (p.status?.phase === 'Succeeded' && ix >= 0 && ix < completions! && hasFinalizer(p)) fresh.push(ix);
+      }
+      c.succeededIndexes = c.prevSucceededIndexes.with(fresh);
+      c.succeeded = c.succeededIndexes.total;
+    }
+
+    let manageErr: unknown;
+    if (c.finished) {
+      const r = await this.deleteActivePods(job, activePods);
+      if (r.deleted !== c.active) c.finished = undefined;
+      c.active -= r.deleted;
+      c.terminating += r.deleted;
+      c.ready -= r.deletedReady;
+      manageErr = r.error;
+    } else {
+      let manageCalled = false;
+      if (!job.metadata.deletionTimestamp) {
+        manageErr = await this.manageJob(c);
+        manageCalled = true;
+      }
+      const complete = completions === undefined ? c.succeeded > 0 && c.active === 0 : c.succeeded >= completions && c.active === 0;
+      if (complete) {
+        c.finished = newCondition('SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now);
+      } else if (manageCalled) {
+        status.conditions ??= [];
+        if (suspended(job)) {
+          if (ensureCondition(status.conditions, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now)) {
+            this.ctx.recorder.event(job, 'Normal', 'Suspended', 'Job suspended');
+          }
+        } else if (ensureCondition(status.conditions, 'Suspended', 'False', 'JobResumed', 'Job resumed', now)) {
+          this.ctx.recorder.event(job, 'Normal', 'Resumed', 'Job resumed');
+          // activeDeadlineSeconds counts continuous activity, so resuming restarts the clock.
+          status.startTime = rfc3339(now);
+        }
+        if (status.conditions.length === 0) delete status.conditions;
+      }
+    }
+
+    status.active = c.active;
+    status.ready = c.ready;
+    status.terminating = c.terminating;
+    await this.trackStatusAndRemoveFinalizers(c, !jsonEqual(serializedStatus(status), job.status ?? {}));
+    if (manageErr) throw manageErr;
+  }
+
+  /** getPodsForJob: claims pods by selector; adopted pods get the tracking finalizer. */
+  private async podsForJob(job: Job, selector: Selector): Promise<Pod[]> {
+    const candidates = claimCandidates(this.pods, job) as Pod[];
+    return claimObjects(this.ctx.client, GVR.pods, job, selector, candidates, {
+      onAdopt: (p) => {
+        const f = p.metadata.finalizers ?? [];
+        if (!f.includes(JOB_TRACKING_FINALIZER)) p.metadata.finalizers = [...f, JOB_TRACKING_FINALIZER];
+      },
+    });
+  }
+
+  /** manageJob: deletes surplus pods or creates missing ones (never both in one sync). */
+  private async manageJob(c: SyncCtx): Promise<unknown> {
+    const job = c.job;
+    if (suspended(job)) {
+      const r = await this.deleteJobPods(job, activePodsForRemoval(job, c.activePods, c.activePods.length, c.completions));
+      c.active -= r.deleted;
+      c.terminating += r.deleted;
+      c.ready -= r.deletedReady;
+      return r.error;
+    }
+    let wantActive: number;
+    if (c.completions === undefined) wantActive = c.succeeded > 0 ? c.active : c.parallelism;
+    else wantActive = Math.max(0, Math.min(c.completions - c.succeeded, c.parallelism));
+    const rmAtLeast = Math.max(0, c.active - wantActive);
+    const toDelete = activePodsForRemoval(job, c.activePods, rmAtLeast, c.completions).slice(0, MAX_CREATE_DELETE);
+    if (toDelete.length > 0) {
+      const r = await this.deleteJobPods(job, toDelete);
+      c.active -= r.deleted;
+      c.terminating += r.deleted;
+      c.ready -= r.deletedReady;
+      return r.error;
+    }
+    const terminating = onlyReplaceFailedPods(job) ? c.terminating : 0;
+    let diff = wantActive - terminating - c.active;
+    if (diff <= 0) return undefined;
+    const wait = remainingBackoff(c.backoff, Date.now(), this.baseMs, this.maxMs);
+    if (wait > 0) {
+      this.loop.enqueueAfter(`job:${c.key}`, wait);
+      return undefined;
+    }
+    diff = Math.min(diff, MAX_CREATE_DELETE);
+    let indexes: number[] = [];
+    if (isIndexed(job)) {
+      indexes = firstPendingIndexes(c, diff);
+      diff = indexes.length;
+    }
+    const res = await slowStartBatch(diff, 1, async (i) => {
+      const pod = this.newPod(job, isIndexed(job) ? indexes[i]! : -1);
+      await this.podControl.create(job, pod);
+    });
+    c.active += res.ok;
+    return res.error;
+  }
+
+  private newPod(job: Job, index: number): Pod {
+    const template: PodTemplate = structuredClone(job.spec?.template ?? {});
+    const meta = (template.metadata ??= {});
+    meta.labels ??= {};
+    if (!job.spec?.manualSelector) {
+      // The API server puts these in the template; they are set again here so pods carry them
+      // even for a Job stored before that defaulting existed.
+      meta.labels[CONTROLLER_UID_LABEL] ??= job.metadata.uid!;
+      meta.labels[JOB_NAME_LABEL] ??= job.metadata.name!;
+      meta.labels[LEGACY_CONTROLLER_UID_LABEL] ??= job.metadata.uid!;
+      meta.labels[LEGACY_JOB_NAME_LABEL] ??= job.metadata.name!;
+    }
+    const f = meta.finalizers ?? [];
+    if (!f.includes(JOB_TRACKING_FINALIZER)) meta.finalizers = [...f, JOB_TRACKING_FINALIZER];
+    let generateName = `${job.metadata.name}-`;
+    if (index >= 0) {
+      const spec = (template.spec ??= {});
+      addCompletionIndexEnv(spec.initContainers);
+      addCompletionIndexEnv(spec.containers);
+      meta.annotations = { ...(meta.annotations ?? {}), [JOB_COMPLETION_INDEX]: String(index) };
+      meta.labels[JOB_COMPLETION_INDEX] = String(index);
+      spec.hostname = `${job.metadata.name}-${index}`;
+      generateName = generateNameWithIndex(job.metadata.name!, index);
+    }
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        generateName,
+        namespace: job.metadata.namespace,
+        labels: meta.labels,
+        finalizers: meta.finalizers,
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name!, uid: job.metadata.uid!, controller: true, blockOwnerDeletion: true },
+        ],
+      },
+      spec: template.spec ?? {},
+    };
+    if (meta.annotations && Object.keys(meta.annotations).length > 0) pod.metadata.annotations = meta.annotations;
+    return pod;
+  }
+
+  /** deleteActivePods: DELETE keeping finalizers; the tracking step removes them once counted. */
+  private async deleteActivePods(job: Job, pods: Pod[]): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
+    let deleted = 0;
+    let deletedReady = 0;
+    let error: unknown;
+    await Promise.all(
+      pods.map(async (p) => {
+        try {
+          await this.podControl.delete(job, p);
+          deleted++;
+          if (isPodReady(p)) deletedReady++;
+        } catch (err) {
+          error ??= err;
+        }
+      }),
+    );
+    return { deleted, deletedReady, error };
+  }
+
+  /** deleteJobPods: removes the finalizer first (these pods are not counted), then deletes. */
+  private async deleteJobPods(job: Job, pods: Pod[]): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
+    let deleted = 0;
+    let deletedReady = 0;
+    let error: unknown;
+    await Promise.all(
+      pods.map(async (p) => {
+        try {
+          await this.removeFinalizer(p);
+          await this.podControl.delete(job, p);
+          deleted++;
+          if (isPodReady(p)) deletedReady++;
+        } catch (err) {
+          error ??= err;
+        }
+      }),
+    );
+    return { deleted, deletedReady, error };
+  }
+
+  private async removeFinalizer(pod: Pod): Promise<void> {
+    if (!hasFinalizer(pod)) return;
+    try {
+      await this.ctx.client.mutate(GVR.pods, pod.metadata.namespace!, pod.metadata.name!, (cur) => {
+        if (cur.metadata.uid !== pod.metadata.uid) return;
+        const f = (cur.metadata.finalizers ?? []).filter((x) => x !== JOB_TRACKING_FINALIZER);
+        if (f.length) cur.metadata.finalizers = f;
+        else delete cur.metadata.finalizers;
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /**
+   * trackJobStatusAndRemoveFinalizers: (1) record newly finished pods in
+   * uncountedTerminatedPods (and the interim condition) in status, (2) remove their
+   * finalizers, (3) move them into the counters, (4) add the terminal condition once
+   * nothing is uncounted and no pod is terminating.
+   */
+  private async trackStatusAndRemoveFinalizers(c: SyncCtx, needsFlushIn: boolean): Promise<void> {
+    let needsFlush = needsFlushIn;
+    const job = c.job;
+    const indexed = isIndexed(job);
+    const uncounted = c.status.uncountedTerminatedPods!;
+    uncounted.succeeded ??= [];
+    uncounted.failed ??= [];
+    const pods = indexed ? [...c.pods].sort((a, b) => completionIndex(a) - completionIndex(b)) : c.pods;
+    const withFinalizer = new Set(pods.filter(hasFinalizer).map((p) => p.metadata.uid!));
+    if (cleanUncounted(c.status, withFinalizer)) needsFlush = true;
+    const toRemove: Pod[] = [];
+    const newSucceededIndexes: number[] = [];
+    let reachedMax = false;
+    for (const pod of pods) {
+      if (!hasFinalizer(pod)) continue;
+      const uid = pod.metadata.uid!;
+      const failed = isPodFailed(pod, job);
+      const canRemove = !!job.metadata.deletionTimestamp || c.finished !== undefined || pod.status?.phase === 'Succeeded' || failed;
+      if (!canRemove) continue;
+      toRemove.push(pod);
+      if (pod.status?.phase === 'Succeeded' && !c.uncountedFailed.has(uid)) {
+        if (indexed) {
+          const ix = completionIndex(pod);
+          if (ix >= 0 && ix < c.completions! && !c.prevSucceededIndexes.has(ix)) {
+            newSucceededIndexes.push(ix);
+            needsFlush = true;
+          }
+        } else if (!c.uncountedSucceeded.has(uid)) {
+          uncounted.succeeded.push(uid);
+          c.uncountedSucceeded.add(uid);
+          needsFlush = true;
+        }
+      } else if (failed || (c.finished !== undefined && c.finished.type !== 'SuccessCriteriaMet')) {
+        // Once the Job is failing, every pod not succeeded counts as failed.
+        const ix = completionIndex(pod);
+        if (!c.uncountedFailed.has(uid) && (!indexed || (ix >= 0 && ix < c.completions!))) {
+          uncounted.failed.push(uid);
+          c.uncountedFailed.add(uid);
+          needsFlush = true;
+        }
+      }
+      if (newSucceededIndexes.length + uncounted.succeeded.length + uncounted.failed.length >= MAX_UNCOUNTED) {
+        reachedMax = true;
+        break;
+      }
+    }
+    if (indexed) {
+      c.succeededIndexes = c.succeededIndexes.with(newSucceededIndexes);
+      const s = c.succeededIndexes.toString();
+      if (s !== (c.status.completedIndexes ?? '')) needsFlush = true;
+      c.status.succeeded = c.succeededIndexes.total;
+      c.status.completedIndexes = s;
+    }
+    const now = new Date();
+    if (c.finished?.type === 'FailureTarget') {
+      c.status.conditions = [...(c.status.conditions ?? []), c.finished];
+      needsFlush = true;
+      c.finished = newCondition('Failed', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
+    }
+    if (c.finished?.type === 'SuccessCriteriaMet') {
+      if (!c.status.conditions?.some((x) => x.type === 'SuccessCriteriaMet' && x.status === 'True')) {
+        c.status.conditions = [...(c.status.conditions ?? []), c.finished];
+        needsFlush = true;
+      }
+      c.finished = newCondition('Complete', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
+    }
+
+    if (needsFlush) {
+      await this.writeStatus(c);
+      this.backoffStore.set(c.key, c.backoff);
+      needsFlush = false;
+    }
+    let rmError: unknown;
+    if (toRemove.length > 0) {
+      await Promise.all(
+        toRemove.map(async (p) => {
+          try {
+            await this.removeFinalizer(p);
+            withFinalizer.delete(p.metadata.uid!);
+          } catch (err) {
+            rmError ??= err;
+          }
+        }),
+      );
+    }
+    if (cleanUncounted(c.status, withFinalizer)) needsFlush = true;
+    if (rmError) {
+      if (needsFlush) await this.writeStatus(c);
+      throw new Error(`removing tracking finalizers: ${errMessage(rmError)}`);
+    }
+    const finished = !reachedMax && this.enactFinished(c, now);
+    if (finished) needsFlush = true;
+    if (needsFlush) {
+      await this.writeStatus(c);
+      if (finished) this.recordFinished(c);
+    }
+  }
+
+  private enactFinished(c: SyncCtx, now: Date): boolean {
+    const f = c.finished;
+    if (!f) return false;
+    const u = c.status.uncountedTerminatedPods;
+    if ((u?.succeeded?.length ?? 0) + (u?.failed?.length ?? 0) > 0) return false;
+    if (c.terminating > 0) return false;
+    c.status.conditions ??= [];
+    ensureCondition(c.status.conditions, f.type, f.status, f.reason ?? '', f.message ?? '', now);
+    if (f.type === 'Complete') {
+      c.status.completionTime = c.status.conditions.find((x) => x.type === 'Complete')!.lastTransitionTime;
+    }
+    return true;
+  }
+
+  private recordFinished(c: SyncCtx): void {
+    const f = c.finished!;
+    if (f.type === 'Complete') {
+      if (c.completions !== undefined && (c.status.succeeded ?? 0) > c.completions) {
+        this.ctx.recorder.event(c.job, 'Warning', 'TooManySucceededPods', 'Too many succeeded pods running after completion count reached');
+      }
+      this.ctx.recorder.event(c.job, 'Normal', 'Completed', 'Job completed');
+    } else {
+      this.ctx.recorder.event(c.job, 'Warning', f.reason ?? 'Failed', f.message ?? '');
+    }
+  }
+
+  private async writeStatus(c: SyncCtx): Promise<void> {
+    const status = serializedStatus(c.status);
+    const uid = c.job.metadata.uid;
+    const updated = await this.ctx.client.mutate<Job>(
+      GVR.jobs,
+      c.job.metadata.namespace!,
+      c.job.metadata.name!,
+      (cur) => {
+        if (cur.metadata.uid !== uid) throw new Error(`job ${c.key} was replaced`);
+        cur.status = status;
+      },
+      'status',
+    );
+    c.job = updated;
+  }
+}
+
+export function jobSelector(job: Job): Selector | undefined {
+  try {
+    const sel = job.spec?.selector;
+    if (sel) return selectorFromObject(sel);
+    // A Job stored without the server-generated selector: its pods carry the uid label.
+    return selectorFromObject({ matchLabels: { [CONTROLLER_UID_LABEL]: job.metadata.uid! } });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The status as batch/v1 serializes it: omitempty counters and lists dropped, pointer fields kept. */
+function serializedStatus(s: JobStatus): JobStatus {
+  const status = structuredClone(s);
+  const u = status.uncountedTerminatedPods;
+  if (u) {
+    if (!u.succeeded?.length) delete u.succeeded;
+    if (!u.failed?.length) delete u.failed;
+  }
+  if (!status.completedIndexes) delete status.completedIndexes;
+  if (!status.active) delete status.active;
+  if (!status.succeeded) delete status.succeeded;
+  if (!status.failed) delete status.failed;
+  if (status.conditions && status.conditions.length === 0) delete status.conditions;
+  return status;
+}
+
+/** cleanUncountedPodsWithoutFinalizers: pods whose finalizer is gone move into the counters. */
+function cleanUncounted(status: JobStatus, withFinalizer: Set<string>): boolean {
+  const u = status.uncountedTerminatedPods ?? {};
+  let changed = false;
+  const s = (u.succeeded ?? []).filter((x) => withFinalizer.has(x));
+  if (s.length !== (u.succeeded ?? []).length) {
+    status.succeeded = (status.succeeded ?? 0) + (u.succeeded!.length - s.length);
+    u.succeeded = s;
+    changed = true;
+  }
+  const f = (u.failed ?? []).filter((x) => withFinalizer.has(x));
+  if (f.length !== (u.failed ?? []).length) {
+    status.failed = (status.failed ?? 0) + (u.failed!.length - f.length);
+    u.failed = f;
+    changed = true;
+  }
+  status.uncountedTerminatedPods = u;
+  return changed;
+}
+
+function pastBackoffLimitOnFailure(job: Job, pods: Pod[], backoffLimit: number): boolean {
+  if (job.spec?.template?.spec?.restartPolicy !== 'OnFailure') return false;
+  let restarts = 0;
+  for (const p of pods) {
+    const phase = p.status?.phase;
+    if (phase !== 'Running' && phase !== 'Pending') continue;
+    for (const s of p.status?.initContainerStatuses ?? []) restarts += s.restartCount ?? 0;
+    for (const s of p.status?.containerStatuses ?? []) restarts += s.restartCount ?? 0;
+  }
+  return backoffLimit === 0 ? restarts > 0 : restarts >= backoffLimit;
+}
+
+function pastActiveDeadline(job: Job, status: JobStatus, now: number): boolean {
+  const ads = job.spec?.activeDeadlineSeconds;
+  const start = parseTime(status.startTime);
+  if (ads === undefined || start === undefined || suspended(job)) return false;
+  return now - start >= ads * 1000;
+}
+
+/** activePodsForRemoval: duplicate or invalid indexes first, then by deletion rank. */
+function activePodsForRemoval(job: Job, pods: Pod[], rmAtLeast: number, completions: number | undefined): Pod[] {
+  let rm: Pod[] = [];
+  let left: Pod[] = pods;
+  if (isIndexed(job)) {
+    rm = [];
+    left = [];
+    const byIndex = new Map<number, Pod[]>();
+    for (const p of pods) {
+      const ix = completionIndex(p);
+      if (ix < 0 || ix >= completions!) {
+        rm.push(p);
+        continue;
+      }
+      let g = byIndex.get(ix);
+      if (!g) {
+        g = [];
+        byIndex.set(ix, g);
+      }
+      g.push(p);
+    }
+    for (const g of byIndex.values()) {
+      // Keep the most advanced pod of an index; the rest are duplicates.
+      g.sort((a, b) => compareForDeletion(a, b));
+      rm.push(...g.slice(0, -1));
+      left.push(g.at(-1)!);
+    }
+  }
+  if (rm.length < rmAtLeast) {
+    const sorted = [...left].sort((a, b) => compareForDeletion(a, b));
+    rm.push(...sorted.slice(0, rmAtLeast - rm.length));
+  }
+  return rm;
+}
+
+/** firstPendingIndexes: the lowest indexes neither succeeded nor held by an active pod. */
+function firstPendingIndexes(c: SyncCtx, count: number): number[] {
+  const busy = new Set<number>();
+  for (const p of c.activePods) {
+    const ix = completionIndex(p);
+    if (ix >= 0) busy.add(ix);
+  }
+  if (onlyReplaceFailedPods(c.job)) {
+    for (const p of c.pods) if (isPodTerminating(p)) busy.add(completionIndex(p));
+  }
+  const out: number[] = [];
+  for (let i = 0; i < c.completions! && out.length < count; i++) {
+    if (!c.succeededIndexes.has(i) && !busy.has(i)) out.push(i);
+  }
+  return out;
+}
+
+function addCompletionIndexEnv(containers: { env?: unknown[] }[] | undefined): void {
+  for (const ctr of containers ?? []) {
+    const env = (ctr.env ?? []) as { name?: string }[];
+    if (env.some((e) => e.name === 'JOB_COMPLETION_INDEX')) continue;
+    ctr.env = [
+      ...env,
+      { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${JOB_COMPLETION_INDEX}']` } } },
+    ];
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The ReplicaSet controller (pkg/controller/replicaset): keeps `spec.replicas` active pods
+ * matching the selector, adopting matching orphans and releasing owned pods that stopped
+ * matching; creates in slow-start batches, deletes the lowest-ranked pods first; reports
+ * replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds),
+ * observedGeneration and the ReplicaFailure condition.
+ */
+import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import { GVR } from '../client.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import { type ControllerContext, int, type RunningController } from './context.ts';
+import { BY_CONTROLLER_UID, BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { Loop } from './loop.ts';
+import {
+  claimObjects,
+  colocationRanks,
+  compareForDeletion,
+  controllerRefOf,
+  isPodActive,
+  isPodAvailable,
+  isPodReady,
+  type Pod,
+  PodControl,
+  type PodTemplate,
+  podFromTemplate,
+  untilAvailable,
+} from './pods.ts';
+import { errMessage, jsonEqual, rfc3339, slowStartBatch } from './util.ts';
+
+/** Pods created or deleted per sync (burstReplicas). */
+const BURST_REPLICAS = 500;
+
+export interface ReplicaSetCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface ReplicaSet extends KubeObject {
+  spec?: {
+    replicas?: number;
+    minReadySeconds?: number;
+    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    template?: PodTemplate;
+  };
+  status?: {
+    replicas?: number;
+    fullyLabeledReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    observedGeneration?: number;
+    conditions?: ReplicaSetCondition[];
+  };
+}
+
+export function rsSelector(rs: ReplicaSet): Selector | undefined {
+  try {
+    const sel = rs.spec?.selector;
+    // A nil or empty selector selects nothing for ReplicaSets (validation rejects it anyway).
+    if (!sel) return undefined;
+    const s = selectorFromObject(sel);
+    return s.empty ? undefined : s;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ReplicaSetController implements RunningController {
+  private readonly ctx: ControllerContext;
+  private readonly rss: Informer;
+  private readonly pods: Informer;
+  private readonly loop: Loop;
+  private readonly podControl: PodControl;
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(ctx: ControllerContext) {
+    this.ctx = ctx;
+    this.rss = ctx.informers.for(GVR.replicasets);
+    this.pods = ctx.informers.for(GVR.pods);
+    this.podControl = new PodControl(ctx.client, ctx.recorder);
+    this.loop = new Loop({ name: 'replicaset', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.unsubscribe.push(this.rss.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe) u();
+    await this.loop.stop();
+  }
+
+  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
+    const ns = pod.metadata.namespace ?? '';
+    const ref = controllerRefOf(pod);
+    const oldRef = old ? controllerRefOf(old) : undefined;
+    if (oldRef && oldRef.uid !== ref?.uid) this.enqueueRef(ns, oldRef.kind, oldRef.name, oldRef.uid);
+    if (ref) {
+      this.enqueueRef(ns, ref.kind, ref.name, ref.uid);
+      return;
+    }
+    if (type === 'DELETED') return;
+    if (old && jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {}) && !oldRef) return;
+    // An orphan: every ReplicaSet that selects it may adopt it.
+    for (const o of this.rss.byIndex(BY_NAMESPACE, ns)) {
+      const sel = rsSelector(o as ReplicaSet);
+      if (sel?.matches(pod.metadata.labels)) this.loop.enqueue(objKey(o));
+    }
+  }
+
+  private enqueueRef(ns: string, kind: string, name: string, uid: string): void {
+    if (kind !== 'ReplicaSet') return;
+    const rs = this.rss.getByName(ns, name);
+    if (rs && rs.metadata.uid === uid) this.loop.enqueue(objKey(rs));
+  }
+
+  private async sync(key: string): Promise<void> {
+    const rs = this.rss.get(key) as ReplicaSet | undefined;
+    if (!rs) return;
+    const selector = rsSelector(rs);
+    if (!selector) return;
+    const candidates = (claimCandidates(this.pods, rs) as Pod[]).filter(isPodActive);
+    const pods = await claimObjects(this.ctx.client, GVR.pods, rs, selector, candidates);
+    let manageErr: unknown;
+    if (!rs.metadata.deletionTimestamp) {
+      try {
+        await this.manageReplicas(rs, pods);
+      } catch (err) {
+        manageErr = err;
+      }
+    }
+    const now = Date.now();
+    // Pods created or deleted above are already in the cache: recount from it.
+    const current = (claimCandidates(this.pods, rs) as Pod[]).filter(
+      (p) => isPodActive(p) && controllerRefOf(p)?.uid === rs.metadata.uid && selector.matches(p.metadata.labels),
+    );
+    const status = this.calculateStatus(rs, current, manageErr, now);
+    if (!jsonEqual(status, rs.status ?? {})) {
+      await this.ctx.client.mutate<ReplicaSet>(
+        GVR.replicasets,
+        rs.metadata.namespace!,
+        rs.metadata.name!,
+        (cur) => {
+          if (cur.metadata.uid !== rs.metadata.uid) throw new Error(`replicaset ${key} was replaced`);
+          cur.status = status;
+        },
+        'status',
+      );
+    }
+    const minReady = int(rs.spec?.minReadySeconds, 0);
+    if (!manageErr && minReady > 0) {
+      // Re-check when the next ready pod crosses minReadySeconds.
+      let soonest: number | undefined;
+      for (const p of current) {
+        const left = untilAvailable(p, minReady, now);
+        if (left !== undefined && (soonest === undefined || left < soonest)) soonest = left;
+      }
+      if (soonest !== undefined) this.loop.enqueueAfter(key, soonest + 1);
+    }
+    if (manageErr) throw manageErr;
+  }
+
+  private async manageReplicas(rs: ReplicaSet, pods: Pod[]): Promise<void> {
+    const want = int(rs.spec?.replicas, 1);
+    const diff = pods.length - want;
+    if (diff < 0) {
+      const n = Math.min(-diff, BURST_REPLICAS);
+      const res = await slowStartBatch(n, 1, async () => {
+        await this.podControl.create(rs, podFromTemplate(rs.spec?.template, rs));
+      });
+      if (res.error) throw res.error;
+      return;
+    }
+    if (diff > 0) {
+      const n = Math.min(diff, BURST_REPLICAS);
+      const related = this.relatedPods(rs);
+      const ranks = colocationRanks(pods, related);
+      const victims = [...pods].sort((a, b) => compareForDeletion(a, b, { ranks, deletionCost: true })).slice(0, n);
+      const results = await Promise.allSettled(victims.map((p) => this.podControl.delete(rs, p)));
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    }
+  }
+
+  /** Active pods of every ReplicaSet sharing this one's owner (a Deployment's other revisions). */
+  private relatedPods(rs: ReplicaSet): Pod[] {
+    const owner = controllerRefOf(rs);
+    const siblings = owner
+      ? (this.rss.byIndex(BY_CONTROLLER_UID, owner.uid) as ReplicaSet[])
+      : [rs];
+    const out: Pod[] = [];
+    for (const s of siblings) for (const p of this.pods.byIndex(BY_CONTROLLER_UID, s.metadata.uid!)) if (isPodActive(p as Pod)) out.push(p as Pod);
+    return out;
+  }
+
+  private calculateStatus(rs: ReplicaSet, pods: Pod[], manageErr: unknown, now: number): NonNullable<ReplicaSet['status']> {
+    const templateLabels = rs.spec?.template?.metadata?.labels ?? {};
+    const minReady = int(rs.spec?.minReadySeconds, 0);
+    let fullyLabeled = 0;
+    let ready = 0;
+    let available = 0;
+    for (const p of pods) {
+      const labels = p.metadata.labels ?? {};
+      if (Object.entries(templateLabels).every(([k, v]) => labels[k] === v)) fullyLabeled++;
+      if (isPodReady(p)) {
+        ready++;
+        if (isPodAvailable(p, minReady, now)) available++;
+      }
+    }
+    const status: NonNullable<ReplicaSet['status']> = {
+      replicas: pods.length,
+      fullyLabeledReplicas: fullyLabeled,
+      readyReplicas: ready,
+      availableReplicas: available,
+      observedGeneration: rs.metadata.generation,
+    };
+    const conditions = (rs.status?.conditions ?? []).filter((c) => c.type !== 'ReplicaFailure');
+    const prior = rs.status?.conditions?.find((c) => c.type === 'ReplicaFailure');
+    if (manageErr) {
+      const want = int(rs.spec?.replicas, 1);
+      const reason = pods.length < want ? 'FailedCreate' : 'FailedDelete';
+      conditions.push(prior ?? { type: 'ReplicaFailure', status: 'True', lastTransitionTime: rfc3339(), reason, message: errMessage(manageErr) });
+    }
+    if (conditions.length) status.conditions = conditions;
+    // readyReplicas/availableReplicas are omitempty in apps/v1.
+    if (!status.readyReplicas) delete status.readyReplicas;
+    if (!status.availableReplicas) delete status.availableReplicas;
+    if (!status.fullyLabeledReplicas) delete status.fullyLabeledReplicas;
+    return status;
+  }
+}

@@ -1,0 +1,395 @@
+/**
+ * The StatefulSet controller (pkg/controller/statefulset): pods `<set>-<ordinal>` with
+ * stable identity (hostname, subdomain, `statefulset.kubernetes.io/pod-name`,
+ * `apps.kubernetes.io/pod-index`, `controller-revision-hash`), OrderedReady (one pod at a
+ * time, each Running and Ready before the next; scale-down from the highest ordinal) and
+ * Parallel management, failed pods recreated, RollingUpdate (highest ordinal first, down to
+ * the partition) and OnDelete updates, and status counters with current/update revisions.
+ *
+ * Revisions: the revision name is `<set>-<hash of the template>` as upstream, but the
+ * templates of past revisions are remembered in memory rather than in ControllerRevision
+ * objects (the embedded API server does not serve controllerrevisions). PersistentVolumeClaims
+ * from volumeClaimTemplates are created when the server serves them; pods always reference them.
+ */
+import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import { GVR, type Gvr, isConflict } from '../client.ts';
+import { ApiError } from '../apiserver/errors.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import { type ControllerContext, int, type RunningController } from './context.ts';
+import { BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { Loop } from './loop.ts';
+import {
+  claimObjects,
+  controllerRefOf,
+  isPodAvailable,
+  isPodReady,
+  newControllerRef,
+  type Pod,
+  type PodTemplate,
+  untilAvailable,
+} from './pods.ts';
+import { computeHash, errMessage, jsonEqual } from './util.ts';
+
+export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
+export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
+export const REVISION_LABEL = 'controller-revision-hash';
+
+const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+
+export interface StatefulSet extends KubeObject {
+  spec?: {
+    replicas?: number;
+    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    template?: PodTemplate;
+    serviceName?: string;
+    podManagementPolicy?: string;
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number; maxUnavailable?: number | string } };
+    minReadySeconds?: number;
+    ordinals?: { start?: number };
+    volumeClaimTemplates?: { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown }[];
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    currentReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+    collisionCount?: number;
+  };
+}
+
+function ordinalOf(set: StatefulSet, pod: Pod): number {
+  const name = pod.metadata.name ?? '';
+  const prefix = `${set.metadata.name}-`;
+  if (!name.startsWith(prefix)) return -1;
+  const rest = name.slice(prefix.length);
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : -1;
+}
+
+function revisionOfPod(pod: Pod): string {
+  return pod.metadata.labels?.[REVISION_LABEL] ?? '';
+}
+
+function isCreated(pod: Pod | undefined): pod is Pod {
+  return pod !== undefined && (pod.status?.phase ?? '') !== '';
+}
+
+function isTerminating(pod: Pod): boolean {
+  return !!pod.metadata.deletionTimestamp;
+}
+
+function isFailedOrSucceeded(pod: Pod): boolean {
+  const p = pod.status?.phase;
+  return p === 'Failed' || p === 'Succeeded';
+}
+
+function isRunningAndReady(pod: Pod): boolean {
+  return pod.status?.phase === 'Running' && isPodReady(pod);
+}
+
+function isHealthy(pod: Pod, minReady: number, now: number): boolean {
+  return isRunningAndReady(pod) && !isTerminating(pod) && isPodAvailable(pod, minReady, now);
+}
+
+export function revisionName(set: StatefulSet, template: PodTemplate | undefined): string {
+  const data = { spec: { template: { ...(template ?? {}), $patch: 'replace' } } };
+  return `${set.metadata.name}-${computeHash(data, set.status?.collisionCount)}`;
+}
+
+export class StatefulSetController implements RunningController {
+  private readonly ctx: ControllerContext;
+  private readonly sets: Informer;
+  private readonly pods: Informer;
+  private readonly loop: Loop;
+  private readonly unsubscribe: (() => void)[] = [];
+  /** set uid -> revision name -> template. */
+  private readonly history = new Map<string, Map<string, PodTemplate>>();
+
+  constructor(ctx: ControllerContext) {
+    this.ctx = ctx;
+    this.sets = ctx.informers.for(GVR.statefulsets);
+    this.pods = ctx.informers.for(GVR.pods);
+    this.loop = new Loop({ name: 'statefulset', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.unsubscribe.push(
+      this.sets.subscribe((t, o) => {
+        if (t === 'DELETED') this.history.delete(o.metadata.uid!);
+        this.loop.enqueue(objKey(o));
+      }),
+    );
+    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe) u();
+    await this.loop.stop();
+  }
+
+  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
+    const ns = pod.metadata.namespace ?? '';
+    for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
+      if (!ref || ref.kind !== 'StatefulSet') continue;
+      const set = this.sets.getByName(ns, ref.name);
+      if (set && set.metadata.uid === ref.uid) this.loop.enqueue(objKey(set));
+    }
+    if (controllerRefOf(pod) || type === 'DELETED') return;
+    for (const s of this.sets.byIndex(BY_NAMESPACE, ns)) {
+      const sel = setSelector(s as StatefulSet);
+      if (sel?.matches(pod.metadata.labels)) this.loop.enqueue(objKey(s));
+    }
+  }
+
+  private remember(set: StatefulSet, name: string, template: PodTemplate | undefined): void {
+    let h = this.history.get(set.metadata.uid!);
+    if (!h) {
+      h = new Map();
+      this.history.set(set.metadata.uid!, h);
+    }
+    if (!h.has(name)) h.set(name, structuredClone(template ?? {}));
+  }
+
+  private async sync(key: string): Promise<void> {
+    const set = this.sets.get(key) as StatefulSet | undefined;
+    if (!set) return;
+    const selector = setSelector(set);
+    if (!selector) return;
+    const candidates = claimCandidates(this.pods, set) as Pod[];
+    // A StatefulSet only adopts pods whose names say they are its members.
+    const pods = (await claimObjects(this.ctx.client, GVR.pods, set, selector, candidates.filter((p) => controllerRefOf(p) || ordinalOf(set, p) >= 0))).filter(
+      (p) => ordinalOf(set, p) >= 0,
+    );
+    const updateRevision = revisionName(set, set.spec?.template);
+    this.remember(set, updateRevision, set.spec?.template);
+    const currentRevision = set.status?.currentRevision || updateRevision;
+    if (!set.metadata.deletionTimestamp) await this.update(set, pods, currentRevision, updateRevision);
+    await this.updateStatus(set, currentRevision, updateRevision);
+  }
+
+  private async update(set: StatefulSet, pods: Pod[], currentRevision: string, updateRevision: string): Promise<void> {
+    const replicas = int(set.spec?.replicas, 1);
+    const start = int(set.spec?.ordinals?.start, 0);
+    const parallel = set.spec?.podManagementPolicy === 'Parallel';
+    const minReady = int(set.spec?.minReadySeconds, 0);
+    const now = Date.now();
+    const slots: (Pod | undefined)[] = new Array(replicas).fill(undefined);
+    const condemned: Pod[] = [];
+    for (const p of pods) {
+      const ord = ordinalOf(set, p);
+      if (ord >= start && ord < start + replicas) slots[ord - start] = p;
+      else condemned.push(p);
+    }
+    condemned.sort((a, b) => ordinalOf(set, b) - ordinalOf(set, a));
+    const firstUnhealthy = [...slots.filter((p): p is Pod => p !== undefined), ...condemned].find((p) => !isHealthy(p, minReady, now));
+    let creationError: unknown;
+
+    for (let i = 0; i < replicas; i++) {
+      let pod = slots[i];
+      const ord = start + i;
+      if (pod && isFailedOrSucceeded(pod) && !isTerminating(pod)) {
+        // A finished pod is replaced: StatefulSet pods are meant to run forever.
+        await this.deletePod(set, pod);
+        pod = undefined;
+      }
+      if (!pod) {
+        const fresh = this.newPod(set, ord, currentRevision, updateRevision);
+        try {
+          await this.createPod(set, fresh);
+        } catch (err) {
+          creationError ??= err;
+          if (!parallel) throw err;
+        }
+        if (!parallel) return;
+        continue;
+      }
+      if (isTerminating(pod)) {
+        if (!parallel) return;
+        continue;
+      }
+      if (!isRunningAndReady(pod) || !isPodAvailable(pod, minReady, now)) {
+        const left = untilAvailable(pod, minReady, now);
+        if (left !== undefined) this.loop.enqueueAfter(objKey(set), left + 1);
+        if (!parallel) return;
+        continue;
+      }
+      await this.fixIdentity(set, pod, ord);
+    }
+    if (creationError) throw creationError;
+
+    for (const pod of condemned) {
+      if (isTerminating(pod)) {
+        if (!parallel) return;
+        continue;
+      }
+      if (!parallel && !isHealthy(pod, minReady, now) && pod !== firstUnhealthy) return;
+      await this.deletePod(set, pod);
+      if (!parallel) return;
+    }
+
+    if ((set.spec?.updateStrategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return;
+    const partition = int(set.spec?.updateStrategy?.rollingUpdate?.partition, 0);
+    for (let i = replicas - 1; i >= Math.max(0, partition - start); i--) {
+      const pod = slots[i];
+      if (!pod) return;
+      if (revisionOfPod(pod) !== updateRevision && !isTerminating(pod)) {
+        await this.deletePod(set, pod);
+        return;
+      }
+      if (!isHealthy(pod, minReady, now)) return;
+    }
+  }
+
+  /** newVersionedStatefulSetPod: below the partition a missing pod comes back at the current revision. */
+  private newPod(set: StatefulSet, ord: number, currentRevision: string, updateRevision: string): Pod {
+    const strategy = set.spec?.updateStrategy;
+    const partition = int(strategy?.rollingUpdate?.partition, 0);
+    const start = int(set.spec?.ordinals?.start, 0);
+    const current = this.history.get(set.metadata.uid!)?.get(currentRevision);
+    const useCurrent = (strategy?.type ?? 'RollingUpdate') === 'RollingUpdate' && ord < start + partition;
+    // A past template not remembered (the controller restarted) falls back to the update revision.
+    const [template, revision] = useCurrent && current ? [current, currentRevision] : [set.spec?.template, updateRevision];
+    const t = structuredClone(template ?? {});
+    const name = `${set.metadata.name}-${ord}`;
+    const labels = { ...(t.metadata?.labels ?? {}), [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: String(ord), [REVISION_LABEL]: revision };
+    const spec = t.spec ?? {};
+    spec.hostname = name;
+    if (set.spec?.serviceName) spec.subdomain = set.spec.serviceName;
+    const volumes = ((spec.volumes ?? []) as { name?: string }[]).filter((v) => !set.spec?.volumeClaimTemplates?.some((c) => c.metadata?.name === v.name));
+    for (const c of set.spec?.volumeClaimTemplates ?? []) {
+      volumes.push({ name: c.metadata?.name, persistentVolumeClaim: { claimName: `${c.metadata?.name}-${name}` } } as { name?: string });
+    }
+    if (volumes.length) spec.volumes = volumes;
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: set.metadata.namespace, labels, ownerReferences: [newControllerRef(set)] },
+      spec,
+    };
+    if (t.metadata?.annotations && Object.keys(t.metadata.annotations).length) pod.metadata.annotations = { ...t.metadata.annotations };
+    if (t.metadata?.finalizers?.length) pod.metadata.finalizers = [...t.metadata.finalizers];
+    return pod;
+  }
+
+  private async createPod(set: StatefulSet, pod: Pod): Promise<void> {
+    await this.createClaims(set, pod);
+    try {
+      await this.ctx.client.create(GVR.pods, pod);
+      this.ctx.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 409) return;
+      this.ctx.recorder.event(set, 'Warning', 'FailedCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+      throw err;
+    }
+  }
+
+  private async createClaims(set: StatefulSet, pod: Pod): Promise<void> {
+    if (!set.spec?.volumeClaimTemplates?.length || !this.ctx.client.served(PVCS)) return;
+    for (const c of set.spec.volumeClaimTemplates) {
+      const claimName = `${c.metadata?.name}-${pod.metadata.name}`;
+      if (this.ctx.client.get(PVCS, set.metadata.namespace!, claimName)) continue;
+      const claim: KubeObject = {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: {
+          name: claimName,
+          namespace: set.metadata.namespace,
+          labels: { ...(set.spec.selector?.matchLabels ?? {}), ...(c.metadata?.labels ?? {}) },
+          ...(c.metadata?.annotations ? { annotations: c.metadata.annotations } : {}),
+        },
+        spec: structuredClone(c.spec ?? {}),
+      };
+      try {
+        await this.ctx.client.create(PVCS, claim);
+        this.ctx.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} success`);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 409) continue;
+        this.ctx.recorder.event(set, 'Warning', 'FailedCreate', `create Claim ${claimName} for Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+        throw err;
+      }
+    }
+  }
+
+  private async deletePod(set: StatefulSet, pod: Pod): Promise<void> {
+    try {
+      if (this.ctx.client.get(GVR.pods, pod.metadata.namespace!, pod.metadata.name!)?.metadata.uid !== pod.metadata.uid) return;
+      await this.ctx.client.delete(GVR.pods, pod.metadata.namespace!, pod.metadata.name!, { preconditions: { uid: pod.metadata.uid } });
+      this.ctx.recorder.event(set, 'Normal', 'SuccessfulDelete', `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
+    } catch (err) {
+      if (isConflict(err)) return;
+      this.ctx.recorder.event(set, 'Warning', 'FailedDelete', `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+      throw err;
+    }
+  }
+
+  /** Restores identity labels a user removed (identityMatches / updateIdentity). */
+  private async fixIdentity(set: StatefulSet, pod: Pod, ord: number): Promise<void> {
+    const name = pod.metadata.name!;
+    const l = pod.metadata.labels ?? {};
+    if (l[POD_NAME_LABEL] === name && l[POD_INDEX_LABEL] === String(ord)) return;
+    await this.ctx.client.mutate(GVR.pods, pod.metadata.namespace!, name, (cur) => {
+      if (cur.metadata.uid !== pod.metadata.uid) return;
+      cur.metadata.labels = { ...(cur.metadata.labels ?? {}), [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: String(ord) };
+    });
+  }
+
+  private async updateStatus(set: StatefulSet, currentRevision: string, updateRevision: string): Promise<void> {
+    const now = Date.now();
+    const minReady = int(set.spec?.minReadySeconds, 0);
+    const pods = (claimCandidates(this.pods, set) as Pod[]).filter((p) => controllerRefOf(p)?.uid === set.metadata.uid && ordinalOf(set, p) >= 0);
+    const status: NonNullable<StatefulSet['status']> = {
+      observedGeneration: set.metadata.generation,
+      replicas: 0,
+      readyReplicas: 0,
+      currentReplicas: 0,
+      updatedReplicas: 0,
+      availableReplicas: 0,
+      currentRevision,
+      updateRevision,
+    };
+    if (set.status?.collisionCount !== undefined) status.collisionCount = set.status.collisionCount;
+    for (const p of pods) {
+      if (isCreated(p)) status.replicas!++;
+      if (isRunningAndReady(p)) {
+        status.readyReplicas!++;
+        if (isPodAvailable(p, minReady, now)) status.availableReplicas!++;
+      }
+      if (isCreated(p) && !isTerminating(p)) {
+        if (revisionOfPod(p) === currentRevision) status.currentReplicas!++;
+        if (revisionOfPod(p) === updateRevision) status.updatedReplicas!++;
+      }
+    }
+    // completeRollingUpdate: once every pod is updated and ready, the update revision is current.
+    if ((set.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate' && status.updatedReplicas === status.replicas && status.readyReplicas === status.replicas) {
+      status.currentReplicas = status.updatedReplicas;
+      status.currentRevision = updateRevision;
+    }
+    for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'observedGeneration'] as const) if (!status[k]) delete status[k];
+    if (jsonEqual(status, set.status ?? {})) return;
+    await this.ctx.client.mutate(
+      GVR.statefulsets,
+      set.metadata.namespace!,
+      set.metadata.name!,
+      (cur) => {
+        if (cur.metadata.uid !== set.metadata.uid) throw new Error(`statefulset ${set.metadata.name} was replaced`);
+        cur.status = status;
+      },
+      'status',
+    );
+  }
+}
+
+export function setSelector(set: StatefulSet): Selector | undefined {
+  try {
+    const sel = set.spec?.selector;
+    if (!sel) return undefined;
+    const s = selectorFromObject(sel);
+    return s.empty ? undefined : s;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The TTL-after-finished controller (pkg/controller/ttlafterfinished): a finished Job with
+ * `ttlSecondsAfterFinished` is deleted, with background propagation, that many seconds
+ * after its Complete/Failed condition; the garbage collector then removes its pods.
+ */
+import { GVR, isConflict } from '../client.ts';
+import { type ControllerContext, type RunningController } from './context.ts';
+import type { Informer } from './informer.ts';
+import { objKey, splitKey } from './informer.ts';
+import { finishedCondition, type Job } from './job.ts';
+import { Loop } from './loop.ts';
+import { parseTime } from './util.ts';
+
+export class TtlAfterFinishedController implements RunningController {
+  private readonly ctx: ControllerContext;
+  private readonly jobs: Informer;
+  private readonly loop: Loop;
+  private readonly unsubscribe: () => void;
+
+  constructor(ctx: ControllerContext) {
+    this.ctx = ctx;
+    this.jobs = ctx.informers.for(GVR.jobs);
+    this.loop = new Loop({ name: 'ttl-after-finished', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.unsubscribe = this.jobs.subscribe((type, obj) => {
+      const job = obj as Job;
+      if (type !== 'DELETED' && needsCleanup(job)) this.loop.enqueue(objKey(job));
+    });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    await this.loop.stop();
+  }
+
+  private async sync(key: string): Promise<void> {
+    const job = this.jobs.get(key) as Job | undefined;
+    if (!job || !needsCleanup(job)) return;
+    const left = expiresAt(job)! - Date.now();
+    if (left > 0) {
+      this.loop.enqueueAfter(key, left);
+      return;
+    }
+    // Re-check the live object: the TTL may have been changed since the cache saw it.
+    const { namespace, name } = splitKey(key);
+    const fresh = this.ctx.client.get<Job>(GVR.jobs, namespace, name);
+    if (!fresh || fresh.metadata.uid !== job.metadata.uid || !needsCleanup(fresh)) return;
+    const freshLeft = expiresAt(fresh)! - Date.now();
+    if (freshLeft > 0) {
+      this.loop.enqueueAfter(key, freshLeft);
+      return;
+    }
+    try {
+      await this.ctx.client.delete(GVR.jobs, namespace, name, {
+        propagationPolicy: 'Background',
+        preconditions: { resourceVersion: fresh.metadata.resourceVersion },
+      });
+    } catch (err) {
+      // Changed between the read and the delete: the next event brings it back here.
+      if (!isConflict(err)) throw err;
+    }
+  }
+}
+
+function needsCleanup(job: Job): boolean {
+  return typeof job.spec?.ttlSecondsAfterFinished === 'number' && !job.metadata.deletionTimestamp && finishedCondition(job) !== undefined;
+}
+
+function expiresAt(job: Job): number | undefined {
+  const finished = parseTime(finishedCondition(job)?.lastTransitionTime) ?? parseTime(job.status?.completionTime);
+  if (finished === undefined) return undefined;
+  return finished + job.spec!.ttlSecondsAfterFinished! * 1000;
+}

@@ -1,0 +1,309 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Client, type KubeObject, Manager, type ManagerOptions } from '../../src/runtime/index.ts';
+import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
+import {
+  CONFIGMAP,
+  FINALIZER,
+  GREETING,
+  GREETING_LABEL,
+  type Greeting,
+  type GreetingHooks,
+  greeting,
+  greetingController,
+  installGreetingCrd,
+  SECRET,
+} from './example-controller.ts';
+import { eventually } from './helpers.ts';
+
+const EVENT = { apiVersion: 'events.k8s.io/v1', kind: 'Event' };
+
+function newManager(
+  cluster: TestCluster,
+  hooks: GreetingHooks = {},
+  opts: Partial<ManagerOptions> = {},
+): Manager {
+  const mgr = new Manager({
+    kubeConfig: cluster.newKubeConfig(),
+    healthProbeAddress: '127.0.0.1:0',
+    processMetrics: false,
+    ...opts,
+  });
+  mgr.add(greetingController(hooks));
+  return mgr;
+}
+
+async function children(client: Client, ns: string, name: string): Promise<KubeObject[]> {
+  const list = await client.list(CONFIGMAP, { namespace: ns, labelSelector: `${GREETING_LABEL}=${name}` });
+  return list.items.filter((c) => !c.metadata.deletionTimestamp);
+}
+
+/** The Greeting reached the state its spec asks for. */
+async function converged(client: Client, ns: string, name: string, replicas: number, message = 'hello') {
+  const g = await client.tryGet<Greeting>(GREETING, name, ns);
+  if (!g || g.status?.replicas !== replicas || g.status.message !== message) return false;
+  if (g.status.observedGeneration !== g.metadata.generation) return false;
+  const cs = await children(client, ns, name);
+  return (
+    cs.length === replicas &&
+    cs.every((c) => (c.data as Record<string, string>).message === message) &&
+    cs.every((c) => c.metadata.ownerReferences?.some((r) => r.controller && r.uid === g.metadata.uid))
+  );
+}
+
+describe('Manager running the example controller', () => {
+  let cluster: TestCluster;
+  let client: Client;
+  let mgr: Manager;
+  let ns: string;
+  const reconciles = new Map<string, number>();
+  let inFlight = new Map<string, number>();
+  let sameKeyOverlap = false;
+
+  before(async () => {
+    cluster = await startCluster();
+    client = cluster.client;
+    await installGreetingCrd(client);
+    ns = await createNamespace(client);
+    mgr = newManager(cluster, {
+      async onReconcile(key) {
+        reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
+        const n = (inFlight.get(key) ?? 0) + 1;
+        inFlight.set(key, n);
+        if (n > 1) sameKeyOverlap = true;
+        await new Promise((r) => setImmediate(r));
+        inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
+      },
+    });
+    await mgr.start();
+  });
+  after(async () => {
+    await mgr.stop();
+    await cluster.close();
+  });
+
+  test('converges a Greeting: owned children, finalizer, status and an event', async () => {
+    await client.create(greeting(ns, 'g1', 2));
+    await eventually(() => converged(client, ns, 'g1', 2));
+    const g = await client.get<Greeting>(GREETING, 'g1', ns);
+    assert.deepEqual(g.metadata.finalizers, [FINALIZER]);
+    const cs = await children(client, ns, 'g1');
+    const managers = cs.flatMap((c) =>
+      (c.metadata.managedFields as { manager: string }[]).map((m) => m.manager),
+    );
+    assert.ok(managers.includes('troupe'), 'children are applied with field manager troupe');
+    await eventually(async () => {
+      const evs = (await client.list<KubeObject & { reason: string }>(EVENT, { namespace: ns })).items;
+      return evs.some((e) => e.reason === 'Reconciled');
+    });
+  });
+
+  test('recreates a deleted child, scales down, and follows a labelled Secret', async () => {
+    await client.create(greeting(ns, 'g2', 3));
+    await eventually(() => converged(client, ns, 'g2', 3));
+    const [victim] = await children(client, ns, 'g2');
+    await client.delete(victim!);
+    await eventually(async () =>
+      (await children(client, ns, 'g2')).some(
+        (c) => c.metadata.uid !== victim!.metadata.uid && c.metadata.name === victim!.metadata.name,
+      ),
+    );
+    await client.mergePatch(greeting(ns, 'g2', 1), { spec: { replicas: 1 } });
+    await eventually(() => converged(client, ns, 'g2', 1));
+    await client.create({
+      ...SECRET,
+      metadata: { name: 'suffix', namespace: ns, labels: { [GREETING_LABEL]: 'g2' } },
+      data: { suffix: Buffer.from(', world').toString('base64') },
+    });
+    await eventually(() => converged(client, ns, 'g2', 1, 'hello, world'));
+  });
+
+  test('a TerminalError is recorded and not retried', async () => {
+    await client.create(greeting(ns, 'bad', -1));
+    await eventually(async () => {
+      const evs = (await client.list<KubeObject & { reason: string }>(EVENT, { namespace: ns })).items;
+      return evs.some((e) => e.reason === 'InvalidSpec');
+    });
+    const queue = mgr.getController('greeting')?.workQueue;
+    assert.ok(queue);
+    await eventually(() => queue.inFlight() === 0 && queue.len() === 0);
+    assert.equal(queue.numRequeues(`${ns}/bad`), 0);
+    assert.equal(queue.delayedLen(), 0, 'nothing waits for a retry');
+    const metrics = await mgr.metrics.registry.getSingleMetricAsString(
+      'controller_runtime_terminal_reconcile_errors_total',
+    );
+    assert.match(metrics, /controller="greeting"} [1-9]/);
+  });
+
+  test('requeueAfter reconciles again without any event', async () => {
+    const g = greeting(ns, 'periodic', 1);
+    g.spec.recheckSeconds = 1;
+    await client.create(g);
+    await eventually(() => converged(client, ns, 'periodic', 1));
+    const seen = reconciles.get(`${ns}/periodic`) ?? 0;
+    await eventually(() => (reconciles.get(`${ns}/periodic`) ?? 0) >= seen + 2, { timeoutMs: 10_000 });
+  });
+
+  test('deleting a Greeting runs its finalizer logic', async () => {
+    await client.create(greeting(ns, 'doomed', 2));
+    await eventually(() => converged(client, ns, 'doomed', 2));
+    await client.delete(greeting(ns, 'doomed', 0));
+    await eventually(async () => (await client.tryGet(GREETING, 'doomed', ns)) === undefined);
+    assert.deepEqual(await children(client, ns, 'doomed'), []);
+  });
+
+  test('never reconciles one key twice at once', async () => {
+    inFlight = new Map();
+    await client.create(greeting(ns, 'busy', 1));
+    for (let i = 0; i < 20; i++) {
+      await client.mergePatch(greeting(ns, 'busy', 1), { metadata: { labels: { bump: String(i) } } });
+    }
+    await eventually(() => converged(client, ns, 'busy', 1));
+    assert.equal(sameKeyOverlap, false);
+  });
+
+  test('serves readiness and controller-runtime metrics', async () => {
+    const url = mgr.healthServer?.url;
+    assert.ok(url);
+    const ready = await fetch(`${url}/readyz?verbose`);
+    assert.equal(ready.status, 200, await ready.clone().text());
+    assert.match(await ready.text(), /\[\+\]informers ok/);
+    const text = await (await fetch(`${url}/metrics`)).text();
+    assert.match(text, /controller_runtime_reconcile_total\{controller="greeting",result="success"\} [1-9]/);
+    assert.match(text, /workqueue_adds_total\{name="greeting",controller="greeting"\} [1-9]/);
+    assert.match(text, /rest_client_requests_total\{code="201",method="POST"/);
+    assert.match(text, /troupe_informer_objects\{kind="Greeting.example.troupe.dev\/v1"\}/);
+  });
+});
+
+describe('Manager options', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await startCluster();
+    await installGreetingCrd(cluster.client);
+  });
+  after(() => cluster.close());
+
+  test('--controllers runs only the chosen controllers', async () => {
+    const mgr = new Manager({
+      kubeConfig: cluster.newKubeConfig(),
+      healthProbeAddress: false,
+      processMetrics: false,
+      controllers: ['other'],
+    });
+    mgr.add(greetingController());
+    assert.deepEqual(mgr.controllerNames, []);
+    await mgr.start();
+    await mgr.stop();
+  });
+
+  test('--namespace limits what the manager sees', async () => {
+    const mine = await createNamespace(cluster.client);
+    const other = await createNamespace(cluster.client);
+    const seen: string[] = [];
+    const mgr = newManager(
+      cluster,
+      { onReconcile: (key) => void seen.push(key) },
+      { namespace: mine, healthProbeAddress: false },
+    );
+    await mgr.start();
+    try {
+      await cluster.client.create(greeting(other, 'outside', 1));
+      await cluster.client.create(greeting(mine, 'inside', 1));
+      await eventually(() => converged(cluster.client, mine, 'inside', 1));
+      assert.ok(
+        seen.every((k) => k.startsWith(`${mine}/`)),
+        seen.join(','),
+      );
+      assert.equal((await cluster.client.get<Greeting>(GREETING, 'outside', other)).status, undefined);
+    } finally {
+      await mgr.stop();
+    }
+  });
+
+  test('a restarted manager finishes the work of a stopped one', async () => {
+    const ns = await createNamespace(cluster.client);
+    let gate: Promise<void> | undefined = new Promise(() => {});
+    const first = newManager(
+      cluster,
+      {
+        async onReconcile(key) {
+          // Let two Greetings through, then hang: the manager is stopped mid-work.
+          if (key.endsWith('-0') || key.endsWith('-1')) return;
+          await gate;
+        },
+      },
+      { healthProbeAddress: false, gracefulShutdownMs: 200 },
+    );
+    await first.start();
+    for (let i = 0; i < 5; i++) await cluster.client.create(greeting(ns, `work-${i}`, 1));
+    await eventually(() => converged(cluster.client, ns, 'work-0', 1));
+    await first.stop();
+    gate = undefined;
+    const second = newManager(cluster, {}, { healthProbeAddress: false });
+    await second.start();
+    try {
+      for (let i = 0; i < 5; i++) await eventually(() => converged(cluster.client, ns, `work-${i}`, 1));
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('Two managers with leader election', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await startCluster();
+    await installGreetingCrd(cluster.client);
+  });
+  after(() => cluster.close());
+
+  test('exactly one reconciles; the other takes over when it stops; they never overlap', async () => {
+    const ns = await createNamespace(cluster.client);
+    const log: { who: string; at: number }[] = [];
+    const leaderElection = {
+      namespace: ns,
+      leaseDurationMs: 1500,
+      renewDeadlineMs: 1000,
+      retryPeriodMs: 200,
+    };
+    const managers = ['a', 'b'].map((who) =>
+      newManager(
+        cluster,
+        { onReconcile: () => void log.push({ who, at: performance.now() }) },
+        { leaderElection: { ...leaderElection, identity: who }, healthProbeAddress: false },
+      ),
+    );
+    await Promise.all(managers.map((m) => m.start()));
+    try {
+      const leader = await eventually(() => managers.find((m) => m.running));
+      const follower = managers.find((m) => m !== leader)!;
+      for (let i = 0; i < 3; i++) await cluster.client.create(greeting(ns, `ha-${i}`, 1));
+      for (let i = 0; i < 3; i++) await eventually(() => converged(cluster.client, ns, `ha-${i}`, 1));
+      assert.ok(log.length > 0);
+      assert.ok(
+        log.every((e) => e.who === leader.identity),
+        'only the leader reconciles',
+      );
+      assert.equal(follower.running, false);
+
+      await leader.stop();
+      const stoppedAt = performance.now();
+      await eventually(() => follower.running);
+      await cluster.client.create(greeting(ns, 'after-failover', 2));
+      await eventually(() => converged(cluster.client, ns, 'after-failover', 2));
+      const byOld = log.filter((e) => e.who === leader.identity);
+      const byNew = log.filter((e) => e.who === follower.identity);
+      assert.ok(byNew.length > 0, 'the new leader reconciles');
+      assert.ok(
+        byOld.every((e) => e.at < stoppedAt),
+        'the old leader stopped reconciling',
+      );
+      assert.ok(Math.min(...byNew.map((e) => e.at)) > Math.max(...byOld.map((e) => e.at)), 'no overlap');
+    } finally {
+      await Promise.all(managers.map((m) => m.stop()));
+    }
+  });
+});
