@@ -79,7 +79,7 @@ async function fill(http: Http, ns: string, count: number): Promise<void> {
 
 async function main(): Promise<void> {
   const server = await startClusterProcess();
-  const http = new Http(server.url, server.token);
+  const http = new Http(server);
   try {
     console.log(`machine: ${machine()}`);
     const wps = await sustainedWrites(http, 10);

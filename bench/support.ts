@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent, request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -14,6 +14,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 export interface BenchServer {
   url: string;
   token: string;
+  ca: string;
   kubeconfigPath: string;
   child: ChildProcess;
   stop(): Promise<void>;
@@ -24,7 +25,9 @@ export interface BenchServer {
 export async function startClusterProcess(args: string[] = []): Promise<BenchServer> {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  const child = spawn(process.execPath, ['--max-old-space-size=4096', join(ROOT, 'src/cli/main.ts'), 'cluster', '--port', '0', '--kubeconfig-out', kubeconfigPath, ...args], {
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, '--max-old-space-size=4096', join(ROOT, 'src/cli/main.ts'), 'cluster', '--port', '0', '--kubeconfig-out', kubeconfigPath, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((res, rej) => {
@@ -35,12 +38,16 @@ export async function startClusterProcess(args: string[] = []): Promise<BenchSer
     });
     child.once('exit', (code) => rej(new Error(`cluster exited early with ${code}`)));
   });
-  const kc = parse(await readFile(kubeconfigPath, 'utf8')) as { clusters: { cluster: { server: string } }[]; users: { user: { token: string } }[] };
+  const kc = parse(await readFile(kubeconfigPath, 'utf8')) as {
+    clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
+    users: { user: { token: string } }[];
+  };
   const pid = child.pid!;
   const stat = async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
   return {
     url: kc.clusters[0]!.cluster.server,
     token: kc.users[0]!.user.token,
+    ca: Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString(),
     kubeconfigPath,
     child,
     stop: async () => {
@@ -60,12 +67,15 @@ export async function startClusterProcess(args: string[] = []): Promise<BenchSer
 }
 
 export class Http {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  private readonly agent: Agent;
   private readonly base: URL;
   private readonly token: string;
-  constructor(url: string, token: string) {
-    this.base = new URL(url);
-    this.token = token;
+  private readonly ca: string;
+  constructor(server: { url: string; token: string; ca: string }) {
+    this.base = new URL(server.url);
+    this.token = server.token;
+    this.ca = server.ca;
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64, ca: server.ca });
   }
 
   send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
@@ -95,7 +105,7 @@ export class Http {
   /** Opens a watch and calls back per line; returns a stop function. */
   watch(path: string, onLine: (line: string) => void): () => void {
     const r = request(
-      { host: this.base.hostname, port: this.base.port, path, method: 'GET', agent: false, headers: { Authorization: `Bearer ${this.token}` } },
+      { host: this.base.hostname, port: this.base.port, path, method: 'GET', agent: false, ca: this.ca, headers: { Authorization: `Bearer ${this.token}` } },
       (resp) => {
         let buf = '';
         resp.setEncoding('utf8');

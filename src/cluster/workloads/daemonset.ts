@@ -41,9 +41,15 @@ const FAILED_POD_BACKOFF_MAX_MS = 15 * 60_000;
 
 export interface DaemonSet extends KubeObject {
   spec?: {
-    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    selector?: {
+      matchLabels?: Record<string, string>;
+      matchExpressions?: { key: string; operator: string; values?: string[] }[];
+    };
     template?: PodTemplate;
-    updateStrategy?: { type?: string; rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string } };
+    updateStrategy?: {
+      type?: string;
+      rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string };
+    };
     minReadySeconds?: number;
     revisionHistoryLimit?: number;
   };
@@ -74,11 +80,15 @@ export function addDaemonTolerations(spec: PodSpec): void {
     { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
     { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
   ];
-  if (spec.hostNetwork) add.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
+  if (spec.hostNetwork)
+    add.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
   const list = [...(spec.tolerations ?? [])];
   for (const t of add) {
     // AddOrUpdateTolerationInPodSpec: a toleration of the same key/operator/effect is replaced.
-    const i = list.findIndex((x) => (x.key ?? '') === t.key && (x.operator || 'Equal') === t.operator && (x.effect ?? '') === t.effect);
+    const i = list.findIndex(
+      (x) =>
+        (x.key ?? '') === t.key && (x.operator || 'Equal') === t.operator && (x.effect ?? '') === t.effect,
+    );
     if (i >= 0) {
       if (jsonEqual(list[i], t)) continue;
       list[i] = t;
@@ -90,15 +100,18 @@ export function addDaemonTolerations(spec: PodSpec): void {
 /** ReplaceDaemonSetPodNodeNameNodeAffinity: the pod may only go to `node`. */
 export function pinToNode(spec: PodSpec, node: string): void {
   const term = { matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] };
-  const affinity = (spec.affinity ??= {});
-  const na = (affinity.nodeAffinity ??= {});
+  spec.affinity ??= {};
+  const affinity = spec.affinity;
+  affinity.nodeAffinity ??= {};
+  const na = affinity.nodeAffinity;
   na.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [term] };
 }
 
 /** The node a daemon pod is meant for: its nodeName, else the pinned matchFields name. */
 export function targetNode(pod: Pod): string | undefined {
   if (pod.spec?.nodeName) return pod.spec.nodeName;
-  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const terms =
+    pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   for (const t of terms) {
     for (const f of t.matchFields ?? []) {
       if (f.key === 'metadata.name' && f.operator === 'In' && f.values?.length === 1) return f.values[0];
@@ -108,17 +121,24 @@ export function targetNode(pod: Pod): string | undefined {
 }
 
 /** NodeShouldRunDaemonPod: [should a new pod run here, may an existing one keep running]. */
-export function nodeShouldRunDaemonPod(node: Node, ds: DaemonSet): { shouldRun: boolean; shouldContinue: boolean } {
+export function nodeShouldRunDaemonPod(
+  node: Node,
+  ds: DaemonSet,
+): { shouldRun: boolean; shouldContinue: boolean } {
   const spec: PodSpec = structuredClone(ds.spec?.template?.spec ?? {});
   addDaemonTolerations(spec);
   const name = node.metadata.name!;
   if (spec.nodeName && spec.nodeName !== name) return { shouldRun: false, shouldContinue: false };
   const matcher = compileNodeAffinity({ spec } as PodLike).required;
-  if (matcher && !matcher(node.metadata.labels ?? {}, name)) return { shouldRun: false, shouldContinue: false };
+  if (matcher && !matcher(node.metadata.labels ?? {}, name))
+    return { shouldRun: false, shouldContinue: false };
   const tolerations = spec.tolerations ?? [];
   const untolerated = (effects: string[]) =>
-    (node.spec?.taints ?? []).some((t) => effects.includes(t.effect) && !tolerations.some((tol) => toleratesTaint(tol, t)));
-  if (untolerated(['NoSchedule', 'NoExecute'])) return { shouldRun: false, shouldContinue: !untolerated(['NoExecute']) };
+    (node.spec?.taints ?? []).some(
+      (t) => effects.includes(t.effect) && !tolerations.some((tol) => toleratesTaint(tol, t)),
+    );
+  if (untolerated(['NoSchedule', 'NoExecute']))
+    return { shouldRun: false, shouldContinue: !untolerated(['NoExecute']) };
   return { shouldRun: true, shouldContinue: true };
 }
 
@@ -139,10 +159,19 @@ export class DaemonSetController implements RunningController {
     this.pods = ctx.informers.for(GVR.pods);
     this.nodes = ctx.informers.for(GVR.nodes);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
-    this.loop = new Loop({ name: 'daemonset', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.loop = new Loop({
+      name: 'daemonset',
+      workers: ctx.workers,
+      log: ctx.log,
+      sync: (k) => this.sync(k),
+    });
     this.unsubscribe.push(this.sets.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
-    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
-    this.unsubscribe.push(this.nodes.subscribe((t, o, old) => this.onNode(t, o as Node, old as Node | undefined)));
+    this.unsubscribe.push(
+      this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
+    );
+    this.unsubscribe.push(
+      this.nodes.subscribe((t, o, old) => this.onNode(t, o as Node, old as Node | undefined)),
+    );
   }
 
   start(): void {
@@ -157,7 +186,7 @@ export class DaemonSetController implements RunningController {
   private onPod(type: string, pod: Pod, old: Pod | undefined): void {
     const ns = pod.metadata.namespace ?? '';
     for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
-      if (!ref || ref.kind !== 'DaemonSet') continue;
+      if (ref?.kind !== 'DaemonSet') continue;
       const ds = this.sets.getByName(ns, ref.name);
       if (ds && ds.metadata.uid === ref.uid) this.loop.enqueue(objKey(ds));
     }
@@ -169,7 +198,12 @@ export class DaemonSetController implements RunningController {
 
   /** Node changes that can flip eligibility (labels, taints, existence) resync every DaemonSet. */
   private onNode(type: string, node: Node, old: Node | undefined): void {
-    if (type === 'MODIFIED' && old && jsonEqual(old.metadata.labels ?? {}, node.metadata.labels ?? {}) && jsonEqual(old.spec?.taints ?? [], node.spec?.taints ?? [])) {
+    if (
+      type === 'MODIFIED' &&
+      old &&
+      jsonEqual(old.metadata.labels ?? {}, node.metadata.labels ?? {}) &&
+      jsonEqual(old.spec?.taints ?? [], node.spec?.taints ?? [])
+    ) {
       return;
     }
     for (const ds of this.sets.list()) this.loop.enqueue(objKey(ds));
@@ -192,12 +226,20 @@ export class DaemonSetController implements RunningController {
   }
 
   private async podsByNode(ds: DaemonSet, selector: Selector): Promise<Map<string, Pod[]>> {
-    const claimed = await claimObjects(this.ctx.client, GVR.pods, ds, selector, claimCandidates(this.pods, ds) as Pod[]);
+    const claimed = await claimObjects(
+      this.ctx.client,
+      GVR.pods,
+      ds,
+      selector,
+      claimCandidates(this.pods, ds) as Pod[],
+    );
     return groupByNode(claimed);
   }
 
   private currentPodsByNode(ds: DaemonSet, selector: Selector): Map<string, Pod[]> {
-    const owned = (claimCandidates(this.pods, ds) as Pod[]).filter((p) => controllerRefOf(p)?.uid === ds.metadata.uid && selector.matches(p.metadata.labels));
+    const owned = (claimCandidates(this.pods, ds) as Pod[]).filter(
+      (p) => controllerRefOf(p)?.uid === ds.metadata.uid && selector.matches(p.metadata.labels),
+    );
     return groupByNode(owned);
   }
 
@@ -222,13 +264,23 @@ export class DaemonSetController implements RunningController {
           if (p.status?.phase === 'Failed') {
             const bk = `${ds.metadata.uid}/${name}`;
             const b = this.failedBackoff.get(bk);
-            const delay = b ? Math.min(FAILED_POD_BACKOFF_MAX_MS, FAILED_POD_BACKOFF_BASE_MS * 2 ** Math.min(b.count - 1, 20)) : 0;
+            const delay = b
+              ? Math.min(
+                  FAILED_POD_BACKOFF_MAX_MS,
+                  FAILED_POD_BACKOFF_BASE_MS * 2 ** Math.min(b.count - 1, 20),
+                )
+              : 0;
             if (b && now - b.last < delay) {
               this.loop.enqueueAfter(objKey(ds), delay - (now - b.last));
               continue;
             }
             this.failedBackoff.set(bk, { count: (b?.count ?? 0) + 1, last: now });
-            this.ctx.recorder.event(ds, 'Warning', 'FailedDaemonPod', `Found failed daemon pod ${p.metadata.namespace}/${p.metadata.name} on node ${name}, will try to kill it`);
+            this.ctx.recorder.event(
+              ds,
+              'Warning',
+              'FailedDaemonPod',
+              `Found failed daemon pod ${p.metadata.namespace}/${p.metadata.name} on node ${name}, will try to kill it`,
+            );
             toDelete.push(p);
             continue;
           }
@@ -236,7 +288,10 @@ export class DaemonSetController implements RunningController {
         }
         if (running.length > 1) {
           // More than one pod on a node: keep the oldest (upstream's surge handling aside).
-          running.sort((a, b) => (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0));
+          running.sort(
+            (a, b) =>
+              (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0),
+          );
           toDelete.push(...running.slice(1));
         }
         continue;
@@ -259,7 +314,8 @@ export class DaemonSetController implements RunningController {
         const pod = podFromTemplate(ds.spec?.template, ds);
         pod.metadata.labels = { ...(pod.metadata.labels ?? {}), [DS_REVISION_LABEL]: hash };
         if (generation !== undefined) pod.metadata.labels[TEMPLATE_GENERATION_LABEL] = String(generation);
-        const spec = (pod.spec ??= {});
+        pod.spec ??= {};
+        const spec = pod.spec;
         addDaemonTolerations(spec);
         pinToNode(spec, needPods[i]!);
         await this.podControl.create(ds, pod);
@@ -291,7 +347,11 @@ export class DaemonSetController implements RunningController {
         else oldUnavailable.push(p);
       }
     }
-    const maxUnavailable = scaledValue(ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? 1, desired, true);
+    const maxUnavailable = scaledValue(
+      ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? 1,
+      desired,
+      true,
+    );
     const toDelete = oldUnavailable.filter((p) => !p.metadata.deletionTimestamp);
     for (const p of oldAvailable) {
       if (unavailable >= maxUnavailable) break;
@@ -319,7 +379,10 @@ export class DaemonSetController implements RunningController {
         desired++;
         if (!scheduled) continue;
         current++;
-        const oldest = [...pods].sort((a, b) => (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0))[0]!;
+        const oldest = [...pods].sort(
+          (a, b) =>
+            (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0),
+        )[0]!;
         if (isPodReady(oldest)) {
           ready++;
           if (isPodAvailable(oldest, minReady, now)) available++;
@@ -342,7 +405,13 @@ export class DaemonSetController implements RunningController {
       numberUnavailable: desired - available,
     };
     if (ds.status?.collisionCount !== undefined) status.collisionCount = ds.status.collisionCount;
-    for (const k of ['observedGeneration', 'updatedNumberScheduled', 'numberAvailable', 'numberUnavailable'] as const) if (!status[k]) delete status[k];
+    for (const k of [
+      'observedGeneration',
+      'updatedNumberScheduled',
+      'numberAvailable',
+      'numberUnavailable',
+    ] as const)
+      if (!status[k]) delete status[k];
     if (soonest !== undefined) this.loop.enqueueAfter(objKey(ds), soonest + 1);
     if (jsonEqual(status, ds.status ?? {})) return;
     try {
@@ -351,7 +420,8 @@ export class DaemonSetController implements RunningController {
         ds.metadata.namespace!,
         ds.metadata.name!,
         (cur) => {
-          if (cur.metadata.uid !== ds.metadata.uid) throw new Error(`daemonset ${ds.metadata.name} was replaced`);
+          if (cur.metadata.uid !== ds.metadata.uid)
+            throw new Error(`daemonset ${ds.metadata.name} was replaced`);
           cur.status = status;
         },
         'status',
@@ -365,7 +435,8 @@ export class DaemonSetController implements RunningController {
 /** IsPodUpdated: the pod carries the current template hash, or the current template generation. */
 function isUpdated(ds: DaemonSet, pod: Pod, hash: string): boolean {
   const l = pod.metadata.labels ?? {};
-  const generationMatches = ds.metadata.generation !== undefined && l[TEMPLATE_GENERATION_LABEL] === String(ds.metadata.generation);
+  const generationMatches =
+    ds.metadata.generation !== undefined && l[TEMPLATE_GENERATION_LABEL] === String(ds.metadata.generation);
   return l[DS_REVISION_LABEL] === hash || generationMatches;
 }
 

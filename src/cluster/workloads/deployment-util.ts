@@ -40,9 +40,15 @@ export interface DeploymentStatus {
 export interface Deployment extends KubeObject {
   spec?: {
     replicas?: number;
-    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    selector?: {
+      matchLabels?: Record<string, string>;
+      matchExpressions?: { key: string; operator: string; values?: string[] }[];
+    };
     template?: PodTemplate;
-    strategy?: { type?: string; rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } };
+    strategy?: {
+      type?: string;
+      rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string };
+    };
     minReadySeconds?: number;
     revisionHistoryLimit?: number;
     paused?: boolean;
@@ -145,7 +151,10 @@ export function sumSpecReplicas(rss: (ReplicaSet | undefined)[]): number {
   return n;
 }
 
-function sumStatus(rss: (ReplicaSet | undefined)[], f: 'replicas' | 'readyReplicas' | 'availableReplicas'): number {
+function sumStatus(
+  rss: (ReplicaSet | undefined)[],
+  f: 'replicas' | 'readyReplicas' | 'availableReplicas',
+): number {
   let n = 0;
   for (const rs of rss) if (rs) n += int(rs.status?.[f], 0);
   return n;
@@ -164,7 +173,8 @@ export function newRSNewReplicas(d: Deployment, all: ReplicaSet[], newRs: Replic
 
 /** SetReplicasAnnotations; returns whether anything changed. */
 export function setReplicasAnnotations(rs: ReplicaSet, desired: number, max: number): boolean {
-  const a = (rs.metadata.annotations ??= {});
+  rs.metadata.annotations ??= {};
+  const a = rs.metadata.annotations;
   let changed = false;
   if (a[DESIRED_REPLICAS_ANNOTATION] !== String(desired)) {
     a[DESIRED_REPLICAS_ANNOTATION] = String(desired);
@@ -183,11 +193,25 @@ export function replicasAnnotationsNeedUpdate(rs: ReplicaSet, desired: number, m
 }
 
 /** SetNewReplicaSetAnnotations: copies the Deployment's annotations and stamps the revision. */
-export function setNewReplicaSetAnnotations(d: Deployment, rs: ReplicaSet, newRevision: number, exists: boolean): boolean {
+export function setNewReplicaSetAnnotations(
+  d: Deployment,
+  rs: ReplicaSet,
+  newRevision: number,
+  exists: boolean,
+): boolean {
   let changed = false;
-  const a = (rs.metadata.annotations ??= {});
+  rs.metadata.annotations ??= {};
+  const a = rs.metadata.annotations;
   for (const [k, v] of Object.entries(d.metadata.annotations ?? {})) {
-    if (k === LAST_APPLIED || k === REVISION_ANNOTATION || k === REVISION_HISTORY_ANNOTATION || k === DESIRED_REPLICAS_ANNOTATION || k === MAX_REPLICAS_ANNOTATION || k === ROLLBACK_TO) continue;
+    if (
+      k === LAST_APPLIED ||
+      k === REVISION_ANNOTATION ||
+      k === REVISION_HISTORY_ANNOTATION ||
+      k === DESIRED_REPLICAS_ANNOTATION ||
+      k === MAX_REPLICAS_ANNOTATION ||
+      k === ROLLBACK_TO
+    )
+      continue;
     if (a[k] !== v) {
       a[k] = v;
       changed = true;
@@ -212,11 +236,18 @@ export function setNewReplicaSetAnnotations(d: Deployment, rs: ReplicaSet, newRe
 export function isSaturated(d: Deployment, rs: ReplicaSet | undefined): boolean {
   if (!rs) return false;
   const desired = Number(rs.metadata.annotations?.[DESIRED_REPLICAS_ANNOTATION]);
-  return desired === replicasOf(d) && rsReplicas(rs) === replicasOf(d) && int(rs.status?.availableReplicas, 0) === replicasOf(d);
+  return (
+    desired === replicasOf(d) &&
+    rsReplicas(rs) === replicasOf(d) &&
+    int(rs.status?.availableReplicas, 0) === replicasOf(d)
+  );
 }
 
 /** FindActiveOrLatest: the only ReplicaSet with replicas, or the newest when none has any. */
-export function findActiveOrLatest(newRs: ReplicaSet | undefined, olds: ReplicaSet[]): ReplicaSet | undefined {
+export function findActiveOrLatest(
+  newRs: ReplicaSet | undefined,
+  olds: ReplicaSet[],
+): ReplicaSet | undefined {
   if (!newRs && olds.length === 0) return undefined;
   const byNewest = [...olds].sort((a, b) => -byCreation(a, b));
   const active = activeReplicaSets([...olds, ...(newRs ? [newRs] : [])]);
@@ -233,7 +264,10 @@ export function proportion(rs: ReplicaSet, d: Deployment, toAdd: number, added: 
   else {
     const deploymentReplicas = replicasOf(d) + maxSurge(d);
     const annotated = Number(rs.metadata.annotations?.[MAX_REPLICAS_ANNOTATION]);
-    const base = Number.isInteger(annotated) && rs.metadata.annotations?.[MAX_REPLICAS_ANNOTATION] !== undefined ? annotated : int(d.status?.replicas, 0);
+    const base =
+      Number.isInteger(annotated) && rs.metadata.annotations?.[MAX_REPLICAS_ANNOTATION] !== undefined
+        ? annotated
+        : int(d.status?.replicas, 0);
     fraction = base === 0 ? 0 : Math.round((rsReplicas(rs) * deploymentReplicas) / base) - rsReplicas(rs);
   }
   const allowed = toAdd - added;
@@ -248,7 +282,12 @@ export function sortBySize(rss: ReplicaSet[], newerFirst: boolean): ReplicaSet[]
   });
 }
 
-export function calculateStatus(all: ReplicaSet[], newRs: ReplicaSet | undefined, d: Deployment, now: Date): DeploymentStatus {
+export function calculateStatus(
+  all: ReplicaSet[],
+  newRs: ReplicaSet | undefined,
+  d: Deployment,
+  now: Date,
+): DeploymentStatus {
   const available = sumStatus(all, 'availableReplicas');
   const total = sumSpecReplicas(all);
   const status: DeploymentStatus = {
@@ -262,19 +301,46 @@ export function calculateStatus(all: ReplicaSet[], newRs: ReplicaSet | undefined
   };
   if (d.status?.collisionCount !== undefined) status.collisionCount = d.status.collisionCount;
   if (available >= replicasOf(d) - maxUnavailable(d)) {
-    setCondition(status, newCondition('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now));
+    setCondition(
+      status,
+      newCondition(
+        'Available',
+        'True',
+        'MinimumReplicasAvailable',
+        'Deployment has minimum availability.',
+        now,
+      ),
+    );
   } else {
-    setCondition(status, newCondition('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now));
+    setCondition(
+      status,
+      newCondition(
+        'Available',
+        'False',
+        'MinimumReplicasUnavailable',
+        'Deployment does not have minimum availability.',
+        now,
+      ),
+    );
   }
   return status;
 }
 
-export function newCondition(type: string, status: string, reason: string, message: string, now: Date): DeploymentCondition {
+export function newCondition(
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+  now: Date,
+): DeploymentCondition {
   const t = rfc3339(now);
   return { type, status, lastUpdateTime: t, lastTransitionTime: t, reason, message };
 }
 
-export function getCondition(status: DeploymentStatus | undefined, type: string): DeploymentCondition | undefined {
+export function getCondition(
+  status: DeploymentStatus | undefined,
+  type: string,
+): DeploymentCondition | undefined {
   return status?.conditions?.find((c) => c.type === type);
 }
 
@@ -303,7 +369,12 @@ export function progressDeadlineSeconds(d: Deployment): number {
 /** DeploymentComplete: every desired replica updated and available, at the current generation. */
 export function deploymentComplete(d: Deployment, s: DeploymentStatus): boolean {
   const r = replicasOf(d);
-  return int(s.updatedReplicas, 0) === r && int(s.replicas, 0) === r && int(s.availableReplicas, 0) === r && int(s.observedGeneration, 0) >= int(d.metadata.generation, 0);
+  return (
+    int(s.updatedReplicas, 0) === r &&
+    int(s.replicas, 0) === r &&
+    int(s.availableReplicas, 0) === r &&
+    int(s.observedGeneration, 0) >= int(d.metadata.generation, 0)
+  );
 }
 
 /** DeploymentProgressing: anything moved forward since the last recorded status. */
@@ -332,7 +403,14 @@ export function deploymentTimedOut(d: Deployment, s: DeploymentStatus, now: numb
 /** The status as apps/v1 serializes it (omitempty counters dropped). */
 export function serializedStatus(s: DeploymentStatus): DeploymentStatus {
   const out: DeploymentStatus = { ...s };
-  for (const k of ['replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas', 'observedGeneration'] as const) {
+  for (const k of [
+    'replicas',
+    'updatedReplicas',
+    'readyReplicas',
+    'availableReplicas',
+    'unavailableReplicas',
+    'observedGeneration',
+  ] as const) {
     if (!out[k]) delete out[k];
   }
   if (!out.conditions?.length) delete out.conditions;

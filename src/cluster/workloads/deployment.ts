@@ -67,9 +67,16 @@ export class DeploymentController implements RunningController {
     this.deployments = ctx.informers.for(GVR.deployments);
     this.rss = ctx.informers.for(GVR.replicasets);
     this.pods = ctx.informers.for(GVR.pods);
-    this.loop = new Loop({ name: 'deployment', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.loop = new Loop({
+      name: 'deployment',
+      workers: ctx.workers,
+      log: ctx.log,
+      sync: (k) => this.sync(k),
+    });
     this.unsubscribe.push(this.deployments.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
-    this.unsubscribe.push(this.rss.subscribe((t, o, old) => this.onReplicaSet(t, o as ReplicaSet, old as ReplicaSet | undefined)));
+    this.unsubscribe.push(
+      this.rss.subscribe((t, o, old) => this.onReplicaSet(t, o as ReplicaSet, old as ReplicaSet | undefined)),
+    );
     this.unsubscribe.push(this.pods.subscribe((t, o) => this.onPod(t, o as Pod)));
   }
 
@@ -83,7 +90,7 @@ export class DeploymentController implements RunningController {
   }
 
   private enqueueOwner(ns: string, ref: { kind: string; name: string; uid: string } | undefined): void {
-    if (!ref || ref.kind !== 'Deployment') return;
+    if (ref?.kind !== 'Deployment') return;
     const d = this.deployments.getByName(ns, ref.name);
     if (d && d.metadata.uid === ref.uid) this.loop.enqueue(objKey(d));
   }
@@ -108,7 +115,7 @@ export class DeploymentController implements RunningController {
   private onPod(type: string, pod: Pod): void {
     if (type !== 'DELETED') return;
     const ref = controllerRefOf(pod);
-    if (!ref || ref.kind !== 'ReplicaSet') return;
+    if (ref?.kind !== 'ReplicaSet') return;
     const rs = this.rss.getByName(pod.metadata.namespace ?? '', ref.name);
     if (!rs || rs.metadata.uid !== ref.uid) return;
     const dref = controllerRefOf(rs);
@@ -124,7 +131,12 @@ export class DeploymentController implements RunningController {
     const selector = deploymentSelector(d);
     if (!selector) return;
     if (selector.empty) {
-      this.ctx.recorder.event(d, 'Warning', 'SelectingAll', 'This deployment is selecting all pods. A non-empty selector is required.');
+      this.ctx.recorder.event(
+        d,
+        'Warning',
+        'SelectingAll',
+        'This deployment is selecting all pods. A non-empty selector is required.',
+      );
       if (int(d.status?.observedGeneration, 0) < int(d.metadata.generation, 0)) {
         await this.writeStatus(d, { ...(d.status ?? {}), observedGeneration: d.metadata.generation });
       }
@@ -175,16 +187,30 @@ export class DeploymentController implements RunningController {
       const annotationsChanged = setNewReplicaSetAnnotations(d, copy, newRevision, true);
       const minReadyChanged = int(copy.spec?.minReadySeconds, 0) !== int(d.spec?.minReadySeconds, 0);
       if (annotationsChanged || minReadyChanged) {
-        rs = await this.ctx.client.mutate<ReplicaSet>(GVR.replicasets, copy.metadata.namespace!, copy.metadata.name!, (cur) => {
-          cur.metadata.annotations = copy.metadata.annotations;
-          cur.spec = { ...(cur.spec ?? {}), minReadySeconds: d.spec?.minReadySeconds ?? 0 };
-        });
+        rs = await this.ctx.client.mutate<ReplicaSet>(
+          GVR.replicasets,
+          copy.metadata.namespace!,
+          copy.metadata.name!,
+          (cur) => {
+            cur.metadata.annotations = copy.metadata.annotations;
+            cur.spec = { ...(cur.spec ?? {}), minReadySeconds: d.spec?.minReadySeconds ?? 0 };
+          },
+        );
       }
       const status = structuredClone(d.status ?? {});
       let needsUpdate = await this.setDeploymentRevision(d, rs.metadata.annotations?.[REVISION_ANNOTATION]);
       d = needsUpdate ?? d;
       if (!getCondition(status, 'Progressing') && hasProgressDeadline(d)) {
-        setCondition(status, newCondition('Progressing', 'True', 'FoundNewReplicaSet', `Found new replica set "${rs.metadata.name}"`, now));
+        setCondition(
+          status,
+          newCondition(
+            'Progressing',
+            'True',
+            'FoundNewReplicaSet',
+            `Found new replica set "${rs.metadata.name}"`,
+            now,
+          ),
+        );
         d = await this.writeStatus(d, status);
         needsUpdate = d;
       }
@@ -227,52 +253,107 @@ export class DeploymentController implements RunningController {
         throw err;
       }
       // AlreadyExists: ours with the same template (our cache saw it late) or a hash collision.
-      const other = this.ctx.client.get<ReplicaSet>(GVR.replicasets, d.metadata.namespace!, newRs.metadata.name!);
-      if (other && controllerRefOf(other)?.uid === d.metadata.uid && equalIgnoreHash(other.spec?.template, d.spec?.template)) {
+      const other = this.ctx.client.get<ReplicaSet>(
+        GVR.replicasets,
+        d.metadata.namespace!,
+        newRs.metadata.name!,
+      );
+      if (
+        other &&
+        controllerRefOf(other)?.uid === d.metadata.uid &&
+        equalIgnoreHash(other.spec?.template, d.spec?.template)
+      ) {
         return { newRs: other, olds, d };
       }
       const status = structuredClone(d.status ?? {});
       status.collisionCount = int(status.collisionCount, 0) + 1;
       await this.writeStatus(d, status);
-      throw new Error(`hash collision for ReplicaSet ${newRs.metadata.name}: bumped collisionCount to ${status.collisionCount}`);
+      throw new Error(
+        `hash collision for ReplicaSet ${newRs.metadata.name}: bumped collisionCount to ${status.collisionCount}`,
+      );
     }
     if (rsReplicas(created) > 0) {
-      this.ctx.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${created.metadata.name} to ${rsReplicas(created)} from 0`);
+      this.ctx.recorder.event(
+        d,
+        'Normal',
+        'ScalingReplicaSet',
+        `Scaled up replica set ${created.metadata.name} to ${rsReplicas(created)} from 0`,
+      );
     }
     d = (await this.setDeploymentRevision(d, String(newRevision))) ?? d;
     if (hasProgressDeadline(d)) {
       const status = structuredClone(d.status ?? {});
-      setCondition(status, newCondition('Progressing', 'True', 'NewReplicaSetCreated', `Created new replica set "${created.metadata.name}"`, now));
+      setCondition(
+        status,
+        newCondition(
+          'Progressing',
+          'True',
+          'NewReplicaSetCreated',
+          `Created new replica set "${created.metadata.name}"`,
+          now,
+        ),
+      );
       d = await this.writeStatus(d, status);
     }
     return { newRs: created, olds, d };
   }
 
   /** SetDeploymentRevision: the Deployment carries its newest ReplicaSet's revision. */
-  private async setDeploymentRevision(d: Deployment, revision: string | undefined): Promise<Deployment | undefined> {
-    if (revision === undefined || d.metadata.annotations?.[REVISION_ANNOTATION] === revision) return undefined;
-    const updated = await this.ctx.client.mutate<Deployment>(GVR.deployments, d.metadata.namespace!, d.metadata.name!, (cur) => {
-      if (cur.metadata.uid !== d.metadata.uid) throw new Error('deployment was replaced');
-      cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), [REVISION_ANNOTATION]: revision };
-    });
-    return { ...d, metadata: { ...d.metadata, annotations: updated.metadata.annotations, resourceVersion: updated.metadata.resourceVersion } };
+  private async setDeploymentRevision(
+    d: Deployment,
+    revision: string | undefined,
+  ): Promise<Deployment | undefined> {
+    if (revision === undefined || d.metadata.annotations?.[REVISION_ANNOTATION] === revision)
+      return undefined;
+    const updated = await this.ctx.client.mutate<Deployment>(
+      GVR.deployments,
+      d.metadata.namespace!,
+      d.metadata.name!,
+      (cur) => {
+        if (cur.metadata.uid !== d.metadata.uid) throw new Error('deployment was replaced');
+        cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), [REVISION_ANNOTATION]: revision };
+      },
+    );
+    return {
+      ...d,
+      metadata: {
+        ...d.metadata,
+        annotations: updated.metadata.annotations,
+        resourceVersion: updated.metadata.resourceVersion,
+      },
+    };
   }
 
   /** scaleReplicaSetAndRecordEvent; returns the updated ReplicaSet. */
-  private async scaleReplicaSet(rs: ReplicaSet, size: number, d: Deployment): Promise<{ scaled: boolean; rs: ReplicaSet }> {
+  private async scaleReplicaSet(
+    rs: ReplicaSet,
+    size: number,
+    d: Deployment,
+  ): Promise<{ scaled: boolean; rs: ReplicaSet }> {
     const desired = replicasOf(d);
     const max = desired + maxSurge(d);
     const sizeChanged = rsReplicas(rs) !== size;
     if (!sizeChanged && !replicasAnnotationsNeedUpdate(rs, desired, max)) return { scaled: false, rs };
     const from = rsReplicas(rs);
-    const updated = await this.ctx.client.mutate<ReplicaSet>(GVR.replicasets, rs.metadata.namespace!, rs.metadata.name!, (cur) => {
-      if (cur.metadata.uid !== rs.metadata.uid) throw new Error(`replicaset ${rs.metadata.name} was replaced`);
-      cur.spec = { ...(cur.spec ?? {}), replicas: size };
-      setReplicasAnnotations(cur, desired, max);
-    });
+    const updated = await this.ctx.client.mutate<ReplicaSet>(
+      GVR.replicasets,
+      rs.metadata.namespace!,
+      rs.metadata.name!,
+      (cur) => {
+        if (cur.metadata.uid !== rs.metadata.uid)
+          throw new Error(`replicaset ${rs.metadata.name} was replaced`);
+        cur.spec = { ...(cur.spec ?? {}), replicas: size };
+        setReplicasAnnotations(cur, desired, max);
+      },
+    );
     if (sizeChanged) {
       const op = from < size ? 'up' : 'down';
-      this.ctx.recorder.event(d, 'Normal', 'ScalingReplicaSet', `Scaled ${op} replica set ${rs.metadata.name} to ${size} from ${from}`);
+      this.ctx.recorder.event(
+        d,
+        'Normal',
+        'ScalingReplicaSet',
+        `Scaled ${op} replica set ${rs.metadata.name} to ${size} from ${from}`,
+      );
     }
     return { scaled: sizeChanged, rs: updated };
   }
@@ -287,9 +368,15 @@ export class DeploymentController implements RunningController {
     const now = new Date();
     const status = structuredClone(d.status ?? {});
     if (d.spec?.paused && !pausedCond) {
-      setCondition(status, newCondition('Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused', now));
+      setCondition(
+        status,
+        newCondition('Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused', now),
+      );
     } else if (!d.spec?.paused && pausedCond) {
-      setCondition(status, newCondition('Progressing', 'Unknown', 'DeploymentResumed', 'Deployment is resumed', now));
+      setCondition(
+        status,
+        newCondition('Progressing', 'Unknown', 'DeploymentResumed', 'Deployment is resumed', now),
+      );
     } else return d;
     return this.writeStatus(d, status);
   }
@@ -315,14 +402,19 @@ export class DeploymentController implements RunningController {
     await this.syncStatusOnly(d, [...updated.olds, ...(updated.newRs ? [updated.newRs] : [])], updated.newRs);
   }
 
-  private async scale(d: Deployment, newRs: ReplicaSet | undefined, olds: ReplicaSet[]): Promise<{ newRs: ReplicaSet | undefined; olds: ReplicaSet[] }> {
+  private async scale(
+    d: Deployment,
+    newRs: ReplicaSet | undefined,
+    olds: ReplicaSet[],
+  ): Promise<{ newRs: ReplicaSet | undefined; olds: ReplicaSet[] }> {
     const replace = (rs: ReplicaSet) => {
       if (newRs && rs.metadata.uid === newRs.metadata.uid) newRs = rs;
       else olds = olds.map((o) => (o.metadata.uid === rs.metadata.uid ? rs : o));
     };
     const single = findActiveOrLatest(newRs, olds);
     if (single) {
-      if (rsReplicas(single) !== replicasOf(d)) replace((await this.scaleReplicaSet(single, replicasOf(d), d)).rs);
+      if (rsReplicas(single) !== replicasOf(d))
+        replace((await this.scaleReplicaSet(single, replicasOf(d), d)).rs);
       return { newRs, olds };
     }
     if (isSaturated(d, newRs)) {
@@ -369,14 +461,23 @@ export class DeploymentController implements RunningController {
     await this.syncRolloutStatus(d, this.refresh(all), this.refreshOne(newRs));
   }
 
-  private async reconcileNewReplicaSet(all: ReplicaSet[], newRs: ReplicaSet, d: Deployment): Promise<boolean> {
+  private async reconcileNewReplicaSet(
+    all: ReplicaSet[],
+    newRs: ReplicaSet,
+    d: Deployment,
+  ): Promise<boolean> {
     const want = replicasOf(d);
     if (rsReplicas(newRs) === want) return false;
     if (rsReplicas(newRs) > want) return (await this.scaleReplicaSet(newRs, want, d)).scaled;
     return (await this.scaleReplicaSet(newRs, newRSNewReplicas(d, all, newRs), d)).scaled;
   }
 
-  private async reconcileOldReplicaSets(all: ReplicaSet[], oldActive: ReplicaSet[], newRs: ReplicaSet | undefined, d: Deployment): Promise<boolean> {
+  private async reconcileOldReplicaSets(
+    all: ReplicaSet[],
+    oldActive: ReplicaSet[],
+    newRs: ReplicaSet | undefined,
+    d: Deployment,
+  ): Promise<boolean> {
     if (sumSpecReplicas(oldActive) === 0) return false;
     const minAvailable = replicasOf(d) - maxUnavailable(d);
     const newUnavailable = newRs ? rsReplicas(newRs) - int(newRs.status?.availableReplicas, 0) : 0;
@@ -456,13 +557,25 @@ export class DeploymentController implements RunningController {
     const alive = olds.filter((rs) => !rs.metadata.deletionTimestamp);
     const diff = alive.length - limit;
     if (diff <= 0) return;
-    const byRevision = [...alive].sort((a, b) => revisionOf(a) - revisionOf(b) || (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0));
+    const byRevision = [...alive].sort(
+      (a, b) =>
+        revisionOf(a) - revisionOf(b) ||
+        (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0),
+    );
     for (let i = 0; i < diff; i++) {
       const rs = this.refreshOne(byRevision[i])!;
       if (!rs) continue;
-      if (int(rs.status?.replicas, 0) !== 0 || rsReplicas(rs) !== 0 || int(rs.metadata.generation, 0) > int(rs.status?.observedGeneration, 0) || rs.metadata.deletionTimestamp) continue;
+      if (
+        int(rs.status?.replicas, 0) !== 0 ||
+        rsReplicas(rs) !== 0 ||
+        int(rs.metadata.generation, 0) > int(rs.status?.observedGeneration, 0) ||
+        rs.metadata.deletionTimestamp
+      )
+        continue;
       try {
-        await this.ctx.client.delete(GVR.replicasets, rs.metadata.namespace!, rs.metadata.name!, { preconditions: { uid: rs.metadata.uid } });
+        await this.ctx.client.delete(GVR.replicasets, rs.metadata.namespace!, rs.metadata.name!, {
+          preconditions: { uid: rs.metadata.uid },
+        });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -471,35 +584,59 @@ export class DeploymentController implements RunningController {
 
   // ---------- status ----------
 
-  private async syncStatusOnly(d: Deployment, all: ReplicaSet[], newRs: ReplicaSet | undefined): Promise<void> {
+  private async syncStatusOnly(
+    d: Deployment,
+    all: ReplicaSet[],
+    newRs: ReplicaSet | undefined,
+  ): Promise<void> {
     const status = calculateStatus(this.refresh(all), this.refreshOne(newRs), d, new Date());
     if (jsonEqual(serializedStatus(status), d.status ?? {})) return;
     await this.writeStatus(d, status);
   }
 
-  private async syncRolloutStatus(d: Deployment, all: ReplicaSet[], newRs: ReplicaSet | undefined): Promise<void> {
+  private async syncRolloutStatus(
+    d: Deployment,
+    all: ReplicaSet[],
+    newRs: ReplicaSet | undefined,
+  ): Promise<void> {
     const now = new Date();
     const status = calculateStatus(all, newRs, d, now);
     if (!hasProgressDeadline(d)) removeCondition(status, 'Progressing');
     const cur = getCondition(status, 'Progressing');
-    const isComplete = int(status.replicas, 0) === int(status.updatedReplicas, 0) && cur?.reason === 'NewReplicaSetAvailable';
+    const isComplete =
+      int(status.replicas, 0) === int(status.updatedReplicas, 0) && cur?.reason === 'NewReplicaSetAvailable';
     if (hasProgressDeadline(d) && !isComplete) {
       if (deploymentComplete(d, status)) {
-        const msg = newRs ? `ReplicaSet "${newRs.metadata.name}" has successfully progressed.` : `Deployment "${d.metadata.name}" has successfully progressed.`;
+        const msg = newRs
+          ? `ReplicaSet "${newRs.metadata.name}" has successfully progressed.`
+          : `Deployment "${d.metadata.name}" has successfully progressed.`;
         setCondition(status, newCondition('Progressing', 'True', 'NewReplicaSetAvailable', msg, now));
       } else if (deploymentProgressing(d, status)) {
-        const msg = newRs ? `ReplicaSet "${newRs.metadata.name}" is progressing.` : `Deployment "${d.metadata.name}" is progressing.`;
+        const msg = newRs
+          ? `ReplicaSet "${newRs.metadata.name}" is progressing.`
+          : `Deployment "${d.metadata.name}" is progressing.`;
         const c = newCondition('Progressing', 'True', 'ReplicaSetUpdated', msg, now);
         // Progress refreshes lastUpdateTime (the deadline's start) but not the transition time.
         if (cur?.status === 'True') c.lastTransitionTime = cur.lastTransitionTime;
         removeCondition(status, 'Progressing');
         setCondition(status, c);
       } else if (deploymentTimedOut(d, status, now.getTime())) {
-        const msg = newRs ? `ReplicaSet "${newRs.metadata.name}" has timed out progressing.` : `Deployment "${d.metadata.name}" has timed out progressing.`;
+        const msg = newRs
+          ? `ReplicaSet "${newRs.metadata.name}" has timed out progressing.`
+          : `Deployment "${d.metadata.name}" has timed out progressing.`;
         setCondition(status, newCondition('Progressing', 'False', 'ProgressDeadlineExceeded', msg, now));
       }
     }
-    const failures = all.flatMap((rs) => (rs.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).filter((c) => c.type === 'ReplicaFailure');
+    const failures = all
+      .flatMap(
+        (rs) =>
+          (
+            rs.status as
+              | { conditions?: { type: string; status: string; reason?: string; message?: string }[] }
+              | undefined
+          )?.conditions ?? [],
+      )
+      .filter((c) => c.type === 'ReplicaFailure');
     if (failures.length > 0) {
       const f = failures[0]!;
       setCondition(status, newCondition('ReplicaFailure', f.status, f.reason ?? '', f.message ?? '', now));
@@ -515,7 +652,13 @@ export class DeploymentController implements RunningController {
   /** requeueStuckDeployment: wake up when the progress deadline would pass. */
   private requeueStuck(d: Deployment, status: DeploymentStatus, now: number): void {
     const c = getCondition(status, 'Progressing');
-    if (!hasProgressDeadline(d) || !c || c.reason === 'NewReplicaSetAvailable' || c.reason === 'ProgressDeadlineExceeded') return;
+    if (
+      !hasProgressDeadline(d) ||
+      !c ||
+      c.reason === 'NewReplicaSetAvailable' ||
+      c.reason === 'ProgressDeadlineExceeded'
+    )
+      return;
     if (deploymentComplete(d, status)) return;
     const from = parseTime(c.lastUpdateTime);
     if (from === undefined) return;
@@ -530,12 +673,17 @@ export class DeploymentController implements RunningController {
       d.metadata.namespace!,
       d.metadata.name!,
       (cur) => {
-        if (cur.metadata.uid !== d.metadata.uid) throw new Error(`deployment ${d.metadata.name} was replaced`);
+        if (cur.metadata.uid !== d.metadata.uid)
+          throw new Error(`deployment ${d.metadata.name} was replaced`);
         cur.status = s;
       },
       'status',
     );
-    return { ...d, status: updated.status, metadata: { ...d.metadata, resourceVersion: updated.metadata.resourceVersion } };
+    return {
+      ...d,
+      status: updated.status,
+      metadata: { ...d.metadata, resourceVersion: updated.metadata.resourceVersion },
+    };
   }
 
   /** The cached (post-write) versions of ReplicaSets: writes land in the cache synchronously. */

@@ -36,9 +36,14 @@ export class EventRecorder {
     if (this.stopped) return;
     const now = new Date();
     const nanos = this.uniqueNanos(now);
-    this.chain = this.chain.then(() => this.write(obj, type, reason, message, now, nanos)).catch((err: unknown) => {
-      this.log('debug', `${this.component}: event not recorded`, { reason, error: err instanceof Error ? err.message : String(err) });
-    });
+    this.chain = this.chain
+      .then(() => this.write(obj, type, reason, message, now, nanos))
+      .catch((err: unknown) => {
+        this.log('debug', `${this.component}: event not recorded`, {
+          reason,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      });
   }
 
   /** Waits for queued event writes. */
@@ -58,11 +63,20 @@ export class EventRecorder {
     return n;
   }
 
-  private async write(obj: KubeObject, type: EventType, reason: string, message: string, now: Date, nanos: bigint): Promise<void> {
+  private async write(
+    obj: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    now: Date,
+    nanos: bigint,
+  ): Promise<void> {
     const m = obj.metadata;
     const namespace = m.namespace || 'default';
     const ts = `${now.toISOString().slice(0, 19)}Z`;
-    const aggKey = [this.component, m.uid ?? '', obj.kind, namespace, m.name, type, reason, message].join('\u0000');
+    const aggKey = [this.component, m.uid ?? '', obj.kind, namespace, m.name, type, reason, message].join(
+      '\u0000',
+    );
     const prior = this.seen.get(aggKey);
     if (prior) {
       try {

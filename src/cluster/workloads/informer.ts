@@ -128,7 +128,9 @@ export class Informer {
     try {
       h(type, obj, old);
     } catch (err) {
-      this.log('error', `informer ${this.gvr.resource}: handler failed`, { error: err instanceof Error ? err.stack : String(err) });
+      this.log('error', `informer ${this.gvr.resource}: handler failed`, {
+        error: err instanceof Error ? err.stack : String(err),
+      });
     }
   }
 
@@ -169,7 +171,10 @@ export function orphanIndexValue(namespace: string): string {
 
 /** Objects a controller may claim: those it controls plus the orphans of its namespace. */
 export function claimCandidates(inf: Informer, owner: KubeObject): KubeObject[] {
-  return [...inf.byIndex(BY_CONTROLLER_UID, owner.metadata.uid!), ...inf.byIndex(BY_CONTROLLER_UID, orphanIndexValue(owner.metadata.namespace ?? ''))];
+  return [
+    ...inf.byIndex(BY_CONTROLLER_UID, owner.metadata.uid!),
+    ...inf.byIndex(BY_CONTROLLER_UID, orphanIndexValue(owner.metadata.namespace ?? '')),
+  ];
 }
 
 /** One informer per resource, shared by every controller of the process. */

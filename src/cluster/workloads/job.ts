@@ -58,7 +58,10 @@ export interface JobSpec {
   completions?: number;
   activeDeadlineSeconds?: number;
   backoffLimit?: number;
-  selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  selector?: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: { key: string; operator: string; values?: string[] }[];
+  };
   manualSelector?: boolean;
   template?: PodTemplate;
   ttlSecondsAfterFinished?: number;
@@ -95,7 +98,9 @@ export function managedByOther(job: Job): boolean {
 
 /** The Job's terminal condition (Complete or Failed with status True), if any. */
 export function finishedCondition(job: Job): JobCondition | undefined {
-  return job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+  return job.status?.conditions?.find(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
 }
 
 export function isJobFinished(job: Job): boolean {
@@ -122,7 +127,10 @@ function suspended(job: Job): boolean {
 
 /** podReplacementPolicy Failed (or a podFailurePolicy) replaces a pod only once it is Failed. */
 function onlyReplaceFailedPods(job: Job): boolean {
-  return job.spec?.podReplacementPolicy === 'Failed' || (job.spec?.podFailurePolicy !== undefined && job.spec?.podFailurePolicy !== null);
+  return (
+    job.spec?.podReplacementPolicy === 'Failed' ||
+    (job.spec?.podFailurePolicy !== undefined && job.spec?.podFailurePolicy !== null)
+  );
 }
 
 function isPodFailed(pod: Pod, job: Job): boolean {
@@ -132,13 +140,26 @@ function isPodFailed(pod: Pod, job: Job): boolean {
   return !!pod.metadata.deletionTimestamp && pod.status?.phase !== 'Succeeded';
 }
 
-function newCondition(type: string, status: string, reason: string, message: string, now: Date): JobCondition {
+function newCondition(
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+  now: Date,
+): JobCondition {
   const t = rfc3339(now);
   return { type, status, lastProbeTime: t, lastTransitionTime: t, reason, message };
 }
 
 /** ensureJobConditionStatus: a False condition is never added, only updated to. */
-function ensureCondition(list: JobCondition[], type: string, status: string, reason: string, message: string, now: Date): boolean {
+function ensureCondition(
+  list: JobCondition[],
+  type: string,
+  status: string,
+  reason: string,
+  message: string,
+  now: Date,
+): boolean {
   const i = list.findIndex((c) => c.type === type);
   if (i >= 0) {
     const c = list[i]!;
@@ -177,7 +198,10 @@ function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: 
   const failedTimes = newFailed.map(finishedTime).sort((a, b) => a - b);
   if (newSucceeded.length === 0) {
     if (failedTimes.length === 0) return prev;
-    return { failuresAfterLastSuccess: prev.failuresAfterLastSuccess + failedTimes.length, lastFailureTime: failedTimes.at(-1) };
+    return {
+      failuresAfterLastSuccess: prev.failuresAfterLastSuccess + failedTimes.length,
+      lastFailureTime: failedTimes.at(-1),
+    };
   }
   const lastSuccess = Math.max(...newSucceeded.map(finishedTime));
   const after = failedTimes.filter((t) => t > lastSuccess);
@@ -244,8 +268,12 @@ export class JobController implements RunningController {
     this.pods = ctx.informers.for(GVR.pods);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
     this.loop = new Loop({ name: 'job', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
-    this.unsubscribe.push(this.jobs.subscribe((t, o, old) => this.onJob(t, o as Job, old as Job | undefined)));
-    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
+    this.unsubscribe.push(
+      this.jobs.subscribe((t, o, old) => this.onJob(t, o as Job, old as Job | undefined)),
+    );
+    this.unsubscribe.push(
+      this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
+    );
   }
 
   start(): void {
@@ -264,7 +292,12 @@ export class JobController implements RunningController {
     if (type === 'DELETED' || isJobFinished(job)) this.cleanupPodFinalizers(job);
     const ads = job.spec?.activeDeadlineSeconds;
     const start = parseTime(job.status?.startTime);
-    if (type === 'MODIFIED' && ads !== undefined && start !== undefined && old?.spec?.activeDeadlineSeconds !== ads) {
+    if (
+      type === 'MODIFIED' &&
+      ads !== undefined &&
+      start !== undefined &&
+      old?.spec?.activeDeadlineSeconds !== ads
+    ) {
       this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - Date.now());
     }
   }
@@ -290,7 +323,10 @@ export class JobController implements RunningController {
     }
     if (type === 'DELETED') return;
     if (hasFinalizer(pod)) this.loop.enqueue(`pod:${objKey(pod)}`);
-    const labelsChanged = !old || !jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {}) || controllerRefOf(old) !== undefined;
+    const labelsChanged =
+      !old ||
+      !jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {}) ||
+      controllerRefOf(old) !== undefined;
     if (!labelsChanged) return;
     // An orphan whose labels now match a Job's selector may be adopted.
     for (const j of this.jobs.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '')) {
@@ -335,7 +371,12 @@ export class JobController implements RunningController {
     }
     const mode = job.spec?.completionMode;
     if (mode !== undefined && mode !== 'NonIndexed' && mode !== 'Indexed') {
-      this.ctx.recorder.event(job, 'Warning', 'UnknownCompletionMode', 'Skipped Job sync because completion mode is unknown');
+      this.ctx.recorder.event(
+        job,
+        'Warning',
+        'UnknownCompletionMode',
+        'Skipped Job sync because completion mode is unknown',
+      );
       return;
     }
     const selector = jobSelector(job);
@@ -343,7 +384,12 @@ export class JobController implements RunningController {
     const spec = job.spec ?? {};
     const parallelism = int(spec.parallelism, 1);
     // The API server defaults completions to 1 only when parallelism is unset too.
-    const completions = typeof spec.completions === 'number' ? spec.completions : spec.parallelism === undefined ? 1 : undefined;
+    const completions =
+      typeof spec.completions === 'number'
+        ? spec.completions
+        : spec.parallelism === undefined
+          ? 1
+          : undefined;
     if (isIndexed(job) && completions === undefined) return;
     const backoffLimit = int(spec.backoffLimit, 6);
     const now = new Date();
@@ -380,7 +426,11 @@ export class JobController implements RunningController {
       prevSucceededIndexes: new IndexSet(),
       succeededIndexes: new IndexSet(),
       finished: undefined,
-      backoff: nextBackoffRecord(this.backoffStore.get(key) ?? { failuresAfterLastSuccess: 0 }, newSucceeded, newFailed),
+      backoff: nextBackoffRecord(
+        this.backoffStore.get(key) ?? { failuresAfterLastSuccess: 0 },
+        newSucceeded,
+        newFailed,
+      ),
       completions,
       parallelism,
     };
@@ -395,9 +445,21 @@ export class JobController implements RunningController {
     }
     if (!c.finished) {
       if (c.failed > backoffLimit || pastBackoffLimitOnFailure(job, pods, backoffLimit)) {
-        c.finished = newCondition('FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now);
+        c.finished = newCondition(
+          'FailureTarget',
+          'True',
+          'BackoffLimitExceeded',
+          'Job has reached the specified backoff limit',
+          now,
+        );
       } else if (pastActiveDeadline(job, status, now.getTime())) {
-        c.finished = newCondition('FailureTarget', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', now);
+        c.finished = newCondition(
+          'FailureTarget',
+          'True',
+          'DeadlineExceeded',
+          'Job was active longer than specified deadline',
+          now,
+        );
       } else if (spec.activeDeadlineSeconds !== undefined && !suspended(job) && status.startTime) {
         const left = parseTime(status.startTime)! + spec.activeDeadlineSeconds * 1000 - now.getTime();
         this.loop.enqueueAfter(`job:${key}`, left);
@@ -409,7 +471,8 @@ export class JobController implements RunningController {
       const fresh: number[] = [];
       for (const p of pods) {
         const ix = completionIndex(p);
-        if (p.status?.phase === 'Succeeded' && ix >= 0 && ix < completions! && hasFinalizer(p)) fresh.push(ix);
+        if (p.status?.phase === 'Succeeded' && ix >= 0 && ix < completions! && hasFinalizer(p))
+          fresh.push(ix);
       }
       c.succeededIndexes = c.prevSucceededIndexes.with(fresh);
       c.succeeded = c.succeededIndexes.total;
@@ -429,16 +492,27 @@ export class JobController implements RunningController {
         manageErr = await this.manageJob(c);
         manageCalled = true;
       }
-      const complete = completions === undefined ? c.succeeded > 0 && c.active === 0 : c.succeeded >= completions && c.active === 0;
+      const complete =
+        completions === undefined
+          ? c.succeeded > 0 && c.active === 0
+          : c.succeeded >= completions && c.active === 0;
       if (complete) {
-        c.finished = newCondition('SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now);
+        c.finished = newCondition(
+          'SuccessCriteriaMet',
+          'True',
+          'CompletionsReached',
+          'Reached expected number of succeeded pods',
+          now,
+        );
       } else if (manageCalled) {
         status.conditions ??= [];
         if (suspended(job)) {
           if (ensureCondition(status.conditions, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now)) {
             this.ctx.recorder.event(job, 'Normal', 'Suspended', 'Job suspended');
           }
-        } else if (ensureCondition(status.conditions, 'Suspended', 'False', 'JobResumed', 'Job resumed', now)) {
+        } else if (
+          ensureCondition(status.conditions, 'Suspended', 'False', 'JobResumed', 'Job resumed', now)
+        ) {
           this.ctx.recorder.event(job, 'Normal', 'Resumed', 'Job resumed');
           // activeDeadlineSeconds counts continuous activity, so resuming restarts the clock.
           status.startTime = rfc3339(now);
@@ -469,7 +543,10 @@ export class JobController implements RunningController {
   private async manageJob(c: SyncCtx): Promise<unknown> {
     const job = c.job;
     if (suspended(job)) {
-      const r = await this.deleteJobPods(job, activePodsForRemoval(job, c.activePods, c.activePods.length, c.completions));
+      const r = await this.deleteJobPods(
+        job,
+        activePodsForRemoval(job, c.activePods, c.activePods.length, c.completions),
+      );
       c.active -= r.deleted;
       c.terminating += r.deleted;
       c.ready -= r.deletedReady;
@@ -479,7 +556,10 @@ export class JobController implements RunningController {
     if (c.completions === undefined) wantActive = c.succeeded > 0 ? c.active : c.parallelism;
     else wantActive = Math.max(0, Math.min(c.completions - c.succeeded, c.parallelism));
     const rmAtLeast = Math.max(0, c.active - wantActive);
-    const toDelete = activePodsForRemoval(job, c.activePods, rmAtLeast, c.completions).slice(0, MAX_CREATE_DELETE);
+    const toDelete = activePodsForRemoval(job, c.activePods, rmAtLeast, c.completions).slice(
+      0,
+      MAX_CREATE_DELETE,
+    );
     if (toDelete.length > 0) {
       const r = await this.deleteJobPods(job, toDelete);
       c.active -= r.deleted;
@@ -511,7 +591,8 @@ export class JobController implements RunningController {
 
   private newPod(job: Job, index: number): Pod {
     const template: PodTemplate = structuredClone(job.spec?.template ?? {});
-    const meta = (template.metadata ??= {});
+    template.metadata ??= {};
+    const meta = template.metadata;
     meta.labels ??= {};
     if (!job.spec?.manualSelector) {
       // The API server puts these in the template; they are set again here so pods carry them
@@ -525,7 +606,8 @@ export class JobController implements RunningController {
     if (!f.includes(JOB_TRACKING_FINALIZER)) meta.finalizers = [...f, JOB_TRACKING_FINALIZER];
     let generateName = `${job.metadata.name}-`;
     if (index >= 0) {
-      const spec = (template.spec ??= {});
+      template.spec ??= {};
+      const spec = template.spec;
       addCompletionIndexEnv(spec.initContainers);
       addCompletionIndexEnv(spec.containers);
       meta.annotations = { ...(meta.annotations ?? {}), [JOB_COMPLETION_INDEX]: String(index) };
@@ -542,17 +624,28 @@ export class JobController implements RunningController {
         labels: meta.labels,
         finalizers: meta.finalizers,
         ownerReferences: [
-          { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name!, uid: job.metadata.uid!, controller: true, blockOwnerDeletion: true },
+          {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            name: job.metadata.name!,
+            uid: job.metadata.uid!,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
         ],
       },
       spec: template.spec ?? {},
     };
-    if (meta.annotations && Object.keys(meta.annotations).length > 0) pod.metadata.annotations = meta.annotations;
+    if (meta.annotations && Object.keys(meta.annotations).length > 0)
+      pod.metadata.annotations = meta.annotations;
     return pod;
   }
 
   /** deleteActivePods: DELETE keeping finalizers; the tracking step removes them once counted. */
-  private async deleteActivePods(job: Job, pods: Pod[]): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
+  private async deleteActivePods(
+    job: Job,
+    pods: Pod[],
+  ): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
     let deleted = 0;
     let deletedReady = 0;
     let error: unknown;
@@ -571,7 +664,10 @@ export class JobController implements RunningController {
   }
 
   /** deleteJobPods: removes the finalizer first (these pods are not counted), then deletes. */
-  private async deleteJobPods(job: Job, pods: Pod[]): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
+  private async deleteJobPods(
+    job: Job,
+    pods: Pod[],
+  ): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
     let deleted = 0;
     let deletedReady = 0;
     let error: unknown;
@@ -627,7 +723,11 @@ export class JobController implements RunningController {
       if (!hasFinalizer(pod)) continue;
       const uid = pod.metadata.uid!;
       const failed = isPodFailed(pod, job);
-      const canRemove = !!job.metadata.deletionTimestamp || c.finished !== undefined || pod.status?.phase === 'Succeeded' || failed;
+      const canRemove =
+        !!job.metadata.deletionTimestamp ||
+        c.finished !== undefined ||
+        pod.status?.phase === 'Succeeded' ||
+        failed;
       if (!canRemove) continue;
       toRemove.push(pod);
       if (pod.status?.phase === 'Succeeded' && !c.uncountedFailed.has(uid)) {
@@ -651,7 +751,10 @@ export class JobController implements RunningController {
           needsFlush = true;
         }
       }
-      if (newSucceededIndexes.length + uncounted.succeeded.length + uncounted.failed.length >= MAX_UNCOUNTED) {
+      if (
+        newSucceededIndexes.length + uncounted.succeeded.length + uncounted.failed.length >=
+        MAX_UNCOUNTED
+      ) {
         reachedMax = true;
         break;
       }
@@ -726,7 +829,12 @@ export class JobController implements RunningController {
     const f = c.finished!;
     if (f.type === 'Complete') {
       if (c.completions !== undefined && (c.status.succeeded ?? 0) > c.completions) {
-        this.ctx.recorder.event(c.job, 'Warning', 'TooManySucceededPods', 'Too many succeeded pods running after completion count reached');
+        this.ctx.recorder.event(
+          c.job,
+          'Warning',
+          'TooManySucceededPods',
+          'Too many succeeded pods running after completion count reached',
+        );
       }
       this.ctx.recorder.event(c.job, 'Normal', 'Completed', 'Job completed');
     } else {
@@ -818,7 +926,12 @@ function pastActiveDeadline(job: Job, status: JobStatus, now: number): boolean {
 }
 
 /** activePodsForRemoval: duplicate or invalid indexes first, then by deletion rank. */
-function activePodsForRemoval(job: Job, pods: Pod[], rmAtLeast: number, completions: number | undefined): Pod[] {
+function activePodsForRemoval(
+  job: Job,
+  pods: Pod[],
+  rmAtLeast: number,
+  completions: number | undefined,
+): Pod[] {
   let rm: Pod[] = [];
   let left: Pod[] = pods;
   if (isIndexed(job)) {
@@ -875,7 +988,10 @@ function addCompletionIndexEnv(containers: { env?: unknown[] }[] | undefined): v
     if (env.some((e) => e.name === 'JOB_COMPLETION_INDEX')) continue;
     ctr.env = [
       ...env,
-      { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${JOB_COMPLETION_INDEX}']` } } },
+      {
+        name: 'JOB_COMPLETION_INDEX',
+        valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${JOB_COMPLETION_INDEX}']` } },
+      },
     ];
   }
 }

@@ -8,7 +8,11 @@
  * loops run in-process against the API's generic store.
  */
 
-export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+export type LogFn = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  msg: string,
+  fields?: Record<string, unknown>,
+) => void;
 
 export interface LoopOptions {
   name: string;

@@ -32,7 +32,13 @@ export interface PodSpec {
   hostNetwork?: boolean;
   nodeSelector?: Record<string, string>;
   tolerations?: Toleration[];
-  affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] }; [k: string]: unknown }; [k: string]: unknown };
+  affinity?: {
+    nodeAffinity?: {
+      requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
   containers?: { name?: string; env?: unknown[]; [k: string]: unknown }[];
   initContainers?: { name?: string; env?: unknown[]; [k: string]: unknown }[];
   volumes?: unknown[];
@@ -64,7 +70,12 @@ export interface Pod extends KubeObject {
 }
 
 export interface PodTemplate {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[]; [k: string]: unknown };
+  metadata?: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    [k: string]: unknown;
+  };
   spec?: PodSpec;
 }
 
@@ -139,7 +150,11 @@ const PHASE_RANK: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 
  * before ready, lower pod-deletion-cost first, more co-located pods first, ready for a
  * shorter time first, more restarts first, newer before older. Negative = `a` goes first.
  */
-export function compareForDeletion(a: Pod, b: Pod, opts: { ranks?: Map<Pod, number>; deletionCost?: boolean } = {}): number {
+export function compareForDeletion(
+  a: Pod,
+  b: Pod,
+  opts: { ranks?: Map<Pod, number>; deletionCost?: boolean } = {},
+): number {
   const an = a.spec?.nodeName ?? '';
   const bn = b.spec?.nodeName ?? '';
   if ((an === '') !== (bn === '')) return an === '' ? -1 : 1;
@@ -248,7 +263,8 @@ export class PodControl {
       this.recorder.event(owner, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata.name}`);
       return created;
     } catch (err) {
-      if (!isNamespaceTerminating(err)) this.recorder.event(owner, 'Warning', 'FailedCreate', `Error creating: ${errMessage(err)}`);
+      if (!isNamespaceTerminating(err))
+        this.recorder.event(owner, 'Warning', 'FailedCreate', `Error creating: ${errMessage(err)}`);
       throw err;
     }
   }
@@ -315,7 +331,13 @@ export async function claimObjects<T extends KubeObject>(
   return out;
 }
 
-async function adopt<T extends KubeObject>(client: ClusterClient, gvr: Gvr, owner: KubeObject, obj: T, onAdopt?: (obj: T) => void): Promise<T | undefined> {
+async function adopt<T extends KubeObject>(
+  client: ClusterClient,
+  gvr: Gvr,
+  owner: KubeObject,
+  obj: T,
+  onAdopt?: (obj: T) => void,
+): Promise<T | undefined> {
   try {
     let refused = false;
     const res = await client.mutate<T>(gvr, obj.metadata.namespace ?? '', obj.metadata.name!, (cur) => {

@@ -42,7 +42,10 @@ export interface ReplicaSet extends KubeObject {
   spec?: {
     replicas?: number;
     minReadySeconds?: number;
-    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    selector?: {
+      matchLabels?: Record<string, string>;
+      matchExpressions?: { key: string; operator: string; values?: string[] }[];
+    };
     template?: PodTemplate;
   };
   status?: {
@@ -80,9 +83,16 @@ export class ReplicaSetController implements RunningController {
     this.rss = ctx.informers.for(GVR.replicasets);
     this.pods = ctx.informers.for(GVR.pods);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
-    this.loop = new Loop({ name: 'replicaset', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.loop = new Loop({
+      name: 'replicaset',
+      workers: ctx.workers,
+      log: ctx.log,
+      sync: (k) => this.sync(k),
+    });
     this.unsubscribe.push(this.rss.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
-    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
+    this.unsubscribe.push(
+      this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
+    );
   }
 
   start(): void {
@@ -136,7 +146,8 @@ export class ReplicaSetController implements RunningController {
     const now = Date.now();
     // Pods created or deleted above are already in the cache: recount from it.
     const current = (claimCandidates(this.pods, rs) as Pod[]).filter(
-      (p) => isPodActive(p) && controllerRefOf(p)?.uid === rs.metadata.uid && selector.matches(p.metadata.labels),
+      (p) =>
+        isPodActive(p) && controllerRefOf(p)?.uid === rs.metadata.uid && selector.matches(p.metadata.labels),
     );
     const status = this.calculateStatus(rs, current, manageErr, now);
     if (!jsonEqual(status, rs.status ?? {})) {
@@ -179,7 +190,9 @@ export class ReplicaSetController implements RunningController {
       const n = Math.min(diff, BURST_REPLICAS);
       const related = this.relatedPods(rs);
       const ranks = colocationRanks(pods, related);
-      const victims = [...pods].sort((a, b) => compareForDeletion(a, b, { ranks, deletionCost: true })).slice(0, n);
+      const victims = [...pods]
+        .sort((a, b) => compareForDeletion(a, b, { ranks, deletionCost: true }))
+        .slice(0, n);
       const results = await Promise.allSettled(victims.map((p) => this.podControl.delete(rs, p)));
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -189,15 +202,20 @@ export class ReplicaSetController implements RunningController {
   /** Active pods of every ReplicaSet sharing this one's owner (a Deployment's other revisions). */
   private relatedPods(rs: ReplicaSet): Pod[] {
     const owner = controllerRefOf(rs);
-    const siblings = owner
-      ? (this.rss.byIndex(BY_CONTROLLER_UID, owner.uid) as ReplicaSet[])
-      : [rs];
+    const siblings = owner ? (this.rss.byIndex(BY_CONTROLLER_UID, owner.uid) as ReplicaSet[]) : [rs];
     const out: Pod[] = [];
-    for (const s of siblings) for (const p of this.pods.byIndex(BY_CONTROLLER_UID, s.metadata.uid!)) if (isPodActive(p as Pod)) out.push(p as Pod);
+    for (const s of siblings)
+      for (const p of this.pods.byIndex(BY_CONTROLLER_UID, s.metadata.uid!))
+        if (isPodActive(p as Pod)) out.push(p as Pod);
     return out;
   }
 
-  private calculateStatus(rs: ReplicaSet, pods: Pod[], manageErr: unknown, now: number): NonNullable<ReplicaSet['status']> {
+  private calculateStatus(
+    rs: ReplicaSet,
+    pods: Pod[],
+    manageErr: unknown,
+    now: number,
+  ): NonNullable<ReplicaSet['status']> {
     const templateLabels = rs.spec?.template?.metadata?.labels ?? {};
     const minReady = int(rs.spec?.minReadySeconds, 0);
     let fullyLabeled = 0;
@@ -223,7 +241,15 @@ export class ReplicaSetController implements RunningController {
     if (manageErr) {
       const want = int(rs.spec?.replicas, 1);
       const reason = pods.length < want ? 'FailedCreate' : 'FailedDelete';
-      conditions.push(prior ?? { type: 'ReplicaFailure', status: 'True', lastTransitionTime: rfc3339(), reason, message: errMessage(manageErr) });
+      conditions.push(
+        prior ?? {
+          type: 'ReplicaFailure',
+          status: 'True',
+          lastTransitionTime: rfc3339(),
+          reason,
+          message: errMessage(manageErr),
+        },
+      );
     }
     if (conditions.length) status.conditions = conditions;
     // readyReplicas/availableReplicas are omitempty in apps/v1.

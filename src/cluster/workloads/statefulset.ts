@@ -39,14 +39,23 @@ const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims'
 export interface StatefulSet extends KubeObject {
   spec?: {
     replicas?: number;
-    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    selector?: {
+      matchLabels?: Record<string, string>;
+      matchExpressions?: { key: string; operator: string; values?: string[] }[];
+    };
     template?: PodTemplate;
     serviceName?: string;
     podManagementPolicy?: string;
-    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number; maxUnavailable?: number | string } };
+    updateStrategy?: {
+      type?: string;
+      rollingUpdate?: { partition?: number; maxUnavailable?: number | string };
+    };
     minReadySeconds?: number;
     ordinals?: { start?: number };
-    volumeClaimTemplates?: { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown }[];
+    volumeClaimTemplates?: {
+      metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+      spec?: unknown;
+    }[];
   };
   status?: {
     observedGeneration?: number;
@@ -112,14 +121,21 @@ export class StatefulSetController implements RunningController {
     this.ctx = ctx;
     this.sets = ctx.informers.for(GVR.statefulsets);
     this.pods = ctx.informers.for(GVR.pods);
-    this.loop = new Loop({ name: 'statefulset', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.loop = new Loop({
+      name: 'statefulset',
+      workers: ctx.workers,
+      log: ctx.log,
+      sync: (k) => this.sync(k),
+    });
     this.unsubscribe.push(
       this.sets.subscribe((t, o) => {
         if (t === 'DELETED') this.history.delete(o.metadata.uid!);
         this.loop.enqueue(objKey(o));
       }),
     );
-    this.unsubscribe.push(this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)));
+    this.unsubscribe.push(
+      this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
+    );
   }
 
   start(): void {
@@ -134,7 +150,7 @@ export class StatefulSetController implements RunningController {
   private onPod(type: string, pod: Pod, old: Pod | undefined): void {
     const ns = pod.metadata.namespace ?? '';
     for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
-      if (!ref || ref.kind !== 'StatefulSet') continue;
+      if (ref?.kind !== 'StatefulSet') continue;
       const set = this.sets.getByName(ns, ref.name);
       if (set && set.metadata.uid === ref.uid) this.loop.enqueue(objKey(set));
     }
@@ -161,9 +177,15 @@ export class StatefulSetController implements RunningController {
     if (!selector) return;
     const candidates = claimCandidates(this.pods, set) as Pod[];
     // A StatefulSet only adopts pods whose names say they are its members.
-    const pods = (await claimObjects(this.ctx.client, GVR.pods, set, selector, candidates.filter((p) => controllerRefOf(p) || ordinalOf(set, p) >= 0))).filter(
-      (p) => ordinalOf(set, p) >= 0,
-    );
+    const pods = (
+      await claimObjects(
+        this.ctx.client,
+        GVR.pods,
+        set,
+        selector,
+        candidates.filter((p) => controllerRefOf(p) || ordinalOf(set, p) >= 0),
+      )
+    ).filter((p) => ordinalOf(set, p) >= 0);
     const updateRevision = revisionName(set, set.spec?.template);
     this.remember(set, updateRevision, set.spec?.template);
     const currentRevision = set.status?.currentRevision || updateRevision;
@@ -171,7 +193,12 @@ export class StatefulSetController implements RunningController {
     await this.updateStatus(set, currentRevision, updateRevision);
   }
 
-  private async update(set: StatefulSet, pods: Pod[], currentRevision: string, updateRevision: string): Promise<void> {
+  private async update(
+    set: StatefulSet,
+    pods: Pod[],
+    currentRevision: string,
+    updateRevision: string,
+  ): Promise<void> {
     const replicas = int(set.spec?.replicas, 1);
     const start = int(set.spec?.ordinals?.start, 0);
     const parallel = set.spec?.podManagementPolicy === 'Parallel';
@@ -185,7 +212,9 @@ export class StatefulSetController implements RunningController {
       else condemned.push(p);
     }
     condemned.sort((a, b) => ordinalOf(set, b) - ordinalOf(set, a));
-    const firstUnhealthy = [...slots.filter((p): p is Pod => p !== undefined), ...condemned].find((p) => !isHealthy(p, minReady, now));
+    const firstUnhealthy = [...slots.filter((p): p is Pod => p !== undefined), ...condemned].find(
+      (p) => !isHealthy(p, minReady, now),
+    );
     let creationError: unknown;
 
     for (let i = 0; i < replicas; i++) {
@@ -217,7 +246,7 @@ export class StatefulSetController implements RunningController {
         if (!parallel) return;
         continue;
       }
-      await this.fixIdentity(set, pod, ord);
+      await this.fixIdentity(pod, ord);
     }
     if (creationError) throw creationError;
 
@@ -252,16 +281,27 @@ export class StatefulSetController implements RunningController {
     const current = this.history.get(set.metadata.uid!)?.get(currentRevision);
     const useCurrent = (strategy?.type ?? 'RollingUpdate') === 'RollingUpdate' && ord < start + partition;
     // A past template not remembered (the controller restarted) falls back to the update revision.
-    const [template, revision] = useCurrent && current ? [current, currentRevision] : [set.spec?.template, updateRevision];
+    const [template, revision] =
+      useCurrent && current ? [current, currentRevision] : [set.spec?.template, updateRevision];
     const t = structuredClone(template ?? {});
     const name = `${set.metadata.name}-${ord}`;
-    const labels = { ...(t.metadata?.labels ?? {}), [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: String(ord), [REVISION_LABEL]: revision };
+    const labels = {
+      ...(t.metadata?.labels ?? {}),
+      [POD_NAME_LABEL]: name,
+      [POD_INDEX_LABEL]: String(ord),
+      [REVISION_LABEL]: revision,
+    };
     const spec = t.spec ?? {};
     spec.hostname = name;
     if (set.spec?.serviceName) spec.subdomain = set.spec.serviceName;
-    const volumes = ((spec.volumes ?? []) as { name?: string }[]).filter((v) => !set.spec?.volumeClaimTemplates?.some((c) => c.metadata?.name === v.name));
+    const volumes = ((spec.volumes ?? []) as { name?: string }[]).filter(
+      (v) => !set.spec?.volumeClaimTemplates?.some((c) => c.metadata?.name === v.name),
+    );
     for (const c of set.spec?.volumeClaimTemplates ?? []) {
-      volumes.push({ name: c.metadata?.name, persistentVolumeClaim: { claimName: `${c.metadata?.name}-${name}` } } as { name?: string });
+      volumes.push({
+        name: c.metadata?.name,
+        persistentVolumeClaim: { claimName: `${c.metadata?.name}-${name}` },
+      } as { name?: string });
     }
     if (volumes.length) spec.volumes = volumes;
     const pod: Pod = {
@@ -270,7 +310,8 @@ export class StatefulSetController implements RunningController {
       metadata: { name, namespace: set.metadata.namespace, labels, ownerReferences: [newControllerRef(set)] },
       spec,
     };
-    if (t.metadata?.annotations && Object.keys(t.metadata.annotations).length) pod.metadata.annotations = { ...t.metadata.annotations };
+    if (t.metadata?.annotations && Object.keys(t.metadata.annotations).length)
+      pod.metadata.annotations = { ...t.metadata.annotations };
     if (t.metadata?.finalizers?.length) pod.metadata.finalizers = [...t.metadata.finalizers];
     return pod;
   }
@@ -279,10 +320,20 @@ export class StatefulSetController implements RunningController {
     await this.createClaims(set, pod);
     try {
       await this.ctx.client.create(GVR.pods, pod);
-      this.ctx.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
+      this.ctx.recorder.event(
+        set,
+        'Normal',
+        'SuccessfulCreate',
+        `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`,
+      );
     } catch (err) {
       if (err instanceof ApiError && err.code === 409) return;
-      this.ctx.recorder.event(set, 'Warning', 'FailedCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+      this.ctx.recorder.event(
+        set,
+        'Warning',
+        'FailedCreate',
+        `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`,
+      );
       throw err;
     }
   }
@@ -305,10 +356,20 @@ export class StatefulSetController implements RunningController {
       };
       try {
         await this.ctx.client.create(PVCS, claim);
-        this.ctx.recorder.event(set, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} success`);
+        this.ctx.recorder.event(
+          set,
+          'Normal',
+          'SuccessfulCreate',
+          `create Claim ${claimName} Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} success`,
+        );
       } catch (err) {
         if (err instanceof ApiError && err.code === 409) continue;
-        this.ctx.recorder.event(set, 'Warning', 'FailedCreate', `create Claim ${claimName} for Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+        this.ctx.recorder.event(
+          set,
+          'Warning',
+          'FailedCreate',
+          `create Claim ${claimName} for Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`,
+        );
         throw err;
       }
     }
@@ -316,31 +377,57 @@ export class StatefulSetController implements RunningController {
 
   private async deletePod(set: StatefulSet, pod: Pod): Promise<void> {
     try {
-      if (this.ctx.client.get(GVR.pods, pod.metadata.namespace!, pod.metadata.name!)?.metadata.uid !== pod.metadata.uid) return;
-      await this.ctx.client.delete(GVR.pods, pod.metadata.namespace!, pod.metadata.name!, { preconditions: { uid: pod.metadata.uid } });
-      this.ctx.recorder.event(set, 'Normal', 'SuccessfulDelete', `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
+      if (
+        this.ctx.client.get(GVR.pods, pod.metadata.namespace!, pod.metadata.name!)?.metadata.uid !==
+        pod.metadata.uid
+      )
+        return;
+      await this.ctx.client.delete(GVR.pods, pod.metadata.namespace!, pod.metadata.name!, {
+        preconditions: { uid: pod.metadata.uid },
+      });
+      this.ctx.recorder.event(
+        set,
+        'Normal',
+        'SuccessfulDelete',
+        `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`,
+      );
     } catch (err) {
       if (isConflict(err)) return;
-      this.ctx.recorder.event(set, 'Warning', 'FailedDelete', `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+      this.ctx.recorder.event(
+        set,
+        'Warning',
+        'FailedDelete',
+        `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`,
+      );
       throw err;
     }
   }
 
   /** Restores identity labels a user removed (identityMatches / updateIdentity). */
-  private async fixIdentity(set: StatefulSet, pod: Pod, ord: number): Promise<void> {
+  private async fixIdentity(pod: Pod, ord: number): Promise<void> {
     const name = pod.metadata.name!;
     const l = pod.metadata.labels ?? {};
     if (l[POD_NAME_LABEL] === name && l[POD_INDEX_LABEL] === String(ord)) return;
     await this.ctx.client.mutate(GVR.pods, pod.metadata.namespace!, name, (cur) => {
       if (cur.metadata.uid !== pod.metadata.uid) return;
-      cur.metadata.labels = { ...(cur.metadata.labels ?? {}), [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: String(ord) };
+      cur.metadata.labels = {
+        ...(cur.metadata.labels ?? {}),
+        [POD_NAME_LABEL]: name,
+        [POD_INDEX_LABEL]: String(ord),
+      };
     });
   }
 
-  private async updateStatus(set: StatefulSet, currentRevision: string, updateRevision: string): Promise<void> {
+  private async updateStatus(
+    set: StatefulSet,
+    currentRevision: string,
+    updateRevision: string,
+  ): Promise<void> {
     const now = Date.now();
     const minReady = int(set.spec?.minReadySeconds, 0);
-    const pods = (claimCandidates(this.pods, set) as Pod[]).filter((p) => controllerRefOf(p)?.uid === set.metadata.uid && ordinalOf(set, p) >= 0);
+    const pods = (claimCandidates(this.pods, set) as Pod[]).filter(
+      (p) => controllerRefOf(p)?.uid === set.metadata.uid && ordinalOf(set, p) >= 0,
+    );
     const status: NonNullable<StatefulSet['status']> = {
       observedGeneration: set.metadata.generation,
       replicas: 0,
@@ -364,18 +451,24 @@ export class StatefulSetController implements RunningController {
       }
     }
     // completeRollingUpdate: once every pod is updated and ready, the update revision is current.
-    if ((set.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate' && status.updatedReplicas === status.replicas && status.readyReplicas === status.replicas) {
+    if (
+      (set.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate' &&
+      status.updatedReplicas === status.replicas &&
+      status.readyReplicas === status.replicas
+    ) {
       status.currentReplicas = status.updatedReplicas;
       status.currentRevision = updateRevision;
     }
-    for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'observedGeneration'] as const) if (!status[k]) delete status[k];
+    for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'observedGeneration'] as const)
+      if (!status[k]) delete status[k];
     if (jsonEqual(status, set.status ?? {})) return;
     await this.ctx.client.mutate(
       GVR.statefulsets,
       set.metadata.namespace!,
       set.metadata.name!,
       (cur) => {
-        if (cur.metadata.uid !== set.metadata.uid) throw new Error(`statefulset ${set.metadata.name} was replaced`);
+        if (cur.metadata.uid !== set.metadata.uid)
+          throw new Error(`statefulset ${set.metadata.name} was replaced`);
         cur.status = status;
       },
       'status',

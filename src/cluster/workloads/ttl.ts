@@ -4,7 +4,7 @@
  * after its Complete/Failed condition; the garbage collector then removes its pods.
  */
 import { GVR, isConflict } from '../client.ts';
-import { type ControllerContext, type RunningController } from './context.ts';
+import type { ControllerContext, RunningController } from './context.ts';
 import type { Informer } from './informer.ts';
 import { objKey, splitKey } from './informer.ts';
 import { finishedCondition, type Job } from './job.ts';
@@ -20,7 +20,12 @@ export class TtlAfterFinishedController implements RunningController {
   constructor(ctx: ControllerContext) {
     this.ctx = ctx;
     this.jobs = ctx.informers.for(GVR.jobs);
-    this.loop = new Loop({ name: 'ttl-after-finished', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.loop = new Loop({
+      name: 'ttl-after-finished',
+      workers: ctx.workers,
+      log: ctx.log,
+      sync: (k) => this.sync(k),
+    });
     this.unsubscribe = this.jobs.subscribe((type, obj) => {
       const job = obj as Job;
       if (type !== 'DELETED' && needsCleanup(job)) this.loop.enqueue(objKey(job));
@@ -66,11 +71,16 @@ export class TtlAfterFinishedController implements RunningController {
 }
 
 function needsCleanup(job: Job): boolean {
-  return typeof job.spec?.ttlSecondsAfterFinished === 'number' && !job.metadata.deletionTimestamp && finishedCondition(job) !== undefined;
+  return (
+    typeof job.spec?.ttlSecondsAfterFinished === 'number' &&
+    !job.metadata.deletionTimestamp &&
+    finishedCondition(job) !== undefined
+  );
 }
 
 function expiresAt(job: Job): number | undefined {
-  const finished = parseTime(finishedCondition(job)?.lastTransitionTime) ?? parseTime(job.status?.completionTime);
+  const finished =
+    parseTime(finishedCondition(job)?.lastTransitionTime) ?? parseTime(job.status?.completionTime);
   if (finished === undefined) return undefined;
   return finished + job.spec!.ttlSecondsAfterFinished! * 1000;
 }

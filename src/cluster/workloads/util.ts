@@ -11,7 +11,9 @@ export function scaledValue(v: number | string | undefined, total: number, round
   if (!m) {
     const n = Number(v);
     if (v !== '' && Number.isInteger(n)) return n;
-    throw new Error(`invalid value for IntOrString: invalid value "${v}": must be an integer or a percentage`);
+    throw new Error(
+      `invalid value for IntOrString: invalid value "${v}": must be an integer or a percentage`,
+    );
   }
   const pct = Number(m[1]);
   const exact = (pct * total) / 100;
@@ -78,7 +80,11 @@ export function parseTime(ts: string | undefined | null): number | undefined {
  * first batch with an error, so a quota or validation failure costs one call, not hundreds.
  * Returns how many succeeded and the first error.
  */
-export async function slowStartBatch(count: number, initial: number, fn: (i: number) => Promise<void>): Promise<{ ok: number; error?: unknown }> {
+export async function slowStartBatch(
+  count: number,
+  initial: number,
+  fn: (i: number) => Promise<void>,
+): Promise<{ ok: number; error?: unknown }> {
   let remaining = count;
   let ok = 0;
   let i = 0;

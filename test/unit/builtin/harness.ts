@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { builtinResourceTypes } from '../../../src/cluster/apiserver/builtin/index.ts';
-import type { FieldError, KubeObject, RequestContext, ResourceType } from '../../../src/cluster/apiserver/types.ts';
+import type {
+  FieldError,
+  KubeObject,
+  RequestContext,
+  ResourceType,
+} from '../../../src/cluster/apiserver/types.ts';
 
 const types = builtinResourceTypes();
 
@@ -52,7 +57,12 @@ function specJson(o: KubeObject): string {
   return JSON.stringify(o.spec ?? null);
 }
 
-export function update(rt: ResourceType, old: KubeObject, next: Record<string, unknown>, subresource = ''): Result {
+export function update(
+  rt: ResourceType,
+  old: KubeObject,
+  next: Record<string, unknown>,
+  subresource = '',
+): Result {
   let obj = structuredClone(next) as KubeObject;
   if (subresource === 'status') {
     obj = { ...structuredClone(old), status: obj.status } as KubeObject;
@@ -65,7 +75,8 @@ export function update(rt: ResourceType, old: KubeObject, next: Record<string, u
   obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
   if (old.metadata.generation !== undefined) obj.metadata.generation = old.metadata.generation;
   rt.strategy.prepareForUpdate?.(obj, old, ctx(subresource));
-  if (rt.strategy.tracksGeneration && specJson(obj) !== specJson(old)) obj.metadata.generation = (old.metadata.generation ?? 1) + 1;
+  if (rt.strategy.tracksGeneration && specJson(obj) !== specJson(old))
+    obj.metadata.generation = (old.metadata.generation ?? 1) + 1;
   const errors = rt.strategy.validateUpdate?.(obj, old, ctx(subresource)) ?? [];
   return { obj, errors };
 }

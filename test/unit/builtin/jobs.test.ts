@@ -8,12 +8,20 @@ type Any = any;
 
 const jobs = rtFor('jobs', 'batch');
 
-function job(spec: Record<string, unknown> = {}, templateSpec: Record<string, unknown> = {}): Record<string, unknown> {
+function job(
+  spec: Record<string, unknown> = {},
+  templateSpec: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: { name: 'pi' },
-    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'pi', image: 'perl:5.34' }], ...templateSpec } }, ...spec },
+    spec: {
+      template: {
+        spec: { restartPolicy: 'Never', containers: [{ name: 'pi', image: 'perl:5.34' }], ...templateSpec },
+      },
+      ...spec,
+    },
   };
 }
 
@@ -37,7 +45,12 @@ describe('job defaults and generated selector', () => {
   });
 
   test('a podFailurePolicy switches podReplacementPolicy to Failed and defaults condition status', () => {
-    const j = created(jobs, job({ podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }] } })) as Any;
+    const j = created(
+      jobs,
+      job({
+        podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }] },
+      }),
+    ) as Any;
     assert.equal(j.spec.podReplacementPolicy, 'Failed');
     assert.equal(j.spec.podFailurePolicy.rules[0].onPodConditions[0].status, 'True');
   });
@@ -56,22 +69,41 @@ describe('job defaults and generated selector', () => {
   });
 
   test('manualSelector keeps the user selector, which must match', () => {
-    const ok = created(jobs, job({ manualSelector: true, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } })) as Any;
+    const ok = created(
+      jobs,
+      job({
+        manualSelector: true,
+        selector: { matchLabels: { a: 'b' } },
+        template: {
+          metadata: { labels: { a: 'b' } },
+          spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] },
+        },
+      }),
+    ) as Any;
     assert.deepEqual(ok.spec.selector, { matchLabels: { a: 'b' } });
     const bad = create(jobs, job({ manualSelector: true, selector: { matchLabels: { a: 'b' } } }));
-    assert.deepEqual(messages(bad.errors), ['spec.template.metadata.labels: Invalid value: {}: `selector` does not match template `labels`']);
+    assert.deepEqual(messages(bad.errors), [
+      'spec.template.metadata.labels: Invalid value: {}: `selector` does not match template `labels`',
+    ]);
   });
 
   test('a hand-written selector without manualSelector is refused', () => {
     const r = create(jobs, job({ selector: { matchLabels: { a: 'b' } } }));
-    assert.ok(messages(r.errors).some((m) => m.startsWith('spec.selector: Invalid value: ') && m.endsWith(': `selector` not auto-generated')));
+    assert.ok(
+      messages(r.errors).some(
+        (m) =>
+          m.startsWith('spec.selector: Invalid value: ') && m.endsWith(': `selector` not auto-generated'),
+      ),
+    );
   });
 });
 
 describe('job validation', () => {
   test('restartPolicy must be OnFailure or Never (Always is the pod default)', () => {
     const r = create(jobs, job({}, { restartPolicy: undefined }));
-    assert.deepEqual(messages(r.errors), ['spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"']);
+    assert.deepEqual(messages(r.errors), [
+      'spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"',
+    ]);
   });
 
   test('counts are non-negative and completionMode supported', () => {
@@ -86,7 +118,11 @@ describe('job validation', () => {
 describe('job updates', () => {
   test('template is immutable for a running job', () => {
     const j = created(jobs, job());
-    const r = update(jobs, j, mutate(j, (x: Any) => (x.spec.template.spec.containers[0].image = 'perl:5.36')));
+    const r = update(
+      jobs,
+      j,
+      mutate(j, (x: Any) => (x.spec.template.spec.containers[0].image = 'perl:5.36')),
+    );
     assert.equal(r.errors.length, 1);
     assert.equal(r.errors[0]!.field, 'spec.template');
     assert.match(r.errors[0]!.message, /: field is immutable$/);
@@ -103,38 +139,78 @@ describe('job updates', () => {
         x.spec.template.spec.schedulingGates = [{ name: 'kueue.x-k8s.io/admission' }];
         x.spec.template.metadata.labels['kueue.x-k8s.io/podset'] = 'main';
         x.spec.template.metadata.annotations = { note: 'x' };
-        x.spec.template.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'z', operator: 'Exists' }] }] } } };
+        x.spec.template.spec.affinity = {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'z', operator: 'Exists' }] }],
+            },
+          },
+        };
         x.spec.suspend = false;
       }),
     );
     assert.deepEqual(admitted.errors, []);
     assert.equal(admitted.obj.metadata.generation, 2);
-    const image = update(jobs, j, mutate(j, (x: Any) => (x.spec.template.spec.containers[0].image = 'other')));
+    const image = update(
+      jobs,
+      j,
+      mutate(j, (x: Any) => (x.spec.template.spec.containers[0].image = 'other')),
+    );
     assert.equal(image.errors[0]?.field, 'spec.template');
   });
 
   test('after the job started, directives are immutable again', () => {
-    const j = mutate(created(jobs, job({ suspend: true })), (x: Any) => (x.status = { startTime: '2025-01-01T00:00:00Z' }));
-    const r = update(jobs, j, mutate(j, (x: Any) => (x.spec.template.spec.nodeSelector = { a: 'b' })));
+    const j = mutate(
+      created(jobs, job({ suspend: true })),
+      (x: Any) => (x.status = { startTime: '2025-01-01T00:00:00Z' }),
+    );
+    const r = update(
+      jobs,
+      j,
+      mutate(j, (x: Any) => (x.spec.template.spec.nodeSelector = { a: 'b' })),
+    );
     assert.equal(r.errors[0]?.field, 'spec.template');
   });
 
   test('completions and selector are immutable; suspend and parallelism are not', () => {
     const j = created(jobs, job());
-    assert.deepEqual(messages(update(jobs, j, mutate(j, (x: Any) => (x.spec.completions = 3))).errors), ['spec.completions: Invalid value: 3: field is immutable']);
-    assert.deepEqual(update(jobs, j, mutate(j, (x: Any) => {
-      x.spec.suspend = true;
-      x.spec.parallelism = 4;
-    })).errors, []);
+    assert.deepEqual(
+      messages(
+        update(
+          jobs,
+          j,
+          mutate(j, (x: Any) => (x.spec.completions = 3)),
+        ).errors,
+      ),
+      ['spec.completions: Invalid value: 3: field is immutable'],
+    );
+    assert.deepEqual(
+      update(
+        jobs,
+        j,
+        mutate(j, (x: Any) => {
+          x.spec.suspend = true;
+          x.spec.parallelism = 4;
+        }),
+      ).errors,
+      [],
+    );
   });
 
   test('status updates keep the spec and validate counts', () => {
     const j = created(jobs, job());
-    const ok = update(jobs, j, { ...j, spec: { parallelism: 99 }, status: { active: 1, startTime: '2025-01-01T00:00:00Z' } }, 'status');
+    const ok = update(
+      jobs,
+      j,
+      { ...j, spec: { parallelism: 99 }, status: { active: 1, startTime: '2025-01-01T00:00:00Z' } },
+      'status',
+    );
     assert.deepEqual(ok.errors, []);
     assert.equal((ok.obj as Any).spec.parallelism, 1);
     const bad = update(jobs, j, { ...j, status: { failed: -1 } }, 'status');
-    assert.deepEqual(messages(bad.errors), ['status.failed: Invalid value: -1: must be greater than or equal to 0']);
+    assert.deepEqual(messages(bad.errors), [
+      'status.failed: Invalid value: -1: must be greater than or equal to 0',
+    ]);
   });
 });
 
@@ -159,11 +235,19 @@ describe('job table', () => {
   });
 
   test('status column precedence', () => {
-    const withConds = (...types: string[]) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: { conditions: types.map((type) => ({ type, status: 'True' })) } });
+    const withConds = (...types: string[]) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {},
+      status: { conditions: types.map((type) => ({ type, status: 'True' })) },
+    });
     assert.equal(jobStatusString(withConds()), 'Running');
     assert.equal(jobStatusString(withConds('Suspended')), 'Suspended');
     assert.equal(jobStatusString(withConds('FailureTarget', 'Failed')), 'Failed');
-    assert.equal(jobStatusString({ ...withConds('Suspended'), metadata: { deletionTimestamp: 'x' } }), 'Terminating');
+    assert.equal(
+      jobStatusString({ ...withConds('Suspended'), metadata: { deletionTimestamp: 'x' } }),
+      'Terminating',
+    );
   });
 
   test('parallel jobs without completions', () => {

@@ -6,7 +6,10 @@ import { create, created, messages, mutate, rtFor, update } from './harness.ts';
 
 const pods = rtFor('pods');
 
-function pod(spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Record<string, unknown> {
+function pod(
+  spec: Record<string, unknown> = {},
+  metadata: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -35,24 +38,46 @@ describe('pod defaulting', () => {
   });
 
   test('imagePullPolicy follows the tag', () => {
-    const policy = (image: string) => (created(pods, pod({ containers: [{ name: 'c', image }] })) as Any).spec.containers[0].imagePullPolicy;
+    const policy = (image: string) =>
+      (created(pods, pod({ containers: [{ name: 'c', image }] })) as Any).spec.containers[0].imagePullPolicy;
     assert.equal(policy('nginx'), 'Always');
     assert.equal(policy('nginx:latest'), 'Always');
     assert.equal(policy('registry.local:5000/team/app'), 'Always');
     assert.equal(policy('registry.local:5000/team/app:v2'), 'IfNotPresent');
     assert.equal(policy('nginx@sha256:abc'), 'IfNotPresent');
-    assert.equal((created(pods, pod({ containers: [{ name: 'c', image: 'x', imagePullPolicy: 'Never' }] })) as Any).spec.containers[0].imagePullPolicy, 'Never');
+    assert.equal(
+      (created(pods, pod({ containers: [{ name: 'c', image: 'x', imagePullPolicy: 'Never' }] })) as Any).spec
+        .containers[0].imagePullPolicy,
+      'Never',
+    );
   });
 
   test('requests default to limits and quantities are stored canonically', () => {
-    const obj = created(pods, pod({ containers: [{ name: 'c', image: 'x', resources: { limits: { cpu: '1000m', memory: '1024Mi' } } }] })) as Any;
-    assert.deepEqual(obj.spec.containers[0].resources, { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1', memory: '1Gi' } });
+    const obj = created(
+      pods,
+      pod({
+        containers: [{ name: 'c', image: 'x', resources: { limits: { cpu: '1000m', memory: '1024Mi' } } }],
+      }),
+    ) as Any;
+    assert.deepEqual(obj.spec.containers[0].resources, {
+      limits: { cpu: '1', memory: '1Gi' },
+      requests: { cpu: '1', memory: '1Gi' },
+    });
   });
 
   test('container ports get TCP and probes their defaults', () => {
     const obj = created(
       pods,
-      pod({ containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80 }], readinessProbe: { httpGet: { port: 80, path: '/' } } }] }),
+      pod({
+        containers: [
+          {
+            name: 'c',
+            image: 'x',
+            ports: [{ containerPort: 80 }],
+            readinessProbe: { httpGet: { port: 80, path: '/' } },
+          },
+        ],
+      }),
     ) as Any;
     assert.equal(obj.spec.containers[0].ports[0].protocol, 'TCP');
     assert.deepEqual(obj.spec.containers[0].readinessProbe, {
@@ -91,13 +116,30 @@ describe('pod create (prepareForCreate and admission)', () => {
     assert.equal(obj.spec.priority, 0);
     assert.equal(obj.spec.preemptionPolicy, 'PreemptLowerPriority');
     assert.deepEqual(obj.spec.tolerations, [
-      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      {
+        key: 'node.kubernetes.io/not-ready',
+        operator: 'Exists',
+        effect: 'NoExecute',
+        tolerationSeconds: 300,
+      },
+      {
+        key: 'node.kubernetes.io/unreachable',
+        operator: 'Exists',
+        effect: 'NoExecute',
+        tolerationSeconds: 300,
+      },
     ]);
   });
 
   test('no default tolerations when the pod already tolerates everything; system priority classes resolve', () => {
-    const obj = created(pods, pod({ tolerations: [{ operator: 'Exists' }], priorityClassName: 'system-node-critical', serviceAccountName: 'robot' })) as Any;
+    const obj = created(
+      pods,
+      pod({
+        tolerations: [{ operator: 'Exists' }],
+        priorityClassName: 'system-node-critical',
+        serviceAccountName: 'robot',
+      }),
+    ) as Any;
     assert.deepEqual(obj.spec.tolerations, [{ operator: 'Exists' }]);
     assert.equal(obj.spec.priority, 2000001000);
     assert.equal(obj.spec.serviceAccount, 'robot');
@@ -116,13 +158,23 @@ describe('pod create validation', () => {
     const r = create(pods, pod({}, { labels: { 'bad key': 'v', ok: 'bad value!' } }));
     const m = messages(r.errors);
     assert.equal(m.length, 2);
-    assert.match(m[0]!, /^metadata\.labels: Invalid value: "bad key": name part must consist of alphanumeric characters/);
-    assert.match(m[1]!, /^metadata\.labels: Invalid value: "bad value!": a valid label must be an empty string or consist of/);
+    assert.match(
+      m[0]!,
+      /^metadata\.labels: Invalid value: "bad key": name part must consist of alphanumeric characters/,
+    );
+    assert.match(
+      m[1]!,
+      /^metadata\.labels: Invalid value: "bad value!": a valid label must be an empty string or consist of/,
+    );
   });
 
   test('needs at least one container, each with a name and an image', () => {
-    assert.deepEqual(messages(create(pods, pod({ containers: [] })).errors), ['spec.containers: Required value']);
-    assert.deepEqual(messages(create(pods, pod({ containers: [{ image: 'x' }] })).errors), ['spec.containers[0].name: Required value']);
+    assert.deepEqual(messages(create(pods, pod({ containers: [] })).errors), [
+      'spec.containers: Required value',
+    ]);
+    assert.deepEqual(messages(create(pods, pod({ containers: [{ image: 'x' }] })).errors), [
+      'spec.containers[0].name: Required value',
+    ]);
     assert.deepEqual(messages(create(pods, pod({ containers: [{ name: 'c' }] })).errors), [
       'spec.containers[0].image: Required value',
       'spec.containers[0].imagePullPolicy: Required value',
@@ -130,8 +182,20 @@ describe('pod create validation', () => {
   });
 
   test('container names are unique across app and init containers', () => {
-    const r = create(pods, pod({ initContainers: [{ name: 'c', image: 'x' }], containers: [{ name: 'c', image: 'x' }, { name: 'c', image: 'y' }] }));
-    assert.deepEqual(messages(r.errors), ['spec.containers[1].name: Duplicate value: "c"', 'spec.initContainers[0].name: Duplicate value: "c"']);
+    const r = create(
+      pods,
+      pod({
+        initContainers: [{ name: 'c', image: 'x' }],
+        containers: [
+          { name: 'c', image: 'x' },
+          { name: 'c', image: 'y' },
+        ],
+      }),
+    );
+    assert.deepEqual(messages(r.errors), [
+      'spec.containers[1].name: Duplicate value: "c"',
+      'spec.initContainers[0].name: Duplicate value: "c"',
+    ]);
   });
 
   test('restartPolicy must be supported', () => {
@@ -141,12 +205,24 @@ describe('pod create validation', () => {
   });
 
   test('requests may not exceed limits', () => {
-    const r = create(pods, pod({ containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }] }));
-    assert.deepEqual(messages(r.errors), ['spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1']);
+    const r = create(
+      pods,
+      pod({
+        containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }],
+      }),
+    );
+    assert.deepEqual(messages(r.errors), [
+      'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    ]);
   });
 
   test('extended resources need equal requests and limits; unknown bare names are refused', () => {
-    const r = create(pods, pod({ containers: [{ name: 'c', image: 'x', resources: { requests: { 'nvidia.com/gpu': '1', gpu: '1' } } }] }));
+    const r = create(
+      pods,
+      pod({
+        containers: [{ name: 'c', image: 'x', resources: { requests: { 'nvidia.com/gpu': '1', gpu: '1' } } }],
+      }),
+    );
     assert.deepEqual(messages(r.errors), [
       'spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources',
       'spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource for containers',
@@ -154,16 +230,24 @@ describe('pod create validation', () => {
   });
 
   test('malformed quantities are reported', () => {
-    const r = create(pods, pod({ containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: 'lots' } } }] }));
+    const r = create(
+      pods,
+      pod({ containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: 'lots' } } }] }),
+    );
     assert.deepEqual(messages(r.errors), [
       `spec.containers[0].resources.requests[cpu]: Invalid value: "lots": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
     ]);
   });
 
   test('scheduling gates: valid names, no duplicates, and no nodeName alongside', () => {
-    const r = create(pods, pod({ nodeName: 'n1', schedulingGates: [{ name: 'a/b/c' }, { name: 'ok' }, { name: 'ok' }] }));
+    const r = create(
+      pods,
+      pod({ nodeName: 'n1', schedulingGates: [{ name: 'a/b/c' }, { name: 'ok' }, { name: 'ok' }] }),
+    );
     const m = messages(r.errors);
-    assert.ok(m[0]!.startsWith('spec.schedulingGates[0]: Invalid value: "a/b/c": a qualified name must consist of'));
+    assert.ok(
+      m[0]!.startsWith('spec.schedulingGates[0]: Invalid value: "a/b/c": a qualified name must consist of'),
+    );
     assert.deepEqual(m.slice(1), [
       'spec.schedulingGates[2]: Duplicate value: "ok"',
       'spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared',
@@ -171,7 +255,15 @@ describe('pod create validation', () => {
   });
 
   test('tolerations are validated', () => {
-    const r = create(pods, pod({ tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }, { operator: 'Equal', effect: 'NoRun' }] }));
+    const r = create(
+      pods,
+      pod({
+        tolerations: [
+          { key: 'k', operator: 'Exists', value: 'v' },
+          { operator: 'Equal', effect: 'NoRun' },
+        ],
+      }),
+    );
     assert.deepEqual(messages(r.errors), [
       `spec.tolerations[0].operator: Invalid value: "v": value must be empty when \`operator\` is 'Exists'`,
       'spec.tolerations[1].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"',
@@ -180,7 +272,10 @@ describe('pod create validation', () => {
   });
 
   test('volume mounts must name a volume', () => {
-    const r = create(pods, pod({ containers: [{ name: 'c', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/d' }] }] }));
+    const r = create(
+      pods,
+      pod({ containers: [{ name: 'c', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/d' }] }] }),
+    );
     assert.deepEqual(messages(r.errors), ['spec.containers[0].volumeMounts[0].name: Not found: "data"']);
   });
 
@@ -196,43 +291,93 @@ describe('pod update validation', () => {
   const base = created(pods, pod());
 
   test('images may change and bump the generation', () => {
-    const r = update(pods, base, mutate(base, (p: Any) => (p.spec.containers[0].image = 'nginx:1.27')));
+    const r = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => (p.spec.containers[0].image = 'nginx:1.27')),
+    );
     assert.deepEqual(r.errors, []);
     assert.equal(r.obj.metadata.generation, 2);
   });
 
   test('other spec fields are forbidden with the real message', () => {
-    const r = update(pods, base, mutate(base, (p: Any) => (p.spec.restartPolicy = 'Never')));
+    const r = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => (p.spec.restartPolicy = 'Never')),
+    );
     assert.equal(r.errors.length, 1);
     assert.ok(messages(r.errors)[0]!.startsWith(UPDATE_PREFIX), messages(r.errors)[0]);
     assert.match(r.errors[0]!.message, /restartPolicy/);
   });
 
   test('containers may not be added or removed', () => {
-    const r = update(pods, base, mutate(base, (p: Any) => p.spec.containers.push({ name: 'd', image: 'x' })));
-    assert.deepEqual(messages(r.errors), ['spec.containers: Forbidden: pod updates may not add or remove containers']);
+    const r = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => p.spec.containers.push({ name: 'd', image: 'x' })),
+    );
+    assert.deepEqual(messages(r.errors), [
+      'spec.containers: Forbidden: pod updates may not add or remove containers',
+    ]);
   });
 
   test('activeDeadlineSeconds may be set and then only lowered', () => {
-    const set = update(pods, base, mutate(base, (p: Any) => (p.spec.activeDeadlineSeconds = 100)));
+    const set = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => (p.spec.activeDeadlineSeconds = 100)),
+    );
     assert.deepEqual(set.errors, []);
-    const raised = update(pods, set.obj, mutate(set.obj, (p: Any) => (p.spec.activeDeadlineSeconds = 200)));
-    assert.deepEqual(messages(raised.errors), ['spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to previous value']);
-    const unset = update(pods, set.obj, mutate(set.obj, (p: Any) => delete p.spec.activeDeadlineSeconds));
-    assert.deepEqual(messages(unset.errors), ['spec.activeDeadlineSeconds: Invalid value: null: must not update from a positive integer to nil value']);
+    const raised = update(
+      pods,
+      set.obj,
+      mutate(set.obj, (p: Any) => (p.spec.activeDeadlineSeconds = 200)),
+    );
+    assert.deepEqual(messages(raised.errors), [
+      'spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to previous value',
+    ]);
+    const unset = update(
+      pods,
+      set.obj,
+      mutate(set.obj, (p: Any) => delete p.spec.activeDeadlineSeconds),
+    );
+    assert.deepEqual(messages(unset.errors), [
+      'spec.activeDeadlineSeconds: Invalid value: null: must not update from a positive integer to nil value',
+    ]);
   });
 
   test('tolerations may only be added (tolerationSeconds may change)', () => {
-    const added = update(pods, base, mutate(base, (p: Any) => p.spec.tolerations.push({ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' })));
+    const added = update(
+      pods,
+      base,
+      mutate(base, (p: Any) =>
+        p.spec.tolerations.push({ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }),
+      ),
+    );
     assert.deepEqual(added.errors, []);
-    const retimed = update(pods, base, mutate(base, (p: Any) => (p.spec.tolerations[0].tolerationSeconds = 60)));
+    const retimed = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => (p.spec.tolerations[0].tolerationSeconds = 60)),
+    );
     assert.deepEqual(retimed.errors, []);
-    const removed = update(pods, base, mutate(base, (p: Any) => p.spec.tolerations.pop()));
-    assert.deepEqual(messages(removed.errors), ['spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds']);
+    const removed = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => p.spec.tolerations.pop()),
+    );
+    assert.deepEqual(messages(removed.errors), [
+      'spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds',
+    ]);
   });
 
   test('status written on the main endpoint is ignored', () => {
-    const r = update(pods, base, mutate(base, (p: Any) => (p.status = { phase: 'Running' })));
+    const r = update(
+      pods,
+      base,
+      mutate(base, (p: Any) => (p.status = { phase: 'Running' })),
+    );
     assert.deepEqual(r.errors, []);
     assert.equal((r.obj as Any).status.phase, 'Pending');
     assert.equal(r.obj.metadata.generation, 1);
@@ -256,22 +401,44 @@ describe('scheduling gates and KEP-3838 on update', () => {
   );
 
   test('adding a gate is refused with the exact message', () => {
-    const r = update(pods, gated, mutate(gated, (p: Any) => p.spec.schedulingGates.push({ name: 'x' })));
-    assert.deepEqual(messages(r.errors), ["spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate 'x'"]);
+    const r = update(
+      pods,
+      gated,
+      mutate(gated, (p: Any) => p.spec.schedulingGates.push({ name: 'x' })),
+    );
+    assert.deepEqual(messages(r.errors), [
+      "spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate 'x'",
+    ]);
   });
 
   test('removing gates is allowed, one at a time or all at once', () => {
-    const one = update(pods, gated, mutate(gated, (p: Any) => p.spec.schedulingGates.shift()));
+    const one = update(
+      pods,
+      gated,
+      mutate(gated, (p: Any) => p.spec.schedulingGates.shift()),
+    );
     assert.deepEqual(one.errors, []);
     assert.equal(one.obj.metadata.generation, 2);
-    const all = update(pods, gated, mutate(gated, (p: Any) => delete p.spec.schedulingGates));
+    const all = update(
+      pods,
+      gated,
+      mutate(gated, (p: Any) => delete p.spec.schedulingGates),
+    );
     assert.deepEqual(all.errors, []);
   });
 
   test('a gated pod may gain nodeSelector entries but not change existing ones', () => {
-    const add = update(pods, gated, mutate(gated, (p: Any) => (p.spec.nodeSelector.rack = 'r1')));
+    const add = update(
+      pods,
+      gated,
+      mutate(gated, (p: Any) => (p.spec.nodeSelector.rack = 'r1')),
+    );
     assert.deepEqual(add.errors, []);
-    const change = update(pods, gated, mutate(gated, (p: Any) => (p.spec.nodeSelector = { zone: 'z2', rack: 'r1' })));
+    const change = update(
+      pods,
+      gated,
+      mutate(gated, (p: Any) => (p.spec.nodeSelector = { zone: 'z2', rack: 'r1' })),
+    );
     assert.deepEqual(messages(change.errors), [
       'spec.nodeSelector: Invalid value: {"zone":"z2","rack":"r1"}: only additions to spec.nodeSelector are allowed (no mutations or deletions)',
     ]);
@@ -282,17 +449,23 @@ describe('scheduling gates and KEP-3838 on update', () => {
       pods,
       gated,
       mutate(gated, (p: Any) =>
-        p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions.push({
-          key: 'zone',
-          operator: 'Exists',
-        }),
+        p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions.push(
+          {
+            key: 'zone',
+            operator: 'Exists',
+          },
+        ),
       ),
     );
     assert.deepEqual(narrowed.errors, []);
     const moreTerms = update(
       pods,
       gated,
-      mutate(gated, (p: Any) => p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push({ matchExpressions: [] })),
+      mutate(gated, (p: Any) =>
+        p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push({
+          matchExpressions: [],
+        }),
+      ),
     );
     assert.match(
       messages(moreTerms.errors)[0]!,
@@ -301,9 +474,17 @@ describe('scheduling gates and KEP-3838 on update', () => {
     const replaced = update(
       pods,
       gated,
-      mutate(gated, (p: Any) => (p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values = ['arm64'])),
+      mutate(
+        gated,
+        (p: Any) =>
+          (p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values =
+            ['arm64']),
+      ),
     );
-    assert.match(messages(replaced.errors)[0]!, /nodeSelectorTerms\[0\]: Invalid value: .*: only additions are allowed \(no mutations or deletions\)$/);
+    assert.match(
+      messages(replaced.errors)[0]!,
+      /nodeSelectorTerms\[0\]: Invalid value: .*: only additions are allowed \(no mutations or deletions\)$/,
+    );
   });
 
   test('a gated pod without affinity may get one', () => {
@@ -311,14 +492,28 @@ describe('scheduling gates and KEP-3838 on update', () => {
     const r = update(
       pods,
       plain,
-      mutate(plain, (p: Any) => (p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }] } } })),
+      mutate(
+        plain,
+        (p: Any) =>
+          (p.spec.affinity = {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }],
+              },
+            },
+          }),
+      ),
     );
     assert.deepEqual(r.errors, []);
   });
 
   test('an ungated pod may not change its nodeSelector', () => {
     const plain = created(pods, pod({ nodeSelector: { zone: 'z1' } }));
-    const r = update(pods, plain, mutate(plain, (p: Any) => (p.spec.nodeSelector.rack = 'r1')));
+    const r = update(
+      pods,
+      plain,
+      mutate(plain, (p: Any) => (p.spec.nodeSelector.rack = 'r1')),
+    );
     assert.ok(messages(r.errors)[0]!.startsWith(UPDATE_PREFIX));
   });
 });
@@ -329,7 +524,12 @@ describe('pod status updates', () => {
   test('only status is taken; spec changes are dropped', () => {
     const next = mutate(base, (p: Any) => {
       p.spec.containers[0].image = 'other';
-      p.status = { phase: 'Running', qosClass: 'BestEffort', podIP: '10.0.0.5', podIPs: [{ ip: '10.0.0.5' }] };
+      p.status = {
+        phase: 'Running',
+        qosClass: 'BestEffort',
+        podIP: '10.0.0.5',
+        podIPs: [{ ip: '10.0.0.5' }],
+      };
     });
     const r = update(pods, base, next, 'status');
     assert.deepEqual(r.errors, []);
@@ -340,16 +540,49 @@ describe('pod status updates', () => {
   test('qosClass is backfilled when omitted and may not change', () => {
     const omitted = update(pods, base, { ...base, status: { phase: 'Running' } }, 'status');
     assert.equal((omitted.obj as Any).status.qosClass, 'BestEffort');
-    const changed = update(pods, base, { ...base, status: { phase: 'Running', qosClass: 'Guaranteed' } }, 'status');
-    assert.deepEqual(messages(changed.errors), ['status.qosClass: Invalid value: "Guaranteed": field is immutable']);
+    const changed = update(
+      pods,
+      base,
+      { ...base, status: { phase: 'Running', qosClass: 'Guaranteed' } },
+      'status',
+    );
+    assert.deepEqual(messages(changed.errors), [
+      'status.qosClass: Invalid value: "Guaranteed": field is immutable',
+    ]);
   });
 
   test('terminated containers of a Never pod may not come back', () => {
     const never = created(pods, pod({ restartPolicy: 'Never' }));
-    const done = update(pods, never, { ...never, status: { phase: 'Failed', qosClass: 'BestEffort', containerStatuses: [{ name: 'c', state: { terminated: { exitCode: 1 } } }] } }, 'status');
+    const done = update(
+      pods,
+      never,
+      {
+        ...never,
+        status: {
+          phase: 'Failed',
+          qosClass: 'BestEffort',
+          containerStatuses: [{ name: 'c', state: { terminated: { exitCode: 1 } } }],
+        },
+      },
+      'status',
+    );
     assert.deepEqual(done.errors, []);
-    const revived = update(pods, done.obj, { ...done.obj, status: { phase: 'Running', qosClass: 'BestEffort', containerStatuses: [{ name: 'c', state: { running: {} } }] } }, 'status');
-    assert.deepEqual(messages(revived.errors), ['status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state']);
+    const revived = update(
+      pods,
+      done.obj,
+      {
+        ...done.obj,
+        status: {
+          phase: 'Running',
+          qosClass: 'BestEffort',
+          containerStatuses: [{ name: 'c', state: { running: {} } }],
+        },
+      },
+      'status',
+    );
+    assert.deepEqual(messages(revived.errors), [
+      'status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state',
+    ]);
   });
 });
 
@@ -358,32 +591,57 @@ describe('pods/binding', () => {
 
   test('binds an unbound pod and marks it scheduled', () => {
     const p = created(pods, pod());
-    assert.deepEqual(bindPod(p, { target: { kind: 'Node', name: 'n1' }, metadata: { annotations: { a: 'b' } } }, now), {});
+    assert.deepEqual(
+      bindPod(p, { target: { kind: 'Node', name: 'n1' }, metadata: { annotations: { a: 'b' } } }, now),
+      {},
+    );
     const x = p as Any;
     assert.equal(x.spec.nodeName, 'n1');
     assert.equal(x.metadata.annotations.a, 'b');
-    assert.deepEqual(x.status.conditions, [{ lastProbeTime: null, type: 'PodScheduled', status: 'True', lastTransitionTime: '2025-01-01T00:00:05Z' }]);
+    assert.deepEqual(x.status.conditions, [
+      {
+        lastProbeTime: null,
+        type: 'PodScheduled',
+        status: 'True',
+        lastTransitionTime: '2025-01-01T00:00:05Z',
+      },
+    ]);
   });
 
   test('refuses bound, gated and deleting pods', () => {
     const bound = created(pods, pod({ nodeName: 'n0' }));
-    assert.deepEqual(bindPod(bound, { target: { name: 'n1' } }), { code: 409, error: 'pod p is already assigned to node "n0"' });
+    assert.deepEqual(bindPod(bound, { target: { name: 'n1' } }), {
+      code: 409,
+      error: 'pod p is already assigned to node "n0"',
+    });
     const gated = created(pods, pod({ schedulingGates: [{ name: 'g' }] }));
-    assert.deepEqual(bindPod(gated, { target: { name: 'n1' } }), { code: 409, error: 'pod p has non-empty .spec.schedulingGates' });
-    const deleting = mutate(created(pods, pod()), (p: KubeObject) => (p.metadata.deletionTimestamp = '2025-01-01T00:00:00Z'));
-    assert.equal(bindPod(deleting, { target: { name: 'n1' } }).error, 'pod p is being deleted, cannot be assigned to a host');
+    assert.deepEqual(bindPod(gated, { target: { name: 'n1' } }), {
+      code: 409,
+      error: 'pod p has non-empty .spec.schedulingGates',
+    });
+    const deleting = mutate(
+      created(pods, pod()),
+      (p: KubeObject) => (p.metadata.deletionTimestamp = '2025-01-01T00:00:00Z'),
+    );
+    assert.equal(
+      bindPod(deleting, { target: { name: 'n1' } }).error,
+      'pod p is being deleted, cannot be assigned to a host',
+    );
   });
 
   test('validates the Binding body', () => {
-    assert.deepEqual(validateBinding({ target: { kind: 'Pod' } }).map((e) => `${e.field}: ${e.message}`), [
-      'target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>"',
-      'target.name: Required value',
-    ]);
+    assert.deepEqual(
+      validateBinding({ target: { kind: 'Pod' } }).map((e) => `${e.field}: ${e.message}`),
+      [
+        'target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>"',
+        'target.name: Required value',
+      ],
+    );
   });
 });
 
 describe('pod table and field selectors', () => {
-  test('columns are kube-apiserver\'s', () => {
+  test("columns are kube-apiserver's", () => {
     assert.deepEqual(
       pods.strategy.table!.columns.map((c) => [c.name, c.priority ?? 0]),
       [
@@ -401,17 +659,30 @@ describe('pod table and field selectors', () => {
   });
 
   test('cells of a running pod', () => {
-    const p = mutate(created(pods, pod({ readinessGates: [{ conditionType: 'example.com/ready' }] })), (x: Any) => {
-      x.spec.nodeName = 'n1';
-      x.status = {
-        phase: 'Running',
-        podIP: '10.0.0.7',
-        podIPs: [{ ip: '10.0.0.7' }],
-        conditions: [{ type: 'example.com/ready', status: 'True' }],
-        containerStatuses: [{ name: 'c', ready: true, restartCount: 0, state: { running: {} } }],
-      };
-    });
-    assert.deepEqual(pods.strategy.table!.cells(p, new Date('2025-01-01T00:03:02Z')), ['p', '1/1', 'Running', '0', '3m2s', '10.0.0.7', 'n1', '<none>', '1/1']);
+    const p = mutate(
+      created(pods, pod({ readinessGates: [{ conditionType: 'example.com/ready' }] })),
+      (x: Any) => {
+        x.spec.nodeName = 'n1';
+        x.status = {
+          phase: 'Running',
+          podIP: '10.0.0.7',
+          podIPs: [{ ip: '10.0.0.7' }],
+          conditions: [{ type: 'example.com/ready', status: 'True' }],
+          containerStatuses: [{ name: 'c', ready: true, restartCount: 0, state: { running: {} } }],
+        };
+      },
+    );
+    assert.deepEqual(pods.strategy.table!.cells(p, new Date('2025-01-01T00:03:02Z')), [
+      'p',
+      '1/1',
+      'Running',
+      '0',
+      '3m2s',
+      '10.0.0.7',
+      'n1',
+      '<none>',
+      '1/1',
+    ]);
   });
 
   test('selectable fields', () => {

@@ -18,11 +18,15 @@ describe('setCondition', () => {
   test('adds a new condition stamped with now', () => {
     const list: Condition[] = [];
     assert.equal(setCondition(list, { type: 'Ready', status: 'False', reason: 'Waiting' }, t0), true);
-    assert.deepEqual(list, [{ type: 'Ready', status: 'False', reason: 'Waiting', lastTransitionTime: '2025-03-01T10:00:00Z' }]);
+    assert.deepEqual(list, [
+      { type: 'Ready', status: 'False', reason: 'Waiting', lastTransitionTime: '2025-03-01T10:00:00Z' },
+    ]);
   });
 
   test('keeps lastTransitionTime when the status does not change', () => {
-    const list: Condition[] = [{ type: 'Ready', status: 'False', reason: 'A', lastTransitionTime: rfc3339(t0) }];
+    const list: Condition[] = [
+      { type: 'Ready', status: 'False', reason: 'A', lastTransitionTime: rfc3339(t0) },
+    ];
     assert.equal(setCondition(list, { type: 'Ready', status: 'False', reason: 'B', message: 'm' }, t1), true);
     assert.equal(list[0]!.lastTransitionTime, '2025-03-01T10:00:00Z');
     assert.equal(list[0]!.reason, 'B');
@@ -37,7 +41,9 @@ describe('setCondition', () => {
   });
 
   test('reports no change for an identical condition', () => {
-    const list: Condition[] = [{ type: 'Ready', status: 'True', reason: 'R', lastTransitionTime: rfc3339(t0) }];
+    const list: Condition[] = [
+      { type: 'Ready', status: 'True', reason: 'R', lastTransitionTime: rfc3339(t0) },
+    ];
     assert.equal(setCondition(list, { type: 'Ready', status: 'True', reason: 'R' }, t1), false);
   });
 

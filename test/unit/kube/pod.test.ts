@@ -35,7 +35,9 @@ describe('readiness', () => {
 
 describe('podRequests (scheduler accounting)', () => {
   test('sums app containers', () => {
-    const pod: PodLike = { spec: { containers: [container('a', { cpu: '100m', memory: '64Mi' }), container('b', { cpu: '1' })] } };
+    const pod: PodLike = {
+      spec: { containers: [container('a', { cpu: '100m', memory: '64Mi' }), container('b', { cpu: '1' })] },
+    };
     assert.deepEqual(podRequestsMilli(pod), { cpu: 1100n, memory: 64n * 1024n * 1024n * 1000n });
   });
 
@@ -56,7 +58,10 @@ describe('podRequests (scheduler accounting)', () => {
   test('sidecars count for the whole life of the pod and during later init containers', () => {
     const pod: PodLike = {
       spec: {
-        initContainers: [container('sidecar', { cpu: '1' }, { restartPolicy: 'Always' }), container('init', { cpu: '2' })],
+        initContainers: [
+          container('sidecar', { cpu: '1' }, { restartPolicy: 'Always' }),
+          container('init', { cpu: '2' }),
+        ],
         containers: [container('a', { cpu: '500m' })],
       },
     };
@@ -66,7 +71,10 @@ describe('podRequests (scheduler accounting)', () => {
 
   test('pod-level requests override cpu and memory', () => {
     const pod: PodLike = {
-      spec: { resources: { requests: { cpu: '4' } }, containers: [container('a', { cpu: '1', 'example.com/dev': '2' })] },
+      spec: {
+        resources: { requests: { cpu: '4' } },
+        containers: [container('a', { cpu: '1', 'example.com/dev': '2' })],
+      },
     };
     assert.deepEqual(podRequestsMilli(pod), { cpu: 4000n, 'example.com/dev': 2000n });
   });
@@ -108,7 +116,10 @@ describe('STATUS / READY / RESTARTS cells', () => {
   test('a gated pod prints SchedulingGated', () => {
     const pod: PodLike = {
       spec: { containers: [container('a')] },
-      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] },
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }],
+      },
     };
     assert.equal(podStatusString(pod), 'SchedulingGated');
   });
@@ -116,7 +127,12 @@ describe('STATUS / READY / RESTARTS cells', () => {
   test('ContainerCreating comes from the waiting reason', () => {
     const pod: PodLike = {
       spec: { containers: [container('a')] },
-      status: { phase: 'Pending', containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] },
+      status: {
+        phase: 'Pending',
+        containerStatuses: [
+          { name: 'a', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } },
+        ],
+      },
     };
     assert.equal(podStatusString(pod), 'ContainerCreating');
   });
@@ -139,7 +155,10 @@ describe('STATUS / READY / RESTARTS cells', () => {
   test('Completed and Error from terminated reasons, ExitCode without one', () => {
     const done = (terminated: Record<string, unknown>): PodLike => ({
       spec: { containers: [container('a')] },
-      status: { phase: 'Succeeded', containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { terminated } }] },
+      status: {
+        phase: 'Succeeded',
+        containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { terminated } }],
+      },
     });
     assert.equal(podStatusString(done({ exitCode: 0, reason: 'Completed' })), 'Completed');
     assert.equal(podStatusString(done({ exitCode: 1, reason: 'Error' })), 'Error');
@@ -168,10 +187,18 @@ describe('STATUS / READY / RESTARTS cells', () => {
   });
 
   test('init containers: Init:0/2, Init:Error, Init:CrashLoopBackOff', () => {
-    const base = { spec: { initContainers: [container('i1'), container('i2')], containers: [container('a')] } };
+    const base = {
+      spec: { initContainers: [container('i1'), container('i2')], containers: [container('a')] },
+    };
     const waiting: PodLike = {
       ...base,
-      status: { phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { running: {} } }, { name: 'i2', state: { waiting: { reason: 'PodInitializing' } } }] },
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [
+          { name: 'i1', state: { running: {} } },
+          { name: 'i2', state: { waiting: { reason: 'PodInitializing' } } },
+        ],
+      },
     };
     assert.equal(podStatusString(waiting), 'Init:0/2');
     const second: PodLike = {
@@ -187,12 +214,20 @@ describe('STATUS / READY / RESTARTS cells', () => {
     assert.equal(podStatusString(second), 'Init:1/2');
     const failed: PodLike = {
       ...base,
-      status: { phase: 'Pending', initContainerStatuses: [{ name: 'i1', state: { terminated: { exitCode: 1, reason: 'Error' } } }] },
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [{ name: 'i1', state: { terminated: { exitCode: 1, reason: 'Error' } } }],
+      },
     };
     assert.equal(podStatusString(failed), 'Init:Error');
     const crash: PodLike = {
       ...base,
-      status: { phase: 'Pending', initContainerStatuses: [{ name: 'i1', restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [
+          { name: 'i1', restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } },
+        ],
+      },
     };
     assert.equal(podStatusString(crash), 'Init:CrashLoopBackOff');
     assert.equal(podDisplay(crash).restarts, 2);
@@ -200,7 +235,10 @@ describe('STATUS / READY / RESTARTS cells', () => {
 
   test('started sidecars count towards READY and do not hold init', () => {
     const pod: PodLike = {
-      spec: { initContainers: [container('side', undefined, { restartPolicy: 'Always' })], containers: [container('a')] },
+      spec: {
+        initContainers: [container('side', undefined, { restartPolicy: 'Always' })],
+        containers: [container('a')],
+      },
       status: {
         phase: 'Running',
         conditions: [{ type: 'Initialized', status: 'True' }],
@@ -229,13 +267,26 @@ describe('STATUS / READY / RESTARTS cells', () => {
   });
 
   test('Terminating while deleting, Unknown on a lost node, phase kept once terminal', () => {
-    const deleting: PodLike = { metadata: { deletionTimestamp: '2025-01-01T00:00:00Z' }, spec: { containers: [container('a')] }, status: { phase: 'Running' } };
+    const deleting: PodLike = {
+      metadata: { deletionTimestamp: '2025-01-01T00:00:00Z' },
+      spec: { containers: [container('a')] },
+      status: { phase: 'Running' },
+    };
     assert.equal(podStatusString(deleting), 'Terminating');
-    assert.equal(podStatusString({ ...deleting, status: { phase: 'Running', reason: 'NodeLost' } }), 'Unknown');
+    assert.equal(
+      podStatusString({ ...deleting, status: { phase: 'Running', reason: 'NodeLost' } }),
+      'Unknown',
+    );
     assert.equal(podStatusString({ ...deleting, status: { phase: 'Succeeded' } }), 'Succeeded');
   });
 
   test('status.reason wins over the phase (Evicted)', () => {
-    assert.equal(podStatusString({ spec: { containers: [container('a')] }, status: { phase: 'Failed', reason: 'Evicted' } }), 'Evicted');
+    assert.equal(
+      podStatusString({
+        spec: { containers: [container('a')] },
+        status: { phase: 'Failed', reason: 'Evicted' },
+      }),
+      'Evicted',
+    );
   });
 });

@@ -57,7 +57,11 @@ describe('parseQuantity', () => {
 
   test('rejects malformed input with apimachinery texts', () => {
     for (const bad of ['', 'abc', '1 Gi', ' 1', '1GiB', '1.2.3', '1Kb']) {
-      assert.throws(() => parseQuantity(bad), { name: 'QuantityParseError', message: QUANTITY_FORMAT_ERROR }, bad);
+      assert.throws(
+        () => parseQuantity(bad),
+        { name: 'QuantityParseError', message: QUANTITY_FORMAT_ERROR },
+        bad,
+      );
     }
     for (const bad of ['1K', '1e', '1e+', '--1', '1Ki2', '1mi']) {
       assert.throws(() => parseQuantity(bad), { message: QUANTITY_SUFFIX_ERROR }, bad);

@@ -48,8 +48,14 @@ function deref(schema: JSONSchema, resolve: Resolve): { schema: JSONSchema; viaR
 }
 
 /** Declared properties, including those of `allOf` members (structural schemas repeat them at top). */
+const declaredCache = new WeakMap<JSONSchema, Map<string, JSONSchema>>();
+
 function declaredProperties(schema: JSONSchema, resolve: Resolve): Map<string, JSONSchema> {
+  // Schemas are immutable once loaded, and this runs for every node of every write.
+  const cached = declaredCache.get(schema);
+  if (cached) return cached;
   const out = new Map<string, JSONSchema>();
+  declaredCache.set(schema, out);
   const add = (s: JSONSchema) => {
     const props = s.properties;
     if (isPlainObject(props))

@@ -1,0 +1,117 @@
+/**
+ * The embedded cluster's kube-controller-manager: the built-in workload controllers (Job,
+ * TTL-after-finished, ReplicaSet, Deployment, StatefulSet, DaemonSet) and the garbage
+ * collector, all talking to the API server through one in-process `ClusterClient`, each as
+ * its own service account (as kube-controller-manager does with
+ * --use-service-account-credentials) and recording core/v1 Events under its own component.
+ */
+import type { ClusterClient } from '../client.ts';
+import type { ControllerContext, RunningController } from './context.ts';
+import { DaemonSetController } from './daemonset.ts';
+import { DeploymentController } from './deployment.ts';
+import { EventRecorder } from './events.ts';
+import { GarbageCollector } from './gc.ts';
+import { InformerFactory } from './informer.ts';
+import { JobController } from './job.ts';
+import type { LogFn } from './loop.ts';
+import { ReplicaSetController } from './replicaset.ts';
+import { StatefulSetController } from './statefulset.ts';
+import { TtlAfterFinishedController } from './ttl.ts';
+
+export type WorkloadControllerName =
+  | 'job'
+  | 'ttl-after-finished'
+  | 'replicaset'
+  | 'deployment'
+  | 'statefulset'
+  | 'daemonset'
+  | 'garbagecollector';
+
+export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
+  'job',
+  'ttl-after-finished',
+  'replicaset',
+  'deployment',
+  'statefulset',
+  'daemonset',
+  'garbagecollector',
+];
+
+export interface WorkloadControllersOptions {
+  /** Which controllers to run (default: all). */
+  controllers?: readonly WorkloadControllerName[];
+  /** Keys each controller syncs concurrently (default 4). */
+  workers?: number;
+  /** Job pod-failure backoff: base * 2^(failures-1) up to max (default 10 s and 6 min, as upstream). */
+  jobBackoff?: { baseMs?: number; maxMs?: number };
+  log?: LogFn;
+}
+
+export interface WorkloadControllers {
+  stop(): Promise<void>;
+}
+
+/** Service account and Event source component of each controller, as on a real cluster. */
+const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }> = {
+  job: { sa: 'job-controller', component: 'job-controller' },
+  'ttl-after-finished': { sa: 'ttl-after-finished-controller', component: 'ttl-after-finished-controller' },
+  replicaset: { sa: 'replicaset-controller', component: 'replicaset-controller' },
+  deployment: { sa: 'deployment-controller', component: 'deployment-controller' },
+  statefulset: { sa: 'statefulset-controller', component: 'statefulset-controller' },
+  daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
+  garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
+};
+
+export function startWorkloadControllers(
+  client: ClusterClient,
+  opts: WorkloadControllersOptions = {},
+): WorkloadControllers {
+  const log: LogFn = opts.log ?? (() => {});
+  const enabled = new Set(opts.controllers ?? ALL_WORKLOAD_CONTROLLERS);
+  const informers = new InformerFactory(client, log);
+  const workers = opts.workers ?? 4;
+  const recorders: EventRecorder[] = [];
+  const running: RunningController[] = [];
+  const ctxFor = (name: WorkloadControllerName): ControllerContext => {
+    const id = IDENTITY[name];
+    const c = client.as(`system:serviceaccount:kube-system:${id.sa}`);
+    const recorder = new EventRecorder(c, id.component, log);
+    recorders.push(recorder);
+    return { client: c, informers, recorder, log, workers };
+  };
+  if (enabled.has('job')) {
+    running.push(
+      new JobController(ctxFor('job'), {
+        backoffBaseMs: opts.jobBackoff?.baseMs,
+        backoffMaxMs: opts.jobBackoff?.maxMs,
+      }),
+    );
+  }
+  if (enabled.has('ttl-after-finished'))
+    running.push(new TtlAfterFinishedController(ctxFor('ttl-after-finished')));
+  if (enabled.has('replicaset')) running.push(new ReplicaSetController(ctxFor('replicaset')));
+  if (enabled.has('deployment')) running.push(new DeploymentController(ctxFor('deployment')));
+  if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
+  if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
+  if (enabled.has('garbagecollector')) {
+    // Created last so it shares the informers the controllers asked for instead of opening its own.
+    const gcClient = client.as(`system:serviceaccount:kube-system:${IDENTITY.garbagecollector.sa}`);
+    running.push(new GarbageCollector(gcClient, informers, { workers, log }));
+  }
+  // Handlers are all subscribed: start the watches (each first replays existing objects), then the workers.
+  informers.startAll();
+  for (const r of running) r.start();
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () => {
+      stopped ??= (async () => {
+        await Promise.all(running.map((r) => r.stop()));
+        informers.stopAll();
+        await Promise.all(recorders.map((r) => r.stop()));
+      })();
+      return stopped;
+    },
+  };
+}
+
+export type { LogFn } from './loop.ts';
