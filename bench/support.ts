@@ -27,7 +27,7 @@ export async function startClusterProcess(args: string[] = []): Promise<BenchSer
   const kubeconfigPath = join(dir, 'kubeconfig');
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, '--max-old-space-size=4096', join(ROOT, 'src/cli/main.ts'), 'cluster', '--port', '0', '--kubeconfig-out', kubeconfigPath, ...args], {
+  const child = spawn(process.execPath, [...prof, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--max-old-space-size=4096', join(ROOT, 'src/cli/main.ts'), 'cluster', '--port', '0', '--kubeconfig-out', kubeconfigPath, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((res, rej) => {

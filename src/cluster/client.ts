@@ -122,7 +122,8 @@ export class ClusterClient {
 
   /** POST pods/<name>/binding. */
   bind(namespace: string, name: string, node: string): Promise<void> {
-    return bindPod(this.api, namespace, name, node, { user: this.user, fieldManager: this.user });
+    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { kind: 'Node', name: node } };
+    return bindPod(this.api, namespace, binding, { user: this.user, fieldManager: this.user });
   }
 }
 

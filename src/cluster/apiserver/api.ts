@@ -360,7 +360,8 @@ export class Api {
     }
     this.keepServerMetadata(next, old, rt);
     rt.strategy.prepareForUpdate?.(next, old, ctx);
-    if (rt.strategy.tracksGeneration && !deepEqualJson(specOf(next), specOf(old))) {
+    // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
+    if (rt.strategy.tracksGeneration && ctx.subresource !== 'binding' && !deepEqualJson(specOf(next), specOf(old))) {
       next.metadata.generation = (old.metadata.generation ?? 1) + 1;
     }
     const errs = [...this.finalizerErrors(next, old), ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? [])];

@@ -1,40 +1,26 @@
 /**
- * pods/binding: the scheduler's write. Sets spec.nodeName exactly once and marks the pod
- * scheduled; refuses pods that are gated, being deleted, or already bound.
+ * pods/binding: the scheduler's write, applied to the stored pod as kube-apiserver's
+ * BindingREST does (the rules live in the pod strategy's pure `bindPod`).
  */
 import type { Api, WriteOptions } from './api.ts';
 import { errors } from './errors.ts';
-import { nowRfc3339 } from './meta.ts';
-import type { ResourceType } from './types.ts';
+import { bindPod as assignPod, validateBinding } from './builtin/pods.ts';
+import type { KubeObject, ResourceType } from './types.ts';
 
-export async function bindPod(api: Api, ns: string, name: string, node: string, opts: WriteOptions): Promise<void> {
+export async function bindPod(api: Api, ns: string, binding: KubeObject, opts: WriteOptions): Promise<void> {
   const pods = api.registry.get('', 'v1', 'pods')!;
-  if (!node) {
-    throw errors.invalid('Binding', '', name, [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
-  }
+  const name = binding.metadata?.name ?? '';
+  const errs = validateBinding(binding as never);
+  if (errs.length) throw errors.invalid('Binding', '', name, errs);
   await api.updateWith(
     pods,
     ns,
     name,
     { ...opts, subresource: 'binding' },
     (pod) => {
-      const spec = (pod.spec ?? {}) as { nodeName?: string; schedulingGates?: unknown[] };
-      if (pod.metadata.deletionTimestamp) {
-        throw errors.conflict({ group: '', resource: 'pods' }, name, 'pod is being deleted, cannot be assigned to a host');
-      }
-      if (spec.nodeName) {
-        throw errors.conflict({ group: '', resource: 'pods/binding' }, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
-      }
-      if (spec.schedulingGates?.length) {
-        throw errors.conflict({ group: '', resource: 'pods/binding' }, name, `pod ${name} has non-empty .spec.schedulingGates`);
-      }
-      spec.nodeName = node;
-      pod.spec = spec;
-      const st = (pod.status ?? {}) as { conditions?: Record<string, unknown>[] };
-      const conds = (st.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
-      conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: nowRfc3339() });
-      st.conditions = conds;
-      pod.status = st;
+      const r = assignPod(pod, binding as never);
+      if (r.code === 409) throw errors.conflict({ group: '', resource: 'pods/binding' }, name, r.error!);
+      if (r.code) throw errors.internal(r.error!);
       return pod;
     },
     false,

@@ -71,10 +71,31 @@ export function get<T extends KubeObject = KubeObject>(client: ClusterClient, gv
 
 type PodStatus = { phase?: string; conditions?: Record<string, unknown>[]; [k: string]: unknown };
 
-/** Binds a pod if it is not bound yet, as the scheduler would. */
-export async function bind(client: ClusterClient, pod: KubeObject, node = 'node-1'): Promise<void> {
+/** Binds a pod if it is not bound yet, as the scheduler would: to its pinned node (DaemonSet pods) or `node`. */
+export async function bind(client: ClusterClient, pod: KubeObject, node?: string): Promise<void> {
   const cur = client.get(GVR.pods, pod.metadata.namespace!, pod.metadata.name!);
-  if (!(cur?.spec as { nodeName?: string } | undefined)?.nodeName) await client.bind(pod.metadata.namespace!, pod.metadata.name!, node);
+  if ((cur?.spec as { nodeName?: string } | undefined)?.nodeName) return;
+  await client.bind(pod.metadata.namespace!, pod.metadata.name!, node ?? pinnedNode(pod) ?? 'node-1');
+}
+
+function pinnedNode(pod: KubeObject): string | undefined {
+  type Terms = { nodeSelectorTerms?: { matchFields?: { key: string; values?: string[] }[] }[] };
+  const req = (pod.spec as { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: Terms } } } | undefined)?.affinity
+    ?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  return req?.nodeSelectorTerms?.[0]?.matchFields?.find((f) => f.key === 'metadata.name')?.values?.[0];
+}
+
+export async function createNode(
+  client: ClusterClient,
+  name: string,
+  opts: { labels?: Record<string, string>; taints?: { key: string; value?: string; effect: string }[]; unschedulable?: boolean } = {},
+): Promise<void> {
+  await client.create(GVR.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(opts.labels ?? {}) } },
+    spec: { ...(opts.taints ? { taints: opts.taints } : {}), ...(opts.unschedulable ? { unschedulable: true } : {}) },
+  });
 }
 
 /** Writes pod status as the kubelet would: phase and the Ready/ContainersReady conditions. */
@@ -139,3 +160,28 @@ export function eventReasons(client: ClusterClient, ns: string, involvedName: st
 }
 
 export const CONTAINER = [{ name: 'c', image: 'busybox' }];
+
+/**
+ * A stand-in scheduler+kubelet for one namespace: every new pod is bound and reported
+ * Running and Ready (after `delayMs`, when given). Returns a stop function.
+ */
+export function autoRun(client: ClusterClient, ns: string, opts: { node?: string; delayMs?: number } = {}): () => void {
+  const seen = new Set<string>();
+  let stopped = false;
+  const stop = client.watch(
+    GVR.pods,
+    (type, pod) => {
+      if (type !== 'ADDED' || seen.has(pod.metadata.uid!) || pod.metadata.deletionTimestamp) return;
+      seen.add(pod.metadata.uid!);
+      setTimeout(() => {
+        if (stopped) return;
+        setPodStatus(client, pod, 'Running', { node: opts.node }).catch(() => {});
+      }, opts.delayMs ?? 0);
+    },
+    { namespace: ns },
+  );
+  return () => {
+    stopped = true;
+    stop();
+  };
+}

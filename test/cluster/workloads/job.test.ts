@@ -126,7 +126,10 @@ describe('Job controller', () => {
       const spec = p.spec as { hostname?: string; containers: { env?: { name: string; valueFrom?: unknown }[] }[] };
       assert.equal(spec.hostname, `idx-${ix}`);
       assert.deepEqual(spec.containers[0]!.env, [
-        { name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } },
+        {
+          name: 'JOB_COMPLETION_INDEX',
+          valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } },
+        },
       ]);
     }
     await setPodStatus(c.client, byIndex.get('1')!, 'Succeeded');
@@ -239,15 +242,32 @@ describe('Job controller', () => {
     await waitFor('pod gone', () => get(c.client, GVR.pods, NS, p.metadata.name!) === undefined);
   });
 
-  test('adopts an orphan pod matching the selector, adding the tracking finalizer', async () => {
-    const j = await c.client.create(GVR.jobs, job('adopt', { suspend: true }));
-    await waitFor('Suspended', () => cond(jobNow('adopt'), 'Suspended')?.status === 'True');
-    const labels = (j.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
-    await c.client.create(GVR.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stray', namespace: NS, labels }, spec: { containers: CONTAINER, restartPolicy: 'Never' } });
+  test('adopts an orphan pod matching a manual selector instead of creating one', async () => {
+    await c.client.create(GVR.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'stray', namespace: NS, labels: { app: 'adopt' } },
+      spec: { containers: CONTAINER, restartPolicy: 'Never' },
+    });
+    const j = await c.client.create(
+      GVR.jobs,
+      job('adopt', {
+        manualSelector: true,
+        selector: { matchLabels: { app: 'adopt' } },
+        template: { metadata: { labels: { app: 'adopt' } }, spec: { restartPolicy: 'Never', containers: CONTAINER } },
+      }),
+    );
     const adopted = await waitFor('adopted', () => {
       const p = get(c.client, GVR.pods, NS, 'stray');
       return p?.metadata.ownerReferences?.[0]?.uid === j.metadata.uid ? p : undefined;
     });
-    assert.ok(adopted.metadata.finalizers?.includes(FINALIZER) || get(c.client, GVR.pods, NS, 'stray') === undefined);
+    assert.deepEqual(adopted.metadata.finalizers, [FINALIZER]);
+    await waitFor('active=1', () => status<JobStatus>(jobNow('adopt')).active === 1);
+    assert.deepEqual(
+      podsOwnedBy(c.client, j).map((p) => p.metadata.name),
+      ['stray'],
+    );
+    await setPodStatus(c.client, adopted, 'Succeeded');
+    await waitFor('Complete', () => cond(jobNow('adopt'), 'Complete')?.status === 'True');
   });
 });

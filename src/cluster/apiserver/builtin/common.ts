@@ -40,19 +40,6 @@ export function clone<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
 }
 
-export function specOf(obj: KubeObject): Json {
-  return ensureRecord(obj, 'spec');
-}
-
-export function statusOf(obj: KubeObject): Json {
-  return recordOf(obj.status);
-}
-
-/** PrepareForCreate for kinds with a status subresource: status starts as the zero value. */
-export function resetStatusOnCreate(obj: KubeObject): void {
-  obj.status = {};
-}
-
 export function setGenerationOnCreate(obj: KubeObject): void {
   obj.metadata ??= {};
   obj.metadata.generation = 1;

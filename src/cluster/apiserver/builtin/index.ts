@@ -3,12 +3,13 @@
  * categories, verbs and subresources kube-apiserver's discovery shows for them.
  */
 
+import { crdStrategy } from '../crd/crd-strategy.ts';
 import type { ResourceType, Strategy } from '../types.ts';
 import { selfSubjectAccessReviewStrategy, subjectAccessReviewStrategy } from './authorization.ts';
 import { configMapStrategy } from './configmaps.ts';
-import { crdStrategy } from './crds.ts';
 import { daemonSetStrategy } from './daemonsets.ts';
 import { deploymentStrategy } from './deployments.ts';
+import { endpointsStrategy } from './endpoints.ts';
 import { coreEventStrategy, eventsV1Strategy } from './events.ts';
 import { jobStrategy } from './jobs.ts';
 import { leaseStrategy } from './leases.ts';
@@ -19,7 +20,7 @@ import { roleBindingStrategy, roleStrategy } from './rbac.ts';
 import { replicaSetStrategy } from './replicasets.ts';
 import { secretStrategy } from './secrets.ts';
 import { serviceStrategy } from './services.ts';
-import { endpointsStrategy, serviceAccountStrategy } from './serviceaccounts.ts';
+import { serviceAccountStrategy } from './serviceaccounts.ts';
 import { statefulSetStrategy } from './statefulsets.ts';
 import { webhookConfigurationStrategy } from './webhooks.ts';
 import { specScale } from './workload.ts';
@@ -324,7 +325,7 @@ export function builtinResourceTypes(): ResourceType[] {
       shortNames: ['crd', 'crds'],
       categories: API_EXTENSIONS,
       subresources: ['status'],
-      strategy: crdStrategy(),
+      strategy: crdStrategy,
     }),
     // authorization.k8s.io/v1
     rt({

@@ -114,8 +114,8 @@ async function handle(
     return serveAccessReview(deps, req, res, p, effective!);
   }
   if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
-    const body = (await readDecoded(req)) as { metadata?: { name?: string }; target?: { name?: string } };
-    await bindPod(deps.api, p.namespace ?? '', body.metadata?.name ?? '', body.target?.name ?? '', writeOptions(q, userName, 'binding'));
+    const body = (await readDecoded(req)) as KubeObject;
+    await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, userName, 'binding'));
     return sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
   }
   if (p.subresource && subresourceHandlers[p.subresource]) {

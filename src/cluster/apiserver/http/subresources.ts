@@ -6,6 +6,7 @@ import type { UserInfo } from '../auth/authn.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
 import { bindPod } from '../binding.ts';
+import { labelSelectorString } from '../builtin/selector.ts';
 import { getPath, setPath } from '../meta.ts';
 import type { KubeObject } from '../types.ts';
 import { type HandlerDeps, patchFromRequest, readDecoded, sendJson, sendObject, writeOptions } from './handler.ts';
@@ -56,7 +57,9 @@ const finalize: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
 };
 
 function toScale(obj: KubeObject, specPath: string, statusPath: string, selectorPath: string | undefined): KubeObject {
-  const selector = selectorPath ? getPath(obj, selectorPath) : undefined;
+  const raw = selectorPath ? getPath(obj, selectorPath) : undefined;
+  // CRDs point at a selector string; built-in workloads at a LabelSelector object.
+  const selector = raw && typeof raw === 'object' ? labelSelectorString(raw) : raw;
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
@@ -124,10 +127,9 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
 /** POST pods/<name>/binding: the scheduler's write, setting spec.nodeName exactly once. */
 const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method !== 'POST') throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/binding' });
-  const body = (await readDecoded(req)) as { kind?: string; metadata?: { name?: string }; target?: { kind?: string; name?: string } };
-  const ns = p.namespace ?? '';
-  const name = p.name ?? body.metadata?.name ?? '';
-  await bindPod(deps.api, ns, name, body.target?.name ?? '', writeOptions(q, user.name, 'binding'));
+  const body = (await readDecoded(req)) as KubeObject;
+  body.metadata = { ...(body.metadata ?? {}), name: p.name };
+  await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, user.name, 'binding'));
   sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 };
 
