@@ -423,8 +423,10 @@ export class Api {
     }
     const meta = obj.metadata;
     const finalizers = [...(meta.finalizers ?? [])];
-    if (opts.propagationPolicy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
-    if (opts.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+    // batch/v1 Jobs orphan their pods unless told otherwise, for backwards compatibility.
+    const policy = opts.propagationPolicy ?? (rt.group === 'batch' && rt.resource === 'jobs' ? 'Orphan' : undefined);
+    if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+    if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
     const grace = this.gracePeriod(rt, obj, opts);
     const now = new Date();
     const specFinalized = rt.group === '' && rt.resource === 'namespaces' && this.deletionPending(rt, obj);

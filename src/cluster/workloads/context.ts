@@ -11,6 +11,12 @@ export interface ControllerContext {
   recorder: EventRecorder;
   log: LogFn;
   workers: number;
+  /**
+   * Delay that batches syncs triggered by pod events (upstream's Job controller waits 1 s).
+   * Every controller shares one thread with the API server here, so without it a controller
+   * would rescan its pods after every single pod write.
+   */
+  batchMs: number;
 }
 
 export interface RunningController {

@@ -66,7 +66,7 @@ export interface DaemonSet extends KubeObject {
   };
 }
 
-interface Node extends KubeObject {
+export interface Node extends KubeObject {
   spec?: { taints?: TaintLike[]; unschedulable?: boolean };
 }
 
@@ -120,26 +120,30 @@ export function targetNode(pod: Pod): string | undefined {
   return undefined;
 }
 
-/** NodeShouldRunDaemonPod: [should a new pod run here, may an existing one keep running]. */
-export function nodeShouldRunDaemonPod(
-  node: Node,
-  ds: DaemonSet,
-): { shouldRun: boolean; shouldContinue: boolean } {
+export type DaemonPredicate = (node: Node) => { shouldRun: boolean; shouldContinue: boolean };
+
+/**
+ * NodeShouldRunDaemonPod, compiled once per sync: for a node, [should a new pod run here,
+ * may an existing one keep running].
+ */
+export function daemonPredicate(ds: DaemonSet): DaemonPredicate {
   const spec: PodSpec = structuredClone(ds.spec?.template?.spec ?? {});
   addDaemonTolerations(spec);
-  const name = node.metadata.name!;
-  if (spec.nodeName && spec.nodeName !== name) return { shouldRun: false, shouldContinue: false };
   const matcher = compileNodeAffinity({ spec } as PodLike).required;
-  if (matcher && !matcher(node.metadata.labels ?? {}, name))
-    return { shouldRun: false, shouldContinue: false };
   const tolerations = spec.tolerations ?? [];
-  const untolerated = (effects: string[]) =>
-    (node.spec?.taints ?? []).some(
-      (t) => effects.includes(t.effect) && !tolerations.some((tol) => toleratesTaint(tol, t)),
-    );
-  if (untolerated(['NoSchedule', 'NoExecute']))
-    return { shouldRun: false, shouldContinue: !untolerated(['NoExecute']) };
-  return { shouldRun: true, shouldContinue: true };
+  return (node) => {
+    const name = node.metadata.name!;
+    if (spec.nodeName && spec.nodeName !== name) return { shouldRun: false, shouldContinue: false };
+    if (matcher && !matcher(node.metadata.labels ?? {}, name))
+      return { shouldRun: false, shouldContinue: false };
+    const untolerated = (effects: string[]) =>
+      (node.spec?.taints ?? []).some(
+        (t) => effects.includes(t.effect) && !tolerations.some((tol) => toleratesTaint(tol, t)),
+      );
+    if (untolerated(['NoSchedule', 'NoExecute']))
+      return { shouldRun: false, shouldContinue: !untolerated(['NoExecute']) };
+    return { shouldRun: true, shouldContinue: true };
+  };
 }
 
 export class DaemonSetController implements RunningController {
@@ -165,7 +169,14 @@ export class DaemonSetController implements RunningController {
       log: ctx.log,
       sync: (k) => this.sync(k),
     });
-    this.unsubscribe.push(this.sets.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribe.push(
+      this.sets.subscribe((t, o) => {
+        if (t === 'DELETED')
+          for (const k of this.failedBackoff.keys())
+            if (k.startsWith(`${o.metadata.uid}/`)) this.failedBackoff.delete(k);
+        this.loop.enqueue(objKey(o));
+      }),
+    );
     this.unsubscribe.push(
       this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
     );
@@ -188,11 +199,12 @@ export class DaemonSetController implements RunningController {
     for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
       if (ref?.kind !== 'DaemonSet') continue;
       const ds = this.sets.getByName(ns, ref.name);
-      if (ds && ds.metadata.uid === ref.uid) this.loop.enqueue(objKey(ds));
+      if (ds && ds.metadata.uid === ref.uid) this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
     }
     if (controllerRefOf(pod) || type === 'DELETED') return;
     for (const ds of this.sets.byIndex(BY_NAMESPACE, ns)) {
-      if (dsSelector(ds as DaemonSet)?.matches(pod.metadata.labels)) this.loop.enqueue(objKey(ds));
+      if (dsSelector(ds as DaemonSet)?.matches(pod.metadata.labels))
+        this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
     }
   }
 
@@ -206,7 +218,7 @@ export class DaemonSetController implements RunningController {
     ) {
       return;
     }
-    for (const ds of this.sets.list()) this.loop.enqueue(objKey(ds));
+    for (const ds of this.sets.list()) this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
   }
 
   private async sync(key: string): Promise<void> {
@@ -244,6 +256,7 @@ export class DaemonSetController implements RunningController {
   }
 
   private async manage(ds: DaemonSet, byNode: Map<string, Pod[]>, hash: string): Promise<void> {
+    const shouldRunOn = daemonPredicate(ds);
     const needPods: string[] = [];
     const toDelete: Pod[] = [];
     const now = Date.now();
@@ -251,7 +264,7 @@ export class DaemonSetController implements RunningController {
     for (const n of this.nodes.list() as Node[]) {
       const name = n.metadata.name!;
       nodeNames.add(name);
-      const { shouldRun, shouldContinue } = nodeShouldRunDaemonPod(n, ds);
+      const { shouldRun, shouldContinue } = shouldRunOn(n);
       const pods = byNode.get(name) ?? [];
       if (shouldRun && pods.length === 0) {
         needPods.push(name);
@@ -335,8 +348,9 @@ export class DaemonSetController implements RunningController {
     let unavailable = 0;
     const oldAvailable: Pod[] = [];
     const oldUnavailable: Pod[] = [];
+    const shouldRunOn = daemonPredicate(ds);
     for (const n of this.nodes.list() as Node[]) {
-      const { shouldRun } = nodeShouldRunDaemonPod(n, ds);
+      const { shouldRun } = shouldRunOn(n);
       if (!shouldRun) continue;
       desired++;
       const pods = byNode.get(n.metadata.name!) ?? [];
@@ -371,8 +385,9 @@ export class DaemonSetController implements RunningController {
     let available = 0;
     let updated = 0;
     let soonest: number | undefined;
+    const shouldRunOn = daemonPredicate(ds);
     for (const n of this.nodes.list() as Node[]) {
-      const { shouldRun } = nodeShouldRunDaemonPod(n, ds);
+      const { shouldRun } = shouldRunOn(n);
       const pods = byNode.get(n.metadata.name!) ?? [];
       const scheduled = pods.length > 0;
       if (shouldRun) {

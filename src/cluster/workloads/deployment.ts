@@ -197,9 +197,8 @@ export class DeploymentController implements RunningController {
           },
         );
       }
+      d = (await this.setDeploymentRevision(d, rs.metadata.annotations?.[REVISION_ANNOTATION])) ?? d;
       const status = structuredClone(d.status ?? {});
-      let needsUpdate = await this.setDeploymentRevision(d, rs.metadata.annotations?.[REVISION_ANNOTATION]);
-      d = needsUpdate ?? d;
       if (!getCondition(status, 'Progressing') && hasProgressDeadline(d)) {
         setCondition(
           status,
@@ -212,7 +211,6 @@ export class DeploymentController implements RunningController {
           ),
         );
         d = await this.writeStatus(d, status);
-        needsUpdate = d;
       }
       return { newRs: rs, olds, d };
     }
@@ -383,10 +381,7 @@ export class DeploymentController implements RunningController {
 
   /** isScalingEvent: an active ReplicaSet's desired-replicas annotation disagrees with spec.replicas. */
   private isScalingEvent(d: Deployment, rsList: ReplicaSet[]): boolean {
-    const newRs = findNewReplicaSet(d, rsList);
-    const all = activeReplicaSets(rsList);
-    void newRs;
-    for (const rs of all) {
+    for (const rs of activeReplicaSets(rsList)) {
       const v = rs.metadata.annotations?.[DESIRED_REPLICAS_ANNOTATION];
       if (v === undefined) continue;
       if (Number(v) !== replicasOf(d)) return true;

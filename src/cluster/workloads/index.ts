@@ -42,6 +42,8 @@ export interface WorkloadControllersOptions {
   controllers?: readonly WorkloadControllerName[];
   /** Keys each controller syncs concurrently (default 4). */
   workers?: number;
+  /** Delay batching the syncs that pod events trigger (default 50 ms). */
+  batchMs?: number;
   /** Job pod-failure backoff: base * 2^(failures-1) up to max (default 10 s and 6 min, as upstream). */
   jobBackoff?: { baseMs?: number; maxMs?: number };
   log?: LogFn;
@@ -77,7 +79,7 @@ export function startWorkloadControllers(
     const c = client.as(`system:serviceaccount:kube-system:${id.sa}`);
     const recorder = new EventRecorder(c, id.component, log);
     recorders.push(recorder);
-    return { client: c, informers, recorder, log, workers };
+    return { client: c, informers, recorder, log, workers, batchMs: opts.batchMs ?? 50 };
   };
   if (enabled.has('job')) {
     running.push(

@@ -288,7 +288,10 @@ export class JobController implements RunningController {
   // ---------- event handlers ----------
 
   private onJob(type: string, job: Job, old: Job | undefined): void {
-    this.loop.enqueue(`job:${objKey(job)}`);
+    // Spec changes sync at once; status-only updates (mostly our own) are batched like pod events.
+    if (type === 'MODIFIED' && old && old.metadata.generation === job.metadata.generation) {
+      this.loop.enqueueAfter(`job:${objKey(job)}`, this.ctx.batchMs);
+    } else this.loop.enqueue(`job:${objKey(job)}`);
     if (type === 'DELETED' || isJobFinished(job)) this.cleanupPodFinalizers(job);
     const ads = job.spec?.activeDeadlineSeconds;
     const start = parseTime(job.status?.startTime);
@@ -318,7 +321,7 @@ export class JobController implements RunningController {
         if (hasFinalizer(pod) && type !== 'DELETED') this.loop.enqueue(`pod:${objKey(pod)}`);
         if (!job || job.metadata.uid !== ref.uid) return;
       }
-      this.loop.enqueue(`job:${objKey(job)}`);
+      this.loop.enqueueAfter(`job:${objKey(job)}`, this.ctx.batchMs);
       return;
     }
     if (type === 'DELETED') return;
@@ -331,7 +334,8 @@ export class JobController implements RunningController {
     // An orphan whose labels now match a Job's selector may be adopted.
     for (const j of this.jobs.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '')) {
       const sel = jobSelector(j as Job);
-      if (sel && !sel.empty && sel.matches(pod.metadata.labels)) this.loop.enqueue(`job:${objKey(j)}`);
+      if (sel && !sel.empty && sel.matches(pod.metadata.labels))
+        this.loop.enqueueAfter(`job:${objKey(j)}`, this.ctx.batchMs);
     }
   }
 

@@ -118,14 +118,14 @@ export class ReplicaSetController implements RunningController {
     // An orphan: every ReplicaSet that selects it may adopt it.
     for (const o of this.rss.byIndex(BY_NAMESPACE, ns)) {
       const sel = rsSelector(o as ReplicaSet);
-      if (sel?.matches(pod.metadata.labels)) this.loop.enqueue(objKey(o));
+      if (sel?.matches(pod.metadata.labels)) this.loop.enqueueAfter(objKey(o), this.ctx.batchMs);
     }
   }
 
   private enqueueRef(ns: string, kind: string, name: string, uid: string): void {
     if (kind !== 'ReplicaSet') return;
     const rs = this.rss.getByName(ns, name);
-    if (rs && rs.metadata.uid === uid) this.loop.enqueue(objKey(rs));
+    if (rs && rs.metadata.uid === uid) this.loop.enqueueAfter(objKey(rs), this.ctx.batchMs);
   }
 
   private async sync(key: string): Promise<void> {

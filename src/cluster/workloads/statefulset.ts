@@ -152,12 +152,12 @@ export class StatefulSetController implements RunningController {
     for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
       if (ref?.kind !== 'StatefulSet') continue;
       const set = this.sets.getByName(ns, ref.name);
-      if (set && set.metadata.uid === ref.uid) this.loop.enqueue(objKey(set));
+      if (set && set.metadata.uid === ref.uid) this.loop.enqueueAfter(objKey(set), this.ctx.batchMs);
     }
     if (controllerRefOf(pod) || type === 'DELETED') return;
     for (const s of this.sets.byIndex(BY_NAMESPACE, ns)) {
       const sel = setSelector(s as StatefulSet);
-      if (sel?.matches(pod.metadata.labels)) this.loop.enqueue(objKey(s));
+      if (sel?.matches(pod.metadata.labels)) this.loop.enqueueAfter(objKey(s), this.ctx.batchMs);
     }
   }
 

@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import { autoRun, CONTAINER, createNamespace, createNode, get, podsOwnedBy, startCluster, status, type TestCluster, waitFor } from './harness.ts';
+import {
+  autoRun,
+  CONTAINER,
+  createNamespace,
+  createNode,
+  get,
+  podsOwnedBy,
+  startCluster,
+  status,
+  type TestCluster,
+  waitFor,
+} from './harness.ts';
 
 const NS = 'ds';
 
@@ -17,7 +28,11 @@ type DsStatus = {
   observedGeneration?: number;
 };
 
-function ds(name: string, podSpec: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): KubeObject {
+function ds(
+  name: string,
+  podSpec: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -47,8 +62,13 @@ describe('DaemonSet controller', () => {
     await createNamespace(c.client, NS);
     await createNode(c.client, 'node-a', { labels: { disk: 'ssd' } });
     await createNode(c.client, 'node-b');
-    await createNode(c.client, 'node-c', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
-    await createNode(c.client, 'node-d', { unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] });
+    await createNode(c.client, 'node-c', {
+      taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }],
+    });
+    await createNode(c.client, 'node-d', {
+      unschedulable: true,
+      taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }],
+    });
     stopRun = autoRun(c.client, NS);
   });
   after(async () => {
@@ -58,8 +78,18 @@ describe('DaemonSet controller', () => {
   const dsNow = (name: string) => get(c.client, GVR.daemonsets, NS, name)!;
   const livePods = (o: KubeObject) => podsOwnedBy(c.client, o).filter((p) => !p.metadata.deletionTimestamp);
   const target = (p: KubeObject) =>
-    (p.spec as { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: { matchFields: { values: string[] }[] }[] } } } })
-      .affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]!.matchFields[0]!.values[0];
+    (
+      p.spec as {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: { matchFields: { values: string[] }[] }[];
+            };
+          };
+        };
+      }
+    ).affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]!
+      .matchFields[0]!.values[0];
   const nodesOf = (o: KubeObject) => livePods(o).map(target).sort();
 
   test('one pod per eligible node, pinned by node affinity, with the default tolerations', async () => {
@@ -72,7 +102,13 @@ describe('DaemonSet controller', () => {
     const spec = p.spec as { tolerations: unknown[]; affinity: unknown };
     assert.deepEqual(spec.tolerations, DEFAULT_TOLERATIONS);
     assert.deepEqual(spec.affinity, {
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [target(p)] }] }] } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchFields: [{ key: 'metadata.name', operator: 'In', values: [target(p)] }] },
+          ],
+        },
+      },
     });
     await waitFor('status', () => status<DsStatus>(dsNow('agent')).numberReady === 3);
     assert.deepEqual(status(dsNow('agent')), {
@@ -108,7 +144,12 @@ describe('DaemonSet controller', () => {
     });
     await waitFor('pod leaves node-a', () => nodesOf(d).join() === 'node-b');
 
-    const gpu = await c.client.create(GVR.daemonsets, ds('gpu', { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] }));
+    const gpu = await c.client.create(
+      GVR.daemonsets,
+      ds('gpu', {
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }],
+      }),
+    );
     await waitFor('tolerating pod reaches the tainted node', () => nodesOf(gpu).includes('node-c'));
   });
 
@@ -142,7 +183,8 @@ describe('DaemonSet controller', () => {
   test('RollingUpdate replaces every pod with the new template', async () => {
     const d = dsNow('agent');
     await c.client.mutate(GVR.daemonsets, NS, 'agent', (o) => {
-      (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image = 'busybox:2';
+      (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+        .containers[0]!.image = 'busybox:2';
     });
     await waitFor('all updated', () => {
       const s = status<DsStatus>(dsNow('agent'));

@@ -2,8 +2,22 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import { type Deployment, maxUnavailable, resolveFenceposts } from '../../../src/cluster/workloads/deployment-util.ts';
-import { autoRun, CONTAINER, cond, createNamespace, get, startCluster, status, type TestCluster, waitFor } from './harness.ts';
+import {
+  type Deployment,
+  maxUnavailable,
+  resolveFenceposts,
+} from '../../../src/cluster/workloads/deployment-util.ts';
+import {
+  autoRun,
+  CONTAINER,
+  cond,
+  createNamespace,
+  get,
+  startCluster,
+  status,
+  type TestCluster,
+  waitFor,
+} from './harness.ts';
 
 const NS = 'deploy';
 
@@ -31,12 +45,18 @@ function deployment(name: string, replicas: number, extra: Record<string, unknow
 }
 
 function setImage(o: KubeObject, image: string): void {
-  (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image = image;
+  (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image =
+    image;
 }
 
 describe('maxSurge/maxUnavailable resolution', () => {
   const d = (replicas: number, maxSurge: unknown, maxUnavailable: unknown) =>
-    ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: {}, spec: { replicas, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge, maxUnavailable } } } }) as Deployment;
+    ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {},
+      spec: { replicas, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge, maxUnavailable } } },
+    }) as Deployment;
   test('percentages: surge rounds up, unavailable rounds down', () => {
     assert.deepEqual(resolveFenceposts(d(10, '25%', '25%')), { surge: 3, unavailable: 2 });
     assert.deepEqual(resolveFenceposts(d(3, '25%', '25%')), { surge: 1, unavailable: 0 });
@@ -53,6 +73,7 @@ describe('Deployment controller', () => {
   before(async () => {
     c = await startCluster();
     await createNamespace(c.client, NS);
+    await createNamespace(c.client, 'stuck');
     stopRun = autoRun(c.client, NS);
   });
   after(async () => {
@@ -61,7 +82,9 @@ describe('Deployment controller', () => {
   });
   const dNow = (name: string) => get(c.client, GVR.deployments, NS, name)!;
   const rssOf = (d: KubeObject) =>
-    c.client.list(GVR.replicasets, NS).filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === d.metadata.uid));
+    c.client
+      .list(GVR.replicasets, NS)
+      .filter((r) => r.metadata.ownerReferences?.some((o) => o.uid === d.metadata.uid));
   const replicas = (r: KubeObject) => (r.spec as { replicas: number }).replicas;
   const rolledOut = (name: string, n: number) => () => {
     const d = dNow(name);
@@ -83,8 +106,11 @@ describe('Deployment controller', () => {
     const hash = r!.metadata.labels!['pod-template-hash']!;
     assert.match(hash, /^[bcdfghjklmnpqrstvwxz2456789]{1,10}$/);
     assert.equal(r!.metadata.name, `web-${hash}`);
-    assert.deepEqual((r!.spec as { selector: unknown }).selector, { matchLabels: { app: 'web', 'pod-template-hash': hash } });
-    const tmplLabels = (r!.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    assert.deepEqual((r!.spec as { selector: unknown }).selector, {
+      matchLabels: { app: 'web', 'pod-template-hash': hash },
+    });
+    const tmplLabels = (r!.spec as { template: { metadata: { labels: Record<string, string> } } }).template
+      .metadata.labels;
     assert.deepEqual(tmplLabels, { app: 'web', 'pod-template-hash': hash });
     assert.equal(r!.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
     assert.equal(r!.metadata.annotations?.['deployment.kubernetes.io/desired-replicas'], '3');
@@ -103,20 +129,37 @@ describe('Deployment controller', () => {
     assert.equal(prog.message, `ReplicaSet "web-${hash}" has successfully progressed.`);
     const pods = c.client.list(GVR.pods, NS, { labelSelector: `pod-template-hash=${hash}` });
     assert.equal(pods.length, 3);
-    const ev = c.client.list(GVR.events, NS).find((e) => e.reason === 'ScalingReplicaSet' && (e.involvedObject as { name: string }).name === 'web');
+    const ev = c.client
+      .list(GVR.events, NS)
+      .find((e) => e.reason === 'ScalingReplicaSet' && (e.involvedObject as { name: string }).name === 'web');
     assert.equal(ev?.message, `Scaled up replica set web-${hash} to 3 from 0`);
   });
 
   test('rolling update stays within maxSurge and maxUnavailable', async () => {
-    const d = await c.client.create(GVR.deployments, deployment('roll', 4, { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } }));
+    const d = await c.client.create(
+      GVR.deployments,
+      deployment('roll', 4, {
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      }),
+    );
     await waitFor('v1 rolled out', rolledOut('roll', 4));
     let maxTotal = 0;
     let minAvailable = Number.POSITIVE_INFINITY;
-    const stopWatch = c.client.watch(GVR.replicasets, () => {
-      const rss = rssOf(d);
-      maxTotal = Math.max(maxTotal, rss.reduce((n, r) => n + replicas(r), 0));
-      minAvailable = Math.min(minAvailable, rss.reduce((n, r) => n + ((r.status as { availableReplicas?: number }).availableReplicas ?? 0), 0));
-    }, { namespace: NS });
+    const stopWatch = c.client.watch(
+      GVR.replicasets,
+      () => {
+        const rss = rssOf(d);
+        maxTotal = Math.max(
+          maxTotal,
+          rss.reduce((n, r) => n + replicas(r), 0),
+        );
+        minAvailable = Math.min(
+          minAvailable,
+          rss.reduce((n, r) => n + ((r.status as { availableReplicas?: number }).availableReplicas ?? 0), 0),
+        );
+      },
+      { namespace: NS },
+    );
     await c.client.mutate(GVR.deployments, NS, 'roll', (o) => setImage(o, 'busybox:2'));
     await waitFor('v2 rolled out', rolledOut('roll', 4));
     stopWatch();
@@ -131,13 +174,20 @@ describe('Deployment controller', () => {
   });
 
   test('Recreate scales the old ReplicaSet to zero before the new one starts', async () => {
-    const d = await c.client.create(GVR.deployments, deployment('rec', 2, { strategy: { type: 'Recreate' } }));
+    const d = await c.client.create(
+      GVR.deployments,
+      deployment('rec', 2, { strategy: { type: 'Recreate' } }),
+    );
     await waitFor('v1 rolled out', rolledOut('rec', 2));
     const overlap: number[] = [];
-    const stopWatch = c.client.watch(GVR.replicasets, () => {
-      const rss = rssOf(d);
-      if (rss.length === 2 && rss.every((r) => replicas(r) > 0)) overlap.push(1);
-    }, { namespace: NS });
+    const stopWatch = c.client.watch(
+      GVR.replicasets,
+      () => {
+        const rss = rssOf(d);
+        if (rss.length === 2 && rss.every((r) => replicas(r) > 0)) overlap.push(1);
+      },
+      { namespace: NS },
+    );
     await c.client.mutate(GVR.deployments, NS, 'rec', (o) => setImage(o, 'busybox:2'));
     await waitFor('v2 rolled out', rolledOut('rec', 2));
     stopWatch();
@@ -154,7 +204,13 @@ describe('Deployment controller', () => {
     const r = rssOf(d)[0]!;
     assert.equal(r.metadata.annotations?.['deployment.kubernetes.io/desired-replicas'], '5');
     await waitFor('event', () =>
-      c.client.list(GVR.events, NS).some((e) => e.reason === 'ScalingReplicaSet' && e.message === `Scaled up replica set ${r.metadata.name} to 5 from 2`),
+      c.client
+        .list(GVR.events, NS)
+        .some(
+          (e) =>
+            e.reason === 'ScalingReplicaSet' &&
+            e.message === `Scaled up replica set ${r.metadata.name} to 5 from 2`,
+        ),
     );
   });
 
@@ -166,7 +222,9 @@ describe('Deployment controller', () => {
       await waitFor(`${image} rolled out`, rolledOut('hist', 1));
     }
     await waitFor('one old ReplicaSet kept', () => rssOf(d).length === 2);
-    const revs = rssOf(d).map((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision']).sort();
+    const revs = rssOf(d)
+      .map((r) => r.metadata.annotations?.['deployment.kubernetes.io/revision'])
+      .sort();
     assert.deepEqual(revs, ['2', '3']);
   });
 
@@ -175,7 +233,47 @@ describe('Deployment controller', () => {
     await waitFor('rolled out', rolledOut('gc', 2));
     const rsUid = rssOf(d)[0]!.metadata.uid;
     await c.client.delete(GVR.deployments, NS, 'gc', { propagationPolicy: 'Background' });
-    await waitFor('ReplicaSet gone', () => !c.client.list(GVR.replicasets, NS).some((r) => r.metadata.uid === rsUid));
+    await waitFor(
+      'ReplicaSet gone',
+      () => !c.client.list(GVR.replicasets, NS).some((r) => r.metadata.uid === rsUid),
+    );
     await waitFor('pods gone', () => c.client.list(GVR.pods, NS, { labelSelector: 'app=gc' }).length === 0);
+  });
+
+  test('a paused Deployment does not roll out until resumed', async () => {
+    const d = await c.client.create(GVR.deployments, deployment('pause', 1));
+    await waitFor('rolled out', rolledOut('pause', 1));
+    await c.client.mutate(GVR.deployments, NS, 'pause', (o) => {
+      (o.spec as { paused: boolean }).paused = true;
+      setImage(o, 'busybox:2');
+    });
+    await waitFor(
+      'paused condition',
+      () => cond(dNow('pause'), 'Progressing')?.reason === 'DeploymentPaused',
+    );
+    assert.equal(cond(dNow('pause'), 'Progressing')!.status, 'Unknown');
+    assert.equal(rssOf(d).length, 1, 'no new ReplicaSet while paused');
+    await c.client.mutate(GVR.deployments, NS, 'pause', (o) => {
+      (o.spec as { paused: boolean }).paused = false;
+    });
+    await waitFor('rolled out after resume', rolledOut('pause', 1));
+    assert.equal(rssOf(d).length, 2);
+  });
+
+  test('a rollout that makes no progress exceeds its progress deadline', async () => {
+    const d = deployment('stuck', 1, { progressDeadlineSeconds: 1 });
+    d.metadata.namespace = 'stuck';
+    await c.client.create(GVR.deployments, d);
+    await waitFor(
+      'ProgressDeadlineExceeded',
+      () =>
+        cond(get(c.client, GVR.deployments, 'stuck', 'stuck'), 'Progressing')?.reason ===
+        'ProgressDeadlineExceeded',
+      { timeoutMs: 10_000 },
+    );
+    const p = cond(get(c.client, GVR.deployments, 'stuck', 'stuck'), 'Progressing')!;
+    assert.equal(p.status, 'False');
+    assert.match(p.message as string, /^ReplicaSet "stuck-[a-z0-9]+" has timed out progressing\.$/);
+    assert.equal(cond(get(c.client, GVR.deployments, 'stuck', 'stuck'), 'Available')!.status, 'False');
   });
 });

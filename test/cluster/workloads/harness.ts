@@ -7,7 +7,10 @@
 import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR, type Gvr } from '../../../src/cluster/client.ts';
-import { startWorkloadControllers, type WorkloadControllersOptions } from '../../../src/cluster/workloads/index.ts';
+import {
+  startWorkloadControllers,
+  type WorkloadControllersOptions,
+} from '../../../src/cluster/workloads/index.ts';
 import { waitFor } from '../../support/wait.ts';
 
 export { waitFor };
@@ -18,7 +21,9 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(opts: WorkloadControllersOptions & { kubelet?: boolean } = {}): Promise<TestCluster> {
+export async function startCluster(
+  opts: WorkloadControllersOptions & { kubelet?: boolean } = {},
+): Promise<TestCluster> {
   const handle = await startApiServer();
   const client = new ClusterClient(handle.api, 'system:test');
   const controllers = startWorkloadControllers(client, { jobBackoff: { baseMs: 10, maxMs: 100 }, ...opts });
@@ -40,13 +45,20 @@ function confirmDeletions(client: ClusterClient): () => void {
   const pending = new Set<string>();
   return client.watch(GVR.pods, (type, pod) => {
     if (type === 'DELETED' || !pod.metadata.deletionTimestamp) return;
-    if (!(pod.spec as { nodeName?: string } | undefined)?.nodeName || (pod.metadata.deletionGracePeriodSeconds ?? 0) === 0) return;
+    if (
+      !(pod.spec as { nodeName?: string } | undefined)?.nodeName ||
+      (pod.metadata.deletionGracePeriodSeconds ?? 0) === 0
+    )
+      return;
     const key = `${pod.metadata.namespace}/${pod.metadata.name}/${pod.metadata.uid}`;
     if (pending.has(key)) return;
     pending.add(key);
     setImmediate(() => {
       kubelet
-        .delete(GVR.pods, pod.metadata.namespace!, pod.metadata.name!, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } })
+        .delete(GVR.pods, pod.metadata.namespace!, pod.metadata.name!, {
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        })
         .catch(() => {})
         .finally(() => pending.delete(key));
     });
@@ -57,15 +69,27 @@ export async function createNamespace(client: ClusterClient, name: string): Prom
   await client.create(GVR.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
-export function list<T extends KubeObject = KubeObject>(client: ClusterClient, gvr: Gvr, ns: string, labelSelector?: string): T[] {
+export function list<T extends KubeObject = KubeObject>(
+  client: ClusterClient,
+  gvr: Gvr,
+  ns: string,
+  labelSelector?: string,
+): T[] {
   return client.list<T>(gvr, ns, labelSelector ? { labelSelector } : {});
 }
 
 export function podsOwnedBy(client: ClusterClient, owner: KubeObject): KubeObject[] {
-  return client.list(GVR.pods, owner.metadata.namespace).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === owner.metadata.uid));
+  return client
+    .list(GVR.pods, owner.metadata.namespace)
+    .filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === owner.metadata.uid));
 }
 
-export function get<T extends KubeObject = KubeObject>(client: ClusterClient, gvr: Gvr, ns: string, name: string): T | undefined {
+export function get<T extends KubeObject = KubeObject>(
+  client: ClusterClient,
+  gvr: Gvr,
+  ns: string,
+  name: string,
+): T | undefined {
   return client.get<T>(gvr, ns, name);
 }
 
@@ -80,21 +104,31 @@ export async function bind(client: ClusterClient, pod: KubeObject, node?: string
 
 function pinnedNode(pod: KubeObject): string | undefined {
   type Terms = { nodeSelectorTerms?: { matchFields?: { key: string; values?: string[] }[] }[] };
-  const req = (pod.spec as { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: Terms } } } | undefined)?.affinity
-    ?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  const req = (
+    pod.spec as
+      | { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: Terms } } }
+      | undefined
+  )?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   return req?.nodeSelectorTerms?.[0]?.matchFields?.find((f) => f.key === 'metadata.name')?.values?.[0];
 }
 
 export async function createNode(
   client: ClusterClient,
   name: string,
-  opts: { labels?: Record<string, string>; taints?: { key: string; value?: string; effect: string }[]; unschedulable?: boolean } = {},
+  opts: {
+    labels?: Record<string, string>;
+    taints?: { key: string; value?: string; effect: string }[];
+    unschedulable?: boolean;
+  } = {},
 ): Promise<void> {
   await client.create(GVR.nodes, {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(opts.labels ?? {}) } },
-    spec: { ...(opts.taints ? { taints: opts.taints } : {}), ...(opts.unschedulable ? { unschedulable: true } : {}) },
+    spec: {
+      ...(opts.taints ? { taints: opts.taints } : {}),
+      ...(opts.unschedulable ? { unschedulable: true } : {}),
+    },
   });
 }
 
@@ -115,12 +149,16 @@ export async function setPodStatus(
     (p) => {
       const status = (p.status ?? {}) as PodStatus;
       status.phase = phase;
-      const keep = (status.conditions ?? []).filter((c) => c.type !== 'Ready' && c.type !== 'ContainersReady');
+      const keep = (status.conditions ?? []).filter(
+        (c) => c.type !== 'Ready' && c.type !== 'ContainersReady',
+      );
       const s = ready ? 'True' : 'False';
       keep.push({ type: 'ContainersReady', status: s, lastProbeTime: null, lastTransitionTime: t });
       keep.push({ type: 'Ready', status: s, lastProbeTime: null, lastTransitionTime: t });
       status.conditions = keep;
-      const containers = ((p.spec as { containers?: { name: string; image?: string }[] }).containers ?? []).map((c) => ({
+      const containers = (
+        (p.spec as { containers?: { name: string; image?: string }[] }).containers ?? []
+      ).map((c) => ({
         name: c.name,
         image: c.image,
         imageID: '',
@@ -132,7 +170,14 @@ export async function setPodStatus(
             ? { running: { startedAt: t } }
             : phase === 'Pending'
               ? { waiting: { reason: 'ContainerCreating' } }
-              : { terminated: { exitCode: opts.exitCode ?? (phase === 'Succeeded' ? 0 : 1), reason: phase === 'Succeeded' ? 'Completed' : 'Error', startedAt: t, finishedAt: t } },
+              : {
+                  terminated: {
+                    exitCode: opts.exitCode ?? (phase === 'Succeeded' ? 0 : 1),
+                    reason: phase === 'Succeeded' ? 'Completed' : 'Error',
+                    startedAt: t,
+                    finishedAt: t,
+                  },
+                },
       }));
       status.containerStatuses = containers;
       p.status = status;
@@ -142,7 +187,9 @@ export async function setPodStatus(
 }
 
 export function cond(obj: KubeObject | undefined, type: string): Record<string, unknown> | undefined {
-  return ((obj?.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
+  return ((obj?.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).find(
+    (c) => c.type === type,
+  );
 }
 
 export function status<T = Record<string, unknown>>(obj: KubeObject | undefined): T {
@@ -152,7 +199,9 @@ export function status<T = Record<string, unknown>>(obj: KubeObject | undefined)
 export function events(client: ClusterClient, ns: string, involvedName?: string): KubeObject[] {
   return client
     .list(GVR.events, ns)
-    .filter((e) => involvedName === undefined || (e.involvedObject as { name?: string }).name === involvedName);
+    .filter(
+      (e) => involvedName === undefined || (e.involvedObject as { name?: string }).name === involvedName,
+    );
 }
 
 export function eventReasons(client: ClusterClient, ns: string, involvedName: string): string[] {
@@ -165,7 +214,11 @@ export const CONTAINER = [{ name: 'c', image: 'busybox' }];
  * A stand-in scheduler+kubelet for one namespace: every new pod is bound and reported
  * Running and Ready (after `delayMs`, when given). Returns a stop function.
  */
-export function autoRun(client: ClusterClient, ns: string, opts: { node?: string; delayMs?: number } = {}): () => void {
+export function autoRun(
+  client: ClusterClient,
+  ns: string,
+  opts: { node?: string; delayMs?: number } = {},
+): () => void {
   const seen = new Set<string>();
   let stopped = false;
   const stop = client.watch(

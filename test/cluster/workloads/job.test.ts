@@ -52,7 +52,12 @@ describe('Job controller', () => {
   });
 
   const jobNow = (name: string) => get(c.client, GVR.jobs, NS, name)!;
-  const active = (j: KubeObject) => podsOwnedBy(c.client, j).filter((p) => !p.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(status<{ phase?: string }>(p).phase ?? ''));
+  const active = (j: KubeObject) =>
+    podsOwnedBy(c.client, j).filter(
+      (p) =>
+        !p.metadata.deletionTimestamp &&
+        !['Succeeded', 'Failed'].includes(status<{ phase?: string }>(p).phase ?? ''),
+    );
 
   test('runs completions one at a time, labels and tracks pods, and completes', async () => {
     const j = await c.client.create(GVR.jobs, job('pi', { completions: 2, parallelism: 1 }));
@@ -64,10 +69,25 @@ describe('Job controller', () => {
     assert.equal(m.labels?.['batch.kubernetes.io/controller-uid'], j.metadata.uid);
     assert.equal(m.labels?.['controller-uid'], j.metadata.uid);
     assert.deepEqual(m.finalizers, [FINALIZER]);
-    assert.deepEqual(m.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'pi', uid: j.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(m.ownerReferences, [
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: 'pi',
+        uid: j.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
     await waitFor('active=1 ready=0 and startTime', () => {
       const s = status<JobStatus>(jobNow('pi'));
-      return s.active === 1 && s.ready === 0 && s.terminating === 0 && s.startTime !== undefined && s.uncountedTerminatedPods !== undefined;
+      return (
+        s.active === 1 &&
+        s.ready === 0 &&
+        s.terminating === 0 &&
+        s.startTime !== undefined &&
+        s.uncountedTerminatedPods !== undefined
+      );
     });
 
     await setPodStatus(c.client, first, 'Running');
@@ -75,12 +95,20 @@ describe('Job controller', () => {
     assert.equal(active(j).length, 1, 'parallelism 1 keeps a single pod');
 
     await setPodStatus(c.client, first, 'Succeeded');
-    const second = await waitFor('second pod', () => active(j).find((p) => p.metadata.uid !== first.metadata.uid));
+    const second = await waitFor('second pod', () =>
+      active(j).find((p) => p.metadata.uid !== first.metadata.uid),
+    );
     await waitFor('first pod counted', () => status<JobStatus>(jobNow('pi')).succeeded === 1);
-    assert.equal(get(c.client, GVR.pods, NS, first.metadata.name!)?.metadata.finalizers, undefined, 'counted pods lose the tracking finalizer');
+    assert.equal(
+      get(c.client, GVR.pods, NS, first.metadata.name!)?.metadata.finalizers,
+      undefined,
+      'counted pods lose the tracking finalizer',
+    );
 
     await setPodStatus(c.client, second, 'Succeeded');
-    const done = await waitFor('Complete', () => (cond(jobNow('pi'), 'Complete')?.status === 'True' ? jobNow('pi') : undefined));
+    const done = await waitFor('Complete', () =>
+      cond(jobNow('pi'), 'Complete')?.status === 'True' ? jobNow('pi') : undefined,
+    );
     const s = status<JobStatus>(done);
     assert.equal(s.succeeded, 2);
     assert.equal(s.active, undefined);
@@ -97,7 +125,9 @@ describe('Job controller', () => {
       const r = eventReasons(c.client, NS, 'pi');
       return r.filter((x) => x === 'SuccessfulCreate').length === 2 && r.includes('Completed');
     });
-    const created = c.client.list(GVR.events, NS).find((e) => e.reason === 'SuccessfulCreate' && (e.involvedObject as { name: string }).name === 'pi')!;
+    const created = c.client
+      .list(GVR.events, NS)
+      .find((e) => e.reason === 'SuccessfulCreate' && (e.involvedObject as { name: string }).name === 'pi')!;
     assert.equal((created.source as { component: string }).component, 'job-controller');
     assert.match(created.message as string, /^Created pod: pi-[a-z0-9]{5}$/);
     assert.equal((created.involvedObject as { kind: string }).kind, 'Job');
@@ -108,7 +138,9 @@ describe('Job controller', () => {
     const pods = await waitFor('two pods', () => (active(j).length === 2 ? active(j) : undefined));
     await setPodStatus(c.client, pods[0]!, 'Succeeded');
     await setPodStatus(c.client, pods[1]!, 'Succeeded');
-    const last = await waitFor('one more pod for the last completion', () => (active(j).length === 1 ? active(j)[0] : undefined));
+    const last = await waitFor('one more pod for the last completion', () =>
+      active(j).length === 1 ? active(j)[0] : undefined,
+    );
     await setPodStatus(c.client, last, 'Succeeded');
     await waitFor('Complete', () => cond(jobNow('par'), 'Complete')?.status === 'True');
     assert.equal(status<JobStatus>(jobNow('par')).succeeded, 3);
@@ -116,19 +148,32 @@ describe('Job controller', () => {
   });
 
   test('Indexed: one pod per index with annotation, label, hostname and env; failed indexes are retried', async () => {
-    const j = await c.client.create(GVR.jobs, job('idx', { completions: 3, parallelism: 3, completionMode: 'Indexed' }));
+    const j = await c.client.create(
+      GVR.jobs,
+      job('idx', { completions: 3, parallelism: 3, completionMode: 'Indexed' }),
+    );
     const pods = await waitFor('three pods', () => (active(j).length === 3 ? active(j) : undefined));
-    const byIndex = new Map(pods.map((p) => [p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], p]));
+    const byIndex = new Map(
+      pods.map((p) => [p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], p]),
+    );
     assert.deepEqual([...byIndex.keys()].sort(), ['0', '1', '2']);
     for (const [ix, p] of byIndex) {
       assert.equal(p.metadata.labels?.['batch.kubernetes.io/job-completion-index'], ix);
       assert.match(p.metadata.name!, new RegExp(`^idx-${ix}-[a-z0-9]{5}$`));
-      const spec = p.spec as { hostname?: string; containers: { env?: { name: string; valueFrom?: unknown }[] }[] };
+      const spec = p.spec as {
+        hostname?: string;
+        containers: { env?: { name: string; valueFrom?: unknown }[] }[];
+      };
       assert.equal(spec.hostname, `idx-${ix}`);
       assert.deepEqual(spec.containers[0]!.env, [
         {
           name: 'JOB_COMPLETION_INDEX',
-          valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } },
+          valueFrom: {
+            fieldRef: {
+              apiVersion: 'v1',
+              fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']",
+            },
+          },
         },
       ]);
     }
@@ -136,7 +181,11 @@ describe('Job controller', () => {
     await waitFor('completedIndexes 1', () => status<JobStatus>(jobNow('idx')).completedIndexes === '1');
     await setPodStatus(c.client, byIndex.get('0')!, 'Failed');
     const retry = await waitFor('index 0 recreated', () =>
-      active(j).find((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '0' && p.metadata.uid !== byIndex.get('0')!.metadata.uid),
+      active(j).find(
+        (p) =>
+          p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '0' &&
+          p.metadata.uid !== byIndex.get('0')!.metadata.uid,
+      ),
     );
     await waitFor('failure counted', () => status<JobStatus>(jobNow('idx')).failed === 1);
     await setPodStatus(c.client, retry, 'Succeeded');
@@ -152,9 +201,13 @@ describe('Job controller', () => {
     const j = await c.client.create(GVR.jobs, job('flaky', { backoffLimit: 1 }));
     const p1 = await waitFor('pod 1', () => active(j)[0]);
     await setPodStatus(c.client, p1, 'Failed');
-    const p2 = await waitFor('pod 2 after backoff', () => active(j).find((p) => p.metadata.uid !== p1.metadata.uid));
+    const p2 = await waitFor('pod 2 after backoff', () =>
+      active(j).find((p) => p.metadata.uid !== p1.metadata.uid),
+    );
     await setPodStatus(c.client, p2, 'Failed');
-    const failed = await waitFor('Failed', () => (cond(jobNow('flaky'), 'Failed')?.status === 'True' ? jobNow('flaky') : undefined));
+    const failed = await waitFor('Failed', () =>
+      cond(jobNow('flaky'), 'Failed')?.status === 'True' ? jobNow('flaky') : undefined,
+    );
     const s = status<JobStatus>(failed);
     assert.equal(s.failed, 2);
     assert.equal(s.completionTime, undefined);
@@ -166,16 +219,23 @@ describe('Job controller', () => {
       ],
     );
     assert.equal(active(j).length, 0);
-    await waitFor('warning event', () => eventReasons(c.client, NS, 'flaky').includes('BackoffLimitExceeded'));
+    await waitFor('warning event', () =>
+      eventReasons(c.client, NS, 'flaky').includes('BackoffLimitExceeded'),
+    );
     const ev = c.client.list(GVR.events, NS).find((e) => e.reason === 'BackoffLimitExceeded')!;
     assert.equal(ev.type, 'Warning');
   });
 
   test('activeDeadlineSeconds: running pods are terminated and the Job fails with DeadlineExceeded', async () => {
-    const j = await c.client.create(GVR.jobs, job('slow', { activeDeadlineSeconds: 1, parallelism: 2, completions: 2 }));
+    const j = await c.client.create(
+      GVR.jobs,
+      job('slow', { activeDeadlineSeconds: 1, parallelism: 2, completions: 2 }),
+    );
     const pods = await waitFor('two pods', () => (active(j).length === 2 ? active(j) : undefined));
     for (const p of pods) await setPodStatus(c.client, p, 'Running');
-    await waitFor('Failed', () => cond(jobNow('slow'), 'Failed')?.reason === 'DeadlineExceeded', { timeoutMs: 10_000 });
+    await waitFor('Failed', () => cond(jobNow('slow'), 'Failed')?.reason === 'DeadlineExceeded', {
+      timeoutMs: 10_000,
+    });
     assert.equal(cond(jobNow('slow'), 'FailureTarget')?.reason, 'DeadlineExceeded');
     assert.equal(cond(jobNow('slow'), 'Failed')?.message, 'Job was active longer than specified deadline');
     // The deleted pods were bound: the stand-in kubelet confirmed their deletion before Failed was set.
@@ -206,7 +266,10 @@ describe('Job controller', () => {
     await c.client.mutate(GVR.jobs, NS, 'sus', (o) => {
       (o.spec as { suspend: boolean }).suspend = true;
     });
-    await waitFor('suspended again, pods gone', () => cond(jobNow('sus'), 'Suspended')?.status === 'True' && podsOwnedBy(c.client, j).length === 0);
+    await waitFor(
+      'suspended again, pods gone',
+      () => cond(jobNow('sus'), 'Suspended')?.status === 'True' && podsOwnedBy(c.client, j).length === 0,
+    );
     const s = status<JobStatus>(jobNow('sus'));
     assert.equal(s.active, undefined);
     assert.equal(s.failed, undefined, 'pods deleted by suspension are not failures');
@@ -254,7 +317,10 @@ describe('Job controller', () => {
       job('adopt', {
         manualSelector: true,
         selector: { matchLabels: { app: 'adopt' } },
-        template: { metadata: { labels: { app: 'adopt' } }, spec: { restartPolicy: 'Never', containers: CONTAINER } },
+        template: {
+          metadata: { labels: { app: 'adopt' } },
+          spec: { restartPolicy: 'Never', containers: CONTAINER },
+        },
       }),
     );
     const adopted = await waitFor('adopted', () => {

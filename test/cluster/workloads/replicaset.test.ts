@@ -2,11 +2,28 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import { CONTAINER, createNamespace, eventReasons, get, podsOwnedBy, setPodStatus, startCluster, status, type TestCluster, waitFor } from './harness.ts';
+import {
+  CONTAINER,
+  createNamespace,
+  eventReasons,
+  get,
+  podsOwnedBy,
+  setPodStatus,
+  startCluster,
+  status,
+  type TestCluster,
+  waitFor,
+} from './harness.ts';
 
 const NS = 'rs';
 
-type RsStatus = { replicas?: number; readyReplicas?: number; availableReplicas?: number; fullyLabeledReplicas?: number; observedGeneration?: number };
+type RsStatus = {
+  replicas?: number;
+  readyReplicas?: number;
+  availableReplicas?: number;
+  fullyLabeledReplicas?: number;
+  observedGeneration?: number;
+};
 
 function rs(name: string, replicas: number, extra: Record<string, unknown> = {}): KubeObject {
   return {
@@ -41,15 +58,31 @@ describe('ReplicaSet controller', () => {
       assert.match(p.metadata.name!, /^web-[a-z0-9]{5}$/);
       assert.deepEqual(p.metadata.labels, { app: 'web', tier: 'web' });
       assert.deepEqual(p.metadata.ownerReferences, [
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: r.metadata.uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: 'web',
+          uid: r.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ]);
     }
     await waitFor('replicas=3', () => status<RsStatus>(rsNow('web')).replicas === 3);
     await setPodStatus(c.client, pods[0]!, 'Running');
     await setPodStatus(c.client, pods[1]!, 'Running');
     await waitFor('2 ready', () => status<RsStatus>(rsNow('web')).readyReplicas === 2);
-    assert.deepEqual(status(rsNow('web')), { replicas: 3, fullyLabeledReplicas: 3, readyReplicas: 2, availableReplicas: 2, observedGeneration: 1 });
-    await waitFor('events', () => eventReasons(c.client, NS, 'web').filter((x) => x === 'SuccessfulCreate').length === 3);
+    assert.deepEqual(status(rsNow('web')), {
+      replicas: 3,
+      fullyLabeledReplicas: 3,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      observedGeneration: 1,
+    });
+    await waitFor(
+      'events',
+      () => eventReasons(c.client, NS, 'web').filter((x) => x === 'SuccessfulCreate').length === 3,
+    );
     const ev = c.client.list(GVR.events, NS).find((e) => e.reason === 'SuccessfulCreate')!;
     assert.equal((ev.source as { component: string }).component, 'replicaset-controller');
   });
@@ -64,15 +97,26 @@ describe('ReplicaSet controller', () => {
     await c.client.mutate(GVR.replicasets, NS, 'down', (o) => {
       (o.spec as { replicas: number }).replicas = 2;
     });
-    await waitFor('unscheduled pod deleted', () => get(c.client, GVR.pods, NS, pending.metadata.name!) === undefined);
+    await waitFor(
+      'unscheduled pod deleted',
+      () => get(c.client, GVR.pods, NS, pending.metadata.name!) === undefined,
+    );
     assert.equal(live(r).length, 2);
     await c.client.mutate(GVR.replicasets, NS, 'down', (o) => {
       (o.spec as { replicas: number }).replicas = 1;
     });
     await waitFor('not-ready pod deleted', () => live(r).length === 1);
     assert.equal(live(r)[0]!.metadata.name, ready.metadata.name);
-    await waitFor('status', () => status<RsStatus>(rsNow('down')).replicas === 1 && status<RsStatus>(rsNow('down')).observedGeneration === 3);
-    await waitFor('delete events', () => eventReasons(c.client, NS, 'down').filter((x) => x === 'SuccessfulDelete').length === 2);
+    await waitFor(
+      'status',
+      () =>
+        status<RsStatus>(rsNow('down')).replicas === 1 &&
+        status<RsStatus>(rsNow('down')).observedGeneration === 3,
+    );
+    await waitFor(
+      'delete events',
+      () => eventReasons(c.client, NS, 'down').filter((x) => x === 'SuccessfulDelete').length === 2,
+    );
   });
 
   test('adopts matching orphans and releases pods that stop matching', async () => {
@@ -83,16 +127,25 @@ describe('ReplicaSet controller', () => {
       spec: { containers: CONTAINER },
     });
     const r = await c.client.create(GVR.replicasets, rs('adopt', 1));
-    await waitFor('adopted', () => get(c.client, GVR.pods, NS, 'orphan')?.metadata.ownerReferences?.[0]?.uid === r.metadata.uid);
+    await waitFor(
+      'adopted',
+      () => get(c.client, GVR.pods, NS, 'orphan')?.metadata.ownerReferences?.[0]?.uid === r.metadata.uid,
+    );
     await waitFor('replicas=1', () => status<RsStatus>(rsNow('adopt')).replicas === 1);
-    assert.deepEqual(live(r).map((p) => p.metadata.name), ['orphan']);
+    assert.deepEqual(
+      live(r).map((p) => p.metadata.name),
+      ['orphan'],
+    );
     // Only the template's labels count as "fully labeled".
     assert.equal(status<RsStatus>(rsNow('adopt')).fullyLabeledReplicas, undefined);
 
     await c.client.mutate(GVR.pods, NS, 'orphan', (p) => {
       p.metadata.labels = { app: 'other' };
     });
-    await waitFor('released', () => get(c.client, GVR.pods, NS, 'orphan')?.metadata.ownerReferences === undefined);
+    await waitFor(
+      'released',
+      () => get(c.client, GVR.pods, NS, 'orphan')?.metadata.ownerReferences === undefined,
+    );
     const replacement = await waitFor('replacement', () => live(r)[0]);
     assert.notEqual(replacement.metadata.name, 'orphan');
   });
@@ -103,13 +156,21 @@ describe('ReplicaSet controller', () => {
     await setPodStatus(c.client, p, 'Running');
     await waitFor('ready', () => status<RsStatus>(rsNow('slowready')).readyReplicas === 1);
     assert.equal(status<RsStatus>(rsNow('slowready')).availableReplicas, undefined);
-    await waitFor('available after minReadySeconds', () => status<RsStatus>(rsNow('slowready')).availableReplicas === 1, { timeoutMs: 5000 });
+    await waitFor(
+      'available after minReadySeconds',
+      () => status<RsStatus>(rsNow('slowready')).availableReplicas === 1,
+      { timeoutMs: 5000 },
+    );
   });
 
   test('replaces pods that finish', async () => {
     const r = await c.client.create(GVR.replicasets, rs('restart', 1));
     const p = await waitFor('pod', () => live(r)[0]);
     await setPodStatus(c.client, p, 'Failed');
-    await waitFor('replacement', () => live(r).some((x) => x.metadata.uid !== p.metadata.uid && status<{ phase: string }>(x).phase === 'Pending'));
+    await waitFor('replacement', () =>
+      live(r).some(
+        (x) => x.metadata.uid !== p.metadata.uid && status<{ phase: string }>(x).phase === 'Pending',
+      ),
+    );
   });
 });

@@ -2,7 +2,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import { autoRun, CONTAINER, createNamespace, eventReasons, get, podsOwnedBy, setPodStatus, startCluster, status, type TestCluster, waitFor } from './harness.ts';
+import {
+  autoRun,
+  CONTAINER,
+  createNamespace,
+  eventReasons,
+  get,
+  podsOwnedBy,
+  setPodStatus,
+  startCluster,
+  status,
+  type TestCluster,
+  waitFor,
+} from './harness.ts';
 
 type StsStatus = {
   replicas?: number;
@@ -59,7 +71,10 @@ describe('StatefulSet controller', () => {
     assert.deepEqual(names(s), ['web-0'], 'web-1 waits for web-0');
 
     await setPodStatus(c.client, web0, 'Running', { ready: false });
-    await waitFor('a not-ready pod still blocks', () => status<StsStatus>(setNow('ordered', 'web')).readyReplicas === undefined);
+    await waitFor(
+      'a not-ready pod still blocks',
+      () => status<StsStatus>(setNow('ordered', 'web')).readyReplicas === undefined,
+    );
     assert.deepEqual(names(s), ['web-0']);
     await setPodStatus(c.client, web0, 'Running');
     const web1 = await waitFor('web-1', () => get(c.client, GVR.pods, 'ordered', 'web-1'));
@@ -80,9 +95,13 @@ describe('StatefulSet controller', () => {
 
     // Scale down: the highest ordinal goes first, one at a time.
     const deleted: string[] = [];
-    const stop = c.client.watch(GVR.pods, (type, p) => {
-      if (type === 'DELETED') deleted.push(p.metadata.name!);
-    }, { namespace: 'ordered' });
+    const stop = c.client.watch(
+      GVR.pods,
+      (type, p) => {
+        if (type === 'DELETED') deleted.push(p.metadata.name!);
+      },
+      { namespace: 'ordered' },
+    );
     await c.client.mutate(GVR.statefulsets, 'ordered', 'web', (o) => {
       (o.spec as { replicas: number }).replicas = 1;
     });
@@ -90,7 +109,10 @@ describe('StatefulSet controller', () => {
     stop();
     assert.deepEqual(deleted, ['web-2', 'web-1']);
     assert.deepEqual(names(s), ['web-0']);
-    await waitFor('delete events', () => eventReasons(c.client, 'ordered', 'web').filter((r) => r === 'SuccessfulDelete').length === 2);
+    await waitFor(
+      'delete events',
+      () => eventReasons(c.client, 'ordered', 'web').filter((r) => r === 'SuccessfulDelete').length === 2,
+    );
   });
 
   test('a failed pod is deleted and recreated with the same name', async () => {
@@ -105,7 +127,10 @@ describe('StatefulSet controller', () => {
   });
 
   test('Parallel creates and deletes all pods at once', async () => {
-    const s = await c.client.create(GVR.statefulsets, sts('parallel', 'db', 3, { podManagementPolicy: 'Parallel' }));
+    const s = await c.client.create(
+      GVR.statefulsets,
+      sts('parallel', 'db', 3, { podManagementPolicy: 'Parallel' }),
+    );
     await waitFor('3 pods without readiness', () => names(s).length === 3);
     assert.deepEqual(names(s), ['db-0', 'db-1', 'db-2']);
     await c.client.mutate(GVR.statefulsets, 'parallel', 'db', (o) => {
@@ -121,20 +146,31 @@ describe('StatefulSet controller', () => {
       await waitFor('ready', () => status<StsStatus>(setNow('update', 'app')).readyReplicas === 3);
       const before = status<StsStatus>(setNow('update', 'app')).currentRevision!;
       const order: string[] = [];
-      const stop = c.client.watch(GVR.pods, (type, p) => {
-        if (type === 'DELETED') order.push(p.metadata.name!);
-      }, { namespace: 'update' });
+      const stop = c.client.watch(
+        GVR.pods,
+        (type, p) => {
+          if (type === 'DELETED') order.push(p.metadata.name!);
+        },
+        { namespace: 'update' },
+      );
       await c.client.mutate(GVR.statefulsets, 'update', 'app', (o) => {
-        (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image = 'busybox:2';
+        (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+          .containers[0]!.image = 'busybox:2';
       });
       await waitFor('updated', () => {
         const st = status<StsStatus>(setNow('update', 'app'));
-        return st.updatedReplicas === 3 && st.readyReplicas === 3 && st.currentRevision === st.updateRevision && st.currentRevision !== before;
+        return (
+          st.updatedReplicas === 3 &&
+          st.readyReplicas === 3 &&
+          st.currentRevision === st.updateRevision &&
+          st.currentRevision !== before
+        );
       });
       stop();
       assert.deepEqual(order, ['app-2', 'app-1', 'app-0']);
       const rev = status<StsStatus>(setNow('update', 'app')).updateRevision;
-      for (const p of podsOwnedBy(c.client, s)) assert.equal(p.metadata.labels?.['controller-revision-hash'], rev);
+      for (const p of podsOwnedBy(c.client, s))
+        assert.equal(p.metadata.labels?.['controller-revision-hash'], rev);
     } finally {
       stopRun();
     }
@@ -145,12 +181,15 @@ describe('StatefulSet controller', () => {
     try {
       await c.client.create(
         GVR.statefulsets,
-        sts('update', 'part', 3, { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }),
+        sts('update', 'part', 3, {
+          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
+        }),
       );
       await waitFor('ready', () => status<StsStatus>(setNow('update', 'part')).readyReplicas === 3);
       const old = status<StsStatus>(setNow('update', 'part')).currentRevision;
       await c.client.mutate(GVR.statefulsets, 'update', 'part', (o) => {
-        (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image = 'busybox:2';
+        (o.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+          .containers[0]!.image = 'busybox:2';
       });
       await waitFor('part-2 updated', () => {
         const st = status<StsStatus>(setNow('update', 'part'));
@@ -159,8 +198,14 @@ describe('StatefulSet controller', () => {
       const st = status<StsStatus>(setNow('update', 'part'));
       assert.equal(st.currentRevision, old);
       assert.equal(st.currentReplicas, 2);
-      assert.equal(get(c.client, GVR.pods, 'update', 'part-0')!.metadata.labels?.['controller-revision-hash'], old);
-      assert.equal(get(c.client, GVR.pods, 'update', 'part-2')!.metadata.labels?.['controller-revision-hash'], st.updateRevision);
+      assert.equal(
+        get(c.client, GVR.pods, 'update', 'part-0')!.metadata.labels?.['controller-revision-hash'],
+        old,
+      );
+      assert.equal(
+        get(c.client, GVR.pods, 'update', 'part-2')!.metadata.labels?.['controller-revision-hash'],
+        st.updateRevision,
+      );
     } finally {
       stopRun();
     }

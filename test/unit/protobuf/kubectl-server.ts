@@ -21,6 +21,8 @@ interface Res {
   kind: string;
   namespaced: boolean;
   verbs?: string[];
+  group?: string;
+  version?: string;
 }
 
 const ALL = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -35,6 +37,15 @@ const RESOURCES: Record<string, Res[]> = {
     { name: 'serviceaccounts/token', kind: 'TokenRequest', namespaced: true, verbs: ['create'] },
     { name: 'services', kind: 'Service', namespaced: true },
     { name: 'pods', kind: 'Pod', namespaced: true },
+    {
+      name: 'pods/eviction',
+      kind: 'Eviction',
+      namespaced: true,
+      verbs: ['create'],
+      group: 'policy',
+      version: 'v1',
+    },
+    { name: 'nodes', kind: 'Node', namespaced: false },
     { name: 'resourcequotas', kind: 'ResourceQuota', namespaced: true },
   ],
   'apps/v1': [{ name: 'deployments', kind: 'Deployment', namespaced: true }],
@@ -49,11 +60,19 @@ const RESOURCES: Record<string, Res[]> = {
     { name: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
   ],
   'authorization.k8s.io/v1': [
-    { name: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview', namespaced: false, verbs: ['create'] },
+    {
+      name: 'selfsubjectaccessreviews',
+      kind: 'SelfSubjectAccessReview',
+      namespaced: false,
+      verbs: ['create'],
+    },
     { name: 'selfsubjectrulesreviews', kind: 'SelfSubjectRulesReview', namespaced: false, verbs: ['create'] },
     { name: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false, verbs: ['create'] },
   ],
   'policy/v1': [{ name: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true }],
+  'networking.k8s.io/v1': [{ name: 'ingresses', kind: 'Ingress', namespaced: true }],
+  'autoscaling/v2': [{ name: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', namespaced: true }],
+  'autoscaling/v1': [{ name: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', namespaced: true }],
   'scheduling.k8s.io/v1': [{ name: 'priorityclasses', kind: 'PriorityClass', namespaced: false }],
 };
 
@@ -100,6 +119,7 @@ function discovery(path: string): unknown {
       namespaced: r.namespaced,
       kind: r.kind,
       verbs: r.verbs ?? ALL,
+      ...(r.group === undefined ? {} : { group: r.group, version: r.version }),
     })),
   };
 }
@@ -126,9 +146,19 @@ export async function startKubectlServer(respond: Responder): Promise<KubectlSer
       accept: String(req.headers.accept ?? ''),
       body: Buffer.concat(chunks),
     };
-    if (req.method === 'GET' && captured.body.length === 0 && !/^\/api\/v1\/|^\/apis\/[^/]+\/[^/]+\//.test(url.pathname)) {
+    if (
+      req.method === 'GET' &&
+      captured.body.length === 0 &&
+      !/^\/api\/v1\/|^\/apis\/[^/]+\/[^/]+\//.test(url.pathname)
+    ) {
       // /version, /openapi/*: not served, as kube-apiserver without those endpoints would answer.
-      return send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
+      return send(404, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+      });
     }
     requests.push(captured);
     try {
@@ -136,21 +166,35 @@ export async function startKubectlServer(respond: Responder): Promise<KubectlSer
       send(out.status, out.body);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      send(400, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'BadRequest', message, code: 400 });
+      send(400, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'BadRequest',
+        message,
+        code: 400,
+      });
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const dir = await mkdtemp(join(tmpdir(), 'troupe-pb-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml({ server: `https://127.0.0.1:${port}`, token: 'test-token', caPem: cert.ca }));
+  await writeFile(
+    kubeconfig,
+    kubeconfigYaml({ server: `https://127.0.0.1:${port}`, token: 'test-token', caPem: cert.ca }),
+  );
   return {
     requests,
     async kubectl(...args: string[]) {
       try {
-        const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], {
-          env: { ...process.env, KUBECONFIG: '' },
-        });
+        const { stdout } = await run(
+          'kubectl',
+          ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
+          {
+            env: { ...process.env, KUBECONFIG: '' },
+          },
+        );
         return stdout;
       } catch (err) {
         const e = err as { stderr?: string; message: string };

@@ -5,7 +5,7 @@
  *
  * Type grammar of a token's third part:
  *   s | b | i32 | i64 | f64 | bytes           scalars (bytes become base64, as in JSON)
- *   Time | MicroTime | IntOrString | Quantity | FieldsV1 | RawExtension | StringList
+ *   Time | IntOrString | Quantity | FieldsV1 | StringList
  *                                            apimachinery types with their own JSON form
  *   @Name | @pkg.Name                        a message of this package / of another one
  *   {T}                                      map<string, T> (repeated key=1/value=2 entries)
@@ -17,7 +17,7 @@
  */
 
 export type ScalarType = 's' | 'b' | 'i32' | 'i64' | 'f64' | 'bytes';
-export type SpecialType = 'Time' | 'MicroTime' | 'IntOrString' | 'Quantity' | 'FieldsV1' | 'RawExtension' | 'StringList';
+export type SpecialType = 'Time' | 'IntOrString' | 'Quantity' | 'FieldsV1' | 'StringList';
 
 export type ValueType =
   | { kind: 'scalar'; type: ScalarType }
@@ -41,7 +41,7 @@ export interface MessageDesc {
 }
 
 const SCALARS = new Set<string>(['s', 'b', 'i32', 'i64', 'f64', 'bytes']);
-const SPECIALS = new Set<string>(['Time', 'MicroTime', 'IntOrString', 'Quantity', 'FieldsV1', 'RawExtension', 'StringList']);
+const SPECIALS = new Set<string>(['Time', 'IntOrString', 'Quantity', 'FieldsV1', 'StringList']);
 
 function parseValueType(text: string, pkg: string, where: string): ValueType {
   if (text.startsWith('@')) {
@@ -92,7 +92,8 @@ export function parsePackage(pkg: string, table: Record<string, string>): Messag
       const field = parseField(token, pkg, name);
       if (fields.has(field.no)) throw new Error(`protobuf schema ${name}: field ${field.no} declared twice`);
       if (!field.inline) {
-        if (jsonNames.has(field.name)) throw new Error(`protobuf schema ${name}: JSON name ${field.name} declared twice`);
+        if (jsonNames.has(field.name))
+          throw new Error(`protobuf schema ${name}: JSON name ${field.name} declared twice`);
         jsonNames.add(field.name);
       }
       fields.set(field.no, field);

@@ -22,7 +22,8 @@ export const AUTHORIZATION: Record<string, string> = {
     3:status:@SubjectAccessReviewStatus`,
   SubjectAccessReviewSpec: `1:resourceAttributes:@ResourceAttributes 2:nonResourceAttributes:@NonResourceAttributes
     3:user:s 4:groups:s[] 5:extra:{StringList} 6:uid:s`,
-  SelfSubjectAccessReviewSpec: '1:resourceAttributes:@ResourceAttributes 2:nonResourceAttributes:@NonResourceAttributes',
+  SelfSubjectAccessReviewSpec:
+    '1:resourceAttributes:@ResourceAttributes 2:nonResourceAttributes:@NonResourceAttributes',
   ResourceAttributes: `1:namespace:s 2:verb:s 3:group:s 4:version:s 5:resource:s 6:subresource:s 7:name:s
     8:fieldSelector:@FieldSelectorAttributes 9:labelSelector:@LabelSelectorAttributes`,
   FieldSelectorAttributes: '1:rawSelector:s 2:requirements:@meta.FieldSelectorRequirement[]',

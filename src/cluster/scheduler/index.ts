@@ -1,0 +1,12 @@
+/** The embedded cluster's default-scheduler: the shell (watch, queue, bind, events) over the pure core. */
+
+export {
+  DEFAULT_SCHEDULER_NAME,
+  type SchedulerHandle,
+  type SchedulerLog,
+  type SchedulerOptions,
+  type SchedulerStats,
+  startScheduler,
+} from './scheduler.ts';
+export { type EventSource, EventRecorder, type EventType } from './events.ts';
+export { MESSAGES_1_33, MESSAGES_1_35, type MessageStyle } from './core/index.ts';

@@ -1,0 +1,469 @@
+/**
+ * The embedded cluster's `default-scheduler`: the shell around the pure core. It watches
+ * nodes and pods through the API, keeps the core's ClusterState up to date incrementally,
+ * queues pending pods (priority, then arrival), schedules them in batches per event-loop
+ * turn, assumes each pod on its node before the asynchronous binding (so the next pod sees
+ * the space taken), and reports failures as kube-scheduler does: the PodScheduled=False
+ * condition, a FailedScheduling event, and a retry when the cluster changes in a way that
+ * could help (node added or changed, pod deleted or finished, the pod itself edited).
+ */
+import type { KubeObject } from '../apiserver/types.ts';
+import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import {
+  ClusterState,
+  computePodRequests,
+  type FitError,
+  MESSAGES_1_33,
+  type MessageStyle,
+  type NodeLike,
+  type PodEntry,
+  type PodLike,
+  preparePod,
+  type ScheduleOptions,
+  type ScoringOptions,
+  schedulePod,
+  type Unschedulable,
+} from './core/index.ts';
+import { EventRecorder, secondsTime } from './events.ts';
+import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
+
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+
+export type SchedulerLog = (level: 'debug' | 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
+
+export interface SchedulerOptions {
+  /** Pods naming another `spec.schedulerName` are left alone. */
+  schedulerName?: string;
+  /** NodeResourcesFit scoring: LeastAllocated spreads (default), MostAllocated bin-packs. */
+  scoringStrategy?: 'LeastAllocated' | 'MostAllocated';
+  /** Full scoring options (resources and plugin weights); `scoringStrategy` wins for the strategy. */
+  scoring?: ScoringOptions;
+  /** Message wording; the embedded server claims 1.32, whose scheduler names the taint. */
+  messages?: MessageStyle;
+  /** 0 (default) is kube-scheduler's adaptive percentage; 100 scores every feasible node. */
+  percentageOfNodesToScore?: number;
+  /** DefaultPreemption: evict lower-priority pods to make room. Default true. */
+  preemption?: boolean;
+  /** podInitialBackoffSeconds / podMaxBackoffSeconds, in ms (defaults 1 s and 10 s). */
+  podInitialBackoffMs?: number;
+  podMaxBackoffMs?: number;
+  /** Pods parked unschedulable longer than this retry anyway (default 5 minutes)... */
+  podMaxInUnschedulableMs?: number;
+  /** ...checked this often (default 30 s). */
+  unschedulableFlushIntervalMs?: number;
+  /** Write Scheduled / FailedScheduling / Preempted events (default true). */
+  events?: boolean;
+  /** reportingInstance of events. */
+  instance?: string;
+  /** Time spent scheduling per event-loop turn before yielding to the API server (default 10 ms). */
+  tickBudgetMs?: number;
+  log?: SchedulerLog;
+}
+
+export interface SchedulerStats {
+  /** Pods bound by this scheduler. */
+  bound: number;
+  bindErrors: number;
+  /** Scheduling attempts that found no node. */
+  unschedulableAttempts: number;
+  preemptions: number;
+  active: number;
+  backoff: number;
+  unschedulable: number;
+  /** Pods assumed on a node whose binding is still in flight. */
+  binding: number;
+  nodes: number;
+  /** Pods the cluster state accounts on nodes (bound and assumed). */
+  accountedPods: number;
+}
+
+export interface SchedulerHandle {
+  /** The scheduler's view of the cluster (read-only for callers). */
+  readonly state: ClusterState;
+  stats(): SchedulerStats;
+  stop(): Promise<void>;
+}
+
+type MoveRequest = Set<string> | 'all' | undefined;
+
+const RESOURCES_PLUGIN = 'NodeResourcesFit';
+const NO_MOVE = new Set<string>();
+
+interface NodeSignature {
+  labels: string;
+  taints: string;
+  unschedulable: boolean;
+  allocatable: string;
+}
+
+export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {}): SchedulerHandle {
+  const schedulerName = opts.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+  const log: SchedulerLog = opts.log ?? (() => {});
+  const state = new ClusterState();
+  const queue = new SchedulingQueue({
+    initialBackoffMs: opts.podInitialBackoffMs ?? 1000,
+    maxBackoffMs: opts.podMaxBackoffMs ?? 10_000,
+  });
+  const scheduleOpts: ScheduleOptions = {
+    scoring: { ...opts.scoring, strategy: opts.scoringStrategy ?? opts.scoring?.strategy ?? 'LeastAllocated' },
+    messages: opts.messages ?? MESSAGES_1_33,
+    percentageOfNodesToScore: opts.percentageOfNodesToScore ?? 0,
+    preemption: opts.preemption ?? true,
+  };
+  const recorder =
+    opts.events === false
+      ? undefined
+      : new EventRecorder(client, { component: schedulerName, instance: opts.instance ?? `${schedulerName}-troupe` }, (msg, f) =>
+          log('debug', msg, f),
+        );
+  const budgetMs = opts.tickBudgetMs ?? 10;
+  const maxUnschedulableMs = opts.podMaxInUnschedulableMs ?? 300_000;
+
+  /** uid → node of pods assumed and not yet seen bound. */
+  const assumed = new Map<string, string>();
+  /** Victims of a pod's last preemption: no new preemption while they still terminate. */
+  const preempting = new Map<string, string[]>();
+  const nodeSigs = new Map<string, NodeSignature>();
+  const inflight = new Set<Promise<void>>();
+  const stats = { bound: 0, bindErrors: 0, unschedulableAttempts: 0, preemptions: 0 };
+  let move: MoveRequest;
+  let stopped = false;
+  let tickPending = false;
+  let backoffTimer: NodeJS.Timeout | undefined;
+  let backoffDue = Number.POSITIVE_INFINITY;
+
+  const requestMove = (plugins: Set<string> | 'all') => {
+    if (move === 'all') return;
+    if (plugins === 'all') move = 'all';
+    else if (!move) move = new Set(plugins);
+    else for (const p of plugins) move.add(p);
+    kick();
+  };
+
+  function kick(): void {
+    if (tickPending || stopped) return;
+    tickPending = true;
+    setImmediate(tick);
+  }
+
+  function armBackoff(due: number | undefined): void {
+    if (due === undefined || stopped) return;
+    if (backoffTimer && backoffDue <= due) return;
+    if (backoffTimer) clearTimeout(backoffTimer);
+    backoffDue = due;
+    backoffTimer = setTimeout(
+      () => {
+        backoffTimer = undefined;
+        backoffDue = Number.POSITIVE_INFINITY;
+        kick();
+      },
+      Math.max(0, due - Date.now()),
+    );
+    backoffTimer.unref();
+  }
+
+  function tick(): void {
+    tickPending = false;
+    if (stopped) return;
+    if (move) {
+      const m = move;
+      move = undefined;
+      queue.moveForEvent(m);
+    }
+    queue.flushBackoff();
+    const deadline = performance.now() + budgetMs;
+    let n = 0;
+    for (;;) {
+      const qp = queue.pop();
+      if (!qp) break;
+      scheduleOne(qp);
+      if ((++n & 15) === 0 && performance.now() > deadline) break;
+    }
+    if (queue.counts().active > 0) kick();
+    else armBackoff(queue.flushBackoff());
+  }
+
+  function scheduleOne(qp: QueuedPod): void {
+    const pod = qp.pod as PodLike;
+    qp.requests ??= computePodRequests(pod);
+    qp.prepared ??= preparePod(pod, qp.requests);
+    const result = schedulePod(state, qp.prepared, scheduleOpts);
+    if (result.status === 'Scheduled') {
+      queue.done(qp);
+      state.addPod(pod, result.nodeName, qp.requests);
+      assumed.set(qp.uid, result.nodeName);
+      track(bind(qp, result.nodeName));
+      return;
+    }
+    onUnschedulable(qp, result);
+  }
+
+  function track(p: Promise<void>): void {
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
+  }
+
+  async function bind(qp: QueuedPod, nodeName: string): Promise<void> {
+    const { namespace = '', name = '' } = qp.pod.metadata;
+    try {
+      await client.bind(namespace, name, nodeName);
+      stats.bound++;
+      recorder?.event(qp.pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`, 'Binding');
+    } catch (err) {
+      stats.bindErrors++;
+      // Forget the assumption unless the watch already saw the pod bound.
+      if (assumed.get(qp.uid) === nodeName) {
+        assumed.delete(qp.uid);
+        const e = state.getPod(qp.uid);
+        if (e && e.nodeName === nodeName) {
+          state.removePod(qp.uid);
+          requestMove(new Set([RESOURCES_PLUGIN]));
+        }
+      }
+      if (isNotFound(err) || stopped) return;
+      const cur = client.get(GVR.pods, namespace, name);
+      if (!cur || cur.metadata.uid !== qp.uid || !schedulable(cur)) return;
+      const message = err instanceof Error ? err.message : String(err);
+      log('warn', 'binding rejected', { pod: qp.key, node: nodeName, error: message });
+      recorder?.event(cur, 'Warning', 'FailedScheduling', `Binding rejected: ${message}`, 'Scheduling');
+      const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, JSON.stringify(cur.spec ?? {}));
+      again.attempts = Math.max(again.attempts, qp.attempts);
+      queue.backoffAfterError(again);
+      armBackoff(queue.flushBackoff());
+    }
+  }
+
+  function onUnschedulable(qp: QueuedPod, result: Unschedulable): void {
+    stats.unschedulableAttempts++;
+    const err = result.error;
+    queue.parkUnschedulable(qp, rejectingPlugins(err));
+    const message = err.message;
+    let nominated: string | undefined;
+    if (result.nominatedNodeName && result.victims) {
+      const prior = preempting.get(qp.uid);
+      const stillTerminating = prior?.some((uid) => state.getPod(uid) !== undefined) ?? false;
+      if (!stillTerminating) {
+        preempt(qp, result.nominatedNodeName, result.victims);
+        preempting.set(
+          qp.uid,
+          result.victims.map((v) => v.uid),
+        );
+      }
+      nominated = result.nominatedNodeName;
+    }
+    writeUnschedulable(qp, message, nominated);
+    recorder?.event(qp.pod, 'Warning', 'FailedScheduling', message, 'Scheduling');
+    log('debug', 'unschedulable', { pod: qp.key, message });
+  }
+
+  function preempt(qp: QueuedPod, nodeName: string, victims: PodEntry[]): void {
+    stats.preemptions++;
+    for (const v of victims) {
+      const slash = v.key.indexOf('/');
+      const ns = v.key.slice(0, slash);
+      const name = v.key.slice(slash + 1);
+      track(
+        (async () => {
+          try {
+            await client.mutate(
+              GVR.pods,
+              ns,
+              name,
+              (cur) => {
+                if (cur.metadata.uid !== v.uid) return;
+                setPodCondition(cur, {
+                  type: 'DisruptionTarget',
+                  status: 'True',
+                  reason: 'PreemptionByScheduler',
+                  message: `${schedulerName}: preempting to accommodate a higher priority pod`,
+                });
+              },
+              'status',
+            );
+            const victim = client.get(GVR.pods, ns, name);
+            await client.delete(GVR.pods, ns, name, { preconditions: { uid: v.uid } });
+            if (victim) recorder?.event(victim, 'Normal', 'Preempted', `Preempted by pod ${qp.uid} on node ${nodeName}`, 'Preempting');
+          } catch (err) {
+            if (!isNotFound(err)) log('warn', 'preemption failed', { victim: v.key, error: String(err) });
+          }
+        })(),
+      );
+    }
+  }
+
+  function writeUnschedulable(qp: QueuedPod, message: string, nominated: string | undefined): void {
+    const status = (qp.pod.status ?? {}) as { conditions?: Record<string, unknown>[]; nominatedNodeName?: string };
+    const cur = status.conditions?.find((c) => c.type === 'PodScheduled');
+    if (
+      cur?.status === 'False' &&
+      cur.reason === 'Unschedulable' &&
+      cur.message === message &&
+      (nominated === undefined || status.nominatedNodeName === nominated)
+    ) {
+      return;
+    }
+    const { namespace = '', name = '' } = qp.pod.metadata;
+    track(
+      client
+        .mutate(
+          GVR.pods,
+          namespace,
+          name,
+          (pod) => {
+            if (pod.metadata.uid !== qp.uid || (pod.spec as { nodeName?: string } | undefined)?.nodeName) return;
+            setPodCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
+            if (nominated) (pod.status as Record<string, unknown>).nominatedNodeName = nominated;
+          },
+          'status',
+        )
+        .then(
+          () => {},
+          (err: unknown) => {
+            if (!isNotFound(err)) log('warn', 'cannot update pod condition', { pod: qp.key, error: String(err) });
+          },
+        ),
+    );
+  }
+
+  function schedulable(pod: KubeObject): boolean {
+    const spec = (pod.spec ?? {}) as { schedulerName?: string; nodeName?: string; schedulingGates?: unknown[] };
+    if ((spec.schedulerName || DEFAULT_SCHEDULER_NAME) !== schedulerName) return false;
+    if (spec.nodeName) return false;
+    if ((spec.schedulingGates?.length ?? 0) > 0) return false;
+    if (pod.metadata.deletionTimestamp) return false;
+    const phase = (pod.status as { phase?: string } | undefined)?.phase;
+    return phase !== 'Succeeded' && phase !== 'Failed';
+  }
+
+  function onPod(type: string, pod: KubeObject): void {
+    const uid = pod.metadata.uid ?? '';
+    if (type === 'DELETED') {
+      queue.delete(uid);
+      assumed.delete(uid);
+      preempting.delete(uid);
+      if (state.removePod(uid)) requestMove(new Set([RESOURCES_PLUGIN]));
+      return;
+    }
+    const spec = (pod.spec ?? {}) as { nodeName?: string };
+    const nodeName = spec.nodeName;
+    if (nodeName) {
+      if (queue.get(uid)) queue.delete(uid);
+      assumed.delete(uid);
+      const phase = (pod.status as { phase?: string } | undefined)?.phase;
+      if (phase === 'Succeeded' || phase === 'Failed') {
+        if (state.removePod(uid)) requestMove(new Set([RESOURCES_PLUGIN]));
+        return;
+      }
+      const cur = state.getPod(uid);
+      if (!cur || cur.nodeName !== nodeName) state.addPod(pod as PodLike, nodeName);
+      return;
+    }
+    // A binding in flight: the watch will show the pod bound, or the binding fails.
+    if (assumed.has(uid)) return;
+    if (!schedulable(pod)) {
+      queue.delete(uid);
+      return;
+    }
+    const specJson = JSON.stringify(pod.spec ?? {});
+    const qp = queue.get(uid);
+    if (qp) queue.update(qp, pod, specJson);
+    else queue.add(pod, uid, specJson);
+    kick();
+  }
+
+  function onNode(type: string, node: KubeObject): void {
+    const name = node.metadata.name ?? '';
+    if (type === 'DELETED') {
+      nodeSigs.delete(name);
+      state.removeNode(name);
+      return;
+    }
+    const sig = nodeSignature(node);
+    const prev = nodeSigs.get(name);
+    nodeSigs.set(name, sig);
+    if (!prev) {
+      state.upsertNode(node as unknown as NodeLike);
+      requestMove('all');
+      return;
+    }
+    const plugins = new Set<string>();
+    if (prev.allocatable !== sig.allocatable) plugins.add(RESOURCES_PLUGIN);
+    if (prev.labels !== sig.labels) plugins.add('NodeAffinity');
+    if (prev.taints !== sig.taints) plugins.add('TaintToleration');
+    if (prev.unschedulable !== sig.unschedulable) plugins.add('NodeUnschedulable');
+    if (plugins.size === 0) return;
+    state.upsertNode(node as unknown as NodeLike);
+    requestMove(plugins);
+  }
+
+  const stopNodes = client.watch(GVR.nodes, onNode);
+  const stopPods = client.watch(GVR.pods, onPod);
+  const flushTimer = setInterval(() => {
+    if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
+  }, opts.unschedulableFlushIntervalMs ?? 30_000);
+  flushTimer.unref();
+  kick();
+
+  return {
+    state,
+    stats(): SchedulerStats {
+      const c = queue.counts();
+      return {
+        ...stats,
+        ...c,
+        binding: assumed.size,
+        nodes: state.nodes.length,
+        accountedPods: state.podCount,
+      };
+    },
+    async stop(): Promise<void> {
+      if (stopped) return;
+      stopped = true;
+      stopNodes();
+      stopPods();
+      clearInterval(flushTimer);
+      if (backoffTimer) clearTimeout(backoffTimer);
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+      await recorder?.stop();
+    },
+  };
+}
+
+/** The plugins whose rejection a cluster event may undo; every event for "no nodes". */
+function rejectingPlugins(err: FitError): Set<string> {
+  if (err.numAllNodes === 0) return new Set([ANY_PLUGIN]);
+  const out = new Set<string>();
+  for (const st of err.nodeStatuses.values()) out.add(st.plugin);
+  if (err.absentStatus && err.nodeStatuses.size < err.numAllNodes) out.add(err.absentStatus.plugin);
+  return out.size > 0 ? out : new Set(NO_MOVE);
+}
+
+function nodeSignature(node: KubeObject): NodeSignature {
+  const spec = (node.spec ?? {}) as { taints?: unknown[]; unschedulable?: boolean };
+  const status = (node.status ?? {}) as { allocatable?: unknown };
+  return {
+    labels: JSON.stringify(node.metadata.labels ?? {}),
+    taints: JSON.stringify(spec.taints ?? []),
+    unschedulable: spec.unschedulable === true,
+    allocatable: JSON.stringify(status.allocatable ?? {}),
+  };
+}
+
+/** podutil.UpdatePodCondition: lastTransitionTime moves only when the status does. */
+function setPodCondition(pod: KubeObject, cond: { type: string; status: string; reason: string; message: string }): void {
+  const status = (pod.status ??= {}) as { conditions?: Record<string, unknown>[] };
+  const conditions = (status.conditions ??= []);
+  const now = secondsTime(new Date());
+  const i = conditions.findIndex((c) => c.type === cond.type);
+  const prev = i >= 0 ? conditions[i] : undefined;
+  const next = {
+    type: cond.type,
+    status: cond.status,
+    lastProbeTime: null,
+    lastTransitionTime: prev && prev.status === cond.status ? (prev.lastTransitionTime ?? now) : now,
+    reason: cond.reason,
+    message: cond.message,
+  };
+  if (i >= 0) conditions[i] = next;
+  else conditions.push(next);
+}

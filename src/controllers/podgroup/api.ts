@@ -1,0 +1,114 @@
+/**
+ * The PodGroup API (scheduling.incubator.k8s.io/v1alpha1) as troupe reads and writes it, and
+ * the keys pods use to join a group. Shapes only; decisions live in core.ts.
+ */
+
+import type { KubeObject } from '../../runtime/index.ts';
+
+/** The seed's grouping label (podgroup-controller). */
+export const GROUP_LABEL = 'podgroup.jhwagner.github.io/name';
+/** The seed's readiness label, set to "true" on every member once the gang is complete. */
+export const READY_LABEL = 'podgroup.jhwagner.github.io/ready';
+/** The annotation kube-batch and Volcano use to put a pod in a PodGroup. */
+export const GROUP_ANNOTATION = 'scheduling.k8s.io/group-name';
+/** Marks PodGroups troupe created for a labelled group that had none. */
+export const AUTO_CREATED_ANNOTATION = 'podgroup.troupe.dev/auto-created';
+
+export const PODGROUP_GROUP = 'scheduling.incubator.k8s.io';
+export const PODGROUP_API_VERSION = `${PODGROUP_GROUP}/v1alpha1`;
+export const PODGROUP_KIND = { apiVersion: PODGROUP_API_VERSION, kind: 'PodGroup' } as const;
+export const POD_KIND = { apiVersion: 'v1', kind: 'Pod' } as const;
+
+/** The design's phases, plus troupe's terminal Completed. */
+export type PodGroupPhase = 'Pending' | 'Running' | 'Recovering' | 'Unschedulable' | 'Completed';
+
+/** The design's four reasons and troupe's reasons for the phases the design gives none. */
+export const Reasons = {
+  PodFailed: 'PodFailed',
+  PodDeleted: 'PodDeleted',
+  NotEnoughResources: 'NotEnoughResources',
+  NotEnoughTasks: 'NotEnoughTasks',
+  /** troupe: Running because the required members run (or have succeeded). */
+  MembersRunning: 'MembersRunning',
+  /** troupe: Pending while enough members exist and are being scheduled or started. */
+  MembersStarting: 'MembersStarting',
+  /** troupe: Completed because every member finished and enough of them succeeded. */
+  MembersFinished: 'MembersFinished',
+} as const;
+
+export const ConditionTypes = {
+  /** True once the gang is complete and its members are released (ready label). */
+  GangReady: 'GangReady',
+  /** kube-batch's condition: the scheduler reports members it cannot place. */
+  Unschedulable: 'Unschedulable',
+  /** False when the spec cannot be honoured (for example a minMember that is not a count). */
+  SpecValid: 'SpecValid',
+  /** True when some pods claim this group by label and another by annotation. */
+  MembershipConflict: 'MembershipConflict',
+} as const;
+
+export type DeadlockAction = 'None' | 'Restart';
+
+export interface DeadlockPolicy {
+  action?: DeadlockAction;
+  timeoutSeconds?: number;
+  maxTimeoutSeconds?: number;
+}
+
+export interface PodGroupSpec {
+  minMember?: number;
+  minResources?: Record<string, string | number>;
+  queue?: string;
+  priorityClassName?: string;
+  scheduleTimeoutSeconds?: number;
+  deadlockPolicy?: DeadlockPolicy;
+}
+
+export interface PodGroupState {
+  phase: PodGroupPhase;
+  lastProbeTime?: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface PodGroupCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+  [key: string]: unknown;
+}
+
+export interface PodGroupStatus {
+  observedGeneration?: number;
+  state?: PodGroupState;
+  running?: number;
+  succeeded?: number;
+  failed?: number;
+  restarts?: number;
+  lastRestartTime?: string;
+  conditions?: PodGroupCondition[];
+}
+
+export interface PodGroup extends KubeObject {
+  spec?: PodGroupSpec;
+  status?: PodGroupStatus;
+}
+
+/** The pod fields the controller reads. */
+export interface PodObject extends KubeObject {
+  spec?: {
+    nodeName?: string;
+    priority?: number;
+    schedulingGates?: { name: string }[];
+    [key: string]: unknown;
+  };
+  status?: {
+    phase?: string;
+    reason?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    [key: string]: unknown;
+  };
+}

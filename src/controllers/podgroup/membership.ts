@@ -1,0 +1,51 @@
+/**
+ * Which group a pod belongs to. A pod names its group with the seed's label or with the
+ * kube-batch/Volcano annotation; when both are present and disagree, the label wins (the
+ * seed's contract stays exact) and the pod is reported as a conflict to both groups.
+ */
+
+import { keyOf } from '../../runtime/index.ts';
+import { GROUP_ANNOTATION, GROUP_LABEL, type PodObject } from './api.ts';
+
+export interface GroupClaim {
+  /** The group the pod counts in, if any. */
+  group: string | undefined;
+  label: string | undefined;
+  annotation: string | undefined;
+  /** Label and annotation name different groups. */
+  conflict: boolean;
+}
+
+export function claimOf(pod: PodObject): GroupClaim {
+  const label = pod.metadata.labels?.[GROUP_LABEL] || undefined;
+  const annotation = pod.metadata.annotations?.[GROUP_ANNOTATION] || undefined;
+  return {
+    group: label ?? annotation,
+    label,
+    annotation,
+    conflict: label !== undefined && annotation !== undefined && label !== annotation,
+  };
+}
+
+/** Every group key (`namespace/group`) a pod is relevant to: its group and, on conflict, the other one. */
+export function groupKeysOf(pod: PodObject): string[] {
+  const c = claimOf(pod);
+  const ns = pod.metadata.namespace;
+  const keys: string[] = [];
+  if (c.label) keys.push(keyOf(ns, c.label));
+  if (c.annotation && c.annotation !== c.label) keys.push(keyOf(ns, c.annotation));
+  return keys;
+}
+
+// A PodGroup's name must be a DNS-1123 subdomain; a label value may hold characters
+// (uppercase, "_") that no object name can, so such groups get labels but no PodGroup.
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Why `name` cannot name a PodGroup, or undefined when it can. */
+export function invalidGroupName(name: string): string | undefined {
+  if (name.length > 253) return 'must be no more than 253 characters';
+  if (!DNS1123_SUBDOMAIN.test(name)) {
+    return "must be a lowercase RFC 1123 subdomain: lowercase alphanumerics, '-' or '.', starting and ending with an alphanumeric";
+  }
+  return undefined;
+}

@@ -1,0 +1,110 @@
+/**
+ * What the controller sees of a group's members, counted once per reconcile: how many run,
+ * finished, failed, wait, are being deleted, are placed on a node, or were reported
+ * unschedulable by the scheduler.
+ */
+
+import { type PodObject, READY_LABEL } from './api.ts';
+
+export interface Member {
+  pod: PodObject;
+  name: string;
+  uid: string;
+  phase: string;
+  /** Being deleted while not finished: a member the group is losing. */
+  terminating: boolean;
+  /** Bound to a node and not finished: it holds node resources. */
+  placed: boolean;
+  /** The scheduler's PodScheduled=False/Unschedulable message, when it reported one. */
+  unschedulable: string | undefined;
+  ready: boolean;
+  /** Has a controller owner (Job, ReplicaSet, StatefulSet...) that recreates it when deleted. */
+  controlled: boolean;
+  /** When the controller first saw it (ms). */
+  joinedAt: number;
+}
+
+export interface Tally {
+  members: Member[];
+  running: number;
+  succeeded: number;
+  failed: number;
+  /** Not running yet and not being deleted (Pending or Unknown). */
+  pending: number;
+  unschedulable: number;
+  terminating: number;
+  placed: number;
+  /** Members that can still count: running, pending or succeeded, and not being deleted. */
+  live: number;
+  /** The first scheduler message of an unschedulable member, for status messages. */
+  schedulerMessage: string | undefined;
+  /** The newest join time among live members (ms). */
+  newestJoin: number;
+}
+
+export function toMember(pod: PodObject, joinedAt: number): Member {
+  const phase = pod.status?.phase || 'Pending';
+  const finished = phase === 'Succeeded' || phase === 'Failed';
+  const terminating = !finished && !!pod.metadata.deletionTimestamp;
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  const unschedulable =
+    !finished && !terminating && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable'
+      ? scheduled.message || 'the scheduler reports it unschedulable'
+      : undefined;
+  return {
+    pod,
+    name: pod.metadata.name ?? '',
+    uid: pod.metadata.uid ?? '',
+    phase,
+    terminating,
+    placed: !finished && !!pod.spec?.nodeName,
+    unschedulable,
+    ready: pod.metadata.labels?.[READY_LABEL] === 'true',
+    controlled: (pod.metadata.ownerReferences ?? []).some((r) => r.controller === true),
+    joinedAt,
+  };
+}
+
+export function tally(members: Member[]): Tally {
+  const t: Tally = {
+    members,
+    running: 0,
+    succeeded: 0,
+    failed: 0,
+    pending: 0,
+    unschedulable: 0,
+    terminating: 0,
+    placed: 0,
+    live: 0,
+    schedulerMessage: undefined,
+    newestJoin: 0,
+  };
+  for (const m of members) {
+    if (m.placed) t.placed++;
+    if (m.phase === 'Succeeded') t.succeeded++;
+    else if (m.phase === 'Failed') t.failed++;
+    else if (m.terminating) t.terminating++;
+    else if (m.phase === 'Running') t.running++;
+    else t.pending++;
+    if (m.unschedulable !== undefined) {
+      t.unschedulable++;
+      t.schedulerMessage ??= m.unschedulable;
+    }
+    const live = m.phase === 'Succeeded' || (!m.terminating && m.phase !== 'Failed');
+    if (live) {
+      t.live++;
+      if (m.joinedAt > t.newestJoin) t.newestJoin = m.joinedAt;
+    }
+  }
+  return t;
+}
+
+/** Highest pod priority among the members (0 when none is set): the group's priority. */
+export function groupPriority(pods: readonly PodObject[]): number {
+  let p: number | undefined;
+  for (const pod of pods) {
+    const v = pod.spec?.priority;
+    if (typeof v === 'number' && (p === undefined || v > p)) p = v;
+  }
+  return p ?? 0;
+}

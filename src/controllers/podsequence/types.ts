@@ -1,0 +1,129 @@
+/**
+ * The PodSequence API (`scheduling.example.com/v1alpha1`), field for field as the seed's
+ * README describes it, plus the fields troupe adds to status (observedGeneration,
+ * conditions and three summary strings for `kubectl get podseq`).
+ */
+
+import type { Condition } from '../../kube/conditions.ts';
+import type { LabelSelectorObject } from '../../kube/labels.ts';
+import type { KindRef, KubeObject } from '../../runtime/index.ts';
+
+export const GROUP = 'scheduling.example.com';
+export const VERSION = 'v1alpha1';
+export const KIND = 'PodSequence';
+export const PLURAL = 'podsequences';
+export const PODSEQUENCE: KindRef = { apiVersion: `${GROUP}/${VERSION}`, kind: KIND };
+export const POD: KindRef = { apiVersion: 'v1', kind: 'Pod' };
+export const NODE: KindRef = { apiVersion: 'v1', kind: 'Node' };
+export const DAEMONSET: KindRef = { apiVersion: 'apps/v1', kind: 'DaemonSet' };
+
+export const DEFAULT_GATE = 'podsequence.example.com/sequence-gate';
+/** Written in the same patch that removes a pod's gate: which sequence released it. */
+export const RELEASED_BY_ANNOTATION = 'podsequence.example.com/released-by';
+/** Full mode: keeps a node-scoped sequence until its node taints are removed. */
+export const TAINT_FINALIZER = 'podsequence.example.com/node-taints';
+
+export type Scope = 'Cluster' | 'Node';
+export type Phase = 'Pending' | 'InProgress' | 'Completed' | 'Failed';
+
+export interface PodGroup {
+  name?: string;
+  pods?: string[];
+  podSelector?: LabelSelectorObject;
+  /** Reserved, as in the seed ("future use"): accepted and stored, not acted on. */
+  nodeSelector?: Record<string, string>;
+}
+
+export interface PodSequenceSpec {
+  podGroups: PodGroup[];
+  scope?: Scope;
+  namespace?: string;
+  schedulingGateName?: string;
+}
+
+export interface NodeSequenceStatus {
+  nodeName: string;
+  currentIndex: number;
+  readyPodsInCurrentGroup: number;
+  phase: Phase;
+  conditions?: Condition[];
+}
+
+export interface PodSequenceStatus {
+  phase?: Phase;
+  currentIndex?: number;
+  nodeStatus?: NodeSequenceStatus[];
+  currentGroupPods?: string[];
+  readyPodsInCurrentGroup?: number;
+  processedPods?: string[];
+  message?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+  /** Number of groups in the spec. */
+  totalGroups?: number;
+  /** `<currentIndex + 1>/<totalGroups>` (`n/n` once completed), for printer columns. */
+  progress?: string;
+  currentGroupName?: string;
+  /** Cluster scope `ready/total` of the current group; node scope `done/total nodes`. */
+  currentGroupReady?: string;
+}
+
+export interface PodSequence extends KubeObject {
+  spec: PodSequenceSpec;
+  status?: PodSequenceStatus;
+}
+
+/** The parts of a Pod this controller reads. */
+export interface Pod extends KubeObject {
+  spec?: {
+    nodeName?: string;
+    schedulingGates?: { name: string }[];
+    nodeSelector?: Record<string, string>;
+    affinity?: {
+      nodeAffinity?: {
+        requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } | null;
+        [key: string]: unknown;
+      } | null;
+      [key: string]: unknown;
+    } | null;
+    tolerations?: Toleration[];
+    [key: string]: unknown;
+  };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    [key: string]: unknown;
+  };
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number;
+}
+
+export interface Node extends KubeObject {
+  spec?: { taints?: Taint[]; [key: string]: unknown };
+}
+
+export const PHASES: readonly Phase[] = ['Pending', 'InProgress', 'Completed', 'Failed'];
