@@ -10,7 +10,7 @@ import { fieldsMatch, parseFieldSelector, parseLabelSelector, SelectorParseError
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { deepEqualJson, generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
-import { storageKey, type ResourceRegistry } from './registry.ts';
+import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
 import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
 import { groupVersion, type FieldError, type KubeObject, type RequestContext, type ResourceType } from './types.ts';
 
@@ -283,7 +283,7 @@ export class Api {
     const name = meta.name;
     if (rt.namespaced) this.checkNamespaceForCreate(namespace, rt, name);
     this.checkUnknownFields(rt, obj, opts);
-    normalizeTimes(obj, isBuiltin(rt));
+    normalizeTimes(obj, isBuiltinGroup(rt.group));
     rt.strategy.default?.(obj);
     let admitted = obj;
     if (this.hooks.admission) {
@@ -351,7 +351,7 @@ export class Api {
       );
     }
     this.checkUnknownFields(rt, desired, opts);
-    normalizeTimes(desired, isBuiltin(rt));
+    normalizeTimes(desired, isBuiltinGroup(rt.group));
     let next = this.splitForSubresource(rt, desired, old, ctx.subresource);
     if (ctx.subresource === '') rt.strategy.default?.(next);
     if (this.hooks.admission) {
@@ -659,11 +659,6 @@ export class Api {
       dryRun: opts.dryRun ?? false,
     };
   }
-}
-
-/** Built-in kinds are typed in kube-apiserver; custom resources are stored as given. */
-function isBuiltin(rt: ResourceType): boolean {
-  return !rt.group.includes('.') || rt.group.endsWith('.k8s.io');
 }
 
 function context(opts: WriteOptions): RequestContext {

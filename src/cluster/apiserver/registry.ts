@@ -91,3 +91,11 @@ function parseVersion(v: string): { major: number; stage: number; minor: number 
   const stage = m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2;
   return { major: Number(m[1]), stage, minor: m[3] ? Number(m[3]) : 0 };
 }
+
+/**
+ * Whether a group is one of Kubernetes' own (typed in kube-apiserver) rather than a
+ * custom resource group: the core group, unqualified groups (apps, batch) and *.k8s.io.
+ */
+export function isBuiltinGroup(group: string): boolean {
+  return !group.includes('.') || group.endsWith('.k8s.io');
+}

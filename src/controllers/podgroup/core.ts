@@ -214,7 +214,13 @@ export function decide(input: GroupInput): Decision {
     });
   }
   if (specProblem && !sameCondition(conditionsIn, conditions, ConditionTypes.SpecValid)) {
-    events.push({ target: { kind: 'group' }, type: 'Warning', reason: 'InvalidSpec', action: 'Validating', note: specProblem });
+    events.push({
+      target: { kind: 'group' },
+      type: 'Warning',
+      reason: 'InvalidSpec',
+      action: 'Validating',
+      note: specProblem,
+    });
   }
 
   if (next.phase === 'Unschedulable') {
@@ -291,8 +297,14 @@ function applyDeadlockPolicy(
 /** The timeout before the next restart: doubled after each restart, capped. */
 export function deadlockTimeoutMs(podGroup: PodGroup, restarts: number): number {
   const spec = podGroup.spec;
-  const base = positiveInt(spec?.deadlockPolicy?.timeoutSeconds) ?? positiveInt(spec?.scheduleTimeoutSeconds) ?? DEFAULT_DEADLOCK_TIMEOUT_S;
-  const cap = Math.max(base, positiveInt(spec?.deadlockPolicy?.maxTimeoutSeconds) ?? DEFAULT_DEADLOCK_MAX_TIMEOUT_S);
+  const base =
+    positiveInt(spec?.deadlockPolicy?.timeoutSeconds) ??
+    positiveInt(spec?.scheduleTimeoutSeconds) ??
+    DEFAULT_DEADLOCK_TIMEOUT_S;
+  const cap = Math.max(
+    base,
+    positiveInt(spec?.deadlockPolicy?.maxTimeoutSeconds) ?? DEFAULT_DEADLOCK_MAX_TIMEOUT_S,
+  );
   return Math.min(base * 2 ** Math.min(restarts, 30), cap) * 1000;
 }
 
@@ -360,7 +372,11 @@ function computeConditions(
   return list;
 }
 
-function sameCondition(a: readonly PodGroupCondition[], b: readonly PodGroupCondition[], type: string): boolean {
+function sameCondition(
+  a: readonly PodGroupCondition[],
+  b: readonly PodGroupCondition[],
+  type: string,
+): boolean {
   const x = a.find((c) => c.type === type);
   const y = b.find((c) => c.type === type);
   return x?.status === y?.status && x?.reason === y?.reason && x?.message === y?.message;
@@ -404,7 +420,9 @@ export function specProblemOf(spec: PodGroup['spec']): string | undefined {
   if (!spec) return undefined;
   const problems: string[] = [];
   if (spec.minMember !== undefined && validMinMember(spec.minMember) === undefined) {
-    problems.push(`spec.minMember ${JSON.stringify(spec.minMember)} is not a non-negative integer; every member is required instead`);
+    problems.push(
+      `spec.minMember ${JSON.stringify(spec.minMember)} is not a non-negative integer; every member is required instead`,
+    );
   }
   const dp = spec.deadlockPolicy;
   if (dp !== undefined) {
@@ -441,7 +459,9 @@ function newPodGroup(namespace: string, name: string, members: readonly Member[]
   }
   const [only] = owners.values();
   if (owners.size === 1 && only) {
-    pg.metadata.ownerReferences = [{ apiVersion: only.apiVersion, kind: only.kind, name: only.name, uid: only.uid }];
+    pg.metadata.ownerReferences = [
+      { apiVersion: only.apiVersion, kind: only.kind, name: only.name, uid: only.uid },
+    ];
   }
   return pg;
 }

@@ -50,7 +50,8 @@ export interface PhaseResult {
 }
 
 export function requirementOf(t: Tally, minMember: number | undefined, formed: boolean): Requirement {
-  if (minMember !== undefined && minMember > 0) return { required: minMember, minMemberMode: true, formed: true };
+  if (minMember !== undefined && minMember > 0)
+    return { required: minMember, minMemberMode: true, formed: true };
   return { required: t.live, minMemberMode: false, formed };
 }
 
@@ -85,7 +86,11 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
     return result('Completed', Reasons.MembersFinished, `every member finished: ${succeededFailed(t)}`);
   }
   if (from === 'Completed' && active === 0) {
-    return result('Completed', prev?.reason ?? Reasons.MembersFinished, `every member finished: ${succeededFailed(t)}`);
+    return result(
+      'Completed',
+      prev?.reason ?? Reasons.MembersFinished,
+      `every member finished: ${succeededFailed(t)}`,
+    );
   }
   if (satisfied) return result('Running', Reasons.MembersRunning, progress);
 
@@ -109,14 +114,20 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
     case 'Completed': {
       if (newFailures) return result('Recovering', Reasons.PodFailed, failed);
       if (lostMembers) return result('Recovering', Reasons.PodDeleted, deleted);
-      if (tooFew) return result('Recovering', Reasons.NotEnoughTasks, `${t.live} of ${req.required} required members exist`);
+      if (tooFew)
+        return result(
+          'Recovering',
+          Reasons.NotEnoughTasks,
+          `${t.live} of ${req.required} required members exist`,
+        );
       if (req.minMemberMode) return result('Recovering', Reasons.NotEnoughTasks, progress);
       // Without minMember a member that joins a running group is not a loss: the group keeps
       // running and the newcomer is released once it runs too.
       return result('Running', Reasons.MembersRunning, `${progress}; waiting for new members to run`);
     }
     case 'Recovering': {
-      if (t.unschedulable > 0) return result('Unschedulable', Reasons.NotEnoughResources, `${unschedulable}; ${progress}`);
+      if (t.unschedulable > 0)
+        return result('Unschedulable', Reasons.NotEnoughResources, `${unschedulable}; ${progress}`);
       if (newFailures) return result('Recovering', Reasons.PodFailed, failed);
       if (lostMembers) return result('Recovering', Reasons.PodDeleted, deleted);
       const reason = prev?.reason ?? Reasons.PodFailed;
@@ -125,7 +136,8 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
     case 'Unschedulable': {
       if (newFailures) return result('Recovering', Reasons.PodFailed, failed);
       if (t.placed === 0) return pending(result, t, req, progress, unschedulable);
-      if (t.unschedulable > 0) return result('Unschedulable', Reasons.NotEnoughResources, `${unschedulable}; ${progress}`);
+      if (t.unschedulable > 0)
+        return result('Unschedulable', Reasons.NotEnoughResources, `${unschedulable}; ${progress}`);
       return result('Unschedulable', Reasons.NotEnoughResources, `every member is placed; ${progress}`);
     }
   }

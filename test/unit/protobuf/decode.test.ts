@@ -326,6 +326,22 @@ describe('other kinds', () => {
     });
   });
 
+  test('a "__proto__" map key is an ordinary entry', () => {
+    const body = envelope(
+      'v1',
+      'ConfigMap',
+      build(sub(1, entry(11, '__proto__', str(2, 'x'))), entry(2, '__proto__', str(2, 'y'))),
+    );
+    const obj = decodeKubernetesProtobuf(body);
+    assert.deepEqual(
+      obj,
+      JSON.parse(
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"labels":{"__proto__":"x"}},"data":{"__proto__":"y"}}',
+      ),
+    );
+    assert.equal(Object.getPrototypeOf(obj.data), Object.prototype);
+  });
+
   test('fields the tables do not know are skipped and reported', () => {
     const body = envelope('v1', 'ConfigMap', build(sub(1, str(1, 'cm'), str(99, 'future')), int(77, 1)));
     const { object, unknownFields } = decodeKubernetesProtobufDetailed(body);

@@ -48,7 +48,17 @@ const RESOURCES: Record<string, Res[]> = {
     { name: 'nodes', kind: 'Node', namespaced: false },
     { name: 'resourcequotas', kind: 'ResourceQuota', namespaced: true },
   ],
-  'apps/v1': [{ name: 'deployments', kind: 'Deployment', namespaced: true }],
+  'apps/v1': [
+    { name: 'deployments', kind: 'Deployment', namespaced: true },
+    {
+      name: 'deployments/scale',
+      kind: 'Scale',
+      namespaced: true,
+      verbs: ['get', 'patch', 'update'],
+      group: 'autoscaling',
+      version: 'v1',
+    },
+  ],
   'batch/v1': [
     { name: 'jobs', kind: 'Job', namespaced: true },
     { name: 'cronjobs', kind: 'CronJob', namespaced: true },
@@ -71,7 +81,6 @@ const RESOURCES: Record<string, Res[]> = {
   ],
   'policy/v1': [{ name: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true }],
   'networking.k8s.io/v1': [{ name: 'ingresses', kind: 'Ingress', namespaced: true }],
-  'autoscaling/v2': [{ name: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', namespaced: true }],
   'autoscaling/v1': [{ name: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', namespaced: true }],
   'scheduling.k8s.io/v1': [{ name: 'priorityclasses', kind: 'PriorityClass', namespaced: false }],
 };

@@ -230,6 +230,12 @@ const cronJob = {
   metadata: { name: 'nightly', namespace: 'default', uid: 'cronjob-uid' },
   spec: { schedule: '0 3 * * *', jobTemplate: { metadata: { labels: { team: 'data' } }, spec: jobSpec } },
 };
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { selector: { matchLabels: { app: 'web' } }, template: jobSpec.template },
+};
 const original = {
   apiVersion: 'v1',
   kind: 'Pod',
@@ -251,6 +257,8 @@ function respondJson(request: CapturedRequest): { status: number; body: unknown 
   if (request.path === '/apis/batch/v1/namespaces/default/cronjobs/nightly')
     return { status: 200, body: cronJob };
   if (request.path === '/api/v1/namespaces/default/pods/app') return { status: 200, body: original };
+  if (request.path === '/apis/apps/v1/namespaces/default/deployments/web')
+    return { status: 200, body: deployment };
   return { status: 404, body: notFound };
 }
 
@@ -335,7 +343,7 @@ async function createMatchesDryRun(...args: string[]): Promise<DecodedObject> {
   const printed = JSON.parse(await server.kubectl(...dryRun));
   const { object, stdout } = await send(...args);
   assert.deepEqual(object, withoutNulls(printed));
-  assert.match(stdout, / created\n$/);
+  assert.match(stdout, / (created|autoscaled)\n$/);
   return object;
 }
 
@@ -581,6 +589,40 @@ describe('kubectl protobuf bodies decode to the JSON shape', () => {
     );
     assert.equal(obj.value, 1000);
     assert.equal(obj.preemptionPolicy, 'Never');
+  });
+
+  test('create ingress', async () => {
+    const obj = await createMatchesDryRun(
+      'create',
+      'ingress',
+      'ing',
+      '--class=nginx',
+      '--rule=foo.com/bar*=svc:8080,tls=my-cert',
+      '--rule=foo.com/api=api:http',
+      '--default-backend=def:http',
+    );
+    const spec = obj.spec as { rules: { http: { paths: unknown[] } }[] };
+    assert.deepEqual(spec.rules[0]!.http.paths, [
+      { path: '/bar', pathType: 'Prefix', backend: { service: { name: 'svc', port: { number: 8080 } } } },
+      { path: '/api', pathType: 'Exact', backend: { service: { name: 'api', port: { name: 'http' } } } },
+    ]);
+  });
+
+  test('autoscale deployment', async () => {
+    const obj = await createMatchesDryRun(
+      'autoscale',
+      'deployment',
+      'web',
+      '--min=2',
+      '--max=5',
+      '--cpu-percent=80',
+    );
+    assert.deepEqual(obj.spec, {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      minReplicas: 2,
+      maxReplicas: 5,
+      targetCPUUtilizationPercentage: 80,
+    });
   });
 
   test('create poddisruptionbudget (int-or-string percent)', async () => {

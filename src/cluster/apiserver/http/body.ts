@@ -1,11 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, errors } from '../errors.ts';
+import { decodeKubernetesProtobuf, isKubernetesProtobuf, ProtobufDecodeError } from '../protobuf/index.ts';
 
 /** kube-apiserver's default limit for request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  return (await readBodyBytes(req, limit)).toString('utf8');
+}
+
+export async function readBodyBytes(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     req.resume();
@@ -18,7 +23,28 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     if (size > limit) throw errors.tooLarge(limit);
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Decodes a request body by content type: JSON, YAML, or Kubernetes protobuf (which
+ * kubectl's typed clients send for `kubectl create <kind>`, `auth can-i`, drain's
+ * DeleteOptions). Protobuf only exists for built-in kinds; custom resources get 415.
+ */
+export function decodeRequestBody(bytes: Buffer, contentType: string, customResource: boolean): unknown {
+  if (isKubernetesProtobuf(contentType)) {
+    if (customResource) throw errors.unsupportedMediaType(contentType);
+    try {
+      return decodeKubernetesProtobuf(bytes);
+    } catch (err) {
+      if (err instanceof ProtobufDecodeError) {
+        throw err.status === 415 ? errors.unsupportedMediaType(`${contentType}: ${err.message}`) : errors.badRequest(err.message);
+      }
+      throw err;
+    }
+  }
+  if (!/json|yaml/.test(contentType)) throw errors.unsupportedMediaType(contentType);
+  return decodeBody(bytes.toString('utf8'), contentType);
 }
 
 /** Decodes a JSON body, or YAML when the content type says so (kubectl sends YAML for apply). */

@@ -11,10 +11,10 @@ import { bindPod } from '../binding.ts';
 import { ApiError, errors, toApiError } from '../errors.ts';
 import type { Faults } from '../faults.ts';
 import type { ApiMetrics } from '../metrics.ts';
-import type { ResourceRegistry } from '../registry.ts';
+import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
-import { decodeBody, readBody } from './body.ts';
+import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
 import { parsePath, type ResourcePath } from './router.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
@@ -129,7 +129,7 @@ async function handle(
     case 'watch':
       return serveWatch(deps, req, res, p, q);
     case 'create': {
-      const body = await readDecoded(req);
+      const body = await readDecoded(req, p.rt);
       const opts = writeOptions(q, userName, p.subresource, req.headers['user-agent']);
       const ns = p.namespace ?? (p.rt.namespaced ? namespaceOf(body) : '');
       const obj = await deps.api.create(p.rt, ns, body, opts);
@@ -137,7 +137,7 @@ async function handle(
       return sendObject(req, res, 201, p.rt, obj, q);
     }
     case 'update': {
-      const body = await readDecoded(req);
+      const body = await readDecoded(req, p.rt);
       const opts = writeOptions(q, userName, p.subresource, req.headers['user-agent']);
       const obj = await deps.api.update(p.rt, p.namespace ?? '', p.name!, body, opts);
       warn(res, opts);
@@ -464,10 +464,10 @@ export function writeOptions(q: URLSearchParams, user: string, subresource: stri
 }
 
 async function deleteOptions(req: IncomingMessage, q: URLSearchParams, user: string): Promise<DeleteOptions> {
-  const text = await readBody(req);
+  const bytes = await readBodyBytes(req);
   let body: Record<string, unknown> = {};
-  if (text.trim() !== '') {
-    const decoded = decodeBody(text, req.headers['content-type'] ?? 'application/json');
+  if (bytes.length > 0 && bytes.toString('utf8').trim() !== '') {
+    const decoded = decodeRequestBody(bytes, req.headers['content-type'] ?? 'application/json', false);
     if (decoded && typeof decoded === 'object') body = decoded as Record<string, unknown>;
   }
   const opts: DeleteOptions = { user };
@@ -492,11 +492,10 @@ async function deleteOptions(req: IncomingMessage, q: URLSearchParams, user: str
   return opts;
 }
 
-export async function readDecoded(req: IncomingMessage): Promise<unknown> {
-  const text = await readBody(req);
+export async function readDecoded(req: IncomingMessage, rt?: ResourceType): Promise<unknown> {
+  const bytes = await readBodyBytes(req);
   const ct = req.headers['content-type'] ?? 'application/json';
-  if (!/json|yaml/.test(ct)) throw errors.unsupportedMediaType(ct);
-  return decodeBody(text, ct);
+  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group));
 }
 
 function namespaceOf(body: unknown): string {

@@ -185,7 +185,9 @@ function readField(
     out[field.name] ??= {};
     const entries = out[field.name] as Record<string, unknown>;
     const [key, value] = readMapEntry(reader.bytes(), field.value, path, ctx);
-    if (value !== undefined) entries[key] = value;
+    // defineProperty keeps a "__proto__" key an ordinary entry, as JSON.parse would.
+    if (value !== undefined)
+      Object.defineProperty(entries, key, { value, enumerable: true, writable: true, configurable: true });
     return;
   }
   if (field.repeated) {

@@ -5,8 +5,9 @@
 import { AUTHENTICATION, AUTHORIZATION, RBAC } from './messages/access.ts';
 import { CORE } from './messages/core.ts';
 import { META } from './messages/meta.ts';
+import { NETWORKING } from './messages/networking.ts';
 import { POLICY, SCHEDULING } from './messages/policy.ts';
-import { APPS, BATCH } from './messages/workloads.ts';
+import { APPS, AUTOSCALING, BATCH } from './messages/workloads.ts';
 import { linkMessages, type MessageDesc, parsePackage } from './schema.ts';
 
 export const MESSAGES: ReadonlyMap<string, MessageDesc> = linkMessages([
@@ -14,6 +15,8 @@ export const MESSAGES: ReadonlyMap<string, MessageDesc> = linkMessages([
   ...parsePackage('core', CORE),
   ...parsePackage('apps', APPS),
   ...parsePackage('batch', BATCH),
+  ...parsePackage('autoscaling', AUTOSCALING),
+  ...parsePackage('networking', NETWORKING),
   ...parsePackage('rbac', RBAC),
   ...parsePackage('authz', AUTHORIZATION),
   ...parsePackage('authn', AUTHENTICATION),
@@ -37,6 +40,9 @@ const KINDS_BY_GROUP_VERSION: Record<string, Record<string, string>> = {
   },
   'apps/v1': { Deployment: 'apps.Deployment', ReplicaSet: 'apps.ReplicaSet', DaemonSet: 'apps.DaemonSet' },
   'batch/v1': { Job: 'batch.Job', CronJob: 'batch.CronJob' },
+  // kubectl autoscale creates autoscaling/v1 objects.
+  'autoscaling/v1': { HorizontalPodAutoscaler: 'autoscaling.HorizontalPodAutoscaler' },
+  'networking.k8s.io/v1': { Ingress: 'networking.Ingress' },
   'rbac.authorization.k8s.io/v1': {
     Role: 'rbac.Role',
     ClusterRole: 'rbac.ClusterRole',

@@ -1,4 +1,4 @@
-/** apps/v1 and batch/v1 messages, in the table format of ../schema.ts. */
+/** apps/v1, batch/v1 and autoscaling/v1 messages, in the table format of ../schema.ts. */
 export const APPS: Record<string, string> = {
   Deployment: '1:metadata:@meta.ObjectMeta 2:spec:@DeploymentSpec 3:status:@DeploymentStatus',
   DeploymentSpec: `1:replicas:i32! 2:selector:@meta.LabelSelector 3:template:@core.PodTemplateSpec
@@ -54,4 +54,14 @@ export const BATCH: Record<string, string> = {
     4:suspend:b! 5:jobTemplate:@JobTemplateSpec 6:successfulJobsHistoryLimit:i32!
     7:failedJobsHistoryLimit:i32!`,
   CronJobStatus: '1:active:@core.ObjectReference[] 4:lastScheduleTime:Time 5:lastSuccessfulTime:Time',
+};
+
+export const AUTOSCALING: Record<string, string> = {
+  HorizontalPodAutoscaler: `1:metadata:@meta.ObjectMeta 2:spec:@HorizontalPodAutoscalerSpec
+    3:status:@HorizontalPodAutoscalerStatus`,
+  HorizontalPodAutoscalerSpec: `1:scaleTargetRef:@CrossVersionObjectReference 2:minReplicas:i32!
+    3:maxReplicas:i32! 4:targetCPUUtilizationPercentage:i32!`,
+  CrossVersionObjectReference: '1:kind:s! 2:name:s! 3:apiVersion:s',
+  HorizontalPodAutoscalerStatus: `1:observedGeneration:i64! 2:lastScaleTime:Time 3:currentReplicas:i32!
+    4:desiredReplicas:i32! 5:currentCPUUtilizationPercentage:i32!`,
 };

@@ -1,0 +1,456 @@
+/**
+ * The stage player for one resource (pods or nodes): for every change of a managed object it
+ * picks the stage to play next, waits for the stage to be due, checks the object still
+ * matches, renders the plan against the object as it is then and applies it through the API.
+ *
+ * Scale: an object costs a small entry here (no cached copy: the watch's copy is dropped once
+ * evaluated, and a due stage reads the object fresh). Changes are coalesced per object and
+ * evaluated in batches off the watch callback; all delays share one TimerQueue; at most
+ * `concurrency` plays are in flight.
+ *
+ * Choosing (KWOK's rule, with troupe's hooks): among the stages that match and are due at
+ * some point (a hooked stage whose hook answers "never" does not count), the non-background
+ * ones are drawn by weight as KWOK does; background stages are drawn only when none is left.
+ * A stage that was already played (or found to change nothing) at this resourceVersion is not
+ * drawn again, so a stage that changes nothing cannot starve the others. While the same stage
+ * stays chosen across changes, its delay keeps counting from when it was first chosen.
+ */
+
+import { ApiError } from '../apiserver/errors.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
+import type { PlayableStage } from './stage-set.ts';
+import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
+import type { TimerHandle, TimerQueue } from './timers.ts';
+import type { Anchors } from './runtime.ts';
+
+export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+export interface PlayerHooks {
+  /** Renders a stage against an object with the kubelet's functions bound to `now`. */
+  plan(stage: PlayableStage, obj: KubeObject, now: number, random: number): PlanResult;
+  /** After a play: the object before and after (undefined when deleted). */
+  played(stage: PlayableStage, plan: StagePlan, before: KubeObject, after: KubeObject | undefined, now: number): void;
+  /** A stage that cannot be rendered or whose result the API refused. */
+  stageFailed(stage: PlayableStage, obj: KubeObject, message: string): void;
+  /** An event a stage's `next.event` asks for. */
+  event(obj: KubeObject, event: NonNullable<StagePlan['event']>): void;
+}
+
+export interface PlayerOptions {
+  client: ClusterClient;
+  gvr: Gvr;
+  stages: (obj: KubeObject) => readonly PlayableStage[];
+  managed: (obj: KubeObject) => boolean;
+  timers: TimerQueue;
+  timeScale: number;
+  anchors: Anchors;
+  hooks: PlayerHooks;
+  now?: () => number;
+  random?: () => number;
+  concurrency?: number;
+  log?: LogFn;
+}
+
+interface Job {
+  stage: PlayableStage;
+  rv: string;
+  due: number;
+  since: number;
+  rand: number;
+  timer: TimerHandle | undefined;
+  queued: boolean;
+}
+
+interface Entry {
+  key: string;
+  namespace: string;
+  name: string;
+  rv: string;
+  epoch: number;
+  job: Job | undefined;
+  busy: boolean;
+  again: boolean;
+  /** Stages played (or found to change nothing) at resourceVersion `rv`. */
+  played: { rv: string; names: Set<string> } | undefined;
+  failures: number;
+}
+
+const BATCH = 2000;
+const RETRY_BASE_MS = 50;
+const RETRY_MAX_MS = 10_000;
+
+export class StagePlayer {
+  private readonly o: PlayerOptions;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly concurrency: number;
+  private readonly log: LogFn;
+  private readonly entries = new Map<string, Entry>();
+  /** Keys to evaluate, with the object the watch delivered (null: read it fresh). */
+  private readonly dirty = new Map<string, KubeObject | null>();
+  private readonly runQueue: Entry[] = [];
+  private flushScheduled = false;
+  private inFlight = 0;
+  private epoch = 0;
+  private stopped = false;
+  private readonly idleWaiters: (() => void)[] = [];
+  /** Plays applied, for tests and benchmarks. */
+  plays = 0;
+
+  constructor(o: PlayerOptions) {
+    this.o = o;
+    this.now = o.now ?? Date.now;
+    this.random = o.random ?? Math.random;
+    this.concurrency = o.concurrency ?? 64;
+    this.log = o.log ?? (() => {});
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Feed from a watch. Runs inside someone else's API write: only records the change. */
+  observe(type: string, obj: KubeObject): void {
+    if (this.stopped) return;
+    const key = keyOf(obj);
+    if (type === 'DELETED') {
+      this.forget(key);
+      return;
+    }
+    if (!this.o.managed(obj)) {
+      this.forget(key);
+      return;
+    }
+    this.dirty.set(key, obj);
+    this.scheduleFlush();
+  }
+
+  /** Re-evaluates an object (read fresh), e.g. when its node became managed. */
+  touch(namespace: string, name: string): void {
+    if (this.stopped) return;
+    const key = namespace ? `${namespace}/${name}` : name;
+    if (!this.dirty.has(key)) this.dirty.set(key, null);
+    this.scheduleFlush();
+  }
+
+  /** Re-evaluates every known object: the stage set changed. */
+  resyncAll(): void {
+    this.epoch++;
+    for (const e of this.entries.values()) this.touch(e.namespace, e.name);
+  }
+
+  forget(key: string): void {
+    const e = this.entries.get(key);
+    this.dirty.delete(key);
+    if (!e) return;
+    this.cancel(e);
+    this.entries.delete(key);
+  }
+
+  /** Resolves when nothing is queued, dirty or in flight (delayed stages may still wait). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  /** The stage waiting to play for an object, for tests and diagnostics. */
+  pending(namespace: string, name: string): { stage: string; due: number } | undefined {
+    const e = this.entries.get(namespace ? `${namespace}/${name}` : name);
+    return e?.job ? { stage: e.job.stage.name, due: e.job.due } : undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const e of this.entries.values()) this.cancel(e);
+    this.dirty.clear();
+    this.runQueue.length = 0;
+    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private isIdle(): boolean {
+    return this.dirty.size === 0 && this.runQueue.length === 0 && this.inFlight === 0;
+  }
+
+  private checkIdle(): void {
+    if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private cancel(e: Entry): void {
+    if (e.job?.timer) this.o.timers.cancel(e.job.timer);
+    e.job = undefined;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.stopped) return;
+    let n = 0;
+    for (const [key, obj] of this.dirty) {
+      if (n++ >= BATCH) break;
+      this.dirty.delete(key);
+      try {
+        this.evaluateKey(key, obj);
+      } catch (err) {
+        this.log('error', 'kubelet: evaluating an object failed', { key, error: errText(err) });
+      }
+    }
+    if (this.dirty.size > 0) this.scheduleFlush();
+    this.pump();
+    this.checkIdle();
+  }
+
+  private evaluateKey(key: string, given: KubeObject | null): void {
+    let obj = given;
+    if (!obj) {
+      const { namespace, name } = splitKey(key);
+      obj = this.o.client.get(this.o.gvr, namespace, name) ?? null;
+      if (!obj || !this.o.managed(obj)) {
+        this.forget(key);
+        return;
+      }
+    }
+    let e = this.entries.get(key);
+    if (!e) {
+      const { namespace, name } = splitKey(key);
+      e = {
+        key,
+        namespace,
+        name,
+        rv: '',
+        epoch: -1,
+        job: undefined,
+        busy: false,
+        again: false,
+        played: undefined,
+        failures: 0,
+      };
+      this.entries.set(key, e);
+    }
+    this.evaluate(e, obj);
+  }
+
+  private evaluate(e: Entry, obj: KubeObject): void {
+    if (e.busy) {
+      e.again = true;
+      return;
+    }
+    const rv = obj.metadata.resourceVersion ?? '';
+    if (rv === e.rv && e.epoch === this.epoch && (e.job || e.played?.rv !== rv)) return;
+    e.rv = rv;
+    e.epoch = this.epoch;
+    if (e.played && e.played.rv !== rv) e.played = undefined;
+    const now = this.now();
+    const chosen = this.choose(e, obj, now);
+    if (!chosen) {
+      this.cancel(e);
+      return;
+    }
+    const prev = e.job;
+    if (prev && prev.stage === chosen.stage && prev.due === chosen.due) {
+      prev.rv = rv;
+      return;
+    }
+    this.cancel(e);
+    const job: Job = { ...chosen, rv, timer: undefined, queued: false };
+    e.job = job;
+    if (job.due <= now) this.enqueue(e);
+    else job.timer = this.o.timers.schedule(job.due, () => this.enqueue(e));
+  }
+
+  /** The stage to play next and when, or undefined when none applies. */
+  private choose(
+    e: Entry,
+    obj: KubeObject,
+    now: number,
+  ): { stage: PlayableStage; due: number; since: number; rand: number } | undefined {
+    const played = e.played?.rv === e.rv ? e.played.names : undefined;
+    const cands: { stage: PlayableStage; due: number; since: number; rand: number }[] = [];
+    for (const s of this.o.stages(obj)) {
+      if (played?.has(s.name) || !stageMatches(s.compiled, obj)) continue;
+      const keep = e.job?.stage === s;
+      const since = keep ? e.job!.since : now;
+      const rand = keep ? e.job!.rand : this.random();
+      const due = this.dueOf(s, obj, now, since, rand);
+      if (due !== undefined) cands.push({ stage: s, due, since, rand });
+    }
+    if (cands.length === 0) return undefined;
+    const fg = cands.filter((c) => !c.stage.background);
+    const pool = fg.length > 0 ? fg : cands;
+    if (pool.length === 1) return pool[0];
+    // Keep a pending stage that still applies rather than drawing again on every change.
+    const kept = pool.find((c) => c.stage === e.job?.stage);
+    if (kept) return kept;
+    return this.draw(pool, obj);
+  }
+
+  /** KWOK's weighted draw: uniform when every weight is 0, else by weight among positive ones. */
+  private draw<T extends { stage: PlayableStage }>(pool: T[], obj: KubeObject): T {
+    const weights = pool.map((c) => stageWeight(c.stage.compiled, obj));
+    const total = weights.reduce((a, b) => a + b, 0);
+    if (total === 0) return pool[Math.floor(this.random() * pool.length)]!;
+    let off = Math.floor(this.random() * total);
+    for (let i = 0; i < pool.length; i++) {
+      if (weights[i]! <= 0) continue;
+      off -= weights[i]!;
+      if (off < 0) return pool[i]!;
+    }
+    return pool[pool.length - 1]!;
+  }
+
+  private dueOf(s: PlayableStage, obj: KubeObject, now: number, since: number, rand: number): number | undefined {
+    const delay = stageDelay(s.compiled, obj, { now: () => now, random: () => rand });
+    if (s.hook) {
+      return s.hook(obj, { now, since, timeScale: this.o.timeScale, stageDelayMs: delay, anchors: this.o.anchors });
+    }
+    return since + (delay ?? 0) / this.o.timeScale;
+  }
+
+  private enqueue(e: Entry): void {
+    if (!e.job || e.job.queued || this.stopped) return;
+    e.job.queued = true;
+    e.job.timer = undefined;
+    this.runQueue.push(e);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.concurrency && this.runQueue.length > 0) {
+      const e = this.runQueue.shift()!;
+      const job = e.job;
+      if (!job || !job.queued || this.entries.get(e.key) !== e) continue;
+      if (e.busy) {
+        e.again = true;
+        continue;
+      }
+      this.inFlight++;
+      e.busy = true;
+      this.run(e, job)
+        .catch((err: unknown) => this.log('error', 'kubelet: playing a stage failed', { key: e.key, error: errText(err) }))
+        .finally(() => {
+          this.inFlight--;
+          e.busy = false;
+          if (this.entries.get(e.key) === e && e.again && !this.stopped) {
+            e.again = false;
+            this.touch(e.namespace, e.name);
+          }
+          this.pump();
+          this.checkIdle();
+        });
+    }
+  }
+
+  private async run(e: Entry, job: Job): Promise<void> {
+    const { client, gvr } = this.o;
+    const obj = client.get(gvr, e.namespace, e.name);
+    if (e.job === job) e.job = undefined;
+    if (!obj) {
+      this.forget(e.key);
+      return;
+    }
+    if (!this.o.managed(obj)) return;
+    const rv = obj.metadata.resourceVersion ?? '';
+    const stage = job.stage;
+    if (rv !== job.rv || !stageMatches(stage.compiled, obj)) {
+      e.again = true;
+      return;
+    }
+    const now = this.now();
+    const due = this.dueOf(stage, obj, now, job.since, job.rand);
+    if (due === undefined || due > now + 1) {
+      // A hook's answer moved (time passed differently than planned): plan again.
+      e.again = true;
+      e.rv = '';
+      return;
+    }
+    const r = this.o.hooks.plan(stage, obj, now, job.rand);
+    if (!r.ok) {
+      this.markPlayed(e, rv, stage);
+      this.o.hooks.stageFailed(stage, obj, r.error);
+      e.again = true;
+      return;
+    }
+    try {
+      const after = await this.apply(obj, r.plan);
+      this.plays++;
+      e.failures = 0;
+      if (after && (after.metadata.resourceVersion ?? '') === rv) this.markPlayed(e, rv, stage);
+      this.o.hooks.played(stage, r.plan, obj, after, now);
+    } catch (err) {
+      if (isNotFound(err)) {
+        this.forget(e.key);
+        return;
+      }
+      if (retryable(err)) {
+        e.failures++;
+        const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(e.failures - 1, 20));
+        this.log(e.failures > 3 ? 'warn' : 'debug', 'kubelet: stage play failed, retrying', {
+          key: e.key,
+          stage: stage.name,
+          error: errText(err),
+          retryInMs: wait,
+        });
+        if (!e.job) {
+          const retry: Job = { ...job, queued: false, timer: undefined };
+          e.job = retry;
+          retry.timer = this.o.timers.schedule(now + wait, () => this.enqueue(e));
+        }
+        return;
+      }
+      this.markPlayed(e, rv, stage);
+      this.o.hooks.stageFailed(stage, obj, errText(err));
+    }
+    e.again = true;
+  }
+
+  private markPlayed(e: Entry, rv: string, stage: PlayableStage): void {
+    if (e.played?.rv !== rv) e.played = { rv, names: new Set() };
+    e.played.names.add(stage.name);
+    e.rv = '';
+  }
+
+  /** Applies a plan in KWOK's order: event, finalizers, then delete or patches. */
+  private async apply(obj: KubeObject, plan: StagePlan): Promise<KubeObject | undefined> {
+    const { client, gvr } = this.o;
+    const ns = obj.metadata.namespace ?? '';
+    const name = obj.metadata.name!;
+    let cur = obj;
+    if (plan.event) this.o.hooks.event(obj, plan.event);
+    if (plan.finalizers) cur = await client.patch(gvr, ns, name, 'json', plan.finalizers);
+    if (plan.delete) {
+      // The uid precondition keeps a stale play from deleting a recreated namesake (StatefulSets).
+      await client.delete(gvr, ns, name, { gracePeriodSeconds: 0, preconditions: { uid: obj.metadata.uid } });
+      return undefined;
+    }
+    for (const p of plan.patches) {
+      const c = p.impersonate ? client.as(p.impersonate) : client;
+      cur = await c.patch(gvr, ns, name, p.type, p.patch, p.subresource);
+    }
+    return cur;
+  }
+}
+
+function keyOf(obj: KubeObject): string {
+  const ns = obj.metadata.namespace;
+  return ns ? `${ns}/${obj.metadata.name}` : (obj.metadata.name ?? '');
+}
+
+function splitKey(key: string): { namespace: string; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+function retryable(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return false;
+  return err.code === 409 || err.code === 429 || err.code >= 500;
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,179 @@
+/**
+ * core/v1 Events as a kubelet records them: source.component `kubelet` and source.host the
+ * node, reportingComponent/reportingInstance likewise, involvedObject.fieldPath naming the
+ * container (`spec.containers{nginx}`), named `<object>.<hex nanoseconds>` in the object's
+ * namespace (`default` for cluster-scoped objects). Identical repeats are folded into one
+ * Event by bumping `count`, as client-go's correlator does, so a crash loop reads
+ * `Back-off restarting failed container ... (x7 over 3m)` in `kubectl describe`.
+ *
+ * Writes are fire-and-forget and bounded: like client-go's broadcaster (whose queue drops
+ * events when full), at most `maxBacklog` writes wait; further events are dropped, so a burst
+ * of 100,000 pod starts cannot queue hundreds of thousands of writes behind the status
+ * updates that matter.
+ */
+
+import type { KubeObject } from '../apiserver/types.ts';
+import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventTarget {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  fieldPath?: string;
+}
+
+export interface KubeletEvent {
+  target: EventTarget;
+  type: string;
+  reason: string;
+  message: string;
+  /** source.host; empty for events about objects that belong to no node (Stages). */
+  host: string;
+}
+
+const MAX_KEYS = 4096;
+
+export function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
+  const m = obj.metadata;
+  const t: EventTarget = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: m.name ?? '',
+    namespace: m.namespace || undefined,
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+  };
+  if (fieldPath) t.fieldPath = fieldPath;
+  return t;
+}
+
+export class KubeletEvents {
+  private readonly client: ClusterClient;
+  private readonly component: string;
+  private readonly maxBacklog: number;
+  private readonly concurrency: number;
+  private readonly queue: { ev: KubeletEvent; at: Date; nanos: bigint }[] = [];
+  private readonly seen = new Map<string, { namespace: string; name: string }>();
+  private readonly idle: (() => void)[] = [];
+  private active = 0;
+  private lastNanos = 0n;
+  private stopped = false;
+  dropped = 0;
+  written = 0;
+
+  constructor(client: ClusterClient, opts: { component?: string; maxBacklog?: number; concurrency?: number } = {}) {
+    this.client = client;
+    this.component = opts.component ?? 'kubelet';
+    this.maxBacklog = opts.maxBacklog ?? 5000;
+    this.concurrency = opts.concurrency ?? 4;
+  }
+
+  record(ev: KubeletEvent): void {
+    if (this.stopped) return;
+    if (this.queue.length >= this.maxBacklog) {
+      this.dropped++;
+      return;
+    }
+    const at = new Date();
+    let nanos = BigInt(at.getTime()) * 1_000_000n;
+    if (nanos <= this.lastNanos) nanos = this.lastNanos + 1n;
+    this.lastNanos = nanos;
+    this.queue.push({ ev, at, nanos });
+    this.pump();
+  }
+
+  /** Resolves once every queued event is written. */
+  flush(): Promise<void> {
+    if (this.queue.length === 0 && this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    await this.flush();
+    this.stopped = true;
+  }
+
+  private pump(): void {
+    while (this.active < this.concurrency && this.queue.length > 0) {
+      const item = this.queue.shift()!;
+      this.active++;
+      this.write(item.ev, item.at, item.nanos)
+        .catch(() => {
+          // An event that cannot be written is lost, as with a real kubelet.
+        })
+        .finally(() => {
+          this.active--;
+          this.pump();
+          if (this.active === 0 && this.queue.length === 0) for (const fn of this.idle.splice(0)) fn();
+        });
+    }
+  }
+
+  private async write(ev: KubeletEvent, at: Date, nanos: bigint): Promise<void> {
+    const t = ev.target;
+    const namespace = t.namespace || 'default';
+    const ts = `${at.toISOString().slice(0, 19)}Z`;
+    const key = [ev.host, t.kind, namespace, t.name, t.uid ?? '', t.fieldPath ?? '', ev.type, ev.reason, ev.message].join(
+      '\u0000',
+    );
+    const prior = this.seen.get(key);
+    if (prior) {
+      try {
+        await this.client.mutate(GVR.events, prior.namespace, prior.name, (e) => {
+          e.count = ((e.count as number | undefined) ?? 1) + 1;
+          e.lastTimestamp = ts;
+        });
+        this.touch(key, prior);
+        this.written++;
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.seen.delete(key);
+      }
+    }
+    const name = `${t.name}.${nanos.toString(16)}`;
+    const source: Record<string, string> = { component: this.component };
+    if (ev.host) source.host = ev.host;
+    const involvedObject: Record<string, unknown> = {
+      kind: t.kind,
+      namespace: t.namespace,
+      name: t.name,
+      uid: t.uid,
+      apiVersion: t.apiVersion,
+      resourceVersion: t.resourceVersion,
+    };
+    if (t.fieldPath) involvedObject.fieldPath = t.fieldPath;
+    await this.client.create(GVR.events, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace },
+      involvedObject,
+      reason: ev.reason,
+      message: ev.message,
+      source,
+      firstTimestamp: ts,
+      lastTimestamp: ts,
+      count: 1,
+      type: ev.type,
+      eventTime: null,
+      reportingComponent: this.component,
+      reportingInstance: ev.host,
+    });
+    this.touch(key, { namespace, name });
+    this.written++;
+  }
+
+  private touch(key: string, v: { namespace: string; name: string }): void {
+    this.seen.delete(key);
+    this.seen.set(key, v);
+    if (this.seen.size > MAX_KEYS) {
+      const oldest = this.seen.keys().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+  }
+}

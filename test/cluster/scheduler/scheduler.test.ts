@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { GVR } from '../../../src/cluster/client.ts';
+import { type SchedulerHandle, type SchedulerOptions, startScheduler } from '../../../src/cluster/scheduler/index.ts';
+import { waitFor } from '../../support/wait.ts';
+import {
+  condition,
+  eventsFor,
+  getPod,
+  type Harness,
+  nodeNameOf,
+  nodeObj,
+  podObj,
+  startHarness,
+  waitBound,
+  waitUnschedulable,
+} from './harness.ts';
+
+/** Short backoffs so retries happen within a test's patience. */
+const FAST: SchedulerOptions = { podInitialBackoffMs: 10, podMaxBackoffMs: 50 };
+
+describe('default-scheduler through the API', () => {
+  let h: Harness;
+  let sched: SchedulerHandle | undefined;
+
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await sched?.stop();
+    await h.close();
+  });
+  beforeEach(async () => {
+    await sched?.stop();
+    sched = undefined;
+    for (const p of h.client.list(GVR.pods, 'default')) {
+      await h.client.delete(GVR.pods, 'default', p.metadata.name!, { gracePeriodSeconds: 0 });
+    }
+    for (const n of h.client.list(GVR.nodes)) await h.client.delete(GVR.nodes, '', n.metadata.name!);
+    for (const e of h.client.list(GVR.events, 'default')) await h.client.delete(GVR.events, 'default', e.metadata.name!);
+  });
+
+  const start = (opts: SchedulerOptions = {}) => {
+    sched = startScheduler(h.client.as('system:kube-scheduler'), { ...FAST, ...opts });
+    return sched;
+  };
+
+  test('binds a pod to the node its requests fit and records Scheduled', async () => {
+    await h.client.create(GVR.nodes, nodeObj('small', { cpu: '2', memory: '4Gi' }));
+    await h.client.create(GVR.nodes, nodeObj('large', { cpu: '8', memory: '16Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('pod-1', { cpu: '4', memory: '1Gi' }));
+    assert.equal(await waitBound(h.client, 'pod-1'), 'large');
+    assert.equal(condition(getPod(h.client, 'pod-1'), 'PodScheduled')?.status, 'True');
+    const ev = await waitFor('Scheduled event', () => eventsFor(h.client, 'pod-1', 'Scheduled')[0]);
+    assert.equal(ev.message, 'Successfully assigned default/pod-1 to large');
+    assert.equal(ev.type, 'Normal');
+    assert.deepEqual(ev.source, { component: 'default-scheduler' });
+    assert.equal(ev.reportingComponent, 'default-scheduler');
+  });
+
+  test('honours nodeSelector and matchFields metadata.name affinity', async () => {
+    await h.client.create(GVR.nodes, nodeObj('n-a', { cpu: '4', memory: '8Gi' }, { labels: { disk: 'ssd' } }));
+    await h.client.create(GVR.nodes, nodeObj('n-b', { cpu: '4', memory: '8Gi' }, { labels: { disk: 'hdd' } }));
+    await h.client.create(GVR.nodes, nodeObj('n-c', { cpu: '4', memory: '8Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('selected', {}, { nodeSelector: { disk: 'hdd' } }));
+    const pinned = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n-c'] }] }],
+        },
+      },
+    };
+    await h.client.create(GVR.pods, podObj('pinned', {}, { affinity: pinned }));
+    assert.equal(await waitBound(h.client, 'selected'), 'n-b');
+    assert.equal(await waitBound(h.client, 'pinned'), 'n-c');
+  });
+
+  test('keeps pods off tainted nodes unless they tolerate the taint', async () => {
+    const taints = [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }];
+    await h.client.create(GVR.nodes, nodeObj('tainted', { cpu: '4', memory: '8Gi' }, { taints }));
+    start();
+    await h.client.create(GVR.pods, podObj('plain', { cpu: '1' }));
+    const tolerant = { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] };
+    await h.client.create(GVR.pods, podObj('tolerant', { cpu: '1' }, tolerant));
+    assert.equal(await waitBound(h.client, 'tolerant'), 'tainted');
+    assert.equal(
+      await waitUnschedulable(h.client, 'plain'),
+      '0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}. ' +
+        'preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+    );
+  });
+
+  test('GPU requests: the right node, or kube-scheduler’s exact message and a FailedScheduling event', async () => {
+    await h.client.create(GVR.nodes, nodeObj('cpu-0', { cpu: '8', memory: '16Gi' }));
+    await h.client.create(GVR.nodes, nodeObj('cpu-1', { cpu: '8', memory: '16Gi' }));
+    const taints = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];
+    await h.client.create(GVR.nodes, nodeObj('gpu-0', { cpu: '8', memory: '16Gi', 'nvidia.com/gpu': '4' }, { taints }));
+    start();
+    await h.client.create(GVR.pods, podObj('untolerating', { cpu: '1' }, {}, { 'nvidia.com/gpu': '2' }));
+    const tolerations = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
+    await h.client.create(GVR.pods, podObj('trainer', { cpu: '1' }, { tolerations }, { 'nvidia.com/gpu': '2' }));
+    assert.equal(await waitBound(h.client, 'trainer'), 'gpu-0');
+
+    const expected =
+      '0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 2 Insufficient nvidia.com/gpu. ' +
+      'preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.';
+    assert.equal(await waitUnschedulable(h.client, 'untolerating'), expected);
+    assert.equal(getPod(h.client, 'untolerating')?.status && (getPod(h.client, 'untolerating')!.status as { phase?: string }).phase, 'Pending');
+    const ev = await waitFor('FailedScheduling event', () => eventsFor(h.client, 'untolerating', 'FailedScheduling')[0]);
+    assert.equal(ev.type, 'Warning');
+    assert.equal(ev.message, expected);
+    assert.deepEqual(ev.source, { component: 'default-scheduler' });
+    assert.equal(ev.reportingComponent, 'default-scheduler');
+  });
+
+  test('retries repeat one event (count grows) and write the condition only when it changes', async () => {
+    await h.client.create(GVR.nodes, nodeObj('tiny', { cpu: '1', memory: '1Gi' }));
+    start({ podMaxInUnschedulableMs: 30, unschedulableFlushIntervalMs: 20 });
+    await h.client.create(GVR.pods, podObj('big', { cpu: '2' }));
+    await waitUnschedulable(h.client, 'big');
+    const rv = getPod(h.client, 'big')!.metadata.resourceVersion;
+    const ev = await waitFor('aggregated FailedScheduling', () => {
+      const evs = eventsFor(h.client, 'big', 'FailedScheduling');
+      return evs.length === 1 && (evs[0]!.count as number) >= 3 ? evs[0] : undefined;
+    });
+    assert.ok((ev.count as number) >= 3);
+    assert.equal(getPod(h.client, 'big')!.metadata.resourceVersion, rv, 'an unchanged condition is not rewritten');
+  });
+
+  test('an unschedulable pod is retried when a node that fits is added', async () => {
+    await h.client.create(GVR.nodes, nodeObj('small', { cpu: '1', memory: '1Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('waiting', { cpu: '4' }));
+    await waitUnschedulable(h.client, 'waiting');
+    await h.client.create(GVR.nodes, nodeObj('added', { cpu: '8', memory: '8Gi' }));
+    assert.equal(await waitBound(h.client, 'waiting'), 'added');
+  });
+
+  test('an unschedulable pod is retried when a pod is deleted or finishes', async () => {
+    await h.client.create(GVR.nodes, nodeObj('one', { cpu: '2', memory: '4Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('first', { cpu: '2' }));
+    await waitBound(h.client, 'first');
+    await h.client.create(GVR.pods, podObj('second', { cpu: '2' }));
+    assert.match(await waitUnschedulable(h.client, 'second'), /^0\/1 nodes are available: 1 Insufficient cpu\./);
+    await h.client.delete(GVR.pods, 'default', 'first', { gracePeriodSeconds: 0 });
+    assert.equal(await waitBound(h.client, 'second'), 'one');
+
+    await h.client.create(GVR.pods, podObj('third', { cpu: '2' }));
+    await waitUnschedulable(h.client, 'third');
+    await h.client.mutate(GVR.pods, 'default', 'second', (p) => {
+      (p.status as Record<string, unknown>).phase = 'Succeeded';
+    }, 'status');
+    assert.equal(await waitBound(h.client, 'third'), 'one');
+  });
+
+  test('gated pods wait until their last gate is removed', async () => {
+    await h.client.create(GVR.nodes, nodeObj('n', { cpu: '4', memory: '8Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('gated', {}, { schedulingGates: [{ name: 'example.com/wait' }] }));
+    await h.client.create(GVR.pods, podObj('marker'));
+    await waitBound(h.client, 'marker');
+    const gated = getPod(h.client, 'gated')!;
+    assert.equal(nodeNameOf(gated), undefined);
+    assert.equal(condition(gated, 'PodScheduled')?.reason, 'SchedulingGated');
+    await h.client.mutate(GVR.pods, 'default', 'gated', (p) => {
+      (p.spec as Record<string, unknown>).schedulingGates = [];
+    });
+    assert.equal(await waitBound(h.client, 'gated'), 'n');
+  });
+
+  test('pods for another scheduler are left alone', async () => {
+    await h.client.create(GVR.nodes, nodeObj('n', { cpu: '4', memory: '8Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('elsewhere', {}, { schedulerName: 'my-scheduler' }));
+    await h.client.create(GVR.pods, podObj('mine'));
+    await waitBound(h.client, 'mine');
+    const other = getPod(h.client, 'elsewhere')!;
+    assert.equal(nodeNameOf(other), undefined);
+    assert.equal(condition(other, 'PodScheduled'), undefined);
+    assert.deepEqual(eventsFor(h.client, 'elsewhere'), []);
+  });
+
+  test('MostAllocated packs pods onto one node; LeastAllocated spreads them', async () => {
+    for (const n of ['pack-a', 'pack-b', 'pack-c']) await h.client.create(GVR.nodes, nodeObj(n, { cpu: '8', memory: '8Gi' }));
+    start({ scoringStrategy: 'MostAllocated' });
+    for (let i = 0; i < 5; i++) await h.client.create(GVR.pods, podObj(`packed-${i}`, { cpu: '1', memory: '1Gi' }));
+    const packed = new Set<string>();
+    for (let i = 0; i < 5; i++) packed.add(await waitBound(h.client, `packed-${i}`));
+    assert.equal(packed.size, 1);
+
+    await sched!.stop();
+    for (let i = 0; i < 5; i++) await h.client.delete(GVR.pods, 'default', `packed-${i}`, { gracePeriodSeconds: 0 });
+    start();
+    for (let i = 0; i < 3; i++) await h.client.create(GVR.pods, podObj(`spread-${i}`, { cpu: '1', memory: '1Gi' }));
+    const spread = new Set<string>();
+    for (let i = 0; i < 3; i++) spread.add(await waitBound(h.client, `spread-${i}`));
+    assert.equal(spread.size, 3);
+  });
+
+  test('higher priority is scheduled first when both wait for room', async () => {
+    start();
+    await h.client.create(GVR.pods, podObj('low', { cpu: '2' }, { priority: 10 }));
+    await h.client.create(GVR.pods, podObj('high', { cpu: '2' }, { priority: 1000 }));
+    assert.equal(await waitUnschedulable(h.client, 'low'), 'no nodes available to schedule pods');
+    await waitUnschedulable(h.client, 'high');
+    await h.client.create(GVR.nodes, nodeObj('only', { cpu: '2', memory: '4Gi' }));
+    assert.equal(await waitBound(h.client, 'high'), 'only');
+    assert.match(await waitFor('low rejected for cpu', () => {
+      const m = condition(getPod(h.client, 'low'), 'PodScheduled')?.message as string | undefined;
+      return m?.includes('Insufficient cpu') ? m : undefined;
+    }), /Insufficient cpu/);
+    assert.equal(nodeNameOf(getPod(h.client, 'low')), undefined);
+  });
+
+  test('preempts a lower-priority pod and nominates the node', async () => {
+    await h.client.create(GVR.nodes, nodeObj('busy', { cpu: '2', memory: '4Gi' }));
+    start();
+    await h.client.create(GVR.pods, podObj('victim', { cpu: '2' }, { priority: 1 }));
+    await waitBound(h.client, 'victim');
+    await h.client.create(GVR.pods, podObj('urgent', { cpu: '2' }, { priority: 100 }));
+    const victim = await waitFor('victim terminating', () => {
+      const v = getPod(h.client, 'victim');
+      return v?.metadata.deletionTimestamp ? v : undefined;
+    });
+    assert.equal(condition(victim, 'DisruptionTarget')?.reason, 'PreemptionByScheduler');
+    await waitFor('nominated', () => (getPod(h.client, 'urgent')?.status as { nominatedNodeName?: string }).nominatedNodeName === 'busy');
+    await waitFor('Preempted event', () => eventsFor(h.client, 'victim', 'Preempted')[0]);
+    // The kubelet finishes the graceful deletion; the preemptor then takes the room.
+    await h.client.delete(GVR.pods, 'default', 'victim', { gracePeriodSeconds: 0 });
+    assert.equal(await waitBound(h.client, 'urgent'), 'busy');
+  });
+});
