@@ -5,6 +5,9 @@
  */
 import { Command, CommanderError } from 'commander';
 import { clusterCommand } from './cluster.ts';
+import { applyConfigFile, ConfigFileError, configPathFromArgv } from './config-file.ts';
+import { runCommand } from './run.ts';
+import { upCommand } from './up.ts';
 
 export function program(): Command {
   const cmd = new Command('troupe')
@@ -13,14 +16,24 @@ export function program(): Command {
     .showHelpAfterError()
     .exitOverride();
   cmd.addCommand(clusterCommand());
+  cmd.addCommand(runCommand());
+  cmd.addCommand(upCommand());
   return cmd;
 }
 
 async function main(): Promise<void> {
   try {
-    await program().parseAsync(process.argv);
+    const prog = program();
+    const sub = prog.commands.find((c) => c.name() === process.argv[2]);
+    const config = configPathFromArgv(process.argv.slice(3));
+    if (sub && config && sub.options.some((o) => o.long === '--config')) applyConfigFile(sub, config);
+    await prog.parseAsync(process.argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode);
+    if (err instanceof ConfigFileError) {
+      process.stderr.write(`troupe: ${err.message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`troupe: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   }

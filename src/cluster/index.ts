@@ -45,7 +45,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     nodes = await startNodes(client.as('system:node-controller'), config, { timeScale });
     const n = nodes;
     stops.push(() => n.stop());
-    const scheduler = startScheduler(client.as('system:kube-scheduler'), { scoring: opts.scoring ?? 'LeastAllocated' });
+    const scheduler = startScheduler(client.as('system:kube-scheduler'), { scoringStrategy: opts.scoring ?? 'LeastAllocated', timeScale: opts.timeScale });
     stops.push(() => scheduler.stop());
   }
   return {

@@ -81,7 +81,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: ((ok: boolean) => void)[] = [];
   private running: Promise<void> | undefined;
   private stopped = false;
-  private abort: AbortController | undefined;
+  // One signal for the informer's life: stop() must also cancel a request started after it was called.
+  private readonly abort = new AbortController();
   private resyncTimer: NodeJS.Timeout | undefined;
   private rv = '';
 
@@ -173,7 +174,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.resyncTimer) clearInterval(this.resyncTimer);
-    this.abort?.abort();
+    this.abort.abort();
     this.resolveSync(false);
     await this.running;
   }
@@ -195,7 +196,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         // that ended with nothing in it waits a little, so a server that closes every
         // watch at once cannot make us spin.
         backoff.reset();
-        if (!productive) await sleep(50 + Math.random() * 100, this.abort?.signal);
+        if (!productive) await sleep(50 + Math.random() * 100, this.abort.signal);
       } catch (err) {
         if (this.stopped) break;
         if (err instanceof GoneError || isGone(err)) {
@@ -203,14 +204,14 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.metrics.watchRestarted?.(this.kindName, 'gone');
           needList = true;
           // Relisting at once is right, but a server that keeps answering 410 must not make us spin.
-          if (backoff.attempts > 0) await sleep(backoff.next(), this.abort?.signal);
+          if (backoff.attempts > 0) await sleep(backoff.next(), this.abort.signal);
           else backoff.next();
           continue;
         }
         const wait = backoff.next();
         this.metrics.watchRestarted?.(this.kindName, 'error');
         this.log.warn({ err: errSummary(err), retryInMs: Math.round(wait) }, 'list/watch failed, retrying');
-        await sleep(wait, this.abort?.signal);
+        await sleep(wait, this.abort.signal);
       }
     }
   }
@@ -221,7 +222,6 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Lists page by page into the store, then removes what the list no longer has. */
   private async listAndReplace(info: ResourceInfo): Promise<void> {
-    this.abort = new AbortController();
     const signal = this.abort.signal;
     const seen = new Set<string>();
     const initial = !this.synced;
@@ -286,7 +286,6 @@ export class Informer<T extends KubeObject = KubeObject> {
    * ends or is cut. Rejects when the connection cannot be made and on ERROR events.
    */
   private async watch(info: ResourceInfo): Promise<boolean> {
-    this.abort = new AbortController();
     const signal = this.abort.signal;
     const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
     const timeoutSeconds = Math.floor(lo + Math.random() * (hi - lo));

@@ -242,7 +242,7 @@ export class StagePlayer {
       return;
     }
     const rv = obj.metadata.resourceVersion ?? '';
-    if (rv === e.rv && e.epoch === this.epoch && (e.job || e.played?.rv !== rv)) return;
+    if (rv === e.rv && e.epoch === this.epoch) return;
     e.rv = rv;
     e.epoch = this.epoch;
     if (e.played && e.played.rv !== rv) e.played = undefined;
@@ -326,7 +326,9 @@ export class StagePlayer {
       const job = e.job;
       if (!job || !job.queued || this.entries.get(e.key) !== e) continue;
       if (e.busy) {
+        job.queued = false;
         e.again = true;
+        e.rv = '';
         continue;
       }
       this.inFlight++;

@@ -187,23 +187,24 @@ export function goDurationString(ms: number): string {
  * count; the API keeps only whole seconds.
  */
 export class Anchors {
-  private readonly map = new Map<string, { started?: number; finished?: number }>();
-
-  private key(uid: string, name: string, restarts: number): string {
-    return `${uid}\u0000${name}\u0000${restarts}`;
-  }
+  private readonly pods = new Map<string, Map<string, { started?: number; finished?: number }>>();
 
   record(uid: string, name: string, restarts: number, what: 'started' | 'finished', at: number): void {
-    const k = this.key(uid, name, restarts);
-    const e = this.map.get(k) ?? {};
+    let pod = this.pods.get(uid);
+    if (!pod) {
+      pod = new Map();
+      this.pods.set(uid, pod);
+    }
+    const k = `${name}\u0000${restarts}`;
+    const e = pod.get(k) ?? {};
     e[what] = at;
-    this.map.set(k, e);
+    pod.set(k, e);
   }
 
   /** The remembered time when it agrees with the object's (second-precision) timestamp. */
   resolve(uid: string, name: string, restarts: number, what: 'started' | 'finished', stamp: unknown): number | undefined {
     const parsed = typeof stamp === 'string' ? parseRFC3339(stamp) : undefined;
-    const known = this.map.get(this.key(uid, name, restarts))?.[what];
+    const known = this.pods.get(uid)?.get(`${name}\u0000${restarts}`)?.[what];
     if (known !== undefined && (parsed === undefined || Math.floor(known / 1000) === Math.floor(parsed / 1000))) {
       return known;
     }
@@ -211,12 +212,12 @@ export class Anchors {
   }
 
   forgetPod(uid: string): void {
-    const prefix = `${uid}\u0000`;
-    for (const k of this.map.keys()) if (k.startsWith(prefix)) this.map.delete(k);
+    this.pods.delete(uid);
   }
 
+  /** Pods with remembered times. */
   get size(): number {
-    return this.map.size;
+    return this.pods.size;
   }
 }
 

@@ -92,14 +92,21 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
       `every member finished: ${succeededFailed(t)}`,
     );
   }
-  if (satisfied) return result('Running', Reasons.MembersRunning, progress);
-
   const newFailures = t.failed > (prev?.failed ?? 0);
   const lostMembers = t.terminating > 0 || made < (prev?.running ?? 0) + (prev?.succeeded ?? 0);
-  const tooFew = req.minMemberMode && t.live < req.required;
-  const unschedulable = `${plural(t.unschedulable, 'member')} cannot be scheduled: ${t.schedulerMessage ?? ''}`;
   const failed = `${plural(t.failed, 'member')} failed; ${progress}`;
   const deleted = `${t.terminating > 0 ? `${plural(t.terminating, 'member')} being deleted; ` : 'members were deleted; '}${progress}`;
+  // Without minMember every member is required, so losing one breaks a running group even
+  // though the survivors alone are "every existing member"; the group runs again on the
+  // next observation if nothing replaces the lost member.
+  if (!req.minMemberMode && (from === 'Running' || from === 'Completed')) {
+    if (newFailures) return result('Recovering', Reasons.PodFailed, failed);
+    if (lostMembers) return result('Recovering', Reasons.PodDeleted, deleted);
+  }
+  if (satisfied) return result('Running', Reasons.MembersRunning, progress);
+
+  const tooFew = req.minMemberMode && t.live < req.required;
+  const unschedulable = `${plural(t.unschedulable, 'member')} cannot be scheduled: ${t.schedulerMessage ?? ''}`;
 
   switch (from) {
     case undefined:

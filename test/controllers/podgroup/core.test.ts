@@ -308,10 +308,9 @@ describe('status writes and events', () => {
     const pg = podGroup('g', { minMember: 2 });
     step(pg, [pod('a', { phase: 'Running' }), pod('b')]);
     assert.equal(pg.status?.state?.phase, 'Pending');
-    const more = step(pg, [pod('a', { phase: 'Running' }), pod('b'), pod('c')], { now: at(5) });
-    assert.equal(more.status?.state?.lastTransitionTime, '2026-01-01T00:00:00Z');
-    assert.equal(more.status?.state?.lastProbeTime, '2026-01-01T00:00:00Z', 'same counts and message: not written');
-    assert.equal(more.status, undefined);
+    const same = step(pg, [pod('a', { phase: 'Running' }), pod('b')], { now: at(5) });
+    assert.equal(same.status, undefined, 'same counts and message: not written');
+    assert.equal(pg.status?.state?.lastProbeTime, '2026-01-01T00:00:00Z');
     const run = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })], { now: at(10) });
     assert.equal(run.status?.state?.lastTransitionTime, '2026-01-01T00:00:10Z');
     assert.equal(run.status?.state?.lastProbeTime, '2026-01-01T00:00:10Z');
@@ -405,11 +404,14 @@ describe('auto-created PodGroups', () => {
 });
 
 describe('deadlock policy', () => {
-  const stuckPods = (owner: string | undefined = 'job') => [
-    pod('a', { phase: 'Running', owner }),
-    pod('b', { phase: 'Running', owner }),
-    pod('c', { unschedulable: 'Insufficient nvidia.com/gpu', owner }),
-  ];
+  const stuckPods = (job: string | null = 'job') => {
+    const owner = job ?? undefined;
+    return [
+      pod('a', { phase: 'Running', owner }),
+      pod('b', { phase: 'Running', owner }),
+      pod('c', { unschedulable: 'Insufficient nvidia.com/gpu', owner }),
+    ];
+  };
   const policy = { minMember: 3, deadlockPolicy: { action: 'Restart' as const, timeoutSeconds: 30 } };
 
   test('waits for the timeout, then deletes the controller-owned members once', () => {
@@ -458,13 +460,14 @@ describe('deadlock policy', () => {
     const pg = podGroup('g', policy);
     const pods = stuckPods().map((p) => ({ ...p, spec: { ...p.spec, priority: 10 } }));
     step(pg, pods);
-    assert.equal(step(pg, pods, { now: at(30), peers: [low] }).restart.length, 3);
+    assert.equal(step(pg, pods, { now: at(30), peers: [low] }).deferredTo, `${NS}/low`);
+    assert.equal(step(pg, pods, { now: at(35), peers: [high] }).restart.length, 3);
   });
 
   test('members without a controller are never deleted: a RestartBlocked warning', () => {
     const pg = podGroup('g', policy);
-    step(pg, stuckPods(undefined));
-    const d = step(pg, stuckPods(undefined), { now: at(30) });
+    step(pg, stuckPods(null));
+    const d = step(pg, stuckPods(null), { now: at(30) });
     assert.deepEqual(d.restart, []);
     assert.match(d.events.find((e) => e.reason === 'RestartBlocked')?.note ?? '', /a, b, c have no controller/);
   });

@@ -1,0 +1,51 @@
+/**
+ * The capabilities troupe runs, each a set of controllers plus the CRDs it needs
+ * installed. `--controllers` selects by capability name or controller name.
+ */
+import { podGroupControllers, podGroupCrdManifests } from '../controllers/podgroup/index.ts';
+import type { ControllerDefinition } from '../runtime/index.ts';
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name?: string; [k: string]: unknown }; [k: string]: unknown };
+
+export interface Capability {
+  name: string;
+  summary: string;
+  controllers(): ControllerDefinition[];
+  /** CRDs the controllers read or write; `troupe up` installs them. */
+  crds(): Manifest[];
+}
+
+export function capabilities(): Capability[] {
+  return [
+    {
+      name: 'podgroup',
+      summary: 'gang readiness labels and PodGroup lifecycle status',
+      controllers: () => podGroupControllers(),
+      crds: () => podGroupCrdManifests() as Manifest[],
+    },
+  ];
+}
+
+/** Resolves `--controllers` (`*`, capability names or controller names, comma-separated). */
+export function selectControllers(all: Capability[], selector: string): { capabilities: Capability[]; controllers: ControllerDefinition[] } {
+  const wanted = selector.split(',').map((s) => s.trim()).filter(Boolean);
+  const everything = wanted.length === 0 || wanted.includes('*');
+  const chosen: Capability[] = [];
+  const controllers: ControllerDefinition[] = [];
+  const unknown = new Set(wanted.filter((w) => w !== '*'));
+  for (const cap of all) {
+    const defs = cap.controllers();
+    const take = everything || wanted.includes(cap.name) ? defs : defs.filter((d) => wanted.includes(d.name));
+    if (wanted.includes(cap.name)) unknown.delete(cap.name);
+    for (const d of defs) unknown.delete(d.name);
+    if (take.length > 0) {
+      chosen.push(cap);
+      controllers.push(...take);
+    }
+  }
+  if (unknown.size > 0) {
+    const names = all.flatMap((c) => [c.name, ...c.controllers().map((d) => d.name)]);
+    throw new Error(`--controllers: unknown controller(s) ${[...unknown].join(', ')}; known: ${[...new Set(names)].join(', ')}`);
+  }
+  return { capabilities: chosen, controllers };
+}

@@ -1,0 +1,61 @@
+/** Flags of the embedded cluster, shared by `troupe cluster` and `troupe up`. */
+import { readFileSync } from 'node:fs';
+import { type Command, Option } from 'commander';
+import type { EmbeddedClusterOptions } from '../cluster/index.ts';
+import { parseNodeConfig } from '../cluster/nodes/index.ts';
+import { parseNonNegativeInt, parsePort, parsePositiveNumber } from './options.ts';
+
+export interface ClusterFlags {
+  port: number;
+  host: string;
+  kubeconfigOut: string;
+  tls: boolean;
+  authorizationMode: 'AlwaysAllow' | 'RBAC';
+  nodes: number;
+  nodeConfig?: string;
+  timeScale: number;
+  scoring: 'LeastAllocated' | 'MostAllocated';
+}
+
+export function addClusterOptions(cmd: Command): Command {
+  return cmd
+    .option('--port <n>', 'API server port (0 picks a free one)', parsePort, 0)
+    .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
+    .option('--kubeconfig-out <file>', 'where to write the kubeconfig', '.troupe/kubeconfig')
+    .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
+    .addOption(
+      new Option('--authorization-mode <mode>', 'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens')
+        .choices(['AlwaysAllow', 'RBAC'])
+        .default('AlwaysAllow'),
+    )
+    .option('--nodes <n>', 'number of simulated nodes (32 CPU, 256Gi, 110 pods each)', parseNonNegativeInt, 3)
+    .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
+    .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
+    .addOption(
+      new Option('--scoring <strategy>', 'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)')
+        .choices(['LeastAllocated', 'MostAllocated'])
+        .default('LeastAllocated'),
+    );
+}
+
+export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
+  let nodes: EmbeddedClusterOptions['nodes'] = flags.nodes;
+  if (flags.nodeConfig) {
+    let text: string;
+    try {
+      text = readFileSync(flags.nodeConfig, 'utf8');
+    } catch (err) {
+      throw new Error(`--node-config: cannot read ${flags.nodeConfig}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    nodes = parseNodeConfig(text);
+  }
+  return {
+    host: flags.host,
+    port: flags.port,
+    tls: flags.tls,
+    authorizationMode: flags.authorizationMode,
+    nodes,
+    timeScale: flags.timeScale,
+    scoring: flags.scoring,
+  };
+}

@@ -1,0 +1,55 @@
+import { relative } from 'node:path';
+import { Command } from 'commander';
+import { startEmbeddedCluster } from '../cluster/index.ts';
+import { kubeConfigFromString } from '../runtime/index.ts';
+import { writeKubeconfig } from './cluster.ts';
+import { addClusterOptions, type ClusterFlags, clusterOptions } from './cluster-flags.ts';
+import { buildManager } from './manager.ts';
+import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
+import { untilSignal } from './options.ts';
+
+type UpFlags = ClusterFlags & ManagerFlags;
+
+/**
+ * troupe's main job on a laptop: the embedded cluster and the controller manager in one
+ * process. The manager reaches the cluster over HTTPS with the kubeconfig it is given,
+ * exactly as `troupe run` reaches a real one.
+ */
+export function upCommand(): Command {
+  const cmd = new Command('up').description('Start the embedded cluster with troupe\'s controllers running against it (what `npm start` runs)');
+  addClusterOptions(cmd);
+  // Everything troupe serves in embedded mode stays on loopback.
+  addManagerOptions(cmd, { healthProbeBindAddress: '127.0.0.1:0', metricsBindAddress: '127.0.0.1:0' });
+  return cmd.action(async (flags: UpFlags) => {
+    const cluster = await startEmbeddedCluster(clusterOptions(flags));
+    const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);
+    const { manager, log, capabilities } = buildManager(kubeConfigFromString(cluster.server.kubeconfig), flags);
+    for (const cap of capabilities) {
+      for (const crd of cap.crds()) await manager.client.apply(crd, { force: true });
+    }
+    await manager.start();
+    const shown = relative(process.cwd(), file) || file;
+    process.stdout.write(
+      [
+        '',
+        `troupe is up: embedded cluster at ${cluster.server.url} with ${cluster.nodes?.names().length ?? 0} simulated nodes`,
+        `controllers: ${capabilities.map((c) => `${c.name} (${c.summary})`).join(', ')}`,
+        '',
+        'Point kubectl at it:',
+        `  export KUBECONFIG=${file}`,
+        '  kubectl get nodes',
+        '',
+        'Try a sample:',
+        '  kubectl apply -f config/samples/podgroup/',
+        '  kubectl get pods,podgroups -w',
+        '',
+        `kubeconfig: ${shown}. Press Ctrl+C to stop.`,
+        '',
+      ].join('\n'),
+    );
+    const sig = await untilSignal();
+    log.info({ signal: sig }, 'shutting down');
+    await manager.stop();
+    await cluster.stop();
+  });
+}

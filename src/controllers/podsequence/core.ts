@@ -1,0 +1,747 @@
+/**
+ * The PodSequence decision: observed sequence, pods (and, in full mode, nodes) in; the
+ * pods to release, the node taints to set, the status to write and the events to record
+ * out. Pure: no I/O, the clock is an input.
+ *
+ * The rule, in both scopes: a group is *satisfied* when it has at least one pod, no named
+ * pod is missing, and every pod is done (Ready, or Succeeded for run-to-completion pods).
+ * A gated pod of group k is released only while groups 0..k-1 are all satisfied, judged
+ * on the whole cluster (Cluster scope) or on the pod's node (Node scope). The decision is
+ * made from what is observed now, never from remembered progress, so it holds across
+ * restarts and edits; released pods stay released (gates cannot be put back).
+ */
+
+import { type Condition, withCondition } from '../../kube/conditions.ts';
+import { type Membership, type OtherSequence, resolveMembership } from './membership.ts';
+import type { ResolvedOptions } from './options.ts';
+import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating, podNode } from './pods.ts';
+import { releasedBy, releasePatch } from './release.ts';
+import { groupLabel, type ResolvedSpec, resolveSpec } from './spec.ts';
+import { desiredTaints, reconcileTaints } from './taints.ts';
+import type { Node, NodeSequenceStatus, Phase, Pod, PodSequence, PodSequenceStatus, Taint } from './types.ts';
+
+export interface CoreInput {
+  seq: PodSequence;
+  /** Pods of the sequence's namespace (others are ignored). */
+  pods: Pod[];
+  /** Full mode: every node, for taints. */
+  nodes?: Node[];
+  /** Other sequences, to refuse pods two sequences would release through one gate. */
+  others?: OtherSequence[];
+  now: Date;
+  options: ResolvedOptions;
+  /** Set when the pods could not be read (a namespace outside the controller's scope). */
+  readError?: string;
+}
+
+export interface Release {
+  name: string;
+  group: number;
+  /** Node scope: the node the pod runs on or is pinned to. */
+  node?: string;
+  /** Node scope: nodes the pod's affinity was narrowed to. */
+  narrowTo?: string[];
+  patch: Record<string, unknown>;
+}
+
+export interface TaintChange {
+  node: string;
+  /** This sequence's taints the node should carry (others' are left alone). */
+  desired: Taint[];
+}
+
+export interface CoreEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  note: string;
+}
+
+export interface NodeView {
+  name: string;
+  /** First group not satisfied on the node. */
+  index: number;
+  /** Every member pod on the node is done. */
+  completed: boolean;
+  phase: Phase;
+  /** Members per group, on the node (placed or pinned). */
+  byGroup: Pod[][];
+  /** Why the node waits, when it does. */
+  waiting?: string;
+}
+
+export interface Failure {
+  reason: 'InvalidSpec' | 'PodNotFound' | 'PodFailed' | 'PodNotGated' | 'Conflict';
+  message: string;
+}
+
+export interface Plan {
+  spec: ResolvedSpec;
+  membership?: Membership;
+  /** Group index of the first group not satisfied (cluster-wide, or the least across nodes). */
+  currentIndex: number;
+  releases: Release[];
+  taints: TaintChange[];
+  status: PodSequenceStatus;
+  events: CoreEvent[];
+  failures: Failure[];
+  nodes: NodeView[];
+  /** Pods of each group waiting for a node (node scope, node not known before release). */
+  unplaced: Pod[][];
+  requeueAfterMs?: number;
+}
+
+const LIST_IN_MESSAGE = 5;
+
+function podName(p: Pod): string {
+  return p.metadata.name ?? '';
+}
+
+function listNames(names: string[], max = LIST_IN_MESSAGE): string {
+  if (names.length <= max) return names.join(', ');
+  return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+}
+
+function capped<T>(list: T[], max: number): T[] {
+  return list.length > max ? list.slice(0, max) : list;
+}
+
+function notDoneDetail(pods: Pod[], gate: string): string {
+  const bad = pods.filter((p) => !isDone(p));
+  const shown = bad.slice(0, LIST_IN_MESSAGE).map((p) => `${podName(p)} ${describePod(p, gate)}`);
+  const more = bad.length > LIST_IN_MESSAGE ? ` and ${bad.length - LIST_IN_MESSAGE} more` : '';
+  return `${shown.join('; ')}${more}`;
+}
+
+interface Ctx {
+  input: CoreInput;
+  seq: PodSequence;
+  spec: ResolvedSpec;
+  n: number;
+  key: string;
+  prev: PodSequenceStatus;
+}
+
+export function decide(input: CoreInput): Plan {
+  const seq = input.seq;
+  const spec = resolveSpec(seq, input.options.defaultGateName);
+  const ctx: Ctx = {
+    input,
+    seq,
+    spec,
+    n: spec.groups.length,
+    key: `${seq.metadata.namespace ?? ''}/${seq.metadata.name ?? ''}`,
+    prev: seq.status ?? {},
+  };
+  const invalid = [...spec.errors];
+  if (input.readError) invalid.push(input.readError);
+  if (invalid.length > 0) return invalidPlan(ctx, invalid);
+  const pods = input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace);
+  const membership = resolveMembership(spec, pods, input.others);
+  return spec.scope === 'Node' ? decideNode(ctx, membership) : decideCluster(ctx, membership);
+}
+
+// ---- shared pieces ------------------------------------------------------------
+
+function invalidPlan(ctx: Ctx, errors: string[]): Plan {
+  const message = `Invalid PodSequence: ${errors.join('; ')}`;
+  const failures: Failure[] = [{ reason: 'InvalidSpec', message }];
+  const status = baseStatus(ctx, {
+    phase: 'Failed',
+    currentIndex: 0,
+    message,
+    groupName: ctx.spec.groups[0]?.name,
+    ready: undefined,
+  });
+  status.conditions = conditions(ctx, { valid: false, validMessage: errors.join('; '), missing: [], completed: false, phase: 'Failed', message });
+  const plan: Plan = {
+    spec: ctx.spec,
+    currentIndex: 0,
+    releases: [],
+    taints: [],
+    status,
+    events: [],
+    failures,
+    nodes: [],
+    unplaced: [],
+  };
+  plan.events = transitionEvents(ctx, plan);
+  // A broken spec cannot say which nodes may admit which group: lift the taints it set.
+  if (ctx.input.nodes) plan.taints = taintChanges(ctx, new Map(), true);
+  return plan;
+}
+
+interface StatusBase {
+  phase: Phase;
+  currentIndex: number;
+  message: string;
+  groupName: string | undefined;
+  ready: string | undefined;
+}
+
+function baseStatus(ctx: Ctx, b: StatusBase): PodSequenceStatus {
+  const n = ctx.n;
+  const status: PodSequenceStatus = {
+    phase: b.phase,
+    currentIndex: b.currentIndex,
+    message: b.message,
+    observedGeneration: ctx.seq.metadata.generation,
+    totalGroups: n,
+    progress: n === 0 ? '0/0' : `${Math.min(b.currentIndex + 1, n)}/${n}`,
+  };
+  if (b.groupName !== undefined) status.currentGroupName = b.groupName;
+  if (b.ready !== undefined) status.currentGroupReady = b.ready;
+  return status;
+}
+
+interface ConditionFacts {
+  valid: boolean;
+  validMessage?: string;
+  missing: string[];
+  completed: boolean;
+  phase: Phase;
+  message: string;
+}
+
+function conditions(ctx: Ctx, f: ConditionFacts): Condition[] {
+  const now = ctx.input.now;
+  const gen = ctx.seq.metadata.generation;
+  let list: Condition[] = ctx.prev.conditions ?? [];
+  const set = (c: Condition) => {
+    list = withCondition(list, { ...c, observedGeneration: gen }, now).conditions;
+  };
+  set(
+    f.valid
+      ? { type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The spec is valid' }
+      : { type: 'SpecValid', status: 'False', reason: 'InvalidSpec', message: f.validMessage ?? '' },
+  );
+  set(
+    f.missing.length === 0
+      ? { type: 'PodsFound', status: 'True', reason: 'AllFound', message: 'Every named pod exists' }
+      : {
+          type: 'PodsFound',
+          status: 'False',
+          reason: 'PodsMissing',
+          message: `Not found in namespace ${ctx.spec.namespace}: ${listNames(f.missing)}`,
+        },
+  );
+  set(
+    f.completed
+      ? { type: 'Completed', status: 'True', reason: 'AllGroupsReady', message: f.message }
+      : {
+          type: 'Completed',
+          status: 'False',
+          reason: f.phase === 'Failed' ? 'Failed' : f.phase === 'Pending' ? 'Pending' : 'InProgress',
+          message: f.message,
+        },
+  );
+  return list;
+}
+
+/** Missing named pods of the groups up to `upTo` are a failure once the grace period is over. */
+function missingCheck(
+  ctx: Ctx,
+  membership: Membership,
+  upTo: number,
+): { missing: string[]; failure?: Failure; requeueAfterMs?: number } {
+  const missing: string[] = [];
+  for (const g of membership.groups) if (g.index <= upTo) missing.push(...g.missing);
+  if (missing.length === 0) return { missing };
+  const prev = (ctx.prev.conditions ?? []).find((c) => c.type === 'PodsFound');
+  const since = prev?.status === 'False' && prev.lastTransitionTime ? Date.parse(prev.lastTransitionTime) : ctx.input.now.getTime();
+  const grace = ctx.input.options.missingPodGracePeriodMs;
+  const waited = ctx.input.now.getTime() - since;
+  if (waited >= grace) {
+    return {
+      missing,
+      failure: {
+        reason: 'PodNotFound',
+        message: `Pod ${listNames(missing)} not found in namespace ${ctx.spec.namespace} for ${Math.round(waited / 1000)}s`,
+      },
+    };
+  }
+  // Conditions carry whole seconds: wait for the first instant past the grace period.
+  return { missing, requeueAfterMs: grace - waited + 1000 };
+}
+
+function conflictFailure(membership: Membership, groups: number[]): Failure | undefined {
+  const names: string[] = [];
+  for (const [name, why] of membership.conflicts) {
+    const k = membership.groupOf.get(name);
+    if (k !== undefined && groups.includes(k)) names.push(`${name} (${why})`);
+  }
+  if (names.length === 0) return undefined;
+  return { reason: 'Conflict', message: `Not releasing pods claimed twice: ${listNames(names, 3)}` };
+}
+
+function releaseFor(ctx: Ctx, pod: Pod, group: number, extra: Partial<Release> = {}): Release {
+  const hostnames = new Map<string, string>();
+  for (const node of ctx.input.nodes ?? []) {
+    const h = node.metadata.labels?.['kubernetes.io/hostname'];
+    if (h && node.metadata.name) hostnames.set(node.metadata.name, h);
+  }
+  return {
+    name: podName(pod),
+    group,
+    ...extra,
+    patch: releasePatch({
+      pod,
+      gate: ctx.spec.gate,
+      releasedBy: ctx.key,
+      narrowTo: extra.narrowTo,
+      hostnameOf: (n) => hostnames.get(n) ?? n,
+    }),
+  };
+}
+
+function releasable(ctx: Ctx, membership: Membership, pod: Pod): boolean {
+  return hasGate(pod, ctx.spec.gate) && !isTerminating(pod) && !membership.conflicts.has(podName(pod));
+}
+
+/** A pod that runs ahead of its group without having been released by this sequence. */
+function escaped(ctx: Ctx, pod: Pod): boolean {
+  return !hasGate(pod, ctx.spec.gate) && !isDone(pod) && !isTerminating(pod) && !isFailed(pod) && releasedBy(pod) !== ctx.key;
+}
+
+function escapedFailure(ctx: Ctx, pods: { pod: Pod; group: number }[]): Failure | undefined {
+  if (pods.length === 0) return undefined;
+  const names = pods.map(({ pod, group }) => `${podName(pod)} (group ${groupLabel(ctx.spec.groups[group]!, ctx.n)})`);
+  return {
+    reason: 'PodNotGated',
+    message: `Pod ${listNames(names, 3)} started before its group's turn: it does not carry the scheduling gate ${ctx.spec.gate}`,
+  };
+}
+
+// ---- cluster scope --------------------------------------------------------------
+
+function decideCluster(ctx: Ctx, m: Membership): Plan {
+  const { spec, n } = ctx;
+  const satisfied = m.groups.map((g) => g.missing.length === 0 && g.members.length > 0 && g.members.every(isDone));
+  let current = satisfied.indexOf(false);
+  if (current < 0) current = n;
+
+  const releases: Release[] = [];
+  for (let k = 0; k <= Math.min(current, n - 1); k++) {
+    for (const pod of m.groups[k]!.members) if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k));
+  }
+  const released = new Set(releases.map((r) => r.name));
+  const gatedAfter = (p: Pod) => hasGate(p, spec.gate) && !released.has(podName(p));
+
+  const failures: Failure[] = [];
+  const failedPods: { pod: Pod; group: number }[] = [];
+  for (let k = 0; k <= Math.min(current, n - 1); k++) {
+    for (const pod of m.groups[k]!.members) if (isFailed(pod)) failedPods.push({ pod, group: k });
+  }
+  if (failedPods.length > 0) {
+    const names = failedPods.map(({ pod, group }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)})`);
+    failures.push({
+      reason: 'PodFailed',
+      message: `Pod ${listNames(names, 3)} failed; later groups cannot start until it is replaced`,
+    });
+  }
+  const escapes: { pod: Pod; group: number }[] = [];
+  for (let k = current + 1; k < n; k++) for (const pod of m.groups[k]!.members) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
+  const esc = escapedFailure(ctx, escapes);
+  if (esc) failures.push(esc);
+  const conflict = conflictFailure(m, [...Array(n).keys()]);
+  if (conflict) failures.push(conflict);
+  const missing = missingCheck(ctx, m, current);
+  if (missing.failure) failures.push(missing.failure);
+
+  const completed = current === n;
+  const anyoneReleased = m.groups.some((g) => g.members.some((p) => !gatedAfter(p)));
+  let phase: Phase;
+  if (failures.length > 0) phase = 'Failed';
+  else if (completed) phase = 'Completed';
+  else if (!anyoneReleased) phase = 'Pending';
+  else phase = 'InProgress';
+
+  const totalPods = m.groups.reduce((s, g) => s + g.members.length, 0);
+  let message: string;
+  let currentPods: string[] = [];
+  let readyCount = 0;
+  let readyText: string | undefined;
+  if (completed) {
+    message = `All ${n} groups are Ready (${totalPods} pods)`;
+  } else {
+    const g = m.groups[current]!;
+    const label = groupLabel(spec.groups[current]!, n);
+    const names = [...g.members.map(podName), ...g.missing];
+    currentPods = names;
+    readyCount = g.members.filter(isDone).length;
+    readyText = `${readyCount}/${names.length}`;
+    message = waitingMessage(ctx, current, g.members, g.missing, label);
+  }
+  if (failures.length > 0) message = `${failures.map((f) => f.message).join('; ')}. ${message}`;
+
+  const status = baseStatus(ctx, {
+    phase,
+    currentIndex: current,
+    message,
+    groupName: completed ? spec.groups[n - 1]?.name : spec.groups[current]!.name,
+    ready: completed ? `${m.groups[n - 1]?.members.length ?? 0}/${m.groups[n - 1]?.members.length ?? 0}` : readyText,
+  });
+  const max = ctx.input.options.maxListedPods;
+  status.currentGroupPods = capped(currentPods, max);
+  status.readyPodsInCurrentGroup = readyCount;
+  const processed: string[] = [];
+  for (let k = 0; k < current && processed.length < max; k++) processed.push(...m.groups[k]!.members.map(podName));
+  status.processedPods = capped(processed, max);
+  status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
+
+  const plan: Plan = {
+    spec,
+    membership: m,
+    currentIndex: current,
+    releases,
+    taints: ctx.input.nodes ? taintChanges(ctx, new Map(), true) : [],
+    status,
+    events: [],
+    failures,
+    nodes: [],
+    unplaced: [],
+    requeueAfterMs: missing.requeueAfterMs,
+  };
+  plan.events = [...releaseEvents(ctx, releases), ...transitionEvents(ctx, plan)];
+  return plan;
+}
+
+function waitingMessage(ctx: Ctx, index: number, members: Pod[], missing: string[], label: string): string {
+  const { spec } = ctx;
+  if (members.length === 0 && missing.length === 0) {
+    const g = spec.groups[index]!;
+    return `Waiting for group ${label}: no pod in namespace ${spec.namespace} matches ${g.selectorText ?? ''}`;
+  }
+  const ready = members.filter(isDone).length;
+  const total = members.length + missing.length;
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`${listNames(missing)} not found in namespace ${spec.namespace}`);
+  const detail = notDoneDetail(members, spec.gate);
+  if (detail) parts.push(detail);
+  return `Waiting for group ${label}: ${ready}/${total} pods Ready; ${parts.join('; ')}`;
+}
+
+// ---- node scope -----------------------------------------------------------------
+
+function decideNode(ctx: Ctx, m: Membership): Plan {
+  const { spec, n } = ctx;
+  const placed = new Map<string, Pod[][]>();
+  const at = (node: string) => {
+    let v = placed.get(node);
+    if (!v) {
+      v = Array.from({ length: n }, () => []);
+      placed.set(node, v);
+    }
+    return v;
+  };
+  /** Released pods not on a node yet, with the nodes they may land on (undefined: any). */
+  const inFlight: { pod: Pod; group: number; nodes: Set<string> | undefined }[] = [];
+  const unplaced: Pod[][] = Array.from({ length: n }, () => []);
+  for (const g of m.groups) {
+    for (const pod of g.members) {
+      const node = podNode(pod);
+      if (node) at(node)[g.index]!.push(pod);
+      else if (hasGate(pod, spec.gate)) unplaced[g.index]!.push(pod);
+      else if (!isDone(pod) && !isTerminating(pod) && !isFailed(pod)) inFlight.push({ pod, group: g.index, nodes: candidateNodes(pod) });
+    }
+  }
+  // Full mode knows every node; lite mode knows the nodes its pods name.
+  for (const node of ctx.input.nodes ?? []) if (node.metadata.name) at(node.metadata.name);
+  const anywhere = Array.from({ length: n }, () => 0);
+  /** Per group, per node: released pods that may still land there. */
+  const headingTo: Map<string, string[]>[] = Array.from({ length: n }, () => new Map());
+  for (const f of inFlight) {
+    if (!f.nodes) anywhere[f.group]!++;
+    else
+      for (const node of f.nodes) {
+        const list = headingTo[f.group]!.get(node) ?? [];
+        list.push(podName(f.pod));
+        headingTo[f.group]!.set(node, list);
+      }
+  }
+
+  const views: NodeView[] = [];
+  const indexOf = new Map<string, number>();
+  for (const [name, byGroup] of [...placed].sort(([a], [b]) => a.localeCompare(b))) {
+    const heading = (k: number) => anywhere[k]! > 0 || headingTo[k]!.has(name);
+    let index = n;
+    for (let k = 0; k < n; k++) {
+      const pods = byGroup[k]!;
+      if (pods.length === 0 || !pods.every(isDone) || heading(k)) {
+        index = k;
+        break;
+      }
+    }
+    const all = byGroup.flat();
+    const completed = all.length > 0 && all.every(isDone) && !byGroup.some((_, k) => heading(k));
+    indexOf.set(name, index);
+    views.push({ name, index, completed, phase: 'InProgress', byGroup });
+  }
+
+  const releases: Release[] = [];
+  for (const v of views) {
+    for (let k = 0; k <= Math.min(v.index, n - 1); k++) {
+      for (const pod of v.byGroup[k]!) if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k, { node: v.name }));
+    }
+  }
+  const waitingUnplaced: Pod[][] = Array.from({ length: n }, () => []);
+  for (let k = 0; k < n; k++) {
+    const pods = unplaced[k]!.filter((p) => releasable(ctx, m, p));
+    if (pods.length === 0) continue;
+    if (k === 0) {
+      for (const pod of pods) releases.push(releaseFor(ctx, pod, 0));
+      continue;
+    }
+    const eligible = views.filter((v) => v.index >= k).map((v) => v.name);
+    if (eligible.length === 0) {
+      waitingUnplaced[k]!.push(...pods);
+      continue;
+    }
+    for (const pod of pods) releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
+  }
+  const released = new Set(releases.map((r) => r.name));
+
+  // Per-node phase and what each node waits for.
+  const failures: Failure[] = [];
+  const failedPods: { pod: Pod; group: number; node: string }[] = [];
+  const escapes: { pod: Pod; group: number }[] = [];
+  for (const v of views) {
+    const all = v.byGroup.flat();
+    const failedHere: Pod[] = [];
+    for (let k = 0; k <= Math.min(v.index, n - 1); k++) {
+      for (const pod of v.byGroup[k]!) {
+        if (isFailed(pod)) {
+          failedHere.push(pod);
+          failedPods.push({ pod, group: k, node: v.name });
+        }
+      }
+    }
+    for (let k = v.index + 1; k < n; k++) for (const pod of v.byGroup[k]!) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
+    const anyReleased = all.some((p) => !hasGate(p, spec.gate) || released.has(podName(p)));
+    if (failedHere.length > 0) v.phase = 'Failed';
+    else if (v.completed) v.phase = 'Completed';
+    else if (!anyReleased) v.phase = 'Pending';
+    else v.phase = 'InProgress';
+    if (!v.completed && v.index < n) v.waiting = nodeWaiting(ctx, v, headingTo, anywhere);
+  }
+  if (failedPods.length > 0) {
+    const names = failedPods.map(({ pod, group, node }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)}, node ${node})`);
+    failures.push({ reason: 'PodFailed', message: `Pod ${listNames(names, 3)} failed; later groups on its node cannot start until it is replaced` });
+  }
+  const esc = escapedFailure(ctx, escapes);
+  if (esc) failures.push(esc);
+  const conflict = conflictFailure(m, [...Array(n).keys()]);
+  if (conflict) failures.push(conflict);
+
+  const waitingGroups = waitingUnplaced.map((p, k) => (p.length > 0 ? k : n));
+  const inFlightGroups = inFlight.map((f) => f.group);
+  const members = views.filter((v) => v.byGroup.some((g) => g.length > 0));
+  let current = Math.min(n, ...members.map((v) => (v.completed ? n : v.index)), ...waitingGroups, ...inFlightGroups);
+  const totalMembers = m.groups.reduce((s, g) => s + g.members.length, 0);
+  if (totalMembers === 0) current = 0;
+  const missing = missingCheck(ctx, m, current);
+  if (missing.failure) failures.push(missing.failure);
+
+  const completed = totalMembers > 0 && current === n && members.every((v) => v.completed);
+  const anyoneReleased =
+    releases.length > 0 || m.groups.some((g) => g.members.some((p) => !hasGate(p, spec.gate)));
+  let phase: Phase;
+  if (failures.length > 0) phase = 'Failed';
+  else if (completed) phase = 'Completed';
+  else if (!anyoneReleased) phase = 'Pending';
+  else phase = 'InProgress';
+
+  const doneNodes = members.filter((v) => v.completed).length;
+  let message: string;
+  if (completed) {
+    message = `All ${n} groups are Ready on ${members.length} node${members.length === 1 ? '' : 's'} (${totalMembers} pods)`;
+  } else if (totalMembers === 0) {
+    const g = spec.groups[0]!;
+    message = g.pods
+      ? `Waiting for group ${groupLabel(g, n)}: ${listNames(g.pods)} not found in namespace ${spec.namespace}`
+      : `Waiting for group ${groupLabel(g, n)}: no pod in namespace ${spec.namespace} matches ${g.selectorText ?? ''}`;
+  } else {
+    const parts: string[] = [`${doneNodes}/${members.length} nodes completed`];
+    const waiting = members.filter((v) => !v.completed && v.waiting);
+    for (const v of waiting.slice(0, 3)) parts.push(`node ${v.name} waits for ${v.waiting}`);
+    if (waiting.length > 3) parts.push(`${waiting.length - 3} more nodes waiting`);
+    for (let k = 0; k < n; k++) {
+      const pods = waitingUnplaced[k]!;
+      if (pods.length > 0) {
+        parts.push(
+          `${listNames(pods.map(podName))} of group ${groupLabel(spec.groups[k]!, n)} wait for a node where every earlier group is Ready`,
+        );
+      }
+    }
+    if (missing.missing.length > 0) parts.push(`${listNames(missing.missing)} not found in namespace ${spec.namespace}`);
+    message = parts.join('; ');
+  }
+  if (failures.length > 0) message = `${failures.map((f) => f.message).join('; ')}. ${message}`;
+
+  const status = baseStatus(ctx, {
+    phase,
+    currentIndex: current,
+    message,
+    groupName: spec.groups[Math.min(current, n - 1)]?.name,
+    ready: `${doneNodes}/${members.length} nodes`,
+  });
+  status.nodeStatus = members.map((v) => nodeStatus(ctx, v));
+  const max = ctx.input.options.maxListedPods;
+  const processed: string[] = [];
+  for (const v of members) {
+    const upTo = v.completed ? n : v.index;
+    for (let k = 0; k < upTo && processed.length < max; k++) processed.push(...v.byGroup[k]!.map(podName));
+  }
+  status.processedPods = capped(processed.sort(), max);
+  status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
+
+  const plan: Plan = {
+    spec,
+    membership: m,
+    currentIndex: current,
+    releases,
+    taints: ctx.input.nodes ? taintChanges(ctx, indexOf, false) : [],
+    status,
+    events: [],
+    failures,
+    nodes: views,
+    unplaced: waitingUnplaced,
+    requeueAfterMs: missing.requeueAfterMs,
+  };
+  plan.events = [...releaseEvents(ctx, releases), ...transitionEvents(ctx, plan)];
+  return plan;
+}
+
+function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], anywhere: number[]): string {
+  const { spec, n } = ctx;
+  const k = v.index;
+  const label = `group ${groupLabel(spec.groups[k]!, n)}`;
+  const pods = v.byGroup[k]!;
+  const heading = headingTo[k]!.get(v.name) ?? [];
+  if (pods.length === 0 && heading.length === 0 && anywhere[k] === 0) return `${label}: no pod of it on this node`;
+  const parts: string[] = [];
+  const detail = notDoneDetail(pods, spec.gate);
+  if (pods.length > 0) parts.push(`${pods.filter(isDone).length}/${pods.length} Ready${detail ? ` (${detail})` : ''}`);
+  if (heading.length > 0) parts.push(`${listNames(heading)} not scheduled yet`);
+  else if (anywhere[k]! > 0) parts.push(`${anywhere[k]} pods not scheduled yet`);
+  return `${label}: ${parts.join('; ')}`;
+}
+
+function nodeStatus(ctx: Ctx, v: NodeView): NodeSequenceStatus {
+  const n = ctx.n;
+  const prev = (ctx.prev.nodeStatus ?? []).find((s) => s.nodeName === v.name);
+  const index = v.completed ? n : v.index;
+  const pods = index < n ? v.byGroup[index]! : [];
+  const cond: Condition = v.completed
+    ? { type: 'Completed', status: 'True', reason: 'AllGroupsReady', message: 'Every pod of the sequence on this node is Ready' }
+    : {
+        type: 'Completed',
+        status: 'False',
+        reason: v.phase === 'Failed' ? 'PodFailed' : 'Waiting',
+        message: v.waiting ? `Waiting for ${v.waiting}` : 'Waiting',
+      };
+  return {
+    nodeName: v.name,
+    currentIndex: index,
+    readyPodsInCurrentGroup: pods.filter(isDone).length,
+    phase: v.phase,
+    conditions: withCondition(prev?.conditions ?? [], cond, ctx.input.now).conditions,
+  };
+}
+
+// ---- taints (full mode) ------------------------------------------------------------
+
+/**
+ * This sequence's taints per node, where the cached node differs. `lift` removes them all
+ * (cluster scope, invalid spec): node-scoped sequences in full mode are the only users.
+ */
+function taintChanges(ctx: Ctx, indexOf: Map<string, number>, lift: boolean): TaintChange[] {
+  const ns = ctx.seq.metadata.namespace ?? '';
+  const name = ctx.seq.metadata.name ?? '';
+  const out: TaintChange[] = [];
+  for (const node of ctx.input.nodes ?? []) {
+    const nodeName = node.metadata.name;
+    if (!nodeName) continue;
+    const desired = lift ? [] : desiredTaints(ns, name, indexOf.get(nodeName) ?? 0, ctx.n);
+    if (reconcileTaints(node.spec?.taints, ns, name, desired)) out.push({ node: nodeName, desired });
+  }
+  return out;
+}
+
+// ---- events --------------------------------------------------------------------------
+
+function releaseEvents(ctx: Ctx, releases: Release[]): CoreEvent[] {
+  const { spec, n } = ctx;
+  const byGroup = new Map<number, Release[]>();
+  for (const r of releases) {
+    const list = byGroup.get(r.group) ?? [];
+    list.push(r);
+    byGroup.set(r.group, list);
+  }
+  const events: CoreEvent[] = [];
+  for (const [k, rs] of [...byGroup].sort(([a], [b]) => a - b)) {
+    const label = groupLabel(spec.groups[k]!, n);
+    const where = rs.map((r) => (r.node ? `${r.name} on ${r.node}` : r.narrowTo ? `${r.name} (to ${listNames(r.narrowTo, 3)})` : r.name));
+    const why = k === 0 ? 'it is the first group' : spec.scope === 'Node' ? 'every earlier group is Ready on its node' : 'every earlier group is Ready';
+    events.push({
+      type: 'Normal',
+      reason: 'Released',
+      action: 'RemoveSchedulingGate',
+      note: `Released ${rs.length} pod${rs.length === 1 ? '' : 's'} of group ${label} because ${why}: ${listNames(where)}`,
+    });
+  }
+  return events;
+}
+
+function transitionEvents(ctx: Ctx, plan: Plan): CoreEvent[] {
+  const { prev, spec, n } = ctx;
+  const next = plan.status;
+  const events: CoreEvent[] = [];
+  const sameSpec = prev.observedGeneration === next.observedGeneration;
+  if (sameSpec && spec.scope === 'Cluster' && prev.currentIndex !== undefined && next.currentIndex! > prev.currentIndex) {
+    for (let k = prev.currentIndex; k < next.currentIndex! && k < n; k++) {
+      const following = k + 1 < n ? `; releasing group ${groupLabel(spec.groups[k + 1]!, n)}` : '';
+      events.push({
+        type: 'Normal',
+        reason: 'GroupReady',
+        action: 'Progress',
+        note: `Group ${groupLabel(spec.groups[k]!, n)} is Ready${following}`,
+      });
+    }
+  }
+  if (sameSpec && spec.scope === 'Node') {
+    const before = new Map((prev.nodeStatus ?? []).map((s) => [s.nodeName, s.currentIndex]));
+    const advanced = new Map<number, string[]>();
+    for (const s of next.nodeStatus ?? []) {
+      const was = before.get(s.nodeName);
+      if (was === undefined) continue;
+      for (let k = was; k < s.currentIndex && k < n; k++) {
+        const list = advanced.get(k) ?? [];
+        list.push(s.nodeName);
+        advanced.set(k, list);
+      }
+    }
+    for (const [k, nodes] of [...advanced].sort(([a], [b]) => a - b)) {
+      events.push({
+        type: 'Normal',
+        reason: 'GroupReady',
+        action: 'Progress',
+        note: `Group ${groupLabel(spec.groups[k]!, n)} is Ready on node${nodes.length === 1 ? '' : 's'} ${listNames(nodes)}`,
+      });
+    }
+  }
+  if (next.phase === 'Completed' && prev.phase !== 'Completed') {
+    events.push({ type: 'Normal', reason: 'Completed', action: 'Progress', note: next.message ?? 'All groups are Ready' });
+  }
+  for (const f of plan.failures) {
+    if (prev.phase !== 'Failed' || !(prev.message ?? '').includes(f.message)) {
+      events.push({ type: 'Warning', reason: f.reason, action: 'Progress', note: f.message });
+    }
+  }
+  const prevFound = (prev.conditions ?? []).find((c) => c.type === 'PodsFound');
+  const nextFound = (next.conditions ?? []).find((c) => c.type === 'PodsFound');
+  if (nextFound?.status === 'False' && prevFound?.status !== 'False' && !plan.failures.some((f) => f.reason === 'PodNotFound')) {
+    events.push({ type: 'Warning', reason: 'PodNotFound', action: 'Progress', note: `${nextFound.message}; waiting for them` });
+  }
+  return events;
+}
