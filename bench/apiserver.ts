@@ -12,7 +12,11 @@ const args = process.argv.slice(2);
 const TOTAL_PODS = Number(args[args.indexOf('--pods') + 1] || 100_000) || 100_000;
 
 async function createNamespace(http: Http, name: string): Promise<void> {
-  const r = await http.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  const r = await http.send('POST', '/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name },
+  });
   if (r.status !== 201) throw new Error(`namespace ${name}: ${r.status} ${r.text}`);
 }
 
@@ -33,7 +37,12 @@ async function sustainedWrites(http: Http, seconds: number): Promise<number> {
   return done / ((Date.now() - start) / 1000);
 }
 
-async function pacedLatency(http: Http, rate: number, seconds: number, watchers: number): Promise<{ p50: number; p99: number; delivered: number }> {
+async function pacedLatency(
+  http: Http,
+  rate: number,
+  seconds: number,
+  watchers: number,
+): Promise<{ p50: number; p99: number; delivered: number }> {
   await createNamespace(http, 'bench-paced');
   let delivered = 0;
   const stops = Array.from({ length: watchers }, () =>
@@ -44,7 +53,11 @@ async function pacedLatency(http: Http, rate: number, seconds: number, watchers:
   // Warm up first: TLS handshakes of the pooled sockets and JIT compilation are not what
   // a steady 1,000 writes/s costs.
   for (let w = 0; w < 3000; w += 50) {
-    await Promise.all(Array.from({ length: 50 }, (_, j) => http.send('POST', '/api/v1/namespaces/bench-paced/pods', pod(`w-${w + j}`))));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, j) =>
+        http.send('POST', '/api/v1/namespaces/bench-paced/pods', pod(`w-${w + j}`)),
+      ),
+    );
   }
   const latencies: number[] = [];
   const total = rate * seconds;
@@ -64,7 +77,7 @@ async function pacedLatency(http: Http, rate: number, seconds: number, watchers:
     );
   }
   await Promise.all(inflight);
-  stops.forEach((s) => s());
+  for (const stop of stops) stop();
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), delivered };
 }
@@ -75,7 +88,11 @@ async function fill(http: Http, ns: string, count: number): Promise<void> {
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      const r = await http.send('POST', `/api/v1/namespaces/${ns}/pods`, pod(`f-${i}`, { shard: `s${i % 100}` }));
+      const r = await http.send(
+        'POST',
+        `/api/v1/namespaces/${ns}/pods`,
+        pod(`f-${i}`, { shard: `s${i % 100}` }),
+      );
       if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
     }
   };
@@ -90,9 +107,13 @@ async function main(): Promise<void> {
     const wps = await sustainedWrites(http, 10);
     console.log(`sustained writes: ${wps.toFixed(0)} pod creates/s (32 in flight, 10 s)`);
     const paced = await pacedLatency(http, 1000, 10, 10);
-    console.log(`paced 1,000 writes/s with 10 watchers: p50 ${paced.p50.toFixed(2)} ms, p99 ${paced.p99.toFixed(2)} ms (${paced.delivered} watch events delivered)`);
+    console.log(
+      `paced 1,000 writes/s with 10 watchers: p50 ${paced.p50.toFixed(2)} ms, p99 ${paced.p99.toFixed(2)} ms (${paced.delivered} watch events delivered)`,
+    );
     const already = await http.send('GET', '/api/v1/pods?limit=1');
-    const existing = (JSON.parse(already.text) as { metadata: { remainingItemCount?: number } }).metadata.remainingItemCount ?? 0;
+    const existing =
+      (JSON.parse(already.text) as { metadata: { remainingItemCount?: number } }).metadata
+        .remainingItemCount ?? 0;
     await fill(http, 'bench-list', Math.max(0, TOTAL_PODS - existing - 1));
     const lists: number[] = [];
     let matched = 0;
@@ -107,7 +128,9 @@ async function main(): Promise<void> {
     const fullList = performance.now() - t0;
     const count = (JSON.parse(all.text) as { items: unknown[] }).items.length;
     lists.sort((a, b) => a - b);
-    console.log(`list ${count} pods with a label selector (${matched} match): median ${percentile(lists, 50).toFixed(0)} ms; full list ${fullList.toFixed(0)} ms (${(all.text.length / 1e6).toFixed(0)} MB)`);
+    console.log(
+      `list ${count} pods with a label selector (${matched} match): median ${percentile(lists, 50).toFixed(0)} ms; full list ${fullList.toFixed(0)} ms (${(all.text.length / 1e6).toFixed(0)} MB)`,
+    );
     const rss = await server.rssBytes();
     console.log(`server RSS holding ${count} pods: ${(rss / 2 ** 20).toFixed(0)} MiB`);
   } finally {

@@ -26,10 +26,27 @@ export async function startClusterProcess(args: string[] = []): Promise<BenchSer
   const dir = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there.
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--max-old-space-size=4096', join(ROOT, 'src/cli/main.ts'), 'cluster', '--port', '0', '--kubeconfig-out', kubeconfigPath, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const prof = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const child = spawn(
+    process.execPath,
+    [
+      ...prof,
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+      '--max-old-space-size=4096',
+      join(ROOT, 'src/cli/main.ts'),
+      'cluster',
+      '--port',
+      '0',
+      '--kubeconfig-out',
+      kubeconfigPath,
+      ...args,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((res, rej) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -78,7 +95,12 @@ export class Http {
     this.agent = new Agent({ keepAlive: true, maxSockets: 64, ca: server.ca });
   }
 
-  send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+  send(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<{ status: number; text: string }> {
     return new Promise((res, rej) => {
       const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
       const r = request(
@@ -88,7 +110,11 @@ export class Http {
           path,
           method,
           agent: this.agent,
-          headers: { Authorization: `Bearer ${this.token}`, 'Content-Type': contentType, Accept: 'application/json' },
+          headers: {
+            Authorization: `Bearer ${this.token}`,
+            'Content-Type': contentType,
+            Accept: 'application/json',
+          },
         },
         (resp) => {
           const chunks: Buffer[] = [];
@@ -105,14 +131,21 @@ export class Http {
   /** Opens a watch and calls back per line; returns a stop function. */
   watch(path: string, onLine: (line: string) => void): () => void {
     const r = request(
-      { host: this.base.hostname, port: this.base.port, path, method: 'GET', agent: false, ca: this.ca, headers: { Authorization: `Bearer ${this.token}` } },
+      {
+        host: this.base.hostname,
+        port: this.base.port,
+        path,
+        method: 'GET',
+        agent: false,
+        ca: this.ca,
+        headers: { Authorization: `Bearer ${this.token}` },
+      },
       (resp) => {
         let buf = '';
         resp.setEncoding('utf8');
         resp.on('data', (d: string) => {
           buf += d;
-          let i: number;
-          while ((i = buf.indexOf('\n')) >= 0) {
+          for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
             onLine(buf.slice(0, i));
             buf = buf.slice(i + 1);
           }
@@ -145,6 +178,14 @@ export function pod(name: string, labels: Record<string, string> = {}): Record<s
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, labels: { app: 'bench', ...labels } },
-    spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
+    spec: {
+      containers: [
+        {
+          name: 'c',
+          image: 'registry.k8s.io/pause:3.10',
+          resources: { requests: { cpu: '10m', memory: '16Mi' } },
+        },
+      ],
+    },
   };
 }

@@ -5,7 +5,12 @@
 import { podGroupControllers, podGroupCrdManifests } from '../controllers/podgroup/index.ts';
 import type { ControllerDefinition } from '../runtime/index.ts';
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name?: string; [k: string]: unknown }; [k: string]: unknown };
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name?: string; [k: string]: unknown };
+  [k: string]: unknown;
+};
 
 export interface Capability {
   name: string;
@@ -27,8 +32,14 @@ export function capabilities(): Capability[] {
 }
 
 /** Resolves `--controllers` (`*`, capability names or controller names, comma-separated). */
-export function selectControllers(all: Capability[], selector: string): { capabilities: Capability[]; controllers: ControllerDefinition[] } {
-  const wanted = selector.split(',').map((s) => s.trim()).filter(Boolean);
+export function selectControllers(
+  all: Capability[],
+  selector: string,
+): { capabilities: Capability[]; controllers: ControllerDefinition[] } {
+  const wanted = selector
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const everything = wanted.length === 0 || wanted.includes('*');
   const chosen: Capability[] = [];
   const controllers: ControllerDefinition[] = [];
@@ -45,7 +56,9 @@ export function selectControllers(all: Capability[], selector: string): { capabi
   }
   if (unknown.size > 0) {
     const names = all.flatMap((c) => [c.name, ...c.controllers().map((d) => d.name)]);
-    throw new Error(`--controllers: unknown controller(s) ${[...unknown].join(', ')}; known: ${[...new Set(names)].join(', ')}`);
+    throw new Error(
+      `--controllers: unknown controller(s) ${[...unknown].join(', ')}; known: ${[...new Set(names)].join(', ')}`,
+    );
   }
   return { capabilities: chosen, controllers };
 }

@@ -24,7 +24,10 @@ export function addClusterOptions(cmd: Command): Command {
     .option('--kubeconfig-out <file>', 'where to write the kubeconfig', '.troupe/kubeconfig')
     .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
     .addOption(
-      new Option('--authorization-mode <mode>', 'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens')
+      new Option(
+        '--authorization-mode <mode>',
+        'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens',
+      )
         .choices(['AlwaysAllow', 'RBAC'])
         .default('AlwaysAllow'),
     )
@@ -32,7 +35,10 @@ export function addClusterOptions(cmd: Command): Command {
     .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
     .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
     .addOption(
-      new Option('--scoring <strategy>', 'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)')
+      new Option(
+        '--scoring <strategy>',
+        'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)',
+      )
         .choices(['LeastAllocated', 'MostAllocated'])
         .default('LeastAllocated'),
     );
@@ -45,7 +51,9 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     try {
       text = readFileSync(flags.nodeConfig, 'utf8');
     } catch (err) {
-      throw new Error(`--node-config: cannot read ${flags.nodeConfig}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(
+        `--node-config: cannot read ${flags.nodeConfig}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     nodes = parseNodeConfig(text);
   }

@@ -14,7 +14,9 @@ export async function writeKubeconfig(path: string, content: string): Promise<st
 }
 
 export function clusterCommand(): Command {
-  const cmd = new Command('cluster').description('Run the embedded Kubernetes-compatible cluster (API server and simulated nodes) until interrupted');
+  const cmd = new Command('cluster').description(
+    'Run the embedded Kubernetes-compatible cluster (API server and simulated nodes) until interrupted',
+  );
   return addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
     const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);

@@ -25,19 +25,25 @@ export function applyConfigFile(cmd: Command, file: string): void {
   try {
     doc = parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new ConfigFileError(`cannot read config file ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ConfigFileError(
+      `cannot read config file ${file}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (doc === null || doc === undefined) return;
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigFileError(`config file ${file}: expected a mapping of option names to values`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigFileError(`config file ${file}: expected a mapping of option names to values`);
   const known = new Map(cmd.options.map((o) => [o.attributeName(), o]));
   for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
     const attr = key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const opt = known.get(attr);
     if (!opt || attr === 'config') {
-      throw new ConfigFileError(`config file ${file}: unknown option "${key}" (known: ${[...known.keys()].filter((k) => k !== 'config').join(', ')})`);
+      throw new ConfigFileError(
+        `config file ${file}: unknown option "${key}" (known: ${[...known.keys()].filter((k) => k !== 'config').join(', ')})`,
+      );
     }
     // Values go through the option's own parser, so a bad value reads like a bad flag.
-    const parsed = opt.parseArg && typeof value !== 'boolean' ? opt.parseArg(String(value), undefined) : value;
+    const parsed =
+      opt.parseArg && typeof value !== 'boolean' ? opt.parseArg(String(value), undefined) : value;
     cmd.setOptionValueWithSource(attr, parsed, 'config');
   }
 }

@@ -11,7 +11,9 @@ import { upCommand } from './up.ts';
 
 export function program(): Command {
   const cmd = new Command('troupe')
-    .description('Kubernetes controllers for pods that move as a group, with an embedded cluster to run them on')
+    .description(
+      'Kubernetes controllers for pods that move as a group, with an embedded cluster to run them on',
+    )
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();

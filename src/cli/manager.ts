@@ -18,7 +18,10 @@ export function buildManager(kubeConfig: KubeConfig, flags: ManagerFlags): Built
     kubeConfig,
     namespace: flags.namespace,
     leaderElection: flags.leaderElect
-      ? { name: flags.leaderElectionId, ...(flags.leaderElectionNamespace ? { namespace: flags.leaderElectionNamespace } : {}) }
+      ? {
+          name: flags.leaderElectionId,
+          ...(flags.leaderElectionNamespace ? { namespace: flags.leaderElectionNamespace } : {}),
+        }
       : false,
     healthProbeAddress: flags.healthProbeBindAddress === '0' ? false : flags.healthProbeBindAddress,
     metricsAddress: metrics === flags.healthProbeBindAddress ? undefined : metrics,

@@ -3,13 +3,15 @@ import { InvalidArgumentError } from 'commander';
 /** Commander argument parser for a TCP port (0 = any free port). */
 export function parsePort(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`"${value}" is not a port number (0-65535).`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError(`"${value}" is not a port number (0-65535).`);
   return n;
 }
 
 export function parseNonNegativeInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`"${value}" is not a non-negative integer.`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError(`"${value}" is not a non-negative integer.`);
   return n;
 }
 

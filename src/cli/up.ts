@@ -16,14 +16,19 @@ type UpFlags = ClusterFlags & ManagerFlags;
  * exactly as `troupe run` reaches a real one.
  */
 export function upCommand(): Command {
-  const cmd = new Command('up').description('Start the embedded cluster with troupe\'s controllers running against it (what `npm start` runs)');
+  const cmd = new Command('up').description(
+    "Start the embedded cluster with troupe's controllers running against it (what `npm start` runs)",
+  );
   addClusterOptions(cmd);
   // Everything troupe serves in embedded mode stays on loopback.
   addManagerOptions(cmd, { healthProbeBindAddress: '127.0.0.1:0', metricsBindAddress: '127.0.0.1:0' });
   return cmd.action(async (flags: UpFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
     const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);
-    const { manager, log, capabilities } = buildManager(kubeConfigFromString(cluster.server.kubeconfig), flags);
+    const { manager, log, capabilities } = buildManager(
+      kubeConfigFromString(cluster.server.kubeconfig),
+      flags,
+    );
     for (const cap of capabilities) {
       for (const crd of cap.crds()) await manager.client.apply(crd, { force: true });
     }

@@ -73,44 +73,95 @@ export class ClusterClient {
    * Watches from now, first delivering every existing object as ADDED (synchronously,
    * so no event can fall between the listing and the watch). Returns a stop function.
    */
-  watch(gvr: Gvr, handler: WatchHandler, opts: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {}): () => void {
+  watch(
+    gvr: Gvr,
+    handler: WatchHandler,
+    opts: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
+  ): () => void {
     const rt = this.rt(gvr);
-    return this.api.watch(rt, opts.namespace, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }, {
-      event: (type, json) => {
-        if (type === 'BOOKMARK') return;
-        handler(type, JSON.parse(json) as KubeObject);
+    return this.api.watch(
+      rt,
+      opts.namespace,
+      { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
+      {
+        event: (type, json) => {
+          if (type === 'BOOKMARK') return;
+          handler(type, JSON.parse(json) as KubeObject);
+        },
       },
-    });
+    );
   }
 
   create<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject): Promise<T> {
-    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', structuredClone(obj), { user: this.user, fieldManager: this.user }) as Promise<T>;
+    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', structuredClone(obj), {
+      user: this.user,
+      fieldManager: this.user,
+    }) as Promise<T>;
   }
 
   update<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject, subresource = ''): Promise<T> {
-    return this.api.update(this.rt(gvr), obj.metadata.namespace ?? '', obj.metadata.name!, structuredClone(obj), {
+    return this.api.update(
+      this.rt(gvr),
+      obj.metadata.namespace ?? '',
+      obj.metadata.name!,
+      structuredClone(obj),
+      {
+        user: this.user,
+        fieldManager: this.user,
+        subresource,
+      },
+    ) as Promise<T>;
+  }
+
+  /** Read-modify-write without a resourceVersion precondition (retries internally on races). */
+  mutate<T extends KubeObject = KubeObject>(
+    gvr: Gvr,
+    namespace: string,
+    name: string,
+    fn: (obj: T) => unknown,
+    subresource = '',
+  ): Promise<T> {
+    return this.api.updateWith(
+      this.rt(gvr),
+      namespace,
+      name,
+      { user: this.user, fieldManager: this.user, subresource },
+      (cur) => {
+        const next = fn(cur as T);
+        return (next ?? cur) as KubeObject;
+      },
+      false,
+    ) as Promise<T>;
+  }
+
+  patch<T extends KubeObject = KubeObject>(
+    gvr: Gvr,
+    namespace: string,
+    name: string,
+    type: 'merge' | 'json' | 'strategic',
+    patch: unknown,
+    subresource = '',
+  ): Promise<T> {
+    const contentType =
+      type === 'merge'
+        ? 'application/merge-patch+json'
+        : type === 'json'
+          ? 'application/json-patch+json'
+          : 'application/strategic-merge-patch+json';
+    const req: PatchRequest = { contentType, body: JSON.stringify(patch) };
+    return this.api.patch(this.rt(gvr), namespace, name, req, {
       user: this.user,
       fieldManager: this.user,
       subresource,
     }) as Promise<T>;
   }
 
-  /** Read-modify-write without a resourceVersion precondition (retries internally on races). */
-  mutate<T extends KubeObject = KubeObject>(gvr: Gvr, namespace: string, name: string, fn: (obj: T) => T | void, subresource = ''): Promise<T> {
-    return this.api.updateWith(this.rt(gvr), namespace, name, { user: this.user, fieldManager: this.user, subresource }, (cur) => {
-      const next = fn(cur as T);
-      return (next ?? cur) as KubeObject;
-    }, false) as Promise<T>;
-  }
-
-  patch<T extends KubeObject = KubeObject>(gvr: Gvr, namespace: string, name: string, type: 'merge' | 'json' | 'strategic', patch: unknown, subresource = ''): Promise<T> {
-    const contentType =
-      type === 'merge' ? 'application/merge-patch+json' : type === 'json' ? 'application/json-patch+json' : 'application/strategic-merge-patch+json';
-    const req: PatchRequest = { contentType, body: JSON.stringify(patch) };
-    return this.api.patch(this.rt(gvr), namespace, name, req, { user: this.user, fieldManager: this.user, subresource }) as Promise<T>;
-  }
-
-  async delete(gvr: Gvr, namespace: string, name: string, opts: Omit<DeleteOptions, 'user'> = {}): Promise<boolean> {
+  async delete(
+    gvr: Gvr,
+    namespace: string,
+    name: string,
+    opts: Omit<DeleteOptions, 'user'> = {},
+  ): Promise<boolean> {
     try {
       const r = await this.api.delete(this.rt(gvr), namespace, name, { ...opts, user: this.user });
       return r.deleted;
@@ -122,7 +173,12 @@ export class ClusterClient {
 
   /** POST pods/<name>/binding. */
   bind(namespace: string, name: string, node: string): Promise<void> {
-    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { kind: 'Node', name: node } };
+    const binding = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name, namespace },
+      target: { kind: 'Node', name: node },
+    };
     return bindPod(this.api, namespace, binding, { user: this.user, fieldManager: this.user });
   }
 }

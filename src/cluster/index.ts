@@ -45,7 +45,9 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     nodes = await startNodes(client.as('system:node-controller'), config, { timeScale });
     const n = nodes;
     stops.push(() => n.stop());
-    const scheduler = startScheduler(client.as('system:kube-scheduler'), { scoringStrategy: opts.scoring ?? 'LeastAllocated', timeScale: opts.timeScale });
+    const scheduler = startScheduler(client.as('system:kube-scheduler'), {
+      scoringStrategy: opts.scoring ?? 'LeastAllocated',
+    });
     stops.push(() => scheduler.stop());
   }
   return {

@@ -44,7 +44,8 @@ export class Selector {
   equalities(): [string, string][] {
     const out: [string, string][] = [];
     for (const r of this.requirements) {
-      if ((r.operator === 'Equals' || r.operator === 'In') && r.values.length === 1) out.push([r.key, r.values[0]!]);
+      if ((r.operator === 'Equals' || r.operator === 'In') && r.values.length === 1)
+        out.push([r.key, r.values[0]!]);
     }
     return out;
   }
@@ -106,7 +107,8 @@ const DNS1123_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 /** Returns an error message for an invalid qualified name (label key), or undefined. */
 export function validateLabelKey(key: string): string | undefined {
   const parts = key.split('/');
-  if (parts.length > 2) return `invalid label key "${key}": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`;
+  if (parts.length > 2)
+    return `invalid label key "${key}": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`;
   const name = parts.length === 2 ? parts[1]! : parts[0]!;
   if (parts.length === 2) {
     const prefix = parts[0]!;
@@ -185,7 +187,10 @@ export function parseLabelSelector(input: string): Selector {
       negated = true;
       tok = toks[p++]!;
     }
-    if (tok.t !== 'id') throw new SelectorParseError(`unable to parse requirement: found ${describe(tok)}, expected: identifier`);
+    if (tok.t !== 'id')
+      throw new SelectorParseError(
+        `unable to parse requirement: found ${describe(tok)}, expected: identifier`,
+      );
     const key = tok.v;
     const keyErr = validateLabelKey(key);
     if (keyErr) throw new SelectorParseError(`unable to parse requirement: ${keyErr}`);
@@ -202,12 +207,16 @@ export function parseLabelSelector(input: string): Selector {
         value = val.v;
         p++;
       } else if (!(val.t === 'end' || (val.t === 'op' && val.v === ','))) {
-        throw new SelectorParseError(`unable to parse requirement: found ${describe(val)}, expected: identifier`);
+        throw new SelectorParseError(
+          `unable to parse requirement: found ${describe(val)}, expected: identifier`,
+        );
       }
       const op: Operator =
         next.v === '!=' ? 'NotEquals' : next.v === '>' ? 'Gt' : next.v === '<' ? 'Lt' : 'Equals';
       if ((op === 'Gt' || op === 'Lt') && !/^-?\d+$/.test(value)) {
-        throw new SelectorParseError(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer`);
+        throw new SelectorParseError(
+          `unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer`,
+        );
       }
       const valErr = op === 'Gt' || op === 'Lt' ? undefined : validateLabelValue(value);
       if (valErr) throw new SelectorParseError(`unable to parse requirement: ${valErr}`);
@@ -229,12 +238,16 @@ export function parseLabelSelector(input: string): Selector {
         } else if (v.t === 'op' && (v.v === ',' || v.v === ')')) {
           values.push('');
         } else {
-          throw new SelectorParseError(`unable to parse requirement: found ${describe(v)}, expected: ',', ')' or identifier`);
+          throw new SelectorParseError(
+            `unable to parse requirement: found ${describe(v)}, expected: ',', ')' or identifier`,
+          );
         }
         const sep = toks[p++]!;
         if (sep.t === 'op' && sep.v === ')') break;
         if (!(sep.t === 'op' && sep.v === ',')) {
-          throw new SelectorParseError(`unable to parse requirement: found ${describe(sep)}, expected: ',' or ')'`);
+          throw new SelectorParseError(
+            `unable to parse requirement: found ${describe(sep)}, expected: ',' or ')'`,
+          );
         }
       }
       reqs.push({ key, operator: next.v === 'in' ? 'In' : 'NotIn', values });
@@ -264,23 +277,34 @@ export function selectorFromObject(ls: LabelSelectorObject | undefined | null): 
     switch (e.operator) {
       case 'In':
       case 'NotIn':
-        if (values.length === 0) throw new SelectorParseError(`values: Required value: must be specified when \`operator\` is 'In' or 'NotIn'`);
+        if (values.length === 0)
+          throw new SelectorParseError(
+            `values: Required value: must be specified when \`operator\` is 'In' or 'NotIn'`,
+          );
         reqs.push({ key: e.key, operator: e.operator, values });
         break;
       case 'Exists':
       case 'DoesNotExist':
-        if (values.length > 0) throw new SelectorParseError(`values: Forbidden: may not be specified when \`operator\` is 'Exists' or 'DoesNotExist'`);
+        if (values.length > 0)
+          throw new SelectorParseError(
+            `values: Forbidden: may not be specified when \`operator\` is 'Exists' or 'DoesNotExist'`,
+          );
         reqs.push({ key: e.key, operator: e.operator, values: [] });
         break;
       default:
-        throw new SelectorParseError(`operator: Unsupported value: "${e.operator}": supported values: "In", "NotIn", "Exists", "DoesNotExist"`);
+        throw new SelectorParseError(
+          `operator: Unsupported value: "${e.operator}": supported values: "In", "NotIn", "Exists", "DoesNotExist"`,
+        );
     }
   }
   return new Selector(reqs);
 }
 
 /** True when a metav1.LabelSelector matches the labels. A null selector matches nothing, an empty one everything. */
-export function labelSelectorMatches(ls: LabelSelectorObject | undefined | null, labels: Record<string, string> | undefined): boolean {
+export function labelSelectorMatches(
+  ls: LabelSelectorObject | undefined | null,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (ls == null) return false;
   return selectorFromObject(ls).matches(labels);
 }
@@ -300,7 +324,7 @@ export function parseFieldSelector(input: string): FieldRequirement[] {
   for (const part of splitUnescaped(input, ',')) {
     const m = /^([^=!]+?)\s*(==|!=|=)\s*(.*)$/.exec(part.trim());
     if (!m) throw new SelectorParseError(`invalid selector: '${input}'; can't understand '${part}'`);
-    out.push({ field: m[1]!.trim(), operator: m[2] === '!=' ? '!=' : '=', value: unescape(m[3]!) });
+    out.push({ field: m[1]!.trim(), operator: m[2] === '!=' ? '!=' : '=', value: unescapeValue(m[3]!) });
   }
   return out;
 }
@@ -322,7 +346,7 @@ function splitUnescaped(s: string, sep: string): string[] {
   return parts;
 }
 
-function unescape(s: string): string {
+function unescapeValue(s: string): string {
   return s.replace(/\\(.)/g, '$1');
 }
 

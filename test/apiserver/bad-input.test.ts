@@ -6,7 +6,13 @@ describe('bad input gets the Status kube-apiserver returns', () => {
   let t: TestServer;
   const send = async (method: string, path: string, body?: string, contentType = 'application/json') => {
     const res = await t.request(method, path, { body, contentType });
-    const json = res.json() as { kind: string; reason?: string; message?: string; code?: number; details?: { causes?: { field: string }[] } };
+    const json = res.json() as {
+      kind: string;
+      reason?: string;
+      message?: string;
+      code?: number;
+      details?: { causes?: { field: string }[] };
+    };
     return { status: res.status, json };
   };
   before(async () => {
@@ -22,12 +28,21 @@ describe('bad input gets the Status kube-apiserver returns', () => {
   });
 
   test('malformed YAML apply is 400 BadRequest', async () => {
-    const r = await send('PATCH', '/api/v1/namespaces/default/configmaps/x?fieldManager=t', 'a: [', 'application/apply-patch+yaml');
+    const r = await send(
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/x?fieldManager=t',
+      'a: [',
+      'application/apply-patch+yaml',
+    );
     assert.equal(r.status, 400);
   });
 
   test('a body of the wrong kind is 400', async () => {
-    const r = await send('POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }));
+    const r = await send(
+      'POST',
+      '/api/v1/namespaces/default/configmaps',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }),
+    );
     assert.equal(r.status, 400);
     assert.match(r.json.message!, /must be of type ConfigMap/);
   });
@@ -62,11 +77,18 @@ describe('bad input gets the Status kube-apiserver returns', () => {
   });
 
   test('a JSON patch whose test fails is rejected and nothing is stored', async () => {
-    await send('POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ metadata: { name: 'jp' }, data: { a: '1' } }));
+    await send(
+      'POST',
+      '/api/v1/namespaces/default/configmaps',
+      JSON.stringify({ metadata: { name: 'jp' }, data: { a: '1' } }),
+    );
     const r = await send(
       'PATCH',
       '/api/v1/namespaces/default/configmaps/jp',
-      JSON.stringify([{ op: 'test', path: '/data/a', value: '2' }, { op: 'replace', path: '/data/a', value: '3' }]),
+      JSON.stringify([
+        { op: 'test', path: '/data/a', value: '2' },
+        { op: 'replace', path: '/data/a', value: '3' },
+      ]),
       'application/json-patch+json',
     );
     assert.ok(r.status === 422 || r.status === 400, `status ${r.status}`);

@@ -94,7 +94,10 @@ describe('CustomResourceDefinitions', () => {
   test('schema and CEL violations are 422 with clear messages', async () => {
     const badEnum = await t.kubectlResult(['apply', '-f', '-'], widget('w2', '  size: medium'));
     assert.notEqual(badEnum.code, 0);
-    assert.match(badEnum.stderr, /spec.size: Unsupported value: "medium": supported values: "small", "large"/);
+    assert.match(
+      badEnum.stderr,
+      /spec.size: Unsupported value: "medium": supported values: "small", "large"/,
+    );
     const cel = await t.kubectlResult(['apply', '-f', '-'], widget('w3', '  size: small\n  replicas: 11'));
     assert.notEqual(cel.code, 0);
     assert.match(cel.stderr, /more than 10 replicas need size large/);
@@ -105,7 +108,15 @@ describe('CustomResourceDefinitions', () => {
   test('status is only written through /status, and scale works', async () => {
     await t.kubectl(['patch', 'wd', 'w1', '--type=merge', '-p', '{"status":{"replicas":5}}']);
     assert.equal((await t.kubectl(['get', 'wd', 'w1', '-o', 'jsonpath={.status.replicas}'])).stdout, '');
-    await t.kubectl(['patch', 'wd', 'w1', '--subresource=status', '--type=merge', '-p', '{"status":{"replicas":5}}']);
+    await t.kubectl([
+      'patch',
+      'wd',
+      'w1',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"replicas":5}}',
+    ]);
     assert.equal((await t.kubectl(['get', 'wd', 'w1', '-o', 'jsonpath={.status.replicas}'])).stdout, '5');
     await t.kubectl(['scale', 'wd', 'w1', '--replicas=3']);
     assert.equal((await t.kubectl(['get', 'wd', 'w1', '-o', 'jsonpath={.spec.replicas}'])).stdout, '3');
@@ -121,10 +132,16 @@ describe('CustomResourceDefinitions', () => {
 
   test('deleting the CRD deletes its objects and stops serving it', async () => {
     await t.kubectl(['delete', 'crd', 'widgets.example.com', '--wait=false']);
-    await waitFor('the CRD to be gone', async () => (await t.kubectlResult(['get', 'crd', 'widgets.example.com'])).code !== 0);
+    await waitFor(
+      'the CRD to be gone',
+      async () => (await t.kubectlResult(['get', 'crd', 'widgets.example.com'])).code !== 0,
+    );
     const r = await t.kubectlResult(['get', 'widgets']);
     assert.notEqual(r.code, 0);
     // kubectl says either, depending on whether its discovery cache saw the CRD go.
-    assert.match(r.stderr, /the server doesn't have a resource type "widgets"|the server could not find the requested resource/);
+    assert.match(
+      r.stderr,
+      /the server doesn't have a resource type "widgets"|the server could not find the requested resource/,
+    );
   });
 });

@@ -43,7 +43,10 @@ describe('object semantics through @kubernetes/client-node', () => {
   });
 
   test('generateName produces a unique name', async () => {
-    const a = await core.createNamespacedPod({ namespace: 'default', body: pod('', { metadata: { generateName: 'gen-' } }) });
+    const a = await core.createNamespacedPod({
+      namespace: 'default',
+      body: pod('', { metadata: { generateName: 'gen-' } }),
+    });
     assert.match(a.metadata!.name!, /^gen-[a-z0-9]{5}$/);
   });
 
@@ -65,9 +68,22 @@ describe('object semantics through @kubernetes/client-node', () => {
   });
 
   test('stale resourceVersion on update is 409 Conflict with the real message', async () => {
-    const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cm1' }, data: { a: '1' } } });
-    await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'cm1', body: { ...created, data: { a: '2' } } });
-    const stale = await statusOf(core.replaceNamespacedConfigMap({ namespace: 'default', name: 'cm1', body: { ...created, data: { a: '3' } } }));
+    const created = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'cm1' }, data: { a: '1' } },
+    });
+    await core.replaceNamespacedConfigMap({
+      namespace: 'default',
+      name: 'cm1',
+      body: { ...created, data: { a: '2' } },
+    });
+    const stale = await statusOf(
+      core.replaceNamespacedConfigMap({
+        namespace: 'default',
+        name: 'cm1',
+        body: { ...created, data: { a: '3' } },
+      }),
+    );
     assert.equal(stale.code, 409);
     assert.equal(stale.body.reason, 'Conflict');
     assert.equal(
@@ -77,13 +93,19 @@ describe('object semantics through @kubernetes/client-node', () => {
   });
 
   test('a no-op update keeps the resourceVersion', async () => {
-    const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'noop' }, data: { a: '1' } } });
+    const created = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'noop' }, data: { a: '1' } },
+    });
     const same = await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'noop', body: created });
     assert.equal(same.metadata!.resourceVersion, created.metadata!.resourceVersion);
   });
 
   test('finalizers hold deletion until removed; none can be added while deleting', async () => {
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'fin', finalizers: ['example.com/hold'] } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'fin', finalizers: ['example.com/hold'] } },
+    });
     await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'fin' });
     const held = await core.readNamespacedConfigMap({ namespace: 'default', name: 'fin' });
     assert.ok(held.metadata!.deletionTimestamp);
@@ -91,12 +113,19 @@ describe('object semantics through @kubernetes/client-node', () => {
       core.replaceNamespacedConfigMap({
         namespace: 'default',
         name: 'fin',
-        body: { ...held, metadata: { ...held.metadata, finalizers: ['example.com/hold', 'example.com/other'] } },
+        body: {
+          ...held,
+          metadata: { ...held.metadata, finalizers: ['example.com/hold', 'example.com/other'] },
+        },
       }),
     );
     assert.equal(add.code, 422);
     assert.match(String(add.body.message), /no new finalizers can be added if the object is being deleted/);
-    await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'fin', body: { ...held, metadata: { ...held.metadata, finalizers: [] } } });
+    await core.replaceNamespacedConfigMap({
+      namespace: 'default',
+      name: 'fin',
+      body: { ...held, metadata: { ...held.metadata, finalizers: [] } },
+    });
     const gone = await statusOf(core.readNamespacedConfigMap({ namespace: 'default', name: 'fin' }));
     assert.equal(gone.code, 404);
   });
@@ -104,12 +133,20 @@ describe('object semantics through @kubernetes/client-node', () => {
   test('an unbound pod is deleted at once; a bound pod waits for its kubelet', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: pod('unbound') });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'unbound' });
-    assert.equal((await statusOf(core.readNamespacedPod({ namespace: 'default', name: 'unbound' }))).code, 404);
+    assert.equal(
+      (await statusOf(core.readNamespacedPod({ namespace: 'default', name: 'unbound' }))).code,
+      404,
+    );
 
     await core.createNamespacedPod({ namespace: 'default', body: pod('bound') });
     await core.createNamespacedBinding({
       namespace: 'default',
-      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'bound' }, target: { kind: 'Node', name: 'node-1' } },
+      body: {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: 'bound' },
+        target: { kind: 'Node', name: 'node-1' },
+      },
     });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'bound' });
     const terminating = await core.readNamespacedPod({ namespace: 'default', name: 'bound' });
@@ -121,22 +158,41 @@ describe('object semantics through @kubernetes/client-node', () => {
 
   test('binding sets nodeName once; a second binding is 409', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: pod('bind-once') });
-    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'bind-once' }, target: { kind: 'Node', name: 'n1' } };
+    const binding = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: 'bind-once' },
+      target: { kind: 'Node', name: 'n1' },
+    };
     await core.createNamespacedBinding({ namespace: 'default', body: binding });
     const p = await core.readNamespacedPod({ namespace: 'default', name: 'bind-once' });
     assert.equal(p.spec!.nodeName, 'n1');
     assert.equal(p.status!.conditions!.find((c) => c.type === 'PodScheduled')!.status, 'True');
-    const again = await statusOf(core.createNamespacedBinding({ namespace: 'default', body: { ...binding, target: { kind: 'Node', name: 'n2' } } }));
+    const again = await statusOf(
+      core.createNamespacedBinding({
+        namespace: 'default',
+        body: { ...binding, target: { kind: 'Node', name: 'n2' } },
+      }),
+    );
     assert.equal(again.code, 409);
   });
 
   test('label and field selectors filter lists; unknown field selectors are 400', async () => {
     await core.createNamespace({ body: { metadata: { name: 'sel' } } });
-    for (const [name, tier] of [['a', 'db'], ['b', 'db'], ['c', 'web']] as const) {
-      await core.createNamespacedPod({ namespace: 'sel', body: pod(name, { metadata: { name, labels: { tier } } }) });
+    for (const [name, tier] of [
+      ['a', 'db'],
+      ['b', 'db'],
+      ['c', 'web'],
+    ] as const) {
+      await core.createNamespacedPod({
+        namespace: 'sel',
+        body: pod(name, { metadata: { name, labels: { tier } } }),
+      });
     }
     const names = async (labelSelector?: string, fieldSelector?: string) =>
-      (await core.listNamespacedPod({ namespace: 'sel', labelSelector, fieldSelector })).items.map((p) => p.metadata!.name).sort();
+      (await core.listNamespacedPod({ namespace: 'sel', labelSelector, fieldSelector })).items
+        .map((p) => p.metadata!.name)
+        .sort();
     assert.deepEqual(await names('tier=db'), ['a', 'b']);
     assert.deepEqual(await names('tier!=db'), ['c']);
     assert.deepEqual(await names('tier in (web,cache)'), ['c']);
@@ -167,13 +223,23 @@ describe('object semantics through @kubernetes/client-node', () => {
       pages++;
     } while (cont);
     assert.equal(pages, 3);
-    assert.deepEqual(seen.filter((n) => n.startsWith('cm-')), ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6']);
+    assert.deepEqual(
+      seen.filter((n) => n.startsWith('cm-')),
+      ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6'],
+    );
   });
 
   test('dryRun=All validates without storing', async () => {
-    const r = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'dry' } }, dryRun: 'All' });
+    const r = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'dry' } },
+      dryRun: 'All',
+    });
     assert.equal(r.metadata!.name, 'dry');
-    assert.equal((await statusOf(core.readNamespacedConfigMap({ namespace: 'default', name: 'dry' }))).code, 404);
+    assert.equal(
+      (await statusOf(core.readNamespacedConfigMap({ namespace: 'default', name: 'dry' }))).code,
+      404,
+    );
   });
 
   test('deleting a namespace removes its contents, then the namespace', async () => {
@@ -181,8 +247,13 @@ describe('object semantics through @kubernetes/client-node', () => {
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'x' } } });
     await core.deleteNamespace({ name: 'doomed' });
     const { waitFor } = await import('../support/wait.ts');
-    await waitFor('namespace doomed to disappear', async () => (await statusOf(core.readNamespace({ name: 'doomed' }))).code === 404);
-    const created = await statusOf(core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'y' } } }));
+    await waitFor(
+      'namespace doomed to disappear',
+      async () => (await statusOf(core.readNamespace({ name: 'doomed' }))).code === 404,
+    );
+    const created = await statusOf(
+      core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'y' } } }),
+    );
     assert.equal(created.code, 404);
   });
 

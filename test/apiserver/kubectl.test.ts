@@ -66,18 +66,36 @@ describe('kubectl against the embedded API server', () => {
   });
 
   test('strict validation rejects unknown fields', async () => {
-    const r = await t.kubectlResult(['apply', '-f', '-'], GATED_POD.replace('  name: gated\n', '  name: strict\n').replace('  - name: nginx\n', '  - name: nginx\n    bogus: 1\n'));
+    const r = await t.kubectlResult(
+      ['apply', '-f', '-'],
+      GATED_POD.replace('  name: gated\n', '  name: strict\n').replace(
+        '  - name: nginx\n',
+        '  - name: nginx\n    bogus: 1\n',
+      ),
+    );
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /unknown field "spec.containers\[0\].bogus"/);
   });
 
   test('a gate cannot be added, only removed', async () => {
     const add = await t.kubectlResult([
-      'patch', 'pod', 'gated', '--type=json', '-p', '[{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"another"}}]',
+      'patch',
+      'pod',
+      'gated',
+      '--type=json',
+      '-p',
+      '[{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"another"}}]',
     ]);
     assert.notEqual(add.code, 0);
     assert.match(add.stderr, /only deletion is allowed/);
-    await t.kubectl(['patch', 'pod', 'gated', '--type=json', '-p', '[{"op":"remove","path":"/spec/schedulingGates/0"}]']);
+    await t.kubectl([
+      'patch',
+      'pod',
+      'gated',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/schedulingGates/0"}]',
+    ]);
     const get = await t.kubectl(['get', 'pod', 'gated', '-o', 'jsonpath={.spec.schedulingGates}']);
     assert.equal(get.stdout, '');
   });
@@ -85,7 +103,13 @@ describe('kubectl against the embedded API server', () => {
   test('label, annotate and strategic-merge patch', async () => {
     await t.kubectl(['label', 'pod', 'gated', 'tier=db']);
     await t.kubectl(['annotate', 'pod', 'gated', 'note=hello']);
-    await t.kubectl(['patch', 'pod', 'gated', '-p', '{"spec":{"containers":[{"name":"nginx","image":"nginx:1.28"}]}}']);
+    await t.kubectl([
+      'patch',
+      'pod',
+      'gated',
+      '-p',
+      '{"spec":{"containers":[{"name":"nginx","image":"nginx:1.28"}]}}',
+    ]);
     const got = JSON.parse((await t.kubectl(['get', 'pod', 'gated', '-o', 'json'])).stdout);
     assert.equal(got.metadata.labels.tier, 'db');
     assert.equal(got.metadata.annotations.note, 'hello');
@@ -97,8 +121,14 @@ describe('kubectl against the embedded API server', () => {
 
   test('apply --server-side records managedFields and reports conflicts', async () => {
     await t.kubectl(['apply', '--server-side', '-f', '-'], DEPLOYMENT);
-    const d = JSON.parse((await t.kubectl(['get', 'deploy', 'web', '-o', 'json', '--show-managed-fields'])).stdout);
-    assert.ok(d.metadata.managedFields.some((m: { manager: string; operation: string }) => m.manager === 'kubectl' && m.operation === 'Apply'));
+    const d = JSON.parse(
+      (await t.kubectl(['get', 'deploy', 'web', '-o', 'json', '--show-managed-fields'])).stdout,
+    );
+    assert.ok(
+      d.metadata.managedFields.some(
+        (m: { manager: string; operation: string }) => m.manager === 'kubectl' && m.operation === 'Apply',
+      ),
+    );
     await t.kubectl(['scale', 'deploy', 'web', '--replicas=3']);
     const conflict = await t.kubectlResult(['apply', '--server-side', '-f', '-'], DEPLOYMENT);
     assert.notEqual(conflict.code, 0);
@@ -109,8 +139,16 @@ describe('kubectl against the embedded API server', () => {
   });
 
   test('client-side apply updates an existing object', async () => {
-    await t.kubectl(['apply', '-f', '-'], DEPLOYMENT.replace('web', 'web2').replace(/app: web/g, 'app: web2'));
-    const out = await t.kubectl(['apply', '-f', '-'], DEPLOYMENT.replace('web', 'web2').replace(/app: web/g, 'app: web2').replace('replicas: 2', 'replicas: 4'));
+    await t.kubectl(
+      ['apply', '-f', '-'],
+      DEPLOYMENT.replace('web', 'web2').replace(/app: web/g, 'app: web2'),
+    );
+    const out = await t.kubectl(
+      ['apply', '-f', '-'],
+      DEPLOYMENT.replace('web', 'web2')
+        .replace(/app: web/g, 'app: web2')
+        .replace('replicas: 2', 'replicas: 4'),
+    );
     assert.match(out.stdout, /deployment.apps\/web2 configured/);
     const r = await t.kubectl(['get', 'deploy', 'web2', '-o', 'jsonpath={.spec.replicas}']);
     assert.equal(r.stdout, '4');
@@ -135,18 +173,31 @@ describe('kubectl against the embedded API server', () => {
     await t.kubectl(['delete', 'configmap', 'waitme']);
     await waiter;
     await t.kubectl(['apply', '-f', '-'], GATED_POD.replace('name: gated', 'name: waited'));
-    const condWaiter = t.kubectl(['wait', '--for=condition=PodScheduled=False', 'pod/waited', '--timeout=20s']);
+    const condWaiter = t.kubectl([
+      'wait',
+      '--for=condition=PodScheduled=False',
+      'pod/waited',
+      '--timeout=20s',
+    ]);
     const r = await condWaiter;
     assert.match(r.stdout, /condition met/);
   });
 
   test('get -w streams changes as table rows', async () => {
-    const child = spawn('kubectl', ['--kubeconfig', t.kubeconfigPath, 'get', 'configmaps', '-w', '--output-watch-events'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'kubectl',
+      ['--kubeconfig', t.kubeconfigPath, 'get', 'configmaps', '-w', '--output-watch-events'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
     });
-    await waitFor('the initial listing', () => out.includes('kube-root') || out.includes('EVENT') || out.length > 0, { timeoutMs: 10000 }).catch(() => undefined);
+    await waitFor(
+      'the initial listing',
+      () => out.includes('kube-root') || out.includes('EVENT') || out.length > 0,
+      { timeoutMs: 10000 },
+    ).catch(() => undefined);
     await t.kubectl(['create', 'configmap', 'watched']);
     await waitFor('the watch to show the new configmap', () => /ADDED\s+watched/.test(out));
     child.kill();
@@ -157,7 +208,10 @@ describe('kubectl against the embedded API server', () => {
     const r = await t.kubectlResult(['get', 'pod', 'missing']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /Error from server \(NotFound\): pods "missing" not found/);
-    const bad = await t.kubectlResult(['create', '-f', '-'], 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: Bad_Name\nspec:\n  containers: []\n');
+    const bad = await t.kubectlResult(
+      ['create', '-f', '-'],
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: Bad_Name\nspec:\n  containers: []\n',
+    );
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /is invalid/);
   });

@@ -17,7 +17,10 @@ describe('operations, status split and fault injection', () => {
     assert.equal((await t.request('GET', '/metrics', { token: null })).status, 401);
     await t.request('GET', '/api/v1/namespaces');
     const m = await t.request('GET', '/metrics');
-    assert.match(m.text, /apiserver_request_total\{verb="LIST",group="",version="v1",resource="namespaces",subresource="",code="200"\} \d+/);
+    assert.match(
+      m.text,
+      /apiserver_request_total\{verb="LIST",group="",version="v1",resource="namespaces",subresource="",code="200"\} \d+/,
+    );
     assert.match(m.text, /apiserver_request_duration_seconds_bucket/);
   });
 
@@ -25,22 +28,45 @@ describe('operations, status split and fault injection', () => {
     const core = t.kc.makeApiClient(CoreV1Api);
     await core.createNamespacedPod({
       namespace: 'default',
-      body: { metadata: { name: 'split' }, spec: { containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Running' } },
+      body: {
+        metadata: { name: 'split' },
+        spec: { containers: [{ name: 'c', image: 'i' }] },
+        status: { phase: 'Running' },
+      },
     });
     const created = await core.readNamespacedPod({ namespace: 'default', name: 'split' });
     assert.equal(created.status!.phase, 'Pending');
-    await core.patchNamespacedPodStatus({ namespace: 'default', name: 'split', body: [{ op: 'replace', path: '/status/phase', value: 'Running' }] });
-    await core.patchNamespacedPod({ namespace: 'default', name: 'split', body: [{ op: 'replace', path: '/status/phase', value: 'Failed' }] });
+    await core.patchNamespacedPodStatus({
+      namespace: 'default',
+      name: 'split',
+      body: [{ op: 'replace', path: '/status/phase', value: 'Running' }],
+    });
+    await core.patchNamespacedPod({
+      namespace: 'default',
+      name: 'split',
+      body: [{ op: 'replace', path: '/status/phase', value: 'Failed' }],
+    });
     const got = await core.readNamespacedPod({ namespace: 'default', name: 'split' });
     assert.equal(got.status!.phase, 'Running');
   });
 
   test('pod spec is immutable except what Kubernetes allows', async () => {
     const core = t.kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'imm' }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
-    await core.patchNamespacedPod({ namespace: 'default', name: 'imm', body: [{ op: 'replace', path: '/spec/containers/0/image', value: 'j' }] });
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'imm' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+    });
+    await core.patchNamespacedPod({
+      namespace: 'default',
+      name: 'imm',
+      body: [{ op: 'replace', path: '/spec/containers/0/image', value: 'j' }],
+    });
     try {
-      await core.patchNamespacedPod({ namespace: 'default', name: 'imm', body: [{ op: 'replace', path: '/spec/restartPolicy', value: 'Never' }] });
+      await core.patchNamespacedPod({
+        namespace: 'default',
+        name: 'imm',
+        body: [{ op: 'replace', path: '/spec/restartPolicy', value: 'Never' }],
+      });
       assert.fail('expected 422');
     } catch (err) {
       assert.ok(err instanceof ApiException);
@@ -53,12 +79,27 @@ describe('operations, status split and fault injection', () => {
     const core = t.kc.makeApiClient(CoreV1Api);
     await core.createNamespacedPod({
       namespace: 'default',
-      body: { metadata: { name: 'narrow' }, spec: { schedulingGates: [{ name: 'g' }], containers: [{ name: 'c', image: 'i' }] } },
+      body: {
+        metadata: { name: 'narrow' },
+        spec: { schedulingGates: [{ name: 'g' }], containers: [{ name: 'c', image: 'i' }] },
+      },
     });
-    await core.patchNamespacedPod({ namespace: 'default', name: 'narrow', body: [{ op: 'add', path: '/spec/nodeSelector', value: { zone: 'a' } }] });
-    await core.patchNamespacedPod({ namespace: 'default', name: 'narrow', body: [{ op: 'remove', path: '/spec/schedulingGates' }] });
+    await core.patchNamespacedPod({
+      namespace: 'default',
+      name: 'narrow',
+      body: [{ op: 'add', path: '/spec/nodeSelector', value: { zone: 'a' } }],
+    });
+    await core.patchNamespacedPod({
+      namespace: 'default',
+      name: 'narrow',
+      body: [{ op: 'remove', path: '/spec/schedulingGates' }],
+    });
     try {
-      await core.patchNamespacedPod({ namespace: 'default', name: 'narrow', body: [{ op: 'add', path: '/spec/nodeSelector/rack', value: '1' }] });
+      await core.patchNamespacedPod({
+        namespace: 'default',
+        name: 'narrow',
+        body: [{ op: 'add', path: '/spec/nodeSelector/rack', value: '1' }],
+      });
       assert.fail('expected 422');
     } catch (err) {
       assert.ok(err instanceof ApiException);
@@ -81,9 +122,14 @@ describe('operations, status split and fault injection', () => {
 
   test('expiring history makes a resume 410', async () => {
     const rv = t.server.api.store.currentRv;
-    await t.request('POST', '/api/v1/namespaces/default/configmaps', { body: JSON.stringify({ metadata: { name: 'exp' } }) });
+    await t.request('POST', '/api/v1/namespaces/default/configmaps', {
+      body: JSON.stringify({ metadata: { name: 'exp' } }),
+    });
     t.server.api.store.expireHistory();
-    const r = await t.request('GET', `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}&timeoutSeconds=1`);
+    const r = await t.request(
+      'GET',
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}&timeoutSeconds=1`,
+    );
     assert.equal(r.status, 200);
     const first = JSON.parse(r.text.split('\n')[0]!) as { type: string; object: { code: number } };
     assert.equal(first.type, 'ERROR');

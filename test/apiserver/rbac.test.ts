@@ -32,10 +32,18 @@ describe('RBAC', () => {
 
   test('kubectl auth can-i --as answers from the stored RBAC objects', async () => {
     const sa = 'system:serviceaccount:default:reader';
-    assert.equal((await t.kubectlResult(['auth', 'can-i', 'list', 'pods', `--as=${sa}`])).stdout.trim(), 'yes');
+    assert.equal(
+      (await t.kubectlResult(['auth', 'can-i', 'list', 'pods', `--as=${sa}`])).stdout.trim(),
+      'yes',
+    );
     const no = await t.kubectlResult(['auth', 'can-i', 'delete', 'pods', `--as=${sa}`]);
     assert.equal(no.stdout.trim(), 'no');
-    assert.equal((await t.kubectlResult(['auth', 'can-i', 'list', 'pods', '-n', 'kube-system', `--as=${sa}`])).stdout.trim(), 'no');
+    assert.equal(
+      (
+        await t.kubectlResult(['auth', 'can-i', 'list', 'pods', '-n', 'kube-system', `--as=${sa}`])
+      ).stdout.trim(),
+      'no',
+    );
     assert.equal((await t.kubectlResult(['auth', 'can-i', 'delete', 'nodes'])).stdout.trim(), 'yes');
   });
 
@@ -47,7 +55,10 @@ describe('RBAC', () => {
     const list = await core.listNamespacedPod({ namespace: 'default' });
     assert.ok(Array.isArray(list.items));
     try {
-      await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      });
       assert.fail('expected 403');
     } catch (err) {
       assert.ok(err instanceof ApiException);

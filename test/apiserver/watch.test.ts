@@ -8,14 +8,21 @@ import { waitFor } from '../support/wait.ts';
 
 interface Event {
   type: string;
-  object: { metadata: { name?: string; resourceVersion?: string; annotations?: Record<string, string> }; code?: number; reason?: string };
+  object: {
+    metadata: { name?: string; resourceVersion?: string; annotations?: Record<string, string> };
+    code?: number;
+    reason?: string;
+  };
 }
 
 /** Opens a raw watch stream and collects its events. */
 async function rawWatch(t: TestServer, path: string) {
   const events: Event[] = [];
   let ended = false;
-  const req = httpsRequest(new URL(path, t.server.url), { headers: { Authorization: `Bearer ${t.server.token}` }, ca: t.server.ca });
+  const req = httpsRequest(new URL(path, t.server.url), {
+    headers: { Authorization: `Bearer ${t.server.token}` },
+    ca: t.server.ca,
+  });
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     req.on('response', resolve);
     req.on('error', reject);
@@ -26,8 +33,7 @@ async function rawWatch(t: TestServer, path: string) {
   res.setEncoding('utf8');
   res.on('data', (chunk: string) => {
     buf += chunk;
-    let i: number;
-    while ((i = buf.indexOf('\n')) >= 0) {
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
       events.push(JSON.parse(buf.slice(0, i)) as Event);
       buf = buf.slice(i + 1);
     }
@@ -54,9 +60,18 @@ describe('watch', () => {
   test('client-node Watch sees ADDED, MODIFIED, DELETED in order', async () => {
     const seen: string[] = [];
     const w = new Watch(t.kc);
-    const req = await w.watch('/api/v1/namespaces/default/configmaps', {}, (type, obj) => seen.push(`${type} ${obj.metadata.name}`), () => {});
+    const req = await w.watch(
+      '/api/v1/namespaces/default/configmaps',
+      {},
+      (type, obj) => seen.push(`${type} ${obj.metadata.name}`),
+      () => {},
+    );
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'w1' } } });
-    await core.patchNamespacedConfigMap({ namespace: 'default', name: 'w1', body: [{ op: 'add', path: '/data', value: { a: 'b' } }] });
+    await core.patchNamespacedConfigMap({
+      namespace: 'default',
+      name: 'w1',
+      body: [{ op: 'add', path: '/data', value: { a: 'b' } }],
+    });
     await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'w1' });
     await waitFor('three events', () => seen.length >= 3);
     req.abort();
@@ -64,21 +79,40 @@ describe('watch', () => {
   });
 
   test('resuming from a resourceVersion replays exactly the later events', async () => {
-    const a = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'r1' } } });
+    const a = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'r1' } },
+    });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'r2' } } });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'r3' } } });
-    const w = await rawWatch(t, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${a.metadata!.resourceVersion}`);
+    const w = await rawWatch(
+      t,
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${a.metadata!.resourceVersion}`,
+    );
     await waitFor('replayed events', () => w.events.length >= 2);
     w.stop();
-    assert.deepEqual(w.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED r2', 'ADDED r3']);
+    assert.deepEqual(
+      w.events.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED r2', 'ADDED r3'],
+    );
   });
 
   test('a resourceVersion older than the history window gets a 410 Expired ERROR event', async () => {
-    const first = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'old' } } });
+    const first = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'old' } },
+    });
     for (let i = 0; i < 60; i++) {
-      await core.patchNamespacedConfigMap({ namespace: 'default', name: 'old', body: [{ op: 'add', path: '/data', value: { i: String(i) } }] });
+      await core.patchNamespacedConfigMap({
+        namespace: 'default',
+        name: 'old',
+        body: [{ op: 'add', path: '/data', value: { i: String(i) } }],
+      });
     }
-    const w = await rawWatch(t, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${first.metadata!.resourceVersion}`);
+    const w = await rawWatch(
+      t,
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${first.metadata!.resourceVersion}`,
+    );
     await waitFor('an error event', () => w.events.length >= 1);
     assert.equal(w.events[0]!.type, 'ERROR');
     assert.equal(w.events[0]!.object.code, 410);
@@ -87,17 +121,35 @@ describe('watch', () => {
   });
 
   test('a label-selected watch turns a label change into ADDED/DELETED', async () => {
-    const w = await rawWatch(t, '/api/v1/namespaces/default/configmaps?watch=true&labelSelector=team%3Dx&resourceVersion=' + (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata!.resourceVersion);
+    const w = await rawWatch(
+      t,
+      '/api/v1/namespaces/default/configmaps?watch=true&labelSelector=team%3Dx&resourceVersion=' +
+        (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata!.resourceVersion,
+    );
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'lab' } } });
-    await core.patchNamespacedConfigMap({ namespace: 'default', name: 'lab', body: [{ op: 'add', path: '/metadata/labels', value: { team: 'x' } }] });
-    await core.patchNamespacedConfigMap({ namespace: 'default', name: 'lab', body: [{ op: 'replace', path: '/metadata/labels/team', value: 'y' }] });
+    await core.patchNamespacedConfigMap({
+      namespace: 'default',
+      name: 'lab',
+      body: [{ op: 'add', path: '/metadata/labels', value: { team: 'x' } }],
+    });
+    await core.patchNamespacedConfigMap({
+      namespace: 'default',
+      name: 'lab',
+      body: [{ op: 'replace', path: '/metadata/labels/team', value: 'y' }],
+    });
     await waitFor('two events', () => w.events.length >= 2);
     w.stop();
-    assert.deepEqual(w.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED lab', 'DELETED lab']);
+    assert.deepEqual(
+      w.events.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED lab', 'DELETED lab'],
+    );
   });
 
   test('bookmarks carry the current resourceVersion; sendInitialEvents ends with the initial-events-end bookmark', async () => {
-    const w = await rawWatch(t, '/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=');
+    const w = await rawWatch(
+      t,
+      '/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=',
+    );
     await waitFor('the initial-events-end bookmark', () => w.events.find((e) => e.type === 'BOOKMARK'));
     w.stop();
     const bm = w.events.find((e) => e.type === 'BOOKMARK')!;
@@ -106,13 +158,20 @@ describe('watch', () => {
   });
 
   test('timeoutSeconds ends the stream', async () => {
-    const w = await rawWatch(t, '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&resourceVersion=' + t.server.api.store.currentRv);
+    const w = await rawWatch(
+      t,
+      '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&resourceVersion=' +
+        t.server.api.store.currentRv,
+    );
     await waitFor('the stream to end', () => w.ended(), { timeoutMs: 5000 });
     assert.equal(w.events.length, 0);
   });
 
   test('fault injection cuts watch streams', async () => {
-    const w = await rawWatch(t, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + t.server.api.store.currentRv);
+    const w = await rawWatch(
+      t,
+      '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + t.server.api.store.currentRv,
+    );
     t.server.faults.cutWatches();
     await waitFor('the stream to end', () => w.ended());
     assert.ok(w.ended());

@@ -14,7 +14,9 @@ const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
 test('troupe cluster serves kubectl until SIGTERM', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const child = spawn(process.execPath, [MAIN, 'cluster', '--port', '0', '--kubeconfig-out', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'cluster', '--port', '0', '--kubeconfig-out', kubeconfig], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
@@ -35,7 +37,9 @@ test('troupe cluster serves kubectl until SIGTERM', async () => {
 });
 
 test('troupe cluster refuses a bad flag with a clear message', async () => {
-  const r = await run(process.execPath, [MAIN, 'cluster', '--port', 'abc']).catch((e: { code: number; stderr: string }) => e);
+  const r = await run(process.execPath, [MAIN, 'cluster', '--port', 'abc']).catch(
+    (e: { code: number; stderr: string }) => e,
+  );
   assert.notEqual((r as { code?: number }).code ?? 0, 0);
   assert.match((r as { stderr: string }).stderr, /"abc" is not a port number/);
 });

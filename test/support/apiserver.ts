@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { type ApiServerHandle, type ApiServerOptions, startApiServer } from '../../src/cluster/apiserver/server.ts';
+import {
+  type ApiServerHandle,
+  type ApiServerOptions,
+  startApiServer,
+} from '../../src/cluster/apiserver/server.ts';
 
 const run = promisify(execFile);
 
@@ -22,7 +26,16 @@ export interface TestServer {
   /** Runs kubectl and returns its exit code and output without rejecting. */
   kubectlResult(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   /** A raw HTTPS request to the server (trusting its CA), for status-code level checks. */
-  request(method: string, path: string, opts?: { body?: string; contentType?: string; token?: string | null }): Promise<{ status: number; text: string; json: () => any; headers: Record<string, string | string[] | undefined> }>;
+  request(
+    method: string,
+    path: string,
+    opts?: { body?: string; contentType?: string; token?: string | null },
+  ): Promise<{
+    status: number;
+    text: string;
+    json: () => Record<string, unknown>;
+    headers: Record<string, string | string[] | undefined>;
+  }>;
   close(): Promise<void>;
 }
 
@@ -40,7 +53,11 @@ export async function startTestServer(opts: ApiServerOptions = {}): Promise<Test
         ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
         { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
         (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+          const code = err
+            ? typeof (err as { code?: unknown }).code === 'number'
+              ? (err as { code: number }).code
+              : 1
+            : 0;
           resolve({ code, stdout, stderr });
         },
       );
@@ -68,7 +85,12 @@ export async function startTestServer(opts: ApiServerOptions = {}): Promise<Test
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text), headers: res.headers });
+            resolve({
+              status: res.statusCode ?? 0,
+              text,
+              json: () => JSON.parse(text),
+              headers: res.headers,
+            });
           });
         });
         r.on('error', reject);

@@ -14,7 +14,9 @@ export async function waitFor<T>(
       lastErr = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -32,7 +32,8 @@ test('parts of the program only meet over the Kubernetes API', async () => {
     const text = await readFile(file, 'utf8');
     for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
       const target = relative(SRC, resolve(join(file, '..'), m[1]!)).split('/')[0]!;
-      if (!allowed.includes(target)) violations.push(`${relative(SRC, file)} imports ${m[1]} (${part} -> ${target})`);
+      if (!allowed.includes(target))
+        violations.push(`${relative(SRC, file)} imports ${m[1]} (${part} -> ${target})`);
     }
     checked++;
   }

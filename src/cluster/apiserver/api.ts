@@ -6,13 +6,34 @@
  * in-process components (the simulated data plane) call it directly with the same
  * semantics as over HTTP.
  */
-import { fieldsMatch, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldRequirement, type Selector } from '../../kube/labels.ts';
+import {
+  fieldsMatch,
+  parseFieldSelector,
+  parseLabelSelector,
+  SelectorParseError,
+  type FieldRequirement,
+  type Selector,
+} from '../../kube/labels.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
-import { deepEqualJson, generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
+import {
+  deepEqualJson,
+  generateNameSuffix,
+  newUid,
+  normalizeTimes,
+  nowRfc3339,
+  orderedMeta,
+  specOf,
+} from './meta.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
 import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
 import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
-import { groupVersion, type FieldError, type KubeObject, type RequestContext, type ResourceType } from './types.ts';
+import {
+  groupVersion,
+  type FieldError,
+  type KubeObject,
+  type RequestContext,
+  type ResourceType,
+} from './types.ts';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -147,7 +168,9 @@ export class Api {
     const filter = this.compileFilter(rt, opts);
     const rvMatch = opts.resourceVersionMatch;
     if (rvMatch && rvMatch !== 'NotOlderThan' && rvMatch !== 'Exact') {
-      throw errors.badRequest(`resourceVersionMatch: Unsupported value: "${rvMatch}": supported values: "Exact", "NotOlderThan"`);
+      throw errors.badRequest(
+        `resourceVersionMatch: Unsupported value: "${rvMatch}": supported values: "Exact", "NotOlderThan"`,
+      );
     }
     if (rvMatch && !opts.resourceVersion) {
       throw errors.badRequest(`resourceVersionMatch is forbidden unless resourceVersion is provided`);
@@ -202,7 +225,8 @@ export class Api {
     const deliver = (type: EventType, rec: StoredRecord) => sink.event(type, this.encode(rt, rec));
     if (initial) {
       for (const rec of this.store.table(sk).values()) {
-        if ((namespace === undefined || rec.namespace === namespace) && filter.matches(rec)) deliver('ADDED', rec);
+        if ((namespace === undefined || rec.namespace === namespace) && filter.matches(rec))
+          deliver('ADDED', rec);
       }
       if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
         sink.event('BOOKMARK', this.bookmarkJson(rt, this.store.currentRv, true));
@@ -214,7 +238,11 @@ export class Api {
     }
     try {
       return this.store.watch(
-        { storage: sk, filter: { namespace, matches: filter.matches }, deliver: (type, rec) => deliver(type, rec) },
+        {
+          storage: sk,
+          filter: { namespace, matches: filter.matches },
+          deliver: (type, rec) => deliver(type, rec),
+        },
         from,
       );
     } catch (err) {
@@ -229,7 +257,10 @@ export class Api {
     return JSON.stringify({ kind: rt.kind, apiVersion: groupVersion(rt), metadata });
   }
 
-  private compileFilter(rt: ResourceType, opts: ListOptions): { matches: (r: StoredRecord) => boolean; trivial: boolean } {
+  private compileFilter(
+    rt: ResourceType,
+    opts: ListOptions,
+  ): { matches: (r: StoredRecord) => boolean; trivial: boolean } {
     let labels: Selector | undefined;
     let fields: FieldRequirement[] = [];
     try {
@@ -276,7 +307,11 @@ export class Api {
       if (meta.generateName) meta.name = `${meta.generateName}${generateNameSuffix()}`;
       else {
         throw errors.invalid(rt.kind, rt.group, '', [
-          { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' },
+          {
+            reason: 'FieldValueRequired',
+            field: 'metadata.name',
+            message: 'Required value: name or generateName is required',
+          },
         ]);
       }
     }
@@ -287,7 +322,9 @@ export class Api {
     rt.strategy.default?.(obj);
     let admitted = obj;
     if (this.hooks.admission) {
-      admitted = await this.hooks.admission.mutate(this.admissionRequest('CREATE', rt, namespace, name, obj, undefined, opts));
+      admitted = await this.hooks.admission.mutate(
+        this.admissionRequest('CREATE', rt, namespace, name, obj, undefined, opts),
+      );
       rt.strategy.default?.(admitted);
     }
     // Server-owned metadata is set after admission so webhooks cannot forge it.
@@ -309,7 +346,9 @@ export class Api {
     this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? [], admitted);
     this.hooks.patcher?.trackCreate(rt, admitted, opts);
     if (this.hooks.admission) {
-      await this.hooks.admission.validate(this.admissionRequest('CREATE', rt, namespace, name, admitted, undefined, opts));
+      await this.hooks.admission.validate(
+        this.admissionRequest('CREATE', rt, namespace, name, admitted, undefined, opts),
+      );
     }
     const key = objectKey(rt, namespace, name);
     if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
@@ -318,7 +357,13 @@ export class Api {
   }
 
   /** PUT: replaces the object (or its status with subresource 'status'). */
-  async update(rt: ResourceType, namespace: string, name: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
+  async update(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    body: unknown,
+    opts: WriteOptions,
+  ): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, name);
     return this.updateWith(rt, namespace, name, opts, () => obj, true);
   }
@@ -341,7 +386,11 @@ export class Api {
     const desired = mutate(this.decode(rt, rec));
     const asked = desired.metadata?.resourceVersion;
     if (checkRv && asked && asked !== String(rec.rv)) {
-      throw errors.conflict(qr(rt), name, 'the object has been modified; please apply your changes to the latest version and try again');
+      throw errors.conflict(
+        qr(rt),
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     }
     if (desired.metadata?.uid && desired.metadata.uid !== old.metadata.uid) {
       throw errors.conflict(
@@ -355,20 +404,31 @@ export class Api {
     let next = this.splitForSubresource(rt, desired, old, ctx.subresource);
     if (ctx.subresource === '') rt.strategy.default?.(next);
     if (this.hooks.admission) {
-      next = await this.hooks.admission.mutate(this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts));
+      next = await this.hooks.admission.mutate(
+        this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
+      );
       if (ctx.subresource === '') rt.strategy.default?.(next);
     }
     this.keepServerMetadata(next, old, rt);
     rt.strategy.prepareForUpdate?.(next, old, ctx);
     // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
-    if (rt.strategy.tracksGeneration && ctx.subresource !== 'binding' && !deepEqualJson(specOf(next), specOf(old))) {
+    if (
+      rt.strategy.tracksGeneration &&
+      ctx.subresource !== 'binding' &&
+      !deepEqualJson(specOf(next), specOf(old))
+    ) {
       next.metadata.generation = (old.metadata.generation ?? 1) + 1;
     }
-    const errs = [...this.finalizerErrors(next, old), ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? [])];
+    const errs = [
+      ...this.finalizerErrors(next, old),
+      ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? []),
+    ];
     this.validateOrThrow(rt, name, errs, next);
     this.hooks.patcher?.trackUpdate(rt, next, old, opts);
     if (this.hooks.admission) {
-      await this.hooks.admission.validate(this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts));
+      await this.hooks.admission.validate(
+        this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
+      );
     }
     // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
     delete next.metadata.resourceVersion;
@@ -379,16 +439,31 @@ export class Api {
     if (!current || current.rv !== rec.rv) {
       // Someone wrote while admission webhooks were awaited: the real server retries
       // the read-modify-write for unconditional updates and fails conditional ones.
-      if (checkRv && asked) throw errors.conflict(qr(rt), name, 'the object has been modified; please apply your changes to the latest version and try again');
+      if (checkRv && asked)
+        throw errors.conflict(
+          qr(rt),
+          name,
+          'the object has been modified; please apply your changes to the latest version and try again',
+        );
       return this.updateWith(rt, namespace, name, opts, mutate, checkRv);
     }
-    if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length) && !this.deletionPending(rt, next)) {
+    if (
+      next.metadata.deletionTimestamp &&
+      !next.metadata.finalizers?.length &&
+      !this.deletionPending(rt, next)
+    ) {
       return this.removeNow(rt, next);
     }
     return this.commit(rt, next, 'MODIFIED');
   }
 
-  async patch(rt: ResourceType, namespace: string, name: string, req: PatchRequest, opts: WriteOptions): Promise<KubeObject> {
+  async patch(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    req: PatchRequest,
+    opts: WriteOptions,
+  ): Promise<KubeObject> {
     const patcher = this.hooks.patcher;
     if (!patcher) throw errors.unsupportedMediaType(req.contentType);
     const existing = this.store.get(storageKey(rt), objectKey(rt, namespace, name));
@@ -399,15 +474,31 @@ export class Api {
       }
       throw errors.notFound(qr(rt), name);
     }
-    return this.updateWith(rt, namespace, name, opts, (current) => patcher.apply(rt, current, req, opts), true);
+    return this.updateWith(
+      rt,
+      namespace,
+      name,
+      opts,
+      (current) => patcher.apply(rt, current, req, opts),
+      true,
+    );
   }
 
-  async delete(rt: ResourceType, namespace: string, name: string, opts: DeleteOptions): Promise<{ object: KubeObject; deleted: boolean }> {
+  async delete(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    opts: DeleteOptions,
+  ): Promise<{ object: KubeObject; deleted: boolean }> {
     const rec = this.getRecord(rt, namespace, name);
     const obj = this.decode(rt, rec);
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== obj.metadata.uid) {
-      throw errors.conflict(qr(rt), name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+      throw errors.conflict(
+        qr(rt),
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`,
+      );
     }
     if (pre?.resourceVersion && pre.resourceVersion !== String(rec.rv)) {
       throw errors.conflict(
@@ -418,15 +509,20 @@ export class Api {
     }
     if (this.hooks.admission) {
       await this.hooks.admission.validate(
-        this.admissionRequest('DELETE', rt, namespace, name, undefined, obj, { user: opts.user, dryRun: opts.dryRun }),
+        this.admissionRequest('DELETE', rt, namespace, name, undefined, obj, {
+          user: opts.user,
+          dryRun: opts.dryRun,
+        }),
       );
     }
     const meta = obj.metadata;
     const finalizers = [...(meta.finalizers ?? [])];
     // batch/v1 Jobs orphan their pods unless told otherwise, for backwards compatibility.
-    const policy = opts.propagationPolicy ?? (rt.group === 'batch' && rt.resource === 'jobs' ? 'Orphan' : undefined);
+    const policy =
+      opts.propagationPolicy ?? (rt.group === 'batch' && rt.resource === 'jobs' ? 'Orphan' : undefined);
     if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
-    if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+    if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
+      finalizers.push('foregroundDeletion');
     const grace = this.gracePeriod(rt, obj, opts);
     const now = new Date();
     const specFinalized = rt.group === '' && rt.resource === 'namespaces' && this.deletionPending(rt, obj);
@@ -459,9 +555,17 @@ export class Api {
   }
 
   /** Deletes every matching object (DELETE on a collection). */
-  async deleteCollection(rt: ResourceType, namespace: string | undefined, list: ListOptions, opts: DeleteOptions): Promise<KubeObject[]> {
+  async deleteCollection(
+    rt: ResourceType,
+    namespace: string | undefined,
+    list: ListOptions,
+    opts: DeleteOptions,
+  ): Promise<KubeObject[]> {
     const out: KubeObject[] = [];
-    for (const rec of this.list(rt, namespace, { labelSelector: list.labelSelector, fieldSelector: list.fieldSelector }).records) {
+    for (const rec of this.list(rt, namespace, {
+      labelSelector: list.labelSelector,
+      fieldSelector: list.fieldSelector,
+    }).records) {
       try {
         out.push((await this.delete(rt, rec.namespace, rec.name, opts)).object);
       } catch (err) {
@@ -493,7 +597,8 @@ export class Api {
   private deletionPending(rt: ResourceType, obj: KubeObject): boolean {
     if (rt.group !== '') return false;
     if (rt.resource === 'pods') return (obj.metadata.deletionGracePeriodSeconds ?? 0) > 0;
-    if (rt.resource === 'namespaces') return ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers?.length ?? 0) > 0;
+    if (rt.resource === 'namespaces')
+      return ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers?.length ?? 0) > 0;
     return false;
   }
 
@@ -532,17 +637,26 @@ export class Api {
     };
   }
 
-  private checkBody(rt: ResourceType, body: unknown, namespace: string, name: string | undefined): KubeObject {
+  private checkBody(
+    rt: ResourceType,
+    body: unknown,
+    namespace: string,
+    name: string | undefined,
+  ): KubeObject {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw errors.badRequest(`the body of the request must be a JSON or YAML object`);
     }
     const obj = body as KubeObject;
     const gv = groupVersion(rt);
     if (obj.kind !== undefined && obj.kind !== rt.kind) {
-      throw errors.badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)} in ${JSON.stringify(obj.apiVersion ?? '')}`);
+      throw errors.badRequest(
+        `the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)} in ${JSON.stringify(obj.apiVersion ?? '')}`,
+      );
     }
     if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
-      throw errors.badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${gv})`);
+      throw errors.badRequest(
+        `the API version in the data (${obj.apiVersion}) does not match the expected API version (${gv})`,
+      );
     }
     obj.apiVersion = gv;
     obj.kind = rt.kind;
@@ -552,10 +666,14 @@ export class Api {
     }
     const m = obj.metadata;
     if (rt.namespaced && m.namespace && namespace && m.namespace !== namespace) {
-      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      throw errors.badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     }
     if (name !== undefined && m.name && m.name !== name) {
-      throw errors.badRequest(`the name of the object (${m.name}) does not match the name on the URL (${name})`);
+      throw errors.badRequest(
+        `the name of the object (${m.name}) does not match the name on the URL (${name})`,
+      );
     }
     if (name !== undefined && !m.name) m.name = name;
     return obj;
@@ -563,14 +681,27 @@ export class Api {
 
   private checkNamespaceForCreate(namespace: string, rt: ResourceType, name: string): void {
     if (!namespace) {
-      throw errors.badRequest(`the server could not find the requested resource: a namespace is required for ${rt.resource}`);
+      throw errors.badRequest(
+        `the server could not find the requested resource: a namespace is required for ${rt.resource}`,
+      );
     }
     const ns = this.store.get('/namespaces', namespace);
     if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
     if (ns.json.includes('"deletionTimestamp"')) {
       throw errors.forbiddenRaw(
         `${rt.resource}${rt.group ? `.${rt.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-        { name, group: rt.group, kind: rt.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }] },
+        {
+          name,
+          group: rt.group,
+          kind: rt.resource,
+          causes: [
+            {
+              reason: 'NamespaceTerminating',
+              message: `namespace ${namespace} is being terminated`,
+              field: 'metadata.namespace',
+            },
+          ],
+        },
       );
     }
   }
@@ -588,7 +719,12 @@ export class Api {
   }
 
   /** The status split for kinds with a status subresource, applied before strategies. */
-  private splitForSubresource(rt: ResourceType, desired: KubeObject, old: KubeObject, sub: string): KubeObject {
+  private splitForSubresource(
+    rt: ResourceType,
+    desired: KubeObject,
+    old: KubeObject,
+    sub: string,
+  ): KubeObject {
     if (sub === 'status') {
       const next: KubeObject = { ...old, status: desired.status };
       next.metadata = { ...old.metadata, resourceVersion: desired.metadata?.resourceVersion };
@@ -604,7 +740,8 @@ export class Api {
   }
 
   private keepServerMetadata(next: KubeObject, old: KubeObject, rt: ResourceType): void {
-    const m = (next.metadata ??= {});
+    next.metadata ??= {};
+    const m = next.metadata;
     const o = old.metadata;
     m.name = o.name;
     if (rt.namespaced) m.namespace = o.namespace;
@@ -613,7 +750,8 @@ export class Api {
     m.creationTimestamp = o.creationTimestamp;
     if (o.deletionTimestamp) m.deletionTimestamp = o.deletionTimestamp;
     else delete m.deletionTimestamp;
-    if (o.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+    if (o.deletionGracePeriodSeconds !== undefined)
+      m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
     else delete m.deletionGracePeriodSeconds;
     if (o.generation !== undefined) m.generation = o.generation;
     else delete m.generation;
@@ -690,7 +828,8 @@ export function objectKey(rt: Pick<ResourceType, 'namespaced'>, namespace: strin
 
 function parseRv(rv: string): number {
   const n = Number(rv);
-  if (!Number.isInteger(n) || n < 0) throw errors.badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw errors.badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
   return n;
 }
 
@@ -700,10 +839,17 @@ function encodeContinue(rv: number, start: string): string {
 
 function decodeContinue(token: string): { rv: number; start: string } {
   try {
-    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { v?: string; rv?: number; start?: string };
-    if (t.v !== 'troupe.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string') throw new Error('bad');
+    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+      v?: string;
+      rv?: number;
+      start?: string;
+    };
+    if (t.v !== 'troupe.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string')
+      throw new Error('bad');
     return { rv: t.rv, start: t.start };
   } catch {
-    throw errors.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+    throw errors.badRequest(
+      'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+    );
   }
 }

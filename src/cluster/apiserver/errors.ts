@@ -45,7 +45,15 @@ export class ApiError extends Error {
   readonly status: StatusObject;
   constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails) {
     super(message);
-    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+    this.status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason,
+      code,
+    };
     if (details) this.status.details = details;
   }
   get code(): number {
@@ -73,7 +81,12 @@ export const errors = {
   alreadyExists: (qr: QualifiedResource, name: string) =>
     new ApiError(409, 'AlreadyExists', `${qualified(qr)} "${name}" already exists`, details(qr, name)),
   conflict: (qr: QualifiedResource, name: string, why: string) =>
-    new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(qr)} "${name}": ${why}`, details(qr, name)),
+    new ApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${qualified(qr)} "${name}": ${why}`,
+      details(qr, name),
+    ),
   invalid: (kind: string, group: string, name: string, causes: FieldError[]) => {
     const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
     const msg = list.length === 1 ? list[0]! : `[${list.join(', ')}]`;
@@ -99,13 +112,22 @@ export const errors = {
   expired: (message: string) => new ApiError(410, 'Expired', message),
   gone: (message: string) => new ApiError(410, 'Gone', message),
   unsupportedMediaType: (type: string) =>
-    new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got ${type}`),
+    new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got ${type}`,
+    ),
   tooLarge: (limit: number) =>
     new ApiError(413, 'RequestEntityTooLarge', `the request is too large: limit is ${limit} bytes`),
   tooManyRequests: (retryAfterSeconds: number) =>
-    new ApiError(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later', {
-      retryAfterSeconds,
-    }),
+    new ApiError(
+      429,
+      'TooManyRequests',
+      'the server has received too many requests and has asked us to try again later',
+      {
+        retryAfterSeconds,
+      },
+    ),
   internal: (message: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
   timeout: (message: string) => new ApiError(504, 'Timeout', message),
 };

@@ -73,7 +73,12 @@ export class Faults {
     const codes = o.errorCodes?.length ? o.errorCodes : [500, 429, 409];
     const code = codes[Math.floor(this.random() * codes.length)]!;
     if (code === 429) throw errors.tooManyRequests(1);
-    if (code === 409) throw errors.conflict({ group: '', resource: 'injected' }, 'fault', 'the object has been modified; please apply your changes to the latest version and try again');
+    if (code === 409)
+      throw errors.conflict(
+        { group: '', resource: 'injected' },
+        'fault',
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     throw errors.internal('injected fault');
   }
 }

@@ -1,7 +1,13 @@
 import { stringify } from 'yaml';
 
 /** A kubeconfig that kubectl and @kubernetes/client-node accept as is. */
-export function kubeconfigYaml(opts: { server: string; token: string; caPem?: string; name?: string; namespace?: string }): string {
+export function kubeconfigYaml(opts: {
+  server: string;
+  token: string;
+  caPem?: string;
+  name?: string;
+  namespace?: string;
+}): string {
   const name = opts.name ?? 'troupe';
   const cluster: Record<string, unknown> = { server: opts.server };
   if (opts.caPem) cluster['certificate-authority-data'] = Buffer.from(opts.caPem).toString('base64');

@@ -50,7 +50,13 @@ export class DefaultPatcher implements Patcher {
     });
   }
 
-  applyToNew(rt: ResourceType, namespace: string, name: string, req: PatchRequest, opts: WriteOptions): KubeObject {
+  applyToNew(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    req: PatchRequest,
+    opts: WriteOptions,
+  ): KubeObject {
     return translate(() => {
       checkPatchContentType(req.contentType, { group: rt.group, version: rt.version, kind: rt.kind });
       const obj = this.serverSideApply(rt, undefined, req, opts);
@@ -85,15 +91,24 @@ export class DefaultPatcher implements Patcher {
     else delete next.metadata.managedFields;
   }
 
-  private serverSideApply(rt: ResourceType, live: KubeObject | undefined, req: PatchRequest, opts: WriteOptions): KubeObject {
+  private serverSideApply(
+    rt: ResourceType,
+    live: KubeObject | undefined,
+    req: PatchRequest,
+    opts: WriteOptions,
+  ): KubeObject {
     const applied = decodeApplied(req.body);
     const gv = groupVersion(rt);
     if (applied.apiVersion !== gv || applied.kind !== rt.kind) {
-      throw errors.badRequest(`the apiVersion and kind of the applied configuration (${String(applied.apiVersion)}, ${String(applied.kind)}) must be ${gv}, ${rt.kind}`);
+      throw errors.badRequest(
+        `the apiVersion and kind of the applied configuration (${String(applied.apiVersion)}, ${String(applied.kind)}) must be ${gv}, ${rt.kind}`,
+      );
     }
     const meta = (applied.metadata ?? {}) as Record<string, unknown>;
     if (live && meta.name !== undefined && meta.name !== live.metadata.name) {
-      throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${live.metadata.name})`);
+      throw errors.badRequest(
+        `the name of the object (${String(meta.name)}) does not match the name on the URL (${live.metadata.name})`,
+      );
     }
     opts.applying = true;
     const result = serverSideApply({
@@ -150,9 +165,12 @@ function decodeApplied(body: string): Record<string, unknown> {
   try {
     v = parseYaml(body, { maxAliasCount: 100 });
   } catch (err) {
-    throw errors.badRequest(`error decoding YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    throw errors.badRequest(
+      `error decoding YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw errors.badRequest('the applied configuration must be an object');
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw errors.badRequest('the applied configuration must be an object');
   return v as Record<string, unknown>;
 }
 
@@ -163,7 +181,12 @@ function translate<T>(fn: () => T): T {
   } catch (err) {
     if (err instanceof PatchError) {
       const reason = (err.reason || 'InternalError') as StatusReason;
-      throw new ApiError(err.status, reason, err.message, err.causes.length ? { causes: err.causes } : undefined);
+      throw new ApiError(
+        err.status,
+        reason,
+        err.message,
+        err.causes.length ? { causes: err.causes } : undefined,
+      );
     }
     throw err;
   }

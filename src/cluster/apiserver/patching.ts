@@ -16,7 +16,13 @@ export interface Patcher {
   /** Produces the desired object from the current one. Throws ApiError on bad patches. */
   apply(rt: ResourceType, current: KubeObject, req: PatchRequest, opts: WriteOptions): KubeObject;
   /** Server-side apply of a missing object creates it: the applied config becomes the object. */
-  applyToNew(rt: ResourceType, namespace: string, name: string, req: PatchRequest, opts: WriteOptions): KubeObject;
+  applyToNew(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    req: PatchRequest,
+    opts: WriteOptions,
+  ): KubeObject;
   /** Records field ownership of a non-apply create. */
   trackCreate(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void;
   /** Records field ownership of a non-apply update (apply records its own in `apply`). */

@@ -5,7 +5,15 @@
  */
 import type { Api, UnknownFieldsFn } from './api.ts';
 import type { OpenApiProvider } from './http/handler.ts';
-import { type CrdSchemas, crdSchemaKey, crdSchemasFromCRDs, openApiProvider, unknownFields, unknownFieldsForCRD, builtinSchemaName } from './openapi/index.ts';
+import {
+  type CrdSchemas,
+  crdSchemaKey,
+  crdSchemasFromCRDs,
+  openApiProvider,
+  unknownFields,
+  unknownFieldsForCRD,
+  builtinSchemaName,
+} from './openapi/index.ts';
 import type { ResourceType } from './types.ts';
 
 export class SchemaService {
@@ -16,7 +24,10 @@ export class SchemaService {
   constructor(api: Api) {
     this.api = api;
     const p = openApiProvider({ resources: () => api.registry.all(), crdSchemas: () => this.crdSchemas() });
-    this.provider = { v3Paths: () => p.v3Paths(), v3GroupVersionRendered: (path) => p.v3GroupVersionRendered(path) };
+    this.provider = {
+      v3Paths: () => p.v3Paths(),
+      v3GroupVersionRendered: (path) => p.v3GroupVersionRendered(path),
+    };
   }
 
   /** Call on every CRD write. */

@@ -115,7 +115,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     log: opts.log,
     extra: [
       (_req, res, path) => {
-        if (path === '/healthz' || path === '/livez' || path === '/readyz' || path.startsWith('/healthz/') || path.startsWith('/livez/') || path.startsWith('/readyz/')) {
+        if (
+          path === '/healthz' ||
+          path === '/livez' ||
+          path === '/readyz' ||
+          path.startsWith('/healthz/') ||
+          path.startsWith('/livez/') ||
+          path.startsWith('/readyz/')
+        ) {
           res.setHeader('Content-Type', 'text/plain; charset=utf-8');
           res.writeHead(200);
           res.end('ok');
@@ -186,7 +193,12 @@ async function bootstrap(api: Api): Promise<void> {
   const ns = reg.get('', 'v1', 'namespaces');
   if (!ns) throw errors.internal('namespaces are not served');
   for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
-    await api.create(ns, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { user: 'system:apiserver' });
+    await api.create(
+      ns,
+      '',
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+      { user: 'system:apiserver' },
+    );
   }
   for (const obj of bootstrapRbacObjects()) {
     const resource = obj.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings';

@@ -98,7 +98,8 @@ export class ObjectStore {
 
   /** Writes a record whose json already carries `rv` (from nextRv()). */
   put(storage: string, record: StoredRecord): StoreEvent {
-    if (record.rv !== this.rv + 1) throw new Error(`store: write with rv ${record.rv}, expected ${this.rv + 1}`);
+    if (record.rv !== this.rv + 1)
+      throw new Error(`store: write with rv ${record.rv}, expected ${this.rv + 1}`);
     this.rv = record.rv;
     const t = this.table(storage);
     const prev = t.get(record.key);
@@ -112,7 +113,8 @@ export class ObjectStore {
 
   /** Removes a record; `finalRecord` is the object as last seen, re-stamped with the deletion's rv. */
   remove(storage: string, finalRecord: StoredRecord): StoreEvent {
-    if (finalRecord.rv !== this.rv + 1) throw new Error(`store: delete with rv ${finalRecord.rv}, expected ${this.rv + 1}`);
+    if (finalRecord.rv !== this.rv + 1)
+      throw new Error(`store: delete with rv ${finalRecord.rv}, expected ${this.rv + 1}`);
     this.rv = finalRecord.rv;
     this.table(storage).delete(finalRecord.key);
     const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord };

@@ -8,7 +8,10 @@ export interface ServingCert {
 }
 
 /** A self-signed serving certificate for 127.0.0.1/localhost (kubeconfig carries it as the CA). */
-export async function selfSignedCert(commonName = 'troupe-apiserver', hosts: string[] = ['localhost']): Promise<ServingCert> {
+export async function selfSignedCert(
+  commonName = 'troupe-apiserver',
+  hosts: string[] = ['localhost'],
+): Promise<ServingCert> {
   const altNames = [
     ...hosts.map((h) => ({ type: 2 as const, value: h })),
     { type: 7 as const, ip: '127.0.0.1' },

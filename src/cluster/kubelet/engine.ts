@@ -169,7 +169,7 @@ export class StagePlayer {
     for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  private isIdle(): boolean {
+  isIdle(): boolean {
     return this.dirty.size === 0 && this.runQueue.length === 0 && this.inFlight === 0;
   }
 

@@ -47,7 +47,11 @@ interface AdmissionResponse {
 }
 
 /** How a webhook's service reference reaches a loopback listener: through its Endpoints. */
-export type ServiceResolver = (namespace: string, name: string, port: number) => { host: string; port: number } | undefined;
+export type ServiceResolver = (
+  namespace: string,
+  name: string,
+  port: number,
+) => { host: string; port: number } | undefined;
 
 export class WebhookAdmission {
   private readonly api: Api;
@@ -67,13 +71,19 @@ export class WebhookAdmission {
       if (resp.allowed === false) throw denied(hook.name, resp.status);
       if (resp.patch) {
         if (resp.patchType && resp.patchType !== 'JSONPatch') {
-          throw errors.internal(`failed calling webhook "${hook.name}": unsupported patch type "${resp.patchType}"`);
+          throw errors.internal(
+            `failed calling webhook "${hook.name}": unsupported patch type "${resp.patchType}"`,
+          );
         }
         try {
-          const ops = JSON.parse(Buffer.from(resp.patch, 'base64').toString('utf8')) as fastJsonPatch.Operation[];
+          const ops = JSON.parse(
+            Buffer.from(resp.patch, 'base64').toString('utf8'),
+          ) as fastJsonPatch.Operation[];
           obj = fastJsonPatch.applyPatch(structuredClone(obj), ops, true, false).newDocument as KubeObject;
         } catch (err) {
-          throw errors.internal(`failed calling webhook "${hook.name}": invalid JSON patch: ${err instanceof Error ? err.message : String(err)}`);
+          throw errors.internal(
+            `failed calling webhook "${hook.name}": invalid JSON patch: ${err instanceof Error ? err.message : String(err)}`,
+          );
         }
       }
     }
@@ -93,7 +103,9 @@ export class WebhookAdmission {
     const rt = this.api.registry.get('admissionregistration.k8s.io', 'v1', resource);
     if (!rt) return [];
     const out: Webhook[] = [];
-    const configs = this.api.list(rt, undefined).records.map((r) => JSON.parse(r.json) as KubeObject & { webhooks?: Webhook[] });
+    const configs = this.api
+      .list(rt, undefined)
+      .records.map((r) => JSON.parse(r.json) as KubeObject & { webhooks?: Webhook[] });
     for (const c of configs) out.push(...(c.webhooks ?? []));
     return out;
   }
@@ -107,8 +119,12 @@ export class WebhookAdmission {
       if (!ops.includes('*') && !ops.includes(req.operation)) return false;
       if (!listHas(r.apiGroups, req.rt.group) || !listHas(r.apiVersions, req.rt.version)) return false;
       const res = r.resources ?? [];
-      const resOk = res.includes('*') || res.includes('*/*') || res.includes(resource) ||
-        (req.subresource !== '' && (res.includes(`${req.rt.resource}/*`) || res.includes(`*/${req.subresource}`)));
+      const resOk =
+        res.includes('*') ||
+        res.includes('*/*') ||
+        res.includes(resource) ||
+        (req.subresource !== '' &&
+          (res.includes(`${req.rt.resource}/*`) || res.includes(`*/${req.subresource}`)));
       if (!resOk) return false;
       const scope = r.scope ?? '*';
       return scope === '*' || (scope === 'Namespaced') === req.rt.namespaced;
@@ -117,7 +133,8 @@ export class WebhookAdmission {
     const obj = req.object ?? req.oldObject;
     if (h.objectSelector && !isEmptySelector(h.objectSelector)) {
       const sel = selectorFromObject(h.objectSelector);
-      if (!sel.matches(req.object?.metadata.labels) && !sel.matches(req.oldObject?.metadata.labels)) return false;
+      if (!sel.matches(req.object?.metadata.labels) && !sel.matches(req.oldObject?.metadata.labels))
+        return false;
     }
     if (h.namespaceSelector && !isEmptySelector(h.namespaceSelector)) {
       let nsLabels: Record<string, string> | undefined;
@@ -157,12 +174,15 @@ export class WebhookAdmission {
       const resp = await this.post(h, JSON.stringify(review));
       const parsed = JSON.parse(resp) as { response?: AdmissionResponse };
       if (!parsed.response) throw new Error('webhook response was absent');
-      if (parsed.response.uid !== uid) throw new Error(`expected response.uid="${uid}", got "${parsed.response.uid}"`);
+      if (parsed.response.uid !== uid)
+        throw new Error(`expected response.uid="${uid}", got "${parsed.response.uid}"`);
       return parsed.response;
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if ((h.failurePolicy ?? 'Fail') === 'Ignore') return undefined;
-      throw errors.internal(`failed calling webhook "${h.name}": ${err instanceof Error ? err.message : String(err)}`);
+      throw errors.internal(
+        `failed calling webhook "${h.name}": ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 
@@ -175,7 +195,9 @@ export class WebhookAdmission {
       const port = cc.service.port ?? 443;
       const target = this.resolveService(cc.service.namespace, cc.service.name, port);
       if (!target) {
-        return Promise.reject(new Error(`service "${cc.service.name}" in namespace "${cc.service.namespace}" has no endpoints`));
+        return Promise.reject(
+          new Error(`service "${cc.service.name}" in namespace "${cc.service.namespace}" has no endpoints`),
+        );
       }
       url = new URL(`https://${target.host}:${target.port}${cc.service.path ?? '/'}`);
       servername = `${cc.service.name}.${cc.service.namespace}.svc`;
@@ -197,7 +219,8 @@ export class WebhookAdmission {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            if ((res.statusCode ?? 0) >= 300) reject(new Error(`the server responded with status ${res.statusCode}: ${text.slice(0, 200)}`));
+            if ((res.statusCode ?? 0) >= 300)
+              reject(new Error(`the server responded with status ${res.statusCode}: ${text.slice(0, 200)}`));
             else resolve(text);
           });
         },
@@ -220,25 +243,42 @@ function isEmptySelector(s: LabelSelectorObject): boolean {
 function denied(name: string, status: Partial<StatusObject> | undefined): ApiError {
   const code = status?.code && status.code >= 400 ? status.code : 400;
   const base = `admission webhook "${name}" denied the request`;
-  const message = status?.message ? `${base}: ${status.message}` : status?.reason ? `${base}: ${status.reason}` : `${base} without explanation`;
+  const message = status?.message
+    ? `${base}: ${status.message}`
+    : status?.reason
+      ? `${base}: ${status.reason}`
+      : `${base} without explanation`;
   const e = new ApiError(code, (status?.reason as never) ?? 'BadRequest', message);
   if (status?.details) e.status.details = status.details;
   return e;
 }
 
 /** Resolves a Service to the first ready address of its Endpoints (loopback in the embedded cluster). */
-function endpointsResolver(api: Api, namespace: string, name: string, port: number): { host: string; port: number } | undefined {
+function endpointsResolver(
+  api: Api,
+  namespace: string,
+  name: string,
+  port: number,
+): { host: string; port: number } | undefined {
   const rt = api.registry.get('', 'v1', 'endpoints');
   const svcType = api.registry.get('', 'v1', 'services');
   if (!rt) return undefined;
   const ep = api.tryGet(rt, namespace, name) as
-    | (KubeObject & { subsets?: { addresses?: { ip: string }[]; ports?: { port: number; name?: string }[] }[] })
+    | (KubeObject & {
+        subsets?: { addresses?: { ip: string }[]; ports?: { port: number; name?: string }[] }[];
+      })
     | undefined;
   const subset = ep?.subsets?.find((s) => (s.addresses?.length ?? 0) > 0);
   if (!subset) return undefined;
   // Map the service port to its target port through the Service, when there is one.
   let target = subset.ports?.[0]?.port ?? port;
-  const svc = svcType ? (api.tryGet(svcType, namespace, name) as (KubeObject & { spec?: { ports?: { port: number; targetPort?: number | string; name?: string }[] } }) | undefined) : undefined;
+  const svc = svcType
+    ? (api.tryGet(svcType, namespace, name) as
+        | (KubeObject & {
+            spec?: { ports?: { port: number; targetPort?: number | string; name?: string }[] };
+          })
+        | undefined)
+    : undefined;
   const sp = svc?.spec?.ports?.find((p) => p.port === port);
   if (sp) {
     const byName = subset.ports?.find((p) => p.name !== undefined && p.name === sp.name);

@@ -22,7 +22,7 @@ export class Authenticator {
 
   authenticate(req: IncomingMessage): UserInfo | undefined {
     const h = req.headers.authorization;
-    if (!h || !h.startsWith('Bearer ')) return undefined;
+    if (!h?.startsWith('Bearer ')) return undefined;
     const token = h.slice(7).trim();
     const user = this.tokens.get(token);
     if (!user) return undefined;

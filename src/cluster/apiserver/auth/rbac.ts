@@ -59,7 +59,10 @@ export class Authorizer {
         if (!appliesTo(b.subjects ?? [], user, '')) continue;
         if (b.roleRef.kind !== 'ClusterRole') continue;
         if (this.rulesOf('ClusterRole', b.roleRef.name, '').some((r) => ruleAllows(r, a))) {
-          return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describeUser(user)}` };
+          return {
+            allowed: true,
+            reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describeUser(user)}`,
+          };
         }
       }
     }
@@ -68,7 +71,10 @@ export class Authorizer {
         const b = JSON.parse(rec.json) as Binding;
         if (!appliesTo(b.subjects ?? [], user, a.namespace)) continue;
         if (this.rulesOf(b.roleRef.kind, b.roleRef.name, a.namespace).some((r) => ruleAllows(r, a))) {
-          return { allowed: true, reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${a.namespace}" of ${b.roleRef.kind} "${b.roleRef.name}" to ${describeUser(user)}` };
+          return {
+            allowed: true,
+            reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${a.namespace}" of ${b.roleRef.kind} "${b.roleRef.name}" to ${describeUser(user)}`,
+          };
         }
       }
     }
@@ -115,7 +121,12 @@ function has(list: string[] | undefined, v: string): boolean {
 export function ruleAllows(r: PolicyRule, a: RequestAttributes): boolean {
   if (!has(r.verbs, a.verb)) return false;
   if (a.nonResourceURL !== undefined) {
-    return (r.nonResourceURLs ?? []).some((u) => u === '*' || u === a.nonResourceURL || (u.endsWith('*') && a.nonResourceURL!.startsWith(u.slice(0, -1))));
+    return (r.nonResourceURLs ?? []).some(
+      (u) =>
+        u === '*' ||
+        u === a.nonResourceURL ||
+        (u.endsWith('*') && a.nonResourceURL!.startsWith(u.slice(0, -1))),
+    );
   }
   if (!has(r.apiGroups, a.apiGroup ?? '')) return false;
   const res = a.subresource ? `${a.resource}/${a.subresource}` : (a.resource ?? '');
@@ -123,7 +134,9 @@ export function ruleAllows(r: PolicyRule, a: RequestAttributes): boolean {
   const resOk =
     resources.includes('*') ||
     resources.includes(res) ||
-    (a.subresource ? resources.includes(`${a.resource}/*`) || resources.includes(`*/${a.subresource}`) : false);
+    (a.subresource
+      ? resources.includes(`${a.resource}/*`) || resources.includes(`*/${a.subresource}`)
+      : false);
   if (!resOk) return false;
   if (r.resourceNames && r.resourceNames.length > 0) return !!a.name && r.resourceNames.includes(a.name);
   return true;
@@ -156,7 +169,19 @@ export function bootstrapRbacObjects(): KubeObject[] {
       metadata: { name: 'system:discovery', labels: bootstrap },
       rules: [
         {
-          nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/readyz', '/openapi', '/openapi/*', '/version', '/version/'],
+          nonResourceURLs: [
+            '/api',
+            '/api/*',
+            '/apis',
+            '/apis/*',
+            '/healthz',
+            '/livez',
+            '/readyz',
+            '/openapi',
+            '/openapi/*',
+            '/version',
+            '/version/',
+          ],
           verbs: ['get'],
         },
       ],
@@ -172,7 +197,13 @@ export function bootstrapRbacObjects(): KubeObject[] {
       apiVersion: crApi,
       kind: 'ClusterRole',
       metadata: { name: 'system:basic-user', labels: bootstrap },
-      rules: [{ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] }],
+      rules: [
+        {
+          apiGroups: ['authorization.k8s.io'],
+          resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+          verbs: ['create'],
+        },
+      ],
     },
     {
       apiVersion: crApi,

@@ -38,7 +38,9 @@ export function decodeRequestBody(bytes: Buffer, contentType: string, customReso
       return decodeKubernetesProtobuf(bytes);
     } catch (err) {
       if (err instanceof ProtobufDecodeError) {
-        throw err.status === 415 ? errors.unsupportedMediaType(`${contentType}: ${err.message}`) : errors.badRequest(err.message);
+        throw err.status === 415
+          ? errors.unsupportedMediaType(`${contentType}: ${err.message}`)
+          : errors.badRequest(err.message);
       }
       throw err;
     }

@@ -7,7 +7,8 @@ import type { ResourceRegistry } from '../registry.ts';
 import { groupVersion, type ResourceType } from '../types.ts';
 
 export const AGGREGATED_V2_TYPE = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
-export const AGGREGATED_V2BETA1_TYPE = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
+export const AGGREGATED_V2BETA1_TYPE =
+  'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
 
 interface SubresourceInfo {
   name: string;
@@ -26,7 +27,13 @@ function subresources(rt: ResourceType): SubresourceInfo[] {
         out.push({ name: 'status', kind: rt.kind, verbs: ['get', 'patch', 'update'] });
         break;
       case 'scale':
-        out.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] });
+        out.push({
+          name: 'scale',
+          kind: 'Scale',
+          group: 'autoscaling',
+          version: 'v1',
+          verbs: ['get', 'patch', 'update'],
+        });
         break;
       case 'binding':
         out.push({ name: 'binding', kind: 'Binding', verbs: ['create'] });
@@ -119,7 +126,12 @@ export class Discovery {
           resources.push(sub);
         }
       }
-      return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersion({ group, version }), resources };
+      return {
+        kind: 'APIResourceList',
+        apiVersion: 'v1',
+        groupVersion: groupVersion({ group, version }),
+        resources,
+      };
     });
   }
 
@@ -151,7 +163,11 @@ export class Discovery {
               if (subs.length) {
                 r.subresources = subs.map((s) => ({
                   subresource: s.name,
-                  responseKind: { group: s.group ?? rt.group, version: s.version ?? rt.version, kind: s.kind },
+                  responseKind: {
+                    group: s.group ?? rt.group,
+                    version: s.version ?? rt.version,
+                    kind: s.kind,
+                  },
                   verbs: s.verbs,
                 }));
               }

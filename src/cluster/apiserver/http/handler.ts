@@ -8,7 +8,7 @@ import { qr } from '../api.ts';
 import type { Authenticator, UserInfo } from '../auth/authn.ts';
 import type { Authorizer, RequestAttributes } from '../auth/rbac.ts';
 import { bindPod } from '../binding.ts';
-import { ApiError, errors, toApiError } from '../errors.ts';
+import { type ApiError, errors, toApiError } from '../errors.ts';
 import type { Faults } from '../faults.ts';
 import type { ApiMetrics } from '../metrics.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
@@ -27,9 +27,11 @@ export interface OpenApiProvider {
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
 }
 
-export interface NonResourceHandler {
-  (req: IncomingMessage, res: ServerResponse, path: string): boolean | Promise<boolean>;
-}
+export type NonResourceHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+) => boolean | Promise<boolean>;
 
 export interface HandlerDeps {
   api: Api;
@@ -59,11 +61,20 @@ export function createHandler(deps: HandlerDeps) {
       labels.code = String(res.statusCode);
       const secs = Number(process.hrtime.bigint() - started) / 1e9;
       deps.metrics.observe(labels, secs);
-      deps.log?.('request', { method: req.method, path: url.pathname, code: res.statusCode, ms: Math.round(secs * 1000) });
+      deps.log?.('request', {
+        method: req.method,
+        path: url.pathname,
+        code: res.statusCode,
+        ms: Math.round(secs * 1000),
+      });
     });
     handle(deps, req, res, url, labels).catch((err: unknown) => {
       const e = toApiError(err);
-      if (e.code >= 500) deps.log?.('request failed', { path: url.pathname, error: err instanceof Error ? err.stack : String(err) });
+      if (e.code >= 500)
+        deps.log?.('request failed', {
+          path: url.pathname,
+          error: err instanceof Error ? err.stack : String(err),
+        });
       sendStatus(res, e);
     });
   };
@@ -85,14 +96,21 @@ async function handle(
 
   const parsed = parsePath(path, deps.registry);
   if (parsed.kind !== 'resource') {
-    if (effective && !isPublic) await authorize(deps, effective, { nonResourceURL: path, verb: method.toLowerCase() });
+    if (effective && !isPublic)
+      await authorize(deps, effective, { nonResourceURL: path, verb: method.toLowerCase() });
     return serveNonResource(deps, req, res, url, parsed);
   }
   const p = parsed;
   const q = url.searchParams;
   const watching = isTrue(q.get('watch')) || path.includes('/watch/');
   const verb = verbFor(method, p, watching);
-  Object.assign(labels, { verb: verb.toUpperCase(), group: p.rt.group, version: p.rt.version, resource: p.rt.resource, subresource: p.subresource });
+  Object.assign(labels, {
+    verb: verb.toUpperCase(),
+    group: p.rt.group,
+    version: p.rt.version,
+    resource: p.rt.resource,
+    subresource: p.subresource,
+  });
   if (!p.rt.verbs.includes(verb) && !(p.subresource && verb !== 'list')) {
     throw errors.methodNotAllowed(verb, qr(p.rt));
   }
@@ -116,7 +134,13 @@ async function handle(
   if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
     const body = (await readDecoded(req)) as KubeObject;
     await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, userName, 'binding'));
-    return sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+    return sendJson(res, 201, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      code: 201,
+    });
   }
   if (p.subresource && subresourceHandlers[p.subresource]) {
     return subresourceHandlers[p.subresource]!({ deps, req, res, p, q, method, user: effective! });
@@ -228,7 +252,9 @@ function impersonate(deps: HandlerDeps, req: IncomingMessage, user: UserInfo): U
   const asUser = req.headers['impersonate-user'];
   if (typeof asUser !== 'string' || asUser === '') return user;
   if (!user.groups.includes('system:masters')) {
-    throw errors.forbiddenRaw(`users "${asUser}" is forbidden: User "${user.name}" cannot impersonate resource "users" in API group "" at the cluster scope`);
+    throw errors.forbiddenRaw(
+      `users "${asUser}" is forbidden: User "${user.name}" cannot impersonate resource "users" in API group "" at the cluster scope`,
+    );
   }
   const rawGroups = req.headers['impersonate-group'];
   const groups = Array.isArray(rawGroups) ? rawGroups : rawGroups ? [rawGroups] : [];
@@ -250,7 +276,9 @@ async function authorize(deps: HandlerDeps, user: UserInfo, attrs: RequestAttrib
 function forbiddenMessage(user: UserInfo, a: RequestAttributes): string {
   if (a.nonResourceURL) return `forbidden: User "${user.name}" cannot ${a.verb} path "${a.nonResourceURL}"`;
   const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  const what = a.name ? `${a.resource}${a.apiGroup ? `.${a.apiGroup}` : ''} "${a.name}"` : `${a.resource}${a.apiGroup ? `.${a.apiGroup}` : ''}`;
+  const what = a.name
+    ? `${a.resource}${a.apiGroup ? `.${a.apiGroup}` : ''} "${a.name}"`
+    : `${a.resource}${a.apiGroup ? `.${a.apiGroup}` : ''}`;
   const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
   return `${what} is forbidden: User "${user.name}" cannot ${a.verb} resource "${res}" in API group "${a.apiGroup}" ${scope}`;
 }
@@ -295,7 +323,10 @@ async function serveNonResource(
       if (doc === undefined) throw errors.notFoundPath();
       // The discovery document links here with ?hash=, so the content is immutable.
       res.setHeader('ETag', `"${doc.hash}"`);
-      res.setHeader('Cache-Control', url.searchParams.has('hash') ? 'public, immutable' : 'no-cache, private');
+      res.setHeader(
+        'Cache-Control',
+        url.searchParams.has('hash') ? 'public, immutable' : 'no-cache, private',
+      );
       return sendRaw(res, 200, doc.json);
     }
   }
@@ -313,12 +344,18 @@ function sendAggregated(res: ServerResponse, deps: HandlerDeps, core: boolean, a
   res.end(deps.discovery.aggregated(core, v2 ? 'v2' : 'v2beta1'));
 }
 
-function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, p: ResourcePath, q: URLSearchParams): void {
+function serveList(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  p: ResourcePath,
+  q: URLSearchParams,
+): void {
   const result = deps.api.list(p.rt, p.namespace, listOptions(q));
   const accept = req.headers.accept ?? '';
   if (wantsTable(accept)) {
     const objects = result.records.map((r) => deps.api.decode(p.rt, r));
-    return sendJson(
+    sendJson(
       res,
       200,
       toTable(p.rt, objects, {
@@ -329,6 +366,7 @@ function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse,
         version: tableVersion(accept),
       }),
     );
+    return;
   }
   // Streamed concatenation of stored JSON: no parse/stringify round trip for big lists.
   const meta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
@@ -336,7 +374,9 @@ function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse,
   if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
   res.setHeader('Content-Type', 'application/json');
   res.writeHead(200);
-  res.write(`{"kind":${JSON.stringify(p.rt.listKind)},"apiVersion":${JSON.stringify(groupVersion(p.rt))},"metadata":${JSON.stringify(meta)},"items":[`);
+  res.write(
+    `{"kind":${JSON.stringify(p.rt.listKind)},"apiVersion":${JSON.stringify(groupVersion(p.rt))},"metadata":${JSON.stringify(meta)},"items":[`,
+  );
   const chunk: string[] = [];
   let size = 0;
   for (let i = 0; i < result.records.length; i++) {
@@ -353,7 +393,13 @@ function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse,
   res.end(chunk.join(''));
 }
 
-function serveWatch(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, p: ResourcePath, q: URLSearchParams): void {
+function serveWatch(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  p: ResourcePath,
+  q: URLSearchParams,
+): void {
   const opts: WatchOptions = {
     ...listOptions(q),
     allowWatchBookmarks: isTrue(q.get('allowWatchBookmarks')),
@@ -372,7 +418,9 @@ function serveWatch(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse
     let objectJson = json;
     if (asTable && type !== 'BOOKMARK' && type !== 'ERROR') {
       const obj = JSON.parse(json) as KubeObject;
-      objectJson = JSON.stringify(toTable(p.rt, [obj], { include, noHeaders: headersSent, version: tableVersion(accept) }));
+      objectJson = JSON.stringify(
+        toTable(p.rt, [obj], { include, noHeaders: headersSent, version: tableVersion(accept) }),
+      );
       headersSent = true;
     }
     const ok = res.write(`{"type":"${type}","object":${objectJson}}\n`);
@@ -427,7 +475,8 @@ export function listOptions(q: URLSearchParams): ListOptions {
   if (fs) opts.fieldSelector = fs;
   if (limit) {
     const n = Number(limit);
-    if (!Number.isInteger(n) || n < 0) throw errors.badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
+    if (!Number.isInteger(n) || n < 0)
+      throw errors.badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
     opts.limit = n;
   }
   const cont = q.get('continue');
@@ -439,14 +488,21 @@ export function listOptions(q: URLSearchParams): ListOptions {
   return opts;
 }
 
-export function writeOptions(q: URLSearchParams, user: string, subresource: string, userAgent?: string): WriteOptions {
+export function writeOptions(
+  q: URLSearchParams,
+  user: string,
+  subresource: string,
+  userAgent?: string,
+): WriteOptions {
   const dryRun = q.getAll('dryRun');
   for (const d of dryRun) {
     if (d !== 'All') throw errors.badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
   }
   const fv = q.get('fieldValidation');
   if (fv && fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') {
-    throw errors.badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Warn", "Strict"`);
+    throw errors.badRequest(
+      `fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Warn", "Strict"`,
+    );
   }
   const fieldManager = q.get('fieldManager') ?? undefined;
   if (fieldManager !== undefined && fieldManager.length > 128) {
@@ -474,14 +530,19 @@ async function deleteOptions(req: IncomingMessage, q: URLSearchParams, user: str
   const grace = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
   if (grace !== undefined && grace !== null) {
     const n = Number(grace);
-    if (!Number.isInteger(n)) throw errors.badRequest(`gracePeriodSeconds: Invalid value: ${JSON.stringify(grace)}: must be an integer`);
+    if (!Number.isInteger(n))
+      throw errors.badRequest(
+        `gracePeriodSeconds: Invalid value: ${JSON.stringify(grace)}: must be an integer`,
+      );
     opts.gracePeriodSeconds = n;
   }
   const policy = (q.get('propagationPolicy') ?? body.propagationPolicy) as string | undefined;
   const orphan = q.get('orphanDependents') ?? body.orphanDependents;
   if (policy !== undefined && policy !== null) {
     if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
-      throw errors.badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+      throw errors.badRequest(
+        `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+      );
     }
     opts.propagationPolicy = policy;
   } else if (orphan === true || orphan === 'true') opts.propagationPolicy = 'Orphan';
@@ -513,7 +574,11 @@ function warn(res: ServerResponse, opts: WriteOptions): void {
 }
 
 function setWarnings(res: ServerResponse, warnings: string[]): void {
-  if (warnings.length) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+  if (warnings.length)
+    res.setHeader(
+      'Warning',
+      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
 }
 
 export function sendObject(
@@ -528,7 +593,8 @@ export function sendObject(
   setWarnings(res, warnings);
   const accept = req.headers.accept ?? '';
   if (wantsTable(accept) && obj.kind === rt.kind) {
-    return sendJson(res, code, toTable(rt, [obj], { include: includeObject(q), version: tableVersion(accept) }));
+    sendJson(res, code, toTable(rt, [obj], { include: includeObject(q), version: tableVersion(accept) }));
+    return;
   }
   sendJson(res, code, obj);
 }

@@ -26,7 +26,10 @@ export type ParsedPath =
   | { kind: 'other'; path: string };
 
 export function parsePath(pathname: string, registry: ResourceRegistry): ParsedPath {
-  const segs = pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  const segs = pathname
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeURIComponent);
   let group: string;
   let version: string;
   let rest: string[];
@@ -50,7 +53,8 @@ export function parsePath(pathname: string, registry: ResourceRegistry): ParsedP
   let namespace: string | undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) {
     const maybe = registry.get(group, version, rest[2]!);
-    const isNamespaceSub = group === '' && (rest[2] === 'status' || rest[2] === 'finalize') && rest.length === 3;
+    const isNamespaceSub =
+      group === '' && (rest[2] === 'status' || rest[2] === 'finalize') && rest.length === 3;
     if (!isNamespaceSub && (maybe?.namespaced || rest.length > 3)) {
       namespace = rest[1]!;
       rest = rest.slice(2);

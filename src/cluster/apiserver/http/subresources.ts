@@ -9,7 +9,14 @@ import { bindPod } from '../binding.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
 import { getPath, setPath } from '../meta.ts';
 import type { KubeObject } from '../types.ts';
-import { type HandlerDeps, patchFromRequest, readDecoded, sendJson, sendObject, writeOptions } from './handler.ts';
+import {
+  type HandlerDeps,
+  patchFromRequest,
+  readDecoded,
+  sendJson,
+  sendObject,
+  writeOptions,
+} from './handler.ts';
 import type { ResourcePath } from './router.ts';
 
 interface SubContext {
@@ -38,25 +45,40 @@ const status: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     const { object, warnings } = await patchFromRequest(deps, req, p, q, user.name);
     return sendObject(req, res, 200, p.rt, object, q, warnings);
   }
-  throw errors.methodNotAllowed(method.toLowerCase(), { group: p.rt.group, resource: `${p.rt.resource}/status` });
+  throw errors.methodNotAllowed(method.toLowerCase(), {
+    group: p.rt.group,
+    resource: `${p.rt.resource}/status`,
+  });
 };
 
 /** PUT namespaces/<n>/finalize replaces spec.finalizers, the namespace controller's hand-off. */
 const finalize: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
-  if (method !== 'PUT') throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'namespaces/finalize' });
+  if (method !== 'PUT')
+    throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'namespaces/finalize' });
   const body = (await readDecoded(req)) as KubeObject;
   const obj = await deps.api.updateWith(
     p.rt,
     '',
     p.name!,
     writeOptions(q, user.name, 'finalize'),
-    (cur) => ({ ...cur, spec: { ...(cur.spec as object), finalizers: (body.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [] } }),
+    (cur) => ({
+      ...cur,
+      spec: {
+        ...(cur.spec as object),
+        finalizers: (body.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [],
+      },
+    }),
     false,
   );
   return sendObject(req, res, 200, p.rt, obj, q);
 };
 
-function toScale(obj: KubeObject, specPath: string, statusPath: string, selectorPath: string | undefined): KubeObject {
+function toScale(
+  obj: KubeObject,
+  specPath: string,
+  statusPath: string,
+  selectorPath: string | undefined,
+): KubeObject {
   const raw = selectorPath ? getPath(obj, selectorPath) : undefined;
   // CRDs point at a selector string; built-in workloads at a LabelSelector object.
   const selector = raw && typeof raw === 'object' ? labelSelectorString(raw) : raw;
@@ -83,7 +105,8 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (!sc) throw errors.notFoundPath();
   const ns = p.namespace ?? '';
   const name = p.name!;
-  const render = (o: KubeObject) => toScale(o, sc.specReplicasPath, sc.statusReplicasPath, sc.labelSelectorPath);
+  const render = (o: KubeObject) =>
+    toScale(o, sc.specReplicasPath, sc.statusReplicasPath, sc.labelSelectorPath);
   if (method === 'GET') return sendJson(res, 200, render(deps.api.get(p.rt, ns, name)));
   let replicas: number;
   let asked: string | undefined;
@@ -102,11 +125,18 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     );
     replicas = (patched.spec as { replicas?: number } | undefined)?.replicas ?? 0;
   } else {
-    throw errors.methodNotAllowed(method.toLowerCase(), { group: p.rt.group, resource: `${p.rt.resource}/scale` });
+    throw errors.methodNotAllowed(method.toLowerCase(), {
+      group: p.rt.group,
+      resource: `${p.rt.resource}/scale`,
+    });
   }
   if (!Number.isInteger(replicas) || replicas < 0) {
     throw errors.invalid('Scale', 'autoscaling', name, [
-      { reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${replicas}: must be greater than or equal to 0` },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.replicas',
+        message: `Invalid value: ${replicas}: must be greater than or equal to 0`,
+      },
     ]);
   }
   const obj = await deps.api.updateWith(
@@ -126,7 +156,8 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
 
 /** POST pods/<name>/binding: the scheduler's write, setting spec.nodeName exactly once. */
 const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
-  if (method !== 'POST') throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/binding' });
+  if (method !== 'POST')
+    throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/binding' });
   const body = (await readDecoded(req)) as KubeObject;
   body.metadata = { ...(body.metadata ?? {}), name: p.name };
   await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, user.name, 'binding'));
@@ -135,8 +166,11 @@ const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
 
 /** POST pods/<name>/eviction: a graceful delete (no PodDisruptionBudgets are served). */
 const eviction: SubHandler = async ({ deps, req, res, p, method, user }) => {
-  if (method !== 'POST') throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/eviction' });
-  const body = (await readDecoded(req)) as { deleteOptions?: { gracePeriodSeconds?: number; preconditions?: { uid?: string } } };
+  if (method !== 'POST')
+    throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/eviction' });
+  const body = (await readDecoded(req)) as {
+    deleteOptions?: { gracePeriodSeconds?: number; preconditions?: { uid?: string } };
+  };
   await deps.api.delete(p.rt, p.namespace ?? '', p.name!, {
     user: user.name,
     gracePeriodSeconds: body.deleteOptions?.gracePeriodSeconds,

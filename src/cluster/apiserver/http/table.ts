@@ -9,7 +9,12 @@ export type IncludeObject = 'None' | 'Object' | 'PartialObjectMetadata';
 const DEFAULT_PRINTER: TablePrinter = {
   columns: [
     { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.' },
-    { name: 'Created At', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' },
+    {
+      name: 'Created At',
+      type: 'date',
+      description:
+        'CreationTimestamp is a timestamp representing the server time when this object was created.',
+    },
   ],
   cells: (obj) => [obj.metadata.name, obj.metadata.creationTimestamp],
 };
@@ -32,7 +37,14 @@ function rowObject(obj: KubeObject, include: IncludeObject): unknown {
 export function toTable(
   rt: ResourceType,
   objects: KubeObject[],
-  opts: { resourceVersion?: string; continue?: string; remainingItemCount?: number; include: IncludeObject; noHeaders?: boolean; version?: 'v1' | 'v1beta1' },
+  opts: {
+    resourceVersion?: string;
+    continue?: string;
+    remainingItemCount?: number;
+    include: IncludeObject;
+    noHeaders?: boolean;
+    version?: 'v1' | 'v1beta1';
+  },
 ): Record<string, unknown> {
   const printer = rt.strategy.table ?? DEFAULT_PRINTER;
   const now = new Date();
@@ -64,5 +76,11 @@ export function toTable(
 }
 
 function columnDef(c: TableColumn): Record<string, unknown> {
-  return { name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 };
+  return {
+    name: c.name,
+    type: c.type,
+    format: c.format ?? '',
+    description: c.description ?? '',
+    priority: c.priority ?? 0,
+  };
 }

@@ -15,7 +15,14 @@ const SYSTEM_USER = 'system:apiextensions-controller';
 
 interface CrdSpec {
   group: string;
-  names: { plural: string; singular?: string; kind: string; listKind?: string; shortNames?: string[]; categories?: string[] };
+  names: {
+    plural: string;
+    singular?: string;
+    kind: string;
+    listKind?: string;
+    shortNames?: string[];
+    categories?: string[];
+  };
 }
 
 export class CrdLifecycle {
@@ -69,37 +76,66 @@ export class CrdLifecycle {
   private async accept(name: string): Promise<void> {
     const rt = this.crdType();
     try {
-      await this.api.updateWith(rt, '', name, { user: SYSTEM_USER }, (cur) => {
-        const f = cur.metadata.finalizers ?? [];
-        if (!f.includes(CLEANUP_FINALIZER) && !cur.metadata.deletionTimestamp) cur.metadata.finalizers = [...f, CLEANUP_FINALIZER];
-        return cur;
-      }, false);
-      await this.api.updateWith(rt, '', name, { user: SYSTEM_USER, subresource: 'status' }, (cur) => {
-        const spec = cur.spec as CrdSpec;
-        const now = nowRfc3339();
-        cur.status = {
-          conditions: [
-            { type: 'NamesAccepted', status: 'True', lastTransitionTime: now, reason: 'NoConflicts', message: 'no conflicts found' },
-            { type: 'Established', status: 'True', lastTransitionTime: now, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
-          ],
-          acceptedNames: {
-            plural: spec.names.plural,
-            singular: spec.names.singular ?? spec.names.kind.toLowerCase(),
-            kind: spec.names.kind,
-            listKind: spec.names.listKind ?? `${spec.names.kind}List`,
-            ...(spec.names.shortNames ? { shortNames: spec.names.shortNames } : {}),
-            ...(spec.names.categories ? { categories: spec.names.categories } : {}),
-          },
-          // Every version ever used for storage stays listed until a migration removes it.
-          storedVersions: [
-            ...new Set([
-              ...(((cur.status as { storedVersions?: string[] } | undefined)?.storedVersions) ?? []),
-              ...((cur.spec as { versions?: { name: string; storage?: boolean }[] }).versions ?? []).filter((v) => v.storage).map((v) => v.name),
-            ]),
-          ],
-        };
-        return cur;
-      }, false);
+      await this.api.updateWith(
+        rt,
+        '',
+        name,
+        { user: SYSTEM_USER },
+        (cur) => {
+          const f = cur.metadata.finalizers ?? [];
+          if (!f.includes(CLEANUP_FINALIZER) && !cur.metadata.deletionTimestamp)
+            cur.metadata.finalizers = [...f, CLEANUP_FINALIZER];
+          return cur;
+        },
+        false,
+      );
+      await this.api.updateWith(
+        rt,
+        '',
+        name,
+        { user: SYSTEM_USER, subresource: 'status' },
+        (cur) => {
+          const spec = cur.spec as CrdSpec;
+          const now = nowRfc3339();
+          cur.status = {
+            conditions: [
+              {
+                type: 'NamesAccepted',
+                status: 'True',
+                lastTransitionTime: now,
+                reason: 'NoConflicts',
+                message: 'no conflicts found',
+              },
+              {
+                type: 'Established',
+                status: 'True',
+                lastTransitionTime: now,
+                reason: 'InitialNamesAccepted',
+                message: 'the initial names have been accepted',
+              },
+            ],
+            acceptedNames: {
+              plural: spec.names.plural,
+              singular: spec.names.singular ?? spec.names.kind.toLowerCase(),
+              kind: spec.names.kind,
+              listKind: spec.names.listKind ?? `${spec.names.kind}List`,
+              ...(spec.names.shortNames ? { shortNames: spec.names.shortNames } : {}),
+              ...(spec.names.categories ? { categories: spec.names.categories } : {}),
+            },
+            // Every version ever used for storage stays listed until a migration removes it.
+            storedVersions: [
+              ...new Set([
+                ...((cur.status as { storedVersions?: string[] } | undefined)?.storedVersions ?? []),
+                ...((cur.spec as { versions?: { name: string; storage?: boolean }[] }).versions ?? [])
+                  .filter((v) => v.storage)
+                  .map((v) => v.name),
+              ]),
+            ],
+          };
+          return cur;
+        },
+        false,
+      );
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 404)) throw err;
     }
@@ -134,9 +170,16 @@ export class CrdLifecycle {
       }, 200);
       return;
     }
-    await this.api.updateWith(this.crdType(), '', name, { user: SYSTEM_USER }, (cur) => {
-      cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
-      return cur;
-    }, false);
+    await this.api.updateWith(
+      this.crdType(),
+      '',
+      name,
+      { user: SYSTEM_USER },
+      (cur) => {
+        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
+        return cur;
+      },
+      false,
+    );
   }
 }

@@ -102,7 +102,12 @@ export class NamespaceLifecycle {
     const sa = this.api.registry.get('', 'v1', 'serviceaccounts');
     if (!sa || this.api.tryGet(sa, ns, 'default')) return;
     try {
-      await this.api.create(sa, ns, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }, { user: SYSTEM_USER });
+      await this.api.create(
+        sa,
+        ns,
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } },
+        { user: SYSTEM_USER },
+      );
     } catch {
       // The namespace may already be terminating, or a user created the account first.
     }
