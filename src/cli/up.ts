@@ -1,4 +1,3 @@
-import { relative } from 'node:path';
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { kubeConfigFromString } from '../runtime/index.ts';
@@ -33,7 +32,6 @@ export function upCommand(): Command {
       for (const crd of cap.crds()) await manager.client.apply(crd, { force: true });
     }
     await manager.start();
-    const shown = relative(process.cwd(), file) || file;
     process.stdout.write(
       [
         '',
@@ -48,7 +46,7 @@ export function upCommand(): Command {
         '  kubectl apply -f config/samples/podgroup/',
         '  kubectl get pods,podgroups -w',
         '',
-        `kubeconfig: ${shown}. Press Ctrl+C to stop.`,
+        'Press Ctrl+C to stop.',
         '',
       ].join('\n'),
     );

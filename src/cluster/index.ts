@@ -40,7 +40,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     const config = typeof opts.nodes === 'object' ? opts.nodes : defaultNodeConfig(opts.nodes ?? 3);
     const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'));
     stops.push(() => workloads.stop());
-    const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale });
+    // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
+    const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false });
     stops.push(() => kubelet.stop());
     nodes = await startNodes(client.as('system:node-controller'), config, { timeScale });
     const n = nodes;

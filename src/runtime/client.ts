@@ -107,9 +107,22 @@ export class Client {
     return new Client(new RestClient(kc, opts));
   }
 
-  /** A client sharing this one's connections whose writes first call `fence` (which throws to refuse). */
+  /**
+   * A client sharing this one's connections whose writes first call `fence` (which throws
+   * to refuse), after this client's own fence if it has one.
+   */
   withFence(fence: () => void): Client {
-    return new Client(this.rest, this.mapper, fence);
+    const outer = this.fence;
+    return new Client(
+      this.rest,
+      this.mapper,
+      outer
+        ? () => {
+            outer();
+            fence();
+          }
+        : fence,
+    );
   }
 
   async get<T extends KubeObject = KubeObject>(

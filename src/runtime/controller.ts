@@ -15,7 +15,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Cache } from './cache.ts';
-import type { Client } from './client.ts';
+import { type Client, FencedError } from './client.ts';
 import { isTerminal } from './errors.ts';
 import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
@@ -206,6 +206,7 @@ export class ControllerRunner {
   private registrations: HandlerRegistration[] = [];
   private workers: Promise<void>[] = [];
   private abort: AbortController | undefined;
+  private termClient: Client | undefined;
 
   constructor(def: ControllerDefinition, deps: ControllerDeps) {
     this.def = def;
@@ -253,7 +254,13 @@ export class ControllerRunner {
     });
     metrics?.trackQueue(this.name, queue);
     this.queue = queue;
-    this.abort = new AbortController();
+    const abort = new AbortController();
+    this.abort = abort;
+    // Reconciles of this term cannot write once it is over, even if this process leads
+    // again later: a straggler must not race the next term's worker on the same key.
+    this.termClient = this.deps.client.withFence(() => {
+      if (abort.signal.aborted) throw new FencedError(`controller ${this.name} stopped`);
+    });
     for (const src of this.sources()) {
       const inf = await this.deps.cache.informerFor(src.kind, {
         labelSelector: src.labelSelector,
@@ -338,7 +345,7 @@ export class ControllerRunner {
       key,
       namespace,
       name,
-      client: this.deps.client,
+      client: this.termClient ?? this.deps.client,
       cache: this.deps.cache,
       log,
       recorder: this.deps.recorder,

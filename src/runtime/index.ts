@@ -110,6 +110,7 @@ export {
   type KubeObject,
   keyOf,
   type ListResult,
+  type ManagedFieldsEntry,
   type ObjectMeta,
   type ObjectRef,
   objectKey,

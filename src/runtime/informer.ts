@@ -309,16 +309,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     try {
       for await (const chunk of res.body as AsyncIterable<string>) {
         buffer += chunk;
-        let nl = buffer.indexOf('\n');
+        let start = 0;
+        let nl = buffer.indexOf('\n', start);
         while (nl >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
+          const line = buffer.slice(start, nl);
+          start = nl + 1;
           if (line.trim()) {
             this.handleLine(line);
             productive = true;
           }
-          nl = buffer.indexOf('\n');
+          nl = buffer.indexOf('\n', start);
         }
+        buffer = buffer.slice(start);
       }
       if (buffer.trim()) {
         this.handleLine(buffer);

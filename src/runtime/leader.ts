@@ -277,16 +277,19 @@ export class LeaderElector {
       });
       if (lease.spec?.holderIdentity !== this.identity) return;
       const now = microTime(Date.now());
-      await this.client.update<Lease>({
-        ...lease,
-        spec: {
-          holderIdentity: null,
-          leaseDurationSeconds: 1,
-          acquireTime: now,
-          renewTime: now,
-          leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+      await this.client.update<Lease>(
+        {
+          ...lease,
+          spec: {
+            holderIdentity: null,
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+          },
         },
-      });
+        { signal: AbortSignal.timeout(this.renewDeadlineMs) },
+      );
       this.log.info('released the lease');
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'could not release the lease');

@@ -61,7 +61,11 @@ export interface ManagerOptions {
   rest?: Omit<RestClientOptions, 'metrics'>;
   /** Include process metrics in /metrics (default true). */
   processMetrics?: boolean;
-  /** Called after leadership is lost (the manager then campaigns again). */
+  /** Called when this manager becomes the leader (before its controllers start). */
+  onStartedLeading?(): void;
+  /** Called the moment leadership is lost (controllers are being stopped). */
+  onStoppedLeading?(): void;
+  /** Called after a lost term has ended (the manager then campaigns again). */
   onLeadershipLost?(): void;
 }
 
@@ -129,10 +133,12 @@ export class Manager {
         releaseOnCancel: le.releaseOnCancel,
         logger: this.log,
         onStartedLeading: () => {
+          opts.onStartedLeading?.();
           this.controllersStarting = this.startControllers();
         },
         onStoppedLeading: () => {
           void this.stopControllers(0);
+          opts.onStoppedLeading?.();
         },
         onNewLeader: (id) => {
           if (id !== this.identity) this.log.info({ leader: id }, 'observed a new leader');
@@ -272,7 +278,7 @@ export class Manager {
     await this.webhooks?.stop();
     await this.cache.stop();
     await Promise.all(this.servers.map((s) => s.stop()));
-    await this.rest.close();
+    await this.rest.close(Math.min(5_000, remaining()));
     this.log.info('stopped');
     this.doneResolve();
   }

@@ -149,14 +149,24 @@ export class RestClient {
     return { statusCode: res.statusCode, body: res.body };
   }
 
-  /** Closes pooled connections; in-flight requests finish first. */
-  async close(): Promise<void> {
+  /**
+   * Closes pooled connections. In-flight requests get `graceMs` to finish; then their
+   * connections are destroyed (a hung request must not stall a 30 s shutdown).
+   */
+  async close(graceMs = 5_000): Promise<void> {
     this.closed = true;
     const auth = this.authValue;
-    await Promise.allSettled([
-      this.ownAgent.close(),
-      auth && auth.dispatcher !== this.ownAgent ? auth.dispatcher.close() : undefined,
-    ]);
+    const dispatchers: Dispatcher[] = [this.ownAgent];
+    if (auth && auth.dispatcher !== this.ownAgent) dispatchers.push(auth.dispatcher);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), graceMs);
+      timer.unref();
+    });
+    const closed = Promise.allSettled(dispatchers.map((d) => d.close()));
+    const outcome = await Promise.race([closed, timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') await Promise.allSettled(dispatchers.map((d) => d.destroy()));
   }
 
   private async send(opts: RequestOptions, headersTimeout: number, bodyTimeout: number) {

@@ -12,6 +12,16 @@ export interface OwnerReference {
   blockOwnerDeletion?: boolean;
 }
 
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update';
+  apiVersion?: string;
+  time?: string;
+  fieldsType?: 'FieldsV1';
+  fieldsV1?: Record<string, unknown>;
+  subresource?: string;
+}
+
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
@@ -25,7 +35,7 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
-  managedFields?: unknown[];
+  managedFields?: ManagedFieldsEntry[];
   [key: string]: unknown;
 }
 

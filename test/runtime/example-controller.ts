@@ -6,7 +6,10 @@
  */
 
 import {
+  type AdmissionHandler,
+  allowed,
   type Client,
+  denied,
   type ControllerDefinition,
   enqueueByLabel,
   hasFinalizer,
@@ -14,6 +17,7 @@ import {
   isBeingDeleted,
   type KubeObject,
   OWNER_UID_INDEX,
+  patched,
   type ReconcileContext,
   setControllerReference,
   TerminalError,
@@ -167,4 +171,65 @@ export function greetingController(hooks: GreetingHooks = {}, name = 'greeting')
       return undefined;
     },
   };
+}
+
+/** Mutating webhook: a Greeting without a message says "hello". */
+export const defaultGreeting: AdmissionHandler = (req) => {
+  const g = req.object as Greeting;
+  if (g.spec?.message) return allowed();
+  const copy = structuredClone(g);
+  copy.spec = { ...copy.spec, message: 'hello' };
+  return patched(g, copy);
+};
+
+/** Validating webhook: messages are short. */
+export const validateGreeting: AdmissionHandler = (req) => {
+  const g = req.object as Greeting;
+  return (g.spec?.message ?? '').length > 40
+    ? denied('spec.message must be at most 40 characters', 422, 'Invalid')
+    : allowed();
+};
+
+/** Registers both webhooks with the API server, pointing at `url` and trusting `caBundle`. */
+export function greetingWebhookConfigurations(url: string, caBundle: string): KubeObject[] {
+  const common = {
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    rules: [
+      {
+        apiGroups: ['example.troupe.dev'],
+        apiVersions: ['v1'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['greetings'],
+      },
+    ],
+  };
+  const ca = Buffer.from(caBundle).toString('base64');
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'greetings.example.troupe.dev' },
+      webhooks: [
+        {
+          ...common,
+          name: 'default.greetings.example.troupe.dev',
+          clientConfig: { url: `${url}/default-greeting`, caBundle: ca },
+        },
+      ],
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'greetings.example.troupe.dev' },
+      webhooks: [
+        {
+          ...common,
+          name: 'validate.greetings.example.troupe.dev',
+          clientConfig: { url: `${url}/validate-greeting`, caBundle: ca },
+        },
+      ],
+    },
+  ];
 }

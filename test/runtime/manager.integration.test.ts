@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Client, type KubeObject, Manager, type ManagerOptions } from '../../src/runtime/index.ts';
+import {
+  type Client,
+  FencedError,
+  type KubeObject,
+  Manager,
+  type ManagerOptions,
+} from '../../src/runtime/index.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import {
   CONFIGMAP,
@@ -9,12 +15,17 @@ import {
   GREETING_LABEL,
   type Greeting,
   type GreetingHooks,
+  defaultGreeting,
   greeting,
   greetingController,
+  greetingWebhookConfigurations,
   installGreetingCrd,
   SECRET,
+  validateGreeting,
 } from './example-controller.ts';
 import { eventually } from './helpers.ts';
+import { PartitionableProxy } from './proxy.ts';
+import { kubeConfigFromString } from '../../src/runtime/index.ts';
 
 const EVENT = { apiVersion: 'events.k8s.io/v1', kind: 'Event' };
 
@@ -234,19 +245,105 @@ describe('Manager options', () => {
           await gate;
         },
       },
-      { healthProbeAddress: false, gracefulShutdownMs: 200 },
+      { namespace: ns, healthProbeAddress: false, gracefulShutdownMs: 200 },
     );
     await first.start();
     for (let i = 0; i < 5; i++) await cluster.client.create(greeting(ns, `work-${i}`, 1));
     await eventually(() => converged(cluster.client, ns, 'work-0', 1));
     await first.stop();
     gate = undefined;
-    const second = newManager(cluster, {}, { healthProbeAddress: false });
+    const second = newManager(cluster, {}, { namespace: ns, healthProbeAddress: false });
     await second.start();
     try {
       for (let i = 0; i < 5; i++) await eventually(() => converged(cluster.client, ns, `work-${i}`, 1));
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe('Manager shutdown', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await startCluster();
+    await installGreetingCrd(cluster.client);
+  });
+  after(() => cluster.close());
+
+  test('a reconcile outliving the shutdown deadline is aborted and cannot write', async () => {
+    const ns = await createNamespace(cluster.client);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let signal: AbortSignal | undefined;
+    let outcome: unknown;
+    const mgr = newManager(
+      cluster,
+      {
+        async onReconcile(_key, ctx) {
+          signal = ctx.signal;
+          await gate;
+          try {
+            await ctx.client.create({ ...CONFIGMAP, metadata: { name: 'late', namespace: ns } });
+            outcome = 'wrote';
+          } catch (err) {
+            outcome = err;
+          }
+        },
+      },
+      { namespace: ns, healthProbeAddress: false, gracefulShutdownMs: 100 },
+    );
+    await mgr.start();
+    await cluster.client.create(greeting(ns, 'slow', 1));
+    await eventually(() => signal !== undefined);
+    await mgr.stop();
+    assert.equal(signal?.aborted, true);
+    release();
+    await eventually(() => outcome !== undefined);
+    assert.ok(outcome instanceof FencedError, String(outcome));
+    assert.equal(await cluster.client.tryGet(CONFIGMAP, 'late', ns), undefined);
+  });
+});
+
+describe('Manager with a webhook server', () => {
+  let cluster: TestCluster;
+
+  before(async () => {
+    cluster = await startCluster();
+    await installGreetingCrd(cluster.client);
+  });
+  after(() => cluster.close());
+
+  test('serves admission webhooks the API server calls, with a generated CA', async () => {
+    const ns = await createNamespace(cluster.client);
+    const mgr = newManager(cluster, {}, { namespace: ns, webhook: { port: 0, host: '127.0.0.1' } });
+    mgr.webhooks?.register('/default-greeting', defaultGreeting);
+    mgr.webhooks?.register('/validate-greeting', validateGreeting);
+    await mgr.start();
+    try {
+      const wh = mgr.webhooks!;
+      assert.equal(wh.serving, true);
+      const ready = await fetch(`${mgr.healthServer!.url}/readyz?verbose`);
+      assert.match(await ready.text(), /\[\+\]webhook ok/);
+      for (const cfg of greetingWebhookConfigurations(`https://127.0.0.1:${wh.port}`, wh.caBundle!)) {
+        await cluster.client.create(cfg);
+      }
+      const g = greeting(ns, 'defaulted', 1, '');
+      const created = await cluster.client.create(g);
+      assert.equal((created as Greeting).spec.message, 'hello', 'the mutating webhook defaulted the message');
+      await assert.rejects(
+        cluster.client.create(greeting(ns, 'chatty', 1, 'x'.repeat(41))),
+        /at most 40 characters/,
+      );
+      await eventually(() => converged(cluster.client, ns, 'defaulted', 1));
+      const metrics = await mgr.metrics.registry.getSingleMetricAsString(
+        'controller_runtime_webhook_requests_total',
+      );
+      assert.match(metrics, /webhook="\/validate-greeting",code="200"/);
+    } finally {
+      await mgr.stop();
     }
   });
 });
@@ -304,6 +401,63 @@ describe('Two managers with leader election', () => {
       assert.ok(Math.min(...byNew.map((e) => e.at)) > Math.max(...byOld.map((e) => e.at)), 'no overlap');
     } finally {
       await Promise.all(managers.map((m) => m.stop()));
+    }
+  });
+
+  test('a leader cut off from the API server stops before the other takes over', async () => {
+    const ns = await createNamespace(cluster.client);
+    const proxy = new PartitionableProxy();
+    const proxyUrl = await proxy.start(cluster.server.url);
+    const timeline: { what: string; who: string; at: number }[] = [];
+    const mark = (what: string, who: string) => timeline.push({ what, who, at: performance.now() });
+    const leaderElection = {
+      namespace: ns,
+      leaseDurationMs: 1500,
+      renewDeadlineMs: 1000,
+      retryPeriodMs: 200,
+    };
+    const make = (who: string, kubeConfig = cluster.newKubeConfig()) =>
+      newManager(
+        cluster,
+        { onReconcile: () => void mark('reconcile', who) },
+        {
+          kubeConfig,
+          namespace: ns,
+          healthProbeAddress: false,
+          gracefulShutdownMs: 2000,
+          leaderElection: { ...leaderElection, identity: who },
+          onStartedLeading: () => mark('lead', who),
+          onStoppedLeading: () => mark('unlead', who),
+        },
+      );
+    const a = make(
+      'a',
+      kubeConfigFromString(cluster.server.kubeconfig.replace(cluster.server.url, proxyUrl)),
+    );
+    const b = make('b');
+    try {
+      await a.start();
+      await eventually(() => a.running);
+      await b.start();
+      await cluster.client.create(greeting(ns, 'k-0', 1));
+      await eventually(() => converged(cluster.client, ns, 'k-0', 1));
+
+      proxy.partition();
+      await eventually(() => b.running, { timeoutMs: 20_000 });
+      const aUnlead = timeline.find((e) => e.what === 'unlead' && e.who === 'a');
+      const bLead = timeline.find((e) => e.what === 'lead' && e.who === 'b');
+      assert.ok(aUnlead && bLead);
+      assert.ok(aUnlead.at < bLead.at, 'a stopped leading before b started');
+      assert.equal(a.running, false);
+      assert.ok(
+        timeline.every((e) => !(e.who === 'a' && e.what === 'reconcile' && e.at > aUnlead.at)),
+        'a did not reconcile after losing leadership',
+      );
+      await cluster.client.create(greeting(ns, 'k-1', 2));
+      await eventually(() => converged(cluster.client, ns, 'k-1', 2));
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await proxy.close();
     }
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Backoff } from '../../src/runtime/backoff.ts';
 import {
   defaultControllerRateLimiter,
   ItemExponentialRateLimiter,
@@ -88,5 +89,20 @@ describe('MaxOfRateLimiter', () => {
     assert.equal(rl.when('x'), 2);
     a.when('x');
     assert.equal(rl.numRequeues('x'), 2);
+  });
+});
+
+describe('Backoff', () => {
+  test('grows by its factor up to the cap, with jitter on top, and resets', () => {
+    const b = new Backoff({ initialMs: 100, maxMs: 1000, factor: 2, jitter: 0.5, random: () => 1 });
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map(() => b.next()),
+      [150, 300, 600, 1200, 1500, 1500],
+    );
+    assert.equal(b.attempts, 6);
+    b.reset();
+    assert.equal(b.next(), 150);
+    const noJitter = new Backoff({ initialMs: 10, random: () => 0 });
+    assert.equal(noJitter.next(), 10);
   });
 });

@@ -1,4 +1,3 @@
-import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Manager } from '../../src/runtime/index.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
@@ -46,11 +45,23 @@ describe('Controllers under injected faults', () => {
           checker.create(greeting(ns, n, (Number(n.slice(2)) % 3) + 1)).then(() => true),
         );
       }
-      for (let i = 0; i < 3; i++) {
-        await eventually(() =>
-          checker.mergePatch(greeting(ns, `r-${i}`, 0), { spec: { message: 'changed' } }).then(() => true),
-        );
-      }
+      // Keep changing specs until the manager has met injected errors, cut watches and 410s.
+      const metric = () =>
+        mgr.metrics.registry.getSingleMetricAsString('troupe_informer_watch_restarts_total');
+      let round = 0;
+      await eventually(
+        async () => {
+          round++;
+          const name = names[round % names.length]!;
+          await checker
+            .mergePatch(greeting(ns, name, 0), { spec: { message: `round ${round}` } })
+            .catch(() => {});
+          const m = await metric();
+          const codes = await mgr.metrics.registry.getSingleMetricAsString('rest_client_requests_total');
+          return /reason="gone"/.test(m) && /reason="closed"/.test(m) && /code="(500|429|409)"/.test(codes);
+        },
+        { timeoutMs: 30_000, intervalMs: 100, message: 'faults were not exercised' },
+      );
       await eventually(
         async () => {
           const gs = (await checker.list<Greeting>(GREETING, { namespace: ns })).items;
@@ -67,10 +78,6 @@ describe('Controllers under injected faults', () => {
         },
         { timeoutMs: 60_000, intervalMs: 200 },
       );
-      const restarts = await mgr.metrics.registry.getSingleMetricAsString(
-        'troupe_informer_watch_restarts_total',
-      );
-      assert.match(restarts, /reason="gone"/, 'expired resourceVersions were exercised');
     } finally {
       cluster.server.faults.configure({});
       await mgr.stop();

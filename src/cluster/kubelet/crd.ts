@@ -14,7 +14,11 @@ export const STAGE_GROUP = 'kwok.x-k8s.io';
 export const STAGE_VERSION = 'v1alpha1';
 export const STAGE_GVR = { group: STAGE_GROUP, version: STAGE_VERSION, resource: 'stages' } as const;
 export const STAGE_CRD_NAME = 'stages.kwok.x-k8s.io';
-const CRD_GVR = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' } as const;
+const CRD_GVR = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+} as const;
 
 type Schema = Record<string, unknown>;
 
@@ -69,7 +73,12 @@ const specSchema: Schema = {
         },
       },
     },
-    weight: { type: 'integer', minimum: 0, default: 0, description: 'Weight among stages matching the same object.' },
+    weight: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description: 'Weight among stages matching the same object.',
+    },
     weightFrom: expressionFrom('WeightFrom is the expression used to get the weight.'),
     delay: {
       type: 'object',
@@ -157,7 +166,11 @@ export function stageCRD(): KubeObject {
           subresources: { status: {} },
           additionalPrinterColumns: [
             { name: 'Kind', type: 'string', jsonPath: '.spec.resourceRef.kind' },
-            { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
+            {
+              name: 'Accepted',
+              type: 'string',
+              jsonPath: '.status.conditions[?(@.type=="Accepted")].status',
+            },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -10,10 +10,12 @@
  *
  * Choosing (KWOK's rule, with troupe's hooks): among the stages that match and are due at
  * some point (a hooked stage whose hook answers "never" does not count), the non-background
- * ones are drawn by weight as KWOK does; background stages are drawn only when none is left.
+ * ones are drawn by weight as KWOK does, and a drawn stage stays chosen while it applies;
+ * a background stage plays instead when it is due before the drawn one (or none is drawn).
  * A stage that was already played (or found to change nothing) at this resourceVersion is not
- * drawn again, so a stage that changes nothing cannot starve the others. While the same stage
- * stays chosen across changes, its delay keeps counting from when it was first chosen.
+ * drawn again, so a stage that changes nothing cannot starve the others. A stage's delay
+ * counts from when the object started matching it, not from the object's last change (KWOK
+ * restarts it on every change, which starves slow stages on busy objects).
  */
 
 import { ApiError } from '../apiserver/errors.ts';
@@ -24,13 +26,23 @@ import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight 
 import type { TimerHandle, TimerQueue } from './timers.ts';
 import type { Anchors } from './runtime.ts';
 
-export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+export type LogFn = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  msg: string,
+  fields?: Record<string, unknown>,
+) => void;
 
 export interface PlayerHooks {
   /** Renders a stage against an object with the kubelet's functions bound to `now`. */
   plan(stage: PlayableStage, obj: KubeObject, now: number, random: number): PlanResult;
   /** After a play: the object before and after (undefined when deleted). */
-  played(stage: PlayableStage, plan: StagePlan, before: KubeObject, after: KubeObject | undefined, now: number): void;
+  played(
+    stage: PlayableStage,
+    plan: StagePlan,
+    before: KubeObject,
+    after: KubeObject | undefined,
+    now: number,
+  ): void;
   /** A stage that cannot be rendered or whose result the API refused. */
   stageFailed(stage: PlayableStage, obj: KubeObject, message: string): void;
   /** An event a stage's `next.event` asks for. */
@@ -71,8 +83,10 @@ interface Entry {
   job: Job | undefined;
   busy: boolean;
   again: boolean;
-  /** Stages played (or found to change nothing) at resourceVersion `rv`. */
-  played: { rv: string; names: Set<string> } | undefined;
+  /** Stages played (or found to change nothing) at resourceVersion `rv`, and when. */
+  played: { rv: string; at: Map<string, number> } | undefined;
+  /** When the object started matching each stage it matches, and the stage's random draw. */
+  sinces: Map<string, { since: number; rand: number }> | undefined;
   failures: number;
 }
 
@@ -229,6 +243,7 @@ export class StagePlayer {
         busy: false,
         again: false,
         played: undefined,
+        sinces: undefined,
         failures: 0,
       };
       this.entries.set(key, e);
@@ -270,24 +285,34 @@ export class StagePlayer {
     obj: KubeObject,
     now: number,
   ): { stage: PlayableStage; due: number; since: number; rand: number } | undefined {
-    const played = e.played?.rv === e.rv ? e.played.names : undefined;
+    const played = e.played?.rv === e.rv ? e.played.at : undefined;
     const cands: { stage: PlayableStage; due: number; since: number; rand: number }[] = [];
+    const sinces = new Map<string, { since: number; rand: number }>();
     for (const s of this.o.stages(obj)) {
-      if (played?.has(s.name) || !stageMatches(s.compiled, obj)) continue;
-      const keep = e.job?.stage === s;
-      const since = keep ? e.job!.since : now;
-      const rand = keep ? e.job!.rand : this.random();
-      const due = this.dueOf(s, obj, now, since, rand);
-      if (due !== undefined) cands.push({ stage: s, due, since, rand });
+      if (!stageMatches(s.compiled, obj)) continue;
+      // A stage's delay counts from when the object started matching it, across changes; for a
+      // stage already played at this version, from that play (a delayed stage that changed
+      // nothing, like a heartbeat within the same second, comes round again; an immediate
+      // one does not, or it would spin).
+      const playedAt = played?.get(s.name);
+      const first = e.sinces?.get(s.name) ?? { since: playedAt ?? now, rand: this.random() };
+      const due = this.dueOf(s, obj, now, first.since, first.rand);
+      if (due === undefined || (playedAt !== undefined && due <= playedAt)) continue;
+      sinces.set(s.name, first);
+      cands.push({ stage: s, due, ...first });
     }
+    e.sinces = sinces.size > 0 ? sinces : undefined;
     if (cands.length === 0) return undefined;
     const fg = cands.filter((c) => !c.stage.background);
-    const pool = fg.length > 0 ? fg : cands;
-    if (pool.length === 1) return pool[0];
-    // Keep a pending stage that still applies rather than drawing again on every change.
-    const kept = pool.find((c) => c.stage === e.job?.stage);
-    if (kept) return kept;
-    return this.draw(pool, obj);
+    const bg = cands.filter((c) => c.stage.background);
+    let pick: (typeof cands)[number] | undefined;
+    if (fg.length > 0) {
+      // Keep a pending stage that still applies rather than drawing again on every change.
+      pick = fg.find((c) => c.stage === e.job?.stage) ?? (fg.length === 1 ? fg[0] : this.draw(fg, obj));
+    }
+    // Background stages play when nothing else would play before them.
+    for (const c of bg) if (!pick || c.due < pick.due) pick = c;
+    return pick;
   }
 
   /** KWOK's weighted draw: uniform when every weight is 0, else by weight among positive ones. */
@@ -304,10 +329,22 @@ export class StagePlayer {
     return pool[pool.length - 1]!;
   }
 
-  private dueOf(s: PlayableStage, obj: KubeObject, now: number, since: number, rand: number): number | undefined {
+  private dueOf(
+    s: PlayableStage,
+    obj: KubeObject,
+    now: number,
+    since: number,
+    rand: number,
+  ): number | undefined {
     const delay = stageDelay(s.compiled, obj, { now: () => now, random: () => rand });
     if (s.hook) {
-      return s.hook(obj, { now, since, timeScale: this.o.timeScale, stageDelayMs: delay, anchors: this.o.anchors });
+      return s.hook(obj, {
+        now,
+        since,
+        timeScale: this.o.timeScale,
+        stageDelayMs: delay,
+        anchors: this.o.anchors,
+      });
     }
     return since + (delay ?? 0) / this.o.timeScale;
   }
@@ -324,7 +361,7 @@ export class StagePlayer {
     while (this.inFlight < this.concurrency && this.runQueue.length > 0) {
       const e = this.runQueue.shift()!;
       const job = e.job;
-      if (!job || !job.queued || this.entries.get(e.key) !== e) continue;
+      if (!job?.queued || this.entries.get(e.key) !== e) continue;
       if (e.busy) {
         job.queued = false;
         e.again = true;
@@ -334,7 +371,9 @@ export class StagePlayer {
       this.inFlight++;
       e.busy = true;
       this.run(e, job)
-        .catch((err: unknown) => this.log('error', 'kubelet: playing a stage failed', { key: e.key, error: errText(err) }))
+        .catch((err: unknown) =>
+          this.log('error', 'kubelet: playing a stage failed', { key: e.key, error: errText(err) }),
+        )
         .finally(() => {
           this.inFlight--;
           e.busy = false;
@@ -373,7 +412,7 @@ export class StagePlayer {
     }
     const r = this.o.hooks.plan(stage, obj, now, job.rand);
     if (!r.ok) {
-      this.markPlayed(e, rv, stage);
+      this.markPlayed(e, rv, stage, now);
       this.o.hooks.stageFailed(stage, obj, r.error);
       e.again = true;
       return;
@@ -382,7 +421,9 @@ export class StagePlayer {
       const after = await this.apply(obj, r.plan);
       this.plays++;
       e.failures = 0;
-      if (after && (after.metadata.resourceVersion ?? '') === rv) this.markPlayed(e, rv, stage);
+      // A stage that still matches after playing counts its next delay from now.
+      e.sinces?.delete(stage.name);
+      if (after && (after.metadata.resourceVersion ?? '') === rv) this.markPlayed(e, rv, stage, now);
       this.o.hooks.played(stage, r.plan, obj, after, now);
     } catch (err) {
       if (isNotFound(err)) {
@@ -405,15 +446,16 @@ export class StagePlayer {
         }
         return;
       }
-      this.markPlayed(e, rv, stage);
+      this.markPlayed(e, rv, stage, now);
       this.o.hooks.stageFailed(stage, obj, errText(err));
     }
     e.again = true;
   }
 
-  private markPlayed(e: Entry, rv: string, stage: PlayableStage): void {
-    if (e.played?.rv !== rv) e.played = { rv, names: new Set() };
-    e.played.names.add(stage.name);
+  private markPlayed(e: Entry, rv: string, stage: PlayableStage, at: number): void {
+    if (e.played?.rv !== rv) e.played = { rv, at: new Map() };
+    e.played.at.set(stage.name, at);
+    e.sinces?.delete(stage.name);
     e.rv = '';
   }
 

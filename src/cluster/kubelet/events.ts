@@ -66,7 +66,10 @@ export class KubeletEvents {
   dropped = 0;
   written = 0;
 
-  constructor(client: ClusterClient, opts: { component?: string; maxBacklog?: number; concurrency?: number } = {}) {
+  constructor(
+    client: ClusterClient,
+    opts: { component?: string; maxBacklog?: number; concurrency?: number } = {},
+  ) {
     this.client = client;
     this.component = opts.component ?? 'kubelet';
     this.maxBacklog = opts.maxBacklog ?? 5000;
@@ -118,9 +121,17 @@ export class KubeletEvents {
     const t = ev.target;
     const namespace = t.namespace || 'default';
     const ts = `${at.toISOString().slice(0, 19)}Z`;
-    const key = [ev.host, t.kind, namespace, t.name, t.uid ?? '', t.fieldPath ?? '', ev.type, ev.reason, ev.message].join(
-      '\u0000',
-    );
+    const key = [
+      ev.host,
+      t.kind,
+      namespace,
+      t.name,
+      t.uid ?? '',
+      t.fieldPath ?? '',
+      ev.type,
+      ev.reason,
+      ev.message,
+    ].join('\u0000');
     const prior = this.seen.get(key);
     if (prior) {
       try {

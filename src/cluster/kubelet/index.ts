@@ -62,7 +62,12 @@ export interface KubeletOptions {
   events?: boolean;
   /** Renew node Leases in kube-node-lease (default true). */
   leases?: boolean;
+  /**
+   * Addresses for nodes that have no InternalIP of their own (default 10.200.0.0/16, apart from
+   * the 10.240.0.0/16 the nodes component hands out, so adopted nodes never share one).
+   */
   nodeCIDR?: string;
+  /** Pod addresses (default 10.0.0.0/12). */
   podCIDR?: string;
   /** Stage plays in flight at once (default 64). */
   concurrency?: number;
@@ -88,13 +93,17 @@ export interface Kubelet {
   /** Resolves once no stage play is queued or running (delayed plays may still wait). */
   idle(): Promise<void>;
   stats(): KubeletStats;
+  /** The stage waiting to play for a pod or node and when (epoch ms), if any. */
+  pending(kind: 'Pod' | 'Node', namespace: string, name: string): { stage: string; due: number } | undefined;
   stop(): Promise<void>;
 }
 
 /** Go's time.ParseDuration-free check: a finite number > 0. */
 export function validateTimeScale(v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new Error(`invalid time scale ${JSON.stringify(v)}: must be a number greater than 0 (10 = ten times faster)`);
+    throw new Error(
+      `invalid time scale ${JSON.stringify(v)}: must be a number greater than 0 (10 = ten times faster)`,
+    );
   }
   return v;
 }
@@ -117,12 +126,13 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     opts.manageNodesWithAnnotation ?? `${MANAGED_NODE_ANNOTATION}=${MANAGED_NODE_VALUE}`,
   );
   const disabled = new Set(opts.disabledStages ?? []);
-  const defaults = opts.defaultStages === false ? [] : troupeDefaultStages().filter((s) => !disabled.has(s.metadata.name));
+  const defaults =
+    opts.defaultStages === false ? [] : troupeDefaultStages().filter((s) => !disabled.has(s.metadata.name));
   const set = new StageSet(defaults, opts.stages ?? []);
 
   const timers = new TimerQueue();
   const anchors = new Anchors();
-  const ipam = createIPAM({ nodeCIDR: opts.nodeCIDR, podCIDR: opts.podCIDR });
+  const ipam = createIPAM({ nodeCIDR: opts.nodeCIDR ?? '10.200.0.0/16', podCIDR: opts.podCIDR });
   const events = new KubeletEvents(client);
   const leases = opts.leases === false ? undefined : new NodeLeases(client, timers, { timeScale, log });
 
@@ -149,7 +159,9 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
   };
 
   const hostOf = (obj: KubeObject): string =>
-    obj.kind === 'Node' ? (obj.metadata.name ?? '') : String((obj.spec as { nodeName?: string } | undefined)?.nodeName ?? '');
+    obj.kind === 'Node'
+      ? (obj.metadata.name ?? '')
+      : String((obj.spec as { nodeName?: string } | undefined)?.nodeName ?? '');
 
   const hooks = {
     plan: (stage: PlayableStage, obj: KubeObject, now: number, rand: number) =>
@@ -170,7 +182,8 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     client,
     gvr: GVR.pods,
     stages: (obj) => set.forKind(obj.apiVersion, obj.kind),
-    managed: (pod) => managedNodes.has(String((pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '')),
+    managed: (pod) =>
+      managedNodes.has(String((pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '')),
     timers,
     timeScale,
     anchors,
@@ -224,9 +237,9 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     const name = node.metadata.name ?? '';
     const wasManaged = managedNodes.has(name);
     const manage = type !== 'DELETED' && isManagedNode(node);
-    const addr = (node.status as { addresses?: { type?: string; address?: string }[] } | undefined)?.addresses?.find(
-      (a) => a.type === 'InternalIP',
-    )?.address;
+    const addr = (
+      node.status as { addresses?: { type?: string; address?: string }[] } | undefined
+    )?.addresses?.find((a) => a.type === 'InternalIP')?.address;
     if (addr && type !== 'DELETED') nodeAddresses.set(name, addr);
     if (manage && !wasManaged) {
       managedNodes.add(name);
@@ -286,6 +299,8 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
         if (pods.isIdle() && nodes.isIdle()) return;
       }
     },
+    pending: (kind, namespace, name) =>
+      kind === 'Pod' ? pods.pending(namespace, name) : nodes.pending('', name),
     stats: () => ({
       nodes: managedNodes.size,
       pods: pods.size,

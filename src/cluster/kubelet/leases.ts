@@ -3,7 +3,9 @@
  * the node, owned by the Node object, `leaseDurationSeconds: 40`, renewed every 10 s (divided
  * by the time scale, never more often than once a second per node), with a little jitter so
  * 1,000 nodes do not renew in lock-step. Renewals stop when the node stops being managed,
- * which is how a dead kubelet looks to the node lifecycle controller.
+ * which is how a dead kubelet looks to the node lifecycle controller. A Lease someone else
+ * keeps fresh (the embedded cluster's node simulator renews its own nodes' Leases) is left
+ * to them, so the two never double the writes.
  */
 
 import type { KubeObject } from '../apiserver/types.ts';
@@ -26,7 +28,10 @@ export class NodeLeases {
   private readonly timers: TimerQueue;
   private readonly intervalMs: number;
   private readonly log: LogFn;
-  private readonly nodes = new Map<string, { uid: string; timer: TimerHandle | undefined; busy: boolean }>();
+  private readonly nodes = new Map<
+    string,
+    { uid: string; timer: TimerHandle | undefined; busy: boolean; wrote: string | undefined }
+  >();
   private stopped = false;
   renewals = 0;
 
@@ -39,7 +44,7 @@ export class NodeLeases {
 
   start(node: string, uid: string): void {
     if (this.stopped || this.nodes.has(node)) return;
-    const n = { uid, timer: undefined as TimerHandle | undefined, busy: false };
+    const n = { uid, timer: undefined as TimerHandle | undefined, busy: false, wrote: undefined as string | undefined };
     this.nodes.set(node, n);
     n.timer = this.timers.schedule(Date.now(), () => void this.renew(node));
   }
@@ -61,11 +66,20 @@ export class NodeLeases {
     if (!n || n.busy) return;
     n.busy = true;
     try {
-      await this.write(node, n.uid);
-      this.renewals++;
+      const cur = this.client.get(GVR.leases, LEASE_NAMESPACE, node);
+      const renewed = (cur?.spec as { renewTime?: string } | undefined)?.renewTime;
+      const othersFresh =
+        renewed !== undefined && renewed !== n.wrote && Date.now() - Date.parse(renewed) < this.intervalMs;
+      if (!othersFresh) {
+        n.wrote = await this.write(node, n.uid);
+        this.renewals++;
+      }
     } catch (err) {
       if (!isConflict(err)) {
-        this.log('debug', 'kubelet: lease renewal failed', { node, error: err instanceof Error ? err.message : String(err) });
+        this.log('debug', 'kubelet: lease renewal failed', {
+          node,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     } finally {
       n.busy = false;
@@ -76,7 +90,7 @@ export class NodeLeases {
     }
   }
 
-  private async write(node: string, uid: string): Promise<void> {
+  private async write(node: string, uid: string): Promise<string> {
     const now = microTime(Date.now());
     try {
       await this.client.mutate(GVR.leases, LEASE_NAMESPACE, node, (lease) => {
@@ -100,5 +114,6 @@ export class NodeLeases {
       };
       await this.client.create(GVR.leases, lease);
     }
+    return now;
   }
 }

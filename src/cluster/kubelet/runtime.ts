@@ -99,7 +99,9 @@ function sleepArgs(words: readonly string[]): number | 'forever' | undefined {
  * `sleep infinity` and compound shell scripts).
  */
 export function sleepDurationMs(command: unknown, args: unknown): number | undefined {
-  const words = [...(Array.isArray(command) ? command : []), ...(Array.isArray(args) ? args : [])].map(String);
+  const words = [...(Array.isArray(command) ? command : []), ...(Array.isArray(args) ? args : [])].map(
+    String,
+  );
   if (words.length === 0) return undefined;
   let argv = words;
   if (SHELLS.has(basename(words[0]!)) && words[1] === '-c' && words.length === 3) {
@@ -163,7 +165,9 @@ export function hasRunHints(pod: PodLike): boolean {
 
 /** Whether the kubelet has anything timed to track for this pod (probes, runs). */
 export function isTimed(pod: PodLike): boolean {
-  return podBehaviour(pod).some((b) => b.runMs !== undefined || b.startupMs > 0 || b.readinessMs !== undefined);
+  return podBehaviour(pod).some(
+    (b) => b.runMs !== undefined || b.startupMs > 0 || b.readinessMs !== undefined,
+  );
 }
 
 /** Crash-loop back-off before restart number `restartCount + 1`. */
@@ -202,10 +206,19 @@ export class Anchors {
   }
 
   /** The remembered time when it agrees with the object's (second-precision) timestamp. */
-  resolve(uid: string, name: string, restarts: number, what: 'started' | 'finished', stamp: unknown): number | undefined {
+  resolve(
+    uid: string,
+    name: string,
+    restarts: number,
+    what: 'started' | 'finished',
+    stamp: unknown,
+  ): number | undefined {
     const parsed = typeof stamp === 'string' ? parseRFC3339(stamp) : undefined;
     const known = this.pods.get(uid)?.get(`${name}\u0000${restarts}`)?.[what];
-    if (known !== undefined && (parsed === undefined || Math.floor(known / 1000) === Math.floor(parsed / 1000))) {
+    if (
+      known !== undefined &&
+      (parsed === undefined || Math.floor(known / 1000) === Math.floor(parsed / 1000))
+    ) {
       return known;
     }
     return parsed;
@@ -274,14 +287,29 @@ export function nextContainerChange(pod: PodLike, env: RuntimeEnv): number | und
       if (t !== undefined && (min === undefined || t < min)) min = t;
     }
   }
+  // Pod conditions that disagree with the containers (another component wrote Ready=False
+  // while the node was unreachable, say) are put right at once, as a kubelet's status sync does.
+  if ((min === undefined || min > env.now) && conditionsStale(pod, env.now)) return env.now;
   return min;
+}
+
+function conditionsStale(pod: PodLike, now: number): boolean {
+  const statuses = arr(rec(pod.status).containerStatuses);
+  if (statuses.length === 0) return false;
+  const have = new Map(arr(rec(pod.status).conditions).map((c) => [String(c.type), c.status]));
+  return readinessConditions(pod, statuses, false, now).some((c) => have.get(String(c.type)) !== c.status);
 }
 
 function restarts(policy: string, exitCode: number): boolean {
   return policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0);
 }
 
-function runningStatus(b: ContainerBehaviour, restartCount: number, at: number, lastState: Json | undefined): Json {
+function runningStatus(
+  b: ContainerBehaviour,
+  restartCount: number,
+  at: number,
+  lastState: Json | undefined,
+): Json {
   const s: Json = {
     name: b.name,
     image: b.image,
@@ -310,13 +338,17 @@ function readinessConditions(pod: PodLike, statuses: Json[], terminal: boolean, 
     const status = ok ? 'True' : 'False';
     const prev = old.get(type);
     const c: Json = { type, status, lastProbeTime: null };
-    c.lastTransitionTime = prev?.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : stamp;
+    c.lastTransitionTime =
+      prev?.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : stamp;
     if (reason) c.reason = reason;
     if (message) c.message = message;
     return c;
   };
   if (terminal) {
-    return [cond('ContainersReady', false, 'PodCompleted', undefined), cond('Ready', false, 'PodCompleted', undefined)];
+    return [
+      cond('ContainersReady', false, 'PodCompleted', undefined),
+      cond('Ready', false, 'PodCompleted', undefined),
+    ];
   }
   const unready = statuses.filter((s) => s.ready !== true).map((s) => String(s.name));
   const gates = arr(rec(pod.spec).readinessGates).map((g) => String(g.conditionType));
@@ -325,9 +357,15 @@ function readinessConditions(pod: PodLike, statuses: Json[], terminal: boolean, 
   const msg = `containers with unready status: [${unready.join(' ')}]`;
   let readyMsg: string | undefined;
   if (!containersOk) readyMsg = msg;
-  else if (unmetGates.length > 0) readyMsg = `corresponding condition of pod readiness gate "${unmetGates[0]}" does not exist.`;
+  else if (unmetGates.length > 0)
+    readyMsg = `corresponding condition of pod readiness gate "${unmetGates[0]}" does not exist.`;
   return [
-    cond('ContainersReady', containersOk, containersOk ? undefined : 'ContainersNotReady', containersOk ? undefined : msg),
+    cond(
+      'ContainersReady',
+      containersOk,
+      containersOk ? undefined : 'ContainersNotReady',
+      containersOk ? undefined : msg,
+    ),
     cond(
       'Ready',
       containersOk && unmetGates.length === 0,
@@ -407,7 +445,7 @@ export function advanceContainers(pod: PodLike, env: RuntimeEnv): StatusChange |
     }
     next.push(s);
   }
-  if (!changed) return undefined;
+  if (!changed && !conditionsStale(pod, now)) return undefined;
   const stillRuns = next.some((s) => !rec(s.state).terminated);
   const status: Json = { containerStatuses: next };
   if (!stillRuns) {
@@ -450,7 +488,12 @@ export function stopAllContainers(pod: PodLike, mode: 'kill' | 'complete', env: 
       started: false,
       restartCount: v.restarts,
       state: {
-        terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: stamp },
+        terminated: {
+          exitCode,
+          reason: exitCode === 0 ? 'Completed' : 'Error',
+          startedAt,
+          finishedAt: stamp,
+        },
       },
     };
   });

@@ -107,12 +107,12 @@ export class StageObjects {
   private async writeStatus(name: string, v: Verdict, generation: number | undefined): Promise<void> {
     const cur = this.client.get(STAGE_GVR, '', name);
     if (!cur) return;
-    const conds = ((cur.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).filter(
-      (c) => c.type !== 'Accepted',
-    );
-    const prev = ((cur.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).find(
-      (c) => c.type === 'Accepted',
-    );
+    const conds = (
+      (cur.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []
+    ).filter((c) => c.type !== 'Accepted');
+    const prev = (
+      (cur.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []
+    ).find((c) => c.type === 'Accepted');
     const cond: Record<string, unknown> = {
       type: 'Accepted',
       status: v.status,
@@ -124,7 +124,14 @@ export class StageObjects {
           : formatRFC3339Nano(Math.floor(Date.now() / 1000) * 1000),
     };
     if (generation !== undefined) cond.observedGeneration = generation;
-    await this.client.patch(STAGE_GVR, '', name, 'merge', { status: { conditions: [...conds, cond] } }, 'status');
+    await this.client.patch(
+      STAGE_GVR,
+      '',
+      name,
+      'merge',
+      { status: { conditions: [...conds, cond] } },
+      'status',
+    );
   }
 
   /** Reports a stage that failed while playing (rate-limited per stage by the caller). */

@@ -15,7 +15,13 @@
  */
 
 import type { KubeObject } from '../apiserver/types.ts';
-import { BACKGROUND_ANNOTATION, type DueHook, HOOK_ANNOTATION, HOOKS, TROUPE_FUNC_NAMES } from './troupe-stages.ts';
+import {
+  BACKGROUND_ANNOTATION,
+  type DueHook,
+  HOOK_ANNOTATION,
+  HOOKS,
+  TROUPE_FUNC_NAMES,
+} from './troupe-stages.ts';
 import { type CompiledStage, compileStage, type Stage } from './stages/index.ts';
 
 export type StageOrigin = 'default' | 'option' | 'cluster';
@@ -66,7 +72,11 @@ export const PLAYED_KINDS = new Set(['Pod', 'Node']);
 
 function kindKey(apiGroup: string, kind: string): string {
   // `v1` (core) is what stages write for Pods and Nodes; a bare group matches any version.
-  const group = apiGroup.includes('/') ? apiGroup.slice(0, apiGroup.indexOf('/')) : apiGroup === 'v1' ? '' : apiGroup;
+  const group = apiGroup.includes('/')
+    ? apiGroup.slice(0, apiGroup.indexOf('/'))
+    : apiGroup === 'v1'
+      ? ''
+      : apiGroup;
   return `${group}/${kind}`;
 }
 

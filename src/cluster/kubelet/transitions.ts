@@ -47,7 +47,8 @@ export function podTransitions(
   const timed = isTimed(after);
   const images = new Map<string, string>();
   const containers = rec(after.spec).containers;
-  if (Array.isArray(containers)) for (const c of containers) images.set(String(rec(c).name), String(rec(c).image ?? ''));
+  if (Array.isArray(containers))
+    for (const c of containers) images.set(String(rec(c).name), String(rec(c).image ?? ''));
   const ev = (name: string, type: string, reason: string, message: string) =>
     out.push({ target: targetOf(after, `spec.containers{${name}}`), type, reason, message, host });
   for (const [name, s] of next) {
@@ -57,7 +58,10 @@ export function podTransitions(
     const started = runningSince(s);
     const oldStarted = runningSince(old);
     const oldRestarts = typeof old?.restartCount === 'number' ? old.restartCount : 0;
-    if (started !== undefined && (oldStarted === undefined || restarts !== oldRestarts || started !== oldStarted)) {
+    if (
+      started !== undefined &&
+      (oldStarted === undefined || restarts !== oldRestarts || started !== oldStarted)
+    ) {
       if (timed) anchors.record(uid, name, restarts, 'started', at);
       ev(name, 'Normal', 'Pulled', `Container image "${images.get(name)}" already present on machine`);
       ev(name, 'Normal', 'Created', `Created container: ${name}`);
@@ -70,7 +74,12 @@ export function podTransitions(
     const waiting = rec(rec(s.state).waiting);
     const oldWaiting = rec(rec(old?.state).waiting);
     if (waiting.reason === 'CrashLoopBackOff' && oldWaiting.reason !== 'CrashLoopBackOff') {
-      ev(name, 'Warning', 'BackOff', `Back-off restarting failed container ${name} in pod ${pod}_${ns}(${uid})`);
+      ev(
+        name,
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${name} in pod ${pod}_${ns}(${uid})`,
+      );
     }
   }
   return out;

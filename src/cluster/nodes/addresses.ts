@@ -41,7 +41,10 @@ class Range {
       off = this.free.pop();
       if (off === undefined) {
         // The network and broadcast addresses are never handed out.
-        if (this.next >= this.cidr.size - 1) throw new Error(`no addresses left in ${formatIPv4(this.cidr.base)}/${32 - Math.log2(this.cidr.size)}`);
+        if (this.next >= this.cidr.size - 1)
+          throw new Error(
+            `no addresses left in ${formatIPv4(this.cidr.base)}/${32 - Math.log2(this.cidr.size)}`,
+          );
         off = this.next++;
       }
       this.byName.set(name, off);

@@ -42,7 +42,11 @@ export const DEFAULT_NODE_CIDR = '10.240.0.0/16';
 export const DEFAULT_MAX_PODS = '110';
 export const DEFAULT_POOL_NAME = 'standard';
 export const DEFAULT_NODE_PREFIX = 'node';
-export const DEFAULT_NODE_CAPACITY: Readonly<Record<string, string>> = { cpu: '32', memory: '256Gi', pods: DEFAULT_MAX_PODS };
+export const DEFAULT_NODE_CAPACITY: Readonly<Record<string, string>> = {
+  cpu: '32',
+  memory: '256Gi',
+  pods: DEFAULT_MAX_PODS,
+};
 
 export class NodeConfigError extends Error {
   readonly problems: string[];
@@ -133,12 +137,27 @@ export function validateNodeConfig(raw: unknown): NodeConfig {
       const id = `${t.key}:${t.effect}`;
       if (seenTaints.has(id)) err(field, `duplicate taint ${t.key}:${t.effect}`);
       seenTaints.add(id);
-      taints.push(t.value === undefined ? { key: t.key, effect: t.effect } : { key: t.key, value: t.value, effect: t.effect });
+      taints.push(
+        t.value === undefined
+          ? { key: t.key, effect: t.effect }
+          : { key: t.key, value: t.value, effect: t.effect },
+      );
     });
 
     const cidr = p.cidr ?? nodeCIDR;
-    if (p.cidr !== undefined && !parseCIDR(p.cidr)) err('cidr', `"${p.cidr}" is not an IPv4 CIDR (e.g. 10.241.0.0/24)`);
-    pools.push({ name: p.name, namePrefix, count: p.count, capacity, allocatable, labels, annotations, taints, cidr });
+    if (p.cidr !== undefined && !parseCIDR(p.cidr))
+      err('cidr', `"${p.cidr}" is not an IPv4 CIDR (e.g. 10.241.0.0/24)`);
+    pools.push({
+      name: p.name,
+      namePrefix,
+      count: p.count,
+      capacity,
+      allocatable,
+      labels,
+      annotations,
+      taints,
+      cidr,
+    });
   });
 
   // Names and addresses across pools: only meaningful once each pool is sound.
@@ -166,7 +185,9 @@ export function validateNodeConfig(raw: unknown): NodeConfig {
           .map((p, i) => (p.cidr === range ? `pools[${i}]` : ''))
           .filter(Boolean)
           .join(', ');
-        problems.push(`${range === nodeCIDR ? 'nodeCIDR' : `cidr ${range}`}: ${count} nodes (${users}) do not fit in ${usable} addresses`);
+        problems.push(
+          `${range === nodeCIDR ? 'nodeCIDR' : `cidr ${range}`}: ${count} nodes (${users}) do not fit in ${usable} addresses`,
+        );
       }
     }
   }
@@ -176,9 +197,17 @@ export function validateNodeConfig(raw: unknown): NodeConfig {
 
 /** `--nodes N`: N nodes named node-0…node-(N-1) with 32 cpu, 256Gi and 110 pods each. */
 export function defaultNodeConfig(n: number): NodeConfig {
-  if (!Number.isInteger(n) || n < 0) throw new NodeConfigError([`--nodes: must be a whole number ≥ 0, got ${String(n)}`]);
+  if (!Number.isInteger(n) || n < 0)
+    throw new NodeConfigError([`--nodes: must be a whole number ≥ 0, got ${String(n)}`]);
   return validateNodeConfig({
-    pools: [{ name: DEFAULT_POOL_NAME, namePrefix: DEFAULT_NODE_PREFIX, count: n, capacity: { ...DEFAULT_NODE_CAPACITY } }],
+    pools: [
+      {
+        name: DEFAULT_POOL_NAME,
+        namePrefix: DEFAULT_NODE_PREFIX,
+        count: n,
+        capacity: { ...DEFAULT_NODE_CAPACITY },
+      },
+    ],
   });
 }
 
@@ -223,7 +252,9 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 function dnsLabelProblems(v: string): string[] {
   if (v.length > 50) return [`"${v}" is too long for node names (at most 50 characters)`];
   if (!DNS_LABEL.test(v)) {
-    return [`"${v}" must be lower case letters, digits and '-', starting and ending with a letter or digit (it names the nodes)`];
+    return [
+      `"${v}" must be lower case letters, digits and '-', starting and ending with a letter or digit (it names the nodes)`,
+    ];
   }
   return [];
 }
@@ -251,7 +282,9 @@ function schemaProblems(raw: unknown, errors: ErrorObject[]): string[] {
     } else if (e.keyword === 'additionalProperties') {
       msg = `unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
     } else if (e.keyword === 'enum') {
-      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues
+        .map((v) => JSON.stringify(v))
+        .join(', ');
       msg = `must be one of ${allowed}`;
     }
     out.push(field ? `${prefix}${field}: ${msg}` : prefix ? `${prefix}${msg}` : msg);

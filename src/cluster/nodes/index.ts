@@ -22,4 +22,10 @@ export {
   TAINT_UNREACHABLE,
   TAINT_UNSCHEDULABLE,
 } from './node-object.ts';
-export { type AddNodeSpec, type NodeFailure, type NodesHandle, type NodesOptions, startNodes } from './nodes.ts';
+export {
+  type AddNodeSpec,
+  type NodeFailure,
+  type NodesHandle,
+  type NodesOptions,
+  startNodes,
+} from './nodes.ts';

@@ -64,10 +64,16 @@ export class NodeLifecycle {
   constructor(client: ClusterClient, opts: LifecycleOptions) {
     this.client = client;
     this.opts = opts;
-    this.eviction = new TaintEviction(client, { timeScale: opts.timeScale, recorder: opts.evictionRecorder, log: opts.log });
+    this.eviction = new TaintEviction(client, {
+      timeScale: opts.timeScale,
+      recorder: opts.evictionRecorder,
+      log: opts.log,
+    });
     this.stopWatches.push(client.watch(GVR.nodes, (type, node) => this.onNode(type, node)));
     this.stopWatches.push(
-      client.watch(GVR.leases, (type, lease) => this.onLease(type, lease), { namespace: NODE_LEASE_NAMESPACE }),
+      client.watch(GVR.leases, (type, lease) => this.onLease(type, lease), {
+        namespace: NODE_LEASE_NAMESPACE,
+      }),
     );
     this.timer = setInterval(() => this.monitor(), Math.max(1, opts.monitorPeriodMs / opts.timeScale));
     this.timer.unref();
@@ -121,7 +127,12 @@ export class NodeLifecycle {
     const ready = readyCondition(node);
     let h = this.health.get(name);
     if (!h) {
-      h = { probe: Date.now(), leaseRenew: undefined, heartbeat: ready?.lastHeartbeatTime ?? undefined, ready: ready?.status };
+      h = {
+        probe: Date.now(),
+        leaseRenew: undefined,
+        heartbeat: ready?.lastHeartbeatTime ?? undefined,
+        ready: ready?.status,
+      };
       this.health.set(name, h);
       const lease = this.client.get(GVR.leases, NODE_LEASE_NAMESPACE, name);
       h.leaseRenew = (lease?.spec as { renewTime?: string } | undefined)?.renewTime;
@@ -152,7 +163,8 @@ export class NodeLifecycle {
           '',
           name,
           (node) => {
-            const status = (node.status ??= {}) as { conditions?: NodeCondition[] };
+            node.status ??= {};
+            const status = node.status as { conditions?: NodeCondition[] };
             status.conditions = unknownConditions(status.conditions ?? [], secondsTime(new Date()));
           },
           'status',
@@ -167,7 +179,8 @@ export class NodeLifecycle {
     // MarkPodsNotReady: nobody reports on these pods any more.
     this.run(async () => {
       for (const pod of this.client.list(GVR.pods, undefined, { fieldSelector: `spec.nodeName=${name}` })) {
-        const conds = (pod.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+        const conds =
+          (pod.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
         if (!conds.some((c) => c.type === 'Ready' && c.status !== 'False')) continue;
         await this.client
           .mutate(
@@ -176,7 +189,8 @@ export class NodeLifecycle {
             pod.metadata.name ?? '',
             (cur) => {
               if (cur.metadata.uid !== pod.metadata.uid) return;
-              const cs = (cur.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? [];
+              const cs =
+                (cur.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? [];
               for (const c of cs) {
                 if (c.type === 'Ready' && c.status !== 'False') {
                   c.status = 'False';
@@ -200,13 +214,17 @@ export class NodeLifecycle {
   private syncTaints(node: KubeObject): void {
     const name = node.metadata.name ?? '';
     const want = desiredLifecycleTaints(node);
-    const have = nodeTaints(node).filter((t) => LIFECYCLE_TAINT_KEYS.has(t.key) && t.effect !== 'PreferNoSchedule');
+    const have = nodeTaints(node).filter(
+      (t) => LIFECYCLE_TAINT_KEYS.has(t.key) && t.effect !== 'PreferNoSchedule',
+    );
     if (sameTaints(want, have)) return;
     this.run(async () => {
       await this.client.mutate(GVR.nodes, '', name, (cur) => {
         const target = desiredLifecycleTaints(cur);
         const existing = nodeTaints(cur);
-        const kept = existing.filter((t) => !LIFECYCLE_TAINT_KEYS.has(t.key) || t.effect === 'PreferNoSchedule');
+        const kept = existing.filter(
+          (t) => !LIFECYCLE_TAINT_KEYS.has(t.key) || t.effect === 'PreferNoSchedule',
+        );
         const now = secondsTime(new Date());
         const added = target.map((t) => {
           const prior = existing.find((e) => e.key === t.key && e.effect === t.effect);
@@ -214,7 +232,8 @@ export class NodeLifecycle {
           return t.effect === 'NoExecute' ? { ...t, timeAdded: now } : t;
         });
         const taints = [...kept, ...added];
-        const spec = (cur.spec ??= {}) as { taints?: unknown[] };
+        cur.spec ??= {};
+        const spec = cur.spec as { taints?: unknown[] };
         if (taints.length > 0) spec.taints = taints;
         else delete spec.taints;
       });
@@ -241,7 +260,10 @@ export class NodeLifecycle {
               },
               'status',
             );
-            await this.client.delete(GVR.pods, ns, podName, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } });
+            await this.client.delete(GVR.pods, ns, podName, {
+              gracePeriodSeconds: 0,
+              preconditions: { uid: pod.metadata.uid },
+            });
           } catch (err) {
             if (!isNotFound(err)) throw err;
           }
@@ -259,7 +281,10 @@ function desiredLifecycleTaints(node: KubeObject): Taint[] {
   if (ready === 'False') {
     out.push({ key: TAINT_NOT_READY, effect: 'NoSchedule' }, { key: TAINT_NOT_READY, effect: 'NoExecute' });
   } else if (ready === 'Unknown') {
-    out.push({ key: TAINT_UNREACHABLE, effect: 'NoSchedule' }, { key: TAINT_UNREACHABLE, effect: 'NoExecute' });
+    out.push(
+      { key: TAINT_UNREACHABLE, effect: 'NoSchedule' },
+      { key: TAINT_UNREACHABLE, effect: 'NoExecute' },
+    );
   }
   if ((node.spec as { unschedulable?: boolean } | undefined)?.unschedulable === true) {
     out.push({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' });

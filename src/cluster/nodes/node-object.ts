@@ -49,7 +49,11 @@ const HEALTHY: [type: string, reason: string, message: string][] = [
 ];
 
 /** The conditions a kubelet posts: healthy pressures and Ready True or False. */
-export function kubeletConditions(ready: boolean, now: string, previous: NodeCondition[] = []): NodeCondition[] {
+export function kubeletConditions(
+  ready: boolean,
+  now: string,
+  previous: NodeCondition[] = [],
+): NodeCondition[] {
   const out: NodeCondition[] = HEALTHY.map(([type, reason, message]) => ({
     type,
     status: 'False',
@@ -152,7 +156,10 @@ export function nodeObject(spec: SimNodeSpec, now: string): KubeObject {
   return node;
 }
 
-export function nodeStatus(spec: Pick<SimNodeSpec, 'name' | 'capacity' | 'allocatable' | 'address'>, now: string): Record<string, unknown> {
+export function nodeStatus(
+  spec: Pick<SimNodeSpec, 'name' | 'capacity' | 'allocatable' | 'address'>,
+  now: string,
+): Record<string, unknown> {
   return {
     capacity: { ...spec.capacity },
     allocatable: { ...spec.allocatable },
@@ -200,7 +207,8 @@ export function readyCondition(node: KubeObject): NodeCondition | undefined {
 }
 
 export function nodeTaints(node: KubeObject): (Taint & { timeAdded?: string })[] {
-  return ((node.spec as { taints?: (Taint & { timeAdded?: string })[] } | undefined)?.taints ?? []) as (Taint & {
+  return ((node.spec as { taints?: (Taint & { timeAdded?: string })[] } | undefined)?.taints ??
+    []) as (Taint & {
     timeAdded?: string;
   })[];
 }

@@ -39,6 +39,8 @@ export interface NodesOptions {
   timeScale?: number;
   /** Kubelet lease renewal interval before scaling (10 s). */
   leaseRenewIntervalMs?: number;
+  /** Renew node Leases here (default true); false when another kubelet simulator renews them. */
+  leases?: boolean;
   /** spec.leaseDurationSeconds written on leases (40). */
   leaseDurationSeconds?: number;
   /** Run the node lifecycle controller (taints, eviction, health, pod GC). Default true. */
@@ -94,7 +96,11 @@ interface Managed {
 /** KWOK's defaults for a node that declares no capacity. */
 const ADOPTED_CAPACITY = { cpu: '1k', memory: '1Ti', pods: '1M' };
 
-export async function startNodes(client: ClusterClient, config: NodeConfig, opts: NodesOptions = {}): Promise<NodesHandle> {
+export async function startNodes(
+  client: ClusterClient,
+  config: NodeConfig,
+  opts: NodesOptions = {},
+): Promise<NodesHandle> {
   const timeScale = opts.timeScale ?? 1;
   if (!(timeScale > 0)) throw new Error(`timeScale must be > 0, got ${timeScale}`);
   const log: NodesLog = opts.log ?? (() => {});
@@ -102,8 +108,12 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
   const leaseDuration = opts.leaseDurationSeconds ?? 40;
   const events = opts.events !== false;
   const evLog = (msg: string, f: Record<string, unknown>) => log('debug', msg, f);
-  const controllerEvents = events ? new EventRecorder(client, { component: 'node-controller' }, evLog) : undefined;
-  const evictionEvents = events ? new EventRecorder(client, { component: 'taint-eviction-controller' }, evLog) : undefined;
+  const controllerEvents = events
+    ? new EventRecorder(client, { component: 'node-controller' }, evLog)
+    : undefined;
+  const evictionEvents = events
+    ? new EventRecorder(client, { component: 'taint-eviction-controller' }, evLog)
+    : undefined;
   const kubeletEvents = events ? new EventRecorder(client, { component: 'kubelet' }, evLog) : undefined;
   const addresses = new AddressBook();
   const managed = new Map<string, Managed>();
@@ -132,10 +142,12 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
   const nextDue = () => Date.now() + renewMs * (1 - 0.04 * Math.random());
 
   async function renewLease(m: Managed): Promise<void> {
+    if (opts.leases === false) return;
     const now = microTime(new Date());
     try {
       await client.mutate(GVR.leases, NODE_LEASE_NAMESPACE, m.name, (lease) => {
-        const spec = (lease.spec ??= {}) as Record<string, unknown>;
+        lease.spec ??= {};
+        const spec = lease.spec as Record<string, unknown>;
         spec.holderIdentity = m.name;
         spec.leaseDurationSeconds = leaseDuration;
         spec.renewTime = now;
@@ -149,7 +161,9 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
           metadata: {
             name: m.name,
             namespace: NODE_LEASE_NAMESPACE,
-            ownerReferences: m.uid ? [{ apiVersion: 'v1', kind: 'Node', name: m.name, uid: m.uid }] : undefined,
+            ownerReferences: m.uid
+              ? [{ apiVersion: 'v1', kind: 'Node', name: m.name, uid: m.uid }]
+              : undefined,
           },
           spec: { holderIdentity: m.name, leaseDurationSeconds: leaseDuration, renewTime: now },
         })
@@ -165,7 +179,9 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
       for (const m of managed.values()) {
         if (m.mode === 'Unreachable' || m.leaseDue > now) continue;
         m.leaseDue = nextDue();
-        track(renewLease(m)).catch((err: unknown) => log('warn', 'lease renewal failed', { node: m.name, error: String(err) }));
+        track(renewLease(m)).catch((err: unknown) =>
+          log('warn', 'lease renewal failed', { node: m.name, error: String(err) }),
+        );
       }
     },
     Math.max(5, Math.min(1000, renewMs / 10)),
@@ -201,7 +217,9 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
     const name = node.metadata.name ?? '';
     const m = manage(node, config.nodeCIDR);
     m.leaseDue = 0;
-    const ready = (node.status as { conditions?: NodeCondition[] } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+    const ready = (node.status as { conditions?: NodeCondition[] } | undefined)?.conditions?.find(
+      (c) => c.type === 'Ready',
+    );
     if (ready?.status === 'True') return;
     track(
       (async () => {
@@ -211,11 +229,18 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
           '',
           name,
           (cur) => {
-            const st = (cur.status ??= {}) as Record<string, unknown>;
-            const capacity = (st.capacity as Record<string, string> | undefined) ?? (st.allocatable as Record<string, string> | undefined);
+            cur.status ??= {};
+            const st = cur.status as Record<string, unknown>;
+            const capacity =
+              (st.capacity as Record<string, string> | undefined) ??
+              (st.allocatable as Record<string, string> | undefined);
             st.capacity = capacity ?? { ...ADOPTED_CAPACITY };
             st.allocatable ??= { ...(st.capacity as Record<string, string>) };
-            st.conditions = kubeletConditions(true, secondsTime(new Date()), (st.conditions as NodeCondition[] | undefined) ?? []);
+            st.conditions = kubeletConditions(
+              true,
+              secondsTime(new Date()),
+              (st.conditions as NodeCondition[] | undefined) ?? [],
+            );
             st.addresses ??= [
               { type: 'InternalIP', address: addresses.address(m.cidr, name) },
               { type: 'Hostname', address: name },
@@ -258,7 +283,8 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
 
   // Register the configured pools, then follow users' nodes.
   for (const pool of config.pools) {
-    for (const spec of poolMembers(pool, (cidr, n) => addresses.address(cidr, n))) await register(spec, pool.cidr);
+    for (const spec of poolMembers(pool, (cidr, n) => addresses.address(cidr, n)))
+      await register(spec, pool.cidr);
   }
   const stopWatch = client.watch(GVR.nodes, onNode);
 
@@ -270,19 +296,24 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
 
   async function setAnnotation(name: string, value: string): Promise<void> {
     await client.mutate(GVR.nodes, '', name, (cur) => {
-      const a = (cur.metadata.annotations ??= {});
+      cur.metadata.annotations ??= {};
+      const a = cur.metadata.annotations;
       if (a[KWOK_NODE_ANNOTATION] === value) return;
       a[KWOK_NODE_ANNOTATION] = value;
     });
   }
 
-  async function postConditions(name: string, make: (prev: NodeCondition[], now: string) => NodeCondition[]): Promise<KubeObject> {
+  async function postConditions(
+    name: string,
+    make: (prev: NodeCondition[], now: string) => NodeCondition[],
+  ): Promise<KubeObject> {
     return client.mutate(
       GVR.nodes,
       '',
       name,
       (cur) => {
-        const st = (cur.status ??= {}) as { conditions?: NodeCondition[] };
+        cur.status ??= {};
+        const st = cur.status as { conditions?: NodeCondition[] };
         st.conditions = make(st.conditions ?? [], secondsTime(new Date()));
       },
       'status',
@@ -359,7 +390,8 @@ export async function startNodes(client: ClusterClient, config: NodeConfig, opts
 
     async cordon(name: string, unschedulable = true): Promise<void> {
       await client.mutate(GVR.nodes, '', name, (cur) => {
-        const spec = (cur.spec ??= {}) as { unschedulable?: boolean };
+        cur.spec ??= {};
+        const spec = cur.spec as { unschedulable?: boolean };
         if (unschedulable) spec.unschedulable = true;
         else delete spec.unschedulable;
       });

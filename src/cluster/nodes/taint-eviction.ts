@@ -13,7 +13,11 @@ import type { EventRecorder } from '../scheduler/events.ts';
 import { type TaintLike, type TolerationLike, toleratesTaint } from '../scheduler/core/index.ts';
 import { nodeTaints } from './node-object.ts';
 
-export type NodesLog = (level: 'debug' | 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
+export type NodesLog = (
+  level: 'debug' | 'info' | 'warn',
+  msg: string,
+  fields?: Record<string, unknown>,
+) => void;
 
 interface TrackedPod {
   namespace: string;
@@ -100,9 +104,9 @@ export class TaintEviction {
       tn.pods.delete(uid);
       return;
     }
-    const tolerations = ((pod.spec as { tolerations?: TolerationLike[] } | undefined)?.tolerations ?? []).filter(
-      (t) => !t.effect || t.effect === 'NoExecute',
-    );
+    const tolerations = (
+      (pod.spec as { tolerations?: TolerationLike[] } | undefined)?.tolerations ?? []
+    ).filter((t) => !t.effect || t.effect === 'NoExecute');
     let p = tn.pods.get(uid);
     if (!p) {
       p = {
@@ -134,7 +138,8 @@ export class TaintEviction {
         return;
       }
       for (const t of used) {
-        if (typeof t.tolerationSeconds === 'number') minSeconds = Math.min(minSeconds, Math.max(0, t.tolerationSeconds));
+        if (typeof t.tolerationSeconds === 'number')
+          minSeconds = Math.min(minSeconds, Math.max(0, t.tolerationSeconds));
       }
     }
     if (!Number.isFinite(minSeconds)) return;
@@ -164,16 +169,26 @@ export class TaintEviction {
           p.name,
           (cur) => {
             if (cur.metadata.uid !== p.uid) return;
-            setDisruptionTarget(cur, 'DeletionByTaintManager', 'Taint manager: deleting due to NoExecute taint');
+            setDisruptionTarget(
+              cur,
+              'DeletionByTaintManager',
+              'Taint manager: deleting due to NoExecute taint',
+            );
           },
           'status',
         );
         if (pod.metadata.uid !== p.uid) return;
-        this.recorder?.event(pod, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${p.namespace}/${p.name}`);
+        this.recorder?.event(
+          pod,
+          'Normal',
+          'TaintManagerEviction',
+          `Marking for deletion Pod ${p.namespace}/${p.name}`,
+        );
         await this.client.delete(GVR.pods, p.namespace, p.name, { preconditions: { uid: p.uid } });
         this.log('info', 'evicted pod from tainted node', { pod: `${p.namespace}/${p.name}` });
       } catch (err) {
-        if (!isNotFound(err)) this.log('warn', 'taint eviction failed', { pod: `${p.namespace}/${p.name}`, error: String(err) });
+        if (!isNotFound(err))
+          this.log('warn', 'taint eviction failed', { pod: `${p.namespace}/${p.name}`, error: String(err) });
       }
     })();
     this.inflight.add(work);
@@ -183,11 +198,20 @@ export class TaintEviction {
 
 /** The DisruptionTarget condition controllers add before deleting a pod (1.26+). */
 export function setDisruptionTarget(pod: KubeObject, reason: string, message: string): void {
-  const status = (pod.status ??= {}) as { conditions?: Record<string, unknown>[] };
-  const conditions = (status.conditions ??= []);
+  pod.status ??= {};
+  const status = pod.status as { conditions?: Record<string, unknown>[] };
+  status.conditions ??= [];
+  const conditions = status.conditions;
   const now = `${new Date().toISOString().slice(0, 19)}Z`;
   const i = conditions.findIndex((c) => c.type === 'DisruptionTarget');
-  const next = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: now, reason, message };
+  const next = {
+    type: 'DisruptionTarget',
+    status: 'True',
+    lastProbeTime: null,
+    lastTransitionTime: now,
+    reason,
+    message,
+  };
   if (i >= 0) conditions[i] = next;
   else conditions.push(next);
 }

@@ -124,7 +124,10 @@ export class EventRecorder {
         try {
           await this.write(w);
         } catch (err) {
-          this.log('event not recorded', { reason: w.reason, error: err instanceof Error ? err.message : String(err) });
+          this.log('event not recorded', {
+            reason: w.reason,
+            error: err instanceof Error ? err.message : String(err),
+          });
         }
       }
     } finally {
@@ -155,7 +158,9 @@ export class EventRecorder {
       involvedObject: w.involved,
       reason: w.reason,
       message: w.message,
-      source: this.source.host ? { component: this.source.component, host: this.source.host } : { component: this.source.component },
+      source: this.source.host
+        ? { component: this.source.component, host: this.source.host }
+        : { component: this.source.component },
       firstTimestamp: w.first,
       lastTimestamp: w.last,
       count: w.count,

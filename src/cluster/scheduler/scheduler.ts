@@ -29,7 +29,11 @@ import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
-export type SchedulerLog = (level: 'debug' | 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
+export type SchedulerLog = (
+  level: 'debug' | 'info' | 'warn',
+  msg: string,
+  fields?: Record<string, unknown>,
+) => void;
 
 export interface SchedulerOptions {
   /** Pods naming another `spec.schedulerName` are left alone. */
@@ -105,7 +109,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     maxBackoffMs: opts.podMaxBackoffMs ?? 10_000,
   });
   const scheduleOpts: ScheduleOptions = {
-    scoring: { ...opts.scoring, strategy: opts.scoringStrategy ?? opts.scoring?.strategy ?? 'LeastAllocated' },
+    scoring: {
+      ...opts.scoring,
+      strategy: opts.scoringStrategy ?? opts.scoring?.strategy ?? 'LeastAllocated',
+    },
     messages: opts.messages ?? MESSAGES_1_33,
     percentageOfNodesToScore: opts.percentageOfNodesToScore ?? 0,
     preemption: opts.preemption ?? true,
@@ -113,8 +120,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const recorder =
     opts.events === false
       ? undefined
-      : new EventRecorder(client, { component: schedulerName, instance: opts.instance ?? `${schedulerName}-troupe` }, (msg, f) =>
-          log('debug', msg, f),
+      : new EventRecorder(
+          client,
+          { component: schedulerName, instance: opts.instance ?? `${schedulerName}-troupe` },
+          (msg, f) => log('debug', msg, f),
         );
   const budgetMs = opts.tickBudgetMs ?? 10;
   const maxUnschedulableMs = opts.podMaxInUnschedulableMs ?? 300_000;
@@ -208,7 +217,13 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     try {
       await client.bind(namespace, name, nodeName);
       stats.bound++;
-      recorder?.event(qp.pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${nodeName}`, 'Binding');
+      recorder?.event(
+        qp.pod,
+        'Normal',
+        'Scheduled',
+        `Successfully assigned ${namespace}/${name} to ${nodeName}`,
+        'Binding',
+      );
     } catch (err) {
       stats.bindErrors++;
       // Forget the assumption unless the watch already saw the pod bound.
@@ -282,7 +297,14 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
             );
             const victim = client.get(GVR.pods, ns, name);
             await client.delete(GVR.pods, ns, name, { preconditions: { uid: v.uid } });
-            if (victim) recorder?.event(victim, 'Normal', 'Preempted', `Preempted by pod ${qp.uid} on node ${nodeName}`, 'Preempting');
+            if (victim)
+              recorder?.event(
+                victim,
+                'Normal',
+                'Preempted',
+                `Preempted by pod ${qp.uid} on node ${nodeName}`,
+                'Preempting',
+              );
           } catch (err) {
             if (!isNotFound(err)) log('warn', 'preemption failed', { victim: v.key, error: String(err) });
           }
@@ -292,7 +314,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   }
 
   function writeUnschedulable(qp: QueuedPod, message: string, nominated: string | undefined): void {
-    const status = (qp.pod.status ?? {}) as { conditions?: Record<string, unknown>[]; nominatedNodeName?: string };
+    const status = (qp.pod.status ?? {}) as {
+      conditions?: Record<string, unknown>[];
+      nominatedNodeName?: string;
+    };
     const cur = status.conditions?.find((c) => c.type === 'PodScheduled');
     if (
       cur?.status === 'False' &&
@@ -310,7 +335,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
           namespace,
           name,
           (pod) => {
-            if (pod.metadata.uid !== qp.uid || (pod.spec as { nodeName?: string } | undefined)?.nodeName) return;
+            if (pod.metadata.uid !== qp.uid || (pod.spec as { nodeName?: string } | undefined)?.nodeName)
+              return;
             setPodCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
             if (nominated) (pod.status as Record<string, unknown>).nominatedNodeName = nominated;
           },
@@ -319,14 +345,19 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
         .then(
           () => {},
           (err: unknown) => {
-            if (!isNotFound(err)) log('warn', 'cannot update pod condition', { pod: qp.key, error: String(err) });
+            if (!isNotFound(err))
+              log('warn', 'cannot update pod condition', { pod: qp.key, error: String(err) });
           },
         ),
     );
   }
 
   function schedulable(pod: KubeObject): boolean {
-    const spec = (pod.spec ?? {}) as { schedulerName?: string; nodeName?: string; schedulingGates?: unknown[] };
+    const spec = (pod.spec ?? {}) as {
+      schedulerName?: string;
+      nodeName?: string;
+      schedulingGates?: unknown[];
+    };
     if ((spec.schedulerName || DEFAULT_SCHEDULER_NAME) !== schedulerName) return false;
     if (spec.nodeName) return false;
     if ((spec.schedulingGates?.length ?? 0) > 0) return false;
@@ -450,9 +481,14 @@ function nodeSignature(node: KubeObject): NodeSignature {
 }
 
 /** podutil.UpdatePodCondition: lastTransitionTime moves only when the status does. */
-function setPodCondition(pod: KubeObject, cond: { type: string; status: string; reason: string; message: string }): void {
-  const status = (pod.status ??= {}) as { conditions?: Record<string, unknown>[] };
-  const conditions = (status.conditions ??= []);
+function setPodCondition(
+  pod: KubeObject,
+  cond: { type: string; status: string; reason: string; message: string },
+): void {
+  pod.status ??= {};
+  const status = pod.status as { conditions?: Record<string, unknown>[] };
+  status.conditions ??= [];
+  const conditions = status.conditions;
   const now = secondsTime(new Date());
   const i = conditions.findIndex((c) => c.type === cond.type);
   const prev = i >= 0 ? conditions[i] : undefined;

@@ -34,12 +34,16 @@ export interface PodRef {
   uid: string;
 }
 
-/** Another group stuck Unschedulable under the Restart policy, for choosing who gives way. */
+/** Another group under the Restart policy, for choosing who gives way. */
 export interface PeerGroup {
   namespace: string;
   name: string;
   priority: number;
   creationTimestamp: string | undefined;
+  /** Its phase; only Unschedulable peers are candidates to give way. */
+  phase?: PodGroupPhase;
+  /** When its policy last restarted it. */
+  lastRestartTime?: string;
 }
 
 export interface GroupInput {
@@ -58,7 +62,7 @@ export interface GroupInput {
   joinedAt?: ReadonlyMap<string, number>;
   /** Pods this process already labelled ready whose label the cache does not show yet. */
   labelled?: ReadonlySet<string>;
-  /** Other groups stuck Unschedulable with the Restart policy. */
+  /** Other groups under the Restart policy that are Unschedulable or were restarted. */
   peers?: readonly PeerGroup[];
 }
 
@@ -256,13 +260,28 @@ function applyDeadlockPolicy(
     decision.requeueAfterMs = minDefined(decision.requeueAfterMs, remaining);
     return;
   }
+  // Another group gave its resources back within our timeout: wait and see whether that
+  // unblocks us before giving ours back too (two groups restarting together would only race
+  // into the same deadlock again).
+  for (const peer of input.peers ?? []) {
+    const restartedAt = Date.parse(peer.lastRestartTime ?? '');
+    if (Number.isFinite(restartedAt) && nowMs - restartedAt < timeoutMs) {
+      decision.deferredTo = `${peer.namespace}/${peer.name}`;
+      decision.requeueAfterMs = minDefined(
+        decision.requeueAfterMs,
+        Math.max(1, restartedAt + timeoutMs - nowMs),
+      );
+      return;
+    }
+  }
   const self: PeerGroup = {
     namespace: input.namespace,
     name: input.name,
     priority: groupPriority(t.members.map((m) => m.pod)),
     creationTimestamp: podGroup.metadata.creationTimestamp,
   };
-  const victim = chooseVictim([self, ...(input.peers ?? [])]);
+  const stuck = (input.peers ?? []).filter((p) => p.phase === 'Unschedulable');
+  const victim = chooseVictim([self, ...stuck]);
   if (victim !== self) {
     decision.deferredTo = `${victim.namespace}/${victim.name}`;
     decision.requeueAfterMs = minDefined(decision.requeueAfterMs, DEFER_RECHECK_MS);

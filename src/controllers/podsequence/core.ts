@@ -153,7 +153,14 @@ function invalidPlan(ctx: Ctx, errors: string[]): Plan {
     groupName: ctx.spec.groups[0]?.name,
     ready: undefined,
   });
-  status.conditions = conditions(ctx, { valid: false, validMessage: errors.join('; '), missing: [], completed: false, phase: 'Failed', message });
+  status.conditions = conditions(ctx, {
+    valid: false,
+    validMessage: errors.join('; '),
+    missing: [],
+    completed: false,
+    phase: 'Failed',
+    message,
+  });
   const plan: Plan = {
     spec: ctx.spec,
     currentIndex: 0,
@@ -248,7 +255,10 @@ function missingCheck(
   for (const g of membership.groups) if (g.index <= upTo) missing.push(...g.missing);
   if (missing.length === 0) return { missing };
   const prev = (ctx.prev.conditions ?? []).find((c) => c.type === 'PodsFound');
-  const since = prev?.status === 'False' && prev.lastTransitionTime ? Date.parse(prev.lastTransitionTime) : ctx.input.now.getTime();
+  const since =
+    prev?.status === 'False' && prev.lastTransitionTime
+      ? Date.parse(prev.lastTransitionTime)
+      : ctx.input.now.getTime();
   const grace = ctx.input.options.missingPodGracePeriodMs;
   const waited = ctx.input.now.getTime() - since;
   if (waited >= grace) {
@@ -300,12 +310,20 @@ function releasable(ctx: Ctx, membership: Membership, pod: Pod): boolean {
 
 /** A pod that runs ahead of its group without having been released by this sequence. */
 function escaped(ctx: Ctx, pod: Pod): boolean {
-  return !hasGate(pod, ctx.spec.gate) && !isDone(pod) && !isTerminating(pod) && !isFailed(pod) && releasedBy(pod) !== ctx.key;
+  return (
+    !hasGate(pod, ctx.spec.gate) &&
+    !isDone(pod) &&
+    !isTerminating(pod) &&
+    !isFailed(pod) &&
+    releasedBy(pod) !== ctx.key
+  );
 }
 
 function escapedFailure(ctx: Ctx, pods: { pod: Pod; group: number }[]): Failure | undefined {
   if (pods.length === 0) return undefined;
-  const names = pods.map(({ pod, group }) => `${podName(pod)} (group ${groupLabel(ctx.spec.groups[group]!, ctx.n)})`);
+  const names = pods.map(
+    ({ pod, group }) => `${podName(pod)} (group ${groupLabel(ctx.spec.groups[group]!, ctx.n)})`,
+  );
   return {
     reason: 'PodNotGated',
     message: `Pod ${listNames(names, 3)} started before its group's turn: it does not carry the scheduling gate ${ctx.spec.gate}`,
@@ -316,13 +334,16 @@ function escapedFailure(ctx: Ctx, pods: { pod: Pod; group: number }[]): Failure 
 
 function decideCluster(ctx: Ctx, m: Membership): Plan {
   const { spec, n } = ctx;
-  const satisfied = m.groups.map((g) => g.missing.length === 0 && g.members.length > 0 && g.members.every(isDone));
+  const satisfied = m.groups.map(
+    (g) => g.missing.length === 0 && g.members.length > 0 && g.members.every(isDone),
+  );
   let current = satisfied.indexOf(false);
   if (current < 0) current = n;
 
   const releases: Release[] = [];
   for (let k = 0; k <= Math.min(current, n - 1); k++) {
-    for (const pod of m.groups[k]!.members) if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k));
+    for (const pod of m.groups[k]!.members)
+      if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k));
   }
   const released = new Set(releases.map((r) => r.name));
   const gatedAfter = (p: Pod) => hasGate(p, spec.gate) && !released.has(podName(p));
@@ -333,14 +354,17 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
     for (const pod of m.groups[k]!.members) if (isFailed(pod)) failedPods.push({ pod, group: k });
   }
   if (failedPods.length > 0) {
-    const names = failedPods.map(({ pod, group }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)})`);
+    const names = failedPods.map(
+      ({ pod, group }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)})`,
+    );
     failures.push({
       reason: 'PodFailed',
       message: `Pod ${listNames(names, 3)} failed; later groups cannot start until it is replaced`,
     });
   }
   const escapes: { pod: Pod; group: number }[] = [];
-  for (let k = current + 1; k < n; k++) for (const pod of m.groups[k]!.members) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
+  for (let k = current + 1; k < n; k++)
+    for (const pod of m.groups[k]!.members) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
   const conflict = conflictFailure(m, [...Array(n).keys()]);
@@ -379,13 +403,16 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
     currentIndex: current,
     message,
     groupName: completed ? spec.groups[n - 1]?.name : spec.groups[current]!.name,
-    ready: completed ? `${m.groups[n - 1]?.members.length ?? 0}/${m.groups[n - 1]?.members.length ?? 0}` : readyText,
+    ready: completed
+      ? `${m.groups[n - 1]?.members.length ?? 0}/${m.groups[n - 1]?.members.length ?? 0}`
+      : readyText,
   });
   const max = ctx.input.options.maxListedPods;
   status.currentGroupPods = capped(currentPods, max);
   status.readyPodsInCurrentGroup = readyCount;
   const processed: string[] = [];
-  for (let k = 0; k < current && processed.length < max; k++) processed.push(...m.groups[k]!.members.map(podName));
+  for (let k = 0; k < current && processed.length < max; k++)
+    processed.push(...m.groups[k]!.members.map(podName));
   status.processedPods = capped(processed, max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
 
@@ -442,7 +469,8 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
       const node = podNode(pod);
       if (node) at(node)[g.index]!.push(pod);
       else if (hasGate(pod, spec.gate)) unplaced[g.index]!.push(pod);
-      else if (!isDone(pod) && !isTerminating(pod) && !isFailed(pod)) inFlight.push({ pod, group: g.index, nodes: candidateNodes(pod) });
+      else if (!isDone(pod) && !isTerminating(pod) && !isFailed(pod))
+        inFlight.push({ pod, group: g.index, nodes: candidateNodes(pod) });
     }
   }
   // Full mode knows every node; lite mode knows the nodes its pods name.
@@ -450,54 +478,61 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
   const anywhere = Array.from({ length: n }, () => 0);
   /** Per group, per node: released pods that may still land there. */
   const headingTo: Map<string, string[]>[] = Array.from({ length: n }, () => new Map());
-  for (const f of inFlight) {
-    if (!f.nodes) anywhere[f.group]!++;
-    else
-      for (const node of f.nodes) {
-        const list = headingTo[f.group]!.get(node) ?? [];
-        list.push(podName(f.pod));
-        headingTo[f.group]!.set(node, list);
-      }
-  }
-
-  const views: NodeView[] = [];
-  const indexOf = new Map<string, number>();
-  for (const [name, byGroup] of [...placed].sort(([a], [b]) => a.localeCompare(b))) {
-    const heading = (k: number) => anywhere[k]! > 0 || headingTo[k]!.has(name);
-    let index = n;
-    for (let k = 0; k < n; k++) {
-      const pods = byGroup[k]!;
-      if (pods.length === 0 || !pods.every(isDone) || heading(k)) {
-        index = k;
-        break;
-      }
+  const inbound = (group: number, pod: Pod, nodes: Iterable<string> | undefined) => {
+    if (!nodes) {
+      anywhere[group]!++;
+      return;
     }
-    const all = byGroup.flat();
-    const completed = all.length > 0 && all.every(isDone) && !byGroup.some((_, k) => heading(k));
-    indexOf.set(name, index);
-    views.push({ name, index, completed, phase: 'InProgress', byGroup });
-  }
+    for (const node of nodes) {
+      const list = headingTo[group]!.get(node) ?? [];
+      list.push(podName(pod));
+      headingTo[group]!.set(node, list);
+    }
+  };
+  for (const f of inFlight) inbound(f.group, f.pod, f.nodes);
 
+  // Groups are judged in order, because pods of group k released in this pass (to the
+  // nodes where groups before k are Ready) then count as not-yet-Ready members of group k
+  // on each of those nodes, before group k+1 is judged there.
+  const nodeNames = [...placed.keys()].sort();
+  const indexOf = new Map<string, number>(nodeNames.map((name) => [name, n]));
   const releases: Release[] = [];
-  for (const v of views) {
-    for (let k = 0; k <= Math.min(v.index, n - 1); k++) {
-      for (const pod of v.byGroup[k]!) if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k, { node: v.name }));
-    }
-  }
   const waitingUnplaced: Pod[][] = Array.from({ length: n }, () => []);
   for (let k = 0; k < n; k++) {
     const pods = unplaced[k]!.filter((p) => releasable(ctx, m, p));
-    if (pods.length === 0) continue;
-    if (k === 0) {
-      for (const pod of pods) releases.push(releaseFor(ctx, pod, 0));
-      continue;
+    if (pods.length > 0 && k === 0) {
+      for (const pod of pods) {
+        releases.push(releaseFor(ctx, pod, 0));
+        inbound(0, pod, undefined);
+      }
+    } else if (pods.length > 0) {
+      const eligible = nodeNames.filter((name) => indexOf.get(name)! >= k);
+      if (eligible.length === 0) waitingUnplaced[k]!.push(...pods);
+      for (const pod of eligible.length > 0 ? pods : []) {
+        releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
+        inbound(k, pod, eligible);
+      }
     }
-    const eligible = views.filter((v) => v.index >= k).map((v) => v.name);
-    if (eligible.length === 0) {
-      waitingUnplaced[k]!.push(...pods);
-      continue;
+    for (const name of nodeNames) {
+      if (indexOf.get(name)! < n) continue;
+      const here = placed.get(name)![k]!;
+      if (here.length === 0 || !here.every(isDone) || anywhere[k]! > 0 || headingTo[k]!.has(name))
+        indexOf.set(name, k);
     }
-    for (const pod of pods) releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
+  }
+
+  const views: NodeView[] = nodeNames.map((name) => {
+    const byGroup = placed.get(name)!;
+    const all = byGroup.flat();
+    const heading = byGroup.some((_, k) => anywhere[k]! > 0 || headingTo[k]!.has(name));
+    const completed = all.length > 0 && all.every(isDone) && !heading;
+    return { name, index: indexOf.get(name)!, completed, phase: 'InProgress', byGroup };
+  });
+  for (const v of views) {
+    for (let k = 0; k <= Math.min(v.index, n - 1); k++) {
+      for (const pod of v.byGroup[k]!)
+        if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k, { node: v.name }));
+    }
   }
   const released = new Set(releases.map((r) => r.name));
 
@@ -516,7 +551,8 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
         }
       }
     }
-    for (let k = v.index + 1; k < n; k++) for (const pod of v.byGroup[k]!) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
+    for (let k = v.index + 1; k < n; k++)
+      for (const pod of v.byGroup[k]!) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
     const anyReleased = all.some((p) => !hasGate(p, spec.gate) || released.has(podName(p)));
     if (failedHere.length > 0) v.phase = 'Failed';
     else if (v.completed) v.phase = 'Completed';
@@ -525,8 +561,13 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
     if (!v.completed && v.index < n) v.waiting = nodeWaiting(ctx, v, headingTo, anywhere);
   }
   if (failedPods.length > 0) {
-    const names = failedPods.map(({ pod, group, node }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)}, node ${node})`);
-    failures.push({ reason: 'PodFailed', message: `Pod ${listNames(names, 3)} failed; later groups on its node cannot start until it is replaced` });
+    const names = failedPods.map(
+      ({ pod, group, node }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)}, node ${node})`,
+    );
+    failures.push({
+      reason: 'PodFailed',
+      message: `Pod ${listNames(names, 3)} failed; later groups on its node cannot start until it is replaced`,
+    });
   }
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
@@ -536,7 +577,12 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
   const waitingGroups = waitingUnplaced.map((p, k) => (p.length > 0 ? k : n));
   const inFlightGroups = inFlight.map((f) => f.group);
   const members = views.filter((v) => v.byGroup.some((g) => g.length > 0));
-  let current = Math.min(n, ...members.map((v) => (v.completed ? n : v.index)), ...waitingGroups, ...inFlightGroups);
+  let current = Math.min(
+    n,
+    ...members.map((v) => (v.completed ? n : v.index)),
+    ...waitingGroups,
+    ...inFlightGroups,
+  );
   const totalMembers = m.groups.reduce((s, g) => s + g.members.length, 0);
   if (totalMembers === 0) current = 0;
   const missing = missingCheck(ctx, m, current);
@@ -573,7 +619,8 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
         );
       }
     }
-    if (missing.missing.length > 0) parts.push(`${listNames(missing.missing)} not found in namespace ${spec.namespace}`);
+    if (missing.missing.length > 0)
+      parts.push(`${listNames(missing.missing)} not found in namespace ${spec.namespace}`);
     message = parts.join('; ');
   }
   if (failures.length > 0) message = `${failures.map((f) => f.message).join('; ')}. ${message}`;
@@ -618,10 +665,12 @@ function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], 
   const label = `group ${groupLabel(spec.groups[k]!, n)}`;
   const pods = v.byGroup[k]!;
   const heading = headingTo[k]!.get(v.name) ?? [];
-  if (pods.length === 0 && heading.length === 0 && anywhere[k] === 0) return `${label}: no pod of it on this node`;
+  if (pods.length === 0 && heading.length === 0 && anywhere[k] === 0)
+    return `${label}: no pod of it on this node`;
   const parts: string[] = [];
   const detail = notDoneDetail(pods, spec.gate);
-  if (pods.length > 0) parts.push(`${pods.filter(isDone).length}/${pods.length} Ready${detail ? ` (${detail})` : ''}`);
+  if (pods.length > 0)
+    parts.push(`${pods.filter(isDone).length}/${pods.length} Ready${detail ? ` (${detail})` : ''}`);
   if (heading.length > 0) parts.push(`${listNames(heading)} not scheduled yet`);
   else if (anywhere[k]! > 0) parts.push(`${anywhere[k]} pods not scheduled yet`);
   return `${label}: ${parts.join('; ')}`;
@@ -633,7 +682,12 @@ function nodeStatus(ctx: Ctx, v: NodeView): NodeSequenceStatus {
   const index = v.completed ? n : v.index;
   const pods = index < n ? v.byGroup[index]! : [];
   const cond: Condition = v.completed
-    ? { type: 'Completed', status: 'True', reason: 'AllGroupsReady', message: 'Every pod of the sequence on this node is Ready' }
+    ? {
+        type: 'Completed',
+        status: 'True',
+        reason: 'AllGroupsReady',
+        message: 'Every pod of the sequence on this node is Ready',
+      }
     : {
         type: 'Completed',
         status: 'False',
@@ -681,8 +735,15 @@ function releaseEvents(ctx: Ctx, releases: Release[]): CoreEvent[] {
   const events: CoreEvent[] = [];
   for (const [k, rs] of [...byGroup].sort(([a], [b]) => a - b)) {
     const label = groupLabel(spec.groups[k]!, n);
-    const where = rs.map((r) => (r.node ? `${r.name} on ${r.node}` : r.narrowTo ? `${r.name} (to ${listNames(r.narrowTo, 3)})` : r.name));
-    const why = k === 0 ? 'it is the first group' : spec.scope === 'Node' ? 'every earlier group is Ready on its node' : 'every earlier group is Ready';
+    const where = rs.map((r) =>
+      r.node ? `${r.name} on ${r.node}` : r.narrowTo ? `${r.name} (to ${listNames(r.narrowTo, 3)})` : r.name,
+    );
+    const why =
+      k === 0
+        ? 'it is the first group'
+        : spec.scope === 'Node'
+          ? 'every earlier group is Ready on its node'
+          : 'every earlier group is Ready';
     events.push({
       type: 'Normal',
       reason: 'Released',
@@ -698,7 +759,12 @@ function transitionEvents(ctx: Ctx, plan: Plan): CoreEvent[] {
   const next = plan.status;
   const events: CoreEvent[] = [];
   const sameSpec = prev.observedGeneration === next.observedGeneration;
-  if (sameSpec && spec.scope === 'Cluster' && prev.currentIndex !== undefined && next.currentIndex! > prev.currentIndex) {
+  if (
+    sameSpec &&
+    spec.scope === 'Cluster' &&
+    prev.currentIndex !== undefined &&
+    next.currentIndex! > prev.currentIndex
+  ) {
     for (let k = prev.currentIndex; k < next.currentIndex! && k < n; k++) {
       const following = k + 1 < n ? `; releasing group ${groupLabel(spec.groups[k + 1]!, n)}` : '';
       events.push({
@@ -731,7 +797,12 @@ function transitionEvents(ctx: Ctx, plan: Plan): CoreEvent[] {
     }
   }
   if (next.phase === 'Completed' && prev.phase !== 'Completed') {
-    events.push({ type: 'Normal', reason: 'Completed', action: 'Progress', note: next.message ?? 'All groups are Ready' });
+    events.push({
+      type: 'Normal',
+      reason: 'Completed',
+      action: 'Progress',
+      note: next.message ?? 'All groups are Ready',
+    });
   }
   for (const f of plan.failures) {
     if (prev.phase !== 'Failed' || !(prev.message ?? '').includes(f.message)) {
@@ -740,8 +811,17 @@ function transitionEvents(ctx: Ctx, plan: Plan): CoreEvent[] {
   }
   const prevFound = (prev.conditions ?? []).find((c) => c.type === 'PodsFound');
   const nextFound = (next.conditions ?? []).find((c) => c.type === 'PodsFound');
-  if (nextFound?.status === 'False' && prevFound?.status !== 'False' && !plan.failures.some((f) => f.reason === 'PodNotFound')) {
-    events.push({ type: 'Warning', reason: 'PodNotFound', action: 'Progress', note: `${nextFound.message}; waiting for them` });
+  if (
+    nextFound?.status === 'False' &&
+    prevFound?.status !== 'False' &&
+    !plan.failures.some((f) => f.reason === 'PodNotFound')
+  ) {
+    events.push({
+      type: 'Warning',
+      reason: 'PodNotFound',
+      action: 'Progress',
+      note: `${nextFound.message}; waiting for them`,
+    });
   }
   return events;
 }

@@ -38,7 +38,12 @@ export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: Other
   const selectorGroups = spec.groups.filter((g) => g.selector);
   for (const g of spec.groups) for (const n of g.pods ?? []) if (!explicit.has(n)) explicit.set(n, g.index);
 
-  const groups: GroupMembers[] = spec.groups.map((g) => ({ index: g.index, members: [], missing: [], ignoredFailed: [] }));
+  const groups: GroupMembers[] = spec.groups.map((g) => ({
+    index: g.index,
+    members: [],
+    missing: [],
+    ignoredFailed: [],
+  }));
   const groupOf = new Map<string, number>();
   const conflicts = new Map<string, string>();
   const selectedFailed: Pod[][] = spec.groups.map(() => []);
@@ -54,7 +59,10 @@ export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: Other
     for (const g of selectorGroups) if (g.selector!.matches(pod.metadata.labels)) hits.push(g.index);
     if (hits.length === 0) continue;
     if (hits.length > 1) {
-      conflicts.set(name, `selected by ${hits.length} groups (${hits.map((i) => `'${spec.groups[i]!.name}'`).join(', ')})`);
+      conflicts.set(
+        name,
+        `selected by ${hits.length} groups (${hits.map((i) => `'${spec.groups[i]!.name}'`).join(', ')})`,
+      );
       // Counted in its earliest group, so that a group never looks complete without it.
     }
     const k = Math.min(...hits);
@@ -70,10 +78,13 @@ export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: Other
     if (g.members.length === 0) g.members.push(...failed);
     else g.ignoredFailed.push(...failed);
   });
-  for (const g of groups) g.members.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  for (const g of groups)
+    g.members.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
 
   // Two sequences removing the same gate from one pod would each undo the other's ordering.
-  const rivals = others.filter((o) => o.spec.errors.length === 0 && o.spec.gate === spec.gate && o.spec.namespace === spec.namespace);
+  const rivals = others.filter(
+    (o) => o.spec.errors.length === 0 && o.spec.gate === spec.gate && o.spec.namespace === spec.namespace,
+  );
   if (rivals.length > 0) {
     for (const g of groups) {
       for (const pod of g.members) {

@@ -22,8 +22,13 @@ function isEmptyTerm(t: NodeSelectorTerm): boolean {
  * assumes the nodes' hostname label (given by `hostnameOf`) identifies them. Empty terms
  * match no node and must stay as they are.
  */
-export function narrowedTerms(pod: Pod, nodes: string[], hostnameOf: (node: string) => string = (n) => n): NodeSelectorTerm[] {
-  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+export function narrowedTerms(
+  pod: Pod,
+  nodes: string[],
+  hostnameOf: (node: string) => string = (n) => n,
+): NodeSelectorTerm[] {
+  const terms =
+    pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   if (terms.length === 0) {
     return nodes.map((n) => ({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [n] }] }));
   }
@@ -31,7 +36,13 @@ export function narrowedTerms(pod: Pod, nodes: string[], hostnameOf: (node: stri
   return terms.map((t) =>
     isEmptyTerm(t)
       ? t
-      : { ...t, matchExpressions: [...(t.matchExpressions ?? []), { key: HOSTNAME_LABEL, operator: 'In', values: hostnames }] },
+      : {
+          ...t,
+          matchExpressions: [
+            ...(t.matchExpressions ?? []),
+            { key: HOSTNAME_LABEL, operator: 'In', values: hostnames },
+          ],
+        },
   );
 }
 

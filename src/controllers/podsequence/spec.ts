@@ -4,7 +4,12 @@
  * cannot be evaluated). Pure.
  */
 
-import { type LabelSelectorObject, type Selector, selectorFromObject, validateLabelKey } from '../../kube/labels.ts';
+import {
+  type LabelSelectorObject,
+  type Selector,
+  selectorFromObject,
+  validateLabelKey,
+} from '../../kube/labels.ts';
 import type { PodSequence, Scope } from './types.ts';
 
 export interface ResolvedGroup {
@@ -58,7 +63,9 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
   const gate = spec.schedulingGateName || defaultGate;
   const gateError = validateLabelKey(gate);
   if (gateError) {
-    errors.push(`spec.schedulingGateName "${gate}" is not a valid qualified name: ${gateError.replace(/^invalid label key "[^"]*": /, '')}`);
+    errors.push(
+      `spec.schedulingGateName "${gate}" is not a valid qualified name: ${gateError.replace(/^invalid label key "[^"]*": /, '')}`,
+    );
   }
   const groups: ResolvedGroup[] = [];
   const podGroups = Array.isArray(spec.podGroups) ? spec.podGroups : [];
@@ -79,14 +86,17 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
         const prev = owner.get(p);
         if (prev === index) errors.push(`${where}: pod ${p} is listed twice`);
         else if (prev !== undefined) {
-          errors.push(`pod ${p} is listed in two groups: spec.podGroups[${prev}] and spec.podGroups[${index}]`);
+          errors.push(
+            `pod ${p} is listed in two groups: spec.podGroups[${prev}] and spec.podGroups[${index}]`,
+          );
         }
         owner.set(p, index);
       }
       rg.pods = [...new Set(pods)];
     } else if (hasSelector) {
       const ls = g.podSelector!;
-      const empty = Object.keys(ls.matchLabels ?? {}).length === 0 && (ls.matchExpressions ?? []).length === 0;
+      const empty =
+        Object.keys(ls.matchLabels ?? {}).length === 0 && (ls.matchExpressions ?? []).length === 0;
       if (empty) {
         errors.push(`${where}: podSelector is empty, which would select every pod in the namespace`);
       } else {
@@ -104,7 +114,11 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
 }
 
 /** True when the resolved group selects `pod` (by name or labels). */
-export function groupSelects(g: ResolvedGroup, name: string | undefined, labels: Record<string, string> | undefined): boolean {
+export function groupSelects(
+  g: ResolvedGroup,
+  name: string | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (g.pods) return name !== undefined && g.pods.includes(name);
   return g.selector ? g.selector.matches(labels) : false;
 }

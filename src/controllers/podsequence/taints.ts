@@ -32,7 +32,12 @@ export function isSequenceTaint(key: string, namespace: string, name: string): b
 }
 
 /** Taints a node should carry for a sequence whose groups below `allowedThrough + 1` are Ready there. */
-export function desiredTaints(namespace: string, name: string, nodeIndex: number, totalGroups: number): Taint[] {
+export function desiredTaints(
+  namespace: string,
+  name: string,
+  nodeIndex: number,
+  totalGroups: number,
+): Taint[] {
   const out: Taint[] = [];
   for (let k = Math.max(1, nodeIndex + 1); k < totalGroups; k++) {
     out.push({ key: taintKey(namespace, name, k), effect: TAINT_EFFECT });
@@ -41,7 +46,12 @@ export function desiredTaints(namespace: string, name: string, nodeIndex: number
 }
 
 /** Tolerations a pod of group `group` needs: every later group's taint. */
-export function tolerationsFor(namespace: string, name: string, group: number, totalGroups: number): Toleration[] {
+export function tolerationsFor(
+  namespace: string,
+  name: string,
+  group: number,
+  totalGroups: number,
+): Toleration[] {
   const out: Toleration[] = [];
   for (let k = group + 1; k < totalGroups; k++) {
     out.push({ key: taintKey(namespace, name, k), operator: 'Exists', effect: TAINT_EFFECT });

@@ -111,8 +111,9 @@ pools:
     assert.deepEqual(problems(`pools: [`).length, 1);
     assert.match(problems(`pools: [`)[0]!, /^not valid YAML: /);
     assert.deepEqual(problems(``), ['pools: required']);
-    assert.deepEqual(problems(`pools:\n  - {name: a, count: 1, capacity: {cpu: 1, memory: 1Gi}, labels: {gpu: true}}`), [
-      'pool "a" (pools[0]): labels.gpu: must be string',
-    ]);
+    assert.deepEqual(
+      problems(`pools:\n  - {name: a, count: 1, capacity: {cpu: 1, memory: 1Gi}, labels: {gpu: true}}`),
+      ['pool "a" (pools[0]): labels.gpu: must be string'],
+    );
   });
 });

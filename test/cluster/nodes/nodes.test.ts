@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import { type NodesHandle, type NodesOptions, parseNodeConfig, startNodes } from '../../../src/cluster/nodes/index.ts';
+import {
+  type NodesHandle,
+  type NodesOptions,
+  parseNodeConfig,
+  startNodes,
+} from '../../../src/cluster/nodes/index.ts';
 import { startScheduler } from '../../../src/cluster/scheduler/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import { condition, getPod, type Harness, podObj, startHarness, waitBound } from '../scheduler/harness.ts';
@@ -23,8 +28,12 @@ pools:
 `);
 
 type Taint = { key: string; value?: string; effect: string; timeAdded?: string };
-const taintsOf = (n: KubeObject | undefined): Taint[] => ((n?.spec as { taints?: Taint[] } | undefined)?.taints ?? []);
-const taintIds = (n: KubeObject | undefined) => taintsOf(n).map((t) => `${t.key}:${t.effect}`).sort();
+const taintsOf = (n: KubeObject | undefined): Taint[] =>
+  (n?.spec as { taints?: Taint[] } | undefined)?.taints ?? [];
+const taintIds = (n: KubeObject | undefined) =>
+  taintsOf(n)
+    .map((t) => `${t.key}:${t.effect}`)
+    .sort();
 
 describe('simulated nodes through the API', () => {
   let h: Harness;
@@ -47,7 +56,13 @@ describe('simulated nodes through the API', () => {
 
   test('registers the pools’ nodes as a kubelet would, with leases', async () => {
     await start();
-    assert.deepEqual(h.client.list(GVR.nodes).map((n) => n.metadata.name).sort(), ['gpu-0', 'node-0', 'node-1']);
+    assert.deepEqual(
+      h.client
+        .list(GVR.nodes)
+        .map((n) => n.metadata.name)
+        .sort(),
+      ['gpu-0', 'node-0', 'node-1'],
+    );
     const gpu = node('gpu-0')!;
     const labels = gpu.metadata.labels!;
     assert.equal(labels['kubernetes.io/hostname'], 'gpu-0');
@@ -58,13 +73,18 @@ describe('simulated nodes through the API', () => {
     assert.equal(gpu.metadata.annotations!['kwok.x-k8s.io/node'], 'fake');
     assert.equal(gpu.metadata.annotations!['example.com/rack'], 'r1');
     assert.deepEqual(taintIds(gpu), ['nvidia.com/gpu:NoSchedule']);
-    const st = gpu.status as Record<string, any>;
+    const st = gpu.status as {
+      capacity: Record<string, string>;
+      allocatable: Record<string, string>;
+      nodeInfo: Record<string, string>;
+      addresses: { type: string; address: string }[];
+    };
     assert.equal(st.capacity['nvidia.com/gpu'], '8');
     assert.equal(st.allocatable.cpu, '31');
     assert.equal(st.nodeInfo.kubeletVersion, 'v1.32.0');
     assert.equal(condition(gpu, 'Ready')?.status, 'True');
-    assert.equal(st.addresses[0].type, 'InternalIP');
-    assert.match(st.addresses[0].address, /^10\.240\.0\.\d+$/);
+    assert.equal(st.addresses[0]!.type, 'InternalIP');
+    assert.match(st.addresses[0]!.address, /^10\.240\.0\.\d+$/);
     assert.equal(node('node-0')!.metadata.labels!.tier, 'general');
     const lease = h.client.get(GVR.leases, 'kube-node-lease', 'node-0')!;
     assert.equal((lease.spec as Record<string, unknown>).holderIdentity, 'node-0');
@@ -74,7 +94,8 @@ describe('simulated nodes through the API', () => {
 
   test('renews each node’s lease (10 s, divided by the time scale)', async () => {
     await start({ timeScale: 100 });
-    const renewTime = () => (h.client.get(GVR.leases, 'kube-node-lease', 'node-1')!.spec as { renewTime: string }).renewTime;
+    const renewTime = () =>
+      (h.client.get(GVR.leases, 'kube-node-lease', 'node-1')!.spec as { renewTime: string }).renewTime;
     const first = renewTime();
     await waitFor('lease renewed', () => renewTime() !== first);
     await waitFor('renewed again', () => {
@@ -89,17 +110,30 @@ describe('simulated nodes through the API', () => {
     await h.client.create(GVR.pods, podObj('ordinary', {}, { nodeName: 'node-0' }));
     const forever = [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }];
     await h.client.create(GVR.pods, podObj('steadfast', {}, { nodeName: 'node-0', tolerations: forever }));
-    const brief = [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 3600 }];
+    const brief = [
+      {
+        key: 'node.kubernetes.io/not-ready',
+        operator: 'Exists',
+        effect: 'NoExecute',
+        tolerationSeconds: 3600,
+      },
+    ];
     await h.client.create(GVR.pods, podObj('patient', {}, { nodeName: 'node-0', tolerations: brief }));
 
     await nodes!.setReady('node-0', false);
     const n = await waitFor('not-ready taints', () => {
       const cur = node('node-0');
-      return taintIds(cur).join() === 'node.kubernetes.io/not-ready:NoExecute,node.kubernetes.io/not-ready:NoSchedule' ? cur : undefined;
+      return taintIds(cur).join() ===
+        'node.kubernetes.io/not-ready:NoExecute,node.kubernetes.io/not-ready:NoSchedule'
+        ? cur
+        : undefined;
     });
     assert.equal(condition(n, 'Ready')?.status, 'False');
     assert.equal(condition(n, 'Ready')?.reason, 'KubeletNotReady');
-    assert.ok(taintsOf(n).find((t) => t.effect === 'NoExecute')?.timeAdded, 'NoExecute taints carry timeAdded');
+    assert.ok(
+      taintsOf(n).find((t) => t.effect === 'NoExecute')?.timeAdded,
+      'NoExecute taints carry timeAdded',
+    );
     assert.equal(n.metadata.annotations!['kwok.x-k8s.io/node'], 'stopped');
 
     const evicted = await waitFor('ordinary evicted', () => {
@@ -126,18 +160,30 @@ describe('simulated nodes through the API', () => {
   test('Unreachable: conditions Unknown, unreachable taints, pods marked not ready', async () => {
     await start({ timeScale: 1000 });
     await h.client.create(GVR.pods, podObj('running', {}, { nodeName: 'node-1' }));
-    await h.client.mutate(GVR.pods, 'default', 'running', (p) => {
-      (p.status as Record<string, unknown>).phase = 'Running';
-      (p.status as Record<string, unknown>).conditions = [{ type: 'Ready', status: 'True' }];
-    }, 'status');
+    await h.client.mutate(
+      GVR.pods,
+      'default',
+      'running',
+      (p) => {
+        (p.status as Record<string, unknown>).phase = 'Running';
+        (p.status as Record<string, unknown>).conditions = [{ type: 'Ready', status: 'True' }];
+      },
+      'status',
+    );
     await nodes!.setReady('node-1', false, 'Unreachable');
     const n = await waitFor('unreachable taints', () => {
       const cur = node('node-1');
-      return taintIds(cur).join() === 'node.kubernetes.io/unreachable:NoExecute,node.kubernetes.io/unreachable:NoSchedule' ? cur : undefined;
+      return taintIds(cur).join() ===
+        'node.kubernetes.io/unreachable:NoExecute,node.kubernetes.io/unreachable:NoSchedule'
+        ? cur
+        : undefined;
     });
     assert.equal(condition(n, 'Ready')?.status, 'Unknown');
     assert.equal(condition(n, 'Ready')?.message, 'Kubelet stopped posting node status.');
-    await waitFor('pod Ready=False', () => condition(getPod(h.client, 'running'), 'Ready')?.status === 'False');
+    await waitFor(
+      'pod Ready=False',
+      () => condition(getPod(h.client, 'running'), 'Ready')?.status === 'False',
+    );
   });
 
   test('a node nobody heartbeats goes Unknown after the grace period; a KWOK-annotated one is adopted', async () => {
@@ -152,11 +198,14 @@ describe('simulated nodes through the API', () => {
       const cur = node('kwok-node-0');
       return condition(cur, 'Ready')?.status === 'True' ? cur : undefined;
     });
-    assert.equal((adopted.status as Record<string, any>).capacity.cpu, '1k');
+    assert.equal((adopted.status as { capacity: Record<string, string> }).capacity.cpu, '1k');
     await waitFor('adopted lease', () => h.client.get(GVR.leases, 'kube-node-lease', 'kwok-node-0'));
     await waitFor('orphan Unknown and tainted', () => {
       const cur = node('orphan');
-      return condition(cur, 'Ready')?.status === 'Unknown' && taintIds(cur).includes('node.kubernetes.io/unreachable:NoExecute');
+      return (
+        condition(cur, 'Ready')?.status === 'Unknown' &&
+        taintIds(cur).includes('node.kubernetes.io/unreachable:NoExecute')
+      );
     });
     // The adopted node outlives the grace period because its lease is renewed.
     assert.equal(condition(node('kwok-node-0'), 'Ready')?.status, 'True');
@@ -167,10 +216,15 @@ describe('simulated nodes through the API', () => {
     const sched = startScheduler(h.client, { podInitialBackoffMs: 10, podMaxBackoffMs: 50 });
     try {
       await nodes!.cordon('node-0');
-      await waitFor('unschedulable taint', () => taintIds(node('node-0')).includes('node.kubernetes.io/unschedulable:NoSchedule'));
+      await waitFor('unschedulable taint', () =>
+        taintIds(node('node-0')).includes('node.kubernetes.io/unschedulable:NoSchedule'),
+      );
       await nodes!.cordon('node-1');
       await h.client.create(GVR.pods, podObj('web', { cpu: '1' }));
-      await waitFor('web unschedulable', () => condition(getPod(h.client, 'web'), 'PodScheduled')?.reason === 'Unschedulable');
+      await waitFor(
+        'web unschedulable',
+        () => condition(getPod(h.client, 'web'), 'PodScheduled')?.reason === 'Unschedulable',
+      );
       assert.match(
         condition(getPod(h.client, 'web'), 'PodScheduled')!.message as string,
         /^0\/3 nodes are available: 1 node\(s\) had untolerated taint \{nvidia.com\/gpu: present\}, 2 node\(s\) were unschedulable\./,
@@ -182,7 +236,10 @@ describe('simulated nodes through the API', () => {
       assert.equal(node('extra-0'), undefined);
       assert.equal(h.client.get(GVR.leases, 'kube-node-lease', 'extra-0'), undefined);
       await waitFor('pod of the removed node collected', () => getPod(h.client, 'web') === undefined);
-      await assert.rejects(nodes!.addNode({ name: 'bad', capacity: { cpu: '-1', memory: '1Gi' } }), /capacity.cpu: -1 is negative/);
+      await assert.rejects(
+        nodes!.addNode({ name: 'bad', capacity: { cpu: '-1', memory: '1Gi' } }),
+        /capacity.cpu: -1 is negative/,
+      );
     } finally {
       await sched.stop();
     }

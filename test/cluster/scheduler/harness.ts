@@ -33,7 +33,9 @@ export function nodeObj(
     status: {
       capacity: res,
       allocatable: res,
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }],
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+      ],
     },
   };
 }
@@ -49,7 +51,9 @@ export function podObj(
     kind: 'Pod',
     metadata: { name, namespace: 'default' },
     spec: {
-      containers: [{ name: 'main', image: 'busybox', resources: limits ? { requests, limits } : { requests } }],
+      containers: [
+        { name: 'main', image: 'busybox', resources: limits ? { requests, limits } : { requests } },
+      ],
       ...spec,
     },
   };
@@ -64,7 +68,9 @@ export function nodeNameOf(pod: KubeObject | undefined): string | undefined {
 }
 
 export function condition(obj: KubeObject | undefined, type: string): Record<string, unknown> | undefined {
-  return ((obj?.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
+  return ((obj?.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).find(
+    (c) => c.type === type,
+  );
 }
 
 export function waitBound(client: ClusterClient, name: string): Promise<string> {
@@ -76,7 +82,8 @@ export function eventsFor(client: ClusterClient, name: string, reason?: string):
     .list(GVR.events, 'default')
     .filter(
       (e) =>
-        (e.involvedObject as { name?: string }).name === name && (reason === undefined || e.reason === reason),
+        (e.involvedObject as { name?: string }).name === name &&
+        (reason === undefined || e.reason === reason),
     );
 }
 

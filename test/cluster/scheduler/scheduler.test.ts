@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
-import { type SchedulerHandle, type SchedulerOptions, startScheduler } from '../../../src/cluster/scheduler/index.ts';
+import {
+  type SchedulerHandle,
+  type SchedulerOptions,
+  startScheduler,
+} from '../../../src/cluster/scheduler/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
   condition,
@@ -37,7 +41,8 @@ describe('default-scheduler through the API', () => {
       await h.client.delete(GVR.pods, 'default', p.metadata.name!, { gracePeriodSeconds: 0 });
     }
     for (const n of h.client.list(GVR.nodes)) await h.client.delete(GVR.nodes, '', n.metadata.name!);
-    for (const e of h.client.list(GVR.events, 'default')) await h.client.delete(GVR.events, 'default', e.metadata.name!);
+    for (const e of h.client.list(GVR.events, 'default'))
+      await h.client.delete(GVR.events, 'default', e.metadata.name!);
   });
 
   const start = (opts: SchedulerOptions = {}) => {
@@ -60,8 +65,14 @@ describe('default-scheduler through the API', () => {
   });
 
   test('honours nodeSelector and matchFields metadata.name affinity', async () => {
-    await h.client.create(GVR.nodes, nodeObj('n-a', { cpu: '4', memory: '8Gi' }, { labels: { disk: 'ssd' } }));
-    await h.client.create(GVR.nodes, nodeObj('n-b', { cpu: '4', memory: '8Gi' }, { labels: { disk: 'hdd' } }));
+    await h.client.create(
+      GVR.nodes,
+      nodeObj('n-a', { cpu: '4', memory: '8Gi' }, { labels: { disk: 'ssd' } }),
+    );
+    await h.client.create(
+      GVR.nodes,
+      nodeObj('n-b', { cpu: '4', memory: '8Gi' }, { labels: { disk: 'hdd' } }),
+    );
     await h.client.create(GVR.nodes, nodeObj('n-c', { cpu: '4', memory: '8Gi' }));
     start();
     await h.client.create(GVR.pods, podObj('selected', {}, { nodeSelector: { disk: 'hdd' } }));
@@ -82,7 +93,9 @@ describe('default-scheduler through the API', () => {
     await h.client.create(GVR.nodes, nodeObj('tainted', { cpu: '4', memory: '8Gi' }, { taints }));
     start();
     await h.client.create(GVR.pods, podObj('plain', { cpu: '1' }));
-    const tolerant = { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] };
+    const tolerant = {
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }],
+    };
     await h.client.create(GVR.pods, podObj('tolerant', { cpu: '1' }, tolerant));
     assert.equal(await waitBound(h.client, 'tolerant'), 'tainted');
     assert.equal(
@@ -96,19 +109,32 @@ describe('default-scheduler through the API', () => {
     await h.client.create(GVR.nodes, nodeObj('cpu-0', { cpu: '8', memory: '16Gi' }));
     await h.client.create(GVR.nodes, nodeObj('cpu-1', { cpu: '8', memory: '16Gi' }));
     const taints = [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }];
-    await h.client.create(GVR.nodes, nodeObj('gpu-0', { cpu: '8', memory: '16Gi', 'nvidia.com/gpu': '4' }, { taints }));
+    await h.client.create(
+      GVR.nodes,
+      nodeObj('gpu-0', { cpu: '8', memory: '16Gi', 'nvidia.com/gpu': '4' }, { taints }),
+    );
     start();
     await h.client.create(GVR.pods, podObj('untolerating', { cpu: '1' }, {}, { 'nvidia.com/gpu': '2' }));
     const tolerations = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
-    await h.client.create(GVR.pods, podObj('trainer', { cpu: '1' }, { tolerations }, { 'nvidia.com/gpu': '2' }));
+    await h.client.create(
+      GVR.pods,
+      podObj('trainer', { cpu: '1' }, { tolerations }, { 'nvidia.com/gpu': '2' }),
+    );
     assert.equal(await waitBound(h.client, 'trainer'), 'gpu-0');
 
     const expected =
       '0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 2 Insufficient nvidia.com/gpu. ' +
       'preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.';
     assert.equal(await waitUnschedulable(h.client, 'untolerating'), expected);
-    assert.equal(getPod(h.client, 'untolerating')?.status && (getPod(h.client, 'untolerating')!.status as { phase?: string }).phase, 'Pending');
-    const ev = await waitFor('FailedScheduling event', () => eventsFor(h.client, 'untolerating', 'FailedScheduling')[0]);
+    assert.equal(
+      getPod(h.client, 'untolerating')?.status &&
+        (getPod(h.client, 'untolerating')!.status as { phase?: string }).phase,
+      'Pending',
+    );
+    const ev = await waitFor(
+      'FailedScheduling event',
+      () => eventsFor(h.client, 'untolerating', 'FailedScheduling')[0],
+    );
     assert.equal(ev.type, 'Warning');
     assert.equal(ev.message, expected);
     assert.deepEqual(ev.source, { component: 'default-scheduler' });
@@ -126,7 +152,11 @@ describe('default-scheduler through the API', () => {
       return evs.length === 1 && (evs[0]!.count as number) >= 3 ? evs[0] : undefined;
     });
     assert.ok((ev.count as number) >= 3);
-    assert.equal(getPod(h.client, 'big')!.metadata.resourceVersion, rv, 'an unchanged condition is not rewritten');
+    assert.equal(
+      getPod(h.client, 'big')!.metadata.resourceVersion,
+      rv,
+      'an unchanged condition is not rewritten',
+    );
   });
 
   test('an unschedulable pod is retried when a node that fits is added', async () => {
@@ -144,15 +174,24 @@ describe('default-scheduler through the API', () => {
     await h.client.create(GVR.pods, podObj('first', { cpu: '2' }));
     await waitBound(h.client, 'first');
     await h.client.create(GVR.pods, podObj('second', { cpu: '2' }));
-    assert.match(await waitUnschedulable(h.client, 'second'), /^0\/1 nodes are available: 1 Insufficient cpu\./);
+    assert.match(
+      await waitUnschedulable(h.client, 'second'),
+      /^0\/1 nodes are available: 1 Insufficient cpu\./,
+    );
     await h.client.delete(GVR.pods, 'default', 'first', { gracePeriodSeconds: 0 });
     assert.equal(await waitBound(h.client, 'second'), 'one');
 
     await h.client.create(GVR.pods, podObj('third', { cpu: '2' }));
     await waitUnschedulable(h.client, 'third');
-    await h.client.mutate(GVR.pods, 'default', 'second', (p) => {
-      (p.status as Record<string, unknown>).phase = 'Succeeded';
-    }, 'status');
+    await h.client.mutate(
+      GVR.pods,
+      'default',
+      'second',
+      (p) => {
+        (p.status as Record<string, unknown>).phase = 'Succeeded';
+      },
+      'status',
+    );
     assert.equal(await waitBound(h.client, 'third'), 'one');
   });
 
@@ -184,17 +223,21 @@ describe('default-scheduler through the API', () => {
   });
 
   test('MostAllocated packs pods onto one node; LeastAllocated spreads them', async () => {
-    for (const n of ['pack-a', 'pack-b', 'pack-c']) await h.client.create(GVR.nodes, nodeObj(n, { cpu: '8', memory: '8Gi' }));
+    for (const n of ['pack-a', 'pack-b', 'pack-c'])
+      await h.client.create(GVR.nodes, nodeObj(n, { cpu: '8', memory: '8Gi' }));
     start({ scoringStrategy: 'MostAllocated' });
-    for (let i = 0; i < 5; i++) await h.client.create(GVR.pods, podObj(`packed-${i}`, { cpu: '1', memory: '1Gi' }));
+    for (let i = 0; i < 5; i++)
+      await h.client.create(GVR.pods, podObj(`packed-${i}`, { cpu: '1', memory: '1Gi' }));
     const packed = new Set<string>();
     for (let i = 0; i < 5; i++) packed.add(await waitBound(h.client, `packed-${i}`));
     assert.equal(packed.size, 1);
 
     await sched!.stop();
-    for (let i = 0; i < 5; i++) await h.client.delete(GVR.pods, 'default', `packed-${i}`, { gracePeriodSeconds: 0 });
+    for (let i = 0; i < 5; i++)
+      await h.client.delete(GVR.pods, 'default', `packed-${i}`, { gracePeriodSeconds: 0 });
     start();
-    for (let i = 0; i < 3; i++) await h.client.create(GVR.pods, podObj(`spread-${i}`, { cpu: '1', memory: '1Gi' }));
+    for (let i = 0; i < 3; i++)
+      await h.client.create(GVR.pods, podObj(`spread-${i}`, { cpu: '1', memory: '1Gi' }));
     const spread = new Set<string>();
     for (let i = 0; i < 3; i++) spread.add(await waitBound(h.client, `spread-${i}`));
     assert.equal(spread.size, 3);
@@ -208,10 +251,13 @@ describe('default-scheduler through the API', () => {
     await waitUnschedulable(h.client, 'high');
     await h.client.create(GVR.nodes, nodeObj('only', { cpu: '2', memory: '4Gi' }));
     assert.equal(await waitBound(h.client, 'high'), 'only');
-    assert.match(await waitFor('low rejected for cpu', () => {
-      const m = condition(getPod(h.client, 'low'), 'PodScheduled')?.message as string | undefined;
-      return m?.includes('Insufficient cpu') ? m : undefined;
-    }), /Insufficient cpu/);
+    assert.match(
+      await waitFor('low rejected for cpu', () => {
+        const m = condition(getPod(h.client, 'low'), 'PodScheduled')?.message as string | undefined;
+        return m?.includes('Insufficient cpu') ? m : undefined;
+      }),
+      /Insufficient cpu/,
+    );
     assert.equal(nodeNameOf(getPod(h.client, 'low')), undefined);
   });
 
@@ -226,7 +272,12 @@ describe('default-scheduler through the API', () => {
       return v?.metadata.deletionTimestamp ? v : undefined;
     });
     assert.equal(condition(victim, 'DisruptionTarget')?.reason, 'PreemptionByScheduler');
-    await waitFor('nominated', () => (getPod(h.client, 'urgent')?.status as { nominatedNodeName?: string }).nominatedNodeName === 'busy');
+    await waitFor(
+      'nominated',
+      () =>
+        (getPod(h.client, 'urgent')?.status as { nominatedNodeName?: string } | undefined)
+          ?.nominatedNodeName === 'busy',
+    );
     await waitFor('Preempted event', () => eventsFor(h.client, 'victim', 'Preempted')[0]);
     // The kubelet finishes the graceful deletion; the preemptor then takes the room.
     await h.client.delete(GVR.pods, 'default', 'victim', { gracePeriodSeconds: 0 });

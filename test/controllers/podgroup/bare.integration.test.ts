@@ -4,18 +4,18 @@
  */
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
-import { AUTO_CREATED_ANNOTATION, GROUP_ANNOTATION, GROUP_LABEL, type PodGroup, PODGROUP_KIND, READY_LABEL } from '../../../src/controllers/podgroup/index.ts';
+import {
+  AUTO_CREATED_ANNOTATION,
+  GROUP_ANNOTATION,
+  GROUP_LABEL,
+  type PodGroup,
+  PODGROUP_KIND,
+  READY_LABEL,
+} from '../../../src/controllers/podgroup/index.ts';
 import { isInvalid, type KubeObject } from '../../../src/runtime/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import { type Env, eventsFor, getPodGroup, POD, startBareEnv, waitForPhase } from './harness.ts';
-
-const run = promisify(execFile);
 
 interface PodSpecOpts {
   group?: string;
@@ -60,8 +60,13 @@ describe('podgroup controller on the bare API server', () => {
       phase: 'Pending',
       conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
     });
+  const reconciles = async () => {
+    const m = await env.manager.metrics.reconcileTotal.get();
+    return m.values.filter((v) => v.labels.controller === 'podgroup').reduce((a, v) => a + v.value, 0);
+  };
   const getPod = (ns: string, name: string) => env.client.get(POD, name, ns);
-  const isReady = async (ns: string, name: string) => (await getPod(ns, name)).metadata.labels?.[READY_LABEL] === 'true';
+  const isReady = async (ns: string, name: string) =>
+    (await getPod(ns, name)).metadata.labels?.[READY_LABEL] === 'true';
 
   test('the seed rule: ready labels only once every member runs, one label patch per pod, an auto-created PodGroup', async () => {
     const ns = await env.namespace();
@@ -73,7 +78,10 @@ describe('podgroup controller on the bare API server', () => {
     const pending = await waitForPhase(env.client, ns, 'training-job-1', 'Pending');
     assert.equal(pending.metadata.annotations?.[AUTO_CREATED_ANNOTATION], 'true');
     assert.equal(pending.spec?.minMember, undefined);
-    await waitFor('counts to show two running', async () => (await getPodGroup(env.client, ns, 'training-job-1'))?.status?.running === 2);
+    await waitFor(
+      'counts to show two running',
+      async () => (await getPodGroup(env.client, ns, 'training-job-1'))?.status?.running === 2,
+    );
     assert.equal(await isReady(ns, 'worker-1'), false);
     assert.equal(await isReady(ns, 'worker-2'), false);
 
@@ -87,7 +95,10 @@ describe('podgroup controller on the bare API server', () => {
     assert.equal(pg.status?.conditions?.find((c) => c.type === 'GangReady')?.status, 'True');
 
     const podPatches = env.requests.filter(
-      (r) => r.method === 'PATCH' && r.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && !r.path.endsWith('/status'),
+      (r) =>
+        r.method === 'PATCH' &&
+        r.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) &&
+        !r.path.endsWith('/status'),
     );
     assert.deepEqual(
       podPatches.map((r) => r.path).sort(),
@@ -106,7 +117,11 @@ describe('podgroup controller on the bare API server', () => {
 
   test('a late member is labelled when it runs; a settled group is not rewritten', async () => {
     const ns = await env.namespace();
-    await env.client.create({ ...PODGROUP_KIND, metadata: { name: 'gang', namespace: ns }, spec: { minMember: 2 } });
+    await env.client.create({
+      ...PODGROUP_KIND,
+      metadata: { name: 'gang', namespace: ns },
+      spec: { minMember: 2 },
+    });
     for (const n of ['a', 'b']) {
       await env.client.create(podManifest(ns, n, { group: 'gang', node: 'node-a' }));
       await running(ns, n);
@@ -126,18 +141,26 @@ describe('podgroup controller on the bare API server', () => {
       return pg?.status?.running === 3 ? pg : undefined;
     });
     // Nothing changes now: further reconciles (a pod relabel wakes the group) must not write.
-    await env.client.mergePatch({ ...POD, metadata: { name: 'a', namespace: ns } }, { metadata: { labels: { unrelated: 'x' } } });
+    const before = await reconciles();
+    await env.client.mergePatch(
+      { ...POD, metadata: { name: 'a', namespace: ns } },
+      { metadata: { labels: { unrelated: 'x' } } },
+    );
     const rv = settled.metadata.resourceVersion;
-    await waitFor('the controller to observe the relabel', async () => {
+    await waitFor('the controller to reconcile after the relabel', async () => {
       const ctl = env.manager.getController('podgroup');
-      return ctl?.workQueue?.len() === 0 && ctl.workQueue.inFlight() === 0;
+      return (await reconciles()) > before && ctl?.workQueue?.len() === 0 && ctl.workQueue.inFlight() === 0;
     });
     assert.equal((await getPodGroup(env.client, ns, 'gang'))?.metadata.resourceVersion, rv);
   });
 
   test('Running → Recovering (PodDeleted) on graceful deletion, then Running when the replacement runs', async () => {
     const ns = await env.namespace();
-    await env.client.create({ ...PODGROUP_KIND, metadata: { name: 'gang', namespace: ns }, spec: { minMember: 2 } });
+    await env.client.create({
+      ...PODGROUP_KIND,
+      metadata: { name: 'gang', namespace: ns },
+      spec: { minMember: 2 },
+    });
     for (const n of ['a', 'b']) {
       await env.client.create(podManifest(ns, n, { group: 'gang', node: 'node-a' }));
       await running(ns, n);
@@ -145,7 +168,10 @@ describe('podgroup controller on the bare API server', () => {
     await waitForPhase(env.client, ns, 'gang', 'Running');
     await env.client.delete({ ...POD, metadata: { name: 'b', namespace: ns } });
     const rec = await waitForPhase(env.client, ns, 'gang', 'Recovering', 'PodDeleted');
-    assert.equal(rec.status?.state?.message, '1 member being deleted; 1 of 2 required members running or succeeded');
+    assert.equal(
+      rec.status?.state?.message,
+      '1 member being deleted; 1 of 2 required members running or succeeded',
+    );
     await env.client.create(podManifest(ns, 'b2', { group: 'gang', node: 'node-a' }));
     await running(ns, 'b2');
     await waitForPhase(env.client, ns, 'gang', 'Running');
@@ -154,14 +180,21 @@ describe('podgroup controller on the bare API server', () => {
 
   test('partly placed, the rest unschedulable: Unschedulable with the scheduler message', async () => {
     const ns = await env.namespace();
-    await env.client.create({ ...PODGROUP_KIND, metadata: { name: 'gang', namespace: ns }, spec: { minMember: 2 } });
+    await env.client.create({
+      ...PODGROUP_KIND,
+      metadata: { name: 'gang', namespace: ns },
+      spec: { minMember: 2 },
+    });
     await env.client.create(podManifest(ns, 'a', { group: 'gang', node: 'node-a' }));
     await running(ns, 'a');
     await env.client.create(podManifest(ns, 'b', { group: 'gang' }));
     const msg = '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.';
     await unschedulable(ns, 'b', msg);
     const pg = await waitForPhase(env.client, ns, 'gang', 'Unschedulable', 'NotEnoughResources');
-    assert.equal(pg.status?.state?.message, `1 member cannot be scheduled: ${msg}; 1 of 2 required members running or succeeded`);
+    assert.equal(
+      pg.status?.state?.message,
+      `1 member cannot be scheduled: ${msg}; 1 of 2 required members running or succeeded`,
+    );
     const cond = pg.status?.conditions?.find((c) => c.type === 'Unschedulable');
     assert.equal(cond?.status, 'True');
     const ev = await waitFor('a Warning event', async () =>
@@ -196,7 +229,10 @@ describe('podgroup controller on the bare API server', () => {
     const ev = await waitFor('the restart event', async () =>
       (await eventsFor(env.client, ns, 'PodGroup', 'gang')).find((e) => e.reason === 'DeadlockRestart'),
     );
-    assert.match(String(ev.note), /deleting 2 members so their controllers recreate them \(restart 1; next timeout 2s\)/);
+    assert.match(
+      String(ev.note),
+      /deleting 2 members so their controllers recreate them \(restart 1; next timeout 2s\)/,
+    );
     // The kubelet confirms; with nothing placed any more the group is Pending again.
     await env.client.delete({ ...POD, metadata: { name: 'a', namespace: ns } }, { gracePeriodSeconds: 0 });
     await waitForPhase(env.client, ns, 'gang', 'Pending', 'NotEnoughTasks');
@@ -206,7 +242,11 @@ describe('podgroup controller on the bare API server', () => {
     const ns = await env.namespace();
     for (const minMember of [-1, 2.5, 'three']) {
       await assert.rejects(
-        env.client.create({ ...PODGROUP_KIND, metadata: { name: 'bad', namespace: ns }, spec: { minMember } }),
+        env.client.create({
+          ...PODGROUP_KIND,
+          metadata: { name: 'bad', namespace: ns },
+          spec: { minMember },
+        }),
         (err: unknown) => isInvalid(err) && /minMember/.test((err as Error).message),
         `minMember ${JSON.stringify(minMember)}`,
       );
@@ -250,21 +290,18 @@ describe('podgroup controller on the bare API server', () => {
 
   test('kubectl get pg prints phase, minMember, running and age', async () => {
     const ns = await env.namespace();
-    await env.client.create({ ...PODGROUP_KIND, metadata: { name: 'gang', namespace: ns }, spec: { minMember: 1 } });
+    await env.client.create({
+      ...PODGROUP_KIND,
+      metadata: { name: 'gang', namespace: ns },
+      spec: { minMember: 1 },
+    });
     await env.client.create(podManifest(ns, 'a', { group: 'gang', node: 'node-a' }));
     await running(ns, 'a');
     await waitForPhase(env.client, ns, 'gang', 'Running');
-    const dir = await mkdtemp(join(tmpdir(), 'pg-kubectl-'));
-    try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      await writeFile(kubeconfig, env.kubeconfig, { mode: 0o600 });
-      const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'pg', '-n', ns]);
-      const [header, row] = stdout.trim().split('\n');
-      assert.deepEqual(header?.split(/\s+/), ['NAME', 'PHASE', 'MINMEMBER', 'RUNNING', 'AGE']);
-      assert.deepEqual(row?.split(/\s+/).slice(0, 4), ['gang', 'Running', '1', '1']);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const stdout = await env.kubectl(['get', 'pg', '-n', ns]);
+    const [header, row] = stdout.trim().split('\n');
+    assert.deepEqual(header?.split(/\s+/), ['NAME', 'PHASE', 'MINMEMBER', 'RUNNING', 'AGE']);
+    assert.deepEqual(row?.split(/\s+/).slice(0, 4), ['gang', 'Running', '1', '1']);
   });
 
   test('with auto-creation off, labelled groups get labels but no PodGroup', async () => {
@@ -272,8 +309,14 @@ describe('podgroup controller on the bare API server', () => {
     try {
       const ns = await off.namespace();
       await off.client.create(podManifest(ns, 'a', { group: 'solo', node: 'node-a' }));
-      await off.client.patchStatus({ ...POD, metadata: { name: 'a', namespace: ns } }, { status: { phase: 'Running' } });
-      await waitFor('a ready', async () => (await off.client.get(POD, 'a', ns)).metadata.labels?.[READY_LABEL] === 'true');
+      await off.client.patchStatus(
+        { ...POD, metadata: { name: 'a', namespace: ns } },
+        { status: { phase: 'Running' } },
+      );
+      await waitFor(
+        'a ready',
+        async () => (await off.client.get(POD, 'a', ns)).metadata.labels?.[READY_LABEL] === 'true',
+      );
       assert.equal(await off.client.tryGet<PodGroup>(PODGROUP_KIND, 'solo', ns), undefined);
     } finally {
       await off.stop();

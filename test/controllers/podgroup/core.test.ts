@@ -72,7 +72,11 @@ describe('ready labels (the seed rule: every member Running)', () => {
   });
 
   test('does not label pods that carry the label or that this process already labelled', () => {
-    const pods = [pod('w1', { phase: 'Running', ready: true }), pod('w2', { phase: 'Running' }), pod('w3', { phase: 'Running' })];
+    const pods = [
+      pod('w1', { phase: 'Running', ready: true }),
+      pod('w2', { phase: 'Running' }),
+      pod('w3', { phase: 'Running' }),
+    ];
     const d = decide(input(pods, undefined, { labelled: new Set([pods[2]!.metadata.uid!]) }));
     assert.deepEqual(names(d.label), ['w2']);
   });
@@ -83,7 +87,10 @@ describe('ready labels (the seed rule: every member Running)', () => {
   });
 
   test('a late joiner is labelled once it runs', () => {
-    const old = [pod('w1', { phase: 'Succeeded', ready: true }), pod('w2', { phase: 'Succeeded', ready: true })];
+    const old = [
+      pod('w1', { phase: 'Succeeded', ready: true }),
+      pod('w2', { phase: 'Succeeded', ready: true }),
+    ];
     const pending = decide(input([...old, pod('w3')], undefined));
     assert.deepEqual(pending.label, []);
     const running = decide(input([...old, pod('w3', { phase: 'Running' })], undefined));
@@ -101,7 +108,11 @@ describe('ready labels (the seed rule: every member Running)', () => {
     const d = step(pg, pods);
     assert.deepEqual(names(d.label), ['w1', 'w2']);
     assert.equal(d.phase, 'Running');
-    const late = step(pg, [pod('w1', { phase: 'Running', ready: true }), pod('w2', { phase: 'Running', ready: true }), pod('w3', { phase: 'Running' })]);
+    const late = step(pg, [
+      pod('w1', { phase: 'Running', ready: true }),
+      pod('w2', { phase: 'Running', ready: true }),
+      pod('w3', { phase: 'Running' }),
+    ]);
     assert.deepEqual(names(late.label), ['w3']);
   });
 
@@ -125,7 +136,10 @@ describe('ready labels (the seed rule: every member Running)', () => {
 describe('the design transition table', () => {
   test('Pending → Running: every required member runs', () => {
     const pg = inPhase('Pending');
-    const d = step(pg, ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Running' })));
+    const d = step(
+      pg,
+      ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Running' })),
+    );
     assert.equal(d.phase, 'Running');
     assert.equal(d.reason, 'MembersRunning');
     assert.equal(d.message, '3 of 3 required members running or succeeded');
@@ -133,7 +147,11 @@ describe('the design transition table', () => {
 
   test('Pending → Recovering: part runs, the rest was rejected by the kubelet (PodFailed)', () => {
     const pg = inPhase('Pending');
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Failed' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Failed' }),
+    ]);
     assert.equal(d.phase, 'Recovering');
     assert.equal(d.reason, 'PodFailed');
     assert.equal(d.message, '1 member failed; 2 of 3 required members running or succeeded');
@@ -141,14 +159,22 @@ describe('the design transition table', () => {
 
   test('Running → Recovering: a member is killed (PodFailed)', () => {
     const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Failed' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Failed' }),
+    ]);
     assert.equal(d.phase, 'Recovering');
     assert.equal(d.reason, 'PodFailed');
   });
 
   test('Running → Recovering: a member is being deleted (PodDeleted)', () => {
     const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Running', deleting: true })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Running', deleting: true }),
+    ]);
     assert.equal(d.phase, 'Recovering');
     assert.equal(d.reason, 'PodDeleted');
     assert.equal(d.message, '1 member being deleted; 2 of 3 required members running or succeeded');
@@ -170,7 +196,12 @@ describe('the design transition table', () => {
 
   test('Recovering → Running: the failed member re-runs', () => {
     const pg = inPhase('Recovering', { running: 2, failed: 1 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Failed' }), pod('c2', { phase: 'Running' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Failed' }),
+      pod('c2', { phase: 'Running' }),
+    ]);
     assert.equal(d.phase, 'Running');
     assert.equal(d.reason, 'MembersRunning');
   });
@@ -178,10 +209,18 @@ describe('the design transition table', () => {
   test('Recovering → Unschedulable: the new pod cannot be scheduled (NotEnoughResources)', () => {
     const pg = inPhase('Recovering', { running: 2, failed: 1 });
     const msg = '0/2 nodes are available: 2 Insufficient nvidia.com/gpu.';
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Failed' }), pod('c2', { unschedulable: msg })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Failed' }),
+      pod('c2', { unschedulable: msg }),
+    ]);
     assert.equal(d.phase, 'Unschedulable');
     assert.equal(d.reason, 'NotEnoughResources');
-    assert.equal(d.message, `1 member cannot be scheduled: ${msg}; 2 of 3 required members running or succeeded`);
+    assert.equal(
+      d.message,
+      `1 member cannot be scheduled: ${msg}; 2 of 3 required members running or succeeded`,
+    );
   });
 
   test('Unschedulable → Pending: every member is deleted', () => {
@@ -207,7 +246,10 @@ describe('the design transition table', () => {
 
   test('Unschedulable → Running: the missing members get placed and run (the ambiguous last row)', () => {
     const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(pg, ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Running' })));
+    const d = step(
+      pg,
+      ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Running' })),
+    );
     assert.equal(d.phase, 'Running');
   });
 });
@@ -215,28 +257,42 @@ describe('the design transition table', () => {
 describe('troupe transitions beyond the table', () => {
   test('Pending → Unschedulable: partly placed, the rest unschedulable (a deadlock)', () => {
     const pg = inPhase('Pending');
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { unschedulable: 'Insufficient gpu' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { unschedulable: 'Insufficient gpu' }),
+    ]);
     assert.equal(d.phase, 'Unschedulable');
     assert.equal(d.reason, 'NotEnoughResources');
   });
 
   test('Pending stays Pending with NotEnoughResources when nothing could be placed', () => {
     const pg = inPhase('Pending');
-    const d = step(pg, ['a', 'b', 'c'].map((n) => pod(n, { unschedulable: 'Insufficient gpu' })));
+    const d = step(
+      pg,
+      ['a', 'b', 'c'].map((n) => pod(n, { unschedulable: 'Insufficient gpu' })),
+    );
     assert.equal(d.phase, 'Pending');
     assert.equal(d.reason, 'NotEnoughResources');
   });
 
   test('Unschedulable → Recovering when a member fails', () => {
     const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Failed' }), pod('c', { unschedulable: 'x' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Failed' }),
+      pod('c', { unschedulable: 'x' }),
+    ]);
     assert.equal(d.phase, 'Recovering');
     assert.equal(d.reason, 'PodFailed');
   });
 
   test('Running → Completed → stays Completed when the finished pods are cleaned up', () => {
     const pg = inPhase('Running', { running: 3 });
-    const done = step(pg, ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Succeeded' })));
+    const done = step(
+      pg,
+      ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Succeeded' })),
+    );
     assert.equal(done.phase, 'Completed');
     assert.equal(done.reason, 'MembersFinished');
     assert.equal(done.message, 'every member finished: 3 succeeded, 0 failed');
@@ -246,7 +302,11 @@ describe('troupe transitions beyond the table', () => {
 
   test('Completed with too few successes is not Completed: Recovering (PodFailed)', () => {
     const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [pod('a', { phase: 'Succeeded' }), pod('b', { phase: 'Succeeded' }), pod('c', { phase: 'Failed' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Succeeded' }),
+      pod('b', { phase: 'Succeeded' }),
+      pod('c', { phase: 'Failed' }),
+    ]);
     assert.equal(d.phase, 'Recovering');
     assert.equal(d.reason, 'PodFailed');
   });
@@ -277,7 +337,11 @@ describe('troupe transitions beyond the table', () => {
 describe('status writes and events', () => {
   test('a first status: phase, counts, conditions, an event; nothing written when unchanged', () => {
     const pg = podGroup('g', { minMember: 2 });
-    const pods = [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Succeeded' })];
+    const pods = [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Succeeded' }),
+    ];
     const d = step(pg, pods);
     assert.ok(d.status);
     assert.deepEqual(
@@ -295,9 +359,20 @@ describe('status writes and events', () => {
     assert.equal(d.status.failed, 0);
     assert.equal(d.status.observedGeneration, 1);
     const types = Object.fromEntries(d.status.conditions!.map((c) => [c.type, c.status]));
-    assert.deepEqual(types, { GangReady: 'True', Unschedulable: 'False', SpecValid: 'True', MembershipConflict: 'False' });
+    assert.deepEqual(types, {
+      GangReady: 'True',
+      Unschedulable: 'False',
+      SpecValid: 'True',
+      MembershipConflict: 'False',
+    });
     assert.deepEqual(d.events, [
-      { target: { kind: 'group' }, type: 'Normal', reason: 'MembersRunning', action: 'PhaseTransition', note: 'Running: 3 of 2 required members running or succeeded' },
+      {
+        target: { kind: 'group' },
+        type: 'Normal',
+        reason: 'MembersRunning',
+        action: 'PhaseTransition',
+        note: 'Running: 3 of 2 required members running or succeeded',
+      },
     ]);
     const again = step(pg, pods, { now: at(30) });
     assert.equal(again.status, undefined);
@@ -315,7 +390,11 @@ describe('status writes and events', () => {
     assert.equal(run.status?.state?.lastTransitionTime, '2026-01-01T00:00:10Z');
     assert.equal(run.status?.state?.lastProbeTime, '2026-01-01T00:00:10Z');
     assert.equal(run.events[0]?.note, 'Pending → Running: 2 of 2 required members running or succeeded');
-    const three = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Running' })], { now: at(20) });
+    const three = step(
+      pg,
+      [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Running' })],
+      { now: at(20) },
+    );
     assert.equal(three.status?.state?.lastTransitionTime, '2026-01-01T00:00:10Z');
     assert.equal(three.status?.state?.lastProbeTime, '2026-01-01T00:00:20Z');
     assert.deepEqual(three.events, []);
@@ -323,19 +402,32 @@ describe('status writes and events', () => {
 
   test('Recovering and Unschedulable transitions are Warning events', () => {
     const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Failed' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Failed' }),
+    ]);
     assert.equal(d.events[0]?.type, 'Warning');
     assert.equal(d.events[0]?.reason, 'PodFailed');
-    assert.equal(d.events[0]?.note, 'Running → Recovering: 1 member failed; 2 of 3 required members running or succeeded');
+    assert.equal(
+      d.events[0]?.note,
+      'Running → Recovering: 1 member failed; 2 of 3 required members running or succeeded',
+    );
   });
 
   test('the Unschedulable condition carries the scheduler message', () => {
     const pg = podGroup('g', { minMember: 2 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { unschedulable: '0/3 nodes are available: 3 Insufficient cpu.' })]);
+    const d = step(pg, [
+      pod('a', { phase: 'Running' }),
+      pod('b', { unschedulable: '0/3 nodes are available: 3 Insufficient cpu.' }),
+    ]);
     const c = d.status?.conditions?.find((x) => x.type === 'Unschedulable');
     assert.equal(c?.status, 'True');
     assert.equal(c?.reason, 'NotEnoughResources');
-    assert.equal(c?.message, '1 of 2 members cannot be scheduled: 0/3 nodes are available: 3 Insufficient cpu.');
+    assert.equal(
+      c?.message,
+      '1 of 2 members cannot be scheduled: 0/3 nodes are available: 3 Insufficient cpu.',
+    );
   });
 });
 
@@ -350,7 +442,11 @@ describe('bad input', () => {
       assert.ok(d.events.some((e) => e.type === 'Warning' && e.reason === 'InvalidSpec'));
       assert.equal(d.phase, 'Running');
       assert.deepEqual(names(d.label), ['a', 'b']);
-      assert.ok(!step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]).events.some((e) => e.reason === 'InvalidSpec'));
+      assert.ok(
+        !step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]).events.some(
+          (e) => e.reason === 'InvalidSpec',
+        ),
+      );
     });
   }
 
@@ -358,7 +454,11 @@ describe('bad input', () => {
     const x = podGroup('x');
     const y = podGroup('y');
     const torn = pod('torn', { group: 'x', annotation: 'y', phase: 'Running' });
-    const pods = [torn, pod('x1', { group: 'x', phase: 'Running' }), pod('y1', { group: '', annotation: 'y', phase: 'Running' })];
+    const pods = [
+      torn,
+      pod('x1', { group: 'x', phase: 'Running' }),
+      pod('y1', { group: '', annotation: 'y', phase: 'Running' }),
+    ];
     const dx = step(x, pods);
     assert.deepEqual(names(dx.label), ['torn', 'x1']);
     assert.equal(dx.status?.running, 2);
@@ -373,7 +473,10 @@ describe('bad input', () => {
   });
 
   test('a label value that cannot name an object: ready labels, no PodGroup, a warning per pod', () => {
-    const pods = [pod('a', { group: 'Team_A', phase: 'Running' }), pod('b', { group: 'Team_A', phase: 'Running' })];
+    const pods = [
+      pod('a', { group: 'Team_A', phase: 'Running' }),
+      pod('b', { group: 'Team_A', phase: 'Running' }),
+    ];
     const d = decide(input(pods, undefined, { name: 'Team_A' }));
     assert.deepEqual(names(d.label), ['a', 'b']);
     assert.equal(d.create, undefined);
@@ -389,11 +492,16 @@ describe('auto-created PodGroups', () => {
     assert.equal(d.create?.metadata.namespace, NS);
     assert.equal(d.create?.metadata.annotations?.[AUTO_CREATED_ANNOTATION], 'true');
     assert.deepEqual(d.create?.spec, {});
-    assert.deepEqual(d.create?.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: 'job-train' }]);
+    assert.deepEqual(d.create?.metadata.ownerReferences, [
+      { apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: 'job-train' },
+    ]);
   });
 
   test('bare pods or mixed owners: no owner reference', () => {
-    assert.equal(decide(input([pod('a'), pod('b', { owner: 'j' })], undefined)).create?.metadata.ownerReferences, undefined);
+    assert.equal(
+      decide(input([pod('a'), pod('b', { owner: 'j' })], undefined)).create?.metadata.ownerReferences,
+      undefined,
+    );
     assert.equal(decide(input([pod('a'), pod('b')], undefined)).create?.metadata.ownerReferences, undefined);
   });
 
@@ -428,21 +536,48 @@ describe('deadlock policy', () => {
     assert.equal(pg.status?.lastRestartTime, '2026-01-01T00:00:30Z');
     const ev = due.events.find((e) => e.reason === 'DeadlockRestart');
     assert.equal(ev?.type, 'Warning');
-    assert.match(ev?.note ?? '', /Unschedulable for 30s with 2 of 3 members placed: deleting 3 members .*next timeout 60s/);
+    assert.match(
+      ev?.note ?? '',
+      /Unschedulable for 30s with 2 of 3 members placed: deleting 3 members .*next timeout 60s/,
+    );
     const again = step(pg, stuckPods(), { now: at(40) });
     assert.deepEqual(again.restart, [], 'one restart per Unschedulable episode');
   });
 
   test('the timeout doubles with each restart, up to the cap', () => {
-    const pg = podGroup('g', { deadlockPolicy: { action: 'Restart', timeoutSeconds: 30, maxTimeoutSeconds: 100 } });
-    assert.deepEqual([0, 1, 2, 3].map((r) => deadlockTimeoutMs(pg, r)), [30_000, 60_000, 100_000, 100_000]);
-    assert.equal(deadlockTimeoutMs(podGroup('g', { scheduleTimeoutSeconds: 5, deadlockPolicy: { action: 'Restart' } }), 0), 5000);
+    const pg = podGroup('g', {
+      deadlockPolicy: { action: 'Restart', timeoutSeconds: 30, maxTimeoutSeconds: 100 },
+    });
+    assert.deepEqual(
+      [0, 1, 2, 3].map((r) => deadlockTimeoutMs(pg, r)),
+      [30_000, 60_000, 100_000, 100_000],
+    );
+    assert.equal(
+      deadlockTimeoutMs(
+        podGroup('g', { scheduleTimeoutSeconds: 5, deadlockPolicy: { action: 'Restart' } }),
+        0,
+      ),
+      5000,
+    );
     assert.equal(deadlockTimeoutMs(podGroup('g', { deadlockPolicy: { action: 'Restart' } }), 0), 60_000);
   });
 
   test('gives way to a younger stuck group, and restarts when it is the younger one', () => {
-    const older = { namespace: NS, name: 'old', priority: 0, creationTimestamp: '2025-12-01T00:00:00Z' };
-    const younger = { namespace: NS, name: 'young', priority: 0, creationTimestamp: '2026-02-01T00:00:00Z' };
+    const u = 'Unschedulable' as const;
+    const older = {
+      namespace: NS,
+      name: 'old',
+      priority: 0,
+      creationTimestamp: '2025-12-01T00:00:00Z',
+      phase: u,
+    };
+    const younger = {
+      namespace: NS,
+      name: 'young',
+      priority: 0,
+      creationTimestamp: '2026-02-01T00:00:00Z',
+      phase: u,
+    };
     const pg = podGroup('g', policy);
     step(pg, stuckPods());
     const defer = step(pg, stuckPods(), { now: at(30), peers: [younger] });
@@ -454,8 +589,21 @@ describe('deadlock policy', () => {
   });
 
   test('priority before age: the lower-priority group gives way', () => {
-    const low = { namespace: NS, name: 'low', priority: 0, creationTimestamp: '2025-01-01T00:00:00Z' };
-    const high = { namespace: NS, name: 'high', priority: 100, creationTimestamp: '2026-06-01T00:00:00Z' };
+    const u = 'Unschedulable' as const;
+    const low = {
+      namespace: NS,
+      name: 'low',
+      priority: 0,
+      creationTimestamp: '2025-01-01T00:00:00Z',
+      phase: u,
+    };
+    const high = {
+      namespace: NS,
+      name: 'high',
+      priority: 100,
+      creationTimestamp: '2026-06-01T00:00:00Z',
+      phase: u,
+    };
     assert.equal(chooseVictim([high, low]).name, 'low');
     const pg = podGroup('g', policy);
     const pods = stuckPods().map((p) => ({ ...p, spec: { ...p.spec, priority: 10 } }));
@@ -464,12 +612,34 @@ describe('deadlock policy', () => {
     assert.equal(step(pg, pods, { now: at(35), peers: [high] }).restart.length, 3);
   });
 
+  test('a group that just gave way makes the others wait; one that is no longer stuck is no candidate', () => {
+    const pg = podGroup('g', policy);
+    step(pg, stuckPods());
+    const justRestarted = {
+      namespace: NS,
+      name: 'other',
+      priority: 0,
+      creationTimestamp: '2026-06-01T00:00:00Z',
+      phase: 'Pending' as const,
+      lastRestartTime: '2026-01-01T00:00:25Z',
+    };
+    const wait = step(pg, stuckPods(), { now: at(30), peers: [justRestarted] });
+    assert.deepEqual(wait.restart, []);
+    assert.equal(wait.deferredTo, `${NS}/other`);
+    assert.equal(wait.requeueAfterMs, 25_000);
+    const go = step(pg, stuckPods(), { now: at(56), peers: [justRestarted] });
+    assert.equal(go.restart.length, 3, 'a younger peer that is Pending again is not stuck: no candidate');
+  });
+
   test('members without a controller are never deleted: a RestartBlocked warning', () => {
     const pg = podGroup('g', policy);
     step(pg, stuckPods(null));
     const d = step(pg, stuckPods(null), { now: at(30) });
     assert.deepEqual(d.restart, []);
-    assert.match(d.events.find((e) => e.reason === 'RestartBlocked')?.note ?? '', /a, b, c have no controller/);
+    assert.match(
+      d.events.find((e) => e.reason === 'RestartBlocked')?.note ?? '',
+      /a, b, c have no controller/,
+    );
   });
 
   test('off unless asked for', () => {

@@ -37,7 +37,8 @@ export function pod(name: string, o: PodOpts = {}): PodObject {
   if (o.annotation) annotations[GROUP_ANNOTATION] = o.annotation;
   if (o.ready) labels[READY_LABEL] = 'true';
   const phase = o.phase ?? 'Pending';
-  const node = o.node ?? (phase === 'Running' || phase === 'Succeeded' || phase === 'Failed' ? 'node-1' : undefined);
+  const node =
+    o.node ?? (phase === 'Running' || phase === 'Succeeded' || phase === 'Failed' ? 'node-1' : undefined);
   const conditions = o.unschedulable
     ? [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: o.unschedulable }]
     : node
@@ -62,7 +63,10 @@ export function pod(name: string, o: PodOpts = {}): PodObject {
           }
         : {}),
     },
-    spec: { ...(node ? { nodeName: node } : {}), ...(o.priority !== undefined ? { priority: o.priority } : {}) },
+    spec: {
+      ...(node ? { nodeName: node } : {}),
+      ...(o.priority !== undefined ? { priority: o.priority } : {}),
+    },
     status: { phase, conditions },
   };
 }
@@ -71,12 +75,22 @@ export function podGroup(name: string, spec: PodGroupSpec = {}, created = T0): P
   return {
     apiVersion: PODGROUP_API_VERSION,
     kind: 'PodGroup',
-    metadata: { name, namespace: NS, uid: `pg-${name}`, generation: 1, creationTimestamp: created.toISOString() },
+    metadata: {
+      name,
+      namespace: NS,
+      uid: `pg-${name}`,
+      generation: 1,
+      creationTimestamp: created.toISOString(),
+    },
     spec,
   };
 }
 
-export function input(pods: PodObject[], pg: PodGroup | undefined, over: Partial<GroupInput> = {}): GroupInput {
+export function input(
+  pods: PodObject[],
+  pg: PodGroup | undefined,
+  over: Partial<GroupInput> = {},
+): GroupInput {
   return {
     namespace: NS,
     name: pg?.metadata.name ?? 'g',

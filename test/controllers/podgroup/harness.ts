@@ -4,9 +4,20 @@
  * the whole embedded cluster (simulated nodes, scheduler, KWOK kubelet, workload controllers).
  */
 
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
-import { type PodGroup, PODGROUP_KIND, type PodGroupOptions, podGroupControllers, podGroupCrdManifests } from '../../../src/controllers/podgroup/index.ts';
+import { type EmbeddedClusterOptions, startEmbeddedCluster } from '../../../src/cluster/index.ts';
+import {
+  type PodGroup,
+  PODGROUP_KIND,
+  type PodGroupOptions,
+  podGroupControllers,
+  podGroupCrdManifests,
+} from '../../../src/controllers/podgroup/index.ts';
 import { Client, type KubeObject, kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -21,6 +32,8 @@ export interface RequestRecord {
 
 export interface Env {
   kubeconfig: string;
+  /** Runs kubectl against the cluster; rejects with its stderr on a non-zero exit. */
+  kubectl(args: string[], input?: string): Promise<string>;
   client: Client;
   manager: Manager;
   /** Every request the API server answered (bare server only). */
@@ -61,11 +74,20 @@ export async function startBareEnv(opts: PodGroupOptions = {}): Promise<Env> {
     },
   });
   const client = Client.fromKubeConfig(kubeConfigFromString(server.kubeconfig));
-  await installPodGroupCrd(client);
   const manager = newManager(kubeConfigFromString(server.kubeconfig), opts);
-  await manager.start();
+  try {
+    await installPodGroupCrd(client);
+    await manager.start();
+  } catch (err) {
+    await manager.stop();
+    await client.rest.close();
+    await server.close();
+    throw err;
+  }
+  const k = await kubectlFor(server.kubeconfig);
   return {
     kubeconfig: server.kubeconfig,
+    kubectl: k.run,
     client,
     manager,
     requests,
@@ -74,8 +96,67 @@ export async function startBareEnv(opts: PodGroupOptions = {}): Promise<Env> {
       await manager.stop();
       await client.rest.close();
       await server.close();
+      await k.cleanup();
     },
   };
+}
+
+/** The whole embedded cluster (nodes, scheduler, KWOK kubelet, workload controllers) plus the controller. */
+export async function startClusterEnv(
+  opts: PodGroupOptions = {},
+  clusterOpts: EmbeddedClusterOptions = {},
+): Promise<Env> {
+  const requests: RequestRecord[] = [];
+  const cluster = await startEmbeddedCluster({
+    ...clusterOpts,
+    log: (msg, fields) => {
+      if (msg === 'request') requests.push(fields as unknown as RequestRecord);
+    },
+  });
+  const client = Client.fromKubeConfig(kubeConfigFromString(cluster.server.kubeconfig));
+  const manager = newManager(kubeConfigFromString(cluster.server.kubeconfig), opts);
+  try {
+    await installPodGroupCrd(client);
+    await manager.start();
+  } catch (err) {
+    await manager.stop();
+    await client.rest.close();
+    await cluster.stop();
+    throw err;
+  }
+  const k = await kubectlFor(cluster.server.kubeconfig);
+  return {
+    kubeconfig: cluster.server.kubeconfig,
+    kubectl: k.run,
+    client,
+    manager,
+    requests,
+    namespace: (prefix = 'pg') => createNamespace(client, prefix),
+    async stop() {
+      await manager.stop();
+      await client.rest.close();
+      await cluster.stop();
+      await k.cleanup();
+    },
+  };
+}
+
+async function kubectlFor(kubeconfigYaml: string) {
+  const dir = await mkdtemp(join(tmpdir(), 'pg-kubectl-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, kubeconfigYaml, { mode: 0o600 });
+  const run = (args: string[], input?: string) =>
+    new Promise<string>((resolve, reject) => {
+      const child = execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
+        { timeout: 60_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
+      );
+      child.stdin?.end(input);
+    });
+  return { run, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export async function createNamespace(client: Client, prefix = 'pg'): Promise<string> {
@@ -114,7 +195,12 @@ export async function waitForPhase(
 }
 
 /** Events (events.k8s.io/v1) about an object. */
-export async function eventsFor(client: Client, ns: string, kind: string, name: string): Promise<KubeObject[]> {
+export async function eventsFor(
+  client: Client,
+  ns: string,
+  kind: string,
+  name: string,
+): Promise<KubeObject[]> {
   const list = await client.list(EVENT, { namespace: ns });
   return list.items.filter((e) => {
     const r = e.regarding as { kind?: string; name?: string } | undefined;

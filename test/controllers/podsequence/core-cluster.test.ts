@@ -24,15 +24,30 @@ describe('cluster scope, tier by tier', () => {
   });
 
   test('waits while one pod of the group is not Ready', () => {
-    const pods = [pod('pod-1', { state: 'ready' }), pod('pod-2', { state: 'scheduled' }), pod('pod-3'), pod('pod-4'), pod('pod-5')];
+    const pods = [
+      pod('pod-1', { state: 'ready' }),
+      pod('pod-2', { state: 'scheduled' }),
+      pod('pod-3'),
+      pod('pod-4'),
+      pod('pod-5'),
+    ];
     const plan = decide(input(tiers(), pods));
     assert.deepEqual(plan.releases, []);
     assert.equal(plan.status.readyPodsInCurrentGroup, 1);
-    assert.match(plan.status.message!, /Waiting for group 'G1' \(1\/3\): 1\/2 pods Ready; pod-2 Running, not Ready/);
+    assert.match(
+      plan.status.message!,
+      /Waiting for group 'G1' \(1\/3\): 1\/2 pods Ready; pod-2 Running, not Ready/,
+    );
   });
 
   test('releases the next group once every pod of the current one is Ready', () => {
-    const pods = [pod('pod-1', { state: 'ready' }), pod('pod-2', { state: 'ready' }), pod('pod-3'), pod('pod-4'), pod('pod-5')];
+    const pods = [
+      pod('pod-1', { state: 'ready' }),
+      pod('pod-2', { state: 'ready' }),
+      pod('pod-3'),
+      pod('pod-4'),
+      pod('pod-5'),
+    ];
     const plan = decide(input(tiers(), pods));
     assert.deepEqual(names(plan.releases), ['pod-3', 'pod-4']);
     assert.equal(plan.status.currentIndex, 1);
@@ -89,7 +104,10 @@ describe('releasing', () => {
     const plan = decide(input(sequence({ podGroups: groups(['pod-1']) }), [p]));
     assert.equal(plan.releases.length, 1);
     assert.deepEqual(plan.releases[0]!.patch, {
-      metadata: { resourceVersion: p.metadata.resourceVersion, annotations: { [RELEASED_BY_ANNOTATION]: 'default/seq' } },
+      metadata: {
+        resourceVersion: p.metadata.resourceVersion,
+        annotations: { [RELEASED_BY_ANNOTATION]: 'default/seq' },
+      },
       spec: { schedulingGates: [{ name: 'other.example.com/gate' }] },
     });
   });
@@ -109,7 +127,9 @@ describe('releasing', () => {
   });
 
   test('does not release a pod being deleted', () => {
-    const plan = decide(input(sequence({ podGroups: groups(['pod-1']) }), [pod('pod-1', { terminating: true })]));
+    const plan = decide(
+      input(sequence({ podGroups: groups(['pod-1']) }), [pod('pod-1', { terminating: true })]),
+    );
     assert.deepEqual(plan.releases, []);
   });
 
@@ -130,7 +150,10 @@ describe('missing pods', () => {
   test('is Pending while the first group has no pod', () => {
     const plan = decide(input(seq(), []));
     assert.equal(plan.status.phase, 'Pending');
-    assert.match(plan.status.message!, /Waiting for group 'G1' \(1\/2\): 0\/1 pods Ready; pod-1 not found in namespace default/);
+    assert.match(
+      plan.status.message!,
+      /Waiting for group 'G1' \(1\/2\): 0\/1 pods Ready; pod-1 not found in namespace default/,
+    );
   });
 
   test('fails once a named pod is missing past the grace period, and requeues until then', () => {
@@ -161,7 +184,10 @@ describe('selectors', () => {
     sequence({
       podGroups: [
         { name: 'DB', podSelector: { matchLabels: { app: 'db' } } },
-        { name: 'App', podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] } },
+        {
+          name: 'App',
+          podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] },
+        },
       ],
     });
 
@@ -193,7 +219,12 @@ describe('selectors', () => {
       ]),
     );
     assert.deepEqual(names(replaced.releases), ['web-1']);
-    const dead = decide(input(seq(), [pod('db-old', { labels: { app: 'db' }, state: 'failed' }), pod('web-1', { labels: { app: 'web' } })]));
+    const dead = decide(
+      input(seq(), [
+        pod('db-old', { labels: { app: 'db' }, state: 'failed' }),
+        pod('web-1', { labels: { app: 'web' } }),
+      ]),
+    );
     assert.deepEqual(dead.releases, []);
     assert.equal(dead.status.phase, 'Failed');
     assert.match(dead.status.message!, /Pod db-old \(group 'DB' \(1\/2\)\) failed/);
@@ -217,9 +248,14 @@ describe('failures and conflicts', () => {
 
   test('a pod of a later group that runs without the gate is reported', () => {
     const seq = sequence({ podGroups: groups(['pod-1'], ['pod-2']) });
-    const plan = decide(input(seq, [pod('pod-1', { state: 'scheduled' }), pod('pod-2', { state: 'scheduled' })]));
+    const plan = decide(
+      input(seq, [pod('pod-1', { state: 'scheduled' }), pod('pod-2', { state: 'scheduled' })]),
+    );
     assert.equal(plan.status.phase, 'Failed');
-    assert.match(plan.status.message!, /pod-2 \(group 'G2' \(2\/2\)\) started before its group's turn: it does not carry the scheduling gate/);
+    assert.match(
+      plan.status.message!,
+      /pod-2 \(group 'G2' \(2\/2\)\) started before its group's turn: it does not carry the scheduling gate/,
+    );
   });
 
   test('a pod selected by two groups is not released', () => {
@@ -229,7 +265,12 @@ describe('failures and conflicts', () => {
         { name: 'B', podSelector: { matchLabels: { role: 'x' } } },
       ],
     });
-    const plan = decide(input(seq, [pod('both', { labels: { tier: 'a', role: 'x' } }), pod('a-only', { labels: { tier: 'a' } })]));
+    const plan = decide(
+      input(seq, [
+        pod('both', { labels: { tier: 'a', role: 'x' } }),
+        pod('a-only', { labels: { tier: 'a' } }),
+      ]),
+    );
     assert.deepEqual(names(plan.releases), ['a-only']);
     assert.equal(plan.status.phase, 'Failed');
     assert.match(plan.status.message!, /both \(selected by 2 groups \('A', 'B'\)\)/);
@@ -242,7 +283,15 @@ describe('failures and conflicts', () => {
     const plan = decide(input(mine, [pod('pod-1')], { others }));
     assert.deepEqual(plan.releases, []);
     assert.match(plan.status.message!, /also sequenced by PodSequence default\/theirs/);
-    const distinct = [{ key: 'default/theirs', spec: resolveSpec({ ...theirs, spec: { ...theirs.spec, schedulingGateName: 'x.io/g' } }, DEFAULT_GATE) }];
+    const distinct = [
+      {
+        key: 'default/theirs',
+        spec: resolveSpec(
+          { ...theirs, spec: { ...theirs.spec, schedulingGateName: 'x.io/g' } },
+          DEFAULT_GATE,
+        ),
+      },
+    ];
     assert.equal(decide(input(mine, [pod('pod-1')], { others: distinct })).releases.length, 1);
   });
 });
@@ -250,11 +299,23 @@ describe('failures and conflicts', () => {
 describe('invalid specs are Failed and release nothing', () => {
   const cases: [string, Parameters<typeof sequence>[0], RegExp][] = [
     ['no groups', { podGroups: [] }, /at least one group/],
-    ['both', { podGroups: [{ pods: ['a'], podSelector: { matchLabels: { a: 'b' } } }] }, /either pods or podSelector, not both/],
+    [
+      'both',
+      { podGroups: [{ pods: ['a'], podSelector: { matchLabels: { a: 'b' } } }] },
+      /either pods or podSelector, not both/,
+    ],
     ['neither', { podGroups: [{ name: 'x' }] }, /one of pods or podSelector is required/],
     ['duplicate across groups', { podGroups: groups(['a'], ['a']) }, /pod a is listed in two groups/],
-    ['bad gate', { podGroups: groups(['a']), schedulingGateName: 'not a gate!' }, /schedulingGateName "not a gate!" is not a valid qualified name/],
-    ['bad scope', { podGroups: groups(['a']), scope: 'Zone' as never }, /spec.scope must be "Cluster" or "Node"/],
+    [
+      'bad gate',
+      { podGroups: groups(['a']), schedulingGateName: 'not a gate!' },
+      /schedulingGateName "not a gate!" is not a valid qualified name/,
+    ],
+    [
+      'bad scope',
+      { podGroups: groups(['a']), scope: 'Zone' as never },
+      /spec.scope must be "Cluster" or "Node"/,
+    ],
     ['empty selector', { podGroups: [{ podSelector: {} }] }, /podSelector is empty/],
     [
       'bad operator',
@@ -280,10 +341,25 @@ describe('events', () => {
     const seq = tiers();
     const first = decide(input(seq, [pod('pod-1'), pod('pod-2'), pod('pod-3'), pod('pod-4'), pod('pod-5')]));
     const released = first.events.find((e) => e.reason === 'Released');
-    assert.match(released!.note, /Released 2 pods of group 'G1' \(1\/3\) because it is the first group: pod-1, pod-2/);
+    assert.match(
+      released!.note,
+      /Released 2 pods of group 'G1' \(1\/3\) because it is the first group: pod-1, pod-2/,
+    );
     seq.status = first.status;
-    const next = decide(input(seq, [pod('pod-1', { state: 'ready' }), pod('pod-2', { state: 'ready' }), pod('pod-3'), pod('pod-4'), pod('pod-5')]));
-    assert.ok(next.events.some((e) => e.reason === 'GroupReady' && /Group 'G1' \(1\/3\) is Ready; releasing group 'G2'/.test(e.note)));
+    const next = decide(
+      input(seq, [
+        pod('pod-1', { state: 'ready' }),
+        pod('pod-2', { state: 'ready' }),
+        pod('pod-3'),
+        pod('pod-4'),
+        pod('pod-5'),
+      ]),
+    );
+    assert.ok(
+      next.events.some(
+        (e) => e.reason === 'GroupReady' && /Group 'G1' \(1\/3\) is Ready; releasing group 'G2'/.test(e.note),
+      ),
+    );
   });
 
   test('no repeated warning while the failure is unchanged', () => {
@@ -299,7 +375,9 @@ test('status lists are capped', () => {
   const many = Array.from({ length: 30 }, (_, i) => `p-${String(i).padStart(2, '0')}`);
   const seq = sequence({ podGroups: [{ pods: many }, { pods: ['last'] }] });
   const plan = decide(
-    input(seq, [...many.map((n) => pod(n, { state: 'ready' })), pod('last')], { options: resolveOptions({ maxListedPods: 10 }) }),
+    input(seq, [...many.map((n) => pod(n, { state: 'ready' })), pod('last')], {
+      options: resolveOptions({ maxListedPods: 10 }),
+    }),
   );
   assert.equal(plan.status.processedPods!.length, 10);
 });

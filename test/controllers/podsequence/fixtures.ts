@@ -14,7 +14,11 @@ import {
 
 export const NS = 'default';
 
-export function sequence(spec: Partial<PodSequenceSpec> & { podGroups: PodGroup[] }, name = 'seq', generation = 1): PodSequence {
+export function sequence(
+  spec: Partial<PodSequenceSpec> & { podGroups: PodGroup[] },
+  name = 'seq',
+  generation = 1,
+): PodSequence {
   return {
     apiVersion: 'scheduling.example.com/v1alpha1',
     kind: 'PodSequence',
@@ -67,14 +71,18 @@ export function pod(name: string, o: PodOpts = {}): Pod {
     p.spec!.affinity = {
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [o.pinned] }] }],
+          nodeSelectorTerms: [
+            { matchFields: [{ key: 'metadata.name', operator: 'In', values: [o.pinned] }] },
+          ],
         },
       },
     };
   }
   if (o.affinityTerms) {
     p.spec!.affinity = {
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: o.affinityTerms as never } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: o.affinityTerms as never },
+      },
     };
   }
   const scheduled = state === 'scheduled' || state === 'ready' || state === 'succeeded' || state === 'failed';
@@ -88,13 +96,21 @@ export function pod(name: string, o: PodOpts = {}): Pod {
   } else if (state === 'failed') {
     p.status = { phase: 'Failed' };
   } else if (gated) {
-    p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] };
+    p.status = {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }],
+    };
   }
   return p;
 }
 
 export function node(name: string, taints: { key: string; effect: string }[] = []): Node {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } }, spec: { taints } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    spec: { taints },
+  };
 }
 
 export function input(seq: PodSequence, pods: Pod[], extra: Partial<CoreInput> = {}): CoreInput {

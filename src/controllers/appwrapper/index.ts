@@ -1,0 +1,61 @@
+/**
+ * AppWrapper (workload.codeflare.dev/v1beta2): bundles of resources queued and admitted by
+ * Kueue as one unit, with upstream AppWrapper 1.2's lifecycle. See docs/appwrapper.md.
+ */
+
+import type { ControllerDefinition } from '../../runtime/index.ts';
+import { type AppWrapperOptions, appWrapperController } from './controller.ts';
+
+export {
+  Annotations,
+  type AppWrapper,
+  type AppWrapperComponent,
+  type AppWrapperComponentStatus,
+  type AppWrapperPhase,
+  type AppWrapperPodSet,
+  type AppWrapperPodSetInfo,
+  type AppWrapperSpec,
+  type AppWrapperStatus,
+  AW_API_VERSION,
+  AW_CONTROLLER_NAME,
+  AW_FINALIZER,
+  AW_GROUP,
+  AW_KIND,
+  AW_LABEL,
+  AW_USERID_LABEL,
+  AW_USERNAME_LABEL,
+  Conditions,
+  Phases,
+  PodSetAnnotations,
+  QUEUE_NAME_LABEL,
+} from './api.ts';
+export {
+  type AppWrapperConfig,
+  type AppWrapperConfigInput,
+  configFromUpstream,
+  DEFAULT_FAULT_TOLERANCE,
+  DEFAULT_NAMESPACE_SELECTOR,
+  type FaultToleranceOptions,
+  resolveConfig,
+} from './config.ts';
+export { AW_OWNER_INDEX, type AppWrapperOptions, appWrapperController } from './controller.ts';
+export { afterDeploy, type CoreInput, type Decision, decide, type DeployResult } from './core.ts';
+export { APPWRAPPER_CRD_PATH, appWrapperCrdManifests } from './crd.ts';
+export { parseGoDuration } from './duration.ts';
+export { RenderError, renderComponent } from './inject.ts';
+export { expectedPodCount, inferPodSets, initialComponentStatus, validatePodSets } from './podsets.ts';
+export {
+  appWrapperWebhookConfigurations,
+  defaultingHandler,
+  MUTATING_PATH,
+  registerAppWrapperWebhooks,
+  sanitizeLabel,
+  VALIDATING_PATH,
+  validatingHandler,
+  type WebhookClientTarget,
+} from './webhook.ts';
+
+/** The controllers of the AppWrapper capability, for Manager.add. */
+export function appWrapperControllers(opts: AppWrapperOptions = {}): ControllerDefinition[] {
+  return [appWrapperController(opts)];
+}

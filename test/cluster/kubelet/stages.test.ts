@@ -1,0 +1,362 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
+import { GVR } from '../../../src/cluster/client.ts';
+import { STAGE_GVR } from '../../../src/cluster/kubelet/index.ts';
+import type { Stage } from '../../../src/cluster/kubelet/stages/index.ts';
+import { waitFor } from '../../support/wait.ts';
+import {
+  condition,
+  createNode,
+  createPod,
+  eventsFor,
+  getPod,
+  type KubeletEnv,
+  startKubeletEnv,
+  waitForPod,
+} from './helpers.ts';
+
+const README = readFileSync(
+  new URL('../../../../shared/seeds/podgroup-controller.README.md', import.meta.url),
+  'utf8',
+);
+const SEED_STAGE =
+  /```yaml\n(apiVersion: kwok\.x-k8s\.io\/v1alpha1\nkind: Stage[\s\S]*?)```/.exec(README)?.[1] ?? '';
+
+type Cond = { type: string; status: string; reason: string; message: string };
+
+function accepted(env: KubeletEnv, name: string): Cond | undefined {
+  const s = env.admin.get(STAGE_GVR, '', name);
+  return (s?.status as { conditions?: Cond[] } | undefined)?.conditions?.find((c) => c.type === 'Accepted');
+}
+
+function waitAccepted(env: KubeletEnv, name: string): Promise<Cond> {
+  return waitFor(`Stage ${name} Accepted condition`, () => accepted(env, name));
+}
+
+describe('kubelet: Stage objects', () => {
+  let env: KubeletEnv;
+  before(async () => {
+    env = await startKubeletEnv({ timeScale: 20 });
+    await createNode(env.admin, 'node-1');
+  });
+  after(() => env.close());
+
+  test('the podgroup seed Stage, applied verbatim with kubectl, completes pods labelled ready', async () => {
+    assert.match(SEED_STAGE, /name: pod-complete-on-ready/);
+    const out = await env.ts.kubectl(['apply', '-f', '-'], SEED_STAGE);
+    assert.match(out.stdout, /stage.kwok.x-k8s.io\/pod-complete-on-ready created/);
+    const c = await waitAccepted(env, 'pod-complete-on-ready');
+    assert.equal(c.status, 'True');
+    const table = await env.ts.kubectl(['get', 'stages']);
+    assert.match(table.stdout, /pod-complete-on-ready\s+Pod\s+True/);
+
+    // A gang member that would otherwise run for an hour, like the README's fake-image worker.
+    await createPod(env.admin, 'worker-1', {
+      labels: { 'podgroup.jhwagner.github.io/name': 'training-job-1' },
+      annotations: { 'troupe.dev/run-duration': '1h' },
+      containers: [{ name: 'worker', image: 'fake-image' }],
+    });
+    await waitForPod(env.admin, 'worker-1', 'Running', (p) => p.status?.phase === 'Running');
+    await env.ts.kubectl(['label', 'pod', 'worker-1', 'podgroup.jhwagner.github.io/ready=true']);
+    const p = await waitForPod(env.admin, 'worker-1', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    assert.equal(condition(p, 'Ready'), 'True');
+  });
+
+  test('a Stage whose JQ key or template does not parse is reported and ignored', async () => {
+    const bad = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: broken-key
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.status.phase | ]['
+      operator: Exists
+  next:
+    statusTemplate: |
+      phase: Failed
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: broken-template
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchLabels:
+      app: anything
+  next:
+    statusTemplate: |
+      phase: {{ .status.phase
+`;
+    await env.ts.kubectl(['apply', '-f', '-'], bad);
+    const key = await waitAccepted(env, 'broken-key');
+    assert.equal(key.status, 'False');
+    assert.equal(key.reason, 'InvalidStage');
+    assert.match(key.message, /spec\.selector\.matchExpressions\[0\]\.key: Invalid value/);
+    const tpl = await waitAccepted(env, 'broken-template');
+    assert.equal(tpl.status, 'False');
+    assert.match(tpl.message, /spec\.next\.statusTemplate: Invalid value/);
+    const ev = await waitFor('InvalidStage event', () =>
+      eventsFor(env.admin, 'Stage', 'broken-template').find((e) => e.reason === 'InvalidStage'),
+    );
+    assert.equal(ev.type, 'Warning');
+    assert.match(String(ev.message), /statusTemplate/);
+    const described = await env.ts.kubectl(['describe', 'stage', 'broken-key']);
+    assert.match(described.stdout, /InvalidStage/);
+
+    // The kubelet carries on.
+    await createPod(env.admin, 'after-broken', { labels: { app: 'anything' } });
+    const p = await waitForPod(env.admin, 'after-broken', 'Ready', (p) => condition(p, 'Ready') === 'True');
+    assert.equal(p.status?.phase, 'Running');
+    await env.ts.kubectl(['delete', 'stage', 'broken-key', 'broken-template']);
+  });
+
+  test('kubectl rejects a Stage with fields KWOK does not define (strict validation)', async () => {
+    const r = await env.ts.kubectlResult(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: typo
+spec:
+  resourceRef: {kind: Pod}
+  selector: {}
+  nxt: {}
+  next: {}
+`,
+    );
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /unknown field "spec\.nxt"/);
+  });
+
+  test('a KWOK-style Stage using delay, weight, finalizers, event and patches plays', async () => {
+    await env.ts.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: mark-slow
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchLabels:
+      chaos: slow
+    matchExpressions:
+    - key: .status.phase
+      operator: In
+      values: [Running]
+    - key: .metadata.annotations["marked"]
+      operator: DoesNotExist
+  weight: 5
+  weightFrom:
+    expressionFrom: .metadata.annotations["weight"]
+  delay:
+    durationMilliseconds: 2000
+    jitterDurationMilliseconds: 4000
+  next:
+    event:
+      type: Warning
+      reason: Slow
+      message: pod is slow
+    finalizers:
+      add:
+      - value: example.com/slow
+    patches:
+    - root: metadata
+      type: merge
+      template: |
+        annotations:
+          marked: {{ .metadata.name | Quote }}
+  immediateNextStage: true
+`,
+    );
+    assert.equal((await waitAccepted(env, 'mark-slow')).status, 'True');
+    await createPod(env.admin, 'slow', { labels: { chaos: 'slow' } });
+    const p = await waitForPod(env.admin, 'slow', 'marked', (p) => p.metadata.annotations?.marked === 'slow');
+    assert.deepEqual(p.metadata.finalizers, ['example.com/slow']);
+    const ev = await waitFor('Slow event', () =>
+      eventsFor(env.admin, 'Pod', 'slow').find((e) => e.reason === 'Slow'),
+    );
+    assert.equal(ev.type, 'Warning');
+    await env.admin.patch(GVR.pods, 'default', 'slow', 'json', [
+      { op: 'remove', path: '/metadata/finalizers' },
+    ]);
+    await env.ts.kubectl(['delete', 'stage', 'mark-slow']);
+  });
+
+  test('a Stage that fails while rendering gets a StageFailed event; other pods are unaffected', async () => {
+    await env.ts.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: renders-badly
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchLabels:
+      render: bad
+  next:
+    statusTemplate: |
+      phase: {{ index .spec.containers 7 }}
+`,
+    );
+    assert.equal((await waitAccepted(env, 'renders-badly')).status, 'True');
+    await createPod(env.admin, 'rendered', { labels: { render: 'bad' } });
+    const ev = await waitFor('StageFailed event', () =>
+      eventsFor(env.admin, 'Stage', 'renders-badly').find((e) => e.reason === 'StageFailed'),
+    );
+    assert.match(String(ev.message), /playing on Pod default\/rendered: /);
+    // The failed stage does not block the pod's other stages.
+    await waitForPod(env.admin, 'rendered', 'Ready', (p) => condition(p, 'Ready') === 'True');
+    await env.ts.kubectl(['delete', 'stage', 'renders-badly']);
+  });
+
+  test('a Stage for a kind the kubelet does not simulate is accepted as stored but reported', async () => {
+    await env.ts.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: deployment-stage
+spec:
+  resourceRef:
+    apiGroup: apps/v1
+    kind: Deployment
+  selector: {}
+  next: {}
+`,
+    );
+    const c = await waitAccepted(env, 'deployment-stage');
+    assert.equal(c.status, 'False');
+    assert.equal(c.reason, 'UnsupportedKind');
+    await env.ts.kubectl(['delete', 'stage', 'deployment-stage']);
+  });
+});
+
+describe('kubelet: combining Stage objects with the defaults', () => {
+  let env: KubeletEnv;
+  before(async () => {
+    env = await startKubeletEnv({ timeScale: 20 });
+    await createNode(env.admin, 'node-1');
+  });
+  after(() => env.close());
+
+  const jobOwner = [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'job-uid', controller: true }];
+
+  test('a Stage named like a default replaces it; deleting it brings the default back', async () => {
+    // No selector: KWOK plays nothing for it, so this switches Job completion off.
+    await env.ts.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-complete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  next:
+    statusTemplate: "phase: Succeeded"
+`,
+    );
+    assert.equal((await waitAccepted(env, 'pod-complete')).status, 'True');
+    await createPod(env.admin, 'job-pod', { restartPolicy: 'Never', ownerReferences: jobOwner });
+    await waitForPod(env.admin, 'job-pod', 'Ready', (p) => condition(p, 'Ready') === 'True');
+    await env.kubelet.idle();
+    assert.equal(getPod(env.admin, 'job-pod')?.status?.phase, 'Running');
+    assert.equal(env.kubelet.pending('Pod', 'default', 'job-pod'), undefined);
+    assert.ok(env.kubelet.stages().some((s) => s.name === 'pod-complete' && s.origin === 'cluster'));
+
+    await env.ts.kubectl(['delete', 'stage', 'pod-complete']);
+    await waitForPod(env.admin, 'job-pod', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    assert.ok(env.kubelet.stages().some((s) => s.name === 'pod-complete' && s.origin === 'default'));
+  });
+
+  test('a user Stage that changes nothing does not starve the defaults', async () => {
+    // Matches every pod and writes what pod-ready wrote already: a no-op once the pod runs.
+    const stage: KubeObject = {
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'Stage',
+      metadata: { name: 'noop' },
+      spec: {
+        resourceRef: { apiGroup: 'v1', kind: 'Pod' },
+        selector: { matchExpressions: [{ key: '.status.phase', operator: 'In', values: ['Running'] }] },
+        next: { statusTemplate: 'phase: Running' },
+      },
+    };
+    await env.admin.create(STAGE_GVR, stage);
+    await waitAccepted(env, 'noop');
+    await createPod(env.admin, 'timed', {
+      restartPolicy: 'Never',
+      annotations: { 'troupe.dev/run-duration': '1s' },
+    });
+    await waitForPod(env.admin, 'timed', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    await createPod(env.admin, 'deleted');
+    await waitForPod(env.admin, 'deleted', 'Running', (p) => p.status?.phase === 'Running');
+    await env.admin.delete(GVR.pods, 'default', 'deleted');
+    await waitFor('pod removed', () => getPod(env.admin, 'deleted') === undefined);
+    await env.admin.delete(STAGE_GVR, '', 'noop');
+  });
+});
+
+describe('kubelet: defaults switched off', () => {
+  test('disabledStages leaves a default out; without cluster Stages no CRD is installed', async () => {
+    const env = await startKubeletEnv({
+      timeScale: 20,
+      disabledStages: ['pod-complete'],
+      clusterStages: false,
+    });
+    try {
+      const names = env.kubelet.stages().map((s) => s.name);
+      assert.ok(!names.includes('pod-complete'));
+      assert.ok(names.includes('pod-ready'));
+      assert.equal(env.admin.served(STAGE_GVR), false);
+    } finally {
+      await env.close();
+    }
+  });
+
+  test('defaultStages: false plays only the stages given', async () => {
+    const only: Stage = {
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'Stage',
+      metadata: { name: 'only-phase' },
+      spec: {
+        resourceRef: { apiGroup: 'v1', kind: 'Pod' },
+        selector: { matchExpressions: [{ key: '.status.phase', operator: 'In', values: ['Pending'] }] },
+        next: { statusTemplate: 'phase: Running' },
+      },
+    };
+    const env = await startKubeletEnv({ timeScale: 20, defaultStages: false, stages: [only] });
+    try {
+      assert.deepEqual(
+        env.kubelet.stages().map((s) => `${s.name}/${s.origin}`),
+        ['only-phase/option'],
+      );
+      await createNode(env.admin, 'node-1');
+      await createPod(env.admin, 'bare');
+      const p = await waitForPod(env.admin, 'bare', 'Running', (p) => p.status?.phase === 'Running');
+      assert.equal(p.status?.podIP, undefined);
+      // No node stages either: the node never reports conditions.
+      assert.equal(
+        (env.admin.get(GVR.nodes, '', 'node-1')?.status as { conditions?: unknown })?.conditions,
+        undefined,
+      );
+    } finally {
+      await env.close();
+    }
+  });
+});
