@@ -132,6 +132,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
         labelled: mem.labelled,
         peers,
       });
+      if (decision.restart.length || decision.deferredTo) console.error("DEBUG", key, JSON.stringify(peers), decision.restart.length, decision.deferredTo);
       await apply(ctx, namespace, podGroup, decision, mem, warned);
       if (decision.deferredTo) {
         ctx.log.info(

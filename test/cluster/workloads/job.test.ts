@@ -229,12 +229,13 @@ describe('Job controller', () => {
   test('activeDeadlineSeconds: running pods are terminated and the Job fails with DeadlineExceeded', async () => {
     const j = await c.client.create(
       GVR.jobs,
-      job('slow', { activeDeadlineSeconds: 1, parallelism: 2, completions: 2 }),
+      // Long enough that the pods exist before the deadline even on a loaded machine.
+      job('slow', { activeDeadlineSeconds: 5, parallelism: 2, completions: 2 }),
     );
     const pods = await waitFor('two pods', () => (active(j).length === 2 ? active(j) : undefined));
     for (const p of pods) await setPodStatus(c.client, p, 'Running');
     await waitFor('Failed', () => cond(jobNow('slow'), 'Failed')?.reason === 'DeadlineExceeded', {
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
     });
     assert.equal(cond(jobNow('slow'), 'FailureTarget')?.reason, 'DeadlineExceeded');
     assert.equal(cond(jobNow('slow'), 'Failed')?.message, 'Job was active longer than specified deadline');
