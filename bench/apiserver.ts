@@ -100,7 +100,8 @@ async function fill(http: Http, ns: string, count: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const server = await startClusterProcess();
+  // The API server alone: no scheduler or kubelet writing back to every pod.
+  const server = await startClusterProcess(['--no-data-plane']);
   const http = new Http(server);
   try {
     console.log(`machine: ${machine()}`);

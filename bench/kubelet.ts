@@ -6,6 +6,8 @@
  *     every pod is Running (the kubelet's own rate: status render + strategic-merge patch).
  *  2. streaming: the kubelet runs while N more pods are created bound: time from the first
  *     create to the last pod Running (includes the creates).
+ *  3. holding: with all 2N pods running, CPU the process spends over 10 s (Lease renewals,
+ *     timers), and the kubelet's bookkeeping.
  *
  * Kubelet Events (Pulled/Created/Started per container) are on unless --no-events.
  * Run: node bench/kubelet.ts [--pods 10000] [--nodes 100] [--no-events]
@@ -107,6 +109,9 @@ async function main(): Promise<void> {
   const streamSecs = ((await streamDone) - t2) / 1000;
   await kubelet.idle();
   const cpu = process.cpuUsage(cpu0);
+  const holdCpu0 = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, 10_000));
+  const hold = process.cpuUsage(holdCpu0);
   const stats = kubelet.stats();
   await kubelet.stop();
   await server.close();
@@ -124,6 +129,10 @@ async function main(): Promise<void> {
   console.log(
     `plays ${stats.plays}, events written ${stats.eventsWritten}, dropped ${stats.eventsDropped}, ` +
       `CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s, RSS ${(rss / 2 ** 20).toFixed(0)} MiB`,
+  );
+  console.log(
+    `holding ${stats.pods} pods on ${stats.nodes} nodes: ${(((hold.user + hold.system) / 1e6 / 10) * 100).toFixed(1)}% of a core, ` +
+      `${stats.timers} timers queued, ${stats.leaseRenewals} lease renewals so far`,
   );
 }
 

@@ -62,6 +62,8 @@ export interface PlayerOptions {
   random?: () => number;
   concurrency?: number;
   log?: LogFn;
+  /** Called whenever the player runs out of work (queued, dirty and in-flight plays). */
+  onIdle?: () => void;
 }
 
 interface Job {
@@ -188,7 +190,9 @@ export class StagePlayer {
   }
 
   private checkIdle(): void {
-    if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
+    if (!this.isIdle()) return;
+    for (const w of this.idleWaiters.splice(0)) w();
+    this.o.onIdle?.();
   }
 
   private cancel(e: Entry): void {

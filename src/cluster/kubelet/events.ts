@@ -6,10 +6,10 @@
  * Event by bumping `count`, as client-go's correlator does, so a crash loop reads
  * `Back-off restarting failed container ... (x7 over 3m)` in `kubectl describe`.
  *
- * Writes are fire-and-forget and bounded: like client-go's broadcaster (whose queue drops
- * events when full), at most `maxBacklog` writes wait; further events are dropped, so a burst
- * of 100,000 pod starts cannot queue hundreds of thousands of writes behind the status
- * updates that matter.
+ * Writes are best effort, as a kubelet's are: they wait while the kubelet has status work to
+ * do (`busy`), and like client-go's broadcaster (whose queue drops events when full) at most
+ * `maxBacklog` wait; further events are dropped. A burst of 100,000 pod starts thus runs at
+ * the speed of its status updates, and its Events are written, as far as they fit, after it.
  */
 
 import type { KubeObject } from '../apiserver/types.ts';
@@ -63,17 +63,21 @@ export class KubeletEvents {
   private active = 0;
   private lastNanos = 0n;
   private stopped = false;
+  private stopping = false;
   dropped = 0;
   written = 0;
 
+  private readonly busy: () => boolean;
+
   constructor(
     client: ClusterClient,
-    opts: { component?: string; maxBacklog?: number; concurrency?: number } = {},
+    opts: { component?: string; maxBacklog?: number; concurrency?: number; busy?: () => boolean } = {},
   ) {
     this.client = client;
     this.component = opts.component ?? 'kubelet';
-    this.maxBacklog = opts.maxBacklog ?? 5000;
+    this.maxBacklog = opts.maxBacklog ?? 10_000;
     this.concurrency = opts.concurrency ?? 4;
+    this.busy = opts.busy ?? (() => false);
   }
 
   record(ev: KubeletEvent): void {
@@ -97,12 +101,15 @@ export class KubeletEvents {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    this.pump();
     await this.flush();
     this.stopped = true;
   }
 
-  private pump(): void {
-    while (this.active < this.concurrency && this.queue.length > 0) {
+  /** Writes queued events while the kubelet is not busy (call when it becomes idle). */
+  pump(): void {
+    while (this.active < this.concurrency && this.queue.length > 0 && (this.stopping || !this.busy())) {
       const item = this.queue.shift()!;
       this.active++;
       this.write(item.ev, item.at, item.nanos)

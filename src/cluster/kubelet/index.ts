@@ -133,7 +133,9 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
   const timers = new TimerQueue();
   const anchors = new Anchors();
   const ipam = createIPAM({ nodeCIDR: opts.nodeCIDR ?? '10.200.0.0/16', podCIDR: opts.podCIDR });
-  const events = new KubeletEvents(client);
+  // Event writes yield to status work (see events.ts); the players are defined below.
+  let busy = () => false;
+  const events = new KubeletEvents(client, { busy: () => busy() });
   const leases = opts.leases === false ? undefined : new NodeLeases(client, timers, { timeScale, log });
 
   const managedNodes = new Set<string>();
@@ -170,7 +172,8 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
         random: () => rand,
         version: 'troupe',
         nodeIPWith,
-        podIPWith: (node: string, hostNetwork: boolean, uid: string) => ipam.podIP(node, hostNetwork, uid),
+        podIPWith: (node: string, hostNetwork: boolean, uid: string) =>
+          hostNetwork ? nodeIPWith(node) : ipam.podIP(node, false, uid),
         extra: troupeFuncs({ now, timeScale, anchors }),
       }),
     stageFailed,
@@ -190,6 +193,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     random,
     concurrency: opts.concurrency,
     log,
+    onIdle: () => events.pump(),
     hooks: {
       ...hooks,
       played: (_stage, _plan, before, after, now) => {
@@ -210,6 +214,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     random,
     concurrency: opts.concurrency,
     log,
+    onIdle: () => events.pump(),
     hooks: {
       ...hooks,
       played: (_stage, _plan, before, after) => {
@@ -218,6 +223,8 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
       },
     },
   });
+
+  busy = () => !pods.isIdle() || !nodes.isIdle();
 
   const stops: (() => void)[] = [];
   let started = false;

@@ -107,6 +107,7 @@ const SPEC_FIELDS = [
   'overhead',
   'topologySpreadConstraints',
   'runtimeClassName',
+  'schedulingGates',
 ];
 
 function pick(obj: Json, fields: string[]): Json {

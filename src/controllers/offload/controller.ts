@@ -171,7 +171,9 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (vpod.metadata.finalizers?.includes(K.JOB_TRACKING_FINALIZER)) {
         await ctx.client.removeFinalizer(vpod, K.JOB_TRACKING_FINALIZER);
       }
-      await ctx.client.delete(vpod, { preconditions: { uid: vpod.metadata.uid } });
+      // No kubelet confirms a virtual pod's termination: troupe is its kubelet, and deletes
+      // it at once once the remote pod is gone (as virtual-kubelet does).
+      await ctx.client.delete(vpod, { gracePeriodSeconds: 0, preconditions: { uid: vpod.metadata.uid } });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -434,6 +436,17 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     const a = vpod.metadata.annotations ?? {};
     const remoteId = a[K.POD_ID] ?? '';
     const phase = vpod.status?.phase;
+    if (vpod.metadata.deletionTimestamp) {
+      // Someone deleted the virtual pod: stop the remote one, then confirm the deletion.
+      if (a[K.REMOTE_TERMINATED] !== 'true') await provider.terminate(remoteId, ctx.signal);
+      stopWatcher(remoteId);
+      try {
+        await ctx.client.delete(vpod, { gracePeriodSeconds: 0, preconditions: { uid: vpod.metadata.uid } });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return undefined;
+    }
     if (phase === 'Succeeded' || phase === 'Failed') {
       stopWatcher(remoteId);
       if (a[K.REMOTE_TERMINATED] !== 'true') {

@@ -132,7 +132,6 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
         labelled: mem.labelled,
         peers,
       });
-      if (decision.restart.length || decision.deferredTo) console.error("DEBUG", key, JSON.stringify(peers), decision.restart.length, decision.deferredTo);
       await apply(ctx, namespace, podGroup, decision, mem, warned);
       if (decision.deferredTo) {
         ctx.log.info(
@@ -246,6 +245,8 @@ async function stuckPeers(ctx: ReconcileContext, selfKey: string): Promise<PeerG
       name: pg.metadata.name ?? '',
       priority: groupPriority(pods),
       creationTimestamp: pg.metadata.creationTimestamp,
+      phase,
+      lastRestartTime: pg.status?.lastRestartTime,
     });
   }
   return peers;

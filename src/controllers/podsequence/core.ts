@@ -17,7 +17,7 @@ import type { ResolvedOptions } from './options.ts';
 import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating, podNode } from './pods.ts';
 import { releasedBy, releasePatch } from './release.ts';
 import { groupLabel, type ResolvedSpec, resolveSpec } from './spec.ts';
-import { desiredTaints, reconcileTaints } from './taints.ts';
+import { desiredTaints, reconcileTaints, tolerationsFor } from './taints.ts';
 import type { Node, NodeSequenceStatus, Phase, Pod, PodSequence, PodSequenceStatus, Taint } from './types.ts';
 
 export interface CoreInput {
@@ -120,6 +120,7 @@ interface Ctx {
   n: number;
   key: string;
   prev: PodSequenceStatus;
+  hostnames?: Map<string, string>;
 }
 
 export function decide(input: CoreInput): Plan {
@@ -285,11 +286,20 @@ function conflictFailure(membership: Membership, groups: number[]): Failure | un
 }
 
 function releaseFor(ctx: Ctx, pod: Pod, group: number, extra: Partial<Release> = {}): Release {
-  const hostnames = new Map<string, string>();
-  for (const node of ctx.input.nodes ?? []) {
-    const h = node.metadata.labels?.['kubernetes.io/hostname'];
-    if (h && node.metadata.name) hostnames.set(node.metadata.name, h);
+  if (!ctx.hostnames) {
+    ctx.hostnames = new Map();
+    for (const node of ctx.input.nodes ?? []) {
+      const h = node.metadata.labels?.['kubernetes.io/hostname'];
+      if (h && node.metadata.name) ctx.hostnames.set(node.metadata.name, h);
+    }
   }
+  const hostnames = ctx.hostnames;
+  // Full mode: the webhook adds these at creation, but a pod admitted before the webhook
+  // knew its sequence would otherwise be kept off every node by the later groups' taints.
+  const tolerations =
+    ctx.input.nodes && ctx.spec.scope === 'Node'
+      ? tolerationsFor(ctx.seq.metadata.namespace ?? '', ctx.seq.metadata.name ?? '', group, ctx.n)
+      : undefined;
   return {
     name: podName(pod),
     group,
@@ -300,6 +310,7 @@ function releaseFor(ctx: Ctx, pod: Pod, group: number, extra: Partial<Release> =
       releasedBy: ctx.key,
       narrowTo: extra.narrowTo,
       hostnameOf: (n) => hostnames.get(n) ?? n,
+      tolerations,
     }),
   };
 }

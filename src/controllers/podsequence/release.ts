@@ -7,7 +7,7 @@
  * stale facts: the API server answers 409 and the sequence is reconciled again. Pure.
  */
 
-import { RELEASED_BY_ANNOTATION, type NodeSelectorTerm, type Pod } from './types.ts';
+import { type NodeSelectorTerm, type Pod, RELEASED_BY_ANNOTATION, type Toleration } from './types.ts';
 
 const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 
@@ -53,6 +53,36 @@ export interface ReleasePatchInput {
   releasedBy: string;
   narrowTo?: string[];
   hostnameOf?: (node: string) => string;
+  /**
+   * Tolerations the pod must have (full mode: the later groups' node taints), added if
+   * missing. Kubernetes lets tolerations be added to an existing pod.
+   */
+  tolerations?: Toleration[];
+}
+
+function sameToleration(a: Toleration, b: Toleration): boolean {
+  return (
+    (a.key ?? '') === (b.key ?? '') &&
+    (a.operator ?? 'Equal') === (b.operator ?? 'Equal') &&
+    (a.effect ?? '') === (b.effect ?? '') &&
+    (a.value ?? '') === (b.value ?? '')
+  );
+}
+
+/** `current` with the `wanted` tolerations it lacks appended, or undefined when none lacks. */
+export function withTolerations(
+  current: Toleration[] | undefined,
+  wanted: Toleration[],
+): Toleration[] | undefined {
+  const out = [...(current ?? [])];
+  let changed = false;
+  for (const t of wanted) {
+    if (!out.some((o) => sameToleration(o, t))) {
+      out.push(t);
+      changed = true;
+    }
+  }
+  return changed ? out : undefined;
 }
 
 /** A JSON merge patch (RFC 7386) for the pod. */
@@ -60,6 +90,10 @@ export function releasePatch(input: ReleasePatchInput): Record<string, unknown> 
   const { pod, gate } = input;
   const remaining = (pod.spec?.schedulingGates ?? []).filter((g) => g.name !== gate);
   const spec: Record<string, unknown> = { schedulingGates: remaining.length > 0 ? remaining : null };
+  const tolerations = input.tolerations
+    ? withTolerations(pod.spec?.tolerations, input.tolerations)
+    : undefined;
+  if (tolerations) spec.tolerations = tolerations;
   if (input.narrowTo) {
     spec.affinity = {
       nodeAffinity: {

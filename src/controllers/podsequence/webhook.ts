@@ -4,8 +4,8 @@
  * Pods (CREATE): a pod that a valid PodSequence selects into group j gets
  * - for node-scoped sequences, tolerations for the taints of groups after j (so it can
  *   run on nodes where those later groups are still blocked), as the original project did;
- * - beyond it, the sequence's scheduling gate when j > 0 and the pod lacks it, so pod
- *   templates need not carry the gate.
+ * - beyond it, the sequence's scheduling gate when the pod lacks it (groups after the first;
+ *   every group of a node-scoped sequence), so pod templates need not carry the gate.
  * DaemonSets (CREATE, UPDATE): a template a node-scoped sequence selects gets the same
  * tolerations. The DaemonSet controller only creates a daemon pod on a node whose
  * NoSchedule taints the *template* tolerates, so tolerating at the pod level alone would
@@ -27,6 +27,7 @@ import {
 } from '../../runtime/index.ts';
 import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { type ResolvedSpec, groupSelects, resolveSpec } from './spec.ts';
+import { withTolerations } from './release.ts';
 import { tolerationsFor } from './taints.ts';
 import { PODSEQUENCE, type Pod, type PodSequence, type Toleration } from './types.ts';
 
@@ -58,27 +59,6 @@ function selecting(
   return out;
 }
 
-function sameToleration(a: Toleration, b: Toleration): boolean {
-  return (
-    (a.key ?? '') === (b.key ?? '') &&
-    (a.operator ?? 'Equal') === (b.operator ?? 'Equal') &&
-    (a.effect ?? '') === (b.effect ?? '') &&
-    (a.value ?? '') === (b.value ?? '')
-  );
-}
-
-function addTolerations(list: Toleration[] | undefined, add: Toleration[]): Toleration[] | undefined {
-  const out = [...(list ?? [])];
-  let changed = false;
-  for (const t of add) {
-    if (!out.some((o) => sameToleration(o, t))) {
-      out.push(t);
-      changed = true;
-    }
-  }
-  return changed ? out : undefined;
-}
-
 /** The pod as the webhook wants it (a copy), and what changed. Pure. */
 export function mutatePod(
   pod: Pod,
@@ -98,12 +78,18 @@ export function mutatePod(
   )) {
     const who = `PodSequence ${objectKey(seq)} group ${group + 1}`;
     const gates = out.spec.schedulingGates ?? [];
-    if (group > 0 && !out.spec.nodeName && !gates.some((g) => g.name === spec.gate)) {
+    // Node scope gates the first group too: its release patch then adds any toleration this
+    // webhook could not (a pod admitted before the cache knew the sequence).
+    if (
+      (group > 0 || spec.scope === 'Node') &&
+      !out.spec.nodeName &&
+      !gates.some((g) => g.name === spec.gate)
+    ) {
       out.spec.schedulingGates = [...gates, { name: spec.gate }];
       changes.push(`added scheduling gate ${spec.gate} (${who})`);
     }
     if (spec.scope === 'Node') {
-      const next = addTolerations(
+      const next = withTolerations(
         out.spec.tolerations,
         tolerationsFor(seq.metadata.namespace ?? '', seq.metadata.name ?? '', group, spec.groups.length),
       );
@@ -142,7 +128,7 @@ export function mutateDaemonSet(
     defaultGate,
   )) {
     if (spec.scope !== 'Node') continue;
-    const next = addTolerations(
+    const next = withTolerations(
       template.spec.tolerations,
       tolerationsFor(seq.metadata.namespace ?? '', seq.metadata.name ?? '', group, spec.groups.length),
     );
@@ -154,10 +140,16 @@ export function mutateDaemonSet(
   return { ds: out, changes };
 }
 
-/** The admission handler, reading sequences through `listSequences` (the manager's cache). */
+/**
+ * The admission handler. Pods are many: their sequences come from `listSequences` (the
+ * manager's cache). DaemonSets are few and often applied in the same file right after
+ * their PodSequence, before a cache could have seen it: `listSequencesLive` (a read from
+ * the API server) is used for them when given.
+ */
 export function podSequenceWebhookHandler(
   listSequences: () => Promise<PodSequence[]>,
   options: PodSequenceOptions = {},
+  listSequencesLive?: () => Promise<PodSequence[]>,
 ): AdmissionHandler {
   const gate = resolveOptions(options).defaultGateName;
   return async (req, { log }) => {
@@ -172,7 +164,12 @@ export function podSequenceWebhookHandler(
     }
     if (req.kind?.kind === 'DaemonSet' && (req.operation === 'CREATE' || req.operation === 'UPDATE')) {
       const ds = req.object as DaemonSetLike;
-      const { ds: next, changes } = mutateDaemonSet(ds, namespace, await listSequences(), gate);
+      const { ds: next, changes } = mutateDaemonSet(
+        ds,
+        namespace,
+        await (listSequencesLive ?? listSequences)(),
+        gate,
+      );
       if (changes.length === 0) return allowed();
       log.debug({ daemonset: ds.metadata.name, changes }, 'mutating daemonset');
       return patched(ds, next);

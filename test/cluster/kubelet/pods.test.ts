@@ -53,6 +53,17 @@ describe('kubelet: pod lifecycle', () => {
     assert.equal((started.involvedObject as { fieldPath?: string }).fieldPath, 'spec.containers{main}');
   });
 
+  test('a host-network pod shares its node\'s address', async () => {
+    await env.admin.create(GVR.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hostnet', namespace: 'default' },
+      spec: { nodeName: 'node-1', hostNetwork: true, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+    });
+    const p = await waitForPod(env.admin, 'hostnet', 'Running', (p) => p.status?.phase === 'Running');
+    assert.equal(p.status?.podIP, p.status?.hostIP);
+  });
+
   test('readinessProbe.initialDelaySeconds: Running and unready first, Ready after the scaled delay', async () => {
     const rec = recordPod(env.admin, 'nginx');
     // The Pod Sequence seed's nginx container, bound directly to the node.

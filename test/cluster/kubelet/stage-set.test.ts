@@ -76,6 +76,15 @@ describe('combining stages', () => {
     );
   });
 
+  test('a CEL selector requirement is refused by name', () => {
+    const r = compilePlayable(
+      stage('cel', { selector: { matchExpressions: [{ expression: 'self.status.phase == "Running"' }] } }),
+      'cluster',
+    );
+    assert.equal(r.ok, false);
+    assert.match((r as { errors: string[] }).errors.join('\n'), /matchExpressions\[0\]\.expression: Unsupported value: CEL/);
+  });
+
   test('troupe template functions are known to stage templates', () => {
     const r = compilePlayable(
       stage('t', { next: { statusTemplate: '{{ AdvanceContainers . | toJson }}' } }),

@@ -276,6 +276,19 @@ describe('full mode taints', () => {
     );
   });
 
+  test('release patches add the tolerations a pod lacks', () => {
+    const seq = csi();
+    const pods = [pod('csi-a', { labels: driver, pinned: 'node-a' })];
+    const plan = decide(
+      input(seq, pods, { nodes: [node('node-a')], options: resolveOptions({ mode: 'full' }) }),
+    );
+    assert.deepEqual((plan.releases[0]!.patch.spec as { tolerations: unknown }).tolerations, [
+      { key: taintKey('default', 'seq', 1), operator: 'Exists', effect: 'NoSchedule' },
+    ]);
+    const lite = decide(input(seq, pods));
+    assert.equal((lite.releases[0]!.patch.spec as { tolerations?: unknown }).tolerations, undefined);
+  });
+
   test('lifts taints once the sequence is not node-scoped', () => {
     const seq = sequence({ podGroups: [{ pods: ['a'] }, { pods: ['b'] }] });
     const key = taintKey('default', 'seq', 1);

@@ -35,7 +35,11 @@ function bare(name: string, labels: Record<string, string>): Pod {
 describe('webhook mutations', () => {
   test('later groups get the gate; node scope adds tolerations for the later groups', () => {
     const first = mutatePod(bare('p', { app: 'plugin' }), 'default', [nodeSeq()], DEFAULT_GATE);
-    assert.equal(first.pod.spec!.schedulingGates, undefined, 'the first group has nothing to wait for');
+    assert.deepEqual(
+      first.pod.spec!.schedulingGates,
+      [{ name: DEFAULT_GATE }],
+      'node scope gates the first group too',
+    );
     assert.deepEqual(
       first.pod.spec!.tolerations!.map((t) => t.key),
       [taintKey('default', 'gpu', 1), taintKey('default', 'gpu', 2)],
@@ -52,6 +56,11 @@ describe('webhook mutations', () => {
 
   test('cluster scope: gate only; pods elsewhere, bound pods and invalid sequences are left alone', () => {
     const seq = sequence({ podGroups: groups(['a'], ['b']) });
+    assert.deepEqual(
+      mutatePod(bare('a', {}), 'default', [seq], DEFAULT_GATE).changes,
+      [],
+      'the first group waits for nothing',
+    );
     const b = mutatePod(bare('b', {}), 'default', [seq], DEFAULT_GATE);
     assert.deepEqual(b.pod.spec!.schedulingGates, [{ name: DEFAULT_GATE }]);
     assert.equal(b.pod.spec!.tolerations, undefined);

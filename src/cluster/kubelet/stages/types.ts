@@ -15,6 +15,8 @@ export interface StageSelectorRequirement {
   operator?: string;
   values?: string[];
   jq?: { key?: string; operator?: string; values?: string[] };
+  /** KWOK's CEL form, which troupe refuses. */
+  expression?: string;
 }
 
 export interface StageSelector {

@@ -1,0 +1,510 @@
+/**
+ * The Kueue stand-in of the embedded cluster. It installs Kueue's CRDs and plays Kueue's part
+ * for AppWrappers and batch/v1 Jobs that name a queue: it creates their Workload, admits
+ * Workloads within their ClusterQueue's quota, starts (unsuspends) admitted jobs with the
+ * flavors' PodSetInfo, suspends jobs whose Workload is evicted, releases quota when a job
+ * finishes or stops holding resources, and keeps queue status current. It talks to the API
+ * only through ClusterClient, so real Kueue could replace it.
+ *
+ * Three loops: jobs (`Kind|ns/name`: Kueue's job reconciler), workloads (`ns/name`: eviction
+ * and requeueing) and the scheduler (one pass over every queue, then queue status).
+ */
+
+import type { KubeObject } from '../apiserver/types.ts';
+import type { ClusterClient, Gvr } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
+import { EventRecorder } from '../workloads/events.ts';
+import { Informer, objKey } from '../workloads/informer.ts';
+import { type LogFn, Loop } from '../workloads/loop.ts';
+import { clusterQueueInactive, hasQuotaReservation, isAdmitted, isFinished, queueCounts, schedule, type Snapshot, usageList } from './admission.ts';
+import {
+  type ClusterQueue,
+  DEFAULT_LOCAL_QUEUE,
+  KGVR,
+  type LocalQueue,
+  QUEUE_NAME_ANNOTATION,
+  QUEUE_NAME_LABEL,
+  RESOURCE_IN_USE_FINALIZER,
+  type ResourceFlavor,
+  type Workload,
+  WorkloadConditions,
+} from './api.ts';
+import { ensureKueueCRDs } from './crds.ts';
+import { defaultQueueObjects, type DefaultQueuesOptions } from './defaults.ts';
+import { appWrapperAdapter, batchJobAdapter, type JobAdapter, PodSetInfoError } from './jobs.ts';
+import { admit, evict, finish, markPending, newWorkload, podSetInfos, requeue, unsetQuota } from './workloads.ts';
+
+export type Integration = 'workload.codeflare.dev/appwrapper' | 'batch/job';
+
+export interface KueueOptions {
+  /** Kueue's integrations.frameworks (default both). */
+  integrations?: Integration[];
+  /** Queue jobs that name no queue too (Kueue's manageJobsWithoutQueueName; default false). */
+  manageJobsWithoutQueueName?: boolean;
+  /** Create the seed's setup: `default-flavor`, `cluster-queue` (4 CPUs), `user-queue` in `default`. */
+  defaultQueues?: boolean | DefaultQueuesOptions;
+  /** Jobs synced concurrently (default 4). */
+  workers?: number;
+  log?: LogFn;
+  /** Clock for condition timestamps (default: the wall clock). */
+  now?: () => Date;
+}
+
+export interface KueueStandIn {
+  stop(): Promise<void>;
+}
+
+/** The identity real Kueue runs as. */
+export const KUEUE_USER = 'system:serviceaccount:kueue-system:kueue-controller-manager';
+
+const AW_CRD = 'appwrappers.workload.codeflare.dev';
+
+const ADAPTERS: Record<Integration, JobAdapter> = {
+  'workload.codeflare.dev/appwrapper': appWrapperAdapter,
+  'batch/job': batchJobAdapter,
+};
+
+function condTrue(wl: Workload, type: string): boolean {
+  return wl.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+}
+
+function cond(wl: Workload, type: string) {
+  return wl.status?.conditions?.find((c) => c.type === type);
+}
+
+async function waitServed(client: ClusterClient, gvrs: Gvr[]): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (gvrs.every((g) => client.served(g))) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('Kueue CRDs were not served within 5 s');
+}
+
+export async function startKueue(client: ClusterClient, opts: KueueOptions = {}): Promise<KueueStandIn> {
+  const log: LogFn = opts.log ?? (() => {});
+  const now = opts.now ?? (() => new Date());
+  const c = client.as(KUEUE_USER);
+  await ensureKueueCRDs(client);
+  await waitServed(client, [KGVR.resourceFlavors, KGVR.clusterQueues, KGVR.localQueues, KGVR.workloads]);
+  if (opts.defaultQueues) {
+    for (const [gvr, obj] of defaultQueueObjects(opts.defaultQueues === true ? {} : opts.defaultQueues)) {
+      if (client.get(gvr, obj.metadata.namespace ?? '', obj.metadata.name!)) continue;
+      try {
+        await client.create(gvr, obj);
+      } catch (err) {
+        log('warn', 'kueue: default queue not created', { name: obj.metadata.name, error: String(err) });
+      }
+    }
+  }
+
+  const recorder = new EventRecorder(c, 'kueue', log);
+  const integrations = new Set(opts.integrations ?? (Object.keys(ADAPTERS) as Integration[]));
+  const adapters = new Map<string, JobAdapter>();
+  for (const i of integrations) adapters.set(ADAPTERS[i].kind, ADAPTERS[i]);
+
+  const flavors = new Informer(c, KGVR.resourceFlavors, { log });
+  const clusterQueues = new Informer(c, KGVR.clusterQueues, { log });
+  const localQueues = new Informer(c, KGVR.localQueues, { log });
+  const namespaces = new Informer(c, GVR.namespaces, { log });
+  const workloads = new Informer(c, KGVR.workloads, { log });
+  workloads.addIndex('owner', (o) => {
+    const ref = o.metadata.ownerReferences?.find((r) => r.controller);
+    return ref ? [`${ref.kind}|${o.metadata.namespace ?? ''}/${ref.name}`] : [];
+  });
+  workloads.addIndex('queue', (o) => [`${o.metadata.namespace ?? ''}/${(o as Workload).spec?.queueName ?? ''}`]);
+  const jobInformers = new Map<string, Informer>();
+  const crds = new Informer(c, KGVR.crds, { cache: false, log });
+
+  // First-seen order breaks ties between workloads created in the same second.
+  let seq = 0;
+  const firstSeen = new Map<string, number>();
+
+  const jobLoop = new Loop({ name: 'kueue-jobs', workers: opts.workers ?? 4, sync: (k) => syncJob(k), log });
+  const wlLoop = new Loop({ name: 'kueue-workloads', workers: 2, sync: (k) => syncWorkload(k), log });
+  const schedLoop = new Loop({
+    name: 'kueue-scheduler',
+    workers: 1,
+    sync: (k) => (k === 'schedule' ? schedulePass() : statusPass()),
+    log,
+  });
+  const kick = () => {
+    schedLoop.enqueue('schedule');
+    schedLoop.enqueue('status');
+  };
+
+  const snapshot = (): Snapshot => ({
+    flavors: new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor])),
+    clusterQueues: new Map(clusterQueues.list().map((q) => [q.metadata.name!, q as ClusterQueue])),
+    localQueues: new Map(localQueues.list().map((q) => [objKey(q), q as LocalQueue])),
+    namespaces: new Map(namespaces.list().map((n) => [n.metadata.name!, n.metadata.labels ?? {}])),
+    workloads: workloads.list() as Workload[],
+    order: (wl) => firstSeen.get(wl.metadata.uid ?? '') ?? 0,
+  });
+
+  // ---- event handlers (they run inside the write that caused them: enqueue only) ----
+
+  for (const inf of [flavors, clusterQueues, localQueues, namespaces]) {
+    inf.subscribe(() => {
+      kick();
+      if (inf === clusterQueues || inf === localQueues) for (const wl of workloads.list()) wlLoop.enqueue(objKey(wl));
+    });
+  }
+  workloads.subscribe((type, obj) => {
+    const uid = obj.metadata.uid ?? '';
+    if (type === 'ADDED' && !firstSeen.has(uid)) firstSeen.set(uid, ++seq);
+    if (type === 'DELETED') firstSeen.delete(uid);
+    const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+    if (ref && adapters.has(ref.kind)) jobLoop.enqueue(`${ref.kind}|${obj.metadata.namespace ?? ''}/${ref.name}`);
+    wlLoop.enqueue(objKey(obj));
+    kick();
+  });
+
+  const watchJobs = (adapter: JobAdapter) => {
+    if (jobInformers.has(adapter.kind) || !c.served(adapter.gvr)) return;
+    const inf = new Informer(c, adapter.gvr, { log });
+    inf.subscribe((_type, obj) => jobLoop.enqueue(`${adapter.kind}|${objKey(obj)}`));
+    jobInformers.set(adapter.kind, inf);
+    inf.start();
+    log('info', `kueue: watching ${adapter.gvr.resource}`);
+  };
+  let crdTimer: NodeJS.Timeout | undefined;
+  const refreshIntegrations = () => {
+    const aw = adapters.get('AppWrapper');
+    if (!aw) return;
+    if (c.served(aw.gvr)) watchJobs(aw);
+    else if (jobInformers.has('AppWrapper')) {
+      jobInformers.get('AppWrapper')!.stop();
+      jobInformers.delete('AppWrapper');
+    }
+  };
+  crds.subscribe((_type, obj) => {
+    if (obj.metadata.name !== AW_CRD) return;
+    // The CRD's resource is served once the API server has processed the write that sent
+    // this event: look again right after it.
+    clearTimeout(crdTimer);
+    crdTimer = setTimeout(refreshIntegrations, 20);
+  });
+
+  // ---- the job reconciler ----
+
+  const queueNameOf = (job: KubeObject): string | undefined => {
+    const q = job.metadata.labels?.[QUEUE_NAME_LABEL] || job.metadata.annotations?.[QUEUE_NAME_ANNOTATION];
+    if (q) return q;
+    if (localQueues.getByName(job.metadata.namespace ?? '', DEFAULT_LOCAL_QUEUE)) return DEFAULT_LOCAL_QUEUE;
+    return opts.manageJobsWithoutQueueName ? '' : undefined;
+  };
+
+  const writeWorkloadStatus = async (wl: Workload, change: (cur: Workload) => boolean | undefined): Promise<void> => {
+    try {
+      await c.mutate<Workload>(
+        KGVR.workloads,
+        wl.metadata.namespace ?? '',
+        wl.metadata.name!,
+        (cur) => {
+          if (change(cur) === false) return cur;
+        },
+        'status',
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  };
+
+  const removeFinalizer = async (wl: Workload): Promise<void> => {
+    if (!(wl.metadata.finalizers ?? []).includes(RESOURCE_IN_USE_FINALIZER)) return;
+    try {
+      await c.mutate(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, (cur) => {
+        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== RESOURCE_IN_USE_FINALIZER);
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  };
+
+  const writeJob = async (adapter: JobAdapter, job: KubeObject, change: (cur: KubeObject) => void): Promise<void> => {
+    await c.mutate(adapter.gvr, job.metadata.namespace ?? '', job.metadata.name!, (cur) => {
+      if (cur.metadata.uid !== job.metadata.uid) throw new Error('job replaced');
+      change(cur);
+    });
+  };
+
+  const stopJob = async (adapter: JobAdapter, job: KubeObject, wl: Workload | undefined, message: string): Promise<void> => {
+    if (adapter.isSuspended(job)) return;
+    await writeJob(adapter, job, (cur) => adapter.stop(cur, wl));
+    recorder.event(job, 'Normal', 'Stopped', message);
+  };
+
+  async function syncJob(key: string): Promise<void> {
+    const bar = key.indexOf('|');
+    const kind = key.slice(0, bar);
+    const nsName = key.slice(bar + 1);
+    const adapter = adapters.get(kind);
+    const inf = jobInformers.get(kind);
+    if (!adapter) return;
+    const job = inf?.get(nsName);
+    const owned = workloads.byIndex('owner', key) as Workload[];
+    if (!job) {
+      // The job is gone: its workloads hold nothing any more.
+      if (!inf && !c.served(adapter.gvr)) return;
+      for (const wl of owned) {
+        await removeFinalizer(wl);
+        await c.delete(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, { propagationPolicy: 'Background' });
+      }
+      return;
+    }
+    if (adapter.skip(job)) return;
+    const mine = owned.filter((w) => w.metadata.ownerReferences?.some((r) => r.uid === job.metadata.uid));
+    const wl = mine.find((w) => !isFinished(w)) ?? mine[0];
+    const queue = queueNameOf(job);
+    if (queue === undefined && !wl) return;
+
+    if (wl && isFinished(wl)) {
+      await removeFinalizer(wl);
+      return;
+    }
+    if (wl?.metadata.deletionTimestamp) {
+      await stopJob(adapter, job, wl, 'Workload is deleted');
+      await removeFinalizer(wl);
+      return;
+    }
+    const fin = adapter.finished(job);
+    if (fin.finished) {
+      if (wl) {
+        await writeWorkloadStatus(wl, (cur) => {
+          if (isFinished(cur)) return false;
+          finish(cur, fin.success ? 'Succeeded' : 'Failed', fin.message, now());
+        });
+        recorder.event(job, 'Normal', 'FinishedWorkload', `Workload '${objKey(wl)}' is declared finished`);
+        await removeFinalizer(wl);
+      }
+      return;
+    }
+    if (!wl) {
+      const podSets = adapter.podSets(job);
+      if (!podSets) return; // nothing to queue (yet): the next change of the job brings it back
+      const created = newWorkload(job, adapter.kind, adapter.group, queue ?? '', podSets);
+      try {
+        await c.create(KGVR.workloads, created);
+        recorder.event(job, 'Normal', 'CreatedWorkload', `Created Workload: ${objKey(created)}`);
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err;
+      }
+      return;
+    }
+
+    const evicted = cond(wl, WorkloadConditions.Evicted);
+    if (evicted?.status === 'True') {
+      await stopJob(adapter, job, wl, evicted.message);
+      if (hasQuotaReservation(wl) && !adapter.isActive(job)) {
+        await writeWorkloadStatus(wl, (cur) => {
+          if (!hasQuotaReservation(cur)) return false;
+          unsetQuota(cur, evicted.reason, evicted.message, now());
+        });
+      }
+      return;
+    }
+
+    if (adapter.isSuspended(job)) {
+      if (isAdmitted(wl)) {
+        const infos = podSetInfos(wl, new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor])));
+        try {
+          await writeJob(adapter, job, (cur) => adapter.run(cur, infos));
+          recorder.event(job, 'Normal', 'Started', `Admitted by clusterQueue ${wl.status?.admission?.clusterQueue ?? ''}`);
+        } catch (err) {
+          if (!(err instanceof PodSetInfoError)) throw err;
+          await writeWorkloadStatus(wl, (cur) => {
+            finish(cur, 'FailedToStart', err.message, now());
+          });
+        }
+        return;
+      }
+      if (queue !== undefined && wl.spec.queueName !== queue && !hasQuotaReservation(wl)) {
+        await c.mutate<Workload>(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, (cur) => {
+          cur.spec.queueName = queue;
+        });
+      }
+      return;
+    }
+    if (!isAdmitted(wl)) await stopJob(adapter, job, wl, 'Not admitted by cluster queue');
+  }
+
+  // ---- the workload controller: eviction and requeueing ----
+
+  async function syncWorkload(key: string): Promise<void> {
+    const wl = workloads.get(key) as Workload | undefined;
+    if (!wl || isFinished(wl)) return;
+    const lq = localQueues.getByName(wl.metadata.namespace ?? '', wl.spec.queueName ?? '') as LocalQueue | undefined;
+    const cq = clusterQueues.getByName('', lq?.spec?.clusterQueue ?? '') as ClusterQueue | undefined;
+    if (hasQuotaReservation(wl) && !condTrue(wl, WorkloadConditions.Evicted)) {
+      const admittedIn = clusterQueues.getByName('', wl.status!.admission!.clusterQueue) as ClusterQueue | undefined;
+      let reason: string | undefined;
+      let message = '';
+      if (wl.spec.active === false) [reason, message] = ['Deactivated', 'The workload is deactivated'];
+      else if (admittedIn?.spec?.stopPolicy === 'HoldAndDrain') [reason, message] = ['ClusterQueueStopped', 'The ClusterQueue is stopped'];
+      else if (lq?.spec?.stopPolicy === 'HoldAndDrain') [reason, message] = ['LocalQueueStopped', 'The LocalQueue is stopped'];
+      if (reason) {
+        const r = reason;
+        await writeWorkloadStatus(wl, (cur) => {
+          if (!hasQuotaReservation(cur)) return false;
+          evict(cur, r, message, now());
+        });
+        recorder.event(wl, 'Normal', `EvictedDue${r === 'Deactivated' ? 'ToDeactivated' : `To${r}`}`, message);
+      }
+      return;
+    }
+    const rq = cond(wl, WorkloadConditions.Requeued);
+    if (!hasQuotaReservation(wl) && rq?.status === 'False') {
+      let reason: string | undefined;
+      let message = '';
+      const flavorMap = new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor]));
+      if (rq.reason === 'Deactivated' && wl.spec.active !== false) [reason, message] = ['Reactivated', 'The workload was reactivated'];
+      else if (rq.reason === 'ClusterQueueStopped' && cq && !clusterQueueInactive(cq, flavorMap)) {
+        [reason, message] = ['ClusterQueueRestarted', 'The ClusterQueue was restarted after being stopped'];
+      } else if (rq.reason === 'LocalQueueStopped' && lq && (!lq.spec?.stopPolicy || lq.spec.stopPolicy === 'None')) {
+        [reason, message] = ['LocalQueueRestarted', 'The LocalQueue was restarted after being stopped'];
+      }
+      if (reason) {
+        const r = reason;
+        await writeWorkloadStatus(wl, (cur) => {
+          requeue(cur, r, message, now());
+        });
+      }
+    }
+  }
+
+  // ---- the scheduler ----
+
+  async function schedulePass(): Promise<void> {
+    const snap = snapshot();
+    const result = schedule(snap);
+    for (const a of result.admit) {
+      let admitted = false;
+      await writeWorkloadStatus(a.workload, (cur) => {
+        if (hasQuotaReservation(cur) || isFinished(cur) || cur.spec.active === false) return false;
+        admit(cur, a.admission, now());
+        admitted = true;
+      });
+      if (admitted) {
+        recorder.event(a.workload, 'Normal', 'QuotaReserved', `Quota reserved in ClusterQueue ${a.admission.clusterQueue}`);
+        recorder.event(a.workload, 'Normal', 'Admitted', `Admitted by ClusterQueue ${a.admission.clusterQueue}`);
+      }
+    }
+    for (const p of result.pending) {
+      const wl = workloads.get(p.key) as Workload | undefined;
+      const current = wl && cond(wl, WorkloadConditions.QuotaReserved);
+      if (!wl || (current && current.status === 'False' && current.reason === p.reason && current.message === p.message)) continue;
+      await writeWorkloadStatus(wl, (cur) => {
+        if (hasQuotaReservation(cur)) return false;
+        markPending(cur, p.reason, p.message, now());
+      });
+    }
+  }
+
+  async function statusPass(): Promise<void> {
+    const snap = snapshot();
+    const counts = queueCounts(snap);
+    for (const [name, cq] of snap.clusterQueues) {
+      const n = counts.clusterQueues.get(name)!;
+      const inactive = clusterQueueInactive(cq, snap.flavors);
+      const desired = {
+        pendingWorkloads: n.pending,
+        reservingWorkloads: n.reserving,
+        admittedWorkloads: n.admitted,
+        flavorsReservation: usageList(n.reservation, cq, true),
+        flavorsUsage: usageList(n.usage, cq, true),
+      };
+      const active = inactive
+        ? { status: 'False', reason: inactive, message: `Can't admit new workloads: ${inactive === 'Stopped' ? 'is stopped' : 'references missing ResourceFlavor(s)'}` }
+        : { status: 'True', reason: 'Ready', message: 'Can admit new workloads' };
+      await writeQueueStatus(KGVR.clusterQueues, cq, desired, active);
+    }
+    for (const [key, lq] of snap.localQueues) {
+      const n = counts.localQueues.get(key)!;
+      const cq = snap.clusterQueues.get(lq.spec?.clusterQueue ?? '');
+      const desired = {
+        pendingWorkloads: n.pending,
+        reservingWorkloads: n.reserving,
+        admittedWorkloads: n.admitted,
+        flavorsReservation: usageList(n.reservation, cq, false),
+        flavorsUsage: usageList(n.usage, cq, false),
+      };
+      const active =
+        lq.spec?.stopPolicy && lq.spec.stopPolicy !== 'None'
+          ? { status: 'False', reason: 'Stopped', message: 'LocalQueue is stopped' }
+          : !cq
+            ? { status: 'False', reason: 'ClusterQueueDoesNotExist', message: "Can't submit new workloads to clusterQueue" }
+            : clusterQueueInactive(cq, snap.flavors)
+              ? { status: 'False', reason: 'ClusterQueueIsInactive', message: "Can't submit new workloads to clusterQueue" }
+              : { status: 'True', reason: 'Ready', message: 'Can submit new workloads to localQueue' };
+      await writeQueueStatus(KGVR.localQueues, lq, desired, active);
+    }
+  }
+
+  async function writeQueueStatus(
+    gvr: Gvr,
+    obj: KubeObject,
+    desired: Record<string, unknown>,
+    active: { status: string; reason: string; message: string },
+  ): Promise<void> {
+    const status = (obj.status ?? {}) as Record<string, unknown>;
+    const conds = (status.conditions ?? []) as { type: string; status: string; reason: string; message: string }[];
+    const cur = conds.find((x) => x.type === 'Active');
+    const same =
+      Object.entries(desired).every(([k, v]) => JSON.stringify(status[k]) === JSON.stringify(v)) &&
+      cur?.status === active.status &&
+      cur.reason === active.reason &&
+      cur.message === active.message;
+    if (same) return;
+    try {
+      await c.mutate(
+        gvr,
+        obj.metadata.namespace ?? '',
+        obj.metadata.name!,
+        (o) => {
+          const s = (o.status ?? {}) as Record<string, unknown>;
+          Object.assign(s, desired);
+          const list = ((s.conditions ?? []) as { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[]).filter(
+            (x) => x.type !== 'Active',
+          );
+          const prev = ((s.conditions ?? []) as { type: string; status: string; lastTransitionTime: string }[]).find((x) => x.type === 'Active');
+          list.push({
+            type: 'Active',
+            ...active,
+            lastTransitionTime: prev && prev.status === active.status ? prev.lastTransitionTime : `${now().toISOString().slice(0, 19)}Z`,
+          });
+          s.conditions = list;
+          o.status = s;
+        },
+        'status',
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  // ---- start ----
+
+  for (const inf of [flavors, clusterQueues, localQueues, namespaces, workloads]) inf.start();
+  crds.start();
+  if (adapters.has('Job')) watchJobs(adapters.get('Job')!);
+  refreshIntegrations();
+  jobLoop.start();
+  wlLoop.start();
+  schedLoop.start();
+  kick();
+  log('info', 'kueue stand-in started', { integrations: [...integrations] });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () => {
+      stopped ??= (async () => {
+        clearTimeout(crdTimer);
+        crds.stop();
+        for (const inf of [flavors, clusterQueues, localQueues, namespaces, workloads, ...jobInformers.values()]) inf.stop();
+        await Promise.all([jobLoop.stop(), wlLoop.stop(), schedLoop.stop()]);
+        await recorder.stop();
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Test harness: the embedded cluster (API server, nodes, scheduler, kubelet simulator,
+ * Job controller, garbage collector) with the RunPod stand-in and troupe's offload
+ * controllers running in a Manager over real HTTP, plus kubectl against the cluster.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
+import { type RunPodStandIn, type RunPodStandInOptions, startRunPodStandIn } from '../../../src/cluster/runpod/index.ts';
+import { createOffload, type Offload, type OffloadOptions } from '../../../src/controllers/offload/index.ts';
+import { Client, type KubeObject, kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
+
+export interface OffloadEnv {
+  cluster: EmbeddedCluster;
+  runpod: RunPodStandIn;
+  client: Client;
+  manager: Manager;
+  offload: Offload;
+  kubeconfigPath: string;
+  kubectl(args: string[], input?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startOffloadEnv(
+  opts: { offload?: Partial<OffloadOptions>; runpod?: RunPodStandInOptions; nodes?: number } = {},
+): Promise<OffloadEnv> {
+  const cluster = await startEmbeddedCluster({ port: 0, nodes: opts.nodes ?? 1, timeScale: 20 });
+  const runpod = await startRunPodStandIn({ timeScale: 20, ...opts.runpod });
+  const offload = createOffload(
+    {
+      runpodKey: runpod.apiKey,
+      runpodBaseUrl: runpod.url,
+      reconcileInterval: 2,
+      statusPollInterval: 0.2,
+      requestTimeout: 5,
+      clusterName: 'e2e',
+      ...opts.offload,
+    },
+    { env: {} },
+  );
+  const manager = new Manager({
+    kubeConfig: kubeConfigFromString(cluster.server.kubeconfig),
+    healthProbeAddress: '127.0.0.1:0',
+    processMetrics: false,
+    gracefulShutdownMs: 5000,
+  });
+  for (const c of offload.controllers) manager.add(c);
+  for (const [n, check] of offload.readyChecks) manager.addReadyzCheck(n, check);
+  await manager.start();
+  const client = Client.fromKubeConfig(kubeConfigFromString(cluster.server.kubeconfig));
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-offload-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await writeFile(kubeconfigPath, cluster.server.kubeconfig, { mode: 0o600 });
+  const kubectl = (args: string[], input?: string) =>
+    new Promise<string>((resolve, reject) => {
+      const child = execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
+        { timeout: 60_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout)),
+      );
+      if (input !== undefined) child.stdin?.end(input);
+    });
+  return {
+    cluster,
+    runpod,
+    client,
+    manager,
+    offload,
+    kubeconfigPath,
+    kubectl,
+    async close() {
+      await manager.stop();
+      offload.stop();
+      await client.rest.close();
+      await runpod.stop();
+      await cluster.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The seed README's example Job (name and namespace chosen by the test). */
+export function seedJob(name: string, namespace: string, extra: { command?: string[]; annotations?: Record<string, string>; backoffLimit?: number } = {}): KubeObject {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace,
+      annotations: {
+        'runpod.io/managed': 'true',
+        'runpod.io/offload': 'true',
+        'runpod.io/required-gpu-memory': '16',
+        ...extra.annotations,
+      },
+    },
+    spec: {
+      ...(extra.backoffLimit !== undefined ? { backoffLimit: extra.backoffLimit } : {}),
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'my-container',
+              image: 'my-gpu-image:latest',
+              ...(extra.command ? { command: extra.command } : {}),
+              resources: { requests: { 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '1' } },
+            },
+          ],
+          restartPolicy: 'Never',
+        },
+      },
+    },
+  };
+}
