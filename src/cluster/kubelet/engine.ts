@@ -25,6 +25,7 @@ import type { PlayableStage } from './stage-set.ts';
 import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
 import type { TimerHandle, TimerQueue } from './timers.ts';
 import type { Anchors } from './runtime.ts';
+import { Fifo } from './fifo.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -92,7 +93,8 @@ interface Entry {
   failures: number;
 }
 
-const BATCH = 2000;
+/** Objects evaluated per turn of the event loop, so HTTP clients are served in between. */
+const BATCH = 500;
 const RETRY_BASE_MS = 50;
 const RETRY_MAX_MS = 10_000;
 
@@ -105,7 +107,7 @@ export class StagePlayer {
   private readonly entries = new Map<string, Entry>();
   /** Keys to evaluate, with the object the watch delivered (null: read it fresh). */
   private readonly dirty = new Map<string, KubeObject | null>();
-  private readonly runQueue: Entry[] = [];
+  private readonly runQueue = new Fifo<Entry>();
   private flushScheduled = false;
   private inFlight = 0;
   private epoch = 0;
@@ -180,7 +182,7 @@ export class StagePlayer {
     this.stopped = true;
     for (const e of this.entries.values()) this.cancel(e);
     this.dirty.clear();
-    this.runQueue.length = 0;
+    this.runQueue.clear();
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
     for (const w of this.idleWaiters.splice(0)) w();
   }

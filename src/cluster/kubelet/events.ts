@@ -14,6 +14,7 @@
 
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import { Fifo } from './fifo.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -57,7 +58,7 @@ export class KubeletEvents {
   private readonly component: string;
   private readonly maxBacklog: number;
   private readonly concurrency: number;
-  private readonly queue: { ev: KubeletEvent; at: Date; nanos: bigint }[] = [];
+  private readonly queue = new Fifo<{ ev: KubeletEvent; at: Date; nanos: bigint }>();
   private readonly seen = new Map<string, { namespace: string; name: string }>();
   private readonly idle: (() => void)[] = [];
   private active = 0;

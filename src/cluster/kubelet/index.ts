@@ -98,7 +98,7 @@ export interface Kubelet {
   stop(): Promise<void>;
 }
 
-/** Go's time.ParseDuration-free check: a finite number > 0. */
+/** The time scale as given, checked: a finite number greater than 0 (the CLI can reuse it). */
 export function validateTimeScale(v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
     throw new Error(

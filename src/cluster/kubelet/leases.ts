@@ -44,7 +44,12 @@ export class NodeLeases {
 
   start(node: string, uid: string): void {
     if (this.stopped || this.nodes.has(node)) return;
-    const n = { uid, timer: undefined as TimerHandle | undefined, busy: false, wrote: undefined as string | undefined };
+    const n = {
+      uid,
+      timer: undefined as TimerHandle | undefined,
+      busy: false,
+      wrote: undefined as string | undefined,
+    };
     this.nodes.set(node, n);
     n.timer = this.timers.schedule(Date.now(), () => void this.renew(node));
   }

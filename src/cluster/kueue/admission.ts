@@ -75,11 +75,14 @@ export function isCandidate(wl: Workload): boolean {
   if (isFinished(wl) || hasQuotaReservation(wl) || wl.metadata.deletionTimestamp) return false;
   if (wl.spec.active === false) return false;
   const rq = cond(wl, WorkloadConditions.Requeued);
-  return !rq || rq.status !== 'False';
+  return rq?.status !== 'False';
 }
 
 /** Why a ClusterQueue cannot admit anything (undefined when it can). */
-export function clusterQueueInactive(cq: ClusterQueue, flavors: Map<string, ResourceFlavor>): string | undefined {
+export function clusterQueueInactive(
+  cq: ClusterQueue,
+  flavors: Map<string, ResourceFlavor>,
+): string | undefined {
   const stop = cq.spec?.stopPolicy;
   if (stop && stop !== 'None') return 'Stopped';
   for (const rg of cq.spec?.resourceGroups ?? []) {
@@ -225,7 +228,10 @@ export function assignFlavors(
     const reqs = podSetRequests({ spec } as PodLike, ps.count ?? 1, covers.has('pods'));
     const chosen: Record<string, string> = {};
     for (const res of reqs.keys()) {
-      if (!covers.has(res)) return { message: `couldn't assign flavors to pod set ${ps.name}: resource ${res} unavailable in ClusterQueue` };
+      if (!covers.has(res))
+        return {
+          message: `couldn't assign flavors to pod set ${ps.name}: resource ${res} unavailable in ClusterQueue`,
+        };
     }
     for (const g of groups) {
       const wanted = (g.coveredResources ?? []).filter((r) => reqs.has(r));
@@ -246,12 +252,16 @@ export function assignFlavors(
           const cap = quota.get(f.name)?.get(res) ?? 0n;
           const inUse = get(used, f.name, res) + get(adds, f.name, res);
           if (need > cap) {
-            reasons.push(`insufficient quota for ${res} in flavor ${f.name}, request > maximum capacity (${fmt(need, res)} > ${fmt(cap, res)})`);
+            reasons.push(
+              `insufficient quota for ${res} in flavor ${f.name}, request > maximum capacity (${fmt(need, res)} > ${fmt(cap, res)})`,
+            );
             fits = false;
             break;
           }
           if (inUse + need > cap) {
-            reasons.push(`insufficient unused quota for ${res} in flavor ${f.name}, ${fmt(inUse + need - cap, res)} more needed`);
+            reasons.push(
+              `insufficient unused quota for ${res} in flavor ${f.name}, ${fmt(inUse + need - cap, res)} more needed`,
+            );
             fits = false;
             break;
           }
@@ -262,7 +272,9 @@ export function assignFlavors(
         }
       }
       if (!picked) {
-        return { message: `couldn't assign flavors to pod set ${ps.name}: ${reasons.join(', ') || 'no flavor'}` };
+        return {
+          message: `couldn't assign flavors to pod set ${ps.name}: ${reasons.join(', ') || 'no flavor'}`,
+        };
       }
       for (const res of wanted) {
         chosen[res] = picked;
@@ -333,7 +345,11 @@ export function schedule(snap: Snapshot): ScheduleResult {
         continue;
       }
       for (const [f, m] of r.adds) for (const [res, milli] of m) add(u, f, res, milli);
-      result.admit.push({ key: keyOf(wl), workload: wl, admission: { clusterQueue: cqName, podSetAssignments: r.assignments } });
+      result.admit.push({
+        key: keyOf(wl),
+        workload: wl,
+        admission: { clusterQueue: cqName, podSetAssignments: r.assignments },
+      });
     }
   }
   return result;
@@ -354,7 +370,10 @@ function emptyCounts(): QueueCounts {
 }
 
 /** Pending/reserving/admitted counts and usage per ClusterQueue and per LocalQueue (`ns/name`). */
-export function queueCounts(snap: Snapshot): { clusterQueues: Map<string, QueueCounts>; localQueues: Map<string, QueueCounts> } {
+export function queueCounts(snap: Snapshot): {
+  clusterQueues: Map<string, QueueCounts>;
+  localQueues: Map<string, QueueCounts>;
+} {
   const cqs = new Map<string, QueueCounts>();
   const lqs = new Map<string, QueueCounts>();
   const slot = (m: Map<string, QueueCounts>, k: string) => {
@@ -413,7 +432,10 @@ export function usageList(
   return [...names].map(([name, resources]) => ({
     name,
     resources: [...resources].map((r) => {
-      const entry: { name: string; total: string; borrowed?: string } = { name: r, total: fmt(get(u, name, r), r) };
+      const entry: { name: string; total: string; borrowed?: string } = {
+        name: r,
+        total: fmt(get(u, name, r), r),
+      };
       if (withBorrowed) entry.borrowed = '0';
       return entry;
     }),

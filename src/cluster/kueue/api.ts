@@ -44,6 +44,7 @@ export interface Condition {
   message: string;
   lastTransitionTime: string;
   observedGeneration?: number;
+  [key: string]: unknown;
 }
 
 export interface LabelSelector {
@@ -71,7 +72,12 @@ export interface ResourceFlavor extends KubeObject {
 
 export interface FlavorQuotas {
   name: string;
-  resources: { name: string; nominalQuota: string | number; borrowingLimit?: unknown; lendingLimit?: unknown }[];
+  resources: {
+    name: string;
+    nominalQuota: string | number;
+    borrowingLimit?: unknown;
+    lendingLimit?: unknown;
+  }[];
 }
 
 export interface ResourceGroup {

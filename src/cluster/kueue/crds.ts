@@ -26,7 +26,8 @@ const stringMap = (description: string): Schema => ({
 const quantity = (description: string): Schema => ({
   description,
   anyOf: [{ type: 'integer' }, { type: 'string' }],
-  pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+  pattern:
+    '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
   'x-kubernetes-int-or-string': true,
 });
 const labelSelector = (description: string): Schema => ({
@@ -130,7 +131,9 @@ export function kueueCRDs(): KubeObject[] {
         type: 'object',
         description: 'The nodes a flavor stands for.',
         properties: {
-          nodeLabels: stringMap('Labels of the nodes of this flavor; injected into the pods admitted with it.'),
+          nodeLabels: stringMap(
+            'Labels of the nodes of this flavor; injected into the pods admitted with it.',
+          ),
           nodeTaints: {
             type: 'array',
             description: 'Taints of the nodes of this flavor; pod sets must tolerate them.',
@@ -140,7 +143,10 @@ export function kueueCRDs(): KubeObject[] {
               properties: { key: { type: 'string' }, value: { type: 'string' }, effect: { type: 'string' } },
             },
           },
-          tolerations: { ...tolerations, description: 'Tolerations added to the pods admitted with this flavor.' },
+          tolerations: {
+            ...tolerations,
+            description: 'Tolerations added to the pods admitted with this flavor.',
+          },
           topologyName: str('Topology of a topology-aware flavor (not acted on by the stand-in).'),
         },
       },
@@ -154,7 +160,12 @@ export function kueueCRDs(): KubeObject[] {
       status: true,
       description: 'ClusterQueue is the Schema for the clusterQueue API.',
       columns: [
-        { name: 'Cohort', type: 'string', jsonPath: '.spec.cohortName', description: 'Cohort that this ClusterQueue belongs to' },
+        {
+          name: 'Cohort',
+          type: 'string',
+          jsonPath: '.spec.cohortName',
+          description: 'Cohort that this ClusterQueue belongs to',
+        },
         {
           name: 'Strategy',
           type: 'string',
@@ -162,7 +173,12 @@ export function kueueCRDs(): KubeObject[] {
           description: 'The queueing strategy used to prioritize workloads',
           priority: 1,
         },
-        { name: 'Pending Workloads', type: 'integer', jsonPath: '.status.pendingWorkloads', description: 'Number of pending workloads' },
+        {
+          name: 'Pending Workloads',
+          type: 'integer',
+          jsonPath: '.status.pendingWorkloads',
+          description: 'Number of pending workloads',
+        },
         {
           name: 'Admitted Workloads',
           type: 'integer',
@@ -241,8 +257,18 @@ export function kueueCRDs(): KubeObject[] {
       status: true,
       description: 'LocalQueue is the Schema for the localQueues API',
       columns: [
-        { name: 'ClusterQueue', type: 'string', jsonPath: '.spec.clusterQueue', description: 'Backing ClusterQueue' },
-        { name: 'Pending Workloads', type: 'integer', jsonPath: '.status.pendingWorkloads', description: 'Number of pending workloads' },
+        {
+          name: 'ClusterQueue',
+          type: 'string',
+          jsonPath: '.spec.clusterQueue',
+          description: 'Backing ClusterQueue',
+        },
+        {
+          name: 'Pending Workloads',
+          type: 'integer',
+          jsonPath: '.status.pendingWorkloads',
+          description: 'Number of pending workloads',
+        },
         {
           name: 'Admitted Workloads',
           type: 'integer',
@@ -269,16 +295,36 @@ export function kueueCRDs(): KubeObject[] {
       status: true,
       description: 'Workload is the Schema for the workloads API',
       columns: [
-        { name: 'Queue', type: 'string', jsonPath: '.spec.queueName', description: 'Name of the queue this workload was submitted to' },
+        {
+          name: 'Queue',
+          type: 'string',
+          jsonPath: '.spec.queueName',
+          description: 'Name of the queue this workload was submitted to',
+        },
         {
           name: 'Reserved in',
           type: 'string',
           jsonPath: '.status.admission.clusterQueue',
           description: 'Name of the ClusterQueue where the workload is reserving quota',
         },
-        { name: 'Admitted', type: 'string', jsonPath: ".status.conditions[?(@.type=='Admitted')].status", description: 'Admission status' },
-        { name: 'Finished', type: 'string', jsonPath: ".status.conditions[?(@.type=='Finished')].status", description: 'Workload finished' },
-        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time this workload was created' },
+        {
+          name: 'Admitted',
+          type: 'string',
+          jsonPath: ".status.conditions[?(@.type=='Admitted')].status",
+          description: 'Admission status',
+        },
+        {
+          name: 'Finished',
+          type: 'string',
+          jsonPath: ".status.conditions[?(@.type=='Finished')].status",
+          description: 'Workload finished',
+        },
+        {
+          name: 'Age',
+          type: 'date',
+          jsonPath: '.metadata.creationTimestamp',
+          description: 'Time this workload was created',
+        },
       ],
       spec: {
         type: 'object',
@@ -305,7 +351,11 @@ export function kueueCRDs(): KubeObject[] {
           queueName: str('The LocalQueue.'),
           priorityClassRef: open('Where the priority comes from.'),
           priority: { type: 'integer', format: 'int32', description: 'Higher is admitted first.' },
-          active: { type: 'boolean', default: true, description: 'false evicts the workload and keeps it from being admitted.' },
+          active: {
+            type: 'boolean',
+            default: true,
+            description: 'false evicts the workload and keeps it from being admitted.',
+          },
           maximumExecutionTimeSeconds: { type: 'integer', format: 'int32', minimum: 1 },
         },
       },

@@ -50,7 +50,16 @@ function spec(obj: KubeObject): Json {
 }
 
 /** Kinds whose children Kueue does not queue on their own (the parent holds the quota). */
-const MANAGED_OWNERS = new Set(['AppWrapper', 'JobSet', 'RayJob', 'RayCluster', 'PyTorchJob', 'MPIJob', 'TFJob', 'TrainJob']);
+const MANAGED_OWNERS = new Set([
+  'AppWrapper',
+  'JobSet',
+  'RayJob',
+  'RayCluster',
+  'PyTorchJob',
+  'MPIJob',
+  'TFJob',
+  'TrainJob',
+]);
 
 export const appWrapperAdapter: JobAdapter = {
   kind: 'AppWrapper',
@@ -58,16 +67,22 @@ export const appWrapperAdapter: JobAdapter = {
   gvr: KGVR.appWrappers,
   skip(job) {
     const managedBy = spec(job).managedBy;
-    return typeof managedBy === 'string' && managedBy !== '' && managedBy !== 'workload.codeflare.dev/appwrapper-controller';
+    return (
+      typeof managedBy === 'string' &&
+      managedBy !== '' &&
+      managedBy !== 'workload.codeflare.dev/appwrapper-controller'
+    );
   },
   podSets: appWrapperPodSets,
   isSuspended: (job) => spec(job).suspend === true,
   isActive: (job) => Boolean(condTrue(job, 'QuotaReserved')),
   finished(job) {
     const phase = (job.status as { phase?: string } | undefined)?.phase;
-    if (phase === 'Succeeded') return { finished: true, success: true, message: 'AppWrapper finished successfully' };
+    if (phase === 'Succeeded')
+      return { finished: true, success: true, message: 'AppWrapper finished successfully' };
     if (phase === 'Failed') {
-      if (condTrue(job, 'ResourcesDeployed')) return { finished: false, success: false, message: 'Still deleting resources for failed AppWrapper' };
+      if (condTrue(job, 'ResourcesDeployed'))
+        return { finished: false, success: false, message: 'Still deleting resources for failed AppWrapper' };
       return { finished: true, success: false, message: 'AppWrapper failed' };
     }
     return { finished: false, success: false, message: '' };
@@ -78,14 +93,18 @@ export const appWrapperAdapter: JobAdapter = {
     // order of their pod sets (recorded in status, else inferred).
     const s = spec(job);
     const components = (Array.isArray(s.components) ? s.components : []) as Json[];
-    const recorded = (job.status as { componentStatus?: { podSets?: unknown[] }[] } | undefined)?.componentStatus;
+    const recorded = (job.status as { componentStatus?: { podSets?: unknown[] }[] } | undefined)
+      ?.componentStatus;
     const useStatus = Array.isArray(recorded) && recorded.length === components.length;
     let next = 0;
     components.forEach((c, i) => {
       const declared = Array.isArray(c.podSets) && c.podSets.length > 0 ? c.podSets.length : undefined;
       const n = useStatus
         ? (recorded[i]?.podSets?.length ?? 0)
-        : (declared ?? (c.template && typeof c.template === 'object' ? inferAppWrapperPodSets(c.template as Json).length : 0));
+        : (declared ??
+          (c.template && typeof c.template === 'object'
+            ? inferAppWrapperPodSets(c.template as Json).length
+            : 0));
       const own = infos.slice(next, next + n);
       next += n;
       c.podSetInfos = own.map((info) => {
@@ -98,7 +117,8 @@ export const appWrapperAdapter: JobAdapter = {
         return out;
       });
     });
-    if (next !== infos.length) throw new PodSetInfoError(`invalid podset infos: expecting ${next} podsets, got ${infos.length}`);
+    if (next !== infos.length)
+      throw new PodSetInfoError(`invalid podset infos: expecting ${next} podsets, got ${infos.length}`);
     s.suspend = false;
   },
   stop(job) {
@@ -108,11 +128,17 @@ export const appWrapperAdapter: JobAdapter = {
   },
 };
 
-function mergeNoConflict(what: string, base: Record<string, string> | undefined, add: Record<string, string>): Record<string, string> {
+function mergeNoConflict(
+  what: string,
+  base: Record<string, string> | undefined,
+  add: Record<string, string>,
+): Record<string, string> {
   const out = { ...(base ?? {}) };
   for (const [k, v] of Object.entries(add)) {
     if (k in out && out[k] !== v) {
-      throw new PodSetInfoError(`invalid admission check PodSetUpdate: conflict for ${what}: conflict for key=${k}, value1=${out[k]}, value2=${v}`);
+      throw new PodSetInfoError(
+        `invalid admission check PodSetUpdate: conflict for ${what}: conflict for key=${k}, value1=${out[k]}, value2=${v}`,
+      );
     }
     out[k] = v;
   }
@@ -133,7 +159,8 @@ export const batchJobAdapter: JobAdapter = {
     return (st.active ?? 0) > 0 || (st.terminating ?? 0) > 0;
   },
   finished(job) {
-    if (condTrue(job, 'Complete')) return { finished: true, success: true, message: 'Job finished successfully' };
+    if (condTrue(job, 'Complete'))
+      return { finished: true, success: true, message: 'Job finished successfully' };
     const failed = condTrue(job, 'Failed');
     if (failed) return { finished: true, success: false, message: failed.message || 'Job failed' };
     return { finished: false, success: false, message: '' };
@@ -145,7 +172,8 @@ export const batchJobAdapter: JobAdapter = {
   },
   run(job, infos) {
     const info = infos[0];
-    if (!info || infos.length !== 1) throw new PodSetInfoError(`invalid podset infos: expecting 1 podset, got ${infos.length}`);
+    if (!info || infos.length !== 1)
+      throw new PodSetInfoError(`invalid podset infos: expecting 1 podset, got ${infos.length}`);
     const s = spec(job);
     const t = (s.template ?? {}) as { metadata?: Json; spec?: Json };
     t.metadata ??= {};
@@ -154,7 +182,11 @@ export const batchJobAdapter: JobAdapter = {
     md.labels = mergeNoConflict('labels', md.labels, info.labels);
     md.annotations = mergeNoConflict('annotations', md.annotations, info.annotations);
     if (Object.keys(md.annotations).length === 0) delete md.annotations;
-    const ps = t.spec as { nodeSelector?: Record<string, string>; tolerations?: unknown[]; schedulingGates?: { name: string }[] };
+    const ps = t.spec as {
+      nodeSelector?: Record<string, string>;
+      tolerations?: unknown[];
+      schedulingGates?: { name: string }[];
+    };
     const sel = mergeNoConflict('nodeSelector', ps.nodeSelector, info.nodeSelector);
     if (Object.keys(sel).length > 0) ps.nodeSelector = sel;
     for (const tol of info.tolerations) {

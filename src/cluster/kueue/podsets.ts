@@ -60,7 +60,8 @@ export function inferAppWrapperPodSets(template: Json): AwPodSet[] {
     if (Array.isArray(workers)) {
       workers.forEach((_, i) => {
         const p = `${prefix}workerGroupSpecs[${i}].`;
-        if (at(`${p}template`) !== undefined) out.push({ path: `${p}template`, replicas: orOne(`${p}replicas`) });
+        if (at(`${p}template`) !== undefined)
+          out.push({ path: `${p}template`, replicas: orOne(`${p}replicas`) });
       });
     }
     return out;
@@ -78,7 +79,10 @@ export function inferAppWrapperPodSets(template: Json): AwPodSet[] {
       if (!Array.isArray(jobs)) return [];
       return jobs.map((_, i) => {
         const p = `template.spec.replicatedJobs[${i}]`;
-        return { path: `${p}.template.spec.template`, replicas: orOne(`${p}.replicas`) * minOf(`${p}.template.spec`) };
+        return {
+          path: `${p}.template.spec.template`,
+          replicas: orOne(`${p}.replicas`) * minOf(`${p}.template.spec`),
+        };
       });
     }
     case 'kubeflow.org/v1:PyTorchJob':
@@ -122,9 +126,11 @@ export function kueuePodTemplate(source: Json): PodTemplate | undefined {
   if (!isObject(spec)) return undefined;
   const md = isObject(source.metadata) ? source.metadata : {};
   const out: PodTemplate = { spec: pick(spec, SPEC_FIELDS) };
-  const containers = (v: unknown) => (Array.isArray(v) ? v.filter(isObject).map((c) => pick(c, CONTAINER_FIELDS)) : []);
+  const containers = (v: unknown) =>
+    Array.isArray(v) ? v.filter(isObject).map((c) => pick(c, CONTAINER_FIELDS)) : [];
   out.spec.containers = containers(spec.containers);
-  if (Array.isArray(spec.initContainers) && spec.initContainers.length > 0) out.spec.initContainers = containers(spec.initContainers);
+  if (Array.isArray(spec.initContainers) && spec.initContainers.length > 0)
+    out.spec.initContainers = containers(spec.initContainers);
   const meta: PodTemplate['metadata'] = {};
   if (isObject(md.labels)) meta.labels = { ...(md.labels as Record<string, string>) };
   if (isObject(md.annotations)) meta.annotations = { ...(md.annotations as Record<string, string>) };
@@ -153,7 +159,11 @@ export function appWrapperPodSets(aw: KubeObject): PodSet[] | undefined {
       if (!isObject(src)) continue;
       const template = kueuePodTemplate(src);
       if (!template) continue;
-      out.push({ name: `${aw.metadata.name}-${out.length}`.toLowerCase(), count: ps.replicas ?? 1, template });
+      out.push({
+        name: `${aw.metadata.name}-${out.length}`.toLowerCase(),
+        count: ps.replicas ?? 1,
+        template,
+      });
     }
   }
   return out.length > 0 ? out : undefined;

@@ -16,7 +16,16 @@ import { GVR, isNotFound } from '../client.ts';
 import { EventRecorder } from '../workloads/events.ts';
 import { Informer, objKey } from '../workloads/informer.ts';
 import { type LogFn, Loop } from '../workloads/loop.ts';
-import { clusterQueueInactive, hasQuotaReservation, isAdmitted, isFinished, queueCounts, schedule, type Snapshot, usageList } from './admission.ts';
+import {
+  clusterQueueInactive,
+  hasQuotaReservation,
+  isAdmitted,
+  isFinished,
+  queueCounts,
+  schedule,
+  type Snapshot,
+  usageList,
+} from './admission.ts';
 import {
   type ClusterQueue,
   DEFAULT_LOCAL_QUEUE,
@@ -32,7 +41,16 @@ import {
 import { ensureKueueCRDs } from './crds.ts';
 import { defaultQueueObjects, type DefaultQueuesOptions } from './defaults.ts';
 import { appWrapperAdapter, batchJobAdapter, type JobAdapter, PodSetInfoError } from './jobs.ts';
-import { admit, evict, finish, markPending, newWorkload, podSetInfos, requeue, unsetQuota } from './workloads.ts';
+import {
+  admit,
+  evict,
+  finish,
+  markPending,
+  newWorkload,
+  podSetInfos,
+  requeue,
+  unsetQuota,
+} from './workloads.ts';
 
 export type Integration = 'workload.codeflare.dev/appwrapper' | 'batch/job';
 
@@ -111,7 +129,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     const ref = o.metadata.ownerReferences?.find((r) => r.controller);
     return ref ? [`${ref.kind}|${o.metadata.namespace ?? ''}/${ref.name}`] : [];
   });
-  workloads.addIndex('queue', (o) => [`${o.metadata.namespace ?? ''}/${(o as Workload).spec?.queueName ?? ''}`]);
+  workloads.addIndex('queue', (o) => [
+    `${o.metadata.namespace ?? ''}/${(o as Workload).spec?.queueName ?? ''}`,
+  ]);
   const jobInformers = new Map<string, Informer>();
   const crds = new Informer(c, KGVR.crds, { cache: false, log });
 
@@ -146,7 +166,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   for (const inf of [flavors, clusterQueues, localQueues, namespaces]) {
     inf.subscribe(() => {
       kick();
-      if (inf === clusterQueues || inf === localQueues) for (const wl of workloads.list()) wlLoop.enqueue(objKey(wl));
+      if (inf === clusterQueues || inf === localQueues)
+        for (const wl of workloads.list()) wlLoop.enqueue(objKey(wl));
     });
   }
   workloads.subscribe((type, obj) => {
@@ -154,7 +175,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (type === 'ADDED' && !firstSeen.has(uid)) firstSeen.set(uid, ++seq);
     if (type === 'DELETED') firstSeen.delete(uid);
     const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
-    if (ref && adapters.has(ref.kind)) jobLoop.enqueue(`${ref.kind}|${obj.metadata.namespace ?? ''}/${ref.name}`);
+    if (ref && adapters.has(ref.kind))
+      jobLoop.enqueue(`${ref.kind}|${obj.metadata.namespace ?? ''}/${ref.name}`);
     wlLoop.enqueue(objKey(obj));
     kick();
   });
@@ -194,7 +216,10 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     return opts.manageJobsWithoutQueueName ? '' : undefined;
   };
 
-  const writeWorkloadStatus = async (wl: Workload, change: (cur: Workload) => boolean | undefined): Promise<void> => {
+  const writeWorkloadStatus = async (
+    wl: Workload,
+    change: (cur: Workload) => boolean | undefined,
+  ): Promise<void> => {
     try {
       await c.mutate<Workload>(
         KGVR.workloads,
@@ -214,21 +239,32 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (!(wl.metadata.finalizers ?? []).includes(RESOURCE_IN_USE_FINALIZER)) return;
     try {
       await c.mutate(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, (cur) => {
-        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== RESOURCE_IN_USE_FINALIZER);
+        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter(
+          (f) => f !== RESOURCE_IN_USE_FINALIZER,
+        );
       });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   };
 
-  const writeJob = async (adapter: JobAdapter, job: KubeObject, change: (cur: KubeObject) => void): Promise<void> => {
+  const writeJob = async (
+    adapter: JobAdapter,
+    job: KubeObject,
+    change: (cur: KubeObject) => void,
+  ): Promise<void> => {
     await c.mutate(adapter.gvr, job.metadata.namespace ?? '', job.metadata.name!, (cur) => {
       if (cur.metadata.uid !== job.metadata.uid) throw new Error('job replaced');
       change(cur);
     });
   };
 
-  const stopJob = async (adapter: JobAdapter, job: KubeObject, wl: Workload | undefined, message: string): Promise<void> => {
+  const stopJob = async (
+    adapter: JobAdapter,
+    job: KubeObject,
+    wl: Workload | undefined,
+    message: string,
+  ): Promise<void> => {
     if (adapter.isSuspended(job)) return;
     await writeJob(adapter, job, (cur) => adapter.stop(cur, wl));
     recorder.event(job, 'Normal', 'Stopped', message);
@@ -243,12 +279,14 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (!adapter) return;
     const job = inf?.get(nsName);
     const owned = workloads.byIndex('owner', key) as Workload[];
+    if (!inf) return; // the kind is not served (yet): nothing can be known about the job
     if (!job) {
       // The job is gone: its workloads hold nothing any more.
-      if (!inf && !c.served(adapter.gvr)) return;
       for (const wl of owned) {
         await removeFinalizer(wl);
-        await c.delete(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, { propagationPolicy: 'Background' });
+        await c.delete(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, {
+          propagationPolicy: 'Background',
+        });
       }
       return;
     }
@@ -306,10 +344,18 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
 
     if (adapter.isSuspended(job)) {
       if (isAdmitted(wl)) {
-        const infos = podSetInfos(wl, new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor])));
+        const infos = podSetInfos(
+          wl,
+          new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor])),
+        );
         try {
           await writeJob(adapter, job, (cur) => adapter.run(cur, infos));
-          recorder.event(job, 'Normal', 'Started', `Admitted by clusterQueue ${wl.status?.admission?.clusterQueue ?? ''}`);
+          recorder.event(
+            job,
+            'Normal',
+            'Started',
+            `Admitted by clusterQueue ${wl.status?.admission?.clusterQueue ?? ''}`,
+          );
         } catch (err) {
           if (!(err instanceof PodSetInfoError)) throw err;
           await writeWorkloadStatus(wl, (cur) => {
@@ -333,22 +379,33 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   async function syncWorkload(key: string): Promise<void> {
     const wl = workloads.get(key) as Workload | undefined;
     if (!wl || isFinished(wl)) return;
-    const lq = localQueues.getByName(wl.metadata.namespace ?? '', wl.spec.queueName ?? '') as LocalQueue | undefined;
+    const lq = localQueues.getByName(wl.metadata.namespace ?? '', wl.spec.queueName ?? '') as
+      | LocalQueue
+      | undefined;
     const cq = clusterQueues.getByName('', lq?.spec?.clusterQueue ?? '') as ClusterQueue | undefined;
     if (hasQuotaReservation(wl) && !condTrue(wl, WorkloadConditions.Evicted)) {
-      const admittedIn = clusterQueues.getByName('', wl.status!.admission!.clusterQueue) as ClusterQueue | undefined;
+      const admittedIn = clusterQueues.getByName('', wl.status!.admission!.clusterQueue) as
+        | ClusterQueue
+        | undefined;
       let reason: string | undefined;
       let message = '';
       if (wl.spec.active === false) [reason, message] = ['Deactivated', 'The workload is deactivated'];
-      else if (admittedIn?.spec?.stopPolicy === 'HoldAndDrain') [reason, message] = ['ClusterQueueStopped', 'The ClusterQueue is stopped'];
-      else if (lq?.spec?.stopPolicy === 'HoldAndDrain') [reason, message] = ['LocalQueueStopped', 'The LocalQueue is stopped'];
+      else if (admittedIn?.spec?.stopPolicy === 'HoldAndDrain')
+        [reason, message] = ['ClusterQueueStopped', 'The ClusterQueue is stopped'];
+      else if (lq?.spec?.stopPolicy === 'HoldAndDrain')
+        [reason, message] = ['LocalQueueStopped', 'The LocalQueue is stopped'];
       if (reason) {
         const r = reason;
         await writeWorkloadStatus(wl, (cur) => {
           if (!hasQuotaReservation(cur)) return false;
           evict(cur, r, message, now());
         });
-        recorder.event(wl, 'Normal', `EvictedDue${r === 'Deactivated' ? 'ToDeactivated' : `To${r}`}`, message);
+        recorder.event(
+          wl,
+          'Normal',
+          `EvictedDue${r === 'Deactivated' ? 'ToDeactivated' : `To${r}`}`,
+          message,
+        );
       }
       return;
     }
@@ -357,10 +414,15 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       let reason: string | undefined;
       let message = '';
       const flavorMap = new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor]));
-      if (rq.reason === 'Deactivated' && wl.spec.active !== false) [reason, message] = ['Reactivated', 'The workload was reactivated'];
+      if (rq.reason === 'Deactivated' && wl.spec.active !== false)
+        [reason, message] = ['Reactivated', 'The workload was reactivated'];
       else if (rq.reason === 'ClusterQueueStopped' && cq && !clusterQueueInactive(cq, flavorMap)) {
         [reason, message] = ['ClusterQueueRestarted', 'The ClusterQueue was restarted after being stopped'];
-      } else if (rq.reason === 'LocalQueueStopped' && lq && (!lq.spec?.stopPolicy || lq.spec.stopPolicy === 'None')) {
+      } else if (
+        rq.reason === 'LocalQueueStopped' &&
+        lq &&
+        (!lq.spec?.stopPolicy || lq.spec.stopPolicy === 'None')
+      ) {
         [reason, message] = ['LocalQueueRestarted', 'The LocalQueue was restarted after being stopped'];
       }
       if (reason) {
@@ -385,14 +447,31 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         admitted = true;
       });
       if (admitted) {
-        recorder.event(a.workload, 'Normal', 'QuotaReserved', `Quota reserved in ClusterQueue ${a.admission.clusterQueue}`);
-        recorder.event(a.workload, 'Normal', 'Admitted', `Admitted by ClusterQueue ${a.admission.clusterQueue}`);
+        recorder.event(
+          a.workload,
+          'Normal',
+          'QuotaReserved',
+          `Quota reserved in ClusterQueue ${a.admission.clusterQueue}`,
+        );
+        recorder.event(
+          a.workload,
+          'Normal',
+          'Admitted',
+          `Admitted by ClusterQueue ${a.admission.clusterQueue}`,
+        );
       }
     }
     for (const p of result.pending) {
       const wl = workloads.get(p.key) as Workload | undefined;
       const current = wl && cond(wl, WorkloadConditions.QuotaReserved);
-      if (!wl || (current && current.status === 'False' && current.reason === p.reason && current.message === p.message)) continue;
+      if (
+        !wl ||
+        (current &&
+          current.status === 'False' &&
+          current.reason === p.reason &&
+          current.message === p.message)
+      )
+        continue;
       await writeWorkloadStatus(wl, (cur) => {
         if (hasQuotaReservation(cur)) return false;
         markPending(cur, p.reason, p.message, now());
@@ -414,7 +493,11 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         flavorsUsage: usageList(n.usage, cq, true),
       };
       const active = inactive
-        ? { status: 'False', reason: inactive, message: `Can't admit new workloads: ${inactive === 'Stopped' ? 'is stopped' : 'references missing ResourceFlavor(s)'}` }
+        ? {
+            status: 'False',
+            reason: inactive,
+            message: `Can't admit new workloads: ${inactive === 'Stopped' ? 'is stopped' : 'references missing ResourceFlavor(s)'}`,
+          }
         : { status: 'True', reason: 'Ready', message: 'Can admit new workloads' };
       await writeQueueStatus(KGVR.clusterQueues, cq, desired, active);
     }
@@ -432,9 +515,17 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         lq.spec?.stopPolicy && lq.spec.stopPolicy !== 'None'
           ? { status: 'False', reason: 'Stopped', message: 'LocalQueue is stopped' }
           : !cq
-            ? { status: 'False', reason: 'ClusterQueueDoesNotExist', message: "Can't submit new workloads to clusterQueue" }
+            ? {
+                status: 'False',
+                reason: 'ClusterQueueDoesNotExist',
+                message: "Can't submit new workloads to clusterQueue",
+              }
             : clusterQueueInactive(cq, snap.flavors)
-              ? { status: 'False', reason: 'ClusterQueueIsInactive', message: "Can't submit new workloads to clusterQueue" }
+              ? {
+                  status: 'False',
+                  reason: 'ClusterQueueIsInactive',
+                  message: "Can't submit new workloads to clusterQueue",
+                }
               : { status: 'True', reason: 'Ready', message: 'Can submit new workloads to localQueue' };
       await writeQueueStatus(KGVR.localQueues, lq, desired, active);
     }
@@ -447,7 +538,12 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     active: { status: string; reason: string; message: string },
   ): Promise<void> {
     const status = (obj.status ?? {}) as Record<string, unknown>;
-    const conds = (status.conditions ?? []) as { type: string; status: string; reason: string; message: string }[];
+    const conds = (status.conditions ?? []) as {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+    }[];
     const cur = conds.find((x) => x.type === 'Active');
     const same =
       Object.entries(desired).every(([k, v]) => JSON.stringify(status[k]) === JSON.stringify(v)) &&
@@ -463,14 +559,25 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         (o) => {
           const s = (o.status ?? {}) as Record<string, unknown>;
           Object.assign(s, desired);
-          const list = ((s.conditions ?? []) as { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[]).filter(
-            (x) => x.type !== 'Active',
-          );
-          const prev = ((s.conditions ?? []) as { type: string; status: string; lastTransitionTime: string }[]).find((x) => x.type === 'Active');
+          const list = (
+            (s.conditions ?? []) as {
+              type: string;
+              status: string;
+              reason: string;
+              message: string;
+              lastTransitionTime: string;
+            }[]
+          ).filter((x) => x.type !== 'Active');
+          const prev = (
+            (s.conditions ?? []) as { type: string; status: string; lastTransitionTime: string }[]
+          ).find((x) => x.type === 'Active');
           list.push({
             type: 'Active',
             ...active,
-            lastTransitionTime: prev && prev.status === active.status ? prev.lastTransitionTime : `${now().toISOString().slice(0, 19)}Z`,
+            lastTransitionTime:
+              prev && prev.status === active.status
+                ? prev.lastTransitionTime
+                : `${now().toISOString().slice(0, 19)}Z`,
           });
           s.conditions = list;
           o.status = s;
@@ -500,7 +607,15 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       stopped ??= (async () => {
         clearTimeout(crdTimer);
         crds.stop();
-        for (const inf of [flavors, clusterQueues, localQueues, namespaces, workloads, ...jobInformers.values()]) inf.stop();
+        for (const inf of [
+          flavors,
+          clusterQueues,
+          localQueues,
+          namespaces,
+          workloads,
+          ...jobInformers.values(),
+        ])
+          inf.stop();
         await Promise.all([jobLoop.stop(), wlLoop.stop(), schedLoop.stop()]);
         await recorder.stop();
       })();

@@ -27,7 +27,13 @@ export function workloadName(kind: string, group: string, name: string, uid: str
   return `${prefix}-${hash}`;
 }
 
-export function newWorkload(job: KubeObject, kind: string, group: string, queueName: string, podSets: PodSet[]): Workload {
+export function newWorkload(
+  job: KubeObject,
+  kind: string,
+  group: string,
+  queueName: string,
+  podSets: PodSet[],
+): Workload {
   const uid = job.metadata.uid ?? '';
   return {
     apiVersion: KUEUE_API_VERSION,
@@ -38,7 +44,14 @@ export function newWorkload(job: KubeObject, kind: string, group: string, queueN
       labels: { [JOB_UID_LABEL]: uid },
       finalizers: [RESOURCE_IN_USE_FINALIZER],
       ownerReferences: [
-        { apiVersion: job.apiVersion, kind, name: job.metadata.name ?? '', uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: job.apiVersion,
+          kind,
+          name: job.metadata.name ?? '',
+          uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: { podSets, queueName, priority: 0, active: true },
@@ -78,7 +91,14 @@ function conds(status: Status) {
   return status.conditions;
 }
 
-function set(status: Status, type: string, s: 'True' | 'False', reason: string, message: string, now: Date): void {
+function set(
+  status: Status,
+  type: string,
+  s: 'True' | 'False',
+  reason: string,
+  message: string,
+  now: Date,
+): void {
   setCondition(conds(status), { type, status: s, reason, message, lastTransitionTime: '' }, now);
 }
 
@@ -86,10 +106,18 @@ function set(status: Status, type: string, s: 'True' | 'False', reason: string, 
 export function admit(wl: Workload, admission: Admission, now: Date): void {
   wl.status ??= {};
   wl.status.admission = admission;
-  set(wl.status, WorkloadConditions.QuotaReserved, 'True', 'QuotaReserved', `Quota reserved in ClusterQueue ${admission.clusterQueue}`, now);
+  set(
+    wl.status,
+    WorkloadConditions.QuotaReserved,
+    'True',
+    'QuotaReserved',
+    `Quota reserved in ClusterQueue ${admission.clusterQueue}`,
+    now,
+  );
   set(wl.status, WorkloadConditions.Admitted, 'True', 'Admitted', 'The workload is admitted', now);
   const ev = wl.status.conditions?.find((c) => c.type === WorkloadConditions.Evicted);
-  if (ev?.status === 'True') set(wl.status, WorkloadConditions.Evicted, 'False', 'QuotaReserved', `Previously: ${ev.message}`, now);
+  if (ev?.status === 'True')
+    set(wl.status, WorkloadConditions.Evicted, 'False', 'QuotaReserved', `Previously: ${ev.message}`, now);
 }
 
 /** QuotaReserved=False with the reason the scheduler could not admit it. */
@@ -108,7 +136,14 @@ export function unsetQuota(wl: Workload, evictedReason: string, message: string,
   wl.status ??= {};
   wl.status.admission = null;
   set(wl.status, WorkloadConditions.QuotaReserved, 'False', 'Pending', message, now);
-  set(wl.status, WorkloadConditions.Admitted, 'False', 'NoReservation', 'The workload has no reservation', now);
+  set(
+    wl.status,
+    WorkloadConditions.Admitted,
+    'False',
+    'NoReservation',
+    'The workload has no reservation',
+    now,
+  );
   const requeue = evictedReason === 'Preempted';
   set(wl.status, WorkloadConditions.Requeued, requeue ? 'True' : 'False', evictedReason, message, now);
 }

@@ -96,12 +96,14 @@ export function validateConfig(config: AppWrapperConfig): string | undefined {
     ['warmupGracePeriod', ft.warmupGracePeriodMs],
   ];
   for (const [name, v] of checks) {
-    if (v > ceiling) return `${name} ${formatGoDuration(v)} exceeds gracePeriodCeiling ${formatGoDuration(ceiling)}`;
+    if (v > ceiling)
+      return `${name} ${formatGoDuration(v)} exceeds gracePeriodCeiling ${formatGoDuration(ceiling)}`;
   }
   if (ft.admissionGracePeriodMs > ft.warmupGracePeriodMs) {
     return `admissionGracePeriod ${formatGoDuration(ft.admissionGracePeriodMs)} exceeds warmupGracePeriod ${formatGoDuration(ft.warmupGracePeriodMs)}`;
   }
-  if (ft.successTTLCeilingMs <= 0) return `successTTLCeiling ${formatGoDuration(ft.successTTLCeilingMs)} is not positive`;
+  if (ft.successTTLCeilingMs <= 0)
+    return `successTTLCeiling ${formatGoDuration(ft.successTTLCeilingMs)} is not positive`;
   if (ft.retryLimit < 0) return `retryLimit ${ft.retryLimit} is negative`;
   return undefined;
 }
@@ -112,15 +114,20 @@ export function validateConfig(config: AppWrapperConfig): string | undefined {
  */
 export function configFromUpstream(section: Record<string, unknown>): AppWrapperConfigInput {
   const out: AppWrapperConfigInput = {};
-  if (typeof section.enableKueueIntegrations === 'boolean') out.enableKueueIntegrations = section.enableKueueIntegrations;
+  if (typeof section.enableKueueIntegrations === 'boolean')
+    out.enableKueueIntegrations = section.enableKueueIntegrations;
   if (typeof section.defaultQueueName === 'string') out.defaultQueueName = section.defaultQueueName;
-  if (typeof section.userRBACAdmissionCheck === 'boolean') out.userRBACAdmissionCheck = section.userRBACAdmissionCheck;
+  if (typeof section.userRBACAdmissionCheck === 'boolean')
+    out.userRBACAdmissionCheck = section.userRBACAdmissionCheck;
   if (typeof section.schedulerName === 'string') out.schedulerName = section.schedulerName;
   const kjr = section.kueueJobReconciller as Record<string, unknown> | undefined;
   if (kjr && typeof kjr === 'object') {
-    if (typeof kjr.manageJobsWithoutQueueName === 'boolean') out.manageJobsWithoutQueueName = kjr.manageJobsWithoutQueueName;
+    if (typeof kjr.manageJobsWithoutQueueName === 'boolean')
+      out.manageJobsWithoutQueueName = kjr.manageJobsWithoutQueueName;
     if ('manageJobsNamespaceSelector' in kjr) {
-      out.manageJobsNamespaceSelector = (kjr.manageJobsNamespaceSelector ?? undefined) as LabelSelectorObject | undefined;
+      out.manageJobsNamespaceSelector = (kjr.manageJobsNamespaceSelector ?? undefined) as
+        | LabelSelectorObject
+        | undefined;
     }
   }
   const ft = section.faultTolerance as Record<string, unknown> | undefined;
@@ -187,7 +194,7 @@ export function effective(aw: AppWrapper, config: AppWrapperConfig): Effective {
   const ann = aw.metadata.annotations ?? {};
   const ft = config.faultTolerance;
   const problems: AnnotationProblem[] = [];
-  const limit = (ms: number) => (ms < 0 ? 0 : ms > ft.gracePeriodCeilingMs ? ft.gracePeriodCeilingMs : ms);
+  const limit = (ms: number) => (ms < 0 ? 0 : Math.min(ms, ft.gracePeriodCeilingMs));
   const duration = (key: string, dflt: number): number => {
     const v = ann[key];
     if (v === undefined) return limit(dflt);
@@ -218,7 +225,10 @@ export function effective(aw: AppWrapper, config: AppWrapperConfig): Effective {
     failureGraceMs: duration(Annotations.failureGracePeriodDuration, ft.failureGracePeriodMs),
     retryPauseMs: duration(Annotations.retryPausePeriodDuration, ft.retryPausePeriodMs),
     retryLimit,
-    forcefulDeletionGraceMs: duration(Annotations.forcefulDeletionGracePeriodDuration, ft.forcefulDeletionGracePeriodMs),
+    forcefulDeletionGraceMs: duration(
+      Annotations.forcefulDeletionGracePeriodDuration,
+      ft.forcefulDeletionGracePeriodMs,
+    ),
     deletionOnFailureGraceMs: duration(Annotations.deletionOnFailureGracePeriodDuration, 0),
     successTTLMs,
     terminalExitCodes: exitCodes(ann[Annotations.terminalExitCodes]),

@@ -182,7 +182,11 @@ async function apply(
   for (const del of d.deletes) {
     try {
       await client.delete(
-        { apiVersion: del.apiVersion, kind: del.kind, metadata: { name: del.name, namespace: del.namespace } },
+        {
+          apiVersion: del.apiVersion,
+          kind: del.kind,
+          metadata: { name: del.name, namespace: del.namespace },
+        },
         {
           propagationPolicy: del.propagationPolicy,
           gracePeriodSeconds: del.gracePeriodSeconds,
@@ -193,7 +197,8 @@ async function apply(
     } catch (err) {
       // A replaced object (uid precondition) or a kind no longer served is already "gone";
       // the next pass sees what is left.
-      if (!isConflict(err) && !noMatch(err)) ctx.log.error({ err, name: del.name, kind: del.kind }, 'deletion error');
+      if (!isConflict(err) && !noMatch(err))
+        ctx.log.error({ err, name: del.name, kind: del.kind }, 'deletion error');
     }
   }
   for (const e of d.events) {
@@ -220,7 +225,9 @@ async function deploy(
       results.push({ index, outcome: 'created', name: created.metadata.name ?? '' });
     } catch (err) {
       if (isAlreadyExists(err) && obj.metadata.name) {
-        const existing = await ctx.client.tryGet(obj, obj.metadata.name, obj.metadata.namespace, { signal: ctx.signal });
+        const existing = await ctx.client.tryGet(obj, obj.metadata.name, obj.metadata.namespace, {
+          signal: ctx.signal,
+        });
         const ref = existing?.metadata.ownerReferences?.find((r) => r.controller);
         results.push({ index, outcome: 'exists', controlledByUs: ref?.name === aw.metadata.name });
         if (ref?.name !== aw.metadata.name) break;

@@ -284,7 +284,8 @@ export function summarizeComponents(
     out.deployed++;
     const key = `${cs.apiVersion}:${cs.kind}`;
     // Only these kinds have a failed state that does not heal itself (RayCluster's does).
-    if ((key === 'batch/v1:Job' || key === 'kubeflow.org/v1:PyTorchJob') && conditionTrue(obj, 'Failed')) out.failed++;
+    if ((key === 'batch/v1:Job' || key === 'kubeflow.org/v1:PyTorchJob') && conditionTrue(obj, 'Failed'))
+      out.failed++;
   });
   return out;
 }
@@ -296,13 +297,7 @@ export function summarizeComponents(
  * the forceful-deletion grace period has passed, pods and components with grace period 0.
  * Changes `draft`; returns whether everything (components and pods) is gone.
  */
-function planDeletion(
-  aw: AppWrapper,
-  draft: Draft,
-  input: CoreInput,
-  eff: Effective,
-  d: Decision,
-): boolean {
+function planDeletion(aw: AppWrapper, draft: Draft, input: CoreInput, eff: Effective, d: Decision): boolean {
   const ns = aw.metadata.namespace ?? '';
   const components = input.components ?? [];
   const pods = input.pods ?? [];
@@ -319,7 +314,13 @@ function planDeletion(
       // Upstream's reason, spelling included, so tools matching on it keep working.
       setCondition(
         cs.conditions,
-        { type: Conditions.ResourcesDeployed, status: 'False', reason: 'CompononetDeleted', message: '', lastTransitionTime: '' },
+        {
+          type: Conditions.ResourcesDeployed,
+          status: 'False',
+          reason: 'CompononetDeleted',
+          message: '',
+          lastTransitionTime: '',
+        },
         input.now,
       );
       return;
@@ -338,7 +339,8 @@ function planDeletion(
     }
   });
 
-  const expired = input.now.getTime() > draft.since(Conditions.DeletingResources) + eff.forcefulDeletionGraceMs;
+  const expired =
+    input.now.getTime() > draft.since(Conditions.DeletingResources) + eff.forcefulDeletionGraceMs;
   if (present.length > 0 && !expired) return false;
   if (present.length === 0 && pods.length === 0) {
     draft.clear(Conditions.DeletingResources, 'DeletionComplete');
@@ -387,7 +389,11 @@ function resetOrFail(draft: Draft, eff: Effective, terminal: boolean, increment:
 
 function unhealthy(draft: Draft, d: Decision, reason: string, message: string, eventMessage?: string): void {
   draft.set(Conditions.Unhealthy, 'True', reason, message);
-  d.events.push({ type: 'Normal', reason: Conditions.Unhealthy, message: eventMessage ?? `${reason}: ${message}` });
+  d.events.push({
+    type: 'Normal',
+    reason: Conditions.Unhealthy,
+    message: eventMessage ?? `${reason}: ${message}`,
+  });
 }
 
 // ---- the state machine --------------------------------------------------------------
@@ -425,7 +431,8 @@ export function decide(input: CoreInput): Decision {
         const labels = { ...(aw.metadata.labels ?? {}) };
         let suspend: boolean | undefined;
         if (config.enableKueueIntegrations) {
-          if (config.defaultQueueName && !labels[QUEUE_NAME_LABEL]) labels[QUEUE_NAME_LABEL] = config.defaultQueueName;
+          if (config.defaultQueueName && !labels[QUEUE_NAME_LABEL])
+            labels[QUEUE_NAME_LABEL] = config.defaultQueueName;
           if (!aw.spec.suspend && shouldSuspend(labels, config, input.namespaceLabels)) suspend = true;
         }
         d.update = { finalizers: [...(aw.metadata.finalizers ?? []), AW_FINALIZER] };
@@ -497,7 +504,12 @@ export function decide(input: CoreInput): Decision {
           requeue(d, DELETION_POLL_MS);
           return finish(d, draft, observed);
         }
-        draft.set(Conditions.ResourcesDeployed, 'False', Phases.Resetting, 'Resources deleted for resetting AppWrapper');
+        draft.set(
+          Conditions.ResourcesDeployed,
+          'False',
+          Phases.Resetting,
+          'Resources deleted for resetting AppWrapper',
+        );
       }
       const deadline = draft.since(Conditions.Unhealthy) + eff.retryPauseMs;
       if (now.getTime() < deadline) {
@@ -719,7 +731,11 @@ function running(aw: AppWrapper, draft: Draft, input: CoreInput, eff: Effective,
       requeue(d, deadline - now);
       return finish(d, draft, observed);
     }
-    d.events.push({ type: 'Normal', reason: Conditions.Unhealthy, message: `FoundFailedPods: ${pods.failed} failed pods` });
+    d.events.push({
+      type: 'Normal',
+      reason: Conditions.Unhealthy,
+      message: `FoundFailedPods: ${pods.failed} failed pods`,
+    });
     resetOrFail(draft, eff, pods.terminalFailure, 1);
     return finish(d, draft, observed);
   }
@@ -739,7 +755,8 @@ function running(aw: AppWrapper, draft: Draft, input: CoreInput, eff: Effective,
 
   const detail = `${pods.pending} pods pending; ${pods.running} pods running; ${pods.succeeded} pods succeeded`;
   draft.clear(Conditions.PodsReady, 'InsufficientPodsReady', detail);
-  const grace = pods.pending + pods.running + pods.succeeded >= pods.expected ? eff.warmupGraceMs : eff.admissionGraceMs;
+  const grace =
+    pods.pending + pods.running + pods.succeeded >= pods.expected ? eff.warmupGraceMs : eff.admissionGraceMs;
   const deadline = draft.since(Conditions.ResourcesDeployed) + grace;
   if (now < deadline) {
     requeue(d, Math.min(WARMUP_POLL_MS, deadline - now));
@@ -754,4 +771,3 @@ function running(aw: AppWrapper, draft: Draft, input: CoreInput, eff: Effective,
 export function podSelector(aw: AppWrapper): string {
   return `${AW_LABEL}=${aw.metadata.name ?? ''}`;
 }
-

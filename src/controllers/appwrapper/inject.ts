@@ -7,7 +7,12 @@
 
 import { setControllerReference } from '../../runtime/index.ts';
 import type { KubeObject } from '../../runtime/index.ts';
-import { type AppWrapper, AW_LABEL, type AppWrapperComponentStatus, type AppWrapperPodSetInfo } from './api.ts';
+import {
+  type AppWrapper,
+  AW_LABEL,
+  type AppWrapperComponentStatus,
+  type AppWrapperPodSetInfo,
+} from './api.ts';
 import { isObject, type Json, objectAtPath } from './paths.ts';
 
 /** A component that cannot be rendered: upstream treats every such error as fatal. */
@@ -29,7 +34,10 @@ function conflict(a: Record<string, string>, b: Record<string, string> | undefin
 }
 
 /** Kueue's MergeKeepFirst: `a`'s values win. */
-function mergeKeepFirst(a: Record<string, string>, b: Record<string, string> | undefined): Record<string, string> {
+function mergeKeepFirst(
+  a: Record<string, string>,
+  b: Record<string, string> | undefined,
+): Record<string, string> {
   return { ...(b ?? {}), ...a };
 }
 
@@ -45,7 +53,8 @@ export function renderComponent(
   opts: { schedulerName?: string } = {},
 ): KubeObject {
   const component = aw.spec.components[index];
-  if (!component || !isObject(component.template)) throw new RenderError(`component ${index} has no template`);
+  if (!component || !isObject(component.template))
+    throw new RenderError(`component ${index} has no template`);
   const obj = structuredClone(component.template) as Json;
   if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string' || !obj.apiVersion || !obj.kind) {
     throw new RenderError(`component ${index}: template has no apiVersion or kind`);
@@ -58,7 +67,9 @@ export function renderComponent(
   const ns = aw.metadata.namespace ?? '';
   if (!meta.namespace) meta.namespace = ns;
   else if (meta.namespace !== ns) {
-    throw new RenderError(`component namespace "${String(meta.namespace)}" is different from appwrapper namespace "${ns}"`);
+    throw new RenderError(
+      `component namespace "${String(meta.namespace)}" is different from appwrapper namespace "${ns}"`,
+    );
   }
   const awLabels = { [AW_LABEL]: aw.metadata.name ?? '' };
   meta.labels = mergeKeepFirst(stringMap(meta.labels), awLabels);
@@ -74,7 +85,8 @@ export function renderComponent(
     }
     if (!isObject(target.metadata)) target.metadata = {};
     const md = target.metadata as Json;
-    if (!isObject(target.spec)) throw new RenderError(`content at ${podSets[i]!.path} does not contain a spec`);
+    if (!isObject(target.spec))
+      throw new RenderError(`content at ${podSets[i]!.path} does not contain a spec`);
     const spec = target.spec as Json;
 
     if (info.annotations && Object.keys(info.annotations).length > 0) {

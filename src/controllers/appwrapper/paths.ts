@@ -23,9 +23,11 @@ export function valueAtPath(template: unknown, path: string): unknown {
       const end = remaining.indexOf(']');
       if (end < 0) throw new PathError(`at path position '${processed}' invalid array index '${remaining}'`);
       const text = remaining.slice(1, end);
-      if (!/^[+-]?\d+$/.test(text)) throw new PathError(`at path position '${processed}' invalid index expression '${text}'`);
+      if (!/^[+-]?\d+$/.test(text))
+        throw new PathError(`at path position '${processed}' invalid index expression '${text}'`);
       const index = Number.parseInt(text, 10);
-      if (!Array.isArray(cursor)) throw new PathError(`at path position '${processed}' found non-array value`);
+      if (!Array.isArray(cursor))
+        throw new PathError(`at path position '${processed}' found non-array value`);
       if (index < 0 || index >= cursor.length) {
         throw new PathError(`at path position '${processed}' out of bounds index '${index}'`);
       }

@@ -45,7 +45,11 @@ function describeSchemaErrors(errors: SchemaError[]): string {
   }
   const parts: string[] = [];
   for (const [path, e] of byPath) {
-    const where = path.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.') || '(root)';
+    const where =
+      path
+        .replace(/^\//, '')
+        .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+        .replace(/\//g, '.') || '(root)';
     const p = e.params ?? {};
     const what =
       e.keyword === 'format'
@@ -70,7 +74,9 @@ export function checkPodSpecAt(template: unknown, path: string): Json {
   if (!isObject(spec)) throw new PathError(`content at ${path} does not contain a spec`);
   const unknown = Object.keys(spec).filter((k) => !PODSPEC_FIELDS.has(k));
   if (unknown.length > 0) {
-    throw new PathError(`content at ${path}.spec not parseable as a v1.PodSpec: unknown field "${unknown[0]}"`);
+    throw new PathError(
+      `content at ${path}.spec not parseable as a v1.PodSpec: unknown field "${unknown[0]}"`,
+    );
   }
   if (!validatePodSpecSchema(spec)) {
     // Go's decoder has no notion of required fields; only type errors count.
@@ -78,7 +84,9 @@ export function checkPodSpecAt(template: unknown, path: string): Json {
       (e) => e.keyword !== 'required',
     );
     if (errs.length > 0) {
-      throw new PathError(`content at ${path}.spec not parseable as a v1.PodSpec: ${describeSchemaErrors(errs)}`);
+      throw new PathError(
+        `content at ${path}.spec not parseable as a v1.PodSpec: ${describeSchemaErrors(errs)}`,
+      );
     }
   }
   return candidate;
@@ -168,7 +176,10 @@ export function inferPodSets(template: Json): AppWrapperPodSet[] {
     case 'apps/v1:Deployment':
     case 'apps/v1:StatefulSet':
       if (exists(template, 'template.spec.template')) {
-        podSets.push({ replicas: inferReplicas(template, 'template.spec.replicas'), path: 'template.spec.template' });
+        podSets.push({
+          replicas: inferReplicas(template, 'template.spec.replicas'),
+          path: 'template.spec.template',
+        });
       }
       break;
     case 'batch/v1:Job': {
@@ -238,7 +249,10 @@ export function inferPodSets(template: Json): AppWrapperPodSet[] {
 }
 
 /** Upstream's ValidatePodSets: declared pod sets must agree with the inferred ones, if any. */
-export function validatePodSets(declared: AppWrapperPodSet[], inferred: AppWrapperPodSet[]): string | undefined {
+export function validatePodSets(
+  declared: AppWrapperPodSet[],
+  inferred: AppWrapperPodSet[],
+): string | undefined {
   if (declared.length === 0) return undefined;
   const byPath = new Map<string, AppWrapperPodSet>();
   for (const p of declared) {

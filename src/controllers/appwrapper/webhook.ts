@@ -47,9 +47,19 @@ export function sanitizeLabel(label: string): string {
 }
 
 /** One field error, formatted as apimachinery's field.Error. */
-function fieldError(path: string, type: 'Forbidden' | 'Invalid' | 'Required' | 'Internal', detail: string, value?: unknown): string {
+function fieldError(
+  path: string,
+  type: 'Forbidden' | 'Invalid' | 'Required' | 'Internal',
+  detail: string,
+  value?: unknown,
+): string {
   if (type === 'Invalid') {
-    const v = typeof value === 'string' ? JSON.stringify(value) : isObject(value) || Array.isArray(value) ? '"object"' : String(value);
+    const v =
+      typeof value === 'string'
+        ? JSON.stringify(value)
+        : isObject(value) || Array.isArray(value)
+          ? '"object"'
+          : String(value);
     return `${path}: Invalid value: ${v}: ${detail}`;
   }
   if (type === 'Required') return `${path}: Required value: ${detail}`;
@@ -82,9 +92,11 @@ export function defaultingHandler(deps: WebhookDeps): AdmissionHandler {
     const { config } = deps;
     let labels = { ...(aw.metadata.labels ?? {}) };
     if (config.enableKueueIntegrations) {
-      if (config.defaultQueueName && !labels[QUEUE_NAME_LABEL]) labels[QUEUE_NAME_LABEL] = config.defaultQueueName;
+      if (config.defaultQueueName && !labels[QUEUE_NAME_LABEL])
+        labels[QUEUE_NAME_LABEL] = config.defaultQueueName;
       const ns = aw.metadata.namespace || req.namespace || '';
-      const needNs = !labels[QUEUE_NAME_LABEL] && config.manageJobsWithoutQueueName && config.manageJobsNamespaceSelector;
+      const needNs =
+        !labels[QUEUE_NAME_LABEL] && config.manageJobsWithoutQueueName && config.manageJobsNamespaceSelector;
       const nsLabels = needNs ? await namespaceLabels(deps.client, ns) : undefined;
       if (!aw.spec?.suspend && shouldSuspend(labels, config, nsLabels)) {
         aw.spec = { ...aw.spec, suspend: true };
@@ -131,7 +143,13 @@ async function validateCreate(deps: WebhookDeps, req: AdmissionRequest, aw: AppW
     }
     const meta = isObject(template.metadata) ? template.metadata : {};
     if (typeof meta.namespace === 'string' && meta.namespace !== '' && meta.namespace !== ns) {
-      errs.push(fieldError(`${compPath}.template.metadata.namespace`, 'Forbidden', 'AppWrappers cannot create objects in other namespaces'));
+      errs.push(
+        fieldError(
+          `${compPath}.template.metadata.namespace`,
+          'Forbidden',
+          'AppWrappers cannot create objects in other namespaces',
+        ),
+      );
     }
     if (deps.config.userRBACAdmissionCheck) {
       const slash = apiVersion.indexOf('/');
@@ -154,11 +172,17 @@ async function validateCreate(deps: WebhookDeps, req: AdmissionRequest, aw: AppW
         });
         if (!sar.status?.allowed) {
           errs.push(
-            fieldError(`${compPath}.template`, 'Forbidden', `User ${user.username ?? ''} is not authorized to create ${resource} in ${ns}`),
+            fieldError(
+              `${compPath}.template`,
+              'Forbidden',
+              `User ${user.username ?? ''} is not authorized to create ${resource} in ${ns}`,
+            ),
           );
         }
       } catch (err) {
-        errs.push(fieldError(`${compPath}.template`, 'Internal', err instanceof Error ? err.message : String(err)));
+        errs.push(
+          fieldError(`${compPath}.template`, 'Internal', err instanceof Error ? err.message : String(err)),
+        );
       }
     }
     const declared: AppWrapperPodSet[] = Array.isArray(c.podSets) ? c.podSets : [];
@@ -168,24 +192,44 @@ async function validateCreate(deps: WebhookDeps, req: AdmissionRequest, aw: AppW
       try {
         checkPodSpecAt(template, ps.path ?? '');
       } catch (err) {
-        errs.push(fieldError(p, 'Invalid', `path does not refer to a v1.PodSpecTemplate: ${(err as Error).message}`, ps.path));
+        errs.push(
+          fieldError(
+            p,
+            'Invalid',
+            `path does not refer to a v1.PodSpecTemplate: ${(err as Error).message}`,
+            ps.path,
+          ),
+        );
       }
     });
     let inferred: AppWrapperPodSet[];
     try {
       inferred = inferPodSets(template);
     } catch (err) {
-      errs.push(fieldError(`${compPath}.template`, 'Invalid', `error inferring PodSets: ${(err as Error).message}`, template));
+      errs.push(
+        fieldError(
+          `${compPath}.template`,
+          'Invalid',
+          `error inferring PodSets: ${(err as Error).message}`,
+          template,
+        ),
+      );
       continue;
     }
     podSpecCount += Math.max(declared.length, inferred.length);
     const mismatch = validatePodSets(declared, inferred);
     if (mismatch) errs.push(fieldError(`${compPath}.podSets`, 'Invalid', mismatch, declared));
   }
-  if (podSpecCount === 0) errs.push(fieldError('spec.components', 'Invalid', 'components contains no podspecs', components));
+  if (podSpecCount === 0)
+    errs.push(fieldError('spec.components', 'Invalid', 'components contains no podspecs', components));
   if (podSpecCount > MAX_POD_SETS) {
     errs.push(
-      fieldError('spec.components', 'Invalid', `components contains ${podSpecCount} podspecs; at most ${MAX_POD_SETS} are allowed`, components),
+      fieldError(
+        'spec.components',
+        'Invalid',
+        `components contains ${podSpecCount} podspecs; at most ${MAX_POD_SETS} are allowed`,
+        components,
+      ),
     );
   }
   return errs;
@@ -212,7 +256,8 @@ function validateUpdate(old: AppWrapper, cur: AppWrapper): string[] {
     const o = oc[i]!;
     const n = nc[i]!;
     const p = `spec.components[${i}]`;
-    if (canonical(o.template) !== canonical(n.template)) errs.push(fieldError(`${p}.template.raw`, 'Forbidden', msg));
+    if (canonical(o.template) !== canonical(n.template))
+      errs.push(fieldError(`${p}.template.raw`, 'Forbidden', msg));
     const op = o.podSets ?? [];
     const np = n.podSets ?? [];
     if (op.length !== np.length) {
@@ -220,7 +265,8 @@ function validateUpdate(old: AppWrapper, cur: AppWrapper): string[] {
       continue;
     }
     for (let j = 0; j < np.length; j++) {
-      if (replicasOf(op[j]!) !== replicasOf(np[j]!)) errs.push(fieldError(`${p}.podsets[${j}].replicas`, 'Forbidden', msg));
+      if (replicasOf(op[j]!) !== replicasOf(np[j]!))
+        errs.push(fieldError(`${p}.podsets[${j}].replicas`, 'Forbidden', msg));
       if (op[j]!.path !== np[j]!.path) errs.push(fieldError(`${p}.podsets[${j}].path`, 'Forbidden', msg));
     }
   }
@@ -229,10 +275,21 @@ function validateUpdate(old: AppWrapper, cur: AppWrapper): string[] {
       errs.push(fieldError(`metadata.labels[${label}]`, 'Forbidden', msg));
     }
   }
-  if ((old.spec?.managedBy ?? '') !== (cur.spec?.managedBy ?? '')) errs.push(fieldError('spec.managedBy', 'Forbidden', msg));
+  if ((old.spec?.managedBy ?? '') !== (cur.spec?.managedBy ?? ''))
+    errs.push(fieldError('spec.managedBy', 'Forbidden', msg));
   // Kueue's rule: a running workload cannot move to another queue.
-  if (!old.spec?.suspend && (old.metadata.labels?.[QUEUE_NAME_LABEL] ?? '') !== (cur.metadata.labels?.[QUEUE_NAME_LABEL] ?? '')) {
-    errs.push(fieldError(`metadata.labels[${QUEUE_NAME_LABEL}]`, 'Invalid', 'field is immutable', cur.metadata.labels?.[QUEUE_NAME_LABEL] ?? ''));
+  if (
+    !old.spec?.suspend &&
+    (old.metadata.labels?.[QUEUE_NAME_LABEL] ?? '') !== (cur.metadata.labels?.[QUEUE_NAME_LABEL] ?? '')
+  ) {
+    errs.push(
+      fieldError(
+        `metadata.labels[${QUEUE_NAME_LABEL}]`,
+        'Invalid',
+        'field is immutable',
+        cur.metadata.labels?.[QUEUE_NAME_LABEL] ?? '',
+      ),
+    );
   }
   return errs;
 }
@@ -244,14 +301,19 @@ export function validatingHandler(deps: WebhookDeps): AdmissionHandler {
     if (!aw) return allowed();
     let errs: string[];
     if (req.operation === 'CREATE') errs = await validateCreate(deps, req, aw);
-    else if (req.operation === 'UPDATE' && req.oldObject) errs = validateUpdate(req.oldObject as AppWrapper, aw);
+    else if (req.operation === 'UPDATE' && req.oldObject)
+      errs = validateUpdate(req.oldObject as AppWrapper, aw);
     else return allowed();
     return errs.length === 0 ? allowed() : denied(aggregate(errs));
   };
 }
 
 /** Serves both webhooks on a runtime WebhookServer (the manager's `webhooks`). */
-export function registerAppWrapperWebhooks(server: WebhookServer, client: Client, options: AppWrapperConfigInput = {}): void {
+export function registerAppWrapperWebhooks(
+  server: WebhookServer,
+  client: Client,
+  options: AppWrapperConfigInput = {},
+): void {
   const deps = { client, config: resolveConfig(options) };
   server.register(MUTATING_PATH, defaultingHandler(deps));
   server.register(VALIDATING_PATH, validatingHandler(deps));
@@ -276,7 +338,12 @@ export function appWrapperWebhookConfigurations(target: WebhookClientTarget): Ku
     return cc;
   };
   const rule = (operations: string[]) => [
-    { apiGroups: ['workload.codeflare.dev'], apiVersions: ['v1beta2'], operations, resources: ['appwrappers'] },
+    {
+      apiGroups: ['workload.codeflare.dev'],
+      apiVersions: ['v1beta2'],
+      operations,
+      resources: ['appwrappers'],
+    },
   ];
   const common = { admissionReviewVersions: ['v1'], failurePolicy: 'Fail', sideEffects: 'None' };
   return [
@@ -284,14 +351,26 @@ export function appWrapperWebhookConfigurations(target: WebhookClientTarget): Ku
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
       metadata: { name: MUTATING_CONFIG_NAME },
-      webhooks: [{ name: MUTATING_WEBHOOK_NAME, clientConfig: clientConfig(MUTATING_PATH), rules: rule(['CREATE']), ...common }],
+      webhooks: [
+        {
+          name: MUTATING_WEBHOOK_NAME,
+          clientConfig: clientConfig(MUTATING_PATH),
+          rules: rule(['CREATE']),
+          ...common,
+        },
+      ],
     },
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name: VALIDATING_CONFIG_NAME },
       webhooks: [
-        { name: VALIDATING_WEBHOOK_NAME, clientConfig: clientConfig(VALIDATING_PATH), rules: rule(['CREATE', 'UPDATE']), ...common },
+        {
+          name: VALIDATING_WEBHOOK_NAME,
+          clientConfig: clientConfig(VALIDATING_PATH),
+          rules: rule(['CREATE', 'UPDATE']),
+          ...common,
+        },
       ],
     },
   ];

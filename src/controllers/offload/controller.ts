@@ -337,7 +337,19 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       // Intent first: a crash after the remote create leaves a Job that says Launching,
       // whose remote pod is found again by its tags.
       let current = await ctx.client.addFinalizer(job, K.CLEANUP_FINALIZER);
-      current = await annotateJob(ctx, current, { [K.STATE]: 'Launching', [K.REASON]: decision.reason }, { [K.MANAGED]: 'true' });
+      // podReplacementPolicy Failed: the local pods troupe deletes once the virtual pod
+      // stands in are then not counted as failures against the Job's backoffLimit (the Job
+      // controller counts a deleted, unfinished pod as failed otherwise). Written now, well
+      // before those deletions, so the Job controller has seen it by then.
+      const replace = current.spec?.podReplacementPolicy === 'Failed' ? {} : { spec: { podReplacementPolicy: 'Failed' } };
+      current = await ctx.client.mergePatch<Job>(
+        current,
+        {
+          metadata: { annotations: { [K.STATE]: 'Launching', [K.REASON]: decision.reason }, labels: { [K.MANAGED]: 'true' } },
+          ...replace,
+        },
+        { signal: ctx.signal },
+      );
       const outcome = await provider.launch(built.request, { maxPrice: opts.maxGpuPrice, budgetLeft }, ctx.signal).catch(async (err) => {
         // Left Launching on purpose: the retry looks for a pod the failed call may have made.
         throw err;
@@ -465,14 +477,17 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (err instanceof ProviderError && err.status === 429) return { requeueAfter: err.retryAfterMs ?? 1000 };
       throw err;
     }
-    const outcome = remoteOutcome(remote, { exitCode: captured, firstStartedAt: a[K.REMOTE_STARTED_AT], wrapped });
+    const first = a[K.REMOTE_STARTED_AT] !== undefined ? Number(a[K.REMOTE_STARTED_AT]) : undefined;
+    const outcome = remoteOutcome(remote, { exitCode: captured, firstStartedMs: first, wrapped });
     if (outcome.kind === 'finished' || outcome.kind === 'lost') {
       await finish(ctx, job, vpod, remoteId, outcome, remote);
       return undefined;
     }
     const annotations: Record<string, string> = {};
     if (remote && a[K.REMOTE_STATUS] !== remote.status) annotations[K.REMOTE_STATUS] = remote.status;
-    if (remote?.startedAt && !a[K.REMOTE_STARTED_AT]) annotations[K.REMOTE_STARTED_AT] = remote.startedAt;
+    // Epoch ms, not RFC 3339: a timestamp-looking value may be truncated to seconds by the
+    // API server, which would hide a restart within the same second.
+    if (remote?.startedAt && !a[K.REMOTE_STARTED_AT]) annotations[K.REMOTE_STARTED_AT] = String(Date.parse(remote.startedAt));
     if (remote && remote.costPerHr > 0 && a[K.COST_PER_HR] !== String(remote.costPerHr)) {
       annotations[K.COST_PER_HR] = String(remote.costPerHr);
     }

@@ -233,12 +233,12 @@ export type RemoteOutcome =
 
 /**
  * What the remote pod's state means for the Job. `exitCode` is what troupe captured from
- * the log stream; `firstStartedAt` is the container start troupe saw first (a later
- * `startedAt` means RunPod restarted an exited container).
+ * the log stream; `firstStartedMs` is the container start troupe saw first, in epoch ms
+ * (a later `startedAt` means RunPod restarted an exited container).
  */
 export function remoteOutcome(
   remote: RemotePod | undefined,
-  captured: { exitCode?: number; firstStartedAt?: string; wrapped: boolean },
+  captured: { exitCode?: number; firstStartedMs?: number; wrapped: boolean },
 ): RemoteOutcome {
   if (captured.exitCode !== undefined) {
     return { kind: 'finished', exitCode: captured.exitCode, assumed: false, message: `exited with code ${captured.exitCode}` };
@@ -252,9 +252,9 @@ export function remoteOutcome(
   if (remote.status === 'PROVISIONING' || remote.status === 'STARTING') return { kind: 'pending' };
   if (
     !captured.wrapped &&
-    captured.firstStartedAt !== undefined &&
+    captured.firstStartedMs !== undefined &&
     remote.startedAt !== null &&
-    remote.startedAt !== captured.firstStartedAt
+    Date.parse(remote.startedAt) !== captured.firstStartedMs
   ) {
     return {
       kind: 'finished',

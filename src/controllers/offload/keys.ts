@@ -42,7 +42,7 @@ export const GPU_TYPE = 'runpod.io/gpu-type';
 export const PROVIDER = 'runpod.io/provider';
 /** On a virtual pod: the remote status last seen. */
 export const REMOTE_STATUS = 'runpod.io/remote-status';
-/** On a virtual pod: the remote container's first start time (a later one means it restarted). */
+/** On a virtual pod: the remote container's first start, epoch ms (a later one means it restarted). */
 export const REMOTE_STARTED_AT = 'runpod.io/remote-started-at';
 /** On a virtual pod: the exit code was not observable and was assumed. */
 export const EXIT_CODE_ASSUMED = 'runpod.io/exit-code-assumed';

@@ -68,6 +68,7 @@ export interface Job extends KubeObject {
     completionMode?: string;
     suspend?: boolean;
     managedBy?: string;
+    podReplacementPolicy?: string;
     selector?: { matchLabels?: Record<string, string> };
     template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: PodSpec };
   };

@@ -230,15 +230,15 @@ function isUidConflict(err: unknown): boolean {
   return isConflict(err);
 }
 
-/** Other PodGroups stuck Unschedulable under the Restart policy, with their priorities. */
+/** Other PodGroups under the Restart policy that are stuck or were restarted, with their priorities. */
 async function stuckPeers(ctx: ReconcileContext, selfKey: string): Promise<PeerGroup[]> {
   const all = await ctx.cache.list<PodGroup>(PODGROUP_KIND);
   const peers: PeerGroup[] = [];
   for (const pg of all) {
     const key = keyOf(pg.metadata.namespace, pg.metadata.name ?? '');
-    if (key === selfKey) continue;
-    if (pg.spec?.deadlockPolicy?.action !== 'Restart' || pg.status?.state?.phase !== 'Unschedulable')
-      continue;
+    if (key === selfKey || pg.spec?.deadlockPolicy?.action !== 'Restart') continue;
+    const phase = pg.status?.state?.phase;
+    if (phase !== 'Unschedulable' && !pg.status?.lastRestartTime) continue;
     const pods = await ctx.cache.list<PodObject>(POD_KIND, { index: { name: GROUP_INDEX, value: key } });
     peers.push({
       namespace: pg.metadata.namespace ?? '',

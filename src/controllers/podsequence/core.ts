@@ -820,19 +820,7 @@ function transitionEvents(ctx: Ctx, plan: Plan): CoreEvent[] {
       events.push({ type: 'Warning', reason: f.reason, action: 'Progress', note: f.message });
     }
   }
-  const prevFound = (prev.conditions ?? []).find((c) => c.type === 'PodsFound');
-  const nextFound = (next.conditions ?? []).find((c) => c.type === 'PodsFound');
-  if (
-    nextFound?.status === 'False' &&
-    prevFound?.status !== 'False' &&
-    !plan.failures.some((f) => f.reason === 'PodNotFound')
-  ) {
-    events.push({
-      type: 'Warning',
-      reason: 'PodNotFound',
-      action: 'Progress',
-      note: `${nextFound.message}; waiting for them`,
-    });
-  }
+  // Named pods missing for a moment are normal (`kubectl apply` creates the sequence before
+  // its pods): the status says so at once, a Warning comes only when the grace period ends.
   return events;
 }

@@ -26,6 +26,7 @@ export {
   type TaintChange,
 } from './core.ts';
 export { podSequenceCrd } from './crd.ts';
+export { ensurePodSequenceCrd } from './install.ts';
 export { type ExplainInput, explainPod, explainSequence } from './explain.ts';
 export {
   DEFAULT_OPTIONS,

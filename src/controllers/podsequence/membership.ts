@@ -4,7 +4,7 @@
  * pods that do not exist. Pure.
  */
 
-import type { ResolvedSpec } from './spec.ts';
+import { groupSelects, type ResolvedSpec } from './spec.ts';
 import { hasGate, isFailed } from './pods.ts';
 import type { Pod } from './types.ts';
 
@@ -91,9 +91,7 @@ export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: Other
         if (!hasGate(pod, spec.gate)) continue;
         const name = pod.metadata.name ?? '';
         for (const o of rivals) {
-          const claimed = o.spec.groups.some((og) =>
-            og.pods ? og.pods.includes(name) : og.selector ? og.selector.matches(pod.metadata.labels) : false,
-          );
+          const claimed = o.spec.groups.some((og) => groupSelects(og, name, pod.metadata.labels));
           if (claimed) {
             conflicts.set(name, `also sequenced by PodSequence ${o.key} with the same gate ${spec.gate}`);
             break;

@@ -18,6 +18,7 @@ export interface ResolvedGroup {
   name: string;
   /** Explicit pod names, when the group lists them. */
   pods?: string[];
+  podSet?: Set<string>;
   /** The compiled podSelector, when the group uses one. */
   selector?: Selector;
   selectorText?: string;
@@ -93,6 +94,7 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
         owner.set(p, index);
       }
       rg.pods = [...new Set(pods)];
+      rg.podSet = new Set(rg.pods);
     } else if (hasSelector) {
       const ls = g.podSelector!;
       const empty =
@@ -119,6 +121,6 @@ export function groupSelects(
   name: string | undefined,
   labels: Record<string, string> | undefined,
 ): boolean {
-  if (g.pods) return name !== undefined && g.pods.includes(name);
+  if (g.podSet) return name !== undefined && g.podSet.has(name);
   return g.selector ? g.selector.matches(labels) : false;
 }

@@ -53,12 +53,16 @@ describe('kubelet: pod lifecycle', () => {
     assert.equal((started.involvedObject as { fieldPath?: string }).fieldPath, 'spec.containers{main}');
   });
 
-  test('a host-network pod shares its node\'s address', async () => {
+  test("a host-network pod shares its node's address", async () => {
     await env.admin.create(GVR.pods, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'hostnet', namespace: 'default' },
-      spec: { nodeName: 'node-1', hostNetwork: true, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+      spec: {
+        nodeName: 'node-1',
+        hostNetwork: true,
+        containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
+      },
     });
     const p = await waitForPod(env.admin, 'hostnet', 'Running', (p) => p.status?.phase === 'Running');
     assert.equal(p.status?.podIP, p.status?.hostIP);

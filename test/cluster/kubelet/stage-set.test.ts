@@ -82,7 +82,10 @@ describe('combining stages', () => {
       'cluster',
     );
     assert.equal(r.ok, false);
-    assert.match((r as { errors: string[] }).errors.join('\n'), /matchExpressions\[0\]\.expression: Unsupported value: CEL/);
+    assert.match(
+      (r as { errors: string[] }).errors.join('\n'),
+      /matchExpressions\[0\]\.expression: Unsupported value: CEL/,
+    );
   });
 
   test('troupe template functions are known to stage templates', () => {

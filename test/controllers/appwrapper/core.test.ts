@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AppWrapper } from '../../../src/controllers/appwrapper/api.ts';
 import { resolveConfig } from '../../../src/controllers/appwrapper/config.ts';
-import { afterDeploy, type CoreInput, type Decision, decide } from '../../../src/controllers/appwrapper/core.ts';
+import {
+  afterDeploy,
+  type CoreInput,
+  type Decision,
+  decide,
+} from '../../../src/controllers/appwrapper/core.ts';
 import {
   appWrapper,
   at,
@@ -54,7 +59,12 @@ describe('phase Empty', () => {
 
   test('no queue name in an excluded namespace: not suspended', () => {
     const aw = appWrapper({ finalizer: false, labels: {} });
-    const d = decide({ aw, now: at(0), config, namespaceLabels: { 'kubernetes.io/metadata.name': 'kube-system' } });
+    const d = decide({
+      aw,
+      now: at(0),
+      config,
+      namespaceLabels: { 'kubernetes.io/metadata.name': 'kube-system' },
+    });
     assert.equal(d.update?.suspend, undefined);
   });
 
@@ -65,7 +75,12 @@ describe('phase Empty', () => {
   });
 
   test('a template whose pod sets cannot be inferred fails with the reason', () => {
-    const bad = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { template: { spec: 'nope' } } };
+    const bad = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'x' },
+      spec: { template: { spec: 'nope' } },
+    };
     const d = run(appWrapper({ components: [{ template: bad }] }), 0);
     assert.equal(d.status?.phase, 'Failed');
     const u = condOf(d.status, 'Unhealthy');
@@ -77,7 +92,15 @@ describe('phase Empty', () => {
 
 describe('phases Suspended and Resuming', () => {
   const suspended = () =>
-    appWrapper({ suspend: true, status: { phase: 'Suspended', componentStatus: [{ name: '', kind: '', apiVersion: '', podSets: [{ replicas: 1, path: 'template' }] }] } });
+    appWrapper({
+      suspend: true,
+      status: {
+        phase: 'Suspended',
+        componentStatus: [
+          { name: '', kind: '', apiVersion: '', podSets: [{ replicas: 1, path: 'template' }] },
+        ],
+      },
+    });
 
   test('stays Suspended while spec.suspend is true', () => {
     const d = run(suspended(), 0);
@@ -105,18 +128,32 @@ describe('phases Suspended and Resuming', () => {
     const aw = suspended();
     aw.spec.suspend = false;
     aw.spec.components[0]!.podSetInfos = [
-      { labels: { flavor: 'a' }, nodeSelector: { zone: 'z1' }, tolerations: [{ key: 't', operator: 'Exists' }] },
+      {
+        labels: { flavor: 'a' },
+        nodeSelector: { zone: 'z1' },
+        tolerations: [{ key: 't', operator: 'Exists' }],
+      },
     ];
     const resuming = applied(aw, run(aw, 0));
     const d = run(resuming, 1000);
     assert.equal(d.deploy?.length, 1);
-    const obj = d.deploy![0]!.obj as unknown as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+    const obj = d.deploy![0]!.obj as unknown as {
+      metadata: Record<string, unknown>;
+      spec: Record<string, unknown>;
+    };
     assert.equal(obj.metadata.namespace, 'default');
     assert.deepEqual(obj.metadata.labels, { flavor: 'a', 'workload.codeflare.dev/appwrapper': 'sample' });
     assert.deepEqual(obj.spec.nodeSelector, { zone: 'z1' });
     assert.deepEqual(obj.spec.tolerations, [{ key: 't', operator: 'Exists' }]);
     assert.deepEqual(obj.metadata.ownerReferences, [
-      { apiVersion: 'workload.codeflare.dev/v1beta2', kind: 'AppWrapper', name: 'sample', uid: 'aw-uid-1', controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'workload.codeflare.dev/v1beta2',
+        kind: 'AppWrapper',
+        name: 'sample',
+        uid: 'aw-uid-1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     const cs = d.status?.componentStatus?.[0];
     assert.equal(cs?.name, 'sample');
@@ -137,13 +174,21 @@ describe('phases Suspended and Resuming', () => {
   test('a PodSetInfo that conflicts with the template fails the AppWrapper (fatal, no retry)', () => {
     const t = podTemplate();
     (t.spec as Record<string, unknown>).nodeSelector = { zone: 'mine' };
-    const aw = appWrapper({ components: [{ template: t, podSetInfos: [{ nodeSelector: { zone: 'kueue' } }] }] });
+    const aw = appWrapper({
+      components: [{ template: t, podSetInfos: [{ nodeSelector: { zone: 'kueue' } }] }],
+    });
     aw.status = { phase: 'Resuming', conditions: [cond('ResourcesDeployed', 'True', 'Resuming')] };
     const d = run(aw, 0);
     assert.equal(d.deploy, undefined);
     assert.equal(d.status?.phase, 'Failed');
-    assert.match(condOf(d.status, 'Unhealthy')?.message ?? '', /conflict for nodeSelector: conflict for key=zone, value1=mine, value2=kueue/);
-    assert.deepEqual(d.events.map((e) => e.reason), ['Unhealthy']);
+    assert.match(
+      condOf(d.status, 'Unhealthy')?.message ?? '',
+      /conflict for nodeSelector: conflict for key=zone, value1=mine, value2=kueue/,
+    );
+    assert.deepEqual(
+      d.events.map((e) => e.reason),
+      ['Unhealthy'],
+    );
   });
 
   test('label and annotation conflicts are detected too', () => {
@@ -170,16 +215,23 @@ describe('after deploying', () => {
     const aw = resuming();
     const d = afterDeploy({ aw, now: at(1000), config }, [{ index: 0, outcome: 'created', name: 'sample' }]);
     assert.equal(d.status?.phase, 'Running');
-    assert.equal(condOf(d.status?.componentStatus?.[0], 'ResourcesDeployed')?.reason, 'ComponentCreatedSuccessfully');
+    assert.equal(
+      condOf(d.status?.componentStatus?.[0], 'ResourcesDeployed')?.reason,
+      'ComponentCreatedSuccessfully',
+    );
   });
 
   test('an existing object we control counts as created', () => {
-    const d = afterDeploy({ aw: resuming(), now: at(1000), config }, [{ index: 0, outcome: 'exists', controlledByUs: true }]);
+    const d = afterDeploy({ aw: resuming(), now: at(1000), config }, [
+      { index: 0, outcome: 'exists', controlledByUs: true },
+    ]);
     assert.equal(d.status?.phase, 'Running');
   });
 
   test('an existing object someone else controls: Failed, and never counted as ours', () => {
-    const d = afterDeploy({ aw: resuming(), now: at(1000), config }, [{ index: 0, outcome: 'exists', controlledByUs: false }]);
+    const d = afterDeploy({ aw: resuming(), now: at(1000), config }, [
+      { index: 0, outcome: 'exists', controlledByUs: false },
+    ]);
     assert.equal(d.status?.phase, 'Failed');
     assert.equal(condOf(d.status?.componentStatus?.[0], 'ResourcesDeployed')?.status, 'False');
     assert.match(condOf(d.status, 'Unhealthy')?.message ?? '', /exists, but is not controlled by appwrapper/);
@@ -191,7 +243,10 @@ describe('after deploying', () => {
     const early = afterDeploy({ aw, now: at(30_000), config }, fail);
     assert.equal(early.status?.phase, 'Resuming');
     assert.equal(early.requeueAfterMs, 1000);
-    assert.equal(condOf(early.status?.componentStatus?.[0], 'ResourcesDeployed')?.reason, 'ComponentCreationErrored');
+    assert.equal(
+      condOf(early.status?.componentStatus?.[0], 'ResourcesDeployed')?.reason,
+      'ComponentCreationErrored',
+    );
     const late = afterDeploy({ aw, now: at(61_000), config }, fail);
     assert.equal(late.status?.phase, 'Resetting');
     assert.equal(late.status?.resettingCount, 1);
@@ -200,7 +255,12 @@ describe('after deploying', () => {
 
   test('a fatal error (no such kind, invalid object) fails at once', () => {
     const d = afterDeploy({ aw: resuming(), now: at(1000), config }, [
-      { index: 0, outcome: 'failed', message: 'no resource served for kind PyTorchJob in kubeflow.org/v1', fatal: true },
+      {
+        index: 0,
+        outcome: 'failed',
+        message: 'no resource served for kind PyTorchJob in kubeflow.org/v1',
+        fatal: true,
+      },
     ]);
     assert.equal(d.status?.phase, 'Failed');
     assert.equal(condOf(d.status, 'Unhealthy')?.reason, 'CreateFailed');
@@ -221,7 +281,10 @@ describe('phase Running', () => {
     const d = run(running(), 10_000, { components: [undefined], pods: [] });
     assert.equal(d.status?.phase, 'Failed');
     assert.equal(condOf(d.status, 'Unhealthy')?.reason, 'MissingComponent');
-    assert.equal(condOf(d.status, 'Unhealthy')?.message, 'Only found 0 deployed components, but was expecting 1');
+    assert.equal(
+      condOf(d.status, 'Unhealthy')?.message,
+      'Only found 0 deployed components, but was expecting 1',
+    );
   });
 
   test('a namesake component that is not ours does not count as deployed', () => {
@@ -230,7 +293,10 @@ describe('phase Running', () => {
   });
 
   test('a failed batch/v1 Job: reset at once (no grace period)', () => {
-    const aw = appWrapper({ components: [{ template: jobTemplate() }], status: runningStatus({ kind: 'Job' }) });
+    const aw = appWrapper({
+      components: [{ template: jobTemplate() }],
+      status: runningStatus({ kind: 'Job' }),
+    });
     const d = run(aw, 10_000, { components: [component('Job', { failed: true })], pods: [] });
     assert.equal(d.status?.phase, 'Resetting');
     assert.equal(d.status?.resettingCount, 1);
@@ -241,7 +307,10 @@ describe('phase Running', () => {
     const d = run(running(), 10_000, { components: [component('Pod')], pods: [pod('sample', 'Succeeded')] });
     assert.equal(d.status?.phase, 'Succeeded');
     assert.equal(condOf(d.status, 'QuotaReserved')?.status, 'False');
-    assert.equal(condOf(d.status, 'QuotaReserved')?.message, '1 pods succeeded and no running, pending, or failed pods');
+    assert.equal(
+      condOf(d.status, 'QuotaReserved')?.message,
+      '1 pods succeeded and no running, pending, or failed pods',
+    );
     assert.equal(condOf(d.status, 'ResourcesDeployed')?.status, 'True');
   });
 
@@ -253,7 +322,10 @@ describe('phase Running', () => {
   });
 
   test('a terminating running pod does not count as running', () => {
-    const d = run(running(), 10_000, { components: [component('Pod')], pods: [pod('sample', 'Running', { deleting: true })] });
+    const d = run(running(), 10_000, {
+      components: [component('Pod')],
+      pods: [pod('sample', 'Running', { deleting: true })],
+    });
     assert.notEqual(condOf(d.status, 'PodsReady')?.status, 'True');
   });
 
@@ -265,7 +337,10 @@ describe('phase Running', () => {
     const late = run(running(), 5 * 60_000 + 1000, inputs);
     assert.equal(late.status?.phase, 'Resetting');
     assert.equal(condOf(late.status, 'Unhealthy')?.reason, 'InsufficientPodsReady');
-    assert.equal(condOf(late.status, 'Unhealthy')?.message, '1 pods pending; 0 pods running; 0 pods succeeded');
+    assert.equal(
+      condOf(late.status, 'Unhealthy')?.message,
+      '1 pods pending; 0 pods running; 0 pods succeeded',
+    );
   });
 
   test('fewer pods than expected: only the admission grace period applies', () => {
@@ -288,7 +363,9 @@ describe('phase Running', () => {
     const last = run(aw, 71_000, inputs);
     assert.equal(last.status?.phase, 'Resetting');
     assert.equal(last.status?.resettingCount, 1);
-    assert.deepEqual(last.events, [{ type: 'Normal', reason: 'Unhealthy', message: 'FoundFailedPods: 1 failed pods' }]);
+    assert.deepEqual(last.events, [
+      { type: 'Normal', reason: 'Unhealthy', message: 'FoundFailedPods: 1 failed pods' },
+    ]);
   });
 
   test('the failure grace period comes from the annotation, capped by the ceiling', () => {
@@ -298,7 +375,16 @@ describe('phase Running', () => {
       run(running({}, { 'workload.codeflare.dev.appwrapper/failureGracePeriodDuration': '10s' }), 0, inputs),
     );
     assert.equal(run(aw, 11_000, inputs).status?.phase, 'Resetting');
-    const capped = resolveConfig({ faultTolerance: { gracePeriodCeilingMs: 60_000, failureGracePeriodMs: 5_000, admissionGracePeriodMs: 5_000, warmupGracePeriodMs: 5_000, retryPausePeriodMs: 5_000, forcefulDeletionGracePeriodMs: 5_000 } });
+    const capped = resolveConfig({
+      faultTolerance: {
+        gracePeriodCeilingMs: 60_000,
+        failureGracePeriodMs: 5_000,
+        admissionGracePeriodMs: 5_000,
+        warmupGracePeriodMs: 5_000,
+        retryPausePeriodMs: 5_000,
+        forcefulDeletionGracePeriodMs: 5_000,
+      },
+    });
     const big = running({}, { 'workload.codeflare.dev.appwrapper/failureGracePeriodDuration': '100h' });
     const d = decide({ aw: big, now: at(0), config: capped, ...inputs });
     assert.equal(d.requeueAfterMs, 60_000);
@@ -324,17 +410,37 @@ describe('phase Running', () => {
 
   test('with retryable exit codes, any other non-zero code is terminal', () => {
     const ann = { 'workload.codeflare.dev.appwrapper/retryableExitCodes': '137' };
-    const aw = applied(running({}, ann), run(running({}, ann), 0, { components: [component('Pod')], pods: [pod('sample', 'Failed', { exitCode: 1 })] }));
-    assert.equal(run(aw, 61_000, { components: [component('Pod')], pods: [pod('sample', 'Failed', { exitCode: 1 })] }).status?.phase, 'Failed');
-    assert.equal(run(aw, 61_000, { components: [component('Pod')], pods: [pod('sample', 'Failed', { exitCode: 137 })] }).status?.phase, 'Resetting');
+    const aw = applied(
+      running({}, ann),
+      run(running({}, ann), 0, {
+        components: [component('Pod')],
+        pods: [pod('sample', 'Failed', { exitCode: 1 })],
+      }),
+    );
+    assert.equal(
+      run(aw, 61_000, { components: [component('Pod')], pods: [pod('sample', 'Failed', { exitCode: 1 })] })
+        .status?.phase,
+      'Failed',
+    );
+    assert.equal(
+      run(aw, 61_000, { components: [component('Pod')], pods: [pod('sample', 'Failed', { exitCode: 137 })] })
+        .status?.phase,
+      'Resetting',
+    );
   });
 
   test('a malformed annotation is reported and the default used', () => {
-    const d = run(running({}, { 'workload.codeflare.dev.appwrapper/warmupGracePeriodDuration': 'five minutes' }), 0, {
-      components: [component('Pod')],
-      pods: [],
-    });
-    assert.deepEqual(d.problems, [{ annotation: 'workload.codeflare.dev.appwrapper/warmupGracePeriodDuration', value: 'five minutes' }]);
+    const d = run(
+      running({}, { 'workload.codeflare.dev.appwrapper/warmupGracePeriodDuration': 'five minutes' }),
+      0,
+      {
+        components: [component('Pod')],
+        pods: [],
+      },
+    );
+    assert.deepEqual(d.problems, [
+      { annotation: 'workload.codeflare.dev.appwrapper/warmupGracePeriodDuration', value: 'five minutes' },
+    ]);
   });
 });
 
@@ -345,7 +451,15 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
     condOf(aw.status, 'Unhealthy')!.lastTransitionTime = iso(0);
     const d1 = run(aw, 1000, { components: [component('Pod')], pods: [pod('sample', 'Failed')] });
     assert.deepEqual(d1.deletes, [
-      { apiVersion: 'v1', kind: 'Pod', name: 'sample', namespace: 'default', uid: 'uid-component-Pod', propagationPolicy: 'Background', componentIndex: 0 },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        name: 'sample',
+        namespace: 'default',
+        uid: 'uid-component-Pod',
+        propagationPolicy: 'Background',
+        componentIndex: 0,
+      },
     ]);
     assert.equal(condOf(d1.status, 'DeletingResources')?.status, 'True');
     assert.equal(d1.requeueAfterMs, 5000);
@@ -370,13 +484,25 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
   test('deletion turns forceful after the grace period: pods first, then components', () => {
     const aw = appWrapper({ status: { ...runningStatus(), phase: 'Suspending' } });
     aw.spec.suspend = true;
-    const d1 = run(aw, 0, { components: [component('Pod', { deleting: true })], pods: [pod('sample', 'Running', { deleting: true })] });
+    const d1 = run(aw, 0, {
+      components: [component('Pod', { deleting: true })],
+      pods: [pod('sample', 'Running', { deleting: true })],
+    });
     assert.deepEqual(d1.deletes, []);
     const aw2 = applied(aw, d1);
-    const d2 = run(aw2, 10 * 60_000 + 1000, { components: [component('Pod', { deleting: true })], pods: [pod('sample', 'Running', { deleting: true })] });
-    assert.deepEqual(d2.deletes.map((x) => [x.kind, x.gracePeriodSeconds]), [['Pod', 0]]);
+    const d2 = run(aw2, 10 * 60_000 + 1000, {
+      components: [component('Pod', { deleting: true })],
+      pods: [pod('sample', 'Running', { deleting: true })],
+    });
+    assert.deepEqual(
+      d2.deletes.map((x) => [x.kind, x.gracePeriodSeconds]),
+      [['Pod', 0]],
+    );
     const d3 = run(aw2, 10 * 60_000 + 2000, { components: [component('Pod', { deleting: true })], pods: [] });
-    assert.deepEqual(d3.deletes.map((x) => [x.kind, x.gracePeriodSeconds, x.componentIndex]), [['Pod', 0, 0]]);
+    assert.deepEqual(
+      d3.deletes.map((x) => [x.kind, x.gracePeriodSeconds, x.componentIndex]),
+      [['Pod', 0, 0]],
+    );
   });
 
   test('Suspending ends Suspended with the quota released', () => {
@@ -385,8 +511,15 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
     const d = run(aw, 1000, { components: [undefined], pods: [] });
     assert.equal(d.status?.phase, 'Suspended');
     assert.deepEqual(
-      ['QuotaReserved', 'ResourcesDeployed', 'PodsReady'].map((t) => [condOf(d.status, t)?.status, condOf(d.status, t)?.reason]),
-      [['False', 'Suspended'], ['False', 'Suspended'], ['False', 'Suspended']],
+      ['QuotaReserved', 'ResourcesDeployed', 'PodsReady'].map((t) => [
+        condOf(d.status, t)?.status,
+        condOf(d.status, t)?.reason,
+      ]),
+      [
+        ['False', 'Suspended'],
+        ['False', 'Suspended'],
+        ['False', 'Suspended'],
+      ],
     );
   });
 
@@ -415,12 +548,18 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
     const d2 = run(aw2, 121_000, { components: [component('Pod')], pods: [] });
     assert.equal(d2.deletes.length, 1);
     // Once deletion has begun it is not paused again.
-    const d3 = run(applied(aw2, d2), 125_000, { components: [component('Pod', { deleting: true })], pods: [] });
+    const d3 = run(applied(aw2, d2), 125_000, {
+      components: [component('Pod', { deleting: true })],
+      pods: [],
+    });
     assert.equal(condOf(d3.status ?? applied(aw2, d2).status, 'DeletingResources')?.status, 'True');
     // Kueue suspending a failed AppWrapper forces the deletion.
     aw.spec.suspend = true;
     const forced = run(aw, 0, { components: [undefined], pods: [] });
-    assert.equal(condOf(forced.status, 'ResourcesDeployed')?.message, 'Kueue forced resource deletion by suspending AppWrapper');
+    assert.equal(
+      condOf(forced.status, 'ResourcesDeployed')?.message,
+      'Kueue forced resource deletion by suspending AppWrapper',
+    );
   });
 
   test('Succeeded: resources kept for the success TTL, then deleted', () => {
@@ -432,11 +571,17 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
     const d1 = run(aw, 31_000, { components: [component('Pod')], pods: [pod('sample', 'Succeeded')] });
     assert.equal(d1.deletes.length, 1);
     const d2 = run(applied(aw, d1), 32_000, { components: [undefined], pods: [] });
-    assert.equal(condOf(d2.status, 'ResourcesDeployed')?.message, 'Time to live after success of 30s expired');
+    assert.equal(
+      condOf(d2.status, 'ResourcesDeployed')?.message,
+      'Time to live after success of 30s expired',
+    );
   });
 
   test('a success TTL above the ceiling (or not positive) means the ceiling', () => {
-    const aw = appWrapper({ annotations: { 'workload.codeflare.dev.appwrapper/successTTLDuration': '-5s' }, status: { ...runningStatus(), phase: 'Succeeded' } });
+    const aw = appWrapper({
+      annotations: { 'workload.codeflare.dev.appwrapper/successTTLDuration': '-5s' },
+      status: { ...runningStatus(), phase: 'Succeeded' },
+    });
     assert.equal(run(aw, 0, { components: [component('Pod')], pods: [] }).requeueAfterMs, 7 * 24 * 3_600_000);
   });
 
@@ -454,7 +599,10 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
   });
 
   test('deletion of an AppWrapper that never deployed just drops the finalizer', () => {
-    const d = run(appWrapper({ deleting: true, status: { phase: 'Suspended' } }), 0, { components: [], pods: [] });
+    const d = run(appWrapper({ deleting: true, status: { phase: 'Suspended' } }), 0, {
+      components: [],
+      pods: [],
+    });
     assert.equal(d.removeFinalizer, true);
     assert.deepEqual(d.deletes, []);
   });

@@ -28,7 +28,14 @@ export function podTemplate(name = 'sample', cpu = '1'): Record<string, unknown>
     metadata: { name },
     spec: {
       restartPolicy: 'Never',
-      containers: [{ name: 'busybox', image: 'busybox', command: ['sh', '-c', 'sleep 5'], resources: { requests: { cpu } } }],
+      containers: [
+        {
+          name: 'busybox',
+          image: 'busybox',
+          command: ['sh', '-c', 'sleep 5'],
+          resources: { requests: { cpu } },
+        },
+      ],
     },
   };
 }
@@ -42,22 +49,27 @@ export function jobTemplate(name = 'job', parallelism = 2, completions = 2): Rec
       parallelism,
       completions,
       template: {
-        spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '1' } } }] },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '1' } } }],
+        },
       },
     },
   };
 }
 
-export function appWrapper(opts: {
-  name?: string;
-  components?: AppWrapper['spec']['components'];
-  suspend?: boolean;
-  status?: AppWrapperStatus;
-  annotations?: Record<string, string>;
-  labels?: Record<string, string>;
-  finalizer?: boolean;
-  deleting?: boolean;
-} = {}): AppWrapper {
+export function appWrapper(
+  opts: {
+    name?: string;
+    components?: AppWrapper['spec']['components'];
+    suspend?: boolean;
+    status?: AppWrapperStatus;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    finalizer?: boolean;
+    deleting?: boolean;
+  } = {},
+): AppWrapper {
   return {
     apiVersion: AW_API_VERSION,
     kind: 'AppWrapper',
@@ -79,12 +91,19 @@ export function appWrapper(opts: {
   };
 }
 
-export function cond(type: string, status: 'True' | 'False' | 'Unknown', reason: string, sinceMs = 0): AwCondition {
+export function cond(
+  type: string,
+  status: 'True' | 'False' | 'Unknown',
+  reason: string,
+  sinceMs = 0,
+): AwCondition {
   return { type, status, reason, message: '', lastTransitionTime: iso(sinceMs) };
 }
 
 /** Status of a running single-Pod AppWrapper deployed at `deployedAt`. */
-export function runningStatus(opts: { deployedAt?: number; resettingCount?: number; kind?: 'Pod' | 'Job' } = {}): AppWrapperStatus {
+export function runningStatus(
+  opts: { deployedAt?: number; resettingCount?: number; kind?: 'Pod' | 'Job' } = {},
+): AppWrapperStatus {
   const kind = opts.kind ?? 'Pod';
   return {
     phase: 'Running',
@@ -100,14 +119,21 @@ export function runningStatus(opts: { deployedAt?: number; resettingCount?: numb
         name: kind === 'Pod' ? 'sample' : 'job',
         kind,
         apiVersion: kind === 'Pod' ? 'v1' : 'batch/v1',
-        podSets: kind === 'Pod' ? [{ replicas: 1, path: 'template' }] : [{ replicas: 2, path: 'template.spec.template' }],
+        podSets:
+          kind === 'Pod'
+            ? [{ replicas: 1, path: 'template' }]
+            : [{ replicas: 2, path: 'template.spec.template' }],
         conditions: [cond('ResourcesDeployed', 'True', 'ComponentCreatedSuccessfully', opts.deployedAt ?? 0)],
       },
     ],
   };
 }
 
-export function pod(name: string, phase: string, opts: { exitCode?: number; aw?: string; deleting?: boolean } = {}): PodObject {
+export function pod(
+  name: string,
+  phase: string,
+  opts: { exitCode?: number; aw?: string; deleting?: boolean } = {},
+): PodObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -121,13 +147,18 @@ export function pod(name: string, phase: string, opts: { exitCode?: number; aw?:
     status: {
       phase,
       containerStatuses:
-        opts.exitCode !== undefined ? [{ name: 'c', state: { terminated: { exitCode: opts.exitCode } } }] : [],
+        opts.exitCode !== undefined
+          ? [{ name: 'c', state: { terminated: { exitCode: opts.exitCode } } }]
+          : [],
     },
   };
 }
 
 /** The deployed component object as the API would return it. */
-export function component(kind: 'Pod' | 'Job', opts: { failed?: boolean; deleting?: boolean; owner?: string } = {}): KubeObject {
+export function component(
+  kind: 'Pod' | 'Job',
+  opts: { failed?: boolean; deleting?: boolean; owner?: string } = {},
+): KubeObject {
   return {
     apiVersion: kind === 'Pod' ? 'v1' : 'batch/v1',
     kind,
@@ -136,7 +167,13 @@ export function component(kind: 'Pod' | 'Job', opts: { failed?: boolean; deletin
       namespace: 'default',
       uid: `uid-component-${kind}`,
       ownerReferences: [
-        { apiVersion: AW_API_VERSION, kind: 'AppWrapper', name: 'sample', uid: opts.owner ?? 'aw-uid-1', controller: true },
+        {
+          apiVersion: AW_API_VERSION,
+          kind: 'AppWrapper',
+          name: 'sample',
+          uid: opts.owner ?? 'aw-uid-1',
+          controller: true,
+        },
       ],
       deletionTimestamp: opts.deleting ? iso(0) : undefined,
     },

@@ -38,8 +38,15 @@ describe('pod-set inference', () => {
     assert.deepEqual(ps[0]?.annotations, {
       'workload.codeflare.dev.appwrapper/tas-pod-index-label': 'batch.kubernetes.io/job-completion-index',
     });
-    assert.equal(inferPodSets({ apiVersion: 'batch/v1', kind: 'Job', spec: { template: tmpl } })[0]?.replicas, 1);
-    assert.equal(inferPodSets({ apiVersion: 'batch/v1', kind: 'Job', spec: { parallelism: 5, template: tmpl } })[0]?.replicas, 5);
+    assert.equal(
+      inferPodSets({ apiVersion: 'batch/v1', kind: 'Job', spec: { template: tmpl } })[0]?.replicas,
+      1,
+    );
+    assert.equal(
+      inferPodSets({ apiVersion: 'batch/v1', kind: 'Job', spec: { parallelism: 5, template: tmpl } })[0]
+        ?.replicas,
+      5,
+    );
   });
 
   test('JobSet: one pod set per replicated job, replicas x pods per job', () => {
@@ -49,13 +56,21 @@ describe('pod-set inference', () => {
       spec: {
         replicatedJobs: [
           { name: 'leader', template: { spec: { template: tmpl } } },
-          { name: 'workers', replicas: 2, template: { spec: { parallelism: 3, completions: 3, template: tmpl } } },
+          {
+            name: 'workers',
+            replicas: 2,
+            template: { spec: { parallelism: 3, completions: 3, template: tmpl } },
+          },
         ],
       },
     };
     const ps = inferPodSets(js);
     assert.deepEqual(
-      ps.map((p) => [p.path, p.replicas, p.annotations?.['workload.codeflare.dev.appwrapper/tas-sub-group-count']]),
+      ps.map((p) => [
+        p.path,
+        p.replicas,
+        p.annotations?.['workload.codeflare.dev.appwrapper/tas-sub-group-count'],
+      ]),
       [
         ['template.spec.replicatedJobs[0].template.spec.template', 1, '1'],
         ['template.spec.replicatedJobs[1].template.spec.template', 6, '2'],
@@ -67,7 +82,12 @@ describe('pod-set inference', () => {
     const pt = {
       apiVersion: 'kubeflow.org/v1',
       kind: 'PyTorchJob',
-      spec: { pytorchReplicaSpecs: { Master: { replicas: 1, template: tmpl }, Worker: { replicas: 4, template: tmpl } } },
+      spec: {
+        pytorchReplicaSpecs: {
+          Master: { replicas: 1, template: tmpl },
+          Worker: { replicas: 4, template: tmpl },
+        },
+      },
     };
     assert.deepEqual(
       inferPodSets(pt).map((p) => [p.path, p.replicas]),
@@ -76,14 +96,27 @@ describe('pod-set inference', () => {
         ['template.spec.pytorchReplicaSpecs.Worker.template', 4],
       ],
     );
-    const workersOnly = { apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', spec: { pytorchReplicaSpecs: { Worker: { template: tmpl } } } };
-    assert.deepEqual(inferPodSets(workersOnly).map((p) => p.replicas), [1]);
+    const workersOnly = {
+      apiVersion: 'kubeflow.org/v1',
+      kind: 'PyTorchJob',
+      spec: { pytorchReplicaSpecs: { Worker: { template: tmpl } } },
+    };
+    assert.deepEqual(
+      inferPodSets(workersOnly).map((p) => p.replicas),
+      [1],
+    );
   });
 
   test('RayCluster and RayJob: head plus each worker group', () => {
-    const cluster = { headGroupSpec: { template: tmpl }, workerGroupSpecs: [{ replicas: 2, template: tmpl }, { template: tmpl }] };
+    const cluster = {
+      headGroupSpec: { template: tmpl },
+      workerGroupSpecs: [{ replicas: 2, template: tmpl }, { template: tmpl }],
+    };
     assert.deepEqual(
-      inferPodSets({ apiVersion: 'ray.io/v1', kind: 'RayCluster', spec: cluster }).map((p) => [p.path, p.replicas]),
+      inferPodSets({ apiVersion: 'ray.io/v1', kind: 'RayCluster', spec: cluster }).map((p) => [
+        p.path,
+        p.replicas,
+      ]),
       [
         ['template.spec.headGroupSpec.template', 1],
         ['template.spec.workerGroupSpecs[0].template', 2],
@@ -91,7 +124,9 @@ describe('pod-set inference', () => {
       ],
     );
     assert.deepEqual(
-      inferPodSets({ apiVersion: 'ray.io/v1', kind: 'RayJob', spec: { rayClusterSpec: cluster } }).map((p) => p.path),
+      inferPodSets({ apiVersion: 'ray.io/v1', kind: 'RayJob', spec: { rayClusterSpec: cluster } }).map(
+        (p) => p.path,
+      ),
       [
         'template.spec.rayClusterSpec.headGroupSpec.template',
         'template.spec.rayClusterSpec.workerGroupSpecs[0].template',
@@ -102,16 +137,29 @@ describe('pod-set inference', () => {
 
   test('other kinds: nothing inferred', () => {
     assert.deepEqual(inferPodSets({ apiVersion: 'v1', kind: 'Service', spec: {} }), []);
-    assert.deepEqual(inferPodSets({ apiVersion: 'example.com/v1', kind: 'Thing', spec: { template: tmpl } }), []);
+    assert.deepEqual(
+      inferPodSets({ apiVersion: 'example.com/v1', kind: 'Thing', spec: { template: tmpl } }),
+      [],
+    );
   });
 
   test('a known kind whose pod template is not a PodSpec is an error', () => {
     assert.throws(
-      () => inferPodSets({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { template: { spec: { containers: 'x' } } } }),
+      () =>
+        inferPodSets({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          spec: { template: { spec: { containers: 'x' } } },
+        }),
       /template.spec.template does not refer to a v1.PodSpecTemplate: .*containers must be of type array/,
     );
     assert.throws(
-      () => inferPodSets({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { replicas: 'two', template: tmpl } }),
+      () =>
+        inferPodSets({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          spec: { replicas: 'two', template: tmpl },
+        }),
       /non-int value "two"/,
     );
   });
@@ -129,13 +177,20 @@ describe('pod-spec paths', () => {
     assert.throws(() => checkPodSpecAt(t, 'template.spec.list[3].template'), /out of bounds index '3'/);
     assert.throws(() => checkPodSpecAt(t, 'template.spec.nope'), /missing field 'nope'/);
     assert.throws(() => checkPodSpecAt(t, 'template.spec.list[x]'), /invalid index expression 'x'/);
-    assert.throws(() => checkPodSpecAt({ spec: { template: {} } }, 'template.spec.template'), /does not contain a spec/);
+    assert.throws(
+      () => checkPodSpecAt({ spec: { template: {} } }, 'template.spec.template'),
+      /does not contain a spec/,
+    );
     assert.throws(
       () => checkPodSpecAt({ spec: { containers: [], bogus: 1 } }, 'template'),
       /not parseable as a v1.PodSpec: unknown field "bogus"/,
     );
     assert.throws(
-      () => checkPodSpecAt({ spec: { containers: [{ name: 'c', resources: { requests: { cpu: 'lots' } } }] } }, 'template'),
+      () =>
+        checkPodSpecAt(
+          { spec: { containers: [{ name: 'c', resources: { requests: { cpu: 'lots' } } }] } },
+          'template',
+        ),
       /containers\[0\].resources.requests.cpu must be a quantity/,
     );
   });
@@ -144,16 +199,28 @@ describe('pod-spec paths', () => {
     const inferred = [{ replicas: 2, path: 'template.spec.template' }];
     assert.equal(validatePodSets([], inferred), undefined);
     assert.equal(validatePodSets([{ replicas: 2, path: 'template.spec.template' }], inferred), undefined);
-    assert.match(validatePodSets([{ replicas: 3, path: 'template.spec.template' }], inferred) ?? '', /replica count 3 differs from inferred count 2/);
-    assert.match(validatePodSets([{ path: 'template' }], inferred) ?? '', /PodSet with path 'template.spec.template' is missing/);
-    assert.match(validatePodSets([{ path: 'a' }, { path: 'a' }], []) ?? '', /multiple DeclaredPodSets with path 'a'/);
+    assert.match(
+      validatePodSets([{ replicas: 3, path: 'template.spec.template' }], inferred) ?? '',
+      /replica count 3 differs from inferred count 2/,
+    );
+    assert.match(
+      validatePodSets([{ path: 'template' }], inferred) ?? '',
+      /PodSet with path 'template.spec.template' is missing/,
+    );
+    assert.match(
+      validatePodSets([{ path: 'a' }, { path: 'a' }], []) ?? '',
+      /multiple DeclaredPodSets with path 'a'/,
+    );
   });
 
   test('componentStatus: declared pod sets win; expected pods are their sum', () => {
     const aw = appWrapper({
       components: [
         { template: jobTemplate('j', 3, 3) },
-        { template: { apiVersion: 'example.com/v1', kind: 'Thing', spec: { a: { template: tmpl } } }, podSets: [{ replicas: 4, path: 'template.spec.a.template' }] },
+        {
+          template: { apiVersion: 'example.com/v1', kind: 'Thing', spec: { a: { template: tmpl } } },
+          podSets: [{ replicas: 4, path: 'template.spec.a.template' }],
+        },
       ],
     });
     const cs = initialComponentStatus(aw)!;
@@ -184,16 +251,24 @@ describe('rendering components (PodSetInfo injection)', () => {
         },
       ],
     });
-    const obj = renderComponent(aw, 0, initialComponentStatus(aw)!, { schedulerName: 'my-scheduler' }) as unknown as {
+    const obj = renderComponent(aw, 0, initialComponentStatus(aw)!, {
+      schedulerName: 'my-scheduler',
+    }) as unknown as {
       metadata: { labels: Record<string, string> };
       spec: { template: { metadata: Record<string, unknown>; spec: Record<string, unknown> } };
     };
     assert.deepEqual(obj.metadata.labels, { 'workload.codeflare.dev/appwrapper': 'sample' });
     const pt = obj.spec.template;
-    assert.deepEqual(pt.metadata.labels, { 'kueue.x-k8s.io/podset': 'main', 'workload.codeflare.dev/appwrapper': 'sample' });
+    assert.deepEqual(pt.metadata.labels, {
+      'kueue.x-k8s.io/podset': 'main',
+      'workload.codeflare.dev/appwrapper': 'sample',
+    });
     assert.deepEqual(pt.metadata.annotations, { note: 'x' });
     assert.deepEqual(pt.spec.nodeSelector, { flavor: 'a' });
-    assert.deepEqual(pt.spec.tolerations, [{ key: 'mine', operator: 'Exists' }, { key: 'spot', operator: 'Exists', effect: 'NoSchedule' }]);
+    assert.deepEqual(pt.spec.tolerations, [
+      { key: 'mine', operator: 'Exists' },
+      { key: 'spot', operator: 'Exists', effect: 'NoSchedule' },
+    ]);
     assert.deepEqual(pt.spec.schedulingGates, [{ name: 'g1' }, { name: 'g2' }]);
     assert.equal(pt.spec.schedulerName, 'my-scheduler');
   });
@@ -203,7 +278,9 @@ describe('rendering components (PodSetInfo injection)', () => {
     (t.spec as Record<string, unknown>).schedulerName = 'custom';
     (t.spec as Record<string, unknown>).nodeSelector = { zone: 'a' };
     const aw = appWrapper({ components: [{ template: t, podSetInfos: [{ nodeSelector: { zone: 'a' } }] }] });
-    const obj = renderComponent(aw, 0, initialComponentStatus(aw)!, { schedulerName: 'x' }) as unknown as { spec: Record<string, unknown> };
+    const obj = renderComponent(aw, 0, initialComponentStatus(aw)!, { schedulerName: 'x' }) as unknown as {
+      spec: Record<string, unknown>;
+    };
     assert.equal(obj.spec.schedulerName, 'custom');
     (t.metadata as Record<string, unknown>).namespace = 'other';
     const aw2 = appWrapper({ components: [{ template: t }] });
@@ -212,9 +289,14 @@ describe('rendering components (PodSetInfo injection)', () => {
 
   test('a template already controlled by another owner cannot be wrapped', () => {
     const t = podTemplate();
-    (t.metadata as Record<string, unknown>).ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true }];
+    (t.metadata as Record<string, unknown>).ownerReferences = [
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true },
+    ];
     const aw = appWrapper({ components: [{ template: t }] });
-    assert.throws(() => renderComponent(aw, 0, initialComponentStatus(aw)!), /already controlled by ReplicaSet rs/);
+    assert.throws(
+      () => renderComponent(aw, 0, initialComponentStatus(aw)!),
+      /already controlled by ReplicaSet rs/,
+    );
   });
 });
 
@@ -226,20 +308,36 @@ describe('configuration', () => {
     assert.equal(parseGoDuration('500ms'), 500);
     assert.equal(parseGoDuration('0'), 0);
     assert.equal(parseGoDuration('-2s'), -2000);
-    for (const bad of ['', '5', '1d', '1 m', 'abc', '1m ']) assert.equal(parseGoDuration(bad), undefined, bad);
+    for (const bad of ['', '5', '1d', '1 m', 'abc', '1m '])
+      assert.equal(parseGoDuration(bad), undefined, bad);
     assert.equal(formatGoDuration(90_000), '1m30s');
     assert.equal(formatGoDuration(2 * 60_000), '2m0s');
     assert.equal(formatGoDuration(7 * 24 * 3_600_000), '168h0m0s');
   });
 
-  test('defaults are upstream\'s; invalid combinations are refused', () => {
+  test("defaults are upstream's; invalid combinations are refused", () => {
     const ft = resolveConfig().faultTolerance;
     assert.deepEqual(
-      [ft.admissionGracePeriodMs, ft.warmupGracePeriodMs, ft.failureGracePeriodMs, ft.retryPausePeriodMs, ft.retryLimit, ft.forcefulDeletionGracePeriodMs, ft.gracePeriodCeilingMs, ft.successTTLCeilingMs],
+      [
+        ft.admissionGracePeriodMs,
+        ft.warmupGracePeriodMs,
+        ft.failureGracePeriodMs,
+        ft.retryPausePeriodMs,
+        ft.retryLimit,
+        ft.forcefulDeletionGracePeriodMs,
+        ft.gracePeriodCeilingMs,
+        ft.successTTLCeilingMs,
+      ],
       [60_000, 300_000, 60_000, 90_000, 3, 600_000, 86_400_000, 604_800_000],
     );
-    assert.throws(() => resolveConfig({ faultTolerance: { warmupGracePeriodMs: 48 * 3_600_000 } }), /exceeds gracePeriodCeiling/);
-    assert.throws(() => resolveConfig({ faultTolerance: { admissionGracePeriodMs: 10 * 60_000 } }), /exceeds warmupGracePeriod/);
+    assert.throws(
+      () => resolveConfig({ faultTolerance: { warmupGracePeriodMs: 48 * 3_600_000 } }),
+      /exceeds gracePeriodCeiling/,
+    );
+    assert.throws(
+      () => resolveConfig({ faultTolerance: { admissionGracePeriodMs: 10 * 60_000 } }),
+      /exceeds warmupGracePeriod/,
+    );
   });
 
   test('upstream config files: Go durations or nanoseconds', () => {
@@ -268,6 +366,9 @@ describe('configuration', () => {
     assert.equal(e.retryPauseMs, 0);
     assert.deepEqual(e.terminalExitCodes, [1, 3]);
     assert.equal(e.retryLimit, 3);
-    assert.deepEqual(e.problems.map((p) => p.value), ['many']);
+    assert.deepEqual(
+      e.problems.map((p) => p.value),
+      ['many'],
+    );
   });
 });

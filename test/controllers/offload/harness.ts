@@ -20,6 +20,10 @@ export interface OffloadEnv {
   offload: Offload;
   kubeconfigPath: string;
   kubectl(args: string[], input?: string): Promise<string>;
+  /** Stops the manager abruptly (no graceful drain: a crash) and starts a fresh one with no memory. */
+  restart(overrides?: Partial<OffloadOptions>): Promise<void>;
+  /** Stops the manager (the remote world keeps going). */
+  stopManager(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,27 +32,32 @@ export async function startOffloadEnv(
 ): Promise<OffloadEnv> {
   const cluster = await startEmbeddedCluster({ port: 0, nodes: opts.nodes ?? 1, timeScale: 20 });
   const runpod = await startRunPodStandIn({ timeScale: 20, ...opts.runpod });
-  const offload = createOffload(
-    {
-      runpodKey: runpod.apiKey,
-      runpodBaseUrl: runpod.url,
-      reconcileInterval: 2,
-      statusPollInterval: 0.2,
-      requestTimeout: 5,
-      clusterName: 'e2e',
-      ...opts.offload,
-    },
-    { env: {} },
-  );
-  const manager = new Manager({
-    kubeConfig: kubeConfigFromString(cluster.server.kubeconfig),
-    healthProbeAddress: '127.0.0.1:0',
-    processMetrics: false,
-    gracefulShutdownMs: 5000,
-  });
-  for (const c of offload.controllers) manager.add(c);
-  for (const [n, check] of offload.readyChecks) manager.addReadyzCheck(n, check);
-  await manager.start();
+  const launch = async (overrides: Partial<OffloadOptions> = {}) => {
+    const offload = createOffload(
+      {
+        runpodKey: runpod.apiKey,
+        runpodBaseUrl: runpod.url,
+        reconcileInterval: 2,
+        statusPollInterval: 0.2,
+        requestTimeout: 5,
+        clusterName: 'e2e',
+        ...opts.offload,
+        ...overrides,
+      },
+      { env: {} },
+    );
+    const manager = new Manager({
+      kubeConfig: kubeConfigFromString(cluster.server.kubeconfig),
+      healthProbeAddress: '127.0.0.1:0',
+      processMetrics: false,
+      gracefulShutdownMs: 5000,
+    });
+    for (const c of offload.controllers) manager.add(c);
+    for (const [n, check] of offload.readyChecks) manager.addReadyzCheck(n, check);
+    await manager.start();
+    return { offload, manager };
+  };
+  let running: { offload: Offload; manager: Manager } | undefined = await launch();
   const client = Client.fromKubeConfig(kubeConfigFromString(cluster.server.kubeconfig));
   const dir = await mkdtemp(join(tmpdir(), 'troupe-offload-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
@@ -63,23 +72,42 @@ export async function startOffloadEnv(
       );
       if (input !== undefined) child.stdin?.end(input);
     });
-  return {
+  const stopManager = async () => {
+    if (!running) return;
+    const r = running;
+    running = undefined;
+    await r.manager.stop();
+    r.offload.stop();
+  };
+  const env: OffloadEnv = {
     cluster,
     runpod,
     client,
-    manager,
-    offload,
+    manager: running.manager,
+    offload: running.offload,
     kubeconfigPath,
     kubectl,
+    stopManager,
+    async restart(overrides) {
+      if (running) {
+        const r = running;
+        running = undefined;
+        r.offload.stop();
+        await r.manager.stop();
+      }
+      running = await launch(overrides);
+      env.manager = running.manager;
+      env.offload = running.offload;
+    },
     async close() {
-      await manager.stop();
-      offload.stop();
+      await stopManager();
       await client.rest.close();
       await runpod.stop();
       await cluster.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
+  return env;
 }
 
 /** The seed README's example Job (name and namespace chosen by the test). */

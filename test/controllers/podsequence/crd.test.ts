@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { podSequenceCrd } from '../../../src/controllers/podsequence/crd.ts';
+import { startApiServer } from '../../../src/cluster/apiserver/server.ts';
+import {
+  ensurePodSequenceCrd,
+  PODSEQUENCE,
+  podSequenceCrd,
+} from '../../../src/controllers/podsequence/index.ts';
+import { Client, kubeConfigFromString } from '../../../src/runtime/index.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
 
 const root = new URL('../../../', import.meta.url);
@@ -12,6 +18,20 @@ const root = new URL('../../../', import.meta.url);
 test('config/crd/podsequence-crd.yaml is the exported CRD', () => {
   const file = parse(readFileSync(new URL('config/crd/podsequence-crd.yaml', root), 'utf8'));
   assert.deepEqual(file, podSequenceCrd);
+});
+
+test('ensurePodSequenceCrd installs the CRD and returns once the kind is served', async () => {
+  const server = await startApiServer({ port: 0 });
+  const client = Client.fromKubeConfig(kubeConfigFromString(server.kubeconfig));
+  try {
+    await ensurePodSequenceCrd(client);
+    const list = await client.list(PODSEQUENCE);
+    assert.deepEqual(list.items, []);
+    await ensurePodSequenceCrd(client); // idempotent
+  } finally {
+    await client.rest.close();
+    await server.close();
+  }
 });
 
 describe('PodSequence schema', () => {

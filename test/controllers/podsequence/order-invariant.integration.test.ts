@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
-import type { Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness, waitFor } from './harness.ts';
 
 const NODES = ['node-a', 'node-b', 'node-c'];
@@ -83,12 +83,18 @@ after(() => h?.close());
 test(`random sequences under restarts and API faults stay in order (seed ${SEED})`, async (t) => {
   const rand = prng(SEED);
   for (let round = 0; round < 4; round++) {
-    const stats = await runRound(rand, `chaos-${round}`);
-    t.diagnostic(`round ${round}: restarts ${stats.restarts}, fault periods ${stats.faulty}`);
+    const mode = round % 2 === 0 ? 'lite' : 'full';
+    const stats = await runRound(rand, `chaos-${round}`, mode);
+    t.diagnostic(`round ${round} (${mode}): restarts ${stats.restarts}, fault periods ${stats.faulty}`);
   }
 });
 
-async function runRound(rand: () => number, ns: string): Promise<{ restarts: number; faulty: number }> {
+async function runRound(
+  rand: () => number,
+  ns: string,
+  mode: 'lite' | 'full',
+): Promise<{ restarts: number; faulty: number }> {
+  const opts = { maxConcurrentReconciles: 3, mode };
   await h.cluster.create(GVR.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   const scenarios = Array.from({ length: 6 }, (_, i) => scenario(rand, i, ns));
   const checkers = scenarios.map((s) => new OrderChecker(h.cluster, s.seq));
@@ -96,7 +102,8 @@ async function runRound(rand: () => number, ns: string): Promise<{ restarts: num
   // controller's cache may not have seen when it judges the group Ready.
   for (const s of scenarios) for (const p of s.pods) await h.cluster.create(GVR.pods, p);
   const firstRequest = h.requests.length;
-  if (!h.manager) await h.startController({ maxConcurrentReconciles: 3 });
+  await h.stopController();
+  await h.startController(opts);
   for (const s of scenarios) await h.cluster.create(PODSEQ_GVR, s.seq);
 
   const phaseOf = (s: Scenario) =>
@@ -112,7 +119,7 @@ async function runRound(rand: () => number, ns: string): Promise<{ restarts: num
       await h.stopController(true);
       restarts++;
       await new Promise((r) => setTimeout(r, rand() * 100));
-      await h.startController({ maxConcurrentReconciles: 3 });
+      await h.startController(opts);
     } else if (roll < 0.5) {
       faulty++;
       h.server.faults.configure({
@@ -152,5 +159,21 @@ async function runRound(rand: () => number, ns: string): Promise<{ restarts: num
     `exactly one successful write per released pod (seed ${SEED})`,
   );
   assert.equal(writes.size, all.length);
+  if (mode === 'full') {
+    // Deleting the sequences lifts every taint they put on nodes, then lets them go.
+    for (const s of scenarios) await h.cluster.delete(PODSEQ_GVR, ns, s.seq.metadata.name!);
+    await waitFor(
+      'sequences gone and nodes untainted',
+      () =>
+        scenarios.every((s) => !h.cluster.get(PODSEQ_GVR, ns, s.seq.metadata.name!)) &&
+        NODES.every(
+          (n) =>
+            !((h.cluster.get(GVR.nodes, '', n) as Node | undefined)?.spec?.taints ?? []).some((t) =>
+              t.key.startsWith('podsequence.example.com/'),
+            ),
+        ),
+      30_000,
+    );
+  }
   return { restarts, faulty };
 }

@@ -127,7 +127,9 @@ export function compileStage(stage: Stage, opts: CompileOptions = {}): CompileRe
   for (const [i, req] of (sel?.matchExpressions ?? []).entries()) {
     const field = `spec.selector.matchExpressions[${i}]`;
     if (req.expression !== undefined && req.key === undefined && req.jq === undefined) {
-      errors.push(`${field}.expression: Unsupported value: CEL expressions are not supported; use key with a JQ expression`);
+      errors.push(
+        `${field}.expression: Unsupported value: CEL expressions are not supported; use key with a JQ expression`,
+      );
       continue;
     }
     const r = req.jq ?? req;

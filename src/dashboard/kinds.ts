@@ -1,0 +1,130 @@
+/**
+ * What the dashboard reads, and the public keys it understands. The dashboard does not
+ * import the controllers (it sees only what any Kubernetes client sees), so the API
+ * groups, labels and annotations of each capability are named here: they are the
+ * capabilities' published contracts, not internals.
+ */
+
+import type { KindRef } from '../runtime/index.ts';
+
+export interface WatchedKind extends KindRef {
+  /** The CRD that serves the kind; built-in kinds have none. */
+  crd?: string;
+  /** Resource name and group, for the permission check. */
+  resource: string;
+  group: string;
+  namespaced: boolean;
+  /** Informer field selector (only a subset of the kind is needed). */
+  fieldSelector?: string;
+}
+
+export const NODE: WatchedKind = { apiVersion: 'v1', kind: 'Node', resource: 'nodes', group: '', namespaced: false };
+export const POD: WatchedKind = { apiVersion: 'v1', kind: 'Pod', resource: 'pods', group: '', namespaced: true };
+export const JOB: WatchedKind = {
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  resource: 'jobs',
+  group: 'batch',
+  namespaced: true,
+};
+/** Only the Events about PodSequences: the sequence timeline. */
+export const SEQUENCE_EVENT: WatchedKind = {
+  apiVersion: 'v1',
+  kind: 'Event',
+  resource: 'events',
+  group: '',
+  namespaced: true,
+  fieldSelector: 'involvedObject.kind=PodSequence',
+};
+export const POD_GROUP: WatchedKind = {
+  apiVersion: 'scheduling.incubator.k8s.io/v1alpha1',
+  kind: 'PodGroup',
+  crd: 'podgroups.scheduling.incubator.k8s.io',
+  resource: 'podgroups',
+  group: 'scheduling.incubator.k8s.io',
+  namespaced: true,
+};
+export const POD_SEQUENCE: WatchedKind = {
+  apiVersion: 'scheduling.example.com/v1alpha1',
+  kind: 'PodSequence',
+  crd: 'podsequences.scheduling.example.com',
+  resource: 'podsequences',
+  group: 'scheduling.example.com',
+  namespaced: true,
+};
+export const APP_WRAPPER: WatchedKind = {
+  apiVersion: 'workload.codeflare.dev/v1beta2',
+  kind: 'AppWrapper',
+  crd: 'appwrappers.workload.codeflare.dev',
+  resource: 'appwrappers',
+  group: 'workload.codeflare.dev',
+  namespaced: true,
+};
+export const CLUSTER_QUEUE: WatchedKind = {
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'ClusterQueue',
+  crd: 'clusterqueues.kueue.x-k8s.io',
+  resource: 'clusterqueues',
+  group: 'kueue.x-k8s.io',
+  namespaced: false,
+};
+export const LOCAL_QUEUE: WatchedKind = {
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'LocalQueue',
+  crd: 'localqueues.kueue.x-k8s.io',
+  resource: 'localqueues',
+  group: 'kueue.x-k8s.io',
+  namespaced: true,
+};
+export const WORKLOAD: WatchedKind = {
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'Workload',
+  crd: 'workloads.kueue.x-k8s.io',
+  resource: 'workloads',
+  group: 'kueue.x-k8s.io',
+  namespaced: true,
+};
+
+export const ALL_KINDS: readonly WatchedKind[] = [
+  NODE,
+  POD,
+  JOB,
+  POD_GROUP,
+  POD_SEQUENCE,
+  SEQUENCE_EVENT,
+  APP_WRAPPER,
+  CLUSTER_QUEUE,
+  LOCAL_QUEUE,
+  WORKLOAD,
+];
+
+export const CRD_KIND: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' };
+
+/** Gang readiness (podgroup-controller): the grouping and readiness labels. */
+export const GROUP_LABEL = 'podgroup.jhwagner.github.io/name';
+export const GROUP_READY_LABEL = 'podgroup.jhwagner.github.io/ready';
+/** The kube-batch / Volcano way for a pod to join a PodGroup. */
+export const GROUP_ANNOTATION = 'scheduling.k8s.io/group-name';
+
+/** PodSequence's default gate. */
+export const DEFAULT_SEQUENCE_GATE = 'podsequence.example.com/sequence-gate';
+
+/** Kueue: the queue a job joins. */
+export const QUEUE_NAME_LABEL = 'kueue.x-k8s.io/queue-name';
+
+/** Burst offloading (runpod-controller) and troupe's own offload state, on Jobs and virtual pods. */
+export const Offload = {
+  managed: 'runpod.io/managed',
+  podId: 'runpod.io/pod-id',
+  costPerHr: 'runpod.io/cost-per-hr',
+  state: 'runpod.io/offload-state',
+  reason: 'runpod.io/offload-reason',
+  error: 'runpod.io/offload-error',
+  exitCode: 'runpod.io/exit-code',
+  gpuType: 'runpod.io/gpu-type',
+  provider: 'runpod.io/provider',
+  remoteStartedAt: 'runpod.io/remote-started-at',
+  jobNameLabel: 'runpod.io/job-name',
+  virtualLabel: 'runpod.io/virtual',
+  virtualNode: 'runpod-virtual-node',
+} as const;

@@ -1,0 +1,249 @@
+/**
+ * An AppWrapper test environment: an API server (bare, or the whole embedded cluster), the
+ * AppWrapper CRD, the Kueue stand-in with the seed's queues, and the controller running in a
+ * runtime Manager over HTTP (optionally with its admission webhooks registered).
+ */
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
+import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
+import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
+import {
+  KGVR,
+  type KueueOptions,
+  type KueueStandIn,
+  startKueue,
+  type Workload,
+} from '../../../src/cluster/kueue/index.ts';
+import {
+  type AppWrapperOptions,
+  appWrapperController,
+  appWrapperCrdManifests,
+  appWrapperWebhookConfigurations,
+  registerAppWrapperWebhooks,
+} from '../../../src/controllers/appwrapper/index.ts';
+import { kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
+import { waitFor } from '../../support/wait.ts';
+
+export const AW = KGVR.appWrappers;
+
+export interface Env {
+  server: ApiServerHandle;
+  client: ClusterClient;
+  manager: Manager;
+  kueue: KueueStandIn;
+  kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  stop(): Promise<void>;
+}
+
+export interface EnvOptions {
+  /** Run on the whole embedded cluster (nodes, scheduler, kubelet, workload controllers). */
+  embedded?: boolean;
+  webhook?: boolean;
+  aw?: AppWrapperOptions;
+  kueue?: KueueOptions;
+}
+
+export async function startEnv(opts: EnvOptions = {}): Promise<Env> {
+  let server: ApiServerHandle;
+  let client: ClusterClient;
+  let stopCluster: () => Promise<void>;
+  if (opts.embedded) {
+    const { startEmbeddedCluster } = await import('../../../src/cluster/index.ts');
+    const cluster = await startEmbeddedCluster({ port: 0 });
+    server = cluster.server;
+    client = cluster.client;
+    stopCluster = () => cluster.stop();
+  } else {
+    server = await startApiServer({ port: 0 });
+    client = new ClusterClient(server.api, 'system:admin');
+    stopCluster = () => server.close();
+  }
+  for (const crd of appWrapperCrdManifests()) await client.create(KGVR.crds, crd);
+  await waitFor('AppWrapper CRD served', () => client.served(AW));
+  const kueue = await startKueue(client, { defaultQueues: true, ...opts.kueue });
+  const manager = new Manager({
+    kubeConfig: kubeConfigFromString(server.kubeconfig),
+    healthProbeAddress: false,
+    webhook: opts.webhook ? { port: 0 } : false,
+    gracefulShutdownMs: 2000,
+  });
+  manager.add(appWrapperController(opts.aw));
+  if (opts.webhook) registerAppWrapperWebhooks(manager.webhooks!, manager.client, opts.aw);
+  await manager.start();
+  if (opts.webhook) {
+    const wh = manager.webhooks!;
+    for (const cfg of appWrapperWebhookConfigurations({
+      url: `https://127.0.0.1:${wh.port}`,
+      caBundle: wh.caBundle,
+    })) {
+      const gvr =
+        cfg.kind === 'MutatingWebhookConfiguration'
+          ? {
+              group: 'admissionregistration.k8s.io',
+              version: 'v1',
+              resource: 'mutatingwebhookconfigurations',
+            }
+          : {
+              group: 'admissionregistration.k8s.io',
+              version: 'v1',
+              resource: 'validatingwebhookconfigurations',
+            };
+      await client.create(gvr, cfg);
+    }
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-aw-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await writeFile(kubeconfigPath, server.kubeconfig, { mode: 0o600 });
+  return {
+    server,
+    client,
+    manager,
+    kueue,
+    kubectl: (args, input) =>
+      new Promise((resolve) => {
+        const child = execFile(
+          'kubectl',
+          ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
+          { timeout: 60_000 },
+          (err, stdout, stderr) => {
+            const code = err
+              ? typeof (err as { code?: unknown }).code === 'number'
+                ? (err as { code: number }).code
+                : 1
+              : 0;
+            resolve({ code, stdout, stderr });
+          },
+        );
+        child.stdin?.end(input ?? '');
+      }),
+    async stop() {
+      await manager.stop();
+      await kueue.stop();
+      await stopCluster();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function getAw(env: Env, name: string, ns = 'default'): KubeObject | undefined {
+  return env.client.get(AW, ns, name);
+}
+
+export function phaseOf(env: Env, name: string, ns = 'default'): string | undefined {
+  return (getAw(env, name, ns)?.status as { phase?: string } | undefined)?.phase;
+}
+
+export function conditionOf(obj: KubeObject | undefined, type: string) {
+  return (
+    (obj?.status as { conditions?: { type: string; status: string; reason: string; message: string }[] })
+      ?.conditions ?? []
+  ).find((c) => c.type === type);
+}
+
+export function waitPhase(
+  env: Env,
+  name: string,
+  phase: string,
+  timeoutMs = 20_000,
+  ns = 'default',
+): Promise<KubeObject> {
+  return waitFor(
+    `AppWrapper ${name} in phase ${phase} (now ${phaseOf(env, name, ns) ?? 'none'})`,
+    () => (phaseOf(env, name, ns) === phase ? getAw(env, name, ns) : undefined),
+    { timeoutMs },
+  );
+}
+
+export function workloadOf(env: Env, name: string, ns = 'default'): Workload | undefined {
+  return env.client
+    .list<Workload>(KGVR.workloads, ns)
+    .find((w) => w.metadata.ownerReferences?.some((r) => r.kind === 'AppWrapper' && r.name === name));
+}
+
+/** Plays the kubelet on the bare server: writes a pod's phase (and an exit code). */
+export async function setPodPhase(
+  env: Env,
+  name: string,
+  phase: string,
+  exitCode?: number,
+  ns = 'default',
+): Promise<void> {
+  await env.client.mutate(
+    GVR.pods,
+    ns,
+    name,
+    (pod) => {
+      const containers = (
+        (pod.spec as { containers?: { name: string; image?: string }[] })?.containers ?? []
+      ).map((c) => {
+        const state =
+          phase === 'Running'
+            ? { running: { startedAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z') } }
+            : phase === 'Pending'
+              ? { waiting: { reason: 'ContainerCreating' } }
+              : {
+                  terminated: {
+                    exitCode: exitCode ?? (phase === 'Succeeded' ? 0 : 1),
+                    reason: phase === 'Succeeded' ? 'Completed' : 'Error',
+                  },
+                };
+        return {
+          name: c.name,
+          image: c.image ?? '',
+          imageID: '',
+          ready: phase === 'Running',
+          restartCount: 0,
+          state,
+        };
+      });
+      pod.status = { ...(pod.status as object), phase, containerStatuses: containers };
+    },
+    'status',
+  );
+}
+
+export function podTemplate(name: string, cpu = '1'): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'busybox',
+          image: 'quay.io/project-codeflare/busybox:1.36',
+          command: ['sh', '-c', 'sleep 5'],
+          resources: { requests: { cpu } },
+        },
+      ],
+    },
+  };
+}
+
+export function appWrapper(
+  name: string,
+  opts: {
+    cpu?: string;
+    annotations?: Record<string, string>;
+    components?: unknown[];
+    queue?: string | null;
+    suspend?: boolean;
+  } = {},
+): KubeObject {
+  const labels: Record<string, string> = {};
+  if (opts.queue !== null) labels['kueue.x-k8s.io/queue-name'] = opts.queue ?? 'user-queue';
+  return {
+    apiVersion: 'workload.codeflare.dev/v1beta2',
+    kind: 'AppWrapper',
+    metadata: { name, namespace: 'default', labels, annotations: opts.annotations },
+    spec: {
+      suspend: opts.suspend ?? true,
+      components: opts.components ?? [{ template: podTemplate(name, opts.cpu) }],
+    },
+  };
+}
