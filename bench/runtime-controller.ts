@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import {
   type ControllerDefinition,
   type KindRef,
@@ -29,12 +29,16 @@ export interface MemoryReport {
   reconciled: number;
   rss: number;
   peakRss: number;
+  /** Anonymous memory (heap, malloc) as opposed to mapped files (the node binary, libraries). */
+  anonRss: number;
   heapUsed: number;
   heapTotal: number;
   external: number;
   baselineHeapUsed: number;
   baselineRss: number;
   avgCachedJsonBytes: number;
+  /** V8 heap spaces: name → [committed, used] bytes. */
+  spaces: Record<string, [number, number]>;
   snapshot?: string;
 }
 
@@ -61,6 +65,11 @@ function gcHard(): void {
 function peakRss(): number {
   const status = readFileSync('/proc/self/status', 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+function anonRss(): number {
+  const rollup = readFileSync('/proc/self/smaps_rollup', 'utf8');
+  return Number(/Anonymous:\s+(\d+) kB/.exec(rollup)![1]) * 1024;
 }
 
 interface PodShape extends KubeObject {
@@ -142,6 +151,8 @@ async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promis
       }
     }, 50);
   });
+  const settle = Number(process.env.BENCH_SETTLE_MS ?? 0);
+  if (settle) await new Promise((r) => setTimeout(r, settle));
   gcHard();
   const mem = process.memoryUsage();
   let jsonBytes = 0;
@@ -160,12 +171,16 @@ async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promis
     reconciled: counts.reconciled,
     rss: mem.rss,
     peakRss: peakRss(),
+    anonRss: anonRss(),
     heapUsed: mem.heapUsed,
     heapTotal: mem.heapTotal,
     external: mem.external,
     baselineHeapUsed,
     baselineRss,
     avgCachedJsonBytes: sampled ? jsonBytes / sampled : 0,
+    spaces: Object.fromEntries(
+      getHeapSpaceStatistics().map((s) => [s.space_name, [s.physical_space_size, s.space_used_size]]),
+    ),
     snapshot,
   });
   await stopOnDisconnect(mgr);

@@ -2,8 +2,9 @@
  * The capabilities troupe runs, each a set of controllers plus the CRDs it needs
  * installed. `--controllers` selects by capability name or controller name.
  */
+import { createOffload, type OffloadOptions } from '../controllers/offload/index.ts';
 import { podGroupControllers, podGroupCrdManifests } from '../controllers/podgroup/index.ts';
-import type { ControllerDefinition } from '../runtime/index.ts';
+import type { Check, ControllerDefinition } from '../runtime/index.ts';
 
 type Manifest = {
   apiVersion: string;
@@ -15,18 +16,34 @@ type Manifest = {
 export interface Capability {
   name: string;
   summary: string;
-  controllers(): ControllerDefinition[];
+  controllers: ControllerDefinition[];
   /** CRDs the controllers read or write; `troupe up` installs them. */
-  crds(): Manifest[];
+  crds: Manifest[];
+  readyChecks?: [string, Check][];
+  stop?(): void | Promise<void>;
 }
 
-export function capabilities(): Capability[] {
+export interface CapabilityOptions {
+  offload: Partial<OffloadOptions>;
+}
+
+/** Builds every capability; cheap, nothing starts until the manager does. */
+export function capabilities(opts: CapabilityOptions): Capability[] {
+  const offload = createOffload(opts.offload);
   return [
     {
       name: 'podgroup',
       summary: 'gang readiness labels and PodGroup lifecycle status',
-      controllers: () => podGroupControllers(),
-      crds: () => podGroupCrdManifests() as Manifest[],
+      controllers: podGroupControllers(),
+      crds: podGroupCrdManifests() as Manifest[],
+    },
+    {
+      name: 'offload',
+      summary: 'burst offloading of GPU Jobs to RunPod',
+      controllers: offload.controllers,
+      crds: [],
+      readyChecks: offload.readyChecks,
+      stop: () => offload.stop(),
     },
   ];
 }
@@ -45,17 +62,19 @@ export function selectControllers(
   const controllers: ControllerDefinition[] = [];
   const unknown = new Set(wanted.filter((w) => w !== '*'));
   for (const cap of all) {
-    const defs = cap.controllers();
-    const take = everything || wanted.includes(cap.name) ? defs : defs.filter((d) => wanted.includes(d.name));
-    if (wanted.includes(cap.name)) unknown.delete(cap.name);
-    for (const d of defs) unknown.delete(d.name);
+    const take =
+      everything || wanted.includes(cap.name)
+        ? cap.controllers
+        : cap.controllers.filter((d) => wanted.includes(d.name));
+    unknown.delete(cap.name);
+    for (const d of cap.controllers) unknown.delete(d.name);
     if (take.length > 0) {
       chosen.push(cap);
       controllers.push(...take);
     }
   }
   if (unknown.size > 0) {
-    const names = all.flatMap((c) => [c.name, ...c.controllers().map((d) => d.name)]);
+    const names = all.flatMap((c) => [c.name, ...c.controllers.map((d) => d.name)]);
     throw new Error(
       `--controllers: unknown controller(s) ${[...unknown].join(', ')}; known: ${[...new Set(names)].join(', ')}`,
     );

@@ -34,7 +34,10 @@ export function addClusterOptions(cmd: Command): Command {
     )
     .option('--nodes <n>', 'number of simulated nodes (32 CPU, 256Gi, 110 pods each)', parseNonNegativeInt, 3)
     .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
-    .option('--no-data-plane', 'serve the API server alone: no nodes, scheduler, kubelet or workload controllers')
+    .option(
+      '--no-data-plane',
+      'serve the API server alone: no nodes, scheduler, kubelet or workload controllers',
+    )
     .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
     .addOption(
       new Option(

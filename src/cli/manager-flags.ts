@@ -1,6 +1,6 @@
 /** The options of the controller manager, shared by `troupe run` and `troupe up`. */
 import { type Command, Option } from 'commander';
-import { parsePositiveNumber } from './options.ts';
+import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveNumber } from './options.ts';
 
 export interface ManagerFlags {
   controllers: string;
@@ -15,6 +15,14 @@ export interface ManagerFlags {
   logLevel: string;
   logFormat: 'json' | 'pretty' | 'auto';
   resyncPeriod: number;
+  /** The RunPod controller seed's flags (burst offloading). */
+  healthServerAddress?: string;
+  reconcileInterval: number;
+  pendingJobThreshold: number;
+  maxPendingTime: number;
+  maxGpuPrice: number;
+  maxHourlySpend: number;
+  runpodBaseUrl?: string;
 }
 
 export function addManagerOptions(
@@ -26,71 +34,138 @@ export function addManagerOptions(
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`"${v}" is not a port number (0-65535).`);
     return n;
   };
-  return cmd
-    .addOption(
-      new Option('--config <file>', 'YAML file of option values (keys as flag names)').env('TROUPE_CONFIG'),
-    )
-    .addOption(
-      new Option('--controllers <list>', 'comma-separated controllers to run, or * for all')
-        .env('TROUPE_CONTROLLERS')
-        .default('*'),
-    )
-    .addOption(
-      new Option('--namespace <ns>', 'watch and reconcile only this namespace').env('TROUPE_NAMESPACE'),
-    )
-    .addOption(
-      new Option('--leader-elect', 'elect a leader through a Lease before reconciling')
-        .env('TROUPE_LEADER_ELECT')
-        .default(false),
-    )
-    .addOption(
-      new Option('--leader-election-id <name>', 'name of the leader election Lease')
-        .env('TROUPE_LEADER_ELECTION_ID')
-        .default('troupe-controller-manager'),
-    )
-    .addOption(
-      new Option('--leader-election-namespace <ns>', 'namespace of the leader election Lease').env(
-        'TROUPE_LEADER_ELECTION_NAMESPACE',
-      ),
-    )
-    .addOption(
-      new Option('--health-probe-bind-address <addr>', 'address of /healthz and /readyz')
-        .env('TROUPE_HEALTH_PROBE_BIND_ADDRESS')
-        .default(defaults.healthProbeBindAddress),
-    )
-    .addOption(
-      new Option('--metrics-bind-address <addr>', 'address of /metrics ("0" disables)')
-        .env('TROUPE_METRICS_BIND_ADDRESS')
-        .default(defaults.metricsBindAddress),
-    )
-    .addOption(
-      new Option('--webhook-port <port>', 'port of the HTTPS admission webhook server')
-        .env('TROUPE_WEBHOOK_PORT')
-        .argParser(port)
-        .default(9443),
-    )
-    .addOption(
-      new Option(
-        '--cert-dir <dir>',
-        'directory with tls.crt and tls.key for the webhook server (generated when absent)',
-      ).env('TROUPE_CERT_DIR'),
-    )
-    .addOption(
-      new Option('--log-level <level>', 'trace, debug, info, warn, error')
-        .env('TROUPE_LOG_LEVEL')
-        .choices(['trace', 'debug', 'info', 'warn', 'error', 'silent'])
-        .default('info'),
-    )
-    .addOption(
-      new Option('--log-format <format>', 'json, pretty, or auto (pretty on a terminal)')
-        .env('TROUPE_LOG_FORMAT')
-        .choices(['json', 'pretty', 'auto'])
-        .default('auto'),
-    )
-    .addOption(
-      new Option('--resync-period <seconds>', 'informer resync period')
-        .env('TROUPE_RESYNC_PERIOD')
-        .argParser(parsePositiveNumber)
-        .default(600),
-    );
+  return (
+    cmd
+      .addOption(
+        new Option('--config <file>', 'YAML file of option values (keys as flag names)').env('TROUPE_CONFIG'),
+      )
+      .addOption(
+        new Option('--controllers <list>', 'comma-separated controllers to run, or * for all')
+          .env('TROUPE_CONTROLLERS')
+          .default('*'),
+      )
+      .addOption(
+        new Option('--namespace <ns>', 'watch and reconcile only this namespace').env('TROUPE_NAMESPACE'),
+      )
+      .addOption(
+        new Option('--leader-elect', 'elect a leader through a Lease before reconciling')
+          .env('TROUPE_LEADER_ELECT')
+          .default(false),
+      )
+      .addOption(
+        new Option('--leader-election-id <name>', 'name of the leader election Lease')
+          .env('TROUPE_LEADER_ELECTION_ID')
+          .default('troupe-controller-manager'),
+      )
+      .addOption(
+        new Option('--leader-election-namespace <ns>', 'namespace of the leader election Lease').env(
+          'TROUPE_LEADER_ELECTION_NAMESPACE',
+        ),
+      )
+      .addOption(
+        new Option('--health-probe-bind-address <addr>', 'address of /healthz and /readyz')
+          .env('TROUPE_HEALTH_PROBE_BIND_ADDRESS')
+          .default(defaults.healthProbeBindAddress),
+      )
+      .addOption(
+        new Option('--metrics-bind-address <addr>', 'address of /metrics ("0" disables)')
+          .env('TROUPE_METRICS_BIND_ADDRESS')
+          .default(defaults.metricsBindAddress),
+      )
+      .addOption(
+        new Option('--webhook-port <port>', 'port of the HTTPS admission webhook server')
+          .env('TROUPE_WEBHOOK_PORT')
+          .argParser(port)
+          .default(9443),
+      )
+      .addOption(
+        new Option(
+          '--cert-dir <dir>',
+          'directory with tls.crt and tls.key for the webhook server (generated when absent)',
+        ).env('TROUPE_CERT_DIR'),
+      )
+      .addOption(
+        new Option('--log-level <level>', 'trace, debug, info, warn, error')
+          .env('TROUPE_LOG_LEVEL')
+          .choices(['trace', 'debug', 'info', 'warn', 'error', 'silent'])
+          .default('info'),
+      )
+      .addOption(
+        new Option('--log-format <format>', 'json, pretty, or auto (pretty on a terminal)')
+          .env('TROUPE_LOG_FORMAT')
+          .choices(['json', 'pretty', 'auto'])
+          .default('auto'),
+      )
+      .addOption(
+        new Option('--resync-period <seconds>', 'informer resync period')
+          .env('TROUPE_RESYNC_PERIOD')
+          .argParser(parsePositiveNumber)
+          .default(600),
+      )
+      // Burst offloading keeps the RunPod controller seed's flags verbatim.
+      .addOption(
+        new Option(
+          '--health-server-address <addr>',
+          'alias of --health-probe-bind-address (RunPod controller seed)',
+        ).env('TROUPE_HEALTH_SERVER_ADDRESS'),
+      )
+      .addOption(
+        new Option('--reconcile-interval <seconds>', 'offload: periodic resync of managed Jobs')
+          .env('TROUPE_RECONCILE_INTERVAL')
+          .argParser(parsePositiveNumber)
+          .default(30),
+      )
+      .addOption(
+        new Option(
+          '--pending-job-threshold <n>',
+          'offload: offload when more managed Jobs than this are pending',
+        )
+          .env('TROUPE_PENDING_JOB_THRESHOLD')
+          .argParser(parseNonNegativeInt)
+          .default(1),
+      )
+      .addOption(
+        new Option(
+          '--max-pending-time <seconds>',
+          'offload: offload a Job pending longer than this (0: at once)',
+        )
+          .env('TROUPE_MAX_PENDING_TIME')
+          .argParser(parseNonNegativeNumber)
+          .default(0),
+      )
+      .addOption(
+        new Option('--max-gpu-price <usd>', 'offload: highest hourly GPU price to rent')
+          .env('TROUPE_MAX_GPU_PRICE')
+          .argParser(parsePositiveNumber)
+          .default(0.5),
+      )
+      .addOption(
+        new Option(
+          '--max-hourly-spend <usd>',
+          'offload: cap on the summed hourly price of running remote pods (0: no cap)',
+        )
+          .env('TROUPE_MAX_HOURLY_SPEND')
+          .argParser(parseNonNegativeNumber)
+          .default(0),
+      )
+      .addOption(
+        new Option(
+          '--runpod-base-url <url>',
+          'offload: RunPod REST v2 endpoint (the API key comes from RUNPOD_KEY)',
+        ).env('TROUPE_RUNPOD_BASE_URL'),
+      )
+  );
+}
+
+/** The offload capability's options from the flags. */
+export function offloadOptions(flags: ManagerFlags): Record<string, unknown> {
+  return {
+    reconcileInterval: flags.reconcileInterval,
+    pendingJobThreshold: flags.pendingJobThreshold,
+    maxPendingTime: flags.maxPendingTime,
+    maxGpuPrice: flags.maxGpuPrice,
+    maxHourlySpend: flags.maxHourlySpend,
+    ...(flags.runpodBaseUrl ? { runpodBaseUrl: flags.runpodBaseUrl } : {}),
+    ...(flags.healthServerAddress ? { healthServerAddress: flags.healthServerAddress } : {}),
+  };
 }

@@ -2,18 +2,29 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
 import { type Capability, capabilities, selectControllers } from './capabilities.ts';
-import type { ManagerFlags } from './manager-flags.ts';
+import { type ManagerFlags, offloadOptions } from './manager-flags.ts';
+import type { OffloadOptions } from '../controllers/offload/index.ts';
 
 export interface BuiltManager {
   manager: Manager;
   log: Logger;
   capabilities: Capability[];
+  /** Stops the manager, then what the capabilities hold (provider clients, timers). */
+  stop(): Promise<void>;
 }
 
-export function buildManager(kubeConfig: KubeConfig, flags: ManagerFlags): BuiltManager {
+export function buildManager(
+  kubeConfig: KubeConfig,
+  flags: ManagerFlags,
+  extra: { offload?: Partial<OffloadOptions> } = {},
+): BuiltManager {
   const log = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'troupe' });
-  const selected = selectControllers(capabilities(), flags.controllers);
+  const selected = selectControllers(
+    capabilities({ offload: { ...offloadOptions(flags), ...extra.offload } }),
+    flags.controllers,
+  );
   const metrics = flags.metricsBindAddress === '0' ? false : flags.metricsBindAddress;
+  const probes = flags.healthServerAddress ?? flags.healthProbeBindAddress;
   const manager = new Manager({
     kubeConfig,
     namespace: flags.namespace,
@@ -23,11 +34,21 @@ export function buildManager(kubeConfig: KubeConfig, flags: ManagerFlags): Built
           ...(flags.leaderElectionNamespace ? { namespace: flags.leaderElectionNamespace } : {}),
         }
       : false,
-    healthProbeAddress: flags.healthProbeBindAddress === '0' ? false : flags.healthProbeBindAddress,
-    metricsAddress: metrics === flags.healthProbeBindAddress ? undefined : metrics,
+    healthProbeAddress: probes === '0' ? false : probes,
+    metricsAddress: metrics === probes ? undefined : metrics,
     resyncMs: flags.resyncPeriod * 1000,
     logger: log,
   });
   for (const def of selected.controllers) manager.add(def);
-  return { manager, log, capabilities: selected.capabilities };
+  for (const cap of selected.capabilities)
+    for (const [name, check] of cap.readyChecks ?? []) manager.addReadyzCheck(name, check);
+  return {
+    manager,
+    log,
+    capabilities: selected.capabilities,
+    stop: async () => {
+      await manager.stop();
+      for (const cap of selected.capabilities) await cap.stop?.();
+    },
+  };
 }

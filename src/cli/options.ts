@@ -15,6 +15,13 @@ export function parseNonNegativeInt(value: string): number {
   return n;
 }
 
+export function parseNonNegativeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new InvalidArgumentError(`"${value}" is not a non-negative number.`);
+  return n;
+}
+
 export function parsePositiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`"${value}" is not a positive number.`);

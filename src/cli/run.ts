@@ -15,7 +15,7 @@ export function runCommand(): Command {
   addManagerOptions(cmd, { healthProbeBindAddress: ':8081', metricsBindAddress: ':8080' });
   return cmd.action(async (flags: RunFlags) => {
     const { kubeConfig, source } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
-    const { manager, log, capabilities } = buildManager(kubeConfig, flags);
+    const { manager, log, capabilities, stop } = buildManager(kubeConfig, flags);
     log.info(
       { kubeconfig: source, capabilities: capabilities.map((c) => c.name) },
       'starting troupe controller manager',
@@ -23,6 +23,6 @@ export function runCommand(): Command {
     await manager.start();
     const sig = await untilSignal();
     log.info({ signal: sig }, 'shutting down');
-    await manager.stop();
+    await stop();
   });
 }

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
+import { startRunPodStandIn } from '../cluster/runpod/index.ts';
 import { kubeConfigFromString } from '../runtime/index.ts';
 import { writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions } from './cluster-flags.ts';
@@ -24,12 +25,17 @@ export function upCommand(): Command {
   return cmd.action(async (flags: UpFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
     const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);
-    const { manager, log, capabilities } = buildManager(
+    // Offloading talks to the RunPod stand-in unless a real endpoint is configured.
+    const runpod = flags.runpodBaseUrl ? undefined : await startRunPodStandIn({ timeScale: flags.timeScale });
+    const { manager, log, capabilities, stop } = buildManager(
       kubeConfigFromString(cluster.server.kubeconfig),
       flags,
+      {
+        offload: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+      },
     );
     for (const cap of capabilities) {
-      for (const crd of cap.crds()) await manager.client.apply(crd, { force: true });
+      for (const crd of cap.crds) await manager.client.apply(crd, { force: true });
     }
     await manager.start();
     process.stdout.write(
@@ -37,6 +43,7 @@ export function upCommand(): Command {
         '',
         `troupe is up: embedded cluster at ${cluster.server.url} with ${cluster.nodes?.names().length ?? 0} simulated nodes`,
         `controllers: ${capabilities.map((c) => `${c.name} (${c.summary})`).join(', ')}`,
+        ...(runpod ? [`RunPod stand-in for offloading at ${runpod.url}`] : []),
         '',
         'Point kubectl at it:',
         `  export KUBECONFIG=${file}`,
@@ -52,7 +59,8 @@ export function upCommand(): Command {
     );
     const sig = await untilSignal();
     log.info({ signal: sig }, 'shutting down');
-    await manager.stop();
+    await stop();
+    await runpod?.stop();
     await cluster.stop();
   });
 }

@@ -27,14 +27,14 @@ export const JOB: WatchedKind = {
   group: 'batch',
   namespaced: true,
 };
-/** Only the Events about PodSequences: the sequence timeline. */
+/** Only the Events about PodSequences (troupe records events.k8s.io/v1 Events): the sequence timeline. */
 export const SEQUENCE_EVENT: WatchedKind = {
-  apiVersion: 'v1',
+  apiVersion: 'events.k8s.io/v1',
   kind: 'Event',
   resource: 'events',
-  group: '',
+  group: 'events.k8s.io',
   namespaced: true,
-  fieldSelector: 'involvedObject.kind=PodSequence',
+  fieldSelector: 'regarding.kind=PodSequence',
 };
 export const POD_GROUP: WatchedKind = {
   apiVersion: 'scheduling.incubator.k8s.io/v1alpha1',

@@ -19,7 +19,8 @@ const ALLOWED: Record<string, string[]> = {
   runtime: ['runtime', 'kube'],
   controllers: ['controllers', 'runtime', 'kube'],
   cluster: ['cluster', 'kube'],
-  cli: ['cli', 'cluster', 'runtime', 'controllers', 'kube'],
+  cli: ['cli', 'cluster', 'runtime', 'controllers', 'kube', 'dashboard'],
+  dashboard: ['dashboard', 'runtime', 'kube'],
 };
 
 test('parts of the program only meet over the Kubernetes API', async () => {

@@ -112,6 +112,11 @@ function truncate(v: string): string {
   return r ? `${r[1]}${r[2]}` : v;
 }
 
+/** Names of metav1.Time fields: `lastTransitionTime`, `creationTimestamp`, `startedAt`… */
+const TIME_FIELD = /(Time|Timestamp|At)$/;
+/** Maps of user keys and values, never normalised. */
+const USER_MAPS = new Set(['metadata', 'labels', 'annotations', 'data', 'stringData', 'binaryData', 'nodeSelector', 'matchLabels']);
+
 /** Lists Go serializes even when empty (no `omitempty` on their JSON tag). */
 const KEEP_EMPTY_LISTS = new Set(['containers', 'rules']);
 
@@ -125,7 +130,9 @@ function walk(v: unknown, depth: number): void {
   for (const k of Object.keys(o)) {
     const x = o[k];
     if (typeof x === 'string') {
-      if (x.length >= 20 && !MICRO_TIME_FIELDS.has(k) && x.charCodeAt(4) === 45 /* - */) o[k] = truncate(x);
+      if (x.length >= 20 && TIME_FIELD.test(k) && !MICRO_TIME_FIELDS.has(k)) o[k] = truncate(x);
+    } else if (USER_MAPS.has(k)) {
+      // Free-form user data (annotations, ConfigMap data, …) is stored as given.
     } else if (Array.isArray(x) && x.length === 0 && !KEEP_EMPTY_LISTS.has(k)) {
       // Built-in kinds' optional lists are `omitempty`: an emptied list disappears.
       delete o[k];

@@ -36,7 +36,10 @@ function gpu(
     secure: secure > 0,
     community: community > 0,
     price: { secure, community },
-    maxCount: { secure: secure > 0 ? (opts.maxCount ?? 8) : 0, community: community > 0 ? (opts.maxCount ?? 4) : 0 },
+    maxCount: {
+      secure: secure > 0 ? (opts.maxCount ?? 8) : 0,
+      community: community > 0 ? (opts.maxCount ?? 4) : 0,
+    },
   };
 }
 

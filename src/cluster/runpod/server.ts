@@ -78,7 +78,8 @@ export function startHttpServer(deps: ServerDeps, host: string, port: number): P
   const limiter = new RateLimiter(deps.rateLimitPerMinute);
   const server = createServer((req, res) => {
     handle(req, res, deps, limiter).catch((err) => {
-      if (!res.headersSent) problem(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+      if (!res.headersSent)
+        problem(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();
     });
   });
@@ -232,7 +233,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: ServerDep
       const body = await parseJson(req, res);
       if (body === undefined) return;
       const b = body as Record<string, unknown>;
-      const allowed = ['name', 'image', 'args', 'disk', 'ports', 'env', 'registry', 'locked', 'mounts', 'globalNetworking'];
+      const allowed = [
+        'name',
+        'image',
+        'args',
+        'disk',
+        'ports',
+        'env',
+        'registry',
+        'locked',
+        'mounts',
+        'globalNetworking',
+      ];
       const extra = Object.keys(b).filter((k) => !allowed.includes(k));
       if (extra.length) {
         return problem(res, 422, 'Request validation failed.', {
@@ -262,7 +274,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: ServerDep
       return problem(res, 402, 'insufficient balance to start this pod');
     }
     const outcome = deps.store.action(pod, action);
-    if (outcome === 'invalid') return problem(res, 409, `action ${action} is not valid for a pod in status ${pod.status}`);
+    if (outcome === 'invalid')
+      return problem(res, 409, `action ${action} is not valid for a pod in status ${pod.status}`);
     if (outcome === 'capacity') return problem(res, 400, NO_CAPACITY_DETAIL);
     if (action === 'terminate') {
       res.writeHead(204);
@@ -358,17 +371,29 @@ export function podJson(store: PodStore, p: PodRecord): Record<string, unknown> 
  * line) and the stand-in must control flushing and keep-alives itself, which an encoder
  * library would not save.
  */
-function streamLogs(req: IncomingMessage, res: ServerResponse, url: URL, deps: ServerDeps, pod: PodRecord): void {
+function streamLogs(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  deps: ServerDeps,
+  pod: PodRecord,
+): void {
   const source = url.searchParams.get('source') as LogSource | null;
   if (source !== null && source !== 'container' && source !== 'system') {
-    return problem(res, 422, 'Request validation failed.', { errors: [`$.source: must be one of container, system`] });
+    problem(res, 422, 'Request validation failed.', {
+      errors: ['$.source: must be one of container, system'],
+    });
+    return;
   }
   const tailParam = url.searchParams.get('tail');
   const tail = tailParam === null ? 100 : Number(tailParam);
   if (!Number.isInteger(tail) || tail < 0 || tail > 5000) {
-    return problem(res, 422, 'Request validation failed.', { errors: ['$.tail: must be an integer in [0, 5000]'] });
+    problem(res, 422, 'Request validation failed.', { errors: ['$.tail: must be an integer in [0, 5000]'] });
+    return;
   }
-  const cursor = parseCursor(req.headers['last-event-id'] as string | undefined) ?? parseCursor(url.searchParams.get('since') ?? undefined);
+  const cursor =
+    parseCursor(req.headers['last-event-id'] as string | undefined) ??
+    parseCursor(url.searchParams.get('since') ?? undefined);
   const wanted = (e: LogEntry) => source === null || e.source === source;
   res.writeHead(200, {
     'content-type': 'text/event-stream',
@@ -377,7 +402,9 @@ function streamLogs(req: IncomingMessage, res: ServerResponse, url: URL, deps: S
     'x-accel-buffering': 'no',
   });
   const send = (e: LogEntry) => {
-    res.write(`id: ${e.ts}/${String(e.seq).padStart(12, '0')}\ndata: ${JSON.stringify({ ts: e.ts, source: e.source, line: e.line })}\n\n`);
+    res.write(
+      `id: ${e.ts}/${String(e.seq).padStart(12, '0')}\ndata: ${JSON.stringify({ ts: e.ts, source: e.source, line: e.line })}\n\n`,
+    );
   };
   let backlog = pod.logs.filter(wanted);
   if (cursor) backlog = backlog.filter((e) => after(e, cursor));

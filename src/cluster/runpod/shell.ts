@@ -26,8 +26,11 @@ export interface ProcessIO {
 
 type Token = string | { op: string };
 
-const VAR = /\u0000([^\u0000]*)\u0000/g;
-const SENTINEL = (name: string) => `\u0000${name}\u0000`;
+// Variables are marked with a private-use character while words are split, and expanded
+// when each statement runs (shell-quote would otherwise expand them all up front).
+const MARK = '\uE000';
+const VAR = new RegExp(`${MARK}([^${MARK}]*)${MARK}`, 'g');
+const SENTINEL = (name: string) => `${MARK}${name}${MARK}`;
 
 class ExitSignal {
   readonly code: number;
@@ -129,7 +132,7 @@ function lookup(name: string, io: ProcessIO, frame: Frame): string {
   const [base, fallback] = name.includes(':-') ? name.split(':-', 2) : [name, undefined];
   let v: string | undefined;
   if (base === '?') v = String(frame.last);
-  else if (base === '#') v = String(frame.positional.length - 1 < 0 ? 0 : frame.positional.length - 1);
+  else if (base === '#') v = String(Math.max(0, frame.positional.length - 1));
   else if (base === '$') v = '1';
   else if (base === '*' || base === '@') v = frame.positional.slice(1).join(' ');
   else if (/^\d+$/.test(base!)) v = frame.positional[Number(base)];

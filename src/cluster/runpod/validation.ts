@@ -107,9 +107,11 @@ export function createPodRuleViolation(body: Record<string, unknown>): string | 
   const hasGpu = body.gpu !== undefined;
   const hasCpu = body.cpu !== undefined;
   if (hasGpu === hasCpu) return 'exactly one of gpu or cpu must be set';
-  if (body.templateId === undefined && body.image === undefined) return 'image is required unless templateId is set';
+  if (body.templateId === undefined && body.image === undefined)
+    return 'image is required unless templateId is set';
   const mounts = body.mounts as { persistent?: unknown; network?: unknown } | undefined;
-  if (mounts?.persistent && mounts.network) return 'mounts.persistent and mounts.network are mutually exclusive';
+  if (mounts?.persistent && mounts.network)
+    return 'mounts.persistent and mounts.network are mutually exclusive';
   if (hasCpu && mounts?.persistent) return 'mounts.persistent is invalid for cpu pods';
   const gpu = body.gpu as { allowedCudaVersions?: string[]; minCudaVersion?: string } | undefined;
   if (gpu?.allowedCudaVersions?.length && gpu.minCudaVersion) {

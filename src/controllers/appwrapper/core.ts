@@ -268,7 +268,7 @@ function conditionTrue(obj: KubeObject, type: string): boolean {
 function ours(aw: AppWrapper, obj: KubeObject | undefined): obj is KubeObject {
   if (!obj) return false;
   const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
-  return !ref || !aw.metadata.uid || ref.uid === aw.metadata.uid;
+  return ref !== undefined && ref.kind === 'AppWrapper' && ref.name === aw.metadata.name && (!aw.metadata.uid || ref.uid === aw.metadata.uid);
 }
 
 /** Upstream's getComponentStatus: deployed components and those their controller failed. */
@@ -306,10 +306,13 @@ function planDeletion(aw: AppWrapper, draft: Draft, input: CoreInput, eff: Effec
   const present: number[] = [];
   const css = draft.status.componentStatus ?? [];
   css.forEach((cs, i) => {
-    const rd = findCond(cs.conditions, Conditions.ResourcesDeployed);
-    if (!rd || rd.status === 'False' || (rd.status === 'Unknown' && !cs.name)) return;
+    if (!cs.name) return;
+    // What exists decides, not what the status recorded: a create whose status write was
+    // lost (the AppWrapper changed meanwhile) must still be cleaned up.
     const obj = components[i];
     if (!ours(aw, obj)) {
+      const rd = findCond(cs.conditions, Conditions.ResourcesDeployed);
+      if (!rd || rd.status === 'False') return;
       cs.conditions ??= [];
       // Upstream's reason, spelling included, so tools matching on it keep working.
       setCondition(

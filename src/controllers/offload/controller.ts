@@ -32,6 +32,7 @@ import {
 } from '../../runtime/index.ts';
 import {
   alreadyOffloaded,
+  blockedByError,
   currentSpend,
   decideOffload,
   isVirtualPod,
@@ -46,7 +47,14 @@ import * as K from './keys.ts';
 import type { OffloadOptions } from './options.ts';
 import { type OffloadProvider, ProviderError } from './provider.ts';
 import type { Job, Pod, RemotePod } from './types.ts';
-import { nodeLease, NODE_HEARTBEAT_MS, NODE_LEASE_NAMESPACE, virtualNode, virtualNodeStatus, virtualPod } from './virtual.ts';
+import {
+  nodeLease,
+  NODE_HEARTBEAT_MS,
+  NODE_LEASE_NAMESPACE,
+  virtualNode,
+  virtualNodeStatus,
+  virtualPod,
+} from './virtual.ts';
 import { buildLaunchRequest, type ReferencedData, referencedObjects } from './workload.ts';
 
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
@@ -93,7 +101,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   const probeProvider = async (): Promise<{ ok: boolean; message: string }> => {
     if (readiness && now() - readiness.at < 5000) return readiness;
     let result: { ok: boolean; message: string };
-    if (!provider.configured()) result = { ok: false, message: 'no provider credentials are configured (RUNPOD_KEY)' };
+    if (!provider.configured())
+      result = { ok: false, message: 'no provider credentials are configured (RUNPOD_KEY)' };
     else {
       try {
         await provider.ping(AbortSignal.timeout(opts.requestTimeout * 1000));
@@ -145,19 +154,39 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     return out;
   };
 
-  const annotateJob = (ctx: ReconcileContext, job: Job, annotations: Record<string, string | null>, labels?: Record<string, string>) =>
-    ctx.client.mergePatch<Job>(job, { metadata: { annotations, ...(labels ? { labels } : {}) } }, { signal: ctx.signal });
+  const annotateJob = (
+    ctx: ReconcileContext,
+    job: Job,
+    annotations: Record<string, string | null>,
+    labels?: Record<string, string>,
+  ) =>
+    ctx.client.mergePatch<Job>(
+      job,
+      { metadata: { annotations, ...(labels ? { labels } : {}) } },
+      { signal: ctx.signal },
+    );
 
-  const markError = async (ctx: ReconcileContext, job: Job, errorClass: string, message: string, state?: string) => {
+  const markError = async (
+    ctx: ReconcileContext,
+    job: Job,
+    errorClass: string,
+    message: string,
+    state?: string,
+  ) => {
     const a = job.metadata.annotations ?? {};
     if (a[K.ERROR] !== message || a[K.ERROR_CLASS] !== errorClass || (state && a[K.STATE] !== state)) {
-      await annotateJob(ctx, job, { [K.ERROR]: message, [K.ERROR_CLASS]: errorClass, ...(state ? { [K.STATE]: state } : {}) });
+      await annotateJob(ctx, job, {
+        [K.ERROR]: message,
+        [K.ERROR_CLASS]: errorClass,
+        ...(state ? { [K.STATE]: state } : {}),
+      });
       ctx.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
     }
   };
 
   const removeJobFinalizer = async (ctx: ReconcileContext, job: Job) => {
-    if (job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER)) await ctx.client.removeFinalizer(job, K.CLEANUP_FINALIZER);
+    if (job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER))
+      await ctx.client.removeFinalizer(job, K.CLEANUP_FINALIZER);
   };
 
   const stopWatcher = (id: string | undefined) => {
@@ -183,20 +212,24 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     const refs: ReferencedData = { secrets: {}, configMaps: {} };
     const wanted = referencedObjects(job);
     for (const name of wanted.secrets) {
-      const s = await ctx.client.tryGet<KubeObject & { data?: Record<string, string>; stringData?: Record<string, string> }>(
-        SECRET,
-        name,
-        job.metadata.namespace,
-        { signal: ctx.signal },
-      );
+      const s = await ctx.client.tryGet<
+        KubeObject & { data?: Record<string, string>; stringData?: Record<string, string> }
+      >(SECRET, name, job.metadata.namespace, { signal: ctx.signal });
       refs.secrets[name] = s
-        ? Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]))
+        ? Object.fromEntries(
+            Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+          )
         : undefined;
     }
     for (const name of wanted.configMaps) {
-      const cm = await ctx.client.tryGet<KubeObject & { data?: Record<string, string> }>(CONFIGMAP, name, job.metadata.namespace, {
-        signal: ctx.signal,
-      });
+      const cm = await ctx.client.tryGet<KubeObject & { data?: Record<string, string> }>(
+        CONFIGMAP,
+        name,
+        job.metadata.namespace,
+        {
+          signal: ctx.signal,
+        },
+      );
       refs.configMaps[name] = cm ? { ...(cm.data ?? {}) } : undefined;
     }
     return refs;
@@ -210,7 +243,9 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   };
 
   const spendNow = async (ctx: ReconcileContext): Promise<number> => {
-    const vpods = ((await ctx.cache.list(POD, { labelSelector: `${K.MANAGED}=true` })) as Pod[]).filter(isVirtualPod);
+    const vpods = ((await ctx.cache.list(POD, { labelSelector: `${K.MANAGED}=true` })) as Pod[]).filter(
+      isVirtualPod,
+    );
     const seen = new Set(vpods.map((p) => p.metadata.ownerReferences?.[0]?.uid));
     for (const uid of [...reservations.keys()]) if (seen.has(uid)) reservations.delete(uid);
     let reserved = 0;
@@ -254,7 +289,13 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       const existing = await ctx.client.get<Pod>(POD, `${job.metadata.name}-runpod`, job.metadata.namespace);
       if (!existing.metadata.ownerReferences?.some((r) => r.uid === job.metadata.uid)) {
         await provider.terminate(remote.id, ctx.signal);
-        await markError(ctx, job, 'Unexpressible', `a pod named ${existing.metadata.name} already exists and is not this Job's`, 'Local');
+        await markError(
+          ctx,
+          job,
+          'Unexpressible',
+          `a pod named ${existing.metadata.name} already exists and is not this Job's`,
+          'Local',
+        );
         await annotateJob(ctx, job, { [K.STATE]: 'Local' });
         await removeJobFinalizer(ctx, job);
         return {};
@@ -262,11 +303,21 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       vpod = existing;
     }
     const stamp = new Date(now()).toISOString();
-    const outcome = remote.status === 'RUNNING' ? ({ kind: 'running' } as const) : ({ kind: 'pending' } as const);
+    const outcome =
+      remote.status === 'RUNNING' ? ({ kind: 'running' } as const) : ({ kind: 'pending' } as const);
     const container = job.spec?.template?.spec?.containers[0];
     await ctx.client.patchStatus(
       vpod,
-      { status: virtualPodStatus(outcome, remote, container?.name ?? 'runpod', container?.image ?? '', stamp, stamp) },
+      {
+        status: virtualPodStatus(
+          outcome,
+          remote,
+          container?.name ?? 'runpod',
+          container?.image ?? '',
+          stamp,
+          stamp,
+        ),
+      },
       { signal: ctx.signal },
     );
     // The virtual pod is the Job's active pod now: the local ones go, so nothing runs twice.
@@ -328,12 +379,35 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       return built.errorClass === 'Unresolved' ? { requeueAfter: intervalMs } : undefined;
     }
     if (!provider.configured()) {
-      await markError(ctx, job, 'Unauthorized', 'no provider credentials are configured (RUNPOD_KEY); the Job stays local');
+      await markError(
+        ctx,
+        job,
+        'Unauthorized',
+        'no provider credentials are configured (RUNPOD_KEY); the Job stays local',
+      );
       return undefined;
     }
     return serialized(async () => {
+      // The cache may not show this controller's own last writes yet (a reconcile queued
+      // while the previous one ran): the live Job decides whether a launch is still wanted,
+      // so a stale read never launches twice.
+      const fresh = await ctx.client.tryGet<Job>(JOB, job.metadata.name ?? '', job.metadata.namespace, {
+        signal: ctx.signal,
+      });
+      if (
+        !fresh ||
+        fresh.metadata.uid !== job.metadata.uid ||
+        fresh.metadata.deletionTimestamp ||
+        jobFinished(fresh) ||
+        alreadyOffloaded(fresh, pods) ||
+        blockedByError(fresh)
+      ) {
+        return { result: undefined };
+      }
+      job = fresh;
       const spend = await spendNow(ctx);
-      const budgetLeft = opts.maxHourlySpend > 0 ? Math.max(0, opts.maxHourlySpend - spend) : Number.POSITIVE_INFINITY;
+      const budgetLeft =
+        opts.maxHourlySpend > 0 ? Math.max(0, opts.maxHourlySpend - spend) : Number.POSITIVE_INFINITY;
       // Intent first: a crash after the remote create leaves a Job that says Launching,
       // whose remote pod is found again by its tags.
       let current = await ctx.client.addFinalizer(job, K.CLEANUP_FINALIZER);
@@ -341,19 +415,25 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       // stands in are then not counted as failures against the Job's backoffLimit (the Job
       // controller counts a deleted, unfinished pod as failed otherwise). Written now, well
       // before those deletions, so the Job controller has seen it by then.
-      const replace = current.spec?.podReplacementPolicy === 'Failed' ? {} : { spec: { podReplacementPolicy: 'Failed' } };
+      const replace =
+        current.spec?.podReplacementPolicy === 'Failed' ? {} : { spec: { podReplacementPolicy: 'Failed' } };
       current = await ctx.client.mergePatch<Job>(
         current,
         {
-          metadata: { annotations: { [K.STATE]: 'Launching', [K.REASON]: decision.reason }, labels: { [K.MANAGED]: 'true' } },
+          metadata: {
+            annotations: { [K.STATE]: 'Launching', [K.REASON]: decision.reason },
+            labels: { [K.MANAGED]: 'true' },
+          },
           ...replace,
         },
         { signal: ctx.signal },
       );
-      const outcome = await provider.launch(built.request, { maxPrice: opts.maxGpuPrice, budgetLeft }, ctx.signal).catch(async (err) => {
-        // Left Launching on purpose: the retry looks for a pod the failed call may have made.
-        throw err;
-      });
+      const outcome = await provider
+        .launch(built.request, { maxPrice: opts.maxGpuPrice, budgetLeft }, ctx.signal)
+        .catch(async (err) => {
+          // Left Launching on purpose: the retry looks for a pod the failed call may have made.
+          throw err;
+        });
       if (outcome.kind === 'launched') {
         reservations.set(job.metadata.uid ?? '', outcome.costPerHr);
         return { outcome, current };
@@ -364,14 +444,26 @@ export function offloadController(deps: OffloadDeps): OffloadController {
         await removeJobFinalizer(ctx, current);
         return { result: { requeueAfter: Math.max(outcome.retryAfterMs, 100) } };
       }
-      await annotateJob(ctx, current, back);
-      await removeJobFinalizer(ctx, current);
-      await markError(ctx, current, outcome.errorClass, outcome.message);
+      // One write: a reader never sees the Job back to Local without its reason, or with
+      // the cleanup finalizer still on.
+      await ctx.client.modify<Job>(current, (j) => {
+        j.metadata.annotations = {
+          ...j.metadata.annotations,
+          ...back,
+          [K.ERROR]: outcome.message,
+          [K.ERROR_CLASS]: outcome.errorClass,
+        };
+        j.metadata.finalizers = (j.metadata.finalizers ?? []).filter((f) => f !== K.CLEANUP_FINALIZER);
+      });
+      ctx.recorder.warning(current, `Offload${outcome.errorClass}`, 'Offload', outcome.message);
       const retry = outcome.kind === 'unavailable' || outcome.errorClass === 'Payment';
       return { result: retry ? { requeueAfter: intervalMs } : undefined };
     }).then(async (r) => {
       if ('result' in r) return r.result;
-      const { outcome, current } = r as { outcome: Extract<Awaited<ReturnType<OffloadProvider['launch']>>, { kind: 'launched' }>; current: Job };
+      const { outcome, current } = r as {
+        outcome: Extract<Awaited<ReturnType<OffloadProvider['launch']>>, { kind: 'launched' }>;
+        current: Job;
+      };
       return materialize(ctx, current, pods, outcome.pod, {
         costPerHr: outcome.costPerHr,
         gpuTypeId: outcome.gpuTypeId,
@@ -382,7 +474,11 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   };
 
   /** A launch was interrupted (crash, timeout): adopt the remote pod it made, or start over. */
-  const resumeLaunch = async (ctx: ReconcileContext, job: Job, pods: Pod[]): Promise<ReconcileResult | undefined> => {
+  const resumeLaunch = async (
+    ctx: ReconcileContext,
+    job: Job,
+    pods: Pod[],
+  ): Promise<ReconcileResult | undefined> => {
     const mine = (await provider.list(ctx.signal)).filter((r) => r.tags.jobUid === job.metadata.uid);
     const keep = mine[0];
     for (const extra of mine.slice(1)) await provider.terminate(extra.id, ctx.signal);
@@ -431,20 +527,44 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     const container = job.spec?.template?.spec?.containers[0];
     const stamp = new Date(now()).toISOString();
     await ctx.client.patchStatus(vpod, {
-      status: virtualPodStatus(outcome, remote, container?.name ?? 'runpod', container?.image ?? '', stamp, vpod.status?.startTime ?? stamp),
+      status: virtualPodStatus(
+        outcome,
+        remote,
+        container?.name ?? 'runpod',
+        container?.image ?? '',
+        stamp,
+        vpod.status?.startTime ?? stamp,
+      ),
     });
     const ok = code === 0;
     await annotateJob(ctx, job, {
       [K.STATE]: ok ? 'Completed' : 'Failed',
       ...(code !== undefined ? { [K.EXIT_CODE]: String(code) } : {}),
     });
-    if (outcome.kind === 'finished' && outcome.assumed) ctx.recorder.warning(job, 'ExitCodeUnknown', 'Offload', outcome.message);
-    if (ok) ctx.recorder.normal(job, 'RemoteCompleted', 'Offload', `${provider.name} pod ${remoteId} ${outcome.message}; terminated`);
-    else ctx.recorder.warning(job, 'RemoteFailed', 'Offload', `${provider.name} pod ${remoteId}: ${outcome.message}; terminated`);
+    if (outcome.kind === 'finished' && outcome.assumed)
+      ctx.recorder.warning(job, 'ExitCodeUnknown', 'Offload', outcome.message);
+    if (ok)
+      ctx.recorder.normal(
+        job,
+        'RemoteCompleted',
+        'Offload',
+        `${provider.name} pod ${remoteId} ${outcome.message}; terminated`,
+      );
+    else
+      ctx.recorder.warning(
+        job,
+        'RemoteFailed',
+        'Offload',
+        `${provider.name} pod ${remoteId}: ${outcome.message}; terminated`,
+      );
     await removeJobFinalizer(ctx, job);
   };
 
-  const syncOffloaded = async (ctx: ReconcileContext, job: Job, vpod: Pod): Promise<ReconcileResult | undefined> => {
+  const syncOffloaded = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod,
+  ): Promise<ReconcileResult | undefined> => {
     const a = vpod.metadata.annotations ?? {};
     const remoteId = a[K.POD_ID] ?? '';
     const phase = vpod.status?.phase;
@@ -474,7 +594,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     try {
       remote = await provider.get(remoteId, ctx.signal);
     } catch (err) {
-      if (err instanceof ProviderError && err.status === 429) return { requeueAfter: err.retryAfterMs ?? 1000 };
+      if (err instanceof ProviderError && err.status === 429)
+        return { requeueAfter: err.retryAfterMs ?? 1000 };
       throw err;
     }
     const first = a[K.REMOTE_STARTED_AT] !== undefined ? Number(a[K.REMOTE_STARTED_AT]) : undefined;
@@ -487,7 +608,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     if (remote && a[K.REMOTE_STATUS] !== remote.status) annotations[K.REMOTE_STATUS] = remote.status;
     // Epoch ms, not RFC 3339: a timestamp-looking value may be truncated to seconds by the
     // API server, which would hide a restart within the same second.
-    if (remote?.startedAt && !a[K.REMOTE_STARTED_AT]) annotations[K.REMOTE_STARTED_AT] = String(Date.parse(remote.startedAt));
+    if (remote?.startedAt && !a[K.REMOTE_STARTED_AT])
+      annotations[K.REMOTE_STARTED_AT] = String(Date.parse(remote.startedAt));
     if (remote && remote.costPerHr > 0 && a[K.COST_PER_HR] !== String(remote.costPerHr)) {
       annotations[K.COST_PER_HR] = String(remote.costPerHr);
     }
@@ -497,12 +619,23 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       const container = job.spec?.template?.spec?.containers[0];
       const stamp = new Date(now()).toISOString();
       await ctx.client.patchStatus(vpod, {
-        status: virtualPodStatus(outcome, remote, container?.name ?? 'runpod', container?.image ?? '', stamp, vpod.status?.startTime ?? stamp),
+        status: virtualPodStatus(
+          outcome,
+          remote,
+          container?.name ?? 'runpod',
+          container?.image ?? '',
+          stamp,
+          vpod.status?.startTime ?? stamp,
+        ),
       });
     }
     if (wrapped && remote && provider.watchExit && !watchers.has(remoteId) && !ctx.signal.aborted) {
       ctx.signal.addEventListener('abort', () => watchers.delete(remoteId), { once: true });
-      const ref = { apiVersion: 'v1', kind: 'Pod', metadata: { name: vpod.metadata.name, namespace: vpod.metadata.namespace } };
+      const ref = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: vpod.metadata.name, namespace: vpod.metadata.namespace },
+      };
       const client = ctx.client;
       const log = ctx.log;
       watchers.set(
@@ -514,7 +647,9 @@ export function offloadController(deps: OffloadDeps): OffloadController {
             // is the event that wakes this Job's reconcile.
             client
               .mergePatch(ref, { metadata: { annotations: { [K.EXIT_CODE]: String(code) } } })
-              .catch((err) => log.warn({ err }, 'could not record the remote exit code; the next poll will not see it'));
+              .catch((err) =>
+                log.warn({ err }, 'could not record the remote exit code; the next poll will not see it'),
+              );
           },
           ctx.signal,
         ),
@@ -547,7 +682,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     try {
       remote = await provider.list(ctx.signal);
     } catch (err) {
-      if (err instanceof ProviderError && err.status === 429) return { requeueAfter: err.retryAfterMs ?? 1000 };
+      if (err instanceof ProviderError && err.status === 429)
+        return { requeueAfter: err.retryAfterMs ?? 1000 };
       if (!provider.configured()) return { requeueAfter: intervalMs };
       throw err;
     }
@@ -555,7 +691,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     const uids = new Set(jobs.map((j) => j.metadata.uid));
     const observed: JobObservation[] = [];
     for (const j of jobs) {
-      if (remote.some((r) => r.tags.jobUid === j.metadata.uid)) observed.push({ job: j, pods: await podsOf(ctx, j) });
+      if (remote.some((r) => r.tags.jobUid === j.metadata.uid))
+        observed.push({ job: j, pods: await podsOf(ctx, j) });
     }
     for (const r of orphanRemotePods(remote, opts.clusterName, observed)) {
       const jobGone = !r.tags.jobUid || !uids.has(r.tags.jobUid);
@@ -563,15 +700,21 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (!jobGone && age < ORPHAN_GRACE_MS) continue;
       await provider.terminate(r.id, ctx.signal);
       stopWatcher(r.id);
-      ctx.log.info({ remote: r.id, job: `${r.tags.namespace}/${r.tags.job}` }, 'terminated an orphaned remote pod');
+      ctx.log.info(
+        { remote: r.id, job: `${r.tags.namespace}/${r.tags.job}` },
+        'terminated an orphaned remote pod',
+      );
     }
     // Virtual pods whose Job is gone (deleted with orphan propagation, or force-removed).
-    const vpods = ((await ctx.cache.list(POD, { labelSelector: `${K.MANAGED}=true` })) as Pod[]).filter(isVirtualPod);
+    const vpods = ((await ctx.cache.list(POD, { labelSelector: `${K.MANAGED}=true` })) as Pod[]).filter(
+      isVirtualPod,
+    );
     for (const v of vpods) {
       const owner = v.metadata.ownerReferences?.find((o) => o.kind === 'Job');
       if (owner && uids.has(owner.uid)) continue;
       const id = v.metadata.annotations?.[K.POD_ID];
-      if (id && v.metadata.annotations?.[K.REMOTE_TERMINATED] !== 'true') await provider.terminate(id, ctx.signal);
+      if (id && v.metadata.annotations?.[K.REMOTE_TERMINATED] !== 'true')
+        await provider.terminate(id, ctx.signal);
       stopWatcher(id);
       await deleteVirtualPod(ctx, v);
     }
@@ -599,7 +742,12 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (id) await provider.terminate(id, ctx.signal);
       await annotateJob(ctx, job, { [K.STATE]: 'Local' });
       await removeJobFinalizer(ctx, job);
-      ctx.recorder.warning(job, 'VirtualPodDeleted', 'Offload', `the virtual pod was deleted; remote pod ${id ?? ''} terminated`);
+      ctx.recorder.warning(
+        job,
+        'VirtualPodDeleted',
+        'Offload',
+        `the virtual pod was deleted; remote pod ${id ?? ''} terminated`,
+      );
       return undefined;
     }
     if (jobFinished(job)) {
@@ -620,11 +768,19 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (decision.runningLocally && job.metadata.annotations?.[K.ERROR_CLASS] !== 'RunningLocally') {
         await annotateJob(ctx, job, {
           [K.ERROR_CLASS]: 'RunningLocally',
-          [K.ERROR]: 'offload was requested, but a local pod already runs; it was not offloaded, so it does not run twice',
+          [K.ERROR]:
+            'offload was requested, but a local pod already runs; it was not offloaded, so it does not run twice',
         });
-        ctx.recorder.warning(job, 'RunningLocally', 'Offload', 'offload was requested, but a local pod already runs; the Job stays local');
+        ctx.recorder.warning(
+          job,
+          'RunningLocally',
+          'Offload',
+          'offload was requested, but a local pod already runs; the Job stays local',
+        );
       }
-      return decision.recheckAfterMs !== undefined ? { requeueAfter: Math.min(decision.recheckAfterMs, intervalMs) } : undefined;
+      return decision.recheckAfterMs !== undefined
+        ? { requeueAfter: Math.min(decision.recheckAfterMs, intervalMs) }
+        : undefined;
     }
     return offload(ctx, job, pods, decision);
   };
@@ -650,7 +806,11 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     predicates: [(e) => e.obj.metadata.name === K.VIRTUAL_NODE_NAME],
     watches: [{ ...NAMESPACE, map: (_o, e) => (e.initialList ? [K.VIRTUAL_NODE_NAME] : []) }],
     async reconcile(_key, ctx) {
-      let node = (await ctx.cache.get(NODE, K.VIRTUAL_NODE_NAME)) as (KubeObject & { status?: { conditions?: { type: string; status: string; lastHeartbeatTime?: string }[] } }) | undefined;
+      let node = (await ctx.cache.get(NODE, K.VIRTUAL_NODE_NAME)) as
+        | (KubeObject & {
+            status?: { conditions?: { type: string; status: string; lastHeartbeatTime?: string }[] };
+          })
+        | undefined;
       if (!node) {
         try {
           node = await ctx.client.create(virtualNode(K.VIRTUAL_NODE_NAME, provider.name));
@@ -675,7 +835,9 @@ export function offloadController(deps: OffloadDeps): OffloadController {
             if (!isAlreadyExists(err) && !isNotFound(err)) throw err;
           }
         } else {
-          await ctx.client.mergePatch(lease, { spec: { renewTime: renew, holderIdentity: K.VIRTUAL_NODE_NAME } });
+          await ctx.client.mergePatch(lease, {
+            spec: { renewTime: renew, holderIdentity: K.VIRTUAL_NODE_NAME },
+          });
         }
       }
       return { requeueAfter: NODE_HEARTBEAT_MS };

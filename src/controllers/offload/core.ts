@@ -101,13 +101,18 @@ export interface PendingState {
 export function pendingState(job: Job, pods: readonly Pod[]): PendingState {
   const local = pods.filter((p) => !isVirtualPod(p) && !p.metadata.deletionTimestamp);
   const runningLocally = local.some(
-    (p) => p.status?.phase === 'Running' || p.status?.phase === 'Succeeded' || (p.spec?.nodeName && p.status?.phase === 'Pending'),
+    (p) =>
+      p.status?.phase === 'Running' ||
+      p.status?.phase === 'Succeeded' ||
+      (p.spec?.nodeName && p.status?.phase === 'Pending'),
   );
   if (jobFinished(job) || job.spec?.suspend || runningLocally) return { pending: false, runningLocally };
   const stuck = local.filter(isUnschedulable);
   if (stuck.length === 0) return { pending: false, runningLocally };
   const since = Math.min(
-    ...stuck.map((p) => Date.parse(podScheduledCondition(p)?.lastTransitionTime ?? p.metadata.creationTimestamp ?? '')),
+    ...stuck.map((p) =>
+      Date.parse(podScheduledCondition(p)?.lastTransitionTime ?? p.metadata.creationTimestamp ?? ''),
+    ),
   );
   return { pending: true, sinceMs: Number.isNaN(since) ? undefined : since, runningLocally };
 }
@@ -170,7 +175,8 @@ export function decideOffload(
   if (job.metadata.deletionTimestamp) return { offload: false, why: 'being deleted' };
   if (jobFinished(job)) return { offload: false, why: 'finished' };
   if (alreadyOffloaded(job, pods)) return { offload: false, why: 'already offloaded' };
-  if (blockedByError(job)) return { offload: false, why: `blocked: ${job.metadata.annotations?.[K.ERROR] ?? ''}` };
+  if (blockedByError(job))
+    return { offload: false, why: `blocked: ${job.metadata.annotations?.[K.ERROR] ?? ''}` };
   const state = pendingState(job, pods);
   if (cfg.requested) {
     if (state.runningLocally) {
@@ -192,9 +198,18 @@ export function decideOffload(
   const pendingJobs = managed
     .filter((o) => {
       const c = readJobConfig(o.job);
-      return c.managed && !alreadyOffloaded(o.job, o.pods) && !blockedByError(o.job) && pendingState(o.job, o.pods).pending;
+      return (
+        c.managed &&
+        !alreadyOffloaded(o.job, o.pods) &&
+        !blockedByError(o.job) &&
+        pendingState(o.job, o.pods).pending
+      );
     })
-    .sort((a, b) => creationMs(a.job) - creationMs(b.job) || (a.job.metadata.name ?? '').localeCompare(b.job.metadata.name ?? ''));
+    .sort(
+      (a, b) =>
+        creationMs(a.job) - creationMs(b.job) ||
+        (a.job.metadata.name ?? '').localeCompare(b.job.metadata.name ?? ''),
+    );
   const excess = pendingJobs.length - opts.pendingJobThreshold;
   if (excess > 0) {
     const rank = pendingJobs.findIndex((o) => o.job.metadata.uid === job.metadata.uid);
@@ -206,7 +221,11 @@ export function decideOffload(
       };
     }
   }
-  return { offload: false, why: 'pending within limits', recheckAfterMs: Math.max(1, maxMs - pendingFor + 1) };
+  return {
+    offload: false,
+    why: 'pending within limits',
+    recheckAfterMs: Math.max(1, maxMs - pendingFor + 1),
+  };
 }
 
 // ---- spending ----------------------------------------------------------------
@@ -241,13 +260,25 @@ export function remoteOutcome(
   captured: { exitCode?: number; firstStartedMs?: number; wrapped: boolean },
 ): RemoteOutcome {
   if (captured.exitCode !== undefined) {
-    return { kind: 'finished', exitCode: captured.exitCode, assumed: false, message: `exited with code ${captured.exitCode}` };
+    return {
+      kind: 'finished',
+      exitCode: captured.exitCode,
+      assumed: false,
+      message: `exited with code ${captured.exitCode}`,
+    };
   }
   if (remote?.exitCode !== undefined) {
-    return { kind: 'finished', exitCode: remote.exitCode, assumed: false, message: `exited with code ${remote.exitCode}` };
+    return {
+      kind: 'finished',
+      exitCode: remote.exitCode,
+      assumed: false,
+      message: `exited with code ${remote.exitCode}`,
+    };
   }
-  if (!remote || remote.status === 'TERMINATED') return { kind: 'lost', message: 'the remote pod no longer exists' };
-  if (remote.status === 'ERROR') return { kind: 'lost', message: 'the remote pod is in an unrecoverable error state' };
+  if (!remote || remote.status === 'TERMINATED')
+    return { kind: 'lost', message: 'the remote pod no longer exists' };
+  if (remote.status === 'ERROR')
+    return { kind: 'lost', message: 'the remote pod is in an unrecoverable error state' };
   if (remote.status === 'EXITED') return { kind: 'lost', message: 'the remote pod was stopped' };
   if (remote.status === 'PROVISIONING' || remote.status === 'STARTING') return { kind: 'pending' };
   if (
@@ -301,14 +332,32 @@ export function virtualPodStatus(
       return {
         ...base,
         phase: 'Pending',
-        conditions: [cond('PodScheduled', 'True'), cond('Initialized', 'True'), cond('Ready', 'False', 'ContainersNotReady'), cond('ContainersReady', 'False', 'ContainersNotReady')],
-        containerStatuses: cs({ waiting: { reason: 'ContainerCreating', message: `remote pod is ${remote?.status ?? 'starting'}` } }, false),
+        conditions: [
+          cond('PodScheduled', 'True'),
+          cond('Initialized', 'True'),
+          cond('Ready', 'False', 'ContainersNotReady'),
+          cond('ContainersReady', 'False', 'ContainersNotReady'),
+        ],
+        containerStatuses: cs(
+          {
+            waiting: {
+              reason: 'ContainerCreating',
+              message: `remote pod is ${remote?.status ?? 'starting'}`,
+            },
+          },
+          false,
+        ),
       };
     case 'running':
       return {
         ...base,
         phase: 'Running',
-        conditions: [cond('PodScheduled', 'True'), cond('Initialized', 'True'), cond('Ready', 'True'), cond('ContainersReady', 'True')],
+        conditions: [
+          cond('PodScheduled', 'True'),
+          cond('Initialized', 'True'),
+          cond('Ready', 'True'),
+          cond('ContainersReady', 'True'),
+        ],
         containerStatuses: cs({ running: { startedAt: remote?.startedAt ?? now } }, true),
       };
     case 'finished': {
@@ -316,7 +365,12 @@ export function virtualPodStatus(
       return {
         ...base,
         phase: ok ? 'Succeeded' : 'Failed',
-        conditions: [cond('PodScheduled', 'True'), cond('Initialized', 'True'), cond('Ready', 'False', 'PodCompleted'), cond('ContainersReady', 'False', 'PodCompleted')],
+        conditions: [
+          cond('PodScheduled', 'True'),
+          cond('Initialized', 'True'),
+          cond('Ready', 'False', 'PodCompleted'),
+          cond('ContainersReady', 'False', 'PodCompleted'),
+        ],
         containerStatuses: cs(
           {
             terminated: {
@@ -337,9 +391,22 @@ export function virtualPodStatus(
         phase: 'Failed',
         reason: 'RemotePodLost',
         message: outcome.message,
-        conditions: [cond('PodScheduled', 'True'), cond('Initialized', 'True'), cond('Ready', 'False', 'PodFailed'), cond('ContainersReady', 'False', 'PodFailed')],
+        conditions: [
+          cond('PodScheduled', 'True'),
+          cond('Initialized', 'True'),
+          cond('Ready', 'False', 'PodFailed'),
+          cond('ContainersReady', 'False', 'PodFailed'),
+        ],
         containerStatuses: cs(
-          { terminated: { exitCode: 137, reason: 'RemotePodLost', message: outcome.message, startedAt: startTime, finishedAt: now } },
+          {
+            terminated: {
+              exitCode: 137,
+              reason: 'RemotePodLost',
+              message: outcome.message,
+              startedAt: startTime,
+              finishedAt: now,
+            },
+          },
           false,
         ),
       };

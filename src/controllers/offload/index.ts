@@ -62,6 +62,9 @@ export function createOffload(partial: Partial<OffloadOptions> = {}, deps: Creat
 }
 
 /** The offload controllers alone (`offload`, `offload-node`). */
-export function offloadControllers(partial: Partial<OffloadOptions> = {}, deps: CreateOffloadDeps = {}): ControllerDefinition[] {
+export function offloadControllers(
+  partial: Partial<OffloadOptions> = {},
+  deps: CreateOffloadDeps = {},
+): ControllerDefinition[] {
   return createOffload(partial, deps).controllers;
 }

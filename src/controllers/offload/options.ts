@@ -78,7 +78,8 @@ export function resolveOffloadOptions(
   if (!(o.reconcileInterval > 0)) errors.push('reconcile-interval must be positive');
   if (!(o.statusPollInterval > 0)) errors.push('status-poll-interval must be positive');
   if (!(o.requestTimeout > 0)) errors.push('request-timeout must be positive');
-  if (o.cloud !== 'SECURE' && o.cloud !== 'COMMUNITY') errors.push(`cloud must be SECURE or COMMUNITY, got ${o.cloud}`);
+  if (o.cloud !== 'SECURE' && o.cloud !== 'COMMUNITY')
+    errors.push(`cloud must be SECURE or COMMUNITY, got ${o.cloud}`);
   try {
     const u = new URL(o.runpodBaseUrl);
     if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('scheme');

@@ -89,11 +89,18 @@ function describe(p: Problem | undefined, status: number): string {
 
 export class RunPodProvider implements OffloadProvider {
   readonly name = 'runpod';
-  private readonly o: Required<Omit<RunPodProviderOptions, 'apiKey' | 'log'>> & Pick<RunPodProviderOptions, 'apiKey' | 'log'>;
+  private readonly o: Required<Omit<RunPodProviderOptions, 'apiKey' | 'log'>> &
+    Pick<RunPodProviderOptions, 'apiKey' | 'log'>;
   private catalog: { at: number; gpus: CatalogGpu[] } | undefined;
 
   constructor(opts: RunPodProviderOptions) {
-    this.o = { catalogTtlMs: 60_000, transientAttempts: 3, retryBaseMs: 200, ...opts, baseUrl: opts.baseUrl.replace(/\/+$/, '') };
+    this.o = {
+      catalogTtlMs: 60_000,
+      transientAttempts: 3,
+      retryBaseMs: 200,
+      ...opts,
+      baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+    };
   }
 
   configured(): boolean {
@@ -106,7 +113,8 @@ export class RunPodProvider implements OffloadProvider {
     body?: unknown,
     signal?: AbortSignal,
   ): Promise<{ status: number; json: unknown; headers: Headers }> {
-    if (!this.o.apiKey) throw new ProviderError('no RunPod API key is configured (RUNPOD_KEY)', { status: 401 });
+    if (!this.o.apiKey)
+      throw new ProviderError('no RunPod API key is configured (RUNPOD_KEY)', { status: 401 });
     const timeout = AbortSignal.timeout(this.o.timeoutMs);
     let res: Response;
     try {
@@ -121,7 +129,10 @@ export class RunPodProvider implements OffloadProvider {
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (err) {
-      throw new ProviderError(`RunPod ${method} ${path} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new ProviderError(
+        `RunPod ${method} ${path} failed: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
     const text = await res.text().catch(() => '');
     let json: unknown;
@@ -151,7 +162,9 @@ export class RunPodProvider implements OffloadProvider {
   private async gpuCatalog(signal?: AbortSignal): Promise<CatalogGpu[]> {
     if (this.catalog && Date.now() - this.catalog.at < this.o.catalogTtlMs) return this.catalog.gpus;
     const r = await this.expect('GET', '/catalog/gpus', [200], signal);
-    const gpus = ((r.json as { gpus?: CatalogGpu[] })?.gpus ?? []).filter((g) => g && typeof g.id === 'string');
+    const gpus = ((r.json as { gpus?: CatalogGpu[] })?.gpus ?? []).filter(
+      (g) => g && typeof g.id === 'string',
+    );
     this.catalog = { at: Date.now(), gpus };
     return gpus;
   }
@@ -162,8 +175,14 @@ export class RunPodProvider implements OffloadProvider {
       catalog = await this.gpuCatalog(signal);
     } catch (err) {
       const s = err instanceof ProviderError ? err.status : undefined;
-      if (s === 401 || s === 403) return { kind: 'failed', errorClass: 'Unauthorized', message: (err as Error).message };
-      if (s === 429) return { kind: 'rateLimited', retryAfterMs: (err as ProviderError).retryAfterMs ?? 1000, message: (err as Error).message };
+      if (s === 401 || s === 403)
+        return { kind: 'failed', errorClass: 'Unauthorized', message: (err as Error).message };
+      if (s === 429)
+        return {
+          kind: 'rateLimited',
+          retryAfterMs: (err as ProviderError).retryAfterMs ?? 1000,
+          message: (err as Error).message,
+        };
       throw err;
     }
     const needs = {
@@ -204,14 +223,10 @@ export class RunPodProvider implements OffloadProvider {
       if (req.minRamGbPerGpu) gpu.minRamPerGpu = req.minRamGbPerGpu;
       if (req.minVcpuPerGpu) gpu.minVcpuCountPerGpu = req.minVcpuPerGpu;
       for (let attempt = 1; ; attempt++) {
-        let r: Awaited<ReturnType<RunPodProvider['call']>>;
-        try {
-          r = await this.call('POST', '/pods', { ...base, gpu }, signal);
-        } catch (err) {
-          // A create that timed out may still have placed the pod: the caller looks for it
-          // by its tags before creating again, so retrying here would risk a duplicate.
-          throw err;
-        }
+        // A create that fails in transit (timeout, reset) may still have placed the pod, so
+        // it is not retried here: the error reaches the caller, whose retry first looks for
+        // the pod by its tags.
+        const r = await this.call('POST', '/pods', { ...base, gpu }, signal);
         const step = classifyCreate(r.status, r.headers.get('retry-after'));
         const problem = r.json as Problem | undefined;
         if (step.step === 'done') {
@@ -223,10 +238,18 @@ export class RunPodProvider implements OffloadProvider {
           refusals.push(`${cand.id}: ${describe(problem, r.status)}`);
           break;
         }
-        if (step.step === 'stop') return { kind: 'failed', errorClass: step.errorClass, message: describe(problem, r.status) };
-        if (step.step === 'wait') return { kind: 'rateLimited', retryAfterMs: step.retryAfterMs, message: describe(problem, r.status) };
+        if (step.step === 'stop')
+          return { kind: 'failed', errorClass: step.errorClass, message: describe(problem, r.status) };
+        if (step.step === 'wait')
+          return {
+            kind: 'rateLimited',
+            retryAfterMs: step.retryAfterMs,
+            message: describe(problem, r.status),
+          };
         if (attempt >= this.o.transientAttempts) {
-          throw new ProviderError(`RunPod create on ${cand.id}: ${describe(problem, r.status)}`, { status: r.status });
+          throw new ProviderError(`RunPod create on ${cand.id}: ${describe(problem, r.status)}`, {
+            status: r.status,
+          });
         }
         await new Promise((res) => setTimeout(res, this.o.retryBaseMs * 2 ** (attempt - 1)));
       }

@@ -70,9 +70,18 @@ export interface Job extends KubeObject {
     managedBy?: string;
     podReplacementPolicy?: string;
     selector?: { matchLabels?: Record<string, string> };
-    template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: PodSpec };
+    template?: {
+      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+      spec?: PodSpec;
+    };
   };
-  status?: { conditions?: Condition[]; active?: number; succeeded?: number; failed?: number; startTime?: string };
+  status?: {
+    conditions?: Condition[];
+    active?: number;
+    succeeded?: number;
+    failed?: number;
+    startTime?: string;
+  };
 }
 
 /** A remote pod as every provider reports it. */

@@ -108,7 +108,14 @@ export function virtualPod(job: Job, info: VirtualPodInfo): Pod {
         ...(info.gpuTypeId ? { [K.GPU_TYPE]: info.gpuTypeId } : {}),
       },
       ownerReferences: [
-        { apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          name,
+          uid: job.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
       finalizers: [K.JOB_TRACKING_FINALIZER],
     },

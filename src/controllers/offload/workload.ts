@@ -63,7 +63,9 @@ export function referencedObjects(job: Job): { secrets: string[]; configMaps: st
 
 export function remotePodName(job: Job): string {
   const uid = (job.metadata.uid ?? '').replace(/-/g, '').slice(0, 8);
-  const base = `troupe-${job.metadata.namespace}-${job.metadata.name}`.slice(0, 63 - uid.length - 1).replace(/-+$/, '');
+  const base = `troupe-${job.metadata.namespace}-${job.metadata.name}`
+    .slice(0, 63 - uid.length - 1)
+    .replace(/-+$/, '');
   return `${base}-${uid}`;
 }
 
@@ -83,10 +85,13 @@ export function buildLaunchRequest(
   const tpl = spec.template?.spec;
   const no = (message: string): BuildResult => ({ ok: false, errorClass: 'Unexpressible', message });
   if (!tpl || tpl.containers.length === 0) return no('the Job has no pod template containers');
-  if (tpl.containers.length !== 1) return no(`a RunPod pod runs one container; this Job's pods have ${tpl.containers.length}`);
+  if (tpl.containers.length !== 1)
+    return no(`a RunPod pod runs one container; this Job's pods have ${tpl.containers.length}`);
   if (tpl.initContainers?.length) return no('init containers cannot be run on RunPod');
   if ((spec.parallelism ?? 1) > 1 || (spec.completions ?? 1) > 1) {
-    return no('a Job with parallelism or completions above 1 needs several pods; troupe offloads one pod per Job');
+    return no(
+      'a Job with parallelism or completions above 1 needs several pods; troupe offloads one pod per Job',
+    );
   }
   if (spec.completionMode === 'Indexed') return no('Indexed Jobs cannot be offloaded');
   const c: Container = tpl.containers[0]!;
@@ -111,7 +116,8 @@ export function buildLaunchRequest(
   } else if (res['nvidia.com/gpu'] !== undefined) {
     gpuCount = Number(quantityValue(res['nvidia.com/gpu']));
   }
-  if (!Number.isInteger(gpuCount) || gpuCount < 1) return no('the container must ask for at least one whole GPU');
+  if (!Number.isInteger(gpuCount) || gpuCount < 1)
+    return no('the container must ask for at least one whole GPU');
   const requests = c.resources?.requests ?? c.resources?.limits ?? {};
   const cpu = tryParseQuantity(requests.cpu);
   const mem = tryParseQuantity(requests.memory);
@@ -138,7 +144,9 @@ export function buildLaunchRequest(
       gpuVendor,
       gpuMemoryGb: cfg.gpuMemoryGb,
       minVcpuPerGpu: cpu ? Math.max(1, Math.ceil(Number(milliValue(cpu)) / 1000 / gpuCount)) : undefined,
-      minRamGbPerGpu: mem ? Math.max(1, Math.ceil(Number(quantityValue(mem)) / 1024 ** 3 / gpuCount)) : undefined,
+      minRamGbPerGpu: mem
+        ? Math.max(1, Math.ceil(Number(quantityValue(mem)) / 1024 ** 3 / gpuCount))
+        : undefined,
       diskGb: disk ? Math.max(1, Number((quantityValue(disk) + GB - 1n) / GB)) : ctx.defaultDiskGb,
       cloud: cfg.cloud ?? ctx.defaultCloud,
       registry: cfg.registry,
@@ -157,7 +165,9 @@ function resolveEnv(
   c: Container,
   job: Job,
   refs: ReferencedData,
-): { ok: true; values: Record<string, string> } | { ok: false; errorClass: 'Unexpressible' | 'Unresolved'; message: string } {
+):
+  | { ok: true; values: Record<string, string> }
+  | { ok: false; errorClass: 'Unexpressible' | 'Unresolved'; message: string } {
   const values: Record<string, string> = {};
   for (const src of c.envFrom ?? []) {
     const ref = src.secretRef ?? src.configMapRef;
@@ -166,7 +176,11 @@ function resolveEnv(
     const data = src.secretRef ? refs.secrets[ref.name] : refs.configMaps[ref.name];
     if (!data) {
       if (ref.optional) continue;
-      return { ok: false, errorClass: 'Unresolved', message: `${kind} ${ref.name} referenced by envFrom was not found` };
+      return {
+        ok: false,
+        errorClass: 'Unresolved',
+        message: `${kind} ${ref.name} referenced by envFrom was not found`,
+      };
     }
     for (const [k, v] of Object.entries(data)) {
       const name = `${src.prefix ?? ''}${k}`;
@@ -211,13 +225,19 @@ function envValue(
     if (path === 'metadata.name') return `${job.metadata.name}-runpod`;
     if (path === 'metadata.namespace') return job.metadata.namespace ?? '';
     if (path === 'spec.nodeName') return K.VIRTUAL_NODE_NAME;
-    if (path === 'spec.serviceAccountName') return String((job.spec?.template?.spec as { serviceAccountName?: string })?.serviceAccountName ?? 'default');
+    if (path === 'spec.serviceAccountName')
+      return String(
+        (job.spec?.template?.spec as { serviceAccountName?: string })?.serviceAccountName ?? 'default',
+      );
     const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
     if (m) return (m[1] === 'labels' ? meta.labels : meta.annotations)?.[m[2]!] ?? '';
     return { errorClass: 'Unexpressible', message: `env ${e.name}: field ${path} has no value on RunPod` };
   }
   if (vf.resourceFieldRef) {
-    return { errorClass: 'Unexpressible', message: `env ${e.name}: resource field ${vf.resourceFieldRef.resource} has no value on RunPod` };
+    return {
+      errorClass: 'Unexpressible',
+      message: `env ${e.name}: resource field ${vf.resourceFieldRef.resource} has no value on RunPod`,
+    };
   }
   return '';
 }

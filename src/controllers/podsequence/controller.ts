@@ -82,6 +82,22 @@ export const podChangeMatters: Predicate = (e) => {
   );
 };
 
+/**
+ * PodSequence updates worth a reconcile: spec edits, deletion, finalizers. Not the
+ * controller's own status writes, which would otherwise each trigger another pass.
+ */
+export const sequenceChangeMatters: Predicate = (e) => {
+  if (e.type !== 'update' || !e.old) return true;
+  const a = e.old.metadata;
+  const b = e.obj.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    !sameJson(a.finalizers, b.finalizers) ||
+    a.uid !== b.uid
+  );
+};
+
 /** Node events that can change taints: nodes coming and going, taints or hostname edited. */
 export const nodeChangeMatters: Predicate = (e) => {
   if (e.type !== 'update' || !e.old) return true;
@@ -122,6 +138,7 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
   const controller: ControllerDefinition = {
     name: CONTROLLER_NAME,
     for: PODSEQUENCE,
+    predicates: [sequenceChangeMatters],
     watches: [
       { ...PODSEQUENCE, map: trackSequences },
       { ...POD, map: podToSequences, predicates: [podChangeMatters] },
@@ -276,7 +293,8 @@ async function finalize(ctx: ReconcileContext, seq: PodSequence, full: boolean):
   if (full) {
     const ns = seq.metadata.namespace ?? '';
     const name = seq.metadata.name ?? '';
-    const nodes = await ctx.cache.list<Node>(NODE, { signal: ctx.signal });
+    // A live list: the cache may not show yet a taint this controller has just added.
+    const nodes = (await ctx.client.listAll<Node>(NODE, { signal: ctx.signal })).items;
     for (const node of nodes) {
       if ((node.spec?.taints ?? []).some((t) => isSequenceTaint(t.key, ns, name))) {
         await setTaints(ctx.client, seq, node.metadata.name ?? '', [], ctx.signal);

@@ -267,7 +267,9 @@ function missingCheck(
       missing,
       failure: {
         reason: 'PodNotFound',
-        message: `Pod ${listNames(missing)} not found in namespace ${ctx.spec.namespace} for ${Math.round(waited / 1000)}s`,
+        // No running clock in the message: a status that changes every second would be
+        // rewritten every second.
+        message: `Pod ${listNames(missing)} not found in namespace ${ctx.spec.namespace} for more than ${Math.round(grace / 1000)}s`,
       },
     };
   }

@@ -79,8 +79,8 @@ export function podSummary(pods: readonly Pod[]): PodSummary {
         name: pod.metadata.name ?? '',
         state,
         reason: (state === 'failed' ? pod.status?.reason : sched?.reason) ?? '',
-        message: (state === 'failed' ? pod.status?.message : sched?.message) ?? '',
-        since: sched?.lastTransitionTime ?? pod.metadata.creationTimestamp,
+        message: String((state === 'failed' ? pod.status?.message : sched?.message) ?? ''),
+        since: sched?.lastTransitionTime || pod.metadata.creationTimestamp || undefined,
       });
     }
   }

@@ -34,16 +34,17 @@ export interface SequenceObject extends KubeObject {
   };
 }
 
+/** An events.k8s.io/v1 Event. */
 export interface EventObject extends KubeObject {
-  involvedObject?: { kind?: string; name?: string; namespace?: string; uid?: string };
+  regarding?: { kind?: string; name?: string; namespace?: string; uid?: string };
   reason?: string;
-  message?: string;
+  note?: string;
   type?: string;
-  count?: number;
   eventTime?: string | null;
-  firstTimestamp?: string | null;
-  lastTimestamp?: string | null;
   series?: { count?: number; lastObservedTime?: string } | null;
+  deprecatedCount?: number;
+  deprecatedFirstTimestamp?: string | null;
+  deprecatedLastTimestamp?: string | null;
 }
 
 const SEQUENCE_LIMIT = 100;
@@ -84,8 +85,8 @@ function eventTime(e: EventObject): string {
   return (
     str(e.series?.lastObservedTime) ??
     str(e.eventTime) ??
-    str(e.lastTimestamp) ??
-    str(e.firstTimestamp) ??
+    str(e.deprecatedLastTimestamp) ??
+    str(e.deprecatedFirstTimestamp) ??
     e.metadata.creationTimestamp ??
     ''
   );
@@ -95,7 +96,7 @@ export function timeline(seq: SequenceObject, events: readonly EventObject[]): T
   const uid = seq.metadata.uid;
   const out: TimelineEntry[] = [];
   for (const e of events) {
-    const inv = e.involvedObject;
+    const inv = e.regarding;
     if (!inv || inv.kind !== 'PodSequence') continue;
     if (inv.name !== seq.metadata.name || (inv.namespace ?? '') !== (seq.metadata.namespace ?? '')) continue;
     if (uid && inv.uid && inv.uid !== uid) continue;
@@ -103,8 +104,8 @@ export function timeline(seq: SequenceObject, events: readonly EventObject[]): T
       time: eventTime(e),
       type: e.type ?? 'Normal',
       reason: e.reason ?? '',
-      message: e.message ?? '',
-      count: e.series?.count ?? e.count ?? 1,
+      message: e.note ?? '',
+      count: e.series?.count ?? e.deprecatedCount ?? 1,
     });
   }
   out.sort((a, b) => a.time.localeCompare(b.time));

@@ -346,7 +346,7 @@ describe('queues and namespaces', () => {
       clusterQueues: new Map([
         ['cluster-queue', cq('cluster-queue', { namespaceSelector: { matchLabels: { team: 'a' } } })],
       ]),
-      namespaces: new Map([
+      namespaces: new Map<string, Record<string, string>>([
         ['other', {}],
         ['default', { team: 'a' }],
       ]),

@@ -75,6 +75,10 @@ async function setAwStatus(name: string, status: Record<string, unknown>): Promi
   );
 }
 
+function suspendOf(gvr: typeof AW | typeof GVR.jobs, name: string): boolean | undefined {
+  return (client.get(gvr, 'default', name)?.spec as { suspend?: boolean } | undefined)?.suspend;
+}
+
 const cond = (type: string, status: string, reason: string) => ({
   type,
   status,
@@ -107,12 +111,10 @@ describe('the Kueue stand-in', () => {
     });
     assert.equal((lq.spec as { clusterQueue: string }).clusterQueue, 'cluster-queue');
     assert.equal(condition(lq, 'Active')?.status, 'True');
-    const cq = await waitFor(
-      'cluster-queue status',
-      () =>
-        client.get(KGVR.clusterQueues, '', 'cluster-queue')?.status &&
-        client.get(KGVR.clusterQueues, '', 'cluster-queue'),
-    );
+    const cq = await waitFor('cluster-queue status', () => {
+      const q = client.get(KGVR.clusterQueues, '', 'cluster-queue');
+      return q?.status ? q : undefined;
+    });
     assert.equal((cq.spec as { queueingStrategy: string }).queueingStrategy, 'BestEffortFIFO');
     assert.equal(condition(cq, 'Active')?.reason, 'Ready');
   });
@@ -161,7 +163,7 @@ describe('the Kueue stand-in', () => {
         | undefined;
       return lq?.pendingWorkloads === 1 && lq.admittedWorkloads === 1;
     });
-    assert.equal((client.get(AW, 'default', 'second')?.spec as { suspend: boolean }).suspend, true);
+    assert.equal(suspendOf(AW, 'second'), true);
 
     await setAwStatus('first', {
       phase: 'Succeeded',
@@ -176,10 +178,7 @@ describe('the Kueue stand-in', () => {
     });
     assert.equal(condition(done, 'Finished')?.reason, 'Succeeded');
     assert.deepEqual(done.metadata.finalizers ?? [], []);
-    await waitFor(
-      'second admitted and unsuspended',
-      () => (client.get(AW, 'default', 'second')?.spec as { suspend: boolean }).suspend === false,
-    );
+    await waitFor('second admitted and unsuspended', () => suspendOf(AW, 'second') === false);
   });
 
   test('eviction (deactivation) suspends the AppWrapper; quota is released once it drops QuotaReserved; reactivation readmits', async () => {
@@ -191,10 +190,7 @@ describe('the Kueue stand-in', () => {
     await client.mutate<Workload>(KGVR.workloads, 'default', wl.metadata.name!, (cur) => {
       cur.spec.active = false;
     });
-    await waitFor(
-      'AppWrapper suspended by the eviction',
-      () => (client.get(AW, 'default', 'second')?.spec as { suspend: boolean }).suspend === true,
-    );
+    await waitFor('AppWrapper suspended by the eviction', () => suspendOf(AW, 'second') === true);
     const comp = (client.get(AW, 'default', 'second')!.spec as { components: { podSetInfos?: unknown }[] })
       .components[0]!;
     assert.equal(comp.podSetInfos, undefined);
@@ -216,10 +212,7 @@ describe('the Kueue stand-in', () => {
     await client.mutate<Workload>(KGVR.workloads, 'default', w.metadata.name!, (cur) => {
       cur.spec.active = true;
     });
-    await waitFor(
-      'readmitted',
-      () => (client.get(AW, 'default', 'second')?.spec as { suspend: boolean }).suspend === false,
-    );
+    await waitFor('readmitted', () => suspendOf(AW, 'second') === false);
     w = workloadOf('second')!;
     assert.equal(condition(w, 'Requeued')?.reason, 'Reactivated');
     assert.equal(condition(w, 'Evicted')?.status, 'False');
@@ -234,10 +227,7 @@ describe('the Kueue stand-in', () => {
     await client.mutate(KGVR.clusterQueues, '', 'cluster-queue', (cur) => {
       (cur.spec as Record<string, unknown>).stopPolicy = 'HoldAndDrain';
     });
-    await waitFor(
-      'suspended',
-      () => (client.get(AW, 'default', 'second')?.spec as { suspend: boolean }).suspend === true,
-    );
+    await waitFor('suspended', () => suspendOf(AW, 'second') === true);
     assert.equal(condition(workloadOf('second'), 'Evicted')?.reason, 'ClusterQueueStopped');
     await setAwStatus('second', {
       phase: 'Suspended',
@@ -246,10 +236,7 @@ describe('the Kueue stand-in', () => {
     await client.mutate(KGVR.clusterQueues, '', 'cluster-queue', (cur) => {
       (cur.spec as Record<string, unknown>).stopPolicy = 'None';
     });
-    await waitFor(
-      'readmitted after restart',
-      () => (client.get(AW, 'default', 'second')?.spec as { suspend: boolean }).suspend === false,
-    );
+    await waitFor('readmitted after restart', () => suspendOf(AW, 'second') === false);
     assert.equal(condition(workloadOf('second'), 'Requeued')?.reason, 'ClusterQueueRestarted');
   });
 
@@ -309,7 +296,7 @@ describe('the Kueue stand-in', () => {
     );
     const job = await waitFor('job unsuspended', () => {
       const j = client.get(GVR.jobs, 'default', 'queued-job');
-      return (j?.spec as { suspend: boolean }).suspend === false ? j : undefined;
+      return (j?.spec as { suspend?: boolean } | undefined)?.suspend === false ? j : undefined;
     });
     const labels = (job.spec as { template: { metadata: { labels: Record<string, string> } } }).template
       .metadata.labels;
@@ -353,10 +340,7 @@ describe('the Kueue stand-in', () => {
         },
       },
     });
-    await waitFor(
-      'suspended by the stand-in',
-      () => (client.get(GVR.jobs, 'default', 'eager')?.spec as { suspend: boolean }).suspend === true,
-    );
+    await waitFor('suspended by the stand-in', () => suspendOf(GVR.jobs, 'eager') === true);
     assert.equal(
       condition(workloadOf('eager', 'Job'), 'QuotaReserved')?.message,
       'ClusterQueue cluster-queue is inactive',
@@ -364,9 +348,6 @@ describe('the Kueue stand-in', () => {
     await client.mutate(KGVR.clusterQueues, '', 'cluster-queue', (cur) => {
       (cur.spec as Record<string, unknown>).stopPolicy = 'None';
     });
-    await waitFor(
-      'resumed',
-      () => (client.get(GVR.jobs, 'default', 'eager')?.spec as { suspend: boolean }).suspend === false,
-    );
+    await waitFor('resumed', () => suspendOf(GVR.jobs, 'eager') === false);
   });
 });

@@ -14,7 +14,12 @@ interface Answer {
 
 describe('RunPod stand-in', () => {
   let rp: RunPodStandIn;
-  const call = async (method: string, path: string, body?: unknown, key: string | null = rp.apiKey): Promise<Answer> => {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    key: string | null = rp.apiKey,
+  ): Promise<Answer> => {
     const res = await fetch(`${rp.url}${path}`, {
       method,
       headers: {
@@ -48,19 +53,38 @@ describe('RunPod stand-in', () => {
     assert.deepEqual(none.body, { title: 'Unauthorized', status: 401, detail: 'missing bearer token' });
     assert.equal((await call('GET', '/pods', undefined, 'nope')).status, 401);
     assert.equal((await call('GET', '/pods', undefined, 'read-only-key')).status, 200);
-    const denied = await call('POST', '/pods', { name: 'x', image: 'i', gpu: { id: 'NVIDIA RTX A4000' } }, 'read-only-key');
+    const denied = await call(
+      'POST',
+      '/pods',
+      { name: 'x', image: 'i', gpu: { id: 'NVIDIA RTX A4000' } },
+      'read-only-key',
+    );
     assert.equal(denied.status, 403);
   });
 
   test('the GPU catalog, with availability on request', async () => {
     const cat = await call('GET', '/catalog/gpus');
     const a4000 = (cat.body.gpus as Record<string, unknown>[]).find((g) => g.id === 'NVIDIA RTX A4000')!;
-    assert.deepEqual(Object.keys(a4000).sort(), ['community', 'id', 'manufacturer', 'maxCount', 'memory', 'name', 'pool', 'price', 'secure']);
+    assert.deepEqual(Object.keys(a4000).sort(), [
+      'community',
+      'id',
+      'manufacturer',
+      'maxCount',
+      'memory',
+      'name',
+      'pool',
+      'price',
+      'secure',
+    ]);
     assert.equal(a4000.memory, 16);
     const avail = await call('GET', '/catalog/gpus?include=AVAILABILITY&product=POD');
     const l4 = (avail.body.gpus as Record<string, unknown>[]).find((g) => g.id === 'NVIDIA L4')!;
     assert.equal(l4.availability, 'NONE');
-    assert.equal((await call('GET', '/catalog/gpus?include=AVAILABILITY')).status, 400, 'product is required with include');
+    assert.equal(
+      (await call('GET', '/catalog/gpus?include=AVAILABILITY')).status,
+      400,
+      'product is required with include',
+    );
     assert.equal((await call('GET', `/catalog/gpus/${encodeURIComponent('NVIDIA A40')}`)).body.memory, 48);
   });
 
@@ -81,16 +105,25 @@ describe('RunPod stand-in', () => {
     });
     const running = await call('GET', `/pods/${id}`);
     assert.deepEqual(running.body.actions, ['stop', 'restart', 'terminate']);
-    assert.ok(running.body.runtime && typeof (running.body.runtime as { uptime: number }).uptime === 'number');
+    assert.ok(
+      running.body.runtime && typeof (running.body.runtime as { uptime: number }).uptime === 'number',
+    );
     assert.equal(((await call('GET', '/pods')).body.pods as unknown[]).length >= 1, true);
     // stop → EXITED, cost 0, GPUs returned; start → RUNNING again.
     const stopped = await call('POST', `/pods/${id}/action`, { action: 'stop' });
     assert.equal(stopped.status, 200);
     assert.equal(stopped.body.status, 'EXITED');
     assert.equal(stopped.body.cost, 0);
-    assert.equal((await call('POST', `/pods/${id}/action`, { action: 'restart' })).status, 409, 'restart needs RUNNING');
+    assert.equal(
+      (await call('POST', `/pods/${id}/action`, { action: 'restart' })).status,
+      409,
+      'restart needs RUNNING',
+    );
     assert.equal((await call('POST', `/pods/${id}/action`, { action: 'start' })).status, 200);
-    await waitFor('RUNNING again', async () => (await call('GET', `/pods/${id}`)).body.status === 'RUNNING' || undefined);
+    await waitFor(
+      'RUNNING again',
+      async () => (await call('GET', `/pods/${id}`)).body.status === 'RUNNING' || undefined,
+    );
     const term = await call('POST', `/pods/${id}/action`, { action: 'terminate' });
     assert.equal(term.status, 204);
     assert.equal((await call('GET', `/pods/${id}`)).status, 404);
@@ -100,8 +133,16 @@ describe('RunPod stand-in', () => {
   test('errors: 422 lists violations, 400 rule or no capacity, 403 forbidden pool, 402 balance, 405', async () => {
     const bad = await create({ gpu: { id: 'NVIDIA RTX A4000', count: 0 }, bogus: true });
     assert.equal(bad.status, 422);
-    assert.deepEqual(bad.body.errors, ["$: additional properties 'bogus' not allowed", '$.gpu.count: must be >= 1']);
-    const both = await call('POST', '/pods', { name: 'p', image: 'i', gpu: { id: 'NVIDIA RTX A4000' }, cpu: { id: 'cpu5c', vcpuCount: 2 } });
+    assert.deepEqual(bad.body.errors, [
+      "$: additional properties 'bogus' not allowed",
+      '$.gpu.count: must be >= 1',
+    ]);
+    const both = await call('POST', '/pods', {
+      name: 'p',
+      image: 'i',
+      gpu: { id: 'NVIDIA RTX A4000' },
+      cpu: { id: 'cpu5c', vcpuCount: 2 },
+    });
     assert.equal(both.status, 400);
     assert.match(String(both.body.detail), /exactly one of gpu or cpu/);
     const full = await create({ gpu: { id: 'NVIDIA L4' } });
@@ -128,7 +169,14 @@ describe('RunPod stand-in', () => {
   test('logs stream as server-sent events and resume with Last-Event-ID', async () => {
     const c = await create({ args: `sh -c 'echo one; echo two; sleep infinity'` });
     const id = c.body.id as string;
-    await waitFor('two lines', () => rp.pods().find((p) => p.id === id)?.logs.some((l) => l.line === 'two') || undefined);
+    await waitFor(
+      'two lines',
+      () =>
+        rp
+          .pods()
+          .find((p) => p.id === id)
+          ?.logs.some((l) => l.line === 'two') || undefined,
+    );
     const read = async (headers: Record<string, string>, query: string) => {
       const ac = new AbortController();
       const res = await fetch(`${rp.url}/pods/${id}/logs${query}`, {
@@ -151,12 +199,18 @@ describe('RunPod stand-in', () => {
       return events;
     };
     const all = await read({}, '?source=container');
-    assert.deepEqual(all.map((e) => e.data.line), ['one', 'two']);
+    assert.deepEqual(
+      all.map((e) => e.data.line),
+      ['one', 'two'],
+    );
     assert.match(all[0]!.id!, /^\d{4}-\d\d-\d\dT.*Z\/\d{12}$/);
     assert.ok(all.every((e) => e.data.source === 'container'));
     // Resuming after the first event replays only what followed it.
     const rest = await read({ 'last-event-id': all[0]!.id! }, '?source=container');
-    assert.deepEqual(rest.map((e) => e.data.line), ['two']);
+    assert.deepEqual(
+      rest.map((e) => e.data.line),
+      ['two'],
+    );
     await call('DELETE', `/pods/${id}`);
   });
 
@@ -167,7 +221,10 @@ describe('RunPod stand-in', () => {
     const pod = await call('GET', `/pods/${id}`);
     assert.equal(pod.body.status, 'RUNNING');
     assert.ok(!JSON.stringify(pod.body).includes('exitCode'));
-    const lines = rp.pods().find((p) => p.id === id)!.logs.map((l) => l.line);
+    const lines = rp
+      .pods()
+      .find((p) => p.id === id)!
+      .logs.map((l) => l.line);
     assert.ok(lines.filter((l) => l === 'ran').length >= 2);
     assert.ok(!lines.some((l) => /\b5\b/.test(l) && l.includes('exit')), 'no exit code in the logs either');
     await call('DELETE', `/pods/${id}`);
@@ -184,7 +241,10 @@ describe('RunPod stand-in', () => {
       const third = await fetch(`${limited.url}/pods`, { headers: h });
       assert.equal(third.status, 429);
       assert.ok(Number(third.headers.get('retry-after')) > 0);
-      assert.equal(((await third.json()) as { detail: string }).detail, 'rate limit exceeded for the minute window');
+      assert.equal(
+        ((await third.json()) as { detail: string }).detail,
+        'rate limit exceeded for the minute window',
+      );
     } finally {
       await limited.stop();
     }
@@ -219,7 +279,18 @@ describe('the simulated container shell', () => {
   };
 
   test('sh -c with "$@", $?, &&, ||, exit and exec', async () => {
-    const r = await run(['sh', '-c', '"$@"; code=$?; echo "m $code"; exit 0', 'troupe', 'sh', '-c', 'echo hi $X && false || echo fallback; exit 9'], { X: 'there' });
+    const r = await run(
+      [
+        'sh',
+        '-c',
+        '"$@"; code=$?; echo "m $code"; exit 0',
+        'troupe',
+        'sh',
+        '-c',
+        'echo hi $X && false || echo fallback; exit 9',
+      ],
+      { X: 'there' },
+    );
     assert.deepEqual(r, { code: 0, lines: ['hi there', 'fallback', 'm 9'] });
     assert.equal((await run(['sh', '-c', 'exec sh -c "exit 4"'])).code, 4);
     assert.deepEqual((await run(['sh', '-c', 'echo a\n# note\necho "b\nc"'])).lines, ['a', 'b', 'c']);
@@ -228,6 +299,12 @@ describe('the simulated container shell', () => {
   });
 
   test('args split as a shell would', () => {
-    assert.deepEqual(splitArgs(`sh -c 'echo "$A"; exit 2' x "a b"`), ['sh', '-c', 'echo "$A"; exit 2', 'x', 'a b']);
+    assert.deepEqual(splitArgs(`sh -c 'echo "$A"; exit 2' x "a b"`), [
+      'sh',
+      '-c',
+      'echo "$A"; exit 2',
+      'x',
+      'a b',
+    ]);
   });
 });

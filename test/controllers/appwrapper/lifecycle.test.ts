@@ -205,7 +205,7 @@ describe('AppWrapper lifecycle (bare API server)', () => {
       const a = getAw(env, 'slow');
       return (
         conditionOf(a, 'Unhealthy')?.reason === 'InsufficientPodsReady' &&
-        (a?.status as { resettingCount?: number }).resettingCount === 1
+        (a?.status as { resettingCount?: number } | undefined)?.resettingCount === 1
       );
     });
     await env.client.delete(AW, 'default', 'slow');

@@ -186,7 +186,7 @@ describe('validation', () => {
     const asNobody = Client.fromKubeConfig(kubeConfigFromString(env.server.kubeconfigFor(token)));
     try {
       await assert.rejects(
-        asNobody.create(appWrapper('sneaky') as never),
+        asNobody.create(appWrapper('sneaky')),
         /User system:serviceaccount:default:nobody is not authorized to create pods in default/,
       );
       // With RBAC to create pods, the same user may wrap them.
@@ -204,7 +204,7 @@ describe('validation', () => {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-maker' },
         subjects: [{ kind: 'ServiceAccount', name: 'nobody', namespace: 'default' }],
       });
-      const created = await asNobody.create(appWrapper('permitted') as never);
+      const created = await asNobody.create(appWrapper('permitted'));
       assert.equal(
         created.metadata.labels?.['workload.codeflare.dev/user'],
         'system_serviceaccount_default_nobody',

@@ -17,7 +17,12 @@ import type { Job, Pod, RemotePod } from '../../../src/controllers/offload/types
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
-function job(name: string, annotations: Record<string, string> = {}, extra: Partial<Job> = {}, createdMs = T0): Job {
+function job(
+  name: string,
+  annotations: Record<string, string> = {},
+  extra: Partial<Job> = {},
+  createdMs = T0,
+): Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -33,10 +38,20 @@ function job(name: string, annotations: Record<string, string> = {}, extra: Part
   };
 }
 
-function pod(owner: Job, opts: { phase?: string; unschedulableSince?: number; nodeName?: string; virtual?: boolean } = {}): Pod {
+function pod(
+  owner: Job,
+  opts: { phase?: string; unschedulableSince?: number; nodeName?: string; virtual?: boolean } = {},
+): Pod {
   const conditions =
     opts.unschedulableSince !== undefined
-      ? [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', lastTransitionTime: iso(opts.unschedulableSince) }]
+      ? [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            lastTransitionTime: iso(opts.unschedulableSince),
+          },
+        ]
       : [];
   return {
     apiVersion: 'v1',
@@ -46,8 +61,22 @@ function pod(owner: Job, opts: { phase?: string; unschedulableSince?: number; no
       namespace: 'ns',
       uid: `pod-${owner.metadata.name}-${opts.virtual ? 'v' : 'l'}`,
       labels: opts.virtual ? { 'runpod.io/managed': 'true' } : {},
-      annotations: opts.virtual ? { 'runpod.io/provider': 'runpod', 'runpod.io/pod-id': `r-${owner.metadata.name}`, 'runpod.io/cost-per-hr': '0.25' } : {},
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: owner.metadata.name!, uid: owner.metadata.uid!, controller: true }],
+      annotations: opts.virtual
+        ? {
+            'runpod.io/provider': 'runpod',
+            'runpod.io/pod-id': `r-${owner.metadata.name}`,
+            'runpod.io/cost-per-hr': '0.25',
+          }
+        : {},
+      ownerReferences: [
+        {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          name: owner.metadata.name!,
+          uid: owner.metadata.uid!,
+          controller: true,
+        },
+      ],
     },
     spec: { containers: [{ name: 'c' }], ...(opts.nodeName ? { nodeName: opts.nodeName } : {}) },
     status: { phase: opts.phase ?? 'Pending', conditions },
@@ -58,9 +87,13 @@ const opts = { maxPendingTime: 0, pendingJobThreshold: 1 };
 
 describe('reading Job annotations', () => {
   test('the seed annotations, and bad values reported, not guessed', () => {
-    const ok = readJobConfig(job('a', { 'runpod.io/offload': 'true', 'runpod.io/required-gpu-memory': '16' }));
+    const ok = readJobConfig(
+      job('a', { 'runpod.io/offload': 'true', 'runpod.io/required-gpu-memory': '16' }),
+    );
     assert.deepEqual([ok.managed, ok.requested, ok.gpuMemoryGb, ok.errors], [true, true, 16, []]);
-    const bad = readJobConfig(job('b', { 'runpod.io/required-gpu-memory': 'lots', 'runpod.io/cloud-type': 'PRIVATE' }));
+    const bad = readJobConfig(
+      job('b', { 'runpod.io/required-gpu-memory': 'lots', 'runpod.io/cloud-type': 'PRIVATE' }),
+    );
     assert.equal(bad.errors.length, 2);
     assert.match(bad.errors[0]!, /non-negative number of GB, got "lots"/);
     assert.equal(readJobConfig(job('c', { 'runpod.io/required-gpu-memory': '-4' })).errors.length, 1);
@@ -77,7 +110,11 @@ describe('pending state', () => {
       runningLocally: false,
     });
     assert.equal(pendingState(j, [pod(j)]).pending, false, 'a pod the scheduler has not looked at yet');
-    assert.equal(pendingState(j, [pod(j, { nodeName: 'n1' })]).runningLocally, true, 'bound: starting locally');
+    assert.equal(
+      pendingState(j, [pod(j, { nodeName: 'n1' })]).runningLocally,
+      true,
+      'bound: starting locally',
+    );
     assert.equal(pendingState(j, [pod(j, { phase: 'Running', nodeName: 'n1' })]).runningLocally, true);
     const suspended = job('s', {}, { spec: { suspend: true, template: { spec: { containers: [] } } } });
     assert.equal(pendingState(suspended, [pod(suspended, { unschedulableSince: T0 })]).pending, false);
@@ -89,7 +126,12 @@ describe('the offload decision', () => {
     const j = job('a', { 'runpod.io/offload': 'true' });
     const d = decideOffload({ job: j, pods: [] }, [{ job: j, pods: [] }], opts, T0);
     assert.deepEqual(d, { offload: true, reason: 'Requested', message: 'runpod.io/offload is "true"' });
-    const running = decideOffload({ job: j, pods: [pod(j, { phase: 'Running', nodeName: 'n' })] }, [], opts, T0);
+    const running = decideOffload(
+      { job: j, pods: [pod(j, { phase: 'Running', nodeName: 'n' })] },
+      [],
+      opts,
+      T0,
+    );
     assert.equal(running.offload, false);
     assert.equal(running.offload === false && running.runningLocally, true);
   });
@@ -97,17 +139,31 @@ describe('the offload decision', () => {
   test('unmanaged, finished, offloaded and blocked Jobs are left alone', () => {
     const unmanaged = job('u', { 'runpod.io/managed': 'false', 'runpod.io/offload': 'true' });
     assert.equal(decideOffload({ job: unmanaged, pods: [] }, [], opts, T0).offload, false);
-    const done = job('d', { 'runpod.io/offload': 'true' }, { status: { conditions: [{ type: 'Complete', status: 'True' }] } });
+    const done = job(
+      'd',
+      { 'runpod.io/offload': 'true' },
+      { status: { conditions: [{ type: 'Complete', status: 'True' }] } },
+    );
     assert.equal(decideOffload({ job: done, pods: [] }, [], opts, T0).offload, false);
     const j = job('o', { 'runpod.io/offload': 'true' });
     assert.equal(decideOffload({ job: j, pods: [pod(j, { virtual: true })] }, [], opts, T0).offload, false);
     const launching = job('l', { 'runpod.io/offload': 'true', 'runpod.io/offload-state': 'Launching' });
     assert.equal(decideOffload({ job: launching, pods: [] }, [], opts, T0).offload, false);
-    const blocked = job('b', { 'runpod.io/offload': 'true', 'runpod.io/offload-error-class': 'Unauthorized' });
+    const blocked = job('b', {
+      'runpod.io/offload': 'true',
+      'runpod.io/offload-error-class': 'Unauthorized',
+    });
     assert.ok(blockedByError(blocked));
     assert.equal(decideOffload({ job: blocked, pods: [] }, [], opts, T0).offload, false);
-    const retryable = job('r', { 'runpod.io/offload': 'true', 'runpod.io/offload-error-class': 'NoCapacity' });
-    assert.equal(decideOffload({ job: retryable, pods: [] }, [], opts, T0).offload, true, 'capacity errors are retried');
+    const retryable = job('r', {
+      'runpod.io/offload': 'true',
+      'runpod.io/offload-error-class': 'NoCapacity',
+    });
+    assert.equal(
+      decideOffload({ job: retryable, pods: [] }, [], opts, T0).offload,
+      true,
+      'capacity errors are retried',
+    );
   });
 
   test('max pending time: 0 offloads a pending Job at once; otherwise after the time, with a recheck before', () => {
@@ -123,7 +179,10 @@ describe('the offload decision', () => {
 
   test('threshold: the oldest pending Jobs beyond the threshold go, the rest wait', () => {
     const jobs = ['a', 'b', 'c', 'd'].map((n, i) => job(n, {}, {}, T0 + i * 1000));
-    const obs: JobObservation[] = jobs.map((j) => ({ job: j, pods: [pod(j, { unschedulableSince: T0 + 10_000 })] }));
+    const obs: JobObservation[] = jobs.map((j) => ({
+      job: j,
+      pods: [pod(j, { unschedulableSince: T0 + 10_000 })],
+    }));
     const o = { maxPendingTime: 3600, pendingJobThreshold: 2 };
     const decisions = obs.map((x) => decideOffload(x, obs, o, T0 + 20_000));
     assert.deepEqual(
@@ -180,7 +239,10 @@ describe('spending and orphans', () => {
 });
 
 describe('remote outcome and the virtual pod', () => {
-  const remote = (status: RemotePod['status'], startedAt: string | null = '2026-11-20T10:00:01.500Z'): RemotePod => ({
+  const remote = (
+    status: RemotePod['status'],
+    startedAt: string | null = '2026-11-20T10:00:01.500Z',
+  ): RemotePod => ({
     id: 'r1',
     name: 'r1',
     status,
@@ -195,7 +257,14 @@ describe('remote outcome and the virtual pod', () => {
     assert.ok(failed.kind === 'finished' && failed.exitCode === 3 && !failed.assumed);
     const s = virtualPodStatus(failed, remote('RUNNING'), 'c', 'img', 'now', 'start');
     assert.equal(s.phase, 'Failed');
-    const ok = virtualPodStatus({ kind: 'finished', exitCode: 0, assumed: false, message: '' }, remote('RUNNING'), 'c', 'img', 'now', 'start');
+    const ok = virtualPodStatus(
+      { kind: 'finished', exitCode: 0, assumed: false, message: '' },
+      remote('RUNNING'),
+      'c',
+      'img',
+      'now',
+      'start',
+    );
     assert.equal(ok.phase, 'Succeeded');
   });
 
@@ -205,16 +274,25 @@ describe('remote outcome and the virtual pod', () => {
     assert.equal(remoteOutcome(undefined, { wrapped: true }).kind, 'lost');
     assert.equal(remoteOutcome(remote('EXITED'), { wrapped: true }).kind, 'lost');
     assert.equal(remoteOutcome(remote('ERROR'), { wrapped: true }).kind, 'lost');
-    assert.equal(virtualPodStatus({ kind: 'lost', message: 'x' }, undefined, 'c', 'i', 'n', 's').phase, 'Failed');
+    assert.equal(
+      virtualPodStatus({ kind: 'lost', message: 'x' }, undefined, 'c', 'i', 'n', 's').phase,
+      'Failed',
+    );
   });
 
   test('unwrapped: a restart (a later startedAt) means the container ended; success is assumed', () => {
     const first = Date.parse('2026-11-20T10:00:01.500Z');
     assert.equal(remoteOutcome(remote('RUNNING'), { firstStartedMs: first, wrapped: false }).kind, 'running');
-    const restarted = remoteOutcome(remote('RUNNING', '2026-11-20T10:00:01.900Z'), { firstStartedMs: first, wrapped: false });
+    const restarted = remoteOutcome(remote('RUNNING', '2026-11-20T10:00:01.900Z'), {
+      firstStartedMs: first,
+      wrapped: false,
+    });
     assert.ok(restarted.kind === 'finished' && restarted.assumed && restarted.exitCode === 0);
     // Wrapped commands never rely on restarts: the marker decides.
-    assert.equal(remoteOutcome(remote('RUNNING', '2026-11-20T10:00:09Z'), { firstStartedMs: first, wrapped: true }).kind, 'running');
+    assert.equal(
+      remoteOutcome(remote('RUNNING', '2026-11-20T10:00:09Z'), { firstStartedMs: first, wrapped: true }).kind,
+      'running',
+    );
   });
 
   test('the exit marker is read only with its per-pod nonce', () => {

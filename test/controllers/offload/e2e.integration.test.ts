@@ -44,7 +44,9 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
   test('the seed example Job is offloaded, shown as running, and completes', async (t) => {
     const created = Date.now();
     await env.client.create(seedJob('my-gpu-job', ns));
-    const remote = await waitFor('the remote pod', () => env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'my-gpu-job'));
+    const remote = await waitFor('the remote pod', () =>
+      env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'my-gpu-job'),
+    );
     t.diagnostic(`remote create ${Date.now() - created} ms after the Job was created`);
     assert.equal(remote.env.TROUPE_NAMESPACE, ns);
     assert.equal(remote.env.TROUPE_CLUSTER, 'e2e');
@@ -60,7 +62,11 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     assert.equal(vpod.metadata.annotations?.['runpod.io/cost-per-hr'], '0.25');
 
     const node = (await env.client.get(NODE, 'runpod-virtual-node')) as Obj;
-    assert.deepEqual((node.spec?.taints as unknown[])?.[0], { key: 'runpod.io/virtual', value: 'true', effect: 'NoSchedule' });
+    assert.deepEqual((node.spec?.taints as unknown[])?.[0], {
+      key: 'runpod.io/virtual',
+      value: 'true',
+      effect: 'NoSchedule',
+    });
 
     // The seed's kubectl checks.
     const pods = await env.kubectl(['get', 'pods', '-l', 'runpod.io/managed=true', '-n', ns, '-o', 'name']);
@@ -79,7 +85,11 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     const local = ((await env.client.list(POD, { namespace: ns })).items as Obj[]).filter(
       (p) => p.metadata.name !== 'my-gpu-job-runpod' && !p.metadata.deletionTimestamp,
     );
-    assert.deepEqual(local.map((p) => p.metadata.name), [], 'no local pod runs the Job as well');
+    assert.deepEqual(
+      local.map((p) => p.metadata.name),
+      [],
+      'no local pod runs the Job as well',
+    );
 
     // The image exits, RunPod restarts it: troupe notices, terminates it, the Job completes.
     const done = await waitFor('the Job to complete', async () => {
@@ -90,7 +100,10 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     assert.equal(done.status?.succeeded, 1);
     assert.equal(done.status?.failed ?? 0, 0, 'the local pod troupe replaced is not counted as a failure');
     assert.equal(done.metadata.annotations?.['runpod.io/exit-code'], '0');
-    await waitFor('the remote pod to be terminated', () => !env.runpod.pods().some((p) => p.id === remote.id));
+    await waitFor(
+      'the remote pod to be terminated',
+      () => !env.runpod.pods().some((p) => p.id === remote.id),
+    );
   });
 
   test('a wrapped command: its exit code is captured and the Job fails', async () => {
@@ -105,11 +118,19 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     assert.equal(failed.metadata.annotations?.['runpod.io/offload-state'], 'Failed');
     const vpod = (await env.client.get(POD, 'exits-3-runpod', ns)) as Obj;
     assert.equal(vpod.status?.phase, 'Failed');
-    const cs = (vpod.status?.containerStatuses as { state: { terminated?: { exitCode: number } } }[])[0];
+    const cs = (
+      (vpod.status?.containerStatuses ?? []) as { state: { terminated?: { exitCode: number } } }[]
+    )[0];
     assert.equal(cs?.state.terminated?.exitCode, 3);
-    await waitFor('no remote pod for the Job', () => !env.runpod.pods().some((p) => p.env.TROUPE_JOB === 'exits-3'));
+    await waitFor(
+      'no remote pod for the Job',
+      () => !env.runpod.pods().some((p) => p.env.TROUPE_JOB === 'exits-3'),
+    );
     const j = (await env.client.get(JOB, 'exits-3', ns)) as Obj;
-    assert.ok(!j.metadata.finalizers?.includes('runpod.io/offload-cleanup'), 'the cleanup finalizer is released');
+    assert.ok(
+      !j.metadata.finalizers?.includes('runpod.io/offload-cleanup'),
+      'the cleanup finalizer is released',
+    );
   });
 
   test('a wrapped command that succeeds completes the Job with exit code 0', async () => {
@@ -124,12 +145,20 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
 
   test('deleting a Job terminates its remote pod and removes its virtual pod', async () => {
     await env.client.create(seedJob('long', ns, { command: ['sh', '-c', 'echo start; sleep infinity'] }));
-    const remote = await waitFor('the remote pod', () => env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'long'));
+    const remote = await waitFor('the remote pod', () =>
+      env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'long'),
+    );
     await waitFor('the virtual pod', () => env.client.tryGet(POD, 'long-runpod', ns));
     await env.kubectl(['delete', 'job', 'long', '-n', ns, '--wait=false']);
-    await waitFor('the remote pod to be terminated', () => !env.runpod.pods().some((p) => p.id === remote.id));
+    await waitFor(
+      'the remote pod to be terminated',
+      () => !env.runpod.pods().some((p) => p.id === remote.id),
+    );
     await waitFor('the Job to be gone', async () => !(await env.client.tryGet(JOB, 'long', ns)));
-    await waitFor('the virtual pod to be gone', async () => !(await env.client.tryGet(POD, 'long-runpod', ns)));
+    await waitFor(
+      'the virtual pod to be gone',
+      async () => !(await env.client.tryGet(POD, 'long-runpod', ns)),
+    );
   });
 
   test('a managed Job that cannot be scheduled locally is offloaded without being asked', async () => {
@@ -141,7 +170,9 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
       return cur.metadata.annotations?.['runpod.io/offloaded'] === 'true' ? cur : undefined;
     });
     assert.equal(j.metadata.annotations?.['runpod.io/offload-reason'], 'PendingTooLong');
-    await waitFor('the Job to complete', async () => condition((await env.client.get(JOB, 'pending', ns)) as Obj, 'Complete'));
+    await waitFor('the Job to complete', async () =>
+      condition((await env.client.get(JOB, 'pending', ns)) as Obj, 'Complete'),
+    );
   });
 
   test('the manager is ready: the provider answers and a key is configured', async () => {
@@ -156,7 +187,15 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     const node = await env.kubectl(['apply', '-f', 'deploy/virtual-node-setup.yaml']);
     assert.match(node, /node\/runpod-virtual-node (configured|unchanged|created)/);
     const ctl = await env.kubectl(['apply', '--dry-run=server', '-f', 'deploy/runpod-controller.yaml']);
-    for (const kind of ['serviceaccount', 'clusterrole', 'clusterrolebinding', 'role', 'rolebinding', 'deployment', 'service']) {
+    for (const kind of [
+      'serviceaccount',
+      'clusterrole',
+      'clusterrolebinding',
+      'role',
+      'rolebinding',
+      'deployment',
+      'service',
+    ]) {
       assert.match(ctl, new RegExp(`${kind}[^ ]*/runpod-controller`));
     }
     const sample = await env.kubectl(['apply', '--dry-run=server', '-n', ns, '-f', 'samples/offload/']);

@@ -8,7 +8,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
-import { type RunPodStandIn, type RunPodStandInOptions, startRunPodStandIn } from '../../../src/cluster/runpod/index.ts';
+import {
+  type RunPodStandIn,
+  type RunPodStandInOptions,
+  startRunPodStandIn,
+} from '../../../src/cluster/runpod/index.ts';
 import { createOffload, type Offload, type OffloadOptions } from '../../../src/controllers/offload/index.ts';
 import { Client, type KubeObject, kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
 
@@ -68,7 +72,8 @@ export async function startOffloadEnv(
         'kubectl',
         ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
         { timeout: 60_000 },
-        (err, stdout, stderr) => (err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout)),
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
       );
       if (input !== undefined) child.stdin?.end(input);
     });
@@ -111,7 +116,11 @@ export async function startOffloadEnv(
 }
 
 /** The seed README's example Job (name and namespace chosen by the test). */
-export function seedJob(name: string, namespace: string, extra: { command?: string[]; annotations?: Record<string, string>; backoffLimit?: number } = {}): KubeObject {
+export function seedJob(
+  name: string,
+  namespace: string,
+  extra: { command?: string[]; annotations?: Record<string, string>; backoffLimit?: number } = {},
+): KubeObject {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

@@ -12,7 +12,10 @@ import { type OffloadEnv, seedJob, startOffloadEnv } from './harness.ts';
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 type Obj = KubeObject & { status?: Record<string, unknown> };
 
-const failed = (j: Obj) => ((j.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Failed' && c.status === 'True');
+const failed = (j: Obj) =>
+  ((j.status?.conditions ?? []) as { type: string; status: string }[]).some(
+    (c) => c.type === 'Failed' && c.status === 'True',
+  );
 
 describe('offload recovery and bad input', () => {
   let env: OffloadEnv;
@@ -27,15 +30,22 @@ describe('offload recovery and bad input', () => {
   });
 
   test('after a restart, troupe follows its remote pods again: exit codes and deletions', async () => {
-    await env.client.create(seedJob('survivor', ns, { command: ['sh', '-c', 'sleep 40; exit 2'], backoffLimit: 0 }));
+    await env.client.create(
+      seedJob('survivor', ns, { command: ['sh', '-c', 'sleep 40; exit 2'], backoffLimit: 0 }),
+    );
     await env.client.create(seedJob('doomed', ns, { command: ['sh', '-c', 'sleep infinity'] }));
-    const doomed = await waitFor('doomed offloaded', () => env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'doomed'));
+    const doomed = await waitFor('doomed offloaded', () =>
+      env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'doomed'),
+    );
     await waitFor('survivor offloaded', () => env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'survivor'));
     await env.stopManager();
     // While troupe is down: a Job is deleted (held by troupe's finalizer) and a remote command ends.
     await env.kubectl(['delete', 'job', 'doomed', '-n', ns, '--wait=false']);
     await env.restart();
-    await waitFor('the deleted Job\'s remote pod to be terminated', () => !env.runpod.pods().some((p) => p.id === doomed.id));
+    await waitFor(
+      "the deleted Job's remote pod to be terminated",
+      () => !env.runpod.pods().some((p) => p.id === doomed.id),
+    );
     const j = await waitFor('survivor to fail with its exit code', async () => {
       const cur = (await env.client.get(JOB, 'survivor', ns)) as Obj;
       return failed(cur) ? cur : undefined;
@@ -53,7 +63,12 @@ describe('offload recovery and bad input', () => {
         image: 'busybox',
         args: 'sleep infinity',
         gpu: { id: 'NVIDIA RTX A4000' },
-        env: { TROUPE_CLUSTER: 'e2e', TROUPE_NAMESPACE: ns, TROUPE_JOB: 'ghost', TROUPE_JOB_UID: 'no-such-uid' },
+        env: {
+          TROUPE_CLUSTER: 'e2e',
+          TROUPE_NAMESPACE: ns,
+          TROUPE_JOB: 'ghost',
+          TROUPE_JOB_UID: 'no-such-uid',
+        },
       }),
     });
     assert.equal(res.status, 201);
@@ -61,16 +76,31 @@ describe('offload recovery and bad input', () => {
     const foreign = await fetch(`${env.runpod.url}/pods`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env.runpod.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'someone-else', image: 'busybox', gpu: { id: 'NVIDIA RTX A4000' }, env: { TROUPE_CLUSTER: 'other' } }),
+      body: JSON.stringify({
+        name: 'someone-else',
+        image: 'busybox',
+        gpu: { id: 'NVIDIA RTX A4000' },
+        env: { TROUPE_CLUSTER: 'other' },
+      }),
     });
     const other = (await foreign.json()) as { id: string };
-    await waitFor('the orphan to be terminated', () => !env.runpod.pods().some((p) => p.id === id), { timeoutMs: 20_000 });
-    assert.ok(env.runpod.pods().some((p) => p.id === other.id), "another cluster's pod is left alone");
-    await fetch(`${env.runpod.url}/pods/${other.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${env.runpod.apiKey}` } });
+    await waitFor('the orphan to be terminated', () => !env.runpod.pods().some((p) => p.id === id), {
+      timeoutMs: 20_000,
+    });
+    assert.ok(
+      env.runpod.pods().some((p) => p.id === other.id),
+      "another cluster's pod is left alone",
+    );
+    await fetch(`${env.runpod.url}/pods/${other.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${env.runpod.apiKey}` },
+    });
   });
 
   test('bad annotations keep the Job local with a clear reason', async () => {
-    await env.client.create(seedJob('bad-mem', ns, { annotations: { 'runpod.io/required-gpu-memory': 'sixteen' } }));
+    await env.client.create(
+      seedJob('bad-mem', ns, { annotations: { 'runpod.io/required-gpu-memory': 'sixteen' } }),
+    );
     const j = await waitFor('the error annotation', async () => {
       const cur = (await env.client.get(JOB, 'bad-mem', ns)) as Obj;
       return cur.metadata.annotations?.['runpod.io/offload-error'] ? cur : undefined;

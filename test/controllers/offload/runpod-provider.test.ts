@@ -38,7 +38,13 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
     rp.setBalance(100);
     rp.setForbidden([]);
     for (const id of ['NVIDIA RTX A4000', 'NVIDIA RTX A4500', 'NVIDIA RTX A5000']) rp.setCapacity(id, 8);
-    provider = new RunPodProvider({ baseUrl: rp.url, apiKey: rp.apiKey, clusterName: 'lab', timeoutMs: 2000, retryBaseMs: 5 });
+    provider = new RunPodProvider({
+      baseUrl: rp.url,
+      apiKey: rp.apiKey,
+      clusterName: 'lab',
+      timeoutMs: 2000,
+      retryBaseMs: 5,
+    });
     for (const p of await provider.list()) await provider.terminate(p.id);
   });
   after(async () => {
@@ -68,7 +74,10 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
     rp.setCapacity('NVIDIA RTX A4000', 0);
     const none = await provider.launch(request(), { maxPrice: 0.26, budgetLeft: Number.POSITIVE_INFINITY });
     assert.ok(none.kind === 'unavailable' && none.errorClass === 'NoCapacity');
-    assert.match(none.message, /NVIDIA RTX A4000: 400 Bad Request: There are no instances currently available/);
+    assert.match(
+      none.message,
+      /NVIDIA RTX A4000: 400 Bad Request: There are no instances currently available/,
+    );
   });
 
   test('402 stops at once', async () => {
@@ -105,7 +114,12 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
     const out = await bad.launch(request(), limits);
     assert.ok(out.kind === 'failed' && out.errorClass === 'Unauthorized');
     await assert.rejects(() => bad.ping(), /401/);
-    const none = new RunPodProvider({ baseUrl: rp.url, apiKey: undefined, clusterName: 'lab', timeoutMs: 2000 });
+    const none = new RunPodProvider({
+      baseUrl: rp.url,
+      apiKey: undefined,
+      clusterName: 'lab',
+      timeoutMs: 2000,
+    });
     assert.equal(none.configured(), false);
     await assert.rejects(() => none.ping(), /RUNPOD_KEY/);
     await provider.ping();
@@ -116,25 +130,37 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
     assert.ok(out.kind === 'unavailable' && out.errorClass === 'Budget');
   });
 
-  test('list shows only this cluster\'s pods; terminate is idempotent', async () => {
+  test("list shows only this cluster's pods; terminate is idempotent", async () => {
     const out = await provider.launch(request(), limits);
-    const other = new RunPodProvider({ baseUrl: rp.url, apiKey: rp.apiKey, clusterName: 'elsewhere', timeoutMs: 2000 });
+    const other = new RunPodProvider({
+      baseUrl: rp.url,
+      apiKey: rp.apiKey,
+      clusterName: 'elsewhere',
+      timeoutMs: 2000,
+    });
     assert.deepEqual(await other.list(), []);
     assert.ok(out.kind === 'launched');
-    assert.deepEqual((await provider.list()).map((p) => p.id), [out.pod.id]);
+    assert.deepEqual(
+      (await provider.list()).map((p) => p.id),
+      [out.pod.id],
+    );
     await provider.terminate(out.pod.id);
     await provider.terminate(out.pod.id);
     assert.equal(await provider.get(out.pod.id), undefined);
   });
 
-  test('the wrapped command\'s exit code comes from the log stream', async () => {
+  test("the wrapped command's exit code comes from the log stream", async () => {
     const out = await provider.launch(request(), limits);
     assert.ok(out.kind === 'launched');
     let code: number | undefined;
     const ac = new AbortController();
-    provider.watchExit(out.pod, (c) => {
-      code = c;
-    }, ac.signal);
+    provider.watchExit(
+      out.pod,
+      (c) => {
+        code = c;
+      },
+      ac.signal,
+    );
     await waitFor('the exit code', () => code);
     assert.equal(code, 4);
     const pod = rp.pods().find((p) => p.id === out.pod.id)!;

@@ -8,7 +8,11 @@ import type { Container, Job } from '../../../src/controllers/offload/types.ts';
 import { buildLaunchRequest, expandRefs, remotePodName } from '../../../src/controllers/offload/workload.ts';
 import { DEFAULT_GPU_TYPES } from '../../../src/cluster/runpod/catalog.ts';
 
-function job(container: Partial<Container>, spec: Record<string, unknown> = {}, annotations: Record<string, string> = {}): Job {
+function job(
+  container: Partial<Container>,
+  spec: Record<string, unknown> = {},
+  annotations: Record<string, string> = {},
+): Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -28,7 +32,12 @@ function job(container: Partial<Container>, spec: Record<string, unknown> = {}, 
   };
 }
 
-const ctx = { clusterName: 'lab', marker: 'troupe-exit-n0nce', defaultDiskGb: 20, defaultCloud: 'SECURE' as const };
+const ctx = {
+  clusterName: 'lab',
+  marker: 'troupe-exit-n0nce',
+  defaultDiskGb: 20,
+  defaultCloud: 'SECURE' as const,
+};
 const noRefs = { secrets: {}, configMaps: {} };
 
 describe('building the launch request', () => {
@@ -48,7 +57,10 @@ describe('building the launch request', () => {
     assert.deepEqual(q.command, ['python', 'train.py']);
     assert.deepEqual(q.args, ['--epochs', '3'], '$(VAR) expanded as the kubelet does');
     assert.equal(q.wrapped, true);
-    assert.deepEqual([q.gpuCount, q.gpuVendor, q.minVcpuPerGpu, q.minRamGbPerGpu, q.diskGb], [2, 'NVIDIA', 3, 24, 100]);
+    assert.deepEqual(
+      [q.gpuCount, q.gpuVendor, q.minVcpuPerGpu, q.minRamGbPerGpu, q.diskGb],
+      [2, 'NVIDIA', 3, 24, 100],
+    );
     assert.equal(q.env.TROUPE_CLUSTER, 'lab');
     assert.equal(q.env.TROUPE_JOB_UID, '0b7c61a2-1111-2222-3333-444455556666');
     assert.equal(q.env.TROUPE_EXIT_MARKER, 'troupe-exit-n0nce');
@@ -57,7 +69,10 @@ describe('building the launch request', () => {
 
   test('env from Secrets and ConfigMaps, fields, optional refs', () => {
     const j = job({
-      envFrom: [{ configMapRef: { name: 'cfg' }, prefix: 'CFG_' }, { secretRef: { name: 'missing', optional: true } }],
+      envFrom: [
+        { configMapRef: { name: 'cfg' }, prefix: 'CFG_' },
+        { secretRef: { name: 'missing', optional: true } },
+      ],
       env: [
         { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } },
         { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -65,7 +80,10 @@ describe('building the launch request', () => {
         { name: 'OPT', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'nope', optional: true } } },
       ],
     });
-    const refs = { secrets: { creds: { token: 's3cr3t' }, missing: undefined }, configMaps: { cfg: { mode: 'fast', 'bad key': 'x' } } };
+    const refs = {
+      secrets: { creds: { token: 's3cr3t' }, missing: undefined },
+      configMaps: { cfg: { mode: 'fast', 'bad key': 'x' } },
+    };
     const r = buildLaunchRequest(j, readJobConfig(j), refs, ctx);
     assert.ok(r.ok);
     assert.equal(r.request.env.TOKEN, 's3cr3t');
@@ -81,8 +99,16 @@ describe('building the launch request', () => {
     const cases: [Job, RegExp, string][] = [
       [job({ volumeMounts: [{ name: 'data', mountPath: '/data' }] }), /volume mounts/, 'Unexpressible'],
       [job({}, { parallelism: 2 }), /one pod per Job/, 'Unexpressible'],
-      [job({ env: [{ name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }), /status.podIP/, 'Unexpressible'],
-      [job({ env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } }] }), /Secret creds was not found/, 'Unresolved'],
+      [
+        job({ env: [{ name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }),
+        /status.podIP/,
+        'Unexpressible',
+      ],
+      [
+        job({ env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } }] }),
+        /Secret creds was not found/,
+        'Unresolved',
+      ],
       [job({ resources: { limits: { 'nvidia.com/gpu': '0' } } }), /at least one whole GPU/, 'Unexpressible'],
     ];
     for (const [j, msg, cls] of cases) {
@@ -118,27 +144,57 @@ describe('building the launch request', () => {
 });
 
 describe('choosing GPUs', () => {
-  const needs = { gpuCount: 1, gpuMemoryGb: 16, vendor: 'NVIDIA' as const, cloud: 'SECURE' as const, maxPrice: 0.5, budgetLeft: Infinity };
+  const needs = {
+    gpuCount: 1,
+    gpuMemoryGb: 16,
+    vendor: 'NVIDIA' as const,
+    cloud: 'SECURE' as const,
+    maxPrice: 0.5,
+    budgetLeft: Infinity,
+  };
 
   test('cheapest first among types with enough memory under the price', () => {
     const c = chooseGpuCandidates(DEFAULT_GPU_TYPES, needs);
     assert.deepEqual(
       c.map((x) => x.id),
-      ['NVIDIA RTX A4000', 'NVIDIA RTX A4500', 'NVIDIA RTX A5000', 'NVIDIA L4', 'NVIDIA A40', 'NVIDIA RTX A6000'],
+      [
+        'NVIDIA RTX A4000',
+        'NVIDIA RTX A4500',
+        'NVIDIA RTX A5000',
+        'NVIDIA L4',
+        'NVIDIA A40',
+        'NVIDIA RTX A6000',
+      ],
     );
     assert.ok(c.every((x, i) => i === 0 || c[i - 1]!.podPrice <= x.podPrice));
   });
 
   test('memory, cloud, vendor, count, price and budget all narrow the list', () => {
-    assert.deepEqual(chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, gpuMemoryGb: 40 }).map((x) => x.id), ['NVIDIA A40', 'NVIDIA RTX A6000']);
-    assert.equal(chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, cloud: 'COMMUNITY', gpuMemoryGb: 8 })[0]!.id, 'NVIDIA GeForce RTX 3070');
-    assert.deepEqual(chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, vendor: 'AMD' }), [], 'the only AMD type costs more');
-    assert.deepEqual(chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, gpuCount: 2 }).map((x) => x.podPrice), [0.5]);
-    assert.deepEqual(chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, budgetLeft: 0.26 }).map((x) => x.id), ['NVIDIA RTX A4000']);
+    assert.deepEqual(
+      chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, gpuMemoryGb: 40 }).map((x) => x.id),
+      ['NVIDIA A40', 'NVIDIA RTX A6000'],
+    );
+    assert.equal(
+      chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, cloud: 'COMMUNITY', gpuMemoryGb: 8 })[0]!.id,
+      'NVIDIA GeForce RTX 3070',
+    );
+    assert.deepEqual(
+      chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, vendor: 'AMD' }),
+      [],
+      'the only AMD type costs more',
+    );
+    assert.deepEqual(
+      chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, gpuCount: 2 }).map((x) => x.podPrice),
+      [0.5],
+    );
+    assert.deepEqual(
+      chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, budgetLeft: 0.26 }).map((x) => x.id),
+      ['NVIDIA RTX A4000'],
+    );
     assert.deepEqual(chooseGpuCandidates(DEFAULT_GPU_TYPES, { ...needs, maxPrice: 0.1 }), []);
   });
 
-  test('create answers follow RunPod\'s documented semantics', () => {
+  test("create answers follow RunPod's documented semantics", () => {
     assert.deepEqual(classifyCreate(201), { step: 'done' });
     assert.deepEqual(classifyCreate(400), { step: 'next', why: 'capacity-or-rule' });
     assert.deepEqual(classifyCreate(403), { step: 'next', why: 'forbidden' });
@@ -156,7 +212,14 @@ describe('options', () => {
   test('the seed defaults and the key from RUNPOD_KEY', () => {
     const o = resolveOffloadOptions({}, { RUNPOD_KEY: 'k' });
     assert.deepEqual(
-      [o.reconcileInterval, o.pendingJobThreshold, o.maxPendingTime, o.maxGpuPrice, o.healthServerAddress, o.runpodKey],
+      [
+        o.reconcileInterval,
+        o.pendingJobThreshold,
+        o.maxPendingTime,
+        o.maxGpuPrice,
+        o.healthServerAddress,
+        o.runpodKey,
+      ],
       [30, 1, 0, 0.5, ':8080', 'k'],
     );
     assert.equal(o.runpodBaseUrl, 'https://api.runpod.io/v2');

@@ -294,8 +294,14 @@ describe('the design transition table on the embedded cluster', () => {
         metadata: { name: 'gang', namespace: ns },
       });
       for (const p of await pods(env, ns, 'app=gang')) await env.client.delete(p);
-      pg = await waitForPhase(env.client, ns, 'gang', 'Pending', 'NotEnoughTasks');
-      assert.equal(pg.status?.state?.message, '0 of 3 required members exist');
+      // Pods go one by one (the pending one at once, the placed ones once their kubelet has
+      // stopped them): the group is Pending as soon as nothing is placed, then empties.
+      await waitForPhase(env.client, ns, 'gang', 'Pending');
+      pg = await waitFor('every member gone', async () => {
+        const g = await getPodGroup(env.client, ns, 'gang');
+        return g?.status?.state?.message === '0 of 3 required members exist' ? g : undefined;
+      });
+      assert.deepEqual(state(pg), ['Pending', 'NotEnoughTasks', '0 of 3 required members exist']);
       assert.ok(
         (await eventsFor(env.client, ns, 'PodGroup', 'gang')).some((e) =>
           String(e.note).startsWith('Unschedulable → Pending: '),

@@ -166,7 +166,7 @@ describe('missing pods', () => {
     s.status = first.status;
     const later = decide(input(s, [], { now: new Date(Date.parse('2026-06-01T12:00:00Z') + 31_000) }));
     assert.equal(later.status.phase, 'Failed');
-    assert.match(later.status.message!, /Pod pod-1 not found in namespace default for 31s/);
+    assert.match(later.status.message!, /Pod pod-1 not found in namespace default for more than 30s/);
     assert.ok(later.events.some((e) => e.reason === 'PodNotFound' && e.type === 'Warning'));
   });
 

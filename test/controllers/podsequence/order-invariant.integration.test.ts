@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
+import { isSequenceTaint } from '../../../src/controllers/podsequence/taints.ts';
 import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness, waitFor } from './harness.ts';
 
@@ -159,21 +160,33 @@ async function runRound(
     `exactly one successful write per released pod (seed ${SEED})`,
   );
   assert.equal(writes.size, all.length);
-  if (mode === 'full') {
-    // Deleting the sequences lifts every taint they put on nodes, then lets them go.
-    for (const s of scenarios) await h.cluster.delete(PODSEQ_GVR, ns, s.seq.metadata.name!);
-    await waitFor(
-      'sequences gone and nodes untainted',
-      () =>
-        scenarios.every((s) => !h.cluster.get(PODSEQ_GVR, ns, s.seq.metadata.name!)) &&
-        NODES.every(
-          (n) =>
-            !((h.cluster.get(GVR.nodes, '', n) as Node | undefined)?.spec?.taints ?? []).some((t) =>
-              t.key.startsWith('podsequence.example.com/'),
-            ),
-        ),
-      30_000,
+  // Deleting the sequences lifts every taint they put on nodes (full mode), then lets them
+  // go; sequences of a lite round must not live on into a full one either.
+  for (const s of scenarios) await h.cluster.delete(PODSEQ_GVR, ns, s.seq.metadata.name!);
+  const ours = (key: string) => scenarios.some((s) => isSequenceTaint(key, ns, s.seq.metadata.name!));
+  const leftTaints = () =>
+    NODES.flatMap((n) =>
+      ((h.cluster.get(GVR.nodes, '', n) as Node | undefined)?.spec?.taints ?? [])
+        .filter((t) => ours(t.key))
+        .map((t) => `${n}: ${t.key}`),
     );
-  }
+  await waitFor(
+    'sequences gone and nodes untainted',
+    () =>
+      scenarios.every((s) => !h.cluster.get(PODSEQ_GVR, ns, s.seq.metadata.name!)) &&
+      leftTaints().length === 0,
+    30_000,
+  ).catch((err) => {
+    const left = scenarios
+      .map((s) => h.cluster.get(PODSEQ_GVR, ns, s.seq.metadata.name!) as PodSequence | undefined)
+      .filter((s) => s)
+      .map(
+        (s) =>
+          `${s!.metadata.name} finalizers=${s!.metadata.finalizers} deleting=${!!s!.metadata.deletionTimestamp}`,
+      );
+    throw new Error(
+      `${(err as Error).message} (seed ${SEED})\n${left.join('\n')}\n${leftTaints().join('\n')}`,
+    );
+  });
   return { restarts, faulty };
 }

@@ -1,0 +1,104 @@
+/**
+ * The seed's walkthrough on the whole embedded cluster: simulated nodes, scheduler and
+ * kubelet run the pods (a `sleep 5` container runs 5 seconds), the Job controller runs Jobs,
+ * the Kueue stand-in queues, the AppWrapper controller drives the lifecycle over HTTP.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { GVR } from '../../../src/cluster/client.ts';
+import { KGVR, type Workload } from '../../../src/cluster/kueue/index.ts';
+import { waitFor } from '../../support/wait.ts';
+import { AW, appWrapper, conditionOf, type Env, getAw, phaseOf, startEnv, waitPhase, workloadOf } from './env.ts';
+
+let env: Env;
+
+before(async () => {
+  env = await startEnv({ embedded: true });
+});
+
+after(async () => {
+  await env.stop();
+});
+
+const podPhase = (name: string) => (env.client.get(GVR.pods, 'default', name)?.status as { phase?: string } | undefined)?.phase;
+
+describe('AppWrapper on the embedded cluster', () => {
+  test("the seed's walkthrough: apply, Running with a running pod, Succeeded after about 5 s, delete", async () => {
+    const applied = await env.kubectl(['apply', '-f', 'samples/appwrapper.yaml']);
+    assert.equal(applied.code, 0, applied.stderr);
+    await waitFor('pod sample running', () => podPhase('sample') === 'Running', { timeoutMs: 20_000 });
+    const started = Date.now();
+    const running = await env.kubectl(['get', 'appwrappers']);
+    assert.match(running.stdout, /\nsample\s+Running\s+/);
+    const pods = await env.kubectl(['get', 'pods']);
+    assert.match(pods.stdout, /\nsample\s+1\/1\s+Running\s+0\s+/);
+
+    await waitPhase(env, 'sample', 'Succeeded', 30_000);
+    // The container sleeps 5 s; timestamps have whole seconds.
+    assert.ok(Date.now() - started >= 3000, `succeeded after ${Date.now() - started} ms`);
+    const completed = await env.kubectl(['get', 'pods']);
+    assert.match(completed.stdout, /\nsample\s+0\/1\s+Completed\s+0\s+/);
+    const listed = await env.kubectl(['get', 'appwrappers']);
+    assert.match(listed.stdout, /\nsample\s+Succeeded\s+False\s+True\s+False\s+/);
+    await waitFor('workload finished', () => conditionOf(workloadOf(env, 'sample'), 'Finished')?.status === 'True');
+
+    const deleted = await env.kubectl(['delete', '-f', 'samples/appwrapper.yaml', '--timeout=60s']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    await waitFor('everything cleaned up', () => !getAw(env, 'sample') && !env.client.get(GVR.pods, 'default', 'sample') && !workloadOf(env, 'sample'), {
+      timeoutMs: 60_000,
+    });
+  });
+
+  test('quota: a second AppWrapper waits until the first finishes', async () => {
+    const job = (name: string, seconds: number) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name },
+      spec: {
+        parallelism: 3,
+        completions: 3,
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            containers: [{ name: 'c', image: 'busybox', command: ['sleep', String(seconds)], resources: { requests: { cpu: '1' } } }],
+          },
+        },
+      },
+    });
+    await env.client.create(AW, appWrapper('gang-a', { components: [{ template: job('gang-a-job', 2) }] }));
+    await waitPhase(env, 'gang-a', 'Running', 20_000);
+    await env.client.create(AW, appWrapper('gang-b', { components: [{ template: job('gang-b-job', 1) }] }));
+    await waitFor('gang-b pending for quota', () => conditionOf(workloadOf(env, 'gang-b'), 'QuotaReserved')?.reason === 'Pending');
+    assert.equal(phaseOf(env, 'gang-b'), 'Suspended');
+    assert.equal(env.client.get(GVR.jobs, 'default', 'gang-b-job'), undefined);
+    await waitFor('gang-a pods ready', () => conditionOf(getAw(env, 'gang-a'), 'PodsReady')?.status === 'True', { timeoutMs: 20_000 });
+    await waitPhase(env, 'gang-a', 'Succeeded', 30_000);
+    await waitPhase(env, 'gang-b', 'Running', 20_000);
+    await waitPhase(env, 'gang-b', 'Succeeded', 30_000);
+    const b = getAw(env, 'gang-b')!;
+    assert.equal(conditionOf(b, 'QuotaReserved')?.status, 'False');
+  });
+
+  test('suspend and resume by the queue', async () => {
+    const long = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'long' },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '1' } } }] },
+    };
+    await env.client.create(AW, appWrapper('long', { components: [{ template: long }] }));
+    await waitFor('running', () => conditionOf(getAw(env, 'long'), 'PodsReady')?.status === 'True', { timeoutMs: 20_000 });
+    const wl = workloadOf(env, 'long')!;
+    await env.client.mutate<Workload>(KGVR.workloads, 'default', wl.metadata.name!, (cur) => {
+      cur.spec.active = false;
+    });
+    await waitPhase(env, 'long', 'Suspended', 60_000);
+    await waitFor('pod gone', () => !env.client.get(GVR.pods, 'default', 'long'), { timeoutMs: 60_000 });
+    await env.client.mutate<Workload>(KGVR.workloads, 'default', wl.metadata.name!, (cur) => {
+      cur.spec.active = true;
+    });
+    await waitFor('running again', () => podPhase('long') === 'Running', { timeoutMs: 20_000 });
+    await env.client.delete(AW, 'default', 'long');
+    await waitFor('deleted', () => !getAw(env, 'long'), { timeoutMs: 60_000 });
+  });
+});

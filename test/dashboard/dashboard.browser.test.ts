@@ -1,0 +1,163 @@
+/**
+ * The dashboard in a real browser against the embedded cluster: Debian's Chromium loads the
+ * page with the printed URL, and what the page shows is checked against the cluster while
+ * the seed's PodSequence sample and gang sample run. Screenshots go to docs/screenshots/
+ * for the README.
+ */
+
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { KubeObject } from '../../src/runtime/index.ts';
+import { waitFor } from '../support/wait.ts';
+import { attr, launchChromium, waitForAttr } from './browser.ts';
+import { loadYaml, ROOT, type Stack, startStack } from './stack.ts';
+
+const SHOTS = join(ROOT, 'docs', 'screenshots');
+const SEQ = '[data-sequence="default/podgroups-example"]';
+
+interface Pod extends KubeObject {
+  spec?: { schedulingGates?: unknown[]; nodeName?: string };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+
+async function clusterPod(stack: Stack, name: string): Promise<Pod | undefined> {
+  return stack.manager.client.tryGet<Pod>({ apiVersion: 'v1', kind: 'Pod' }, name, 'default');
+}
+
+function isReady(pod: Pod | undefined): boolean {
+  return pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+describe('dashboard in Chromium', { timeout: 180_000 }, () => {
+  let stack: Stack;
+  let browser: Browser;
+  let page: Page;
+  let sample: KubeObject[];
+
+  before(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    stack = await startStack({ timeScale: 2 });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    sample = await loadYaml('config/samples/podgroups-example.yaml');
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  test('the printed URL logs in once and the page goes live', async () => {
+    const res = await page.goto(stack.dashboard.url);
+    assert.equal(res?.status(), 200);
+    // The token was traded for a cookie: it is no longer in the address bar.
+    assert.equal(page.url(), stack.dashboard.baseUrl);
+    await waitForAttr(page, '[data-connection]', 'data-connection', 'live');
+    // Marks this page load: if the page reloaded, the marker would be gone.
+    await page.evaluate('window.__sameLoad = true');
+  });
+
+  test('nodes are those of the cluster', async () => {
+    await page.waitForSelector('#nodes [data-node]');
+    const names = await page.locator('#nodes [data-node]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node')));
+    const nodes = await stack.manager.client.list({ apiVersion: 'v1', kind: 'Node' });
+    assert.deepEqual(names.sort(), nodes.items.map((n) => n.metadata.name).sort());
+    for (const n of nodes.items) {
+      assert.equal(await attr(page, `#nodes [data-node="${n.metadata.name}"]`, 'data-ready'), 'true');
+    }
+  });
+
+  test('a sequence waits on a missing pod, tier by tier as the cluster moves', async () => {
+    // Everything but pod-4: the Application Layer cannot complete without it.
+    for (const obj of sample.filter((o) => o.metadata.name !== 'pod-4')) await stack.manager.client.create(obj);
+    await page.waitForSelector(SEQ);
+    // The first tier turns ready on the page once its pods are Ready in the cluster.
+    await waitForAttr(page, `${SEQ} [data-tier="0"]`, 'data-tier-state', 'done');
+    assert.ok(isReady(await clusterPod(stack, 'pod-1')), 'pod-1 is Ready in the cluster');
+    assert.ok(isReady(await clusterPod(stack, 'pod-2')), 'pod-2 is Ready in the cluster');
+    for (const name of ['pod-1', 'pod-2']) {
+      assert.equal(await attr(page, `${SEQ} [data-tier="0"] [data-pod="${name}"]`, 'data-state'), 'ready');
+    }
+    await waitForAttr(page, `${SEQ} [data-tier="1"]`, 'data-tier-state', 'current');
+    await waitForAttr(page, `${SEQ} [data-tier="1"] [data-pod="pod-4"]`, 'data-state', 'missing');
+    assert.equal(await attr(page, `${SEQ} [data-tier="2"]`, 'data-tier-state'), 'waiting');
+    // pod-5's tier has not been released: it is gated in the cluster and on the page.
+    const pod5 = await clusterPod(stack, 'pod-5');
+    assert.ok((pod5?.spec?.schedulingGates ?? []).length > 0, 'pod-5 is still gated');
+    assert.equal(await attr(page, `${SEQ} [data-pod="pod-5"]`, 'data-state'), 'gated');
+    // pod-3 shows the state it has in the cluster, once the page has caught up.
+    const pod3 = await clusterPod(stack, 'pod-3');
+    const pod3State = (pod3?.spec?.schedulingGates ?? []).length > 0 ? 'gated' : isReady(pod3) ? 'ready' : undefined;
+    if (pod3State) await waitForAttr(page, `${SEQ} [data-pod="pod-3"]`, 'data-state', pod3State);
+    const waiting = await page.locator(`${SEQ} .waiting`).innerText();
+    assert.match(waiting, /pod-4: missing/);
+    await page.locator(SEQ).screenshot({ path: join(SHOTS, 'sequence-waiting.png') });
+  });
+
+  test('the missing pod arrives and the sequence completes on the page', async () => {
+    await stack.manager.client.create(sample.find((o) => o.metadata.name === 'pod-4')!);
+    await waitForAttr(page, SEQ, 'data-phase', 'Completed', 60_000);
+    for (let k = 0; k < 3; k++) assert.equal(await attr(page, `${SEQ} [data-tier="${k}"]`, 'data-tier-state'), 'done');
+    for (const name of ['pod-1', 'pod-2', 'pod-3', 'pod-4', 'pod-5']) {
+      assert.ok(isReady(await clusterPod(stack, name)), `${name} is Ready in the cluster`);
+      await waitForAttr(page, `${SEQ} [data-pod="${name}"]`, 'data-state', 'ready');
+    }
+    // The timeline shows the controller's releases and the completion, from its Events.
+    await page.waitForSelector(`${SEQ} .timeline [data-reason="Completed"]`);
+    const reasons = await page
+      .locator(`${SEQ} .timeline [data-reason]`)
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-reason')));
+    assert.ok(reasons.filter((r) => r === 'Released').length >= 3, `releases in the timeline: ${reasons.join(', ')}`);
+    assert.equal(await page.evaluate('window.__sameLoad'), true, 'updates arrived without a reload');
+  });
+
+  test('a gang shows its PodGroup phase and members as the cluster has them', async () => {
+    for (const obj of await loadYaml('config/samples/podgroup/seed-example.yaml')) {
+      await stack.manager.client.create({ ...obj, metadata: { ...obj.metadata, namespace: 'default' } });
+    }
+    const card = '[data-podgroup="default/training-job-1"]';
+    await waitForAttr(page, card, 'data-phase', 'Running', 60_000);
+    const group = await waitFor('the PodGroup to be Running', async () => {
+      const g = await stack.manager.client.tryGet<KubeObject & { status?: { state?: { phase?: string } } }>(
+        { apiVersion: 'scheduling.incubator.k8s.io/v1alpha1', kind: 'PodGroup' },
+        'training-job-1',
+        'default',
+      );
+      return g?.status?.state?.phase === 'Running' ? g : undefined;
+    });
+    assert.equal(group.status?.state?.phase, await attr(page, card, 'data-phase'));
+    for (const w of ['worker-1', 'worker-2', 'worker-3']) {
+      await waitForAttr(page, `${card} [data-pod="${w}"]`, 'data-state', 'ready');
+    }
+  });
+
+  test('text from the cluster is shown as text, never run as markup', async () => {
+    const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
+    await stack.manager.client.create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: 'gpu-train',
+        namespace: 'default',
+        annotations: { 'runpod.io/managed': 'true', 'runpod.io/offload-error': hostile },
+      },
+      spec: {
+        suspend: true,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'trainer:1' }] } },
+      },
+    });
+    const notes = page.locator('[data-offload="default/gpu-train"] [data-offload-notes]');
+    await notes.waitFor();
+    assert.equal(await notes.innerText(), hostile);
+    assert.equal(await notes.locator('img, script').count(), 0);
+    assert.equal(await page.evaluate('window.__xss'), undefined);
+  });
+
+  test('screenshot of the whole page for the README', async () => {
+    await page.locator('#sequences').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
+  });
+});
