@@ -4,7 +4,14 @@
  */
 import { createOffload, type OffloadOptions } from '../controllers/offload/index.ts';
 import { podGroupControllers, podGroupCrdManifests } from '../controllers/podgroup/index.ts';
-import type { Check, ControllerDefinition } from '../runtime/index.ts';
+import {
+  type PodSequenceOptions,
+  podSequenceControllers,
+  podSequenceCrd,
+  podSequenceWebhookConfiguration,
+  registerPodSequenceWebhooks,
+} from '../controllers/podsequence/index.ts';
+import type { Check, ControllerDefinition, Manager } from '../runtime/index.ts';
 
 type Manifest = {
   apiVersion: string;
@@ -20,11 +27,18 @@ export interface Capability {
   /** CRDs the controllers read or write; `troupe up` installs them. */
   crds: Manifest[];
   readyChecks?: [string, Check][];
+  /** Admission webhooks served by the manager's webhook server. */
+  webhooks?: {
+    register(manager: Manager): void;
+    /** The webhook configuration pointing the API server at `url` (embedded mode registers it). */
+    configuration(url: string, caBundle: string): Manifest;
+  };
   stop?(): void | Promise<void>;
 }
 
 export interface CapabilityOptions {
   offload: Partial<OffloadOptions>;
+  podsequence: PodSequenceOptions;
 }
 
 /** Builds every capability; cheap, nothing starts until the manager does. */
@@ -36,6 +50,26 @@ export function capabilities(opts: CapabilityOptions): Capability[] {
       summary: 'gang readiness labels and PodGroup lifecycle status',
       controllers: podGroupControllers(),
       crds: podGroupCrdManifests() as Manifest[],
+    },
+    {
+      name: 'podsequence',
+      summary: 'ordered startup of pod tiers through scheduling gates',
+      controllers: podSequenceControllers(opts.podsequence),
+      crds: [podSequenceCrd as Manifest],
+      // Full mode's webhook injects the tolerations of per-node tier taints.
+      ...(opts.podsequence.mode === 'full'
+        ? {
+            webhooks: {
+              register: (m: Manager) => registerPodSequenceWebhooks(m, opts.podsequence),
+              configuration: (url: string, caBundle: string) =>
+                podSequenceWebhookConfiguration({
+                  name: 'troupe-podsequence-webhook',
+                  url,
+                  caBundle,
+                }) as Manifest,
+            },
+          }
+        : {}),
     },
     {
       name: 'offload',

@@ -23,11 +23,12 @@ export interface ManagerFlags {
   maxGpuPrice: number;
   maxHourlySpend: number;
   runpodBaseUrl?: string;
+  podsequenceMode: 'lite' | 'full';
 }
 
 export function addManagerOptions(
   cmd: Command,
-  defaults: { healthProbeBindAddress: string; metricsBindAddress: string },
+  defaults: { healthProbeBindAddress: string; metricsBindAddress: string; webhookPort: number },
 ): Command {
   const port = (v: string) => {
     const n = Number(v);
@@ -101,6 +102,15 @@ export function addManagerOptions(
           .env('TROUPE_RESYNC_PERIOD')
           .argParser(parsePositiveNumber)
           .default(600),
+      )
+      .addOption(
+        new Option(
+          '--podsequence-mode <mode>',
+          'PodSequence: lite (gates only) or full (per-node taints and a mutating webhook)',
+        )
+          .env('TROUPE_PODSEQUENCE_MODE')
+          .choices(['lite', 'full'])
+          .default('lite'),
       )
       // Burst offloading keeps the RunPod controller seed's flags verbatim.
       .addOption(

@@ -16,17 +16,28 @@ export interface BuiltManager {
 export function buildManager(
   kubeConfig: KubeConfig,
   flags: ManagerFlags,
-  extra: { offload?: Partial<OffloadOptions> } = {},
+  extra: { offload?: Partial<OffloadOptions>; webhookHost?: string } = {},
 ): BuiltManager {
   const log = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'troupe' });
   const selected = selectControllers(
-    capabilities({ offload: { ...offloadOptions(flags), ...extra.offload } }),
+    capabilities({
+      offload: { ...offloadOptions(flags), ...extra.offload },
+      podsequence: { mode: flags.podsequenceMode },
+    }),
     flags.controllers,
   );
   const metrics = flags.metricsBindAddress === '0' ? false : flags.metricsBindAddress;
   const probes = flags.healthServerAddress ?? flags.healthProbeBindAddress;
+  const needsWebhooks = selected.capabilities.some((c) => c.webhooks);
   const manager = new Manager({
     kubeConfig,
+    webhook: needsWebhooks
+      ? {
+          port: flags.webhookPort,
+          ...(extra.webhookHost ? { host: extra.webhookHost, hosts: [extra.webhookHost, 'localhost'] } : {}),
+          ...(flags.certDir ? { certDir: flags.certDir } : {}),
+        }
+      : false,
     namespace: flags.namespace,
     leaderElection: flags.leaderElect
       ? {
@@ -40,6 +51,7 @@ export function buildManager(
     logger: log,
   });
   for (const def of selected.controllers) manager.add(def);
+  for (const cap of selected.capabilities) cap.webhooks?.register(manager);
   for (const cap of selected.capabilities)
     for (const [name, check] of cap.readyChecks ?? []) manager.addReadyzCheck(name, check);
   return {

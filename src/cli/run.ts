@@ -12,7 +12,7 @@ export function runCommand(): Command {
   const cmd = new Command('run')
     .description("Run troupe's controllers against a cluster (kubeconfig, $KUBECONFIG or in-cluster config)")
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)');
-  addManagerOptions(cmd, { healthProbeBindAddress: ':8081', metricsBindAddress: ':8080' });
+  addManagerOptions(cmd, { healthProbeBindAddress: ':8081', metricsBindAddress: ':8080', webhookPort: 9443 });
   return cmd.action(async (flags: RunFlags) => {
     const { kubeConfig, source } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
     const { manager, log, capabilities, stop } = buildManager(kubeConfig, flags);

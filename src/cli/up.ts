@@ -21,7 +21,11 @@ export function upCommand(): Command {
   );
   addClusterOptions(cmd);
   // Everything troupe serves in embedded mode stays on loopback.
-  addManagerOptions(cmd, { healthProbeBindAddress: '127.0.0.1:0', metricsBindAddress: '127.0.0.1:0' });
+  addManagerOptions(cmd, {
+    healthProbeBindAddress: '127.0.0.1:0',
+    metricsBindAddress: '127.0.0.1:0',
+    webhookPort: 0,
+  });
   return cmd.action(async (flags: UpFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
     const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);
@@ -38,6 +42,14 @@ export function upCommand(): Command {
       for (const crd of cap.crds) await manager.client.apply(crd, { force: true });
     }
     await manager.start();
+    // Register the manager's webhooks with the embedded API server, on loopback.
+    for (const cap of capabilities) {
+      if (!cap.webhooks || !manager.webhooks) continue;
+      const url = `https://127.0.0.1:${manager.webhooks.port}`;
+      await manager.client.apply(cap.webhooks.configuration(url, manager.webhooks.caBundle ?? ''), {
+        force: true,
+      });
+    }
     process.stdout.write(
       [
         '',
@@ -50,8 +62,10 @@ export function upCommand(): Command {
         '  kubectl get nodes',
         '',
         'Try a sample:',
-        '  kubectl apply -f config/samples/podgroup/',
-        '  kubectl get pods,podgroups -w',
+        '  kubectl apply -f config/samples/podgroups-example.yaml   # PodSequence: tiers start in order',
+        '  kubectl get podseq,pods -w',
+        '  kubectl apply -f config/samples/podgroup/                # gang readiness and PodGroup status',
+        '  kubectl get podgroups,pods -w',
         '',
         'Press Ctrl+C to stop.',
         '',

@@ -59,7 +59,10 @@ async function buildInMemory(): Promise<Map<string, Asset> | undefined> {
   const assets = new Map<string, Asset>();
   for (const f of result.outputFiles) {
     const name = f.path.slice(outdir.length + 1);
-    assets.set(`/${name}`, { body: Buffer.from(f.contents), contentType: TYPES[extname(name)] ?? 'application/octet-stream' });
+    assets.set(`/${name}`, {
+      body: Buffer.from(f.contents),
+      contentType: TYPES[extname(name)] ?? 'application/octet-stream',
+    });
   }
   assets.set('/', { body: await readFile(join(WEB_DIR, 'index.html')), contentType: TYPES['.html']! });
   return assets;

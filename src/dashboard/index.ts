@@ -48,7 +48,8 @@ export function parseAddress(address: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(address.trim()) ?? /^()()(\d+)$/.exec(address.trim());
   if (!m) throw new Error(`--dashboard-address: "${address}" is not host:port`);
   const port = Number(m[3]);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--dashboard-address: bad port in "${address}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--dashboard-address: bad port in "${address}"`);
   return { host: m[1] ?? m[2] ?? '', port };
 }
 

@@ -18,8 +18,20 @@ export interface WatchedKind extends KindRef {
   fieldSelector?: string;
 }
 
-export const NODE: WatchedKind = { apiVersion: 'v1', kind: 'Node', resource: 'nodes', group: '', namespaced: false };
-export const POD: WatchedKind = { apiVersion: 'v1', kind: 'Pod', resource: 'pods', group: '', namespaced: true };
+export const NODE: WatchedKind = {
+  apiVersion: 'v1',
+  kind: 'Node',
+  resource: 'nodes',
+  group: '',
+  namespaced: false,
+};
+export const POD: WatchedKind = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  resource: 'pods',
+  group: '',
+  namespaced: true,
+};
 export const JOB: WatchedKind = {
   apiVersion: 'batch/v1',
   kind: 'Job',

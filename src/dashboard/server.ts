@@ -92,7 +92,13 @@ export class DashboardServer {
     this.server.closeAllConnections();
   }
 
-  private send(res: ServerResponse, code: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
+  private send(
+    res: ServerResponse,
+    code: number,
+    type: string,
+    body: string | Buffer,
+    extra: Record<string, string> = {},
+  ): void {
     res.writeHead(code, { ...SECURITY_HEADERS, 'content-type': type, ...extra });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   }
@@ -105,7 +111,9 @@ export class DashboardServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      this.send(res, 405, 'text/plain; charset=utf-8', 'the dashboard is read-only\n', { allow: 'GET, HEAD' });
+      this.send(res, 405, 'text/plain; charset=utf-8', 'the dashboard is read-only\n', {
+        allow: 'GET, HEAD',
+      });
       return;
     }
     const url = new URL(req.url ?? '/', 'http://dashboard');

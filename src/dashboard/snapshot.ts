@@ -64,7 +64,11 @@ export function buildSnapshot(observed: Observed, now: Date): Snapshot {
     snap.podGroups = podGroupsView(list<PodGroupObject>(POD_GROUP), pods);
   }
   if (shown(POD_SEQUENCE) && shown(POD)) {
-    snap.sequences = sequencesView(list<SequenceObject>(POD_SEQUENCE), pods, list<EventObject>(SEQUENCE_EVENT));
+    snap.sequences = sequencesView(
+      list<SequenceObject>(POD_SEQUENCE),
+      pods,
+      list<EventObject>(SEQUENCE_EVENT),
+    );
   }
   const kueue = shown(CLUSTER_QUEUE) || shown(LOCAL_QUEUE) || shown(WORKLOAD);
   const queues = kueue
@@ -75,7 +79,8 @@ export function buildSnapshot(observed: Observed, now: Date): Snapshot {
       )
     : undefined;
   if (queues) snap.queues = { ...queues, workloads: queues.workloads.slice(0, WORKLOAD_LIMIT) };
-  if (shown(APP_WRAPPER)) snap.appWrappers = appWrappersView(list<AppWrapperObject>(APP_WRAPPER), queues?.workloads ?? []);
+  if (shown(APP_WRAPPER))
+    snap.appWrappers = appWrappersView(list<AppWrapperObject>(APP_WRAPPER), queues?.workloads ?? []);
   if (shown(JOB) && shown(POD)) snap.offloads = offloadsView(list<JobObject>(JOB), pods, now);
   return snap;
 }

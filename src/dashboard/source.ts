@@ -55,7 +55,11 @@ export class DashboardSource {
   constructor(opts: SourceOptions) {
     this.opts = opts;
     for (const kind of ALL_KINDS) {
-      this.tracked.set(kindId(kind), { kind, status: kind.crd ? 'not-installed' : 'starting', generation: 0 });
+      this.tracked.set(kindId(kind), {
+        kind,
+        status: kind.crd ? 'not-installed' : 'starting',
+        generation: 0,
+      });
     }
   }
 
@@ -67,11 +71,19 @@ export class DashboardSource {
     const builtins = ALL_KINDS.filter((k) => !k.crd && k !== SEQUENCE_EVENT);
     await Promise.all(builtins.map((k) => this.activate(k)));
     const custom = ALL_KINDS.filter((k) => k.crd);
-    if (await this.permitted({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', namespaced: false })) {
+    if (
+      await this.permitted({
+        group: 'apiextensions.k8s.io',
+        resource: 'customresourcedefinitions',
+        namespaced: false,
+      })
+    ) {
       for (const kind of custom) await this.followCrd(kind);
     } else {
       // Without access to CRDs, discovery tells once what is installed.
-      this.opts.log.info('dashboard: cannot watch CustomResourceDefinitions; custom kinds are found once, at start');
+      this.opts.log.info(
+        'dashboard: cannot watch CustomResourceDefinitions; custom kinds are found once, at start',
+      );
       await Promise.all(
         custom.map(async (kind) => {
           const served = await this.opts.mapper.resourceFor(kind).then(
@@ -107,7 +119,9 @@ export class DashboardSource {
   }
 
   private async followCrd(kind: WatchedKind): Promise<void> {
-    const informer = await this.opts.cache.informerFor<Crd>(CRD_KIND, { fieldSelector: `metadata.name=${kind.crd}` });
+    const informer = await this.opts.cache.informerFor<Crd>(CRD_KIND, {
+      fieldSelector: `metadata.name=${kind.crd}`,
+    });
     const version = kind.apiVersion.split('/')[1];
     const ready = (crd: Crd) =>
       crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true &&
@@ -174,7 +188,10 @@ export class DashboardSource {
       return;
     }
     if (!current()) return;
-    const informer = await this.opts.cache.informerFor(kind, kind.fieldSelector ? { fieldSelector: kind.fieldSelector } : {});
+    const informer = await this.opts.cache.informerFor(
+      kind,
+      kind.fieldSelector ? { fieldSelector: kind.fieldSelector } : {},
+    );
     if (!current()) return;
     t.informer = informer;
     const changed = () => this.opts.onChange();

@@ -18,7 +18,9 @@ const FLAGS = [
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: run scripts/ensure-chromium.sh (or set CHROMIUM_PATH)`);
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}: run scripts/ensure-chromium.sh (or set CHROMIUM_PATH)`,
+    );
   }
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
 }
@@ -29,6 +31,12 @@ export async function attr(page: Page, selector: string, name: string): Promise<
 }
 
 /** Waits until the element exists and its attribute has the value (the page updates itself). */
-export async function waitForAttr(page: Page, selector: string, name: string, value: string, timeout = 30_000): Promise<void> {
+export async function waitForAttr(
+  page: Page,
+  selector: string,
+  name: string,
+  value: string,
+  timeout = 30_000,
+): Promise<void> {
   await page.waitForSelector(`${selector}[${name}="${value}"]`, { timeout, state: 'attached' });
 }

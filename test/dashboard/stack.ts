@@ -32,7 +32,11 @@ export async function loadYaml(path: string): Promise<KubeObject[]> {
 }
 
 export async function startStack(opts: { nodes?: number; timeScale?: number } = {}): Promise<Stack> {
-  const cluster = await startEmbeddedCluster({ port: 0, nodes: opts.nodes ?? 3, timeScale: opts.timeScale ?? 10 });
+  const cluster = await startEmbeddedCluster({
+    port: 0,
+    nodes: opts.nodes ?? 3,
+    timeScale: opts.timeScale ?? 10,
+  });
   const manager = new Manager({
     kubeConfig: kubeConfigFromString(cluster.server.kubeconfig),
     healthProbeAddress: false,
@@ -41,7 +45,10 @@ export async function startStack(opts: { nodes?: number; timeScale?: number } = 
     logger: silentLogger(),
   });
   // A missing pod must stay "missing" while a test looks at it, not fail the sequence.
-  for (const c of [...podGroupControllers(), ...podSequenceControllers({ missingPodGracePeriodMs: 600_000 })]) {
+  for (const c of [
+    ...podGroupControllers(),
+    ...podSequenceControllers({ missingPodGracePeriodMs: 600_000 }),
+  ]) {
     manager.add(c);
   }
   for (const crd of [...podGroupCrdManifests(), podSequenceCrd as KubeObject]) {

@@ -129,19 +129,28 @@ function get(u: Usage, flavor: string, resource: string): bigint {
   return u.get(flavor)?.get(resource) ?? 0n;
 }
 
+// Informers replace an object on every change, so parsed values can be cached per object.
+const usageCache = new WeakMap<Workload, [string, string, bigint][]>();
+
 /** What an admitted workload holds in its ClusterQueue. */
 export function usageOf(wl: Workload, into: Usage = new Map()): Usage {
-  for (const psa of wl.status?.admission?.podSetAssignments ?? []) {
-    for (const [res, q] of Object.entries(psa.resourceUsage ?? {})) {
-      const flavor = psa.flavors?.[res];
-      if (!flavor) continue;
-      try {
-        add(into, flavor, res, parseQuantityMilli(q));
-      } catch {
-        // A hand-written malformed quantity holds nothing.
+  let parsed = usageCache.get(wl);
+  if (!parsed) {
+    parsed = [];
+    for (const psa of wl.status?.admission?.podSetAssignments ?? []) {
+      for (const [res, q] of Object.entries(psa.resourceUsage ?? {})) {
+        const flavor = psa.flavors?.[res];
+        if (!flavor) continue;
+        try {
+          parsed.push([flavor, res, parseQuantityMilli(q)]);
+        } catch {
+          // A hand-written malformed quantity holds nothing.
+        }
       }
     }
+    usageCache.set(wl, parsed);
   }
+  for (const [flavor, res, milli] of parsed) add(into, flavor, res, milli);
   return into;
 }
 
@@ -153,6 +162,26 @@ export function podSetRequests(template: PodLike, count: number, coversPods: boo
   }
   if (coversPods && count > 0) out.set('pods', BigInt(count) * 1000n);
   return out;
+}
+
+const requestsCache = new WeakMap<Workload, Map<string, Map<string, bigint>>>();
+
+/** podSetRequests of one pod set, cached per workload object. */
+function requestsOf(wl: Workload, index: number, coversPods: boolean): Map<string, bigint> {
+  let perSet = requestsCache.get(wl);
+  if (!perSet) {
+    perSet = new Map();
+    requestsCache.set(wl, perSet);
+  }
+  const key = `${index}/${coversPods}`;
+  let reqs = perSet.get(key);
+  if (!reqs) {
+    const ps = wl.spec.podSets[index]!;
+    const spec = (ps.template?.spec ?? {}) as Record<string, unknown>;
+    reqs = podSetRequests({ spec } as PodLike, ps.count ?? 1, coversPods);
+    perSet.set(key, reqs);
+  }
+  return reqs;
 }
 
 function tolerates(tols: Toleration[], taint: { key: string; value?: string; effect: string }): boolean {
@@ -223,9 +252,9 @@ export function assignFlavors(
   const quota = nominal(cq);
   const adds: Usage = new Map();
   const assignments: PodSetAssignment[] = [];
-  for (const ps of wl.spec.podSets ?? []) {
+  for (const [psIndex, ps] of (wl.spec.podSets ?? []).entries()) {
     const spec = (ps.template?.spec ?? {}) as Record<string, unknown>;
-    const reqs = podSetRequests({ spec } as PodLike, ps.count ?? 1, covers.has('pods'));
+    const reqs = requestsOf(wl, psIndex, covers.has('pods'));
     const chosen: Record<string, string> = {};
     for (const res of reqs.keys()) {
       if (!covers.has(res))

@@ -76,6 +76,7 @@ export interface KueueStandIn {
 export const KUEUE_USER = 'system:serviceaccount:kueue-system:kueue-controller-manager';
 
 const AW_CRD = 'appwrappers.workload.codeflare.dev';
+const STATUS_DELAY_MS = 100;
 
 const ADAPTERS: Record<Integration, JobAdapter> = {
   'workload.codeflare.dev/appwrapper': appWrapperAdapter,
@@ -149,7 +150,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   });
   const kick = () => {
     schedLoop.enqueue('schedule');
-    schedLoop.enqueue('status');
+    // Queue status is for people and dashboards: one recount per burst of changes is enough.
+    schedLoop.enqueueAfter('status', STATUS_DELAY_MS);
   };
 
   const snapshot = (): Snapshot => ({
@@ -164,7 +166,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   // ---- event handlers (they run inside the write that caused them: enqueue only) ----
 
   for (const inf of [flavors, clusterQueues, localQueues, namespaces]) {
-    inf.subscribe(() => {
+    inf.subscribe((type, obj, old) => {
+      // Our own queue status writes change nothing that admission reads.
+      if (type === 'MODIFIED' && old && inf !== namespaces && old.metadata.generation === obj.metadata.generation) return;
       kick();
       if (inf === clusterQueues || inf === localQueues)
         for (const wl of workloads.list()) wlLoop.enqueue(objKey(wl));

@@ -56,6 +56,8 @@ interface GroupMemory {
   labelled: Set<string>;
   /** The PodGroup as our last status write returned it, and the resourceVersion it replaced. */
   written?: { fromRv: string | undefined; obj: PodGroup };
+  /** The members at the last decision that was applied in full (uid → phase). */
+  previous?: Map<string, string>;
 }
 
 const MAX_WARNED = 10_000;
@@ -130,9 +132,11 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
         formationWindowMs: opts.formationWindowMs,
         joinedAt,
         labelled: mem.labelled,
+        previous: mem.previous,
         peers,
       });
       await apply(ctx, namespace, podGroup, decision, mem, warned);
+      mem.previous = decision.observed;
       if (decision.deferredTo) {
         ctx.log.info(
           { deferredTo: decision.deferredTo },

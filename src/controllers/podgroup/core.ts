@@ -27,7 +27,7 @@ import {
 } from './api.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
-import { groupPriority, type Member, type Tally, tally, toMember } from './tally.ts';
+import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';
 
 export interface PodRef {
   name: string;
@@ -62,6 +62,8 @@ export interface GroupInput {
   joinedAt?: ReadonlyMap<string, number>;
   /** Pods this process already labelled ready whose label the cache does not show yet. */
   labelled?: ReadonlySet<string>;
+  /** The members at this process's previous decision for the group (uid → observedPhase). */
+  previous?: ReadonlyMap<string, string>;
   /** Other groups under the Restart policy that are Unschedulable or were restarted. */
   peers?: readonly PeerGroup[];
 }
@@ -77,6 +79,8 @@ export interface PlannedEvent {
 }
 
 export interface Decision {
+  /** The members as observed now (uid → observedPhase), to pass as `previous` next time. */
+  observed: Map<string, string>;
   /** The phase the group is in now (also computed when it has no PodGroup). */
   phase: PodGroupPhase;
   reason: string;
@@ -130,7 +134,7 @@ export function decide(input: GroupInput): Decision {
     });
   }
 
-  const t = tally(members);
+  const t = tally(members, input.previous);
   const spec = podGroup?.spec;
   const minMember = validMinMember(spec?.minMember);
   const specProblem = specProblemOf(spec);
@@ -149,6 +153,7 @@ export function decide(input: GroupInput): Decision {
   const next = nextPhase(prev, t, req);
 
   const decision: Decision = {
+    observed: new Map(members.map((m) => [m.uid, observedPhase(m)])),
     phase: next.phase,
     reason: next.reason,
     message: next.message,

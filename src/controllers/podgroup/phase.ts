@@ -93,13 +93,22 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
     );
   }
   const newFailures = t.failed > (prev?.failed ?? 0);
-  const lostMembers = t.terminating > 0 || made < (prev?.running ?? 0) + (prev?.succeeded ?? 0);
+  const lostMembers =
+    t.terminating > 0 || t.vanishedRunning > 0 || made < (prev?.running ?? 0) + (prev?.succeeded ?? 0);
   const failed = `${plural(t.failed, 'member')} failed; ${progress}`;
-  const deleted = `${t.terminating > 0 ? `${plural(t.terminating, 'member')} being deleted; ` : 'members were deleted; '}${progress}`;
-  // Without minMember every member is required, so losing one breaks a running group even
-  // though the survivors alone are "every existing member"; the group runs again on the
-  // next observation if nothing replaces the lost member.
-  if (!req.minMemberMode && (from === 'Running' || from === 'Completed')) {
+  const deleted = `${
+    t.terminating > 0
+      ? `${plural(t.terminating, 'member')} being deleted`
+      : t.vanishedRunning > 0
+        ? `${plural(t.vanishedRunning, 'running member')} deleted`
+        : 'members were deleted'
+  }; ${progress}`;
+  // A running group that lost a member is Recovering even when the loss was already made
+  // good by the time we look (a controller replaced the pod at once): without the newcomers
+  // it was short. Without minMember every member is required, so any loss counts; the group
+  // runs again on the next observation when the survivors (and newcomers) all run.
+  const shortMeanwhile = made - t.newlyRunning < req.required;
+  if ((from === 'Running' || from === 'Completed') && (!req.minMemberMode || shortMeanwhile)) {
     if (newFailures) return result('Recovering', Reasons.PodFailed, failed);
     if (lostMembers) return result('Recovering', Reasons.PodDeleted, deleted);
   }

@@ -40,6 +40,10 @@ export interface Tally {
   schedulerMessage: string | undefined;
   /** The newest join time among live members (ms). */
   newestJoin: number;
+  /** Members Running at the previous observation that are gone now (0 without one). */
+  vanishedRunning: number;
+  /** Members Running now that were not Running at the previous observation (0 without one). */
+  newlyRunning: number;
 }
 
 export function toMember(pod: PodObject, joinedAt: number): Member {
@@ -65,7 +69,16 @@ export function toMember(pod: PodObject, joinedAt: number): Member {
   };
 }
 
-export function tally(members: Member[]): Tally {
+/**
+ * Counts the members. `previous` (uid → phase at the controller's previous observation, if it
+ * made one) lets it see members that were deleted and replaced between two observations.
+ */
+/** What the previous observation remembers of a member: its phase, or Terminating. */
+export function observedPhase(m: Member): string {
+  return m.terminating ? 'Terminating' : m.phase;
+}
+
+export function tally(members: Member[], previous?: ReadonlyMap<string, string>): Tally {
   const t: Tally = {
     members,
     running: 0,
@@ -78,6 +91,8 @@ export function tally(members: Member[]): Tally {
     live: 0,
     schedulerMessage: undefined,
     newestJoin: 0,
+    vanishedRunning: 0,
+    newlyRunning: 0,
   };
   for (const m of members) {
     if (m.placed) t.placed++;
@@ -94,6 +109,13 @@ export function tally(members: Member[]): Tally {
     if (live) {
       t.live++;
       if (m.joinedAt > t.newestJoin) t.newestJoin = m.joinedAt;
+    }
+  }
+  if (previous) {
+    const now = new Set(members.map((m) => m.uid));
+    for (const [uid, phase] of previous) if (phase === 'Running' && !now.has(uid)) t.vanishedRunning++;
+    for (const m of members) {
+      if (m.phase === 'Running' && !m.terminating && previous.get(m.uid) !== 'Running') t.newlyRunning++;
     }
   }
   return t;

@@ -60,7 +60,10 @@ function milli(raw: unknown): bigint {
 
 const NODE_LIMIT = 500;
 
-export function nodesView(nodes: readonly Node[], pods: readonly Pod[]): { items: NodeView[]; omitted: number } {
+export function nodesView(
+  nodes: readonly Node[],
+  pods: readonly Pod[],
+): { items: NodeView[]; omitted: number } {
   const requested = new Map<string, Record<string, bigint>>();
   const podCount = new Map<string, number>();
   for (const pod of pods) {

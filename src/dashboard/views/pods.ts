@@ -36,7 +36,8 @@ export function podDetail(pod: Pod, state: PodState): string | undefined {
     if (waiting?.reason) return waiting.reason;
     return pod.spec?.nodeName ? `starting on ${pod.spec.nodeName}` : 'waiting for a node';
   }
-  if (state === 'failed') return [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || undefined;
+  if (state === 'failed')
+    return [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || undefined;
   return undefined;
 }
 

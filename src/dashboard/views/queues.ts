@@ -27,7 +27,9 @@ type Conditions = { type: string; status: string; reason?: string; message?: str
 
 export interface ClusterQueueObject extends KubeObject {
   spec?: {
-    resourceGroups?: { flavors?: { name: string; resources?: { name: string; nominalQuota?: string | number }[] }[] }[];
+    resourceGroups?: {
+      flavors?: { name: string; resources?: { name: string; nominalQuota?: string | number }[] }[];
+    }[];
     queueingStrategy?: string;
     cohortName?: string;
     cohort?: string;
@@ -50,7 +52,10 @@ export interface WorkloadObject extends KubeObject {
     conditions?: Conditions;
     admission?: {
       clusterQueue?: string;
-      podSetAssignments?: { flavors?: Record<string, string>; resourceUsage?: Record<string, string | number> }[];
+      podSetAssignments?: {
+        flavors?: Record<string, string>;
+        resourceUsage?: Record<string, string | number>;
+      }[];
     } | null;
   };
 }
@@ -134,7 +139,9 @@ export function queuesView(
     list.sort(
       (a, b) =>
         b.priority - a.priority ||
-        (created.get(`${a.namespace}/${a.name}`) ?? '').localeCompare(created.get(`${b.namespace}/${b.name}`) ?? ''),
+        (created.get(`${a.namespace}/${a.name}`) ?? '').localeCompare(
+          created.get(`${b.namespace}/${b.name}`) ?? '',
+        ),
     );
     list.forEach((v, i) => {
       v.position = i + 1;
@@ -168,7 +175,13 @@ export function queuesView(
           const k = `${flavor.name}\u0000${r.name}`;
           const used = displayValue(r.name, reported.get(k) ?? usedComputed.get(k) ?? 0n);
           const nominal = displayValue(r.name, milli(r.nominalQuota));
-          quotas.push({ flavor: flavor.name, resource: r.name, used, nominal, text: useText(r.name, used, nominal) });
+          quotas.push({
+            flavor: flavor.name,
+            resource: r.name,
+            used,
+            nominal,
+            text: useText(r.name, used, nominal),
+          });
         }
       }
     }
@@ -210,7 +223,8 @@ export function appWrappersView(
   workloads: readonly WorkloadView[],
 ): { items: AppWrapperView[]; omitted: number } {
   const byOwner = new Map<string, WorkloadView>();
-  for (const w of workloads) if (w.owner?.startsWith('AppWrapper/')) byOwner.set(`${w.namespace}/${w.owner.slice(11)}`, w);
+  for (const w of workloads)
+    if (w.owner?.startsWith('AppWrapper/')) byOwner.set(`${w.namespace}/${w.owner.slice(11)}`, w);
   const items = wrappers.map((aw): AppWrapperView => {
     const v: AppWrapperView = {
       namespace: aw.metadata.namespace ?? '',

@@ -29,7 +29,12 @@ export interface SequenceObject extends KubeObject {
     phase?: string;
     currentIndex?: number;
     message?: string;
-    nodeStatus?: { nodeName: string; currentIndex: number; readyPodsInCurrentGroup?: number; phase?: string }[];
+    nodeStatus?: {
+      nodeName: string;
+      currentIndex: number;
+      readyPodsInCurrentGroup?: number;
+      phase?: string;
+    }[];
     conditions?: unknown[];
   };
 }
@@ -65,7 +70,8 @@ export function pinnedNode(pod: Pod): string | undefined {
     } | null;
     nodeSelector?: Record<string, string>;
   };
-  const terms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const terms =
+    spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (terms && terms.length === 1) {
     const f = terms[0]?.matchFields?.find((m) => m.key === 'metadata.name' && m.operator === 'In');
     if (f?.values?.length === 1) return f.values[0];
@@ -122,7 +128,11 @@ function limitList(items: string[]): string[] {
   return [...items.slice(0, WAITING_LIMIT), `and ${items.length - WAITING_LIMIT} more`];
 }
 
-export function sequenceView(seq: SequenceObject, podsByNs: Map<string, Pod[]>, events: readonly EventObject[]): SequenceView {
+export function sequenceView(
+  seq: SequenceObject,
+  podsByNs: Map<string, Pod[]>,
+  events: readonly EventObject[],
+): SequenceView {
   const ns = seq.spec?.namespace || seq.metadata.namespace || '';
   const nsPods = podsByNs.get(ns) ?? [];
   const byName = new Map(nsPods.map((p) => [p.metadata.name ?? '', p]));

@@ -598,6 +598,19 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
     assert.equal(condOf(d2.status, 'QuotaReserved')?.reason, 'Terminating');
   });
 
+  test('a component that exists is deleted even if its creation was never recorded; a namesake is not', () => {
+    const aw = appWrapper({ deleting: true, status: runningStatus() });
+    const cs = aw.status!.componentStatus![0]!;
+    cs.conditions = [cond('ResourcesDeployed', 'False', 'CompononetDeleted')];
+    const d = run(aw, 1000, { components: [component('Pod')], pods: [pod('sample', 'Running')] });
+    assert.deepEqual(d.deletes.map((x) => x.name), ['sample']);
+    const stranger = component('Pod');
+    stranger.metadata.ownerReferences = [];
+    const d2 = run(aw, 1000, { components: [stranger], pods: [] });
+    assert.deepEqual(d2.deletes, []);
+    assert.equal(d2.removeFinalizer, true);
+  });
+
   test('deletion of an AppWrapper that never deployed just drops the finalizer', () => {
     const d = run(appWrapper({ deleting: true, status: { phase: 'Suspended' } }), 0, {
       components: [],

@@ -244,7 +244,7 @@ describe('the design transition table on the embedded cluster', () => {
     pg = await waitForPhase(env.client, ns, 'gang', 'Recovering', 'PodDeleted');
     assert.match(
       pg.status?.state?.message ?? '',
-      /^(1 member being deleted|members were deleted); [0-9] of 3 required members running or succeeded$/,
+      /^(1 member being deleted|1 running member deleted|members were deleted); [0-9] of 3 required members running or succeeded$/,
     );
     await waitForPhase(env.client, ns, 'gang', 'Running');
 

@@ -254,6 +254,60 @@ describe('the design transition table', () => {
   });
 });
 
+describe('losses made good between two observations', () => {
+  const seen = (...ps: ReturnType<typeof pod>[]) =>
+    new Map(ps.map((p) => [p.metadata.uid!, p.status!.phase!]));
+
+  test('a running member deleted and already replaced: Recovering (PodDeleted), then Running', () => {
+    const pg = inPhase('Running', { running: 3 });
+    const [a, b, c, d] = [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Running' }),
+      pod('d', { phase: 'Running' }),
+    ];
+    const d1 = step(pg, [a!, b!, d!], { previous: seen(a!, b!, c!) });
+    assert.equal(d1.phase, 'Recovering');
+    assert.equal(d1.reason, 'PodDeleted');
+    assert.equal(d1.message, '1 running member deleted; 3 of 3 required members running or succeeded');
+    assert.equal(step(pg, [a!, b!, d!], { previous: d1.observed }).phase, 'Running');
+  });
+
+  test('a running member failed and already replaced: Recovering (PodFailed)', () => {
+    const pg = inPhase('Running', { running: 3 });
+    const [a, b, c] = [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Running' }),
+    ];
+    const failedC = { ...c!, status: { ...c!.status, phase: 'Failed' } };
+    const d = step(pg, [a!, b!, failedC, pod('d', { phase: 'Running' })], { previous: seen(a!, b!, c!) });
+    assert.equal(d.phase, 'Recovering');
+    assert.equal(d.reason, 'PodFailed');
+  });
+
+  test('a spare member lost above minMember: still Running', () => {
+    const pg = inPhase('Running', { running: 3 }, { minMember: 2 });
+    const [a, b, c] = [
+      pod('a', { phase: 'Running' }),
+      pod('b', { phase: 'Running' }),
+      pod('c', { phase: 'Running' }),
+    ];
+    assert.equal(step(pg, [a!, b!], { previous: seen(a!, b!, c!) }).phase, 'Running');
+  });
+
+  test('without a previous observation (a restarted controller) nothing is presumed lost', () => {
+    const pg = inPhase('Running', { running: 3 });
+    assert.equal(
+      step(
+        pg,
+        ['a', 'b', 'd'].map((n) => pod(n, { phase: 'Running' })),
+      ).phase,
+      'Running',
+    );
+  });
+});
+
 describe('troupe transitions beyond the table', () => {
   test('Pending → Unschedulable: partly placed, the rest unschedulable (a deadlock)', () => {
     const pg = inPhase('Pending');
