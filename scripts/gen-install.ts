@@ -13,7 +13,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { capabilities } from '../src/cli/capabilities.ts';
+import { type CapabilityOptions, capabilities } from '../src/cli/capabilities.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const INSTALL_PATH = join(ROOT, 'dist', 'install.yaml');
@@ -174,7 +174,9 @@ async function crds(): Promise<unknown[]> {
 
 /** The names of the capabilities `troupe run` runs by default (all of them). */
 export async function capabilityNames(): Promise<string[]> {
-  const caps = capabilities({ offload: {} });
+  // Every capability with its default options (each option group empty), as `troupe run` builds them.
+  const defaults = new Proxy({}, { get: () => ({}) }) as CapabilityOptions;
+  const caps = capabilities(defaults);
   await Promise.all(caps.map((c) => c.stop?.()));
   return caps.map((c) => c.name);
 }

@@ -37,13 +37,14 @@ export interface Capability {
 }
 
 export interface CapabilityOptions {
-  offload: Partial<OffloadOptions>;
-  podsequence: PodSequenceOptions;
+  offload?: Partial<OffloadOptions>;
+  podsequence?: PodSequenceOptions;
 }
 
 /** Builds every capability; cheap, nothing starts until the manager does. */
-export function capabilities(opts: CapabilityOptions): Capability[] {
+export function capabilities(opts: CapabilityOptions = {}): Capability[] {
   const offload = createOffload(opts.offload);
+  const podsequence = opts.podsequence ?? {};
   return [
     {
       name: 'podgroup',
@@ -54,13 +55,13 @@ export function capabilities(opts: CapabilityOptions): Capability[] {
     {
       name: 'podsequence',
       summary: 'ordered startup of pod tiers through scheduling gates',
-      controllers: podSequenceControllers(opts.podsequence),
+      controllers: podSequenceControllers(podsequence),
       crds: [podSequenceCrd as Manifest],
       // Full mode's webhook injects the tolerations of per-node tier taints.
-      ...(opts.podsequence.mode === 'full'
+      ...(podsequence.mode === 'full'
         ? {
             webhooks: {
-              register: (m: Manager) => registerPodSequenceWebhooks(m, opts.podsequence),
+              register: (m: Manager) => registerPodSequenceWebhooks(m, podsequence),
               configuration: (url: string, caBundle: string) =>
                 podSequenceWebhookConfiguration({
                   name: 'troupe-podsequence-webhook',

@@ -72,7 +72,8 @@ describe('dist/install.yaml', () => {
     const viewer = docs.find(
       (d) => d.kind === 'ClusterRole' && d.metadata.name === 'troupe-dashboard-viewer',
     );
-    for (const rule of viewer?.rules as { verbs: string[] }[])
+    assert.ok(viewer);
+    for (const rule of viewer.rules as { verbs: string[] }[])
       assert.deepEqual(rule.verbs, ['get', 'list', 'watch']);
   });
 
