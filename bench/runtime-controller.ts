@@ -135,6 +135,8 @@ async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promis
   const mgr = new Manager({ kubeConfig, healthProbeAddress: false });
   const counts = { reconciled: 0 };
   mgr.add(podController(transform, counts));
+  // TEMP probe
+  if (process.env.BENCH_PAGE_SIZE) (mgr.cache as unknown as { opts: { pageSize: number } }).opts.pageSize = Number(process.env.BENCH_PAGE_SIZE);
   const t0 = performance.now();
   await mgr.start();
   await mgr.cache.waitForSync();

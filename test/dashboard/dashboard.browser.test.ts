@@ -91,7 +91,7 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     const pod5 = await clusterPod(stack, 'pod-5');
     assert.ok((pod5?.spec?.schedulingGates ?? []).length > 0, 'pod-5 is still gated');
     assert.equal(await attr(page, `${SEQ} [data-pod="pod-5"]`, 'data-state'), 'gated');
-    const waiting = await page.locator(`${SEQ} .waiting`).innerText();
+    const waiting = (await page.locator(`${SEQ} .waiting`).textContent()) ?? '';
     assert.match(waiting, /pod-4: missing/);
     await page.locator(SEQ).screenshot({ path: join(SHOTS, 'sequence-waiting.png') });
     // pod-3 was released with its tier: once Ready in the cluster it is ready on the page,
@@ -160,7 +160,7 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     });
     const notes = page.locator('[data-offload="default/gpu-train"] [data-offload-notes]');
     await notes.waitFor();
-    assert.equal(await notes.innerText(), hostile);
+    assert.equal(await notes.textContent(), hostile);
     assert.equal(await notes.locator('img, script').count(), 0);
     assert.equal(await page.evaluate('window.__xss'), undefined);
   });

@@ -42,7 +42,13 @@ export function App() {
           troupe <span>dashboard</span>
         </div>
         <nav aria-label="sections">
-          {s ? sections(s).map((x) => <a key={x.id} href={`#${x.id}`}>{x.title}</a>) : null}
+          {s
+            ? sections(s).map((x) => (
+                <a key={x.id} href={`#${x.id}`}>
+                  {x.title}
+                </a>
+              ))
+            : null}
         </nav>
         <div class={`conn conn-${connection}`} data-connection={connection} role="status">
           <i class="conn-dot" />
@@ -57,7 +63,9 @@ export function App() {
         {s?.podGroups ? <PodGroups data={s.podGroups} /> : null}
         {s?.appWrappers ? <AppWrappers data={s.appWrappers} /> : null}
         {s?.queues ? <Queues data={s.queues} /> : null}
-        {s && showOffloads(s) && s.offloads ? <OffloadsSection data={s.offloads} generatedAt={s.generatedAt} now={now} /> : null}
+        {s && showOffloads(s) && s.offloads ? (
+          <OffloadsSection data={s.offloads} generatedAt={s.generatedAt} now={now} />
+        ) : null}
         {s?.nodes ? <Nodes data={s.nodes} /> : null}
         {s?.pods ? <Pods data={s.pods} now={now} /> : null}
         {s ? (
@@ -65,7 +73,12 @@ export function App() {
             {s.kinds
               .filter((k) => k.status !== 'shown')
               .map((k) => (
-                <span key={k.kind} class={`kind kind-${k.status}`} data-kind={k.kind} data-kind-status={k.status}>
+                <span
+                  key={k.kind}
+                  class={`kind kind-${k.status}`}
+                  data-kind={k.kind}
+                  data-kind-status={k.status}
+                >
                   {k.kind}: {k.status.replace('-', ' ')}
                 </span>
               ))}

@@ -2,7 +2,16 @@
 import type { ComponentChildren } from 'preact';
 import type { ConditionView, PodCell, PodState, StateCounts } from '../../src/dashboard/view-model.ts';
 
-export const STATE_ORDER: PodState[] = ['ready', 'running', 'pending', 'gated', 'succeeded', 'failed', 'terminating', 'missing'];
+export const STATE_ORDER: PodState[] = [
+  'ready',
+  'running',
+  'pending',
+  'gated',
+  'succeeded',
+  'failed',
+  'terminating',
+  'missing',
+];
 
 export function Section(props: { id: string; title: string; count?: string; children: ComponentChildren }) {
   return (
@@ -32,7 +41,9 @@ export function Badge(props: { value: string; kind?: string; title?: string }) {
 /** A pod as a coloured cell; the title tells the state and why. */
 export function Cell(props: { cell: PodCell; label?: string }) {
   const { cell } = props;
-  const title = [cell.name, cell.state, cell.node ? `on ${cell.node}` : '', cell.detail ?? ''].filter(Boolean).join(' · ');
+  const title = [cell.name, cell.state, cell.node ? `on ${cell.node}` : '', cell.detail ?? '']
+    .filter(Boolean)
+    .join(' · ');
   return (
     <li class={`cell state-${cell.state}`} data-pod={cell.name} data-state={cell.state} title={title}>
       <span class="cell-name">{props.label ?? cell.name}</span>
@@ -55,10 +66,18 @@ export function StateBar(props: { counts: StateCounts; total?: number }) {
   const total = props.total ?? Object.values(props.counts).reduce((a, b) => a + (b ?? 0), 0);
   return (
     <div class="statebar-wrap">
-      <div class="statebar" role="img" aria-label={STATE_ORDER.filter((s) => props.counts[s]).map((s) => `${props.counts[s]} ${s}`).join(', ')}>
+      <div
+        class="statebar"
+        role="img"
+        aria-label={STATE_ORDER.filter((s) => props.counts[s])
+          .map((s) => `${props.counts[s]} ${s}`)
+          .join(', ')}
+      >
         {STATE_ORDER.map((s) => {
           const n = props.counts[s] ?? 0;
-          return n > 0 && total > 0 ? <span key={s} class={`seg state-${s}`} style={{ flexGrow: n }} /> : null;
+          return n > 0 && total > 0 ? (
+            <span key={s} class={`seg state-${s}`} style={{ flexGrow: n }} />
+          ) : null;
         })}
       </div>
       <ul class="legend">
@@ -122,5 +141,9 @@ export function Legend() {
 }
 
 export function Omitted(props: { n: number; what: string }) {
-  return props.n > 0 ? <p class="omitted">and {props.n} more {props.what} not shown</p> : null;
+  return props.n > 0 ? (
+    <p class="omitted">
+      and {props.n} more {props.what} not shown
+    </p>
+  ) : null;
 }

@@ -25,7 +25,10 @@ export function useLiveSnapshot(): Live {
     });
     source.onopen = () => setLive((l) => ({ ...l, connection: 'live' }));
     source.onerror = () =>
-      setLive((l) => ({ ...l, connection: source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting' }));
+      setLive((l) => ({
+        ...l,
+        connection: source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting',
+      }));
     return () => source.close();
   }, []);
   return live;

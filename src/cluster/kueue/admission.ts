@@ -317,6 +317,20 @@ export function assignFlavors(
   return { assignments, adds };
 }
 
+/** What admission looks at in a workload's pod sets: names, counts and pod specs. */
+function shapeOf(wl: Workload): string {
+  return JSON.stringify(wl.spec.podSets?.map((ps) => [ps.name, ps.count, ps.template?.spec]) ?? []);
+}
+
+/**
+ * The part of a pending message worth rewriting a Workload for: Kueue's "N more needed"
+ * moves with every admission and release, and rewriting every waiting Workload each time
+ * would cost more than the number is worth.
+ */
+export function pendingGist(message: string): string {
+  return message.replace(/, [^,]* more needed/g, '');
+}
+
 function priorityOf(wl: Workload): number {
   return typeof wl.spec.priority === 'number' ? wl.spec.priority : 0;
 }
@@ -366,9 +380,15 @@ export function schedule(snap: Snapshot): ScheduleResult {
       u = new Map();
       used.set(cqName, u);
     }
+    // Within a pass usage only grows: a workload shaped like one that did not fit does not
+    // fit either, which keeps a pass linear when a long queue waits for quota.
+    const misfits = new Map<string, string>();
     for (const wl of list) {
-      const r = assignFlavors(wl, cq, snap.flavors, u);
+      const shape = shapeOf(wl);
+      const known = misfits.get(shape);
+      const r = known !== undefined ? { message: known } : assignFlavors(wl, cq, snap.flavors, u);
       if ('message' in r) {
+        misfits.set(shape, r.message);
         result.pending.push({ key: keyOf(wl), reason: 'Pending', message: r.message });
         if (strict) break;
         continue;

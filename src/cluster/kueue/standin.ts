@@ -21,6 +21,7 @@ import {
   hasQuotaReservation,
   isAdmitted,
   isFinished,
+  pendingGist,
   queueCounts,
   schedule,
   type Snapshot,
@@ -473,7 +474,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         (current &&
           current.status === 'False' &&
           current.reason === p.reason &&
-          current.message === p.message)
+          pendingGist(current.message) === pendingGist(p.message))
       )
         continue;
       await writeWorkloadStatus(wl, (cur) => {

@@ -103,7 +103,7 @@ export function timeline(seq: SequenceObject, events: readonly EventObject[]): T
   const out: TimelineEntry[] = [];
   for (const e of events) {
     const inv = e.regarding;
-    if (!inv || inv.kind !== 'PodSequence') continue;
+    if (inv?.kind !== 'PodSequence') continue;
     if (inv.name !== seq.metadata.name || (inv.namespace ?? '') !== (seq.metadata.namespace ?? '')) continue;
     if (uid && inv.uid && inv.uid !== uid) continue;
     out.push({

@@ -15,7 +15,13 @@ function NodeCard(props: { node: NodeView }) {
         {n.gpus ? <Badge value={`${n.gpus.total} GPU`} kind="gpu" /> : null}
       </header>
       {n.resources.map((r) => (
-        <Usage key={r.resource} label={LABELS[r.resource] ?? r.resource} used={r.used} total={r.total} text={r.text} />
+        <Usage
+          key={r.resource}
+          label={LABELS[r.resource] ?? r.resource}
+          used={r.used}
+          total={r.total}
+          text={r.text}
+        />
       ))}
       {n.taints.length > 0 ? (
         <ul class="taints">

@@ -13,8 +13,8 @@ export function OffloadsSection(props: { data: Offloads; generatedAt: string; no
   return (
     <Section id="offloads" title="Offloads" count={String(items.length + omitted)}>
       <p class="summary-line">
-        Total spend <strong data-total-spend>{money(totalSpend + (hourlyCost * sinceMs) / 3_600_000)}</strong> · running now{' '}
-        {money(hourlyCost)}/h
+        Total spend <strong data-total-spend>{money(totalSpend + (hourlyCost * sinceMs) / 3_600_000)}</strong>{' '}
+        · running now {money(hourlyCost)}/h
       </p>
       <table class="table">
         <thead>
@@ -52,9 +52,17 @@ export function OffloadsSection(props: { data: Offloads; generatedAt: string; no
                 <td>{o.costPerHour !== undefined ? money(o.costPerHour) : ''}</td>
                 <td>{o.startedAt ? (running ? age(o.startedAt, props.now) : 'finished') : ''}</td>
                 <td>{spend !== undefined ? money(spend) : ''}</td>
-                <td>{o.virtualPod ? <span class={`chip state-${o.virtualPod.state}`}>{o.virtualPod.name}</span> : ''}</td>
+                <td>
+                  {o.virtualPod ? (
+                    <span class={`chip state-${o.virtualPod.state}`}>{o.virtualPod.name}</span>
+                  ) : (
+                    ''
+                  )}
+                </td>
                 <td class="wrap" data-offload-notes>
-                  {[o.error, o.exitCode !== undefined ? `exit code ${o.exitCode}` : undefined].filter(Boolean).join(' · ')}
+                  {[o.error, o.exitCode !== undefined ? `exit code ${o.exitCode}` : undefined]
+                    .filter(Boolean)
+                    .join(' · ')}
                 </td>
               </tr>
             );

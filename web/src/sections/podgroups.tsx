@@ -13,8 +13,16 @@ function Group(props: { group: PodGroupView }) {
         </h3>
         <Badge value={g.phase} />
         {g.reason ? <Badge value={g.reason} kind="reason" /> : null}
-        {g.gangReady ? <Badge value="gang ready" kind="ready" title="members carry podgroup.jhwagner.github.io/ready=true" /> : null}
-        {g.source === 'label' ? <Badge value="label only" kind="scope" title="pods grouped by label; no PodGroup object" /> : null}
+        {g.gangReady ? (
+          <Badge
+            value="gang ready"
+            kind="ready"
+            title="members carry podgroup.jhwagner.github.io/ready=true"
+          />
+        ) : null}
+        {g.source === 'label' ? (
+          <Badge value="label only" kind="scope" title="pods grouped by label; no PodGroup object" />
+        ) : null}
         <span class="progress-text">
           {running}/{g.minMember ?? g.members.length} running
           {g.restarts ? ` · ${g.restarts} restarts` : ''}

@@ -22,7 +22,13 @@ export function Queues(props: { data: QueuesView }) {
               </span>
             </header>
             {cq.quotas.map((q) => (
-              <Usage key={`${q.flavor}/${q.resource}`} label={`${q.flavor} ${q.resource}`} used={q.used} total={q.nominal} text={q.text} />
+              <Usage
+                key={`${q.flavor}/${q.resource}`}
+                label={`${q.flavor} ${q.resource}`}
+                used={q.used}
+                total={q.nominal}
+                text={q.text}
+              />
             ))}
             <ul class="plain">
               {localQueues
@@ -87,7 +93,12 @@ export function AppWrappers(props: { data: { items: AppWrapperView[]; omitted: n
       {items.length === 0 ? <Empty>No AppWrapper yet.</Empty> : null}
       <div class="grid">
         {items.map((aw) => (
-          <article key={`${aw.namespace}/${aw.name}`} class="card" data-appwrapper={`${aw.namespace}/${aw.name}`} data-phase={aw.phase}>
+          <article
+            key={`${aw.namespace}/${aw.name}`}
+            class="card"
+            data-appwrapper={`${aw.namespace}/${aw.name}`}
+            data-phase={aw.phase}
+          >
             <header class="card-head">
               <h3>
                 <span class="ns">{aw.namespace}/</span>

@@ -43,7 +43,8 @@ function NodeProgress(props: { seq: SequenceView }) {
             ))}
             <td>
               <Badge value={n.phase} />{' '}
-              {Math.min(n.currentIndex + (n.phase === 'Completed' ? 0 : 1), props.seq.totalGroups)}/{props.seq.totalGroups}
+              {Math.min(n.currentIndex + (n.phase === 'Completed' ? 0 : 1), props.seq.totalGroups)}/
+              {props.seq.totalGroups}
             </td>
           </tr>
         ))}
@@ -69,7 +70,10 @@ function Sequence(props: { seq: SequenceView; now: number }) {
         </span>
       </header>
       {seq.message ? <p class="message">{seq.message}</p> : null}
-      <div class="tiers" style={{ gridTemplateColumns: `repeat(${Math.max(1, seq.tiers.length)}, minmax(9rem, 1fr))` }}>
+      <div
+        class="tiers"
+        style={{ gridTemplateColumns: `repeat(${Math.max(1, seq.tiers.length)}, minmax(9rem, 1fr))` }}
+      >
         {seq.tiers.map((t) => (
           <Tier key={t.index} tier={t} />
         ))}
