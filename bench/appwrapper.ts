@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   for (const crd of appWrapperCrdManifests()) await client.create(KGVR.crds, crd);
   while (!client.served(KGVR.appWrappers)) await new Promise((r) => setTimeout(r, 10));
   const kueue = await startKueue(client);
-  await client.create(KGVR.resourceFlavors, { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default' } });
+  await client.create(KGVR.resourceFlavors, {
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'ResourceFlavor',
+    metadata: { name: 'default' },
+  });
   for (let q = 0; q < QUEUES; q++) {
     // Room for half of each queue's wrappers at once (100m each).
     const quota = `${Math.max(100, Math.floor(PER_QUEUE / 2) * 100)}m`;
@@ -43,10 +47,19 @@ async function main(): Promise<void> {
       spec: {
         namespaceSelector: {},
         queueingStrategy: 'BestEffortFIFO',
-        resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'default', resources: [{ name: 'cpu', nominalQuota: quota }] }] }],
+        resourceGroups: [
+          {
+            coveredResources: ['cpu'],
+            flavors: [{ name: 'default', resources: [{ name: 'cpu', nominalQuota: quota }] }],
+          },
+        ],
       },
     });
-    await client.create(GVR.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `team-${q}` } });
+    await client.create(GVR.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: `team-${q}` },
+    });
     await client.create(KGVR.localQueues, {
       apiVersion: 'kueue.x-k8s.io/v1beta2',
       kind: 'LocalQueue',
@@ -57,7 +70,11 @@ async function main(): Promise<void> {
 
   let manager: Manager | undefined;
   if (WITH_CONTROLLER) {
-    manager = new Manager({ kubeConfig: kubeConfigFromString(server.kubeconfig), healthProbeAddress: false, gracefulShutdownMs: 2000 });
+    manager = new Manager({
+      kubeConfig: kubeConfigFromString(server.kubeconfig),
+      healthProbeAddress: false,
+      gracefulShutdownMs: 2000,
+    });
     manager.add(appWrapperController({ maxConcurrentReconciles: 8 }));
     await manager.start();
   }
@@ -90,8 +107,20 @@ async function main(): Promise<void> {
                 ...(cur.status as object),
                 phase: 'Succeeded',
                 conditions: [
-                  { type: 'QuotaReserved', status: 'False', reason: 'Succeeded', message: '', lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z' },
-                  { type: 'ResourcesDeployed', status: 'True', reason: 'Succeeded', message: '', lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z' },
+                  {
+                    type: 'QuotaReserved',
+                    status: 'False',
+                    reason: 'Succeeded',
+                    message: '',
+                    lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z',
+                  },
+                  {
+                    type: 'ResourcesDeployed',
+                    status: 'True',
+                    reason: 'Succeeded',
+                    message: '',
+                    lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z',
+                  },
                 ],
               };
             },
@@ -120,7 +149,10 @@ async function main(): Promise<void> {
               apiVersion: 'v1',
               kind: 'Pod',
               metadata: { name },
-              spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '100m' } } }] },
+              spec: {
+                restartPolicy: 'Never',
+                containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '100m' } } }],
+              },
             },
           },
         ],

@@ -41,6 +41,11 @@ export interface CapabilityOptions {
   podsequence?: PodSequenceOptions;
 }
 
+/** Names of the capabilities, for tools that list them (install manifests). */
+export function capabilityNames(): string[] {
+  return capabilities().map((c) => c.name);
+}
+
 /** Builds every capability; cheap, nothing starts until the manager does. */
 export function capabilities(opts: CapabilityOptions = {}): Capability[] {
   const offload = createOffload(opts.offload);

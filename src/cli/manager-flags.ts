@@ -24,11 +24,18 @@ export interface ManagerFlags {
   maxHourlySpend: number;
   runpodBaseUrl?: string;
   podsequenceMode: 'lite' | 'full';
+  dashboardAddress: string;
+  dashboardToken?: string;
 }
 
 export function addManagerOptions(
   cmd: Command,
-  defaults: { healthProbeBindAddress: string; metricsBindAddress: string; webhookPort: number },
+  defaults: {
+    healthProbeBindAddress: string;
+    metricsBindAddress: string;
+    webhookPort: number;
+    dashboardAddress: string;
+  },
 ): Command {
   const port = (v: string) => {
     const n = Number(v);
@@ -111,6 +118,17 @@ export function addManagerOptions(
           .env('TROUPE_PODSEQUENCE_MODE')
           .choices(['lite', 'full'])
           .default('lite'),
+      )
+      .addOption(
+        new Option('--dashboard-address <addr>', 'address of the read-only web dashboard ("0" disables)')
+          .env('TROUPE_DASHBOARD_ADDRESS')
+          .default(defaults.dashboardAddress),
+      )
+      .addOption(
+        new Option(
+          '--dashboard-token <token>',
+          'dashboard access token (default: random, printed with the URL)',
+        ).env('TROUPE_DASHBOARD_TOKEN'),
       )
       // Burst offloading keeps the RunPod controller seed's flags verbatim.
       .addOption(

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { startDashboard } from '../dashboard/index.ts';
 import { loadKubeConfig } from '../runtime/index.ts';
 import { buildManager } from './manager.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
@@ -12,7 +13,12 @@ export function runCommand(): Command {
   const cmd = new Command('run')
     .description("Run troupe's controllers against a cluster (kubeconfig, $KUBECONFIG or in-cluster config)")
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)');
-  addManagerOptions(cmd, { healthProbeBindAddress: ':8081', metricsBindAddress: ':8080', webhookPort: 9443 });
+  addManagerOptions(cmd, {
+    healthProbeBindAddress: ':8081',
+    metricsBindAddress: ':8080',
+    webhookPort: 9443,
+    dashboardAddress: '0',
+  });
   return cmd.action(async (flags: RunFlags) => {
     const { kubeConfig, source } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
     const { manager, log, capabilities, stop } = buildManager(kubeConfig, flags);
@@ -21,8 +27,19 @@ export function runCommand(): Command {
       'starting troupe controller manager',
     );
     await manager.start();
+    const dashboard =
+      flags.dashboardAddress === '0'
+        ? undefined
+        : await startDashboard({ manager, address: flags.dashboardAddress, token: flags.dashboardToken });
+    if (dashboard)
+      log.info(
+        { url: dashboard.baseUrl },
+        'dashboard serving (the access token is in the URL printed on stdout)',
+      );
+    if (dashboard) process.stdout.write(`Dashboard: ${dashboard.url}\n`);
     const sig = await untilSignal();
     log.info({ signal: sig }, 'shutting down');
+    await dashboard?.stop();
     await stop();
   });
 }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { startRunPodStandIn } from '../cluster/runpod/index.ts';
+import { startDashboard } from '../dashboard/index.ts';
 import { kubeConfigFromString } from '../runtime/index.ts';
 import { writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions } from './cluster-flags.ts';
@@ -25,6 +26,7 @@ export function upCommand(): Command {
     healthProbeBindAddress: '127.0.0.1:0',
     metricsBindAddress: '127.0.0.1:0',
     webhookPort: 0,
+    dashboardAddress: '127.0.0.1:0',
   });
   return cmd.action(async (flags: UpFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
@@ -50,12 +52,17 @@ export function upCommand(): Command {
         force: true,
       });
     }
+    const dashboard =
+      flags.dashboardAddress === '0'
+        ? undefined
+        : await startDashboard({ manager, address: flags.dashboardAddress, token: flags.dashboardToken });
     process.stdout.write(
       [
         '',
         `troupe is up: embedded cluster at ${cluster.server.url} with ${cluster.nodes?.names().length ?? 0} simulated nodes`,
         `controllers: ${capabilities.map((c) => `${c.name} (${c.summary})`).join(', ')}`,
         ...(runpod ? [`RunPod stand-in for offloading at ${runpod.url}`] : []),
+        ...(dashboard ? ['', `Dashboard: ${dashboard.url}`] : []),
         '',
         'Point kubectl at it:',
         `  export KUBECONFIG=${file}`,
@@ -73,6 +80,7 @@ export function upCommand(): Command {
     );
     const sig = await untilSignal();
     log.info({ signal: sig }, 'shutting down');
+    await dashboard?.stop();
     await stop();
     await runpod?.stop();
     await cluster.stop();

@@ -35,6 +35,11 @@ export class SnapshotHub {
 
   invalidate(): void {
     if (this.closed || this.timer) return;
+    if (this.subscribers.size === 0) {
+      // Nobody is watching: build on the next request instead of on every change.
+      this.json = undefined;
+      return;
+    }
     const wait = Math.max(0, this.lastBuild + this.minIntervalMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;

@@ -68,7 +68,15 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     const nodes = await stack.manager.client.list({ apiVersion: 'v1', kind: 'Node' });
     assert.deepEqual(names.sort(), nodes.items.map((n) => n.metadata.name).sort());
     for (const n of nodes.items) {
-      assert.equal(await attr(page, `#nodes [data-node="${n.metadata.name}"]`, 'data-ready'), 'true');
+      const ready = (
+        n.status as { conditions?: { type: string; status: string }[] } | undefined
+      )?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      await waitForAttr(
+        page,
+        `#nodes [data-node="${n.metadata.name}"]`,
+        'data-ready',
+        String(ready === true),
+      );
     }
   });
 
@@ -143,6 +151,33 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     }
   });
 
+  test('a node-scoped sequence shows each node progressing on its own', async () => {
+    const seq = '[data-sequence="default/csi-driver-sequence"]';
+    await stack.createFromFile('config/samples/node-scoped-csi-example.yaml');
+    // For the README: the moment the apps tier is under way (or done, if that was quicker).
+    await page.waitForSelector(
+      `${seq} [data-tier="1"][data-tier-state="current"], ${seq}[data-phase="Completed"]`,
+    );
+    await page.locator(seq).screenshot({ path: join(SHOTS, 'sequence-node-scope.png') });
+    await waitForAttr(page, seq, 'data-phase', 'Completed', 60_000);
+    // Every pod of the sequence sits in the row of the node it runs on in the cluster.
+    const pods = await stack.manager.client.list<Pod>(
+      { apiVersion: 'v1', kind: 'Pod' },
+      { namespace: 'default' },
+    );
+    const members = pods.items.filter((p) => ['csi-driver', 'my-app'].includes(p.metadata.labels?.app ?? ''));
+    assert.equal(members.length, 6, 'three CSI driver pods (one per node) and three app pods');
+    for (const p of members) {
+      assert.ok(isReady(p), `${p.metadata.name} is Ready in the cluster`);
+      const cell = `${seq} tr[data-node="${p.spec?.nodeName}"] [data-pod="${p.metadata.name}"]`;
+      await waitForAttr(page, cell, 'data-state', 'ready');
+    }
+  });
+
+  test('screenshot of the whole page for the README', async () => {
+    await page.locator('#sequences').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
+  });
   test('text from the cluster is shown as text, never run as markup', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
     await stack.manager.client.create({
@@ -163,10 +198,5 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     assert.equal(await notes.textContent(), hostile);
     assert.equal(await notes.locator('img, script').count(), 0);
     assert.equal(await page.evaluate('window.__xss'), undefined);
-  });
-
-  test('screenshot of the whole page for the README', async () => {
-    await page.locator('#sequences').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
   });
 });

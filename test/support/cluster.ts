@@ -6,7 +6,11 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type EmbeddedCluster, type EmbeddedClusterOptions, startEmbeddedCluster } from '../../src/cluster/index.ts';
+import {
+  type EmbeddedCluster,
+  type EmbeddedClusterOptions,
+  startEmbeddedCluster,
+} from '../../src/cluster/index.ts';
 
 export interface TestCluster {
   cluster: EmbeddedCluster;
@@ -28,7 +32,11 @@ export async function startTestCluster(opts: EmbeddedClusterOptions = {}): Promi
         ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
         { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
         (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+          const code = err
+            ? typeof (err as { code?: unknown }).code === 'number'
+              ? (err as { code: number }).code
+              : 1
+            : 0;
           resolve({ code, stdout, stderr });
         },
       );

@@ -150,7 +150,8 @@ export class Api {
 
   /** Parses a record, converting apiVersion for multi-version resources (CRDs: conversion None). */
   decode(rt: ResourceType, rec: StoredRecord): KubeObject {
-    const obj = JSON.parse(rec.json) as KubeObject;
+    const parsed = JSON.parse(rec.json) as KubeObject;
+    const obj = rt.sharedStorage ? rt.sharedStorage.fromStorage(parsed) : parsed;
     const gv = groupVersion(rt);
     if (obj.apiVersion !== gv) obj.apiVersion = gv;
     return obj;
@@ -158,6 +159,7 @@ export class Api {
 
   /** JSON of a record at this resource's version, without parsing when versions agree. */
   encode(rt: ResourceType, rec: StoredRecord): string {
+    if (rt.sharedStorage) return JSON.stringify(this.decode(rt, rec));
     if (!rt.group || this.registry.versions(rt.group).length === 1) return rec.json;
     const gv = groupVersion(rt);
     if (rec.json.startsWith(`{"apiVersion":"${gv}"`)) return rec.json;
@@ -620,6 +622,14 @@ export class Api {
   }
 
   private record(rt: ResourceType, obj: KubeObject, rv: number): StoredRecord {
+    if (rt.sharedStorage) {
+      // Stored in the owning resource's shape, with both resources' selectable fields.
+      const owner = this.registry.get(rt.sharedStorage.group, 'v1', rt.sharedStorage.resource);
+      const stored = rt.sharedStorage.toStorage(obj);
+      const rec = this.record(owner ?? { ...rt, sharedStorage: undefined }, stored, rv);
+      const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};
+      return { ...rec, fields: { ...extra, ...rec.fields } };
+    }
     const m = obj.metadata;
     const namespace = rt.namespaced ? (m.namespace ?? '') : '';
     const name = m.name!;

@@ -115,7 +115,16 @@ function truncate(v: string): string {
 /** Names of metav1.Time fields: `lastTransitionTime`, `creationTimestamp`, `startedAt`… */
 const TIME_FIELD = /(Time|Timestamp|At)$/;
 /** Maps of user keys and values, never normalised. */
-const USER_MAPS = new Set(['metadata', 'labels', 'annotations', 'data', 'stringData', 'binaryData', 'nodeSelector', 'matchLabels']);
+const USER_MAPS = new Set([
+  'metadata',
+  'labels',
+  'annotations',
+  'data',
+  'stringData',
+  'binaryData',
+  'nodeSelector',
+  'matchLabels',
+]);
 
 /** Lists Go serializes even when empty (no `omitempty` on their JSON tag). */
 const KEEP_EMPTY_LISTS = new Set(['containers', 'rules']);

@@ -2,8 +2,9 @@ import { EventEmitter } from 'node:events';
 import { groupVersion, type ResourceType } from './types.ts';
 
 /** Storage is shared by all versions of a resource; this is its key (`apps/deployments`). */
-export function storageKey(rt: Pick<ResourceType, 'group' | 'resource'>): string {
-  return `${rt.group}/${rt.resource}`;
+export function storageKey(rt: Pick<ResourceType, 'group' | 'resource' | 'sharedStorage'>): string {
+  const s = rt.sharedStorage ?? rt;
+  return `${s.group}/${s.resource}`;
 }
 
 /**

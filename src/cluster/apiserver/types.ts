@@ -141,6 +141,16 @@ export interface ResourceType {
   strategy: Strategy;
   /** Whether this version is the storage version (CRDs with several versions). */
   storage?: boolean;
+  /**
+   * Another resource whose storage this one shares, in that resource's shape (as
+   * events.k8s.io/v1 events are core/v1 events in kube-apiserver), with the conversion.
+   */
+  sharedStorage?: {
+    group: string;
+    resource: string;
+    toStorage(obj: KubeObject): KubeObject;
+    fromStorage(obj: KubeObject): KubeObject;
+  };
 }
 
 export function groupVersion(rt: Pick<ResourceType, 'group' | 'version'>): string {

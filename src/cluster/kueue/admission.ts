@@ -318,8 +318,15 @@ export function assignFlavors(
 }
 
 /** What admission looks at in a workload's pod sets: names, counts and pod specs. */
+const shapeCache = new WeakMap<Workload, string>();
+
 function shapeOf(wl: Workload): string {
-  return JSON.stringify(wl.spec.podSets?.map((ps) => [ps.name, ps.count, ps.template?.spec]) ?? []);
+  let shape = shapeCache.get(wl);
+  if (shape === undefined) {
+    shape = JSON.stringify(wl.spec.podSets?.map((ps) => [ps.name, ps.count, ps.template?.spec]) ?? []);
+    shapeCache.set(wl, shape);
+  }
+  return shape;
 }
 
 /**
@@ -369,12 +376,15 @@ export function schedule(snap: Snapshot): ScheduleResult {
   for (const [cqName, list] of queued) {
     const cq = snap.clusterQueues.get(cqName)!;
     const strict = cq.spec?.queueingStrategy === 'StrictFIFO';
-    list.sort(
-      (a, b) =>
-        priorityOf(b) - priorityOf(a) ||
-        Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? '') ||
-        order(a) - order(b),
-    );
+    const keyed = list.map((wl) => ({
+      wl,
+      p: priorityOf(wl),
+      t: Date.parse(wl.metadata.creationTimestamp ?? '') || 0,
+      o: order(wl),
+    }));
+    keyed.sort((a, b) => b.p - a.p || a.t - b.t || a.o - b.o);
+    list.length = 0;
+    for (const k of keyed) list.push(k.wl);
     let u = used.get(cqName);
     if (!u) {
       u = new Map();

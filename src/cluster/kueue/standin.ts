@@ -78,6 +78,7 @@ export const KUEUE_USER = 'system:serviceaccount:kueue-system:kueue-controller-m
 
 const AW_CRD = 'appwrappers.workload.codeflare.dev';
 const STATUS_DELAY_MS = 100;
+const SCHEDULE_DELAY_MS = 5;
 
 const ADAPTERS: Record<Integration, JobAdapter> = {
   'workload.codeflare.dev/appwrapper': appWrapperAdapter,
@@ -150,7 +151,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     log,
   });
   const kick = () => {
-    schedLoop.enqueue('schedule');
+    // A pass looks at every pending workload: let a burst of changes land first.
+    schedLoop.enqueueAfter('schedule', SCHEDULE_DELAY_MS);
     // Queue status is for people and dashboards: one recount per burst of changes is enough.
     schedLoop.enqueueAfter('status', STATUS_DELAY_MS);
   };
@@ -169,7 +171,13 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   for (const inf of [flavors, clusterQueues, localQueues, namespaces]) {
     inf.subscribe((type, obj, old) => {
       // Our own queue status writes change nothing that admission reads.
-      if (type === 'MODIFIED' && old && inf !== namespaces && old.metadata.generation === obj.metadata.generation) return;
+      if (
+        type === 'MODIFIED' &&
+        old &&
+        inf !== namespaces &&
+        old.metadata.generation === obj.metadata.generation
+      )
+        return;
       kick();
       if (inf === clusterQueues || inf === localQueues)
         for (const wl of workloads.list()) wlLoop.enqueue(objKey(wl));

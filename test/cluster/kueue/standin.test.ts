@@ -258,6 +258,21 @@ describe('the Kueue stand-in', () => {
     assert.equal(condition(w, 'Finished')?.message, 'AppWrapper failed');
   });
 
+  test('without a queue name, a LocalQueue named "default" in the namespace is used', async () => {
+    await client.create(GVR.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-x' } });
+    await client.create(KGVR.localQueues, {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'LocalQueue',
+      metadata: { name: 'default', namespace: 'team-x' },
+      spec: { clusterQueue: 'cluster-queue' },
+    });
+    const aw = appWrapper('unlabelled', '1', { ns: 'team-x' });
+    aw.metadata.labels = {};
+    await client.create(AW, aw);
+    const w = await waitFor('workload in the default queue', () => workloadOf('unlabelled', 'AppWrapper', 'team-x'));
+    assert.equal(w.spec.queueName, 'default');
+  });
+
   test('deleting the AppWrapper removes its Workload', async () => {
     await client.create(AW, appWrapper('doomed', '1'));
     await waitFor('workload', () => workloadOf('doomed'));

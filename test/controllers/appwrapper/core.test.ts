@@ -603,7 +603,10 @@ describe('deleting components (Resetting, Suspending, Failed, Succeeded, deletio
     const cs = aw.status!.componentStatus![0]!;
     cs.conditions = [cond('ResourcesDeployed', 'False', 'CompononetDeleted')];
     const d = run(aw, 1000, { components: [component('Pod')], pods: [pod('sample', 'Running')] });
-    assert.deepEqual(d.deletes.map((x) => x.name), ['sample']);
+    assert.deepEqual(
+      d.deletes.map((x) => x.name),
+      ['sample'],
+    );
     const stranger = component('Pod');
     stranger.metadata.ownerReferences = [];
     const d2 = run(aw, 1000, { components: [stranger], pods: [] });

@@ -214,3 +214,21 @@ describe('validation', () => {
     }
   });
 });
+
+describe('samples', () => {
+  test('every AppWrapper sample passes the webhooks (server-side dry run); the queue setup applies', async () => {
+    for (const file of [
+      'appwrapper',
+      'wrapped-job',
+      'wrapped-deployment',
+      'wrapped-failing-pod',
+      'wrapped-pytorch-job',
+    ]) {
+      const r = await env.kubectl(['apply', '--dry-run=server', '-f', `samples/${file}.yaml`]);
+      assert.equal(r.code, 0, `${file}: ${r.stderr}`);
+      assert.match(r.stdout, /appwrapper\.workload\.codeflare\.dev\/sample.* created \(server dry run\)/);
+    }
+    const queues = await env.kubectl(['apply', '-f', 'samples/kueue-default-queues.yaml']);
+    assert.equal(queues.code, 0, queues.stderr);
+  });
+});

@@ -42,9 +42,12 @@ function NodeProgress(props: { seq: SequenceView }) {
               </td>
             ))}
             <td>
-              <Badge value={n.phase} />{' '}
-              {Math.min(n.currentIndex + (n.phase === 'Completed' ? 0 : 1), props.seq.totalGroups)}/
-              {props.seq.totalGroups}
+              <Badge value={n.phase} />
+              {n.phase === 'Completed' ? null : (
+                <span class="sub">
+                  tier {Math.min(n.currentIndex + 1, props.seq.totalGroups)} of {props.seq.totalGroups}
+                </span>
+              )}
             </td>
           </tr>
         ))}

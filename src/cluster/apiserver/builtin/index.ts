@@ -10,7 +10,7 @@ import { configMapStrategy } from './configmaps.ts';
 import { daemonSetStrategy } from './daemonsets.ts';
 import { deploymentStrategy } from './deployments.ts';
 import { endpointsStrategy } from './endpoints.ts';
-import { coreEventStrategy, eventsV1Strategy } from './events.ts';
+import { coreEventStrategy, coreEventToEventsV1, eventsV1Strategy, eventsV1ToCoreEvent } from './events.ts';
 import { jobStrategy } from './jobs.ts';
 import { leaseStrategy } from './leases.ts';
 import { namespaceStrategy } from './namespaces.ts';
@@ -42,6 +42,7 @@ interface Spec {
   subresources?: string[];
   scale?: ResourceType['scale'];
   strategy: Strategy;
+  sharedStorage?: ResourceType['sharedStorage'];
 }
 
 function rt(s: Spec): ResourceType {
@@ -60,6 +61,7 @@ function rt(s: Spec): ResourceType {
     strategy: s.strategy,
   };
   if (s.scale) out.scale = s.scale;
+  if (s.sharedStorage) out.sharedStorage = s.sharedStorage;
   return out;
 }
 
@@ -255,6 +257,9 @@ export function builtinResourceTypes(): ResourceType[] {
       namespaced: true,
       shortNames: ['ev'],
       strategy: eventsV1Strategy(),
+      // One storage with core/v1 events, as in kube-apiserver: `kubectl describe` sees
+      // the Events controllers write through events.k8s.io/v1, and the other way round.
+      sharedStorage: { group: '', resource: 'events', toStorage: eventsV1ToCoreEvent, fromStorage: coreEventToEventsV1 },
     }),
     // rbac.authorization.k8s.io/v1
     rt({
