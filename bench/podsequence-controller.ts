@@ -7,7 +7,8 @@
  *
  * Installs the PodSequence CRD, starts a runtime Manager (cluster-wide, as `troupe run`
  * does) with `podSequenceControllers()` in lite mode with default options, and says
- * `ready`. On `{ type: 'report' }` it answers with its own count of the requests it sent
+ * `ready`. On `{ type: 'idle' }` it answers `idle` once its work queue is empty with
+ * nothing in flight. On `{ type: 'report' }` it answers with its own count of the requests it sent
  * (by method and code) and of reconciles, which the driver uses to check the API server's
  * figures. The driver ends it by closing the IPC channel.
  */
@@ -44,7 +45,22 @@ async function values(name: string): Promise<MetricValue[]> {
   return (await m.get()).values as MetricValue[];
 }
 
+/** Resolves when the controller's queue has been empty, with nothing in flight, for a few checks in a row. */
+async function idle(): Promise<void> {
+  const queue = mgr.getController('podsequence')?.workQueue;
+  let quiet = 0;
+  while (quiet < 3) {
+    await new Promise((r) => setTimeout(r, 10));
+    const busy = !queue || queue.len() > 0 || queue.inFlight() > 0 || queue.delayedLen() > 0;
+    quiet = busy ? 0 : quiet + 1;
+  }
+}
+
 process.on('message', (msg: { type?: string }) => {
+  if (msg.type === 'idle') {
+    void idle().then(() => process.send!({ type: 'idle' }));
+    return;
+  }
   if (msg.type !== 'report') return;
   void (async () => {
     const requests: Record<string, number> = {};

@@ -2,7 +2,7 @@
  * The controller under test for bench/runtime.ts, run in its own process (forked with an
  * IPC channel) so its RSS is the controller's alone and its event loop is not the driver's.
  *
- *   runtime-controller.ts rss <kubeconfig> <default|slim>
+ *   runtime-controller.ts rss <kubeconfig> <default|compact|slim>
  *     A Manager with one controller on Pods. Reports memory once the cache has synced
  *     and every initial key has been reconciled, after forced GCs.
  *   runtime-controller.ts latency <kubeconfig> <namespace>
@@ -29,8 +29,10 @@ export interface MemoryReport {
   reconciled: number;
   rss: number;
   peakRss: number;
-  /** Anonymous memory (heap, malloc) as opposed to mapped files (the node binary, libraries). */
-  anonRss: number;
+  /** Resident pages of mapped files (the node binary, shared libraries). */
+  fileRss: number;
+  /** Resident pages of glibc's brk heap: native allocations (buffers, V8 side tables). */
+  mallocRss: number;
   heapUsed: number;
   heapTotal: number;
   external: number;
@@ -67,9 +69,23 @@ function peakRss(): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
-function anonRss(): number {
-  const rollup = readFileSync('/proc/self/smaps_rollup', 'utf8');
-  return Number(/Anonymous:\s+(\d+) kB/.exec(rollup)![1]) * 1024;
+function smapsBreakdown(): { fileRss: number; mallocRss: number } {
+  let fileRss = 0;
+  let mallocRss = 0;
+  let name = '';
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (header) {
+      // A non-zero inode means a mapped file.
+      name = header[1] !== '0' ? 'file' : header[2] === '[heap]' ? 'malloc' : '';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    if (name === 'file') fileRss += Number(rss[1]) * 1024;
+    else if (name === 'malloc') mallocRss += Number(rss[1]) * 1024;
+  }
+  return { fileRss, mallocRss };
 }
 
 interface PodShape extends KubeObject {
@@ -109,11 +125,61 @@ export const slimPod: Transform = (obj) => {
   return slim;
 };
 
-function podController(transform: 'default' | 'slim', counts: { reconciled: number }): ControllerDefinition {
+// Values repeated across objects (images, tolerations, condition reasons, namespaces) are
+// shared instead of held once per object. Bounded, so a stream of unique values cannot
+// grow it without limit: once full, new values are simply not interned.
+const INTERN_MAX = 50_000;
+const INTERN_MAX_LENGTH = 256;
+const interned = new Map<string, string>();
+
+function intern(value: string): string {
+  if (value.length > INTERN_MAX_LENGTH) return value;
+  const hit = interned.get(value);
+  if (hit !== undefined) return hit;
+  if (interned.size < INTERN_MAX) interned.set(value, value);
+  return value;
+}
+
+function internAll(value: unknown): unknown {
+  if (typeof value === 'string') return intern(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = internAll(value[i]);
+  } else if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    // Assigning a string over a string keeps the object's shape (and fast properties).
+    for (const k in o) o[k] = internAll(o[k]);
+  }
+  return value;
+}
+
+/** Per-object unique values, not worth a pool entry. */
+const UNIQUE_META = new Set(['name', 'uid', 'resourceVersion', 'creationTimestamp', 'generateName']);
+
+/**
+ * Keeps every field the default transform keeps, but (1) rebuilds metadata as a fresh
+ * object: the default transform's `delete metadata.managedFields` switches V8 to
+ * dictionary-mode properties for it (~380 B more per object), and (2) interns repeated
+ * string values. What the runtime's own default transform could do for every kind.
+ */
+export const compactObject: Transform = (obj) => {
+  const meta: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj.metadata)) {
+    if (v === undefined || k === 'managedFields') continue;
+    meta[k] = UNIQUE_META.has(k) ? v : internAll(v);
+  }
+  obj.metadata = meta as KubeObject['metadata'];
+  for (const k in obj) if (k !== 'metadata') (obj as Record<string, unknown>)[k] = internAll(obj[k]);
+  return obj;
+};
+
+export type PodTransform = 'default' | 'compact' | 'slim';
+
+function podController(transform: PodTransform, counts: { reconciled: number }): ControllerDefinition {
+  const fn = transform === 'slim' ? slimPod : transform === 'compact' ? compactObject : undefined;
   return {
     name: 'bench-pods',
     for: POD,
-    transforms: transform === 'slim' ? [{ kind: POD, fn: slimPod }] : undefined,
+    transforms: fn ? [{ kind: POD, fn }] : undefined,
     maxConcurrentReconciles: 4,
     async reconcile(_key, ctx) {
       // Reads what slimPod keeps, so both variants do the same work.
@@ -127,7 +193,7 @@ function podController(transform: 'default' | 'slim', counts: { reconciled: numb
   };
 }
 
-async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promise<void> {
+async function runRss(kubeconfig: string, transform: PodTransform): Promise<void> {
   gcHard();
   const baselineHeapUsed = process.memoryUsage().heapUsed;
   const baselineRss = process.memoryUsage().rss;
@@ -135,8 +201,6 @@ async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promis
   const mgr = new Manager({ kubeConfig, healthProbeAddress: false });
   const counts = { reconciled: 0 };
   mgr.add(podController(transform, counts));
-  // TEMP probe
-  if (process.env.BENCH_PAGE_SIZE) (mgr.cache as unknown as { opts: { pageSize: number } }).opts.pageSize = Number(process.env.BENCH_PAGE_SIZE);
   const t0 = performance.now();
   await mgr.start();
   await mgr.cache.waitForSync();
@@ -165,7 +229,8 @@ async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promis
   }
   let snapshot: string | undefined;
   const dir = process.env.BENCH_HEAP_SNAPSHOT;
-  if (dir) snapshot = writeHeapSnapshot(join(dir, `controller-${transform}-${informer.store.size}.heapsnapshot`));
+  if (dir)
+    snapshot = writeHeapSnapshot(join(dir, `controller-${transform}-${informer.store.size}.heapsnapshot`));
   send({
     type: 'memory',
     objects: informer.store.size,
@@ -173,7 +238,7 @@ async function runRss(kubeconfig: string, transform: 'default' | 'slim'): Promis
     reconciled: counts.reconciled,
     rss: mem.rss,
     peakRss: peakRss(),
-    anonRss: anonRss(),
+    ...smapsBreakdown(),
     heapUsed: mem.heapUsed,
     heapTotal: mem.heapTotal,
     external: mem.external,
@@ -243,6 +308,8 @@ async function stopOnDisconnect(mgr: Manager): Promise<void> {
 
 const [mode, kubeconfig, arg] = process.argv.slice(2);
 if (!kubeconfig || !arg) throw new Error('usage: runtime-controller.ts rss|latency <kubeconfig> <arg>');
-if (mode === 'rss') await runRss(kubeconfig, arg === 'slim' ? 'slim' : 'default');
-else if (mode === 'latency') await runLatency(kubeconfig, arg);
+if (mode === 'rss') {
+  if (arg !== 'default' && arg !== 'compact' && arg !== 'slim') throw new Error(`unknown transform ${arg}`);
+  await runRss(kubeconfig, arg);
+} else if (mode === 'latency') await runLatency(kubeconfig, arg);
 else throw new Error(`unknown mode ${mode}`);

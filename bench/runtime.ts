@@ -2,8 +2,10 @@
  * Controller runtime figures for docs/benchmarks.md (issue 4):
  *  1. reaction latency of a controller (event observed → its patch accepted) against the
  *     floor measured in the same run, p50/p99;
- *  2. controller RSS with 10,000 and 100,000 pods cached, with the runtime's default
- *     transform and with a per-kind transform keeping only what the controller reads.
+ *  2. controller RSS with 10,000 and 100,000 pods cached: with the runtime's default
+ *     transform, with a `compact` one (all fields kept, metadata rebuilt, repeated
+ *     strings shared), with a `slim` one (only what the controller reads), and with the
+ *     young generation capped (--max-semi-space-size=16).
  * Three processes: `troupe cluster` (API server), the controller under test
  * (bench/runtime-controller.ts) and this driver.
  * Run: node bench/runtime.ts [--pods 10000,100000] [--samples 1000] [--rate 20]
@@ -11,7 +13,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
-import type { LatencyReport, MemoryReport } from './runtime-controller.ts';
+import type { LatencyReport, MemoryReport, PodTransform } from './runtime-controller.ts';
 import { type BenchServer, Http, machine, percentile, pod, startClusterProcess } from './support.ts';
 
 const args = process.argv.slice(2);
@@ -46,9 +48,9 @@ async function createNamespace(http: Http, name: string): Promise<void> {
   );
 }
 
-function forkController(mode: string, ...rest: string[]): ChildProcess {
+function forkController(mode: string, rest: string[], nodeFlags: string[] = []): ChildProcess {
   return fork(CONTROLLER, [mode, ...rest], {
-    execArgv: ['--expose-gc', '--max-old-space-size=4096'],
+    execArgv: ['--expose-gc', ...nodeFlags],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }
@@ -121,7 +123,7 @@ async function reactionLatency(server: BenchServer, http: Http): Promise<Latency
     rvs[ns] = (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   }
 
-  const child = forkController('latency', server.kubeconfigPath, nsCtrl);
+  const child = forkController('latency', [server.kubeconfigPath, nsCtrl]);
   await nextMessage(child, 'ready');
 
   const waiters = new Map<string, (t: number) => void>();
@@ -241,11 +243,26 @@ async function waitForScheduler(http: Http, lastIndex: number): Promise<void> {
   console.error('warning: the scheduler had not caught up after 120 s; measuring anyway');
 }
 
-async function measureController(
-  server: BenchServer,
-  transform: 'default' | 'slim',
-): Promise<MemoryReport> {
-  const child = forkController('rss', server.kubeconfigPath, transform);
+interface Variant {
+  transform: PodTransform;
+  nodeFlags: string[];
+}
+
+const SEMI = '--max-semi-space-size=16';
+const VARIANTS_SMALL: Variant[] = [
+  { transform: 'default', nodeFlags: [] },
+  { transform: 'slim', nodeFlags: [] },
+];
+const VARIANTS_LARGE: Variant[] = [
+  { transform: 'default', nodeFlags: [] },
+  { transform: 'compact', nodeFlags: [] },
+  { transform: 'slim', nodeFlags: [] },
+  { transform: 'compact', nodeFlags: [SEMI] },
+  { transform: 'slim', nodeFlags: [SEMI] },
+];
+
+async function measureController(server: BenchServer, v: Variant): Promise<MemoryReport> {
+  const child = forkController('rss', [server.kubeconfigPath, v.transform], v.nodeFlags);
   const report = await nextMessage<MemoryReport>(child, 'memory');
   await endController(child);
   return report;
@@ -273,14 +290,22 @@ async function main(): Promise<void> {
     console.log('');
     console.log('| loop (driver PATCH seq=N → driver watch sees ack=N) | p50 | p99 | samples |');
     console.log('|---|---|---|---|');
-    console.log(`| floor: the driver acks itself (raw watch + raw PATCH) | ${ms(f.p50)} ms | ${ms(f.p99)} ms | ${f.n} |`);
-    console.log(`| controller: a runtime controller in its own process acks | ${ms(c.p50)} ms | ${ms(c.p99)} ms | ${c.n} |`);
+    console.log(
+      `| floor: the driver acks itself (raw watch + raw PATCH) | ${ms(f.p50)} ms | ${ms(f.p99)} ms | ${f.n} |`,
+    );
+    console.log(
+      `| controller: a runtime controller in its own process acks | ${ms(c.p50)} ms | ${ms(c.p99)} ms | ${c.n} |`,
+    );
     console.log(`| controller / floor | ${(c.p50 / f.p50).toFixed(2)}× | ${(c.p99 / f.p99).toFixed(2)}× | |`);
     console.log('');
     console.log('| segment: acker handed the event → its ack PATCH answered | p50 | p99 | samples |');
     console.log('|---|---|---|---|');
-    console.log(`| floor: driver's watch line parsed → PATCH response | ${ms(fi.p50)} ms | ${ms(fi.p99)} ms | ${fi.n} |`);
-    console.log(`| controller: informer handler called → reconcile's PATCH answered | ${ms(ci.p50)} ms | ${ms(ci.p99)} ms | ${ci.n} |`);
+    console.log(
+      `| floor: driver's watch line parsed → PATCH response | ${ms(fi.p50)} ms | ${ms(fi.p99)} ms | ${fi.n} |`,
+    );
+    console.log(
+      `| controller: informer handler called → reconcile's PATCH answered | ${ms(ci.p50)} ms | ${ms(ci.p99)} ms | ${ci.n} |`,
+    );
     console.log('');
 
     for (let ns = 0; ns < POD_NAMESPACES; ns++) await createNamespace(http, `bench-${ns}`);
@@ -292,27 +317,34 @@ async function main(): Promise<void> {
       const fillS = (performance.now() - t0) / 1000;
       filled = count;
       await waitForScheduler(http, count - 1);
-      for (const transform of ['default', 'slim'] as const) {
-        const m = await measureController(server, transform);
+      const variants = count === Math.max(...POD_COUNTS) ? VARIANTS_LARGE : VARIANTS_SMALL;
+      for (const v of variants) {
+        const m = await measureController(server, v);
         if (m.objects !== count) throw new Error(`controller cached ${m.objects} pods, expected ${count}`);
         const perPod = (m.heapUsed - m.baselineHeapUsed) / m.objects;
+        const young = m.spaces.new_space?.[0] ?? 0;
         rows.push(
-          `| ${count.toLocaleString('en-US')} | ${transform} | ${mib(m.rss)} MiB | ${mib(m.peakRss)} MiB | ${mib(m.heapUsed)} MiB | ${perPod.toFixed(0)} B | ${m.avgCachedJsonBytes.toFixed(0)} B | ${(m.syncMs / 1000).toFixed(1)} s |`,
+          `| ${count.toLocaleString('en-US')} | ${v.transform} | ${v.nodeFlags.join(' ') || '(none)'} | **${mib(m.rss)}** | ${mib(m.peakRss)} | ${mib(m.heapUsed)} / ${mib(m.heapTotal)} | ${mib(young)} | ${mib(m.mallocRss)} | ${mib(m.fileRss)} | ${perPod.toFixed(0)} B | ${m.avgCachedJsonBytes.toFixed(0)} B | ${(m.syncMs / 1000).toFixed(1)} s |`,
         );
         if (m.snapshot) console.error(`heap snapshot: ${m.snapshot}`);
       }
       console.error(`(filled to ${count} pods in ${fillS.toFixed(0)} s)`);
     }
     console.log(
-      'Controller memory: one Manager with one controller on Pods, in its own process, measured after the cache synced, every key was reconciled, and forced GCs. Pods are Pending (no nodes) with an Unschedulable condition, spread over 10 namespaces:',
+      'Controller memory: one Manager with one controller on Pods, in its own process, measured after the cache synced, every key was reconciled, and forced GCs. Pods are Pending (no nodes) with an Unschedulable condition, spread over 10 namespaces. Sizes in MiB (target 400 MB = 381 MiB):',
     );
     console.log('');
-    console.log('| pods cached | transform | RSS | peak RSS | heap used | heap per pod | cached JSON per pod | start → synced |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(
+      '| pods cached | transform | node flags | RSS | peak RSS | V8 heap used / committed | of which young gen | malloc heap | mapped files | heap per pod | cached JSON per pod | start → synced |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
     console.log('');
     console.log(
-      `default = the runtime's transform (drops managedFields and last-applied); slim = the controller's own Pod transform keeping only what it reads (metadata without managedFields, spec.nodeName, status.phase, condition type/status). "heap per pod" = (heap used − heap used before the manager started) / pods. Server RSS at the end: ${mib(await server.rssBytes())} MiB. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+      "Transforms: default = the runtime's (drops managedFields and last-applied); compact = default, then metadata rebuilt as a fresh object and repeated string values shared (every field kept); slim = only what the controller reads (metadata without managedFields, spec.nodeName, status.phase, condition type/status). Heap per pod = (V8 heap used − heap used before the manager started) / pods. Malloc heap = glibc's brk heap; mapped files = the node binary and libraries.",
+    );
+    console.log(
+      `Server RSS at the end: ${mib(await server.rssBytes())} MiB. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
     );
   } finally {
     http.close();

@@ -2,6 +2,12 @@
  * The capabilities troupe runs, each a set of controllers plus the CRDs it needs
  * installed. `--controllers` selects by capability name or controller name.
  */
+import {
+  appWrapperControllers,
+  appWrapperCrdManifests,
+  appWrapperWebhookConfigurations,
+  registerAppWrapperWebhooks,
+} from '../controllers/appwrapper/index.ts';
 import { createOffload, type OffloadOptions } from '../controllers/offload/index.ts';
 import { podGroupControllers, podGroupCrdManifests } from '../controllers/podgroup/index.ts';
 import {
@@ -30,8 +36,8 @@ export interface Capability {
   /** Admission webhooks served by the manager's webhook server. */
   webhooks?: {
     register(manager: Manager): void;
-    /** The webhook configuration pointing the API server at `url` (embedded mode registers it). */
-    configuration(url: string, caBundle: string): Manifest;
+    /** The webhook configurations pointing the API server at `url` (embedded mode registers them). */
+    configurations(url: string, caBundle: string): Manifest[];
   };
   stop?(): void | Promise<void>;
 }
@@ -39,6 +45,8 @@ export interface Capability {
 export interface CapabilityOptions {
   offload?: Partial<OffloadOptions>;
   podsequence?: PodSequenceOptions;
+  /** Serve the AppWrapper defaulting/validating webhooks (embedded mode registers them). */
+  appwrapperWebhooks?: boolean;
 }
 
 /** Names of the capabilities, for tools that list them (install manifests). */
@@ -67,12 +75,28 @@ export function capabilities(opts: CapabilityOptions = {}): Capability[] {
         ? {
             webhooks: {
               register: (m: Manager) => registerPodSequenceWebhooks(m, podsequence),
-              configuration: (url: string, caBundle: string) =>
+              configurations: (url: string, caBundle: string) => [
                 podSequenceWebhookConfiguration({
                   name: 'troupe-podsequence-webhook',
                   url,
                   caBundle,
                 }) as Manifest,
+              ],
+            },
+          }
+        : {}),
+    },
+    {
+      name: 'appwrapper',
+      summary: 'bundles of resources admitted as one unit through Kueue',
+      controllers: appWrapperControllers(),
+      crds: appWrapperCrdManifests() as Manifest[],
+      ...(opts.appwrapperWebhooks
+        ? {
+            webhooks: {
+              register: (m: Manager) => registerAppWrapperWebhooks(m.webhooks!, m.client),
+              configurations: (url: string, caBundle: string) =>
+                appWrapperWebhookConfigurations({ url, caBundle }) as Manifest[],
             },
           }
         : {}),

@@ -16,13 +16,14 @@ export interface BuiltManager {
 export function buildManager(
   kubeConfig: KubeConfig,
   flags: ManagerFlags,
-  extra: { offload?: Partial<OffloadOptions>; webhookHost?: string } = {},
+  extra: { offload?: Partial<OffloadOptions>; webhookHost?: string; appwrapperWebhooks?: boolean } = {},
 ): BuiltManager {
   const log = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'troupe' });
   const selected = selectControllers(
     capabilities({
       offload: { ...offloadOptions(flags), ...extra.offload },
       podsequence: { mode: flags.podsequenceMode },
+      appwrapperWebhooks: extra.appwrapperWebhooks,
     }),
     flags.controllers,
   );

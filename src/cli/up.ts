@@ -38,6 +38,8 @@ export function upCommand(): Command {
       flags,
       {
         offload: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+        webhookHost: '127.0.0.1',
+        appwrapperWebhooks: true,
       },
     );
     for (const cap of capabilities) {
@@ -48,9 +50,9 @@ export function upCommand(): Command {
     for (const cap of capabilities) {
       if (!cap.webhooks || !manager.webhooks) continue;
       const url = `https://127.0.0.1:${manager.webhooks.port}`;
-      await manager.client.apply(cap.webhooks.configuration(url, manager.webhooks.caBundle ?? ''), {
-        force: true,
-      });
+      for (const cfg of cap.webhooks.configurations(url, manager.webhooks.caBundle ?? '')) {
+        await manager.client.apply(cfg, { force: true });
+      }
     }
     const dashboard =
       flags.dashboardAddress === '0'

@@ -7,6 +7,7 @@
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
 import { startKubelet } from './kubelet/index.ts';
+import { startKueue } from './kueue/index.ts';
 import { defaultNodeConfig, type NodeConfig, startNodes } from './nodes/index.ts';
 import { startScheduler } from './scheduler/index.ts';
 import { startWorkloadControllers } from './workloads/index.ts';
@@ -40,6 +41,9 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     const config = typeof opts.nodes === 'object' ? opts.nodes : defaultNodeConfig(opts.nodes ?? 3);
     const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'));
     stops.push(() => workloads.stop());
+    // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
+    const kueue = await startKueue(client, { defaultQueues: true });
+    stops.push(() => kueue.stop());
     // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
     const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false });
     stops.push(() => kubelet.stop());

@@ -53,6 +53,8 @@ export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
 export interface WriteOptions {
   user: string;
+  /** The user's groups, passed to admission webhooks' userInfo. */
+  groups?: string[];
   dryRun?: boolean;
   fieldManager?: string;
   fieldValidation?: FieldValidation;
@@ -67,6 +69,7 @@ export interface WriteOptions {
 
 export interface DeleteOptions {
   user: string;
+  groups?: string[];
   dryRun?: boolean;
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
@@ -99,6 +102,7 @@ export interface AdmissionRequest {
   object: KubeObject | undefined;
   oldObject: KubeObject | undefined;
   user: string;
+  groups: string[];
   dryRun: boolean;
 }
 
@@ -513,6 +517,7 @@ export class Api {
       await this.hooks.admission.validate(
         this.admissionRequest('DELETE', rt, namespace, name, undefined, obj, {
           user: opts.user,
+          groups: opts.groups,
           dryRun: opts.dryRun,
         }),
       );
@@ -793,7 +798,7 @@ export class Api {
     name: string,
     object: KubeObject | undefined,
     oldObject: KubeObject | undefined,
-    opts: { user: string; dryRun?: boolean; subresource?: string },
+    opts: { user: string; groups?: string[]; dryRun?: boolean; subresource?: string },
   ): AdmissionRequest {
     return {
       operation,
@@ -804,6 +809,7 @@ export class Api {
       object,
       oldObject,
       user: opts.user,
+      groups: opts.groups ?? ['system:authenticated'],
       dryRun: opts.dryRun ?? false,
     };
   }

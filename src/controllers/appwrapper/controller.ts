@@ -16,7 +16,7 @@ import {
   type ReconcileContext,
 } from '../../runtime/index.ts';
 import { type AppWrapper, AW_FINALIZER, AW_KIND, AW_LABEL, type PodObject, POD_KIND } from './api.ts';
-import { type AppWrapperConfig, type AppWrapperConfigInput, resolveConfig } from './config.ts';
+import { type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import {
   afterDeploy,
   type CoreInput,
@@ -99,11 +99,11 @@ export function appWrapperController(options: AppWrapperOptions = {}): Controlle
         written.set(key, { fromRv: from, obj });
         aw = obj;
       };
-      aw = await apply(ctx, aw, d, config, remember);
+      aw = await apply(ctx, aw, d, remember);
       if (d.deploy) {
         const results = await deploy(ctx, aw, d.deploy);
         const after = afterDeploy({ ...input, aw, now: clock() }, results);
-        aw = await apply(ctx, aw, after, config, remember);
+        aw = await apply(ctx, aw, after, remember);
         return after.requeueAfterMs !== undefined ? { requeueAfter: after.requeueAfterMs } : undefined;
       }
       return d.requeueAfterMs !== undefined ? { requeueAfter: d.requeueAfterMs } : undefined;
@@ -144,7 +144,6 @@ async function apply(
   ctx: ReconcileContext,
   aw: AppWrapper,
   d: Decision,
-  _config: AppWrapperConfig,
   remember: (fromRv: string | undefined, obj: AppWrapper) => void,
 ): Promise<AppWrapper> {
   const { client } = ctx;

@@ -268,7 +268,12 @@ function conditionTrue(obj: KubeObject, type: string): boolean {
 function ours(aw: AppWrapper, obj: KubeObject | undefined): obj is KubeObject {
   if (!obj) return false;
   const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
-  return ref !== undefined && ref.kind === 'AppWrapper' && ref.name === aw.metadata.name && (!aw.metadata.uid || ref.uid === aw.metadata.uid);
+  return (
+    ref !== undefined &&
+    ref.kind === 'AppWrapper' &&
+    ref.name === aw.metadata.name &&
+    (!aw.metadata.uid || ref.uid === aw.metadata.uid)
+  );
 }
 
 /** Upstream's getComponentStatus: deployed components and those their controller failed. */

@@ -259,7 +259,11 @@ describe('the Kueue stand-in', () => {
   });
 
   test('without a queue name, a LocalQueue named "default" in the namespace is used', async () => {
-    await client.create(GVR.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-x' } });
+    await client.create(GVR.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'team-x' },
+    });
     await client.create(KGVR.localQueues, {
       apiVersion: 'kueue.x-k8s.io/v1beta2',
       kind: 'LocalQueue',
@@ -269,7 +273,9 @@ describe('the Kueue stand-in', () => {
     const aw = appWrapper('unlabelled', '1', { ns: 'team-x' });
     aw.metadata.labels = {};
     await client.create(AW, aw);
-    const w = await waitFor('workload in the default queue', () => workloadOf('unlabelled', 'AppWrapper', 'team-x'));
+    const w = await waitFor('workload in the default queue', () =>
+      workloadOf('unlabelled', 'AppWrapper', 'team-x'),
+    );
     assert.equal(w.spec.queueName, 'default');
   });
 

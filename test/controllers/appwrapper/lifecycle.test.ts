@@ -287,6 +287,82 @@ describe('AppWrapper lifecycle (bare API server)', () => {
     assert.equal(workloadOf(env, 'unqueued'), undefined);
   });
 
+  test("the admitting flavor's node labels and tolerations reach the pods", async () => {
+    await env.client.create(KGVR.resourceFlavors, {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
+      metadata: { name: 'zone-a' },
+      spec: {
+        nodeLabels: { zone: 'a' },
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'ml', effect: 'NoSchedule' }],
+      },
+    });
+    await env.client.create(KGVR.clusterQueues, {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ClusterQueue',
+      metadata: { name: 'zoned' },
+      spec: {
+        namespaceSelector: {},
+        resourceGroups: [
+          {
+            coveredResources: ['cpu'],
+            flavors: [{ name: 'zone-a', resources: [{ name: 'cpu', nominalQuota: 8 }] }],
+          },
+        ],
+      },
+    });
+    await env.client.create(KGVR.localQueues, {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'LocalQueue',
+      metadata: { name: 'zoned', namespace: 'default' },
+      spec: { clusterQueue: 'zoned' },
+    });
+    await env.client.create(AW, appWrapper('zoned', { queue: 'zoned' }));
+    const pod = await waitFor('pod', () => podOf('zoned'));
+    const spec = pod.spec as { nodeSelector?: Record<string, string>; tolerations?: { key?: string }[] };
+    assert.deepEqual(spec.nodeSelector, { zone: 'a' });
+    assert.ok(spec.tolerations?.some((t) => t.key === 'dedicated'));
+    const aw = getAw(env, 'zoned')!;
+    const infos = (aw.spec as { components: { podSetInfos?: unknown[] }[] }).components[0]!.podSetInfos;
+    assert.deepEqual(infos, [
+      {
+        labels: { 'kueue.x-k8s.io/podset': 'zoned-0' },
+        nodeSelector: { zone: 'a' },
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'ml', effect: 'NoSchedule' }],
+      },
+    ]);
+    await env.client.delete(AW, 'default', 'zoned');
+    await waitFor('deleted', () => !getAw(env, 'zoned') && !podOf('zoned'));
+  });
+
+  test('a later component that cannot be created fails the AppWrapper and the earlier ones are deleted', async () => {
+    const widget = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w2' },
+      spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }] } } },
+    };
+    await env.client.create(
+      AW,
+      appWrapper('partial', {
+        components: [
+          { template: podTemplate('partial') },
+          { template: widget, podSets: [{ path: 'template.spec.template' }] },
+        ],
+      }),
+    );
+    const failed = await waitPhase(env, 'partial', 'Failed');
+    assert.equal(conditionOf(failed, 'Unhealthy')?.reason, 'CreateFailed');
+    await waitFor('first component deleted, quota released', () => {
+      const a = getAw(env, 'partial');
+      return (
+        !podOf('partial') &&
+        conditionOf(a, 'ResourcesDeployed')?.status === 'False' &&
+        conditionOf(a, 'QuotaReserved')?.status === 'False'
+      );
+    });
+  });
+
   test('template injection conflicts are fatal: Failed with the conflict', async () => {
     const t = podTemplate('conflicted');
     (t.metadata as Record<string, unknown>).labels = { 'kueue.x-k8s.io/podset': 'mine' };

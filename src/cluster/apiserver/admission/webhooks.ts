@@ -163,7 +163,7 @@ export class WebhookAdmission {
         name: req.name,
         ...(req.namespace ? { namespace: req.namespace } : {}),
         operation: req.operation,
-        userInfo: { username: req.user, groups: ['system:authenticated'] },
+        userInfo: { username: req.user, groups: req.groups },
         object: req.object ?? null,
         oldObject: req.oldObject ?? null,
         dryRun: req.dryRun,

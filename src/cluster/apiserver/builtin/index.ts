@@ -259,7 +259,12 @@ export function builtinResourceTypes(): ResourceType[] {
       strategy: eventsV1Strategy(),
       // One storage with core/v1 events, as in kube-apiserver: `kubectl describe` sees
       // the Events controllers write through events.k8s.io/v1, and the other way round.
-      sharedStorage: { group: '', resource: 'events', toStorage: eventsV1ToCoreEvent, fromStorage: coreEventToEventsV1 },
+      sharedStorage: {
+        group: '',
+        resource: 'events',
+        toStorage: eventsV1ToCoreEvent,
+        fromStorage: coreEventToEventsV1,
+      },
     }),
     // rbac.authorization.k8s.io/v1
     rt({

@@ -126,14 +126,14 @@ async function handle(
   };
   await authorize(deps, effective!, attrs);
   await deps.faults.beforeRequest(verb);
-  const userName = effective!.name;
+  const caller = effective!;
 
   if (p.rt.group === 'authorization.k8s.io' && verb === 'create') {
     return serveAccessReview(deps, req, res, p, effective!);
   }
   if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
     const body = (await readDecoded(req)) as KubeObject;
-    await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, userName, 'binding'));
+    await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, caller, 'binding'));
     return sendJson(res, 201, {
       kind: 'Status',
       apiVersion: 'v1',
@@ -154,7 +154,7 @@ async function handle(
       return serveWatch(deps, req, res, p, q);
     case 'create': {
       const body = await readDecoded(req, p.rt);
-      const opts = writeOptions(q, userName, p.subresource, req.headers['user-agent']);
+      const opts = writeOptions(q, caller, p.subresource, req.headers['user-agent']);
       const ns = p.namespace ?? (p.rt.namespaced ? namespaceOf(body) : '');
       const obj = await deps.api.create(p.rt, ns, body, opts);
       warn(res, opts);
@@ -162,17 +162,17 @@ async function handle(
     }
     case 'update': {
       const body = await readDecoded(req, p.rt);
-      const opts = writeOptions(q, userName, p.subresource, req.headers['user-agent']);
+      const opts = writeOptions(q, caller, p.subresource, req.headers['user-agent']);
       const obj = await deps.api.update(p.rt, p.namespace ?? '', p.name!, body, opts);
       warn(res, opts);
       return sendObject(req, res, 200, p.rt, obj, q);
     }
     case 'patch': {
-      const obj = await patchFromRequest(deps, req, p, q, userName);
+      const obj = await patchFromRequest(deps, req, p, q, caller);
       return sendObject(req, res, 200, p.rt, obj.object, q, obj.warnings);
     }
     case 'delete': {
-      const opts = await deleteOptions(req, q, userName);
+      const opts = await deleteOptions(req, q, caller);
       const { object, deleted } = await deps.api.delete(p.rt, p.namespace ?? '', p.name!, opts);
       // Most kinds answer a completed deletion with a Status; pods return the object.
       if (deleted && !(p.rt.group === '' && p.rt.resource === 'pods')) {
@@ -187,7 +187,7 @@ async function handle(
       return sendObject(req, res, 200, p.rt, object, q);
     }
     case 'deletecollection': {
-      const opts = await deleteOptions(req, q, userName);
+      const opts = await deleteOptions(req, q, caller);
       const items = await deps.api.deleteCollection(p.rt, p.namespace, listOptions(q), opts);
       return sendJson(res, 200, {
         kind: p.rt.listKind,
@@ -206,7 +206,7 @@ export async function patchFromRequest(
   req: IncomingMessage,
   p: ResourcePath,
   q: URLSearchParams,
-  user: string,
+  user: UserInfo,
 ): Promise<{ object: KubeObject; warnings: string[] }> {
   const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
   const known = [
@@ -490,7 +490,7 @@ export function listOptions(q: URLSearchParams): ListOptions {
 
 export function writeOptions(
   q: URLSearchParams,
-  user: string,
+  user: UserInfo,
   subresource: string,
   userAgent?: string,
 ): WriteOptions {
@@ -509,7 +509,8 @@ export function writeOptions(
     throw errors.badRequest(`fieldManager: Too long: may not be longer than 128`);
   }
   return {
-    user,
+    user: user.name,
+    groups: user.groups,
     dryRun: dryRun.length > 0,
     fieldManager,
     fieldValidation: (fv as FieldValidation | null) ?? undefined,
@@ -519,14 +520,18 @@ export function writeOptions(
   };
 }
 
-async function deleteOptions(req: IncomingMessage, q: URLSearchParams, user: string): Promise<DeleteOptions> {
+async function deleteOptions(
+  req: IncomingMessage,
+  q: URLSearchParams,
+  user: UserInfo,
+): Promise<DeleteOptions> {
   const bytes = await readBodyBytes(req);
   let body: Record<string, unknown> = {};
   if (bytes.length > 0 && bytes.toString('utf8').trim() !== '') {
     const decoded = decodeRequestBody(bytes, req.headers['content-type'] ?? 'application/json', false);
     if (decoded && typeof decoded === 'object') body = decoded as Record<string, unknown>;
   }
-  const opts: DeleteOptions = { user };
+  const opts: DeleteOptions = { user: user.name, groups: user.groups };
   const grace = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
   if (grace !== undefined && grace !== null) {
     const n = Number(grace);

@@ -37,12 +37,12 @@ const status: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method === 'GET') return sendObject(req, res, 200, p.rt, deps.api.get(p.rt, ns, name), q);
   if (method === 'PUT') {
     const body = await readDecoded(req);
-    const opts = writeOptions(q, user.name, p.subresource);
+    const opts = writeOptions(q, user, p.subresource);
     const obj = await deps.api.update(p.rt, ns, name, body, opts);
     return sendObject(req, res, 200, p.rt, obj, q, opts.warnings);
   }
   if (method === 'PATCH') {
-    const { object, warnings } = await patchFromRequest(deps, req, p, q, user.name);
+    const { object, warnings } = await patchFromRequest(deps, req, p, q, user);
     return sendObject(req, res, 200, p.rt, object, q, warnings);
   }
   throw errors.methodNotAllowed(method.toLowerCase(), {
@@ -60,7 +60,7 @@ const finalize: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     p.rt,
     '',
     p.name!,
-    writeOptions(q, user.name, 'finalize'),
+    writeOptions(q, user, 'finalize'),
     (cur) => ({
       ...cur,
       spec: {
@@ -121,7 +121,7 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
       { ...p.rt, kind: 'Scale', group: 'autoscaling', version: 'v1', strategy: {} },
       current,
       { contentType: (req.headers['content-type'] ?? '').split(';')[0]!, body: await readBody(req) },
-      writeOptions(q, user.name, 'scale'),
+      writeOptions(q, user, 'scale'),
     );
     replicas = (patched.spec as { replicas?: number } | undefined)?.replicas ?? 0;
   } else {
@@ -143,7 +143,7 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     p.rt,
     ns,
     name,
-    writeOptions(q, user.name, ''),
+    writeOptions(q, user, ''),
     (cur) => {
       if (asked) cur.metadata.resourceVersion = asked;
       setPath(cur as Record<string, unknown>, sc.specReplicasPath, replicas);
@@ -160,7 +160,7 @@ const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/binding' });
   const body = (await readDecoded(req)) as KubeObject;
   body.metadata = { ...(body.metadata ?? {}), name: p.name };
-  await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, user.name, 'binding'));
+  await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, user, 'binding'));
   sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 };
 
@@ -173,6 +173,7 @@ const eviction: SubHandler = async ({ deps, req, res, p, method, user }) => {
   };
   await deps.api.delete(p.rt, p.namespace ?? '', p.name!, {
     user: user.name,
+    groups: user.groups,
     gracePeriodSeconds: body.deleteOptions?.gracePeriodSeconds,
     preconditions: body.deleteOptions?.preconditions,
   });
