@@ -133,7 +133,9 @@ describe('cluster scope', () => {
       'application layer released',
       () =>
         released(n, 'pod-4') &&
-        !getPod(n, 'pod-3')!.spec!.schedulingGates!.some((g) => g.name.startsWith('podsequence')),
+        !getPod(n, 'pod-3')!.spec!.schedulingGates!.some((g) => g.name.startsWith('podsequence')) &&
+        // The status write follows the release patches; wait for it rather than race it.
+        getSeq(n, 'podgroups-example')?.status?.currentIndex === 1,
     );
     assert.deepEqual(
       getPod(n, 'pod-3')!.spec!.schedulingGates,
