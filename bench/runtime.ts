@@ -8,7 +8,7 @@
  *     young generation capped (--max-semi-space-size=16).
  * Three processes: `troupe cluster` (API server), the controller under test
  * (bench/runtime-controller.ts) and this driver.
- * Run: node bench/runtime.ts [--pods 10000,100000] [--samples 1000] [--rate 20]
+ * Run: node bench/runtime.ts [--pods 10000,100000] [--samples 1000] [--rate 25]
  * BENCH_HEAP_SNAPSHOT=<dir> also writes a heap snapshot of each measured controller.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -24,7 +24,7 @@ function flag(name: string, fallback: string): string {
 const POD_COUNTS = flag('pods', '10000,100000').split(',').map(Number);
 const SAMPLES = Number(flag('samples', '1000'));
 /** Samples per second of each loop; the two loops alternate. */
-const RATE = Number(flag('rate', '20'));
+const RATE = Number(flag('rate', '25'));
 const WARMUP = 100;
 const POD_NAMESPACES = 10;
 
