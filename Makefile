@@ -1,5 +1,10 @@
 # kubebuilder-style targets for troupe. `make help` lists them.
-# Everything runs through npm and kubectl; nothing here needs Go.
+# Everything runs through npm and kubectl (whose built-in kustomize renders config/);
+# nothing here needs Go or a kustomize binary.
+
+# A failing `kubectl kustomize` must fail the pipeline it feeds.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
 
 IMG ?= troupe:latest
 KUBECTL ?= kubectl
@@ -34,8 +39,15 @@ test: node_modules ## Typecheck, lint and run every test (what CI runs).
 	$(NPM) test
 
 .PHONY: manifests
-manifests: node_modules ## Regenerate dist/install.yaml from config/crd/ and the capabilities' RBAC.
+manifests: ## Regenerate dist/install.yaml: `kubectl kustomize config/default`.
 	$(NODE) scripts/gen-install.ts
+
+.PHONY: build-installer
+build-installer: manifests ## kubebuilder's name for `make manifests`.
+
+.PHONY: verify-manifests
+verify-manifests: ## Fail when dist/install.yaml is not the rendering of config/default.
+	$(NODE) scripts/gen-install.ts --check
 
 .PHONY: run
 run: node_modules ## Run the controller manager against the cluster of your kubeconfig.
@@ -48,20 +60,20 @@ up: node_modules ## Start the embedded cluster with the controllers (npm start).
 ##@ Cluster
 
 .PHONY: install
-install: ## Install the CRDs into the cluster of your kubeconfig.
-	$(KUBECTL) apply --server-side -f config/crd/
+install: ## Install the CRDs (config/crd) into the cluster of your kubeconfig.
+	$(KUBECTL) apply --server-side -k config/crd
 
 .PHONY: uninstall
 uninstall: ## Remove the CRDs (and with them every object of their kinds).
-	$(KUBECTL) delete --ignore-not-found -f config/crd/
+	$(KUBECTL) delete --ignore-not-found -k config/crd
 
 .PHONY: deploy
-deploy: ## Install CRDs, RBAC and the manager Deployment, running image IMG.
-	sed 's|image: troupe:latest|image: $(IMG)|' dist/install.yaml | $(KUBECTL) apply --server-side -f -
+deploy: ## Install config/default (CRDs, RBAC, the manager Deployment), running image IMG.
+	$(KUBECTL) kustomize config/default | sed 's|image: troupe:latest|image: $(IMG)|' | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
-undeploy: ## Remove everything deploy installed.
-	$(KUBECTL) delete --ignore-not-found -f dist/install.yaml
+undeploy: ## Remove everything deploy installed (the CRDs too, and every object of their kinds).
+	$(KUBECTL) delete --ignore-not-found -k config/default
 
 .PHONY: deploy-example
 deploy-example: ## Apply a sample (EXAMPLE=path, default the PodSequence example).

@@ -8,12 +8,14 @@
  * Installs the PodSequence CRD, starts a runtime Manager (cluster-wide, as `troupe run`
  * does) with `podSequenceControllers()` in lite mode with default options, and says
  * `ready`. On `{ type: 'idle' }` it answers `idle` once its work queue is empty with
- * nothing in flight. On `{ type: 'report' }` it answers with its own count of the requests it sent
- * (by method and code) and of reconciles, which the driver uses to check the API server's
- * figures. The driver ends it by closing the IPC channel.
+ * nothing in flight. On `{ type: 'report' }` it answers with its own count of the requests
+ * it sent (by method and code) and of reconciles, which the driver uses to check the API
+ * server's figures. On `{ type: 'trace', samples }` it answers where its time went between
+ * each sample's Ready event and its release patch (see Trace). The driver ends it by
+ * closing the IPC channel.
  */
 import { ensurePodSequenceCrd, podSequenceControllers } from '../src/controllers/podsequence/index.ts';
-import { loadKubeConfig, Manager, silentLogger } from '../src/runtime/index.ts';
+import { Client, type KubeObject, loadKubeConfig, Manager, silentLogger } from '../src/runtime/index.ts';
 
 export interface ControllerReport {
   type: 'report';
@@ -23,6 +25,31 @@ export interface ControllerReport {
   reconciles: Record<string, number>;
   /** Seconds of CPU this process used so far. */
   cpuSeconds: number;
+}
+
+/** A sample: the pod whose Ready should release `released`. */
+export interface TraceSample {
+  ready: string;
+  released: string;
+}
+
+/**
+ * Per sample, ms in the controller's clock: `queued` Ready event in its informer → the
+ * reconcile that acts on it starts (waiting for the reconcile in flight, then the work
+ * queue); `decide` reconcile start → live GET of the sequence sent (cache list, other
+ * sequences, the pure decision); `get` that GET's round trip; `patch` GET answered → the
+ * release patch of `released` answered (one round trip, plus patches sent before it);
+ * `statusInFlight` whether a status write of this controller was in flight at the Ready
+ * event (the API server busy with it).
+ */
+export interface Trace {
+  type: 'trace';
+  queued: number[];
+  decide: number[];
+  get: number[];
+  patch: number[];
+  statusInFlight: number;
+  missing: number;
 }
 
 interface MetricValue {
@@ -36,6 +63,99 @@ const { kubeConfig } = loadKubeConfig({ kubeconfig });
 const mgr = new Manager({ kubeConfig, healthProbeAddress: false, logger: silentLogger() });
 await ensurePodSequenceCrd(mgr.client);
 for (const c of podSequenceControllers()) mgr.add(c);
+
+// ---- tracing: timestamps of the events and calls the controller's reconcile makes ----
+const readyEvents = new Map<string, number>();
+const reconcileStarts: number[] = [];
+const gets: [number, number][] = [];
+const patches = new Map<string, [number, number]>();
+const statusWrites: [number, number][] = [];
+interface PodLike extends KubeObject {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+const isReady = (p: PodLike | undefined) =>
+  !!p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+// Registered before the controller's own handler, so it sees each event first.
+(await mgr.cache.informerFor<PodLike>({ apiVersion: 'v1', kind: 'Pod' })).addHandler({
+  update: (old, obj) => {
+    if (isReady(obj) && !isReady(old)) readyEvents.set(obj.metadata.name ?? '', performance.now());
+  },
+});
+// The reconcile's first step is listing the pods of the sequence's namespace from the cache.
+const cache = mgr.cache;
+const list = cache.list.bind(cache);
+cache.list = ((kind, opts) => {
+  if (kind.kind === 'Pod') reconcileStarts.push(performance.now());
+  return list(kind, opts);
+}) as typeof cache.list;
+// Reconciles get a client derived per leadership term (withFence): patch the class.
+const proto = Client.prototype;
+const timed = <A extends unknown[], R>(
+  fn: (this: Client, ...a: A) => Promise<R>,
+  record: (t: [number, number], ...a: A) => void,
+) =>
+  async function (this: Client, ...a: A): Promise<R> {
+    const t0 = performance.now();
+    try {
+      return await fn.apply(this, a);
+    } finally {
+      record([t0, performance.now()], ...a);
+    }
+  };
+proto.tryGet = timed(proto.tryGet, (t, kind) => {
+  if (kind.kind === 'PodSequence') gets.push(t);
+}) as typeof proto.tryGet;
+proto.mergePatch = timed(proto.mergePatch, (t, ref) => {
+  if (ref.kind === 'Pod') patches.set(ref.metadata.name ?? '', t);
+}) as typeof proto.mergePatch;
+proto.patchStatus = timed(proto.patchStatus, (t) => statusWrites.push(t)) as typeof proto.patchStatus;
+
+/** The first entry at or after `t` (entries are in time order). */
+function firstAfter<T>(list: T[], t: number, at: (x: T) => number): T | undefined {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (at(list[mid]!) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return list[lo];
+}
+
+function trace(samples: TraceSample[]): Trace {
+  const out: Trace = { type: 'trace', queued: [], decide: [], get: [], patch: [], statusInFlight: 0, missing: 0 };
+  // Status writes are recorded when they end; order them by start.
+  const statuses = [...statusWrites].sort((a, b) => a[0] - b[0]);
+  const byStart = [...gets].sort((a, b) => a[0] - b[0]);
+  for (const s of samples) {
+    const e = readyEvents.get(s.ready);
+    const p = patches.get(s.released);
+    if (e === undefined || p === undefined) {
+      out.missing++;
+      continue;
+    }
+    // The reconcile that released the pod is the last to start before its patch was sent.
+    let start: number | undefined;
+    for (let i = reconcileStarts.length - 1; i >= 0; i--) {
+      if (reconcileStarts[i]! <= p[0]) {
+        start = reconcileStarts[i];
+        break;
+      }
+    }
+    const get = start === undefined ? undefined : firstAfter(byStart, start, (g) => g[0]);
+    if (start === undefined || !get || get[1] > p[0]) {
+      out.missing++;
+      continue;
+    }
+    out.queued.push(start - e);
+    out.decide.push(get[0] - start);
+    out.get.push(get[1] - get[0]);
+    out.patch.push(p[1] - get[1]);
+    if (statuses.some(([a, b]) => a <= e && e < b)) out.statusInFlight++;
+  }
+  return out;
+}
+
 await mgr.start();
 await mgr.cache.waitForSync();
 
@@ -59,6 +179,10 @@ async function idle(): Promise<void> {
 process.on('message', (msg: { type?: string }) => {
   if (msg.type === 'idle') {
     void idle().then(() => process.send!({ type: 'idle' }));
+    return;
+  }
+  if (msg.type === 'trace') {
+    process.send!(trace((msg as { samples: TraceSample[] }).samples));
     return;
   }
   if (msg.type !== 'report') return;

@@ -22,7 +22,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { releasePatch } from '../src/controllers/podsequence/index.ts';
 import type { Pod } from '../src/controllers/podsequence/types.ts';
-import type { ControllerReport } from './podsequence-controller.ts';
+import type { ControllerReport, Trace, TraceSample } from './podsequence-controller.ts';
 import {
   countBetween,
   GATE,
@@ -219,6 +219,11 @@ async function controllerIdle(child: ChildProcess): Promise<void> {
   await nextMessage(child, 'idle');
 }
 
+async function controllerTrace(child: ChildProcess, samples: TraceSample[]): Promise<Trace> {
+  child.send({ type: 'trace', samples });
+  return nextMessage<Trace>(child, 'trace');
+}
+
 async function controllerReport(child: ChildProcess): Promise<ControllerReport> {
   child.send({ type: 'report' });
   return nextMessage<ControllerReport>(child, 'report');
@@ -268,6 +273,7 @@ interface Result {
   floorFirst: number[];
   floorLast: number[];
   violations: string[];
+  trace: Trace;
   controllerCpu: number;
   serverCpu: number;
   wallS: number;
@@ -354,12 +360,20 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
   const allReadyAt = Array.from({ length: TIERS }, () => 0);
   const firstRel = Array.from({ length: TIERS }, () => 0);
   const lastRel = Array.from({ length: TIERS }, () => 0);
+  const lastReadyName: string[] = [];
+  const firstRelName: string[] = [];
   const violations: string[] = [];
   watch.on((c) => {
     const k = tierOf(c.after.name);
-    if (becameReady(c) && ++ready[k]! === TIER_SIZE) allReadyAt[k] = c.t;
+    if (becameReady(c) && ++ready[k]! === TIER_SIZE) {
+      allReadyAt[k] = c.t;
+      lastReadyName[k] = c.after.name;
+    }
     if (released(c)) {
-      if (rel[k]!++ === 0) firstRel[k] = c.t;
+      if (rel[k]!++ === 0) {
+        firstRel[k] = c.t;
+        firstRelName[k] = c.after.name;
+      }
       lastRel[k] = c.t;
       // Order check: every pod of every earlier tier is Ready when this one is released.
       for (let j = 0; j < k; j++) {
@@ -418,6 +432,10 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
   }
   await seqWatch.until('the sequence Completed', (s) => s.phase === 'Completed');
   const after = await totals(http, server, child);
+  const trace = await controllerTrace(
+    child,
+    Array.from({ length: TIERS - 1 }, (_, k) => ({ ready: lastReadyName[k]!, released: firstRelName[k + 1]! })),
+  );
   watch.close();
   floorWatch.close();
   seqWatch.close();
@@ -437,6 +455,7 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
     floorFirst,
     floorLast,
     violations,
+    trace,
     controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
     serverCpu: after.serverCpu - before.serverCpu,
     wallS: (performance.now() - started) / 1000,
@@ -552,6 +571,10 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
   );
   await seqWatch.until('the sequence Completed', (s) => s.phase === 'Completed', 120_000);
   const after = await totals(http, server, child);
+  const trace = await controllerTrace(
+    child,
+    Array.from({ length: NODES - WARMUP }, (_, j) => ({ ready: `drv-${j + WARMUP}`, released: `app-${j + WARMUP}` })),
+  );
   watch.close();
   floorWatch.close();
   seqWatch.close();
@@ -571,6 +594,7 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
     floorFirst: floorLat,
     floorLast: floorLat,
     violations,
+    trace,
     controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
     serverCpu: after.serverCpu - before.serverCpu,
     wallS: (performance.now() - started) / 1000,
@@ -657,6 +681,27 @@ function table(results: Result[]): void {
   for (const [label, cell] of rows) console.log(`| ${label} | ${results.map(cell).join(' | ')} |`);
 }
 
+/** Where the controller's time goes between a sample's Ready event and its release, in its own clock. */
+function traceTable(results: Result[]): void {
+  const cell = (pick: (t: Trace) => number[]) => (r: Result) => {
+    const s = stats(pick(r.trace));
+    return `${ms(s.p50)} / ${ms(s.p99)} ms`;
+  };
+  const rows: [string, (r: Result) => string][] = [
+    ['Ready event in the informer → the reconcile acting on it starts', cell((t) => t.queued)],
+    ['reconcile start → live GET of the sequence sent (cache list + decide)', cell((t) => t.decide)],
+    ['live GET of the sequence (round trip)', cell((t) => t.get)],
+    ['GET answered → release PATCH of the first pod answered', cell((t) => t.patch)],
+    [
+      'samples with a status write in flight at the Ready event',
+      (r) => `${r.trace.statusInFlight} of ${r.trace.queued.length}${r.trace.missing ? ` (${r.trace.missing} not traced)` : ''}`,
+    ],
+  ];
+  console.log(`| controller segment, p50 / p99 | ${results.map((r) => r.title).join(' | ')} |`);
+  console.log(`|---|${results.map(() => '---').join('|')}|`);
+  for (const [label, c] of rows) console.log(`| ${label} | ${results.map(c).join(' | ')} |`);
+}
+
 // ---- main ---------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -673,6 +718,8 @@ async function main(): Promise<void> {
     console.log(`machine: ${machine()}`);
     console.log('');
     table(results);
+    console.log('');
+    traceTable(results);
     console.log('');
     console.log(
       `Three processes on one machine: \`troupe cluster --no-data-plane\` (API server), the controller (a runtime Manager with podSequenceControllers(), lite mode, default options, watching the whole cluster) and the driver, which plays the kubelet (marks pods Ready by status patch) and times everything through its own watches. Controller pod writes = the API server's apiserver_request_total for PATCH/PUT/DELETE on pods, minus the floor's release patches, which the driver counts (the driver otherwise writes pods only by create and through /status). Cluster scope: one sample per tier transition; the driver marks a tier Ready (${KUBELET_CONCURRENCY} status patches in flight) once the controller is idle, and the latency runs from the watch event of the tier's last Ready pod; one floor sample per transition, just before it. Node scope: one node at a time, ${RATE}/s per loop, alternating with a floor sample; the first ${WARMUP} of each loop are warm-up. p99 of 99 samples is the slowest but one. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,

@@ -93,7 +93,7 @@ export class ClusterClient {
   }
 
   create<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject): Promise<T> {
-    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', structuredClone(obj), {
+    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', cloneJson(obj), {
       user: this.user,
       fieldManager: this.user,
     }) as Promise<T>;
@@ -104,7 +104,7 @@ export class ClusterClient {
       this.rt(gvr),
       obj.metadata.namespace ?? '',
       obj.metadata.name!,
-      structuredClone(obj),
+      cloneJson(obj),
       {
         user: this.user,
         fieldManager: this.user,
@@ -181,6 +181,11 @@ export class ClusterClient {
     };
     return bindPod(this.api, namespace, binding, { user: this.user, fieldManager: this.user });
   }
+}
+
+/** The API takes ownership of what it stores; callers keep theirs. JSON beats structuredClone for plain objects. */
+function cloneJson(obj: KubeObject): KubeObject {
+  return JSON.parse(JSON.stringify(obj)) as KubeObject;
 }
 
 export function isNotFound(err: unknown): boolean {

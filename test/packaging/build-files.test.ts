@@ -1,19 +1,16 @@
 /**
- * The Dockerfile (parsed, since no container engine runs here) and the Makefile's
- * kubebuilder-style targets (dry-run with `make -n`).
+ * The Dockerfile, parsed, since no container engine runs here. The Makefile's targets are
+ * tested in make-targets.test.ts.
  */
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { DockerfileParser } from 'dockerfile-ast';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
 
 describe('Dockerfile', async () => {
   const text = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
@@ -67,48 +64,5 @@ describe('Dockerfile', async () => {
     const entry = final.find((i) => i.getKeyword() === 'ENTRYPOINT')?.getArgumentsContent() ?? '';
     assert.deepEqual(JSON.parse(entry), ['node', 'bin/troupe.js']);
     assert.ok(existsSync(join(ROOT, 'bin', 'troupe.js')));
-  });
-});
-
-describe('Makefile', () => {
-  const targets = [
-    'build',
-    'test',
-    'run',
-    'install',
-    'uninstall',
-    'deploy',
-    'undeploy',
-    'manifests',
-    'docker-build',
-    'docker-push',
-    'deploy-example',
-    'kind-push',
-  ];
-
-  test('has the kubebuilder targets the seeds mention', async () => {
-    for (const t of targets) {
-      const { stdout } = await run('make', ['-n', '--no-print-directory', t], { cwd: ROOT });
-      assert.ok(stdout.trim().length > 0, `make ${t} does something`);
-    }
-  });
-
-  test('deploy puts IMG into the manifest it applies', async () => {
-    const { stdout } = await run('make', ['-n', 'deploy', 'IMG=registry.example/troupe:v9'], { cwd: ROOT });
-    assert.match(stdout, /image: registry\.example\/troupe:v9/);
-    // The text sed replaces is in dist/install.yaml, so the substitution really happens.
-    const install = await readFile(join(ROOT, 'dist', 'install.yaml'), 'utf8');
-    assert.match(install, /image: troupe:latest/);
-  });
-
-  test('install applies the CRDs and run starts the manager', async () => {
-    assert.match(
-      (await run('make', ['-n', 'install'], { cwd: ROOT })).stdout,
-      /kubectl apply --server-side -f config\/crd\//,
-    );
-    assert.match(
-      (await run('make', ['-n', 'run', 'ARGS=--controllers=podgroup'], { cwd: ROOT })).stdout,
-      /troupe -- run --controllers=podgroup/,
-    );
   });
 });

@@ -15,14 +15,14 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { DEFAULT_GPU_TYPES, type GpuType, Stock } from './catalog.ts';
 import { type FaultRule, Faults } from './faults.ts';
-import { type ImageConfig, type LogEntry, PodStore, type PodStatus } from './pods.ts';
+import { type ImageConfig, type LogEntry, type PodHistory, PodStore, type PodStatus } from './pods.ts';
 import { podJson, serverUrl, startHttpServer } from './server.ts';
 
 export type { Cloud, GpuType } from './catalog.ts';
 export { DEFAULT_GPU_TYPES } from './catalog.ts';
 export type { FaultRule } from './faults.ts';
 export { NO_CAPACITY_DETAIL } from './server.ts';
-export type { ImageConfig, LogEntry, PodStatus };
+export type { ImageConfig, LogEntry, PodHistory, PodStatus };
 
 export interface RunPodStandInOptions {
   host?: string;
@@ -58,6 +58,8 @@ export interface RunPodStandInOptions {
   restartDelayMs?: number;
   /** SSE keep-alive comment period (default 15 s). */
   keepAliveMs?: number;
+  /** Random source of fault `probability` draws (default Math.random; seed it to replay a run). */
+  random?: () => number;
 }
 
 export interface RunPodPodView {
@@ -82,6 +84,8 @@ export interface RunPodStandIn {
   faults: Faults;
   /** Snapshot of every pod that exists (terminated pods are gone, as on RunPod). */
   pods(): RunPodPodView[];
+  /** Every pod ever created (terminated ones too) with its status transitions, in creation order. */
+  history(): PodHistory[];
   /** The pod as the API would return it, or undefined. */
   podJson(id: string): Record<string, unknown> | undefined;
   setCapacity(gpuTypeId: string, freeGpus: number): void;
@@ -104,7 +108,7 @@ export async function startRunPodStandIn(opts: RunPodStandInOptions = {}): Promi
   const stock = new Stock(opts.capacity, opts.defaultCapacity ?? 8);
   let balance = opts.balance ?? 100;
   let forbidden = new Set(opts.forbiddenGpuTypes ?? []);
-  const faults = new Faults();
+  const faults = new Faults(opts.random);
   const store = new PodStore({
     stock,
     gpus: () => gpus,
@@ -149,6 +153,7 @@ export async function startRunPodStandIn(opts: RunPodStandInOptions = {}): Promi
         starts: p.starts,
         logs: [...p.logs],
       })),
+    history: () => store.history(),
     podJson: (id) => {
       const p = store.get(id);
       return p ? podJson(store, p) : undefined;

@@ -75,11 +75,23 @@ export interface PodRecord {
   timers: Set<NodeJS.Timeout>;
 }
 
+/** One pod's life as the stand-in saw it, kept after it is terminated (for tests and benches). */
+export interface PodHistory {
+  id: string;
+  name: string;
+  env: Record<string, string>;
+  /** Epoch ms the create was accepted. */
+  createdMs: number;
+  /** Every status the pod took, in order, with its epoch ms. */
+  transitions: { status: PodStatus; at: number }[];
+}
+
 const MAX_LOG_LINES = 5000;
 const CPU_PRICE_PER_VCPU = 0.03;
 
 export class PodStore {
   private readonly pods = new Map<string, PodRecord>();
+  private readonly histories = new Map<string, PodHistory>();
   private seq = 0;
   private readonly stock: Stock;
   private readonly gpus: () => readonly GpuType[];
@@ -158,9 +170,31 @@ export class PodStore {
       timers: new Set(),
     };
     this.pods.set(id, pod);
+    const createdMs = Date.parse(pod.createdAt);
+    this.histories.set(id, {
+      id,
+      name: pod.name,
+      env: { ...pod.env },
+      createdMs,
+      transitions: [{ status: 'PROVISIONING', at: createdMs }],
+    });
     this.log(pod, 'system', `pod ${id} scheduled on a ${gpu ? `${gpu.count}x ${gpu.id}` : 'CPU'} machine`);
     this.after(pod, this.timing.provisioningMs, () => this.boot(pod));
     return pod;
+  }
+
+  /** Every pod ever created, terminated ones included, in creation order. */
+  history(): PodHistory[] {
+    return [...this.histories.values()].map((h) => ({
+      ...h,
+      env: { ...h.env },
+      transitions: [...h.transitions],
+    }));
+  }
+
+  private setStatus(pod: PodRecord, status: PodStatus): void {
+    pod.status = status;
+    this.histories.get(pod.id)?.transitions.push({ status, at: Date.now() });
   }
 
   /** Valid actions by status, as RunPod publishes them in `actions`. */
@@ -188,13 +222,13 @@ export class PodStore {
         return 'ok';
       case 'stop':
         this.halt(pod);
-        pod.status = 'EXITED';
+        this.setStatus(pod, 'EXITED');
         this.releaseStock(pod);
         this.log(pod, 'system', 'pod stopped');
         return 'ok';
       case 'restart':
         this.halt(pod);
-        pod.status = 'STARTING';
+        this.setStatus(pod, 'STARTING');
         this.log(pod, 'system', 'restarting container');
         this.after(pod, this.timing.startingMs, () => this.run(pod));
         return 'ok';
@@ -203,7 +237,7 @@ export class PodStore {
           if (!this.stock.take(pod.gpu.id, pod.gpu.count)) return 'capacity';
           pod.holdsStock = true;
         }
-        pod.status = 'STARTING';
+        this.setStatus(pod, 'STARTING');
         this.log(pod, 'system', 'starting pod');
         this.after(pod, this.timing.startingMs, () => this.run(pod));
         return 'ok';
@@ -213,7 +247,7 @@ export class PodStore {
   terminate(pod: PodRecord): void {
     this.halt(pod);
     this.releaseStock(pod);
-    pod.status = 'TERMINATED';
+    this.setStatus(pod, 'TERMINATED');
     this.pods.delete(pod.id);
     for (const l of pod.listeners) l(undefined);
     pod.listeners.clear();
@@ -241,11 +275,11 @@ export class PodStore {
   }
 
   private boot(pod: PodRecord): void {
-    pod.status = 'STARTING';
+    this.setStatus(pod, 'STARTING');
     this.log(pod, 'system', `pulling image ${pod.image}`);
     this.after(pod, this.timing.startingMs, () => {
       if (this.imageOf(pod).pullError) {
-        pod.status = 'ERROR';
+        this.setStatus(pod, 'ERROR');
         this.releaseStock(pod);
         this.log(pod, 'system', `failed to pull image ${pod.image}: manifest unknown`);
         return;
@@ -257,7 +291,7 @@ export class PodStore {
   /** Starts the container; when its entrypoint exits, RunPod starts it again. */
   private run(pod: PodRecord): void {
     if (!this.pods.has(pod.id)) return;
-    pod.status = 'RUNNING';
+    this.setStatus(pod, 'RUNNING');
     pod.starts++;
     pod.startedMs = Date.now();
     pod.startedAt = new Date(pod.startedMs).toISOString();

@@ -20,6 +20,7 @@ import {
   type Check,
   type ControllerDefinition,
   isAlreadyExists,
+  isConflict,
   isNotFound,
   type KubeObject,
   keyOf,
@@ -55,7 +56,13 @@ import {
   virtualNodeStatus,
   virtualPod,
 } from './virtual.ts';
-import { buildLaunchRequest, type ReferencedData, referencedObjects } from './workload.ts';
+import {
+  buildLaunchRequest,
+  type LaunchRequest,
+  type ReferencedData,
+  referencedObjects,
+  virtualPodName,
+} from './workload.ts';
 
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 const POD = { apiVersion: 'v1', kind: 'Pod' };
@@ -263,55 +270,140 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   };
 
   // ---- offloading a Job -------------------------------------------------------
+  //
+  // The launch protocol. Each step is stored in the cluster before the next one starts, so
+  // a restarted troupe resumes from what it finds (resumeLaunch):
+  //  1. intent: the cleanup finalizer, `offload-state: Launching`, podReplacementPolicy Failed;
+  //  2. claim: the virtual pod, not linked to a remote pod yet, takes the Job's active slot,
+  //     so the Job controller creates no local pod while it exists;
+  //  3. clear: the Job's local pods that no node holds are deleted, each with a
+  //     resourceVersion precondition (a pod the scheduler bound in the meantime is never
+  //     deleted blind, and a pod being deleted can no longer be bound). A local pod that is
+  //     bound or running wins: the offload is rolled back and the Job runs locally;
+  //  4. create: `create-sent-at` on the Job, then the remote create;
+  //  5. link: the remote id and status on the virtual pod, then the Job's annotations.
+  // Remote work can only start after step 3, so a Job never runs locally and remotely.
 
-  const materialize = async (
+  /** How long a create that got no answer may still land. */
+  const settleMs = 0;
+
+  /** With a spending cap, launches are serialized so two Jobs never both spend the last of it. */
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> =>
+    opts.maxHourlySpend > 0 ? serialized(fn) : fn();
+
+  const createSentAt = (job: Job): number | undefined => {
+    const v = Number(job.metadata.annotations?.[K.CREATE_SENT_AT]);
+    return Number.isFinite(v) && v > 0 ? v : undefined;
+  };
+
+  /** Milliseconds a create sent earlier may still take to show up (0: none can). */
+  const settling = (job: Job): number => {
+    const sent = createSentAt(job);
+    return sent === undefined ? 0 : Math.max(0, sent + settleMs - now());
+  };
+
+  const isLinked = (vpod: Pod) => !!vpod.metadata.annotations?.[K.POD_ID];
+
+  /** Whether a Job being launched still wants to be (a local pod running is checked by `clearLocal`). */
+  const stillWanted = (job: Job) =>
+    readJobConfig(job).managed &&
+    !job.metadata.deletionTimestamp &&
+    !jobFinished(job) &&
+    !job.spec?.suspend &&
+    !blockedByError(job);
+
+  /** The Job's pods as the API server has them now (the cache may lag behind the scheduler). */
+  const livePods = async (ctx: ReconcileContext, job: Job): Promise<Pod[]> => {
+    const match = job.spec?.selector?.matchLabels ?? {
+      'batch.kubernetes.io/controller-uid': job.metadata.uid ?? '',
+    };
+    const labelSelector = Object.entries(match)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const list = await ctx.client.list<Pod>(POD, {
+      namespace: job.metadata.namespace,
+      labelSelector,
+      signal: ctx.signal,
+    });
+    return list.items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === job.metadata.uid));
+  };
+
+  const buildRequest = async (ctx: ReconcileContext, job: Job) => {
+    const cfg = readJobConfig(job);
+    const refs = await readRefs(ctx, job);
+    const marker = `troupe-exit-${randomBytes(9).toString('hex')}`;
+    return buildLaunchRequest(job, cfg, refs, {
+      clusterName: opts.clusterName,
+      marker,
+      defaultDiskGb: opts.defaultDiskGb,
+      defaultCloud: opts.cloud,
+    });
+  };
+
+  /** Back to local in one write (a reader never sees Local with the finalizer still on), after dropping the claim. */
+  const rollback = async (
     ctx: ReconcileContext,
     job: Job,
-    pods: Pod[],
-    remote: RemotePod,
-    info: { costPerHr: number; gpuTypeId?: string; reason: string; message: string },
-  ): Promise<ReconcileResult> => {
+    vpod: Pod | undefined,
+    annotations: Record<string, string | null> = {},
+  ) => {
+    if (vpod) await deleteVirtualPod(ctx, vpod);
+    await ctx.client.modify<Job>(
+      job,
+      (j) => {
+        const next: Record<string, string> = { ...j.metadata.annotations, [K.STATE]: 'Local' };
+        delete next[K.CREATE_SENT_AT];
+        for (const [k, v] of Object.entries(annotations)) {
+          if (v === null) delete next[k];
+          else next[k] = v;
+        }
+        j.metadata.annotations = next;
+        j.metadata.finalizers = (j.metadata.finalizers ?? []).filter((f) => f !== K.CLEANUP_FINALIZER);
+      },
+      { signal: ctx.signal },
+    );
+  };
+
+  const reportRunningLocally = async (ctx: ReconcileContext, job: Job) => {
+    if (!readJobConfig(job).requested || job.metadata.annotations?.[K.ERROR_CLASS] === 'RunningLocally')
+      return;
+    await annotateJob(ctx, job, {
+      [K.ERROR_CLASS]: 'RunningLocally',
+      [K.ERROR]:
+        'offload was requested, but a local pod already runs; it was not offloaded, so it does not run twice',
+    });
+    ctx.recorder.warning(
+      job,
+      'RunningLocally',
+      'Offload',
+      'offload was requested, but a local pod already runs; the Job stays local',
+    );
+  };
+
+  /** Step 2: the unlinked virtual pod; undefined when a pod of its name is someone else's (or going). */
+  const claim = async (ctx: ReconcileContext, job: Job): Promise<Pod | 'taken' | 'busy'> => {
     await ensureVirtualNode(ctx);
     let vpod: Pod;
     try {
-      vpod = await ctx.client.create(
-        virtualPod(job, {
-          remoteId: remote.id,
-          costPerHr: info.costPerHr,
-          gpuTypeId: info.gpuTypeId,
-          provider: provider.name,
-          remoteStatus: remote.status,
-        }),
-        { signal: ctx.signal },
-      );
+      vpod = await ctx.client.create(virtualPod(job, { provider: provider.name }), { signal: ctx.signal });
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      const existing = await ctx.client.get<Pod>(POD, `${job.metadata.name}-runpod`, job.metadata.namespace);
-      if (!existing.metadata.ownerReferences?.some((r) => r.uid === job.metadata.uid)) {
-        await provider.terminate(remote.id, ctx.signal);
-        await markError(
-          ctx,
-          job,
-          'Unexpressible',
-          `a pod named ${existing.metadata.name} already exists and is not this Job's`,
-          'Local',
-        );
-        await annotateJob(ctx, job, { [K.STATE]: 'Local' });
-        await removeJobFinalizer(ctx, job);
-        return {};
-      }
-      vpod = existing;
+      const existing = await ctx.client.tryGet<Pod>(POD, virtualPodName(job), job.metadata.namespace, {
+        signal: ctx.signal,
+      });
+      if (!existing) return 'busy';
+      if (!existing.metadata.ownerReferences?.some((r) => r.uid === job.metadata.uid)) return 'taken';
+      if (existing.metadata.deletionTimestamp) return 'busy';
+      return existing;
     }
-    const stamp = new Date(now()).toISOString();
-    const outcome =
-      remote.status === 'RUNNING' ? ({ kind: 'running' } as const) : ({ kind: 'pending' } as const);
     const container = job.spec?.template?.spec?.containers[0];
-    await ctx.client.patchStatus(
+    const stamp = new Date(now()).toISOString();
+    return ctx.client.patchStatus<Pod>(
       vpod,
       {
         status: virtualPodStatus(
-          outcome,
-          remote,
+          { kind: 'pending' },
+          undefined,
           container?.name ?? 'runpod',
           container?.image ?? '',
           stamp,
@@ -320,27 +412,98 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       },
       { signal: ctx.signal },
     );
-    // The virtual pod is the Job's active pod now: the local ones go, so nothing runs twice.
-    for (const p of pods) {
-      if (isVirtualPod(p) || p.metadata.deletionTimestamp) continue;
-      if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
-      try {
-        await ctx.client.delete(p, { preconditions: { uid: p.metadata.uid } });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
+  };
+
+  /**
+   * Step 3: deletes the Job's local pods no node holds. 'local' when a local pod is bound,
+   * running or succeeded (it runs here, so the offload must not happen); 'wait' when one
+   * bound to a node is still terminating.
+   */
+  const clearLocal = async (ctx: ReconcileContext, job: Job): Promise<'clear' | 'local' | 'wait'> => {
+    for (let round = 0; round < 5; round++) {
+      let again = false;
+      for (const p of await livePods(ctx, job)) {
+        if (isVirtualPod(p)) continue;
+        const phase = p.status?.phase;
+        if (phase === 'Succeeded') return 'local';
+        if (phase === 'Failed') continue;
+        if (p.spec?.nodeName) return p.metadata.deletionTimestamp ? 'wait' : 'local';
+        if (p.metadata.deletionTimestamp) continue;
+        try {
+          await ctx.client.delete(p, {
+            preconditions: { uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion },
+          });
+        } catch (err) {
+          if (isNotFound(err)) continue;
+          if (!isConflict(err)) throw err;
+          again = true;
+        }
       }
+      if (!again) return 'clear';
     }
+    return 'wait';
+  };
+
+  /** Step 5: the virtual pod and the Job say where the Job runs. */
+  const link = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod,
+    remote: RemotePod,
+    info: { costPerHr: number; gpuTypeId?: string; message: string },
+  ): Promise<ReconcileResult> => {
+    const linked = await ctx.client.mergePatch<Pod>(
+      vpod,
+      {
+        metadata: {
+          annotations: {
+            [K.POD_ID]: remote.id,
+            [K.COST_PER_HR]: String(info.costPerHr),
+            [K.REMOTE_STATUS]: remote.status,
+            ...(info.gpuTypeId ? { [K.GPU_TYPE]: info.gpuTypeId } : {}),
+          },
+        },
+      },
+      { signal: ctx.signal },
+    );
+    if (remote.status === 'RUNNING') {
+      const container = job.spec?.template?.spec?.containers[0];
+      const stamp = new Date(now()).toISOString();
+      await ctx.client.patchStatus(
+        linked,
+        {
+          status: virtualPodStatus(
+            { kind: 'running' },
+            remote,
+            container?.name ?? 'runpod',
+            container?.image ?? '',
+            stamp,
+            linked.status?.startTime ?? stamp,
+          ),
+        },
+        { signal: ctx.signal },
+      );
+    }
+    await markOffloaded(ctx, job, linked, info.message);
+    return { requeueAfter: Math.min(pollMs, 1000) };
+  };
+
+  /** The Job's side of the link (also finishes a link a crash cut short). */
+  const markOffloaded = async (ctx: ReconcileContext, job: Job, vpod: Pod, message: string) => {
+    const a = vpod.metadata.annotations ?? {};
+    const id = a[K.POD_ID] ?? '';
     await annotateJob(
       ctx,
       job,
       {
         [K.OFFLOADED]: 'true',
-        [K.POD_ID]: remote.id,
-        [K.COST_PER_HR]: String(info.costPerHr),
+        [K.POD_ID]: id,
+        [K.COST_PER_HR]: a[K.COST_PER_HR] ?? '0',
         [K.PROVIDER]: provider.name,
         [K.STATE]: 'Offloaded',
-        [K.REASON]: info.reason,
-        ...(info.gpuTypeId ? { [K.GPU_TYPE]: info.gpuTypeId } : {}),
+        [K.REASON]: job.metadata.annotations?.[K.REASON] ?? 'Requested',
+        ...(a[K.GPU_TYPE] ? { [K.GPU_TYPE]: a[K.GPU_TYPE] } : {}),
+        [K.CREATE_SENT_AT]: null,
         [K.ERROR]: null,
         [K.ERROR_CLASS]: null,
       },
@@ -350,9 +513,87 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       job,
       'Offloaded',
       'Offload',
-      `offloaded to ${provider.name} pod ${remote.id}${info.gpuTypeId ? ` on ${info.gpuTypeId}` : ''} at $${info.costPerHr}/h: ${info.message}`,
+      `offloaded to ${provider.name} pod ${id}${a[K.GPU_TYPE] ? ` on ${a[K.GPU_TYPE]}` : ''} at $${a[K.COST_PER_HR] ?? '0'}/h: ${message}`,
     );
-    return { requeueAfter: Math.min(pollMs, 1000) };
+  };
+
+  /** Step 4 and 5: the remote create, then the link; a definite refusal rolls the launch back. */
+  const createAndLink = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod,
+    request: LaunchRequest,
+    message: string,
+  ): Promise<ReconcileResult | undefined> => {
+    const spend = await spendNow(ctx);
+    const budgetLeft =
+      opts.maxHourlySpend > 0 ? Math.max(0, opts.maxHourlySpend - spend) : Number.POSITIVE_INFINITY;
+    let current = job;
+    // A throw (5xx after retries, a timeout, a dropped connection) leaves the Job Launching
+    // with its claim: the retry looks for a pod the failed call may have made.
+    const outcome = await provider.launch(request, { maxPrice: opts.maxGpuPrice, budgetLeft }, ctx.signal, {
+      beforeCreate: async () => {
+        current = await annotateJob(ctx, current, { [K.CREATE_SENT_AT]: String(now()) });
+      },
+    });
+    if (outcome.kind === 'launched') {
+      reservations.set(job.metadata.uid ?? '', outcome.costPerHr);
+      return link(ctx, current, vpod, outcome.pod, {
+        costPerHr: outcome.costPerHr,
+        gpuTypeId: outcome.gpuTypeId,
+        message,
+      });
+    }
+    if (outcome.kind === 'rateLimited') {
+      // Every create was answered, none placed a pod: keep the claim, try again after Retry-After.
+      await annotateJob(ctx, current, { [K.CREATE_SENT_AT]: null });
+      return { requeueAfter: Math.max(outcome.retryAfterMs, 100) };
+    }
+    await rollback(ctx, current, vpod, { [K.ERROR]: outcome.message, [K.ERROR_CLASS]: outcome.errorClass });
+    ctx.recorder.warning(current, `Offload${outcome.errorClass}`, 'Offload', outcome.message);
+    const retry = outcome.kind === 'unavailable' || outcome.errorClass === 'Payment';
+    return retry ? { requeueAfter: intervalMs } : undefined;
+  };
+
+  /** Steps 2 to 5 (the intent is written). */
+  const proceed = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod | undefined,
+    message: string,
+  ): Promise<ReconcileResult | undefined> => {
+    const claimed = vpod ?? (await claim(ctx, job));
+    if (claimed === 'busy') return { requeueAfter: 1000 };
+    if (claimed === 'taken') {
+      const msg = `a pod named ${virtualPodName(job)} already exists and is not this Job's`;
+      await rollback(ctx, job, undefined, { [K.ERROR]: msg, [K.ERROR_CLASS]: 'Unexpressible' });
+      ctx.recorder.warning(job, 'OffloadUnexpressible', 'Offload', msg);
+      return undefined;
+    }
+    const clear = await clearLocal(ctx, job);
+    if (clear !== 'clear') {
+      await rollback(ctx, job, claimed);
+      if (clear === 'local') await reportRunningLocally(ctx, job);
+      return clear === 'wait' ? { requeueAfter: 1000 } : undefined;
+    }
+    const built = await buildRequest(ctx, job);
+    if (!built.ok) {
+      await rollback(ctx, job, claimed, { [K.ERROR]: built.message, [K.ERROR_CLASS]: built.errorClass });
+      ctx.recorder.warning(job, `Offload${built.errorClass}`, 'Offload', built.message);
+      return built.errorClass === 'Unresolved' ? { requeueAfter: intervalMs } : undefined;
+    }
+    return createAndLink(ctx, job, claimed, built.request, message);
+  };
+
+  /** The live Job, when a launch for it is still wanted. */
+  const freshForLaunch = async (ctx: ReconcileContext, job: Job): Promise<Job | undefined> => {
+    // The cache may not show this controller's own last writes yet (a reconcile queued while
+    // the previous one ran): the live Job decides, so a stale read never launches twice.
+    const fresh = await ctx.client.tryGet<Job>(JOB, job.metadata.name ?? '', job.metadata.namespace, {
+      signal: ctx.signal,
+    });
+    if (!fresh || fresh.metadata.uid !== job.metadata.uid) return undefined;
+    return fresh;
   };
 
   const offload = async (
@@ -366,14 +607,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       await markError(ctx, job, 'Invalid', cfg.errors.join('; '));
       return undefined;
     }
-    const refs = await readRefs(ctx, job);
-    const marker = `troupe-exit-${randomBytes(9).toString('hex')}`;
-    const built = buildLaunchRequest(job, cfg, refs, {
-      clusterName: opts.clusterName,
-      marker,
-      defaultDiskGb: opts.defaultDiskGb,
-      defaultCloud: opts.cloud,
-    });
+    // Checked before anything is written, so a Job that cannot go stays untouched.
+    const built = await buildRequest(ctx, job);
     if (!built.ok) {
       await markError(ctx, job, built.errorClass, built.message);
       return built.errorClass === 'Unresolved' ? { requeueAfter: intervalMs } : undefined;
@@ -387,34 +622,22 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       );
       return undefined;
     }
-    return serialized(async () => {
-      // The cache may not show this controller's own last writes yet (a reconcile queued
-      // while the previous one ran): the live Job decides whether a launch is still wanted,
-      // so a stale read never launches twice.
-      const fresh = await ctx.client.tryGet<Job>(JOB, job.metadata.name ?? '', job.metadata.namespace, {
-        signal: ctx.signal,
-      });
+    return exclusive(async () => {
+      const fresh = await freshForLaunch(ctx, job);
       if (
         !fresh ||
-        fresh.metadata.uid !== job.metadata.uid ||
         fresh.metadata.deletionTimestamp ||
         jobFinished(fresh) ||
         alreadyOffloaded(fresh, pods) ||
         blockedByError(fresh)
       ) {
-        return { result: undefined };
+        return undefined;
       }
-      job = fresh;
-      const spend = await spendNow(ctx);
-      const budgetLeft =
-        opts.maxHourlySpend > 0 ? Math.max(0, opts.maxHourlySpend - spend) : Number.POSITIVE_INFINITY;
-      // Intent first: a crash after the remote create leaves a Job that says Launching,
-      // whose remote pod is found again by its tags.
-      let current = await ctx.client.addFinalizer(job, K.CLEANUP_FINALIZER);
-      // podReplacementPolicy Failed: the local pods troupe deletes once the virtual pod
-      // stands in are then not counted as failures against the Job's backoffLimit (the Job
-      // controller counts a deleted, unfinished pod as failed otherwise). Written now, well
-      // before those deletions, so the Job controller has seen it by then.
+      // Step 1, the intent: a crash from here on leaves a Job that says Launching.
+      let current = await ctx.client.addFinalizer(fresh, K.CLEANUP_FINALIZER);
+      // podReplacementPolicy Failed: the local pods troupe deletes are then not counted as
+      // failures against the Job's backoffLimit (the Job controller counts a deleted,
+      // unfinished pod as failed otherwise). Also written when troupe first sees the Job.
       const replace =
         current.spec?.podReplacementPolicy === 'Failed' ? {} : { spec: { podReplacementPolicy: 'Failed' } };
       current = await ctx.client.mergePatch<Job>(
@@ -428,78 +651,50 @@ export function offloadController(deps: OffloadDeps): OffloadController {
         },
         { signal: ctx.signal },
       );
-      const outcome = await provider
-        .launch(built.request, { maxPrice: opts.maxGpuPrice, budgetLeft }, ctx.signal)
-        .catch(async (err) => {
-          // Left Launching on purpose: the retry looks for a pod the failed call may have made.
-          throw err;
-        });
-      if (outcome.kind === 'launched') {
-        reservations.set(job.metadata.uid ?? '', outcome.costPerHr);
-        return { outcome, current };
-      }
-      const back = { [K.STATE]: 'Local' };
-      if (outcome.kind === 'rateLimited') {
-        await annotateJob(ctx, current, back);
-        await removeJobFinalizer(ctx, current);
-        return { result: { requeueAfter: Math.max(outcome.retryAfterMs, 100) } };
-      }
-      // One write: a reader never sees the Job back to Local without its reason, or with
-      // the cleanup finalizer still on.
-      await ctx.client.modify<Job>(current, (j) => {
-        j.metadata.annotations = {
-          ...j.metadata.annotations,
-          ...back,
-          [K.ERROR]: outcome.message,
-          [K.ERROR_CLASS]: outcome.errorClass,
-        };
-        j.metadata.finalizers = (j.metadata.finalizers ?? []).filter((f) => f !== K.CLEANUP_FINALIZER);
-      });
-      ctx.recorder.warning(current, `Offload${outcome.errorClass}`, 'Offload', outcome.message);
-      const retry = outcome.kind === 'unavailable' || outcome.errorClass === 'Payment';
-      return { result: retry ? { requeueAfter: intervalMs } : undefined };
-    }).then(async (r) => {
-      if ('result' in r) return r.result;
-      const { outcome, current } = r as {
-        outcome: Extract<Awaited<ReturnType<OffloadProvider['launch']>>, { kind: 'launched' }>;
-        current: Job;
-      };
-      return materialize(ctx, current, pods, outcome.pod, {
-        costPerHr: outcome.costPerHr,
-        gpuTypeId: outcome.gpuTypeId,
-        reason: decision.reason,
-        message: decision.message,
-      });
+      return proceed(ctx, current, undefined, decision.message);
     });
   };
 
-  /** A launch was interrupted (crash, timeout): adopt the remote pod it made, or start over. */
+  /** A launch was interrupted (crash, timeout, rate limit): continue it, adopt its remote pod, or let go. */
   const resumeLaunch = async (
     ctx: ReconcileContext,
     job: Job,
     pods: Pod[],
   ): Promise<ReconcileResult | undefined> => {
-    const mine = (await provider.list(ctx.signal)).filter((r) => r.tags.jobUid === job.metadata.uid);
-    const keep = mine[0];
-    for (const extra of mine.slice(1)) await provider.terminate(extra.id, ctx.signal);
-    const cleared: Job = {
-      ...job,
-      metadata: { ...job.metadata, annotations: { ...job.metadata.annotations, [K.STATE]: 'Local' } },
-    };
-    const managed = await observations(ctx);
-    const decision = decideOffload({ job: cleared, pods }, managed, opts, now());
-    if (keep && decision.offload) {
-      return materialize(ctx, job, pods, keep, {
-        costPerHr: keep.costPerHr,
-        gpuTypeId: keep.gpuTypeId,
-        reason: job.metadata.annotations?.[K.REASON] ?? decision.reason,
-        message: `resumed an interrupted launch (${decision.message})`,
+    return exclusive(async () => {
+      const fresh = await freshForLaunch(ctx, job);
+      if (fresh?.metadata.annotations?.[K.STATE] !== 'Launching') return undefined;
+      if (fresh.metadata.deletionTimestamp) return finalizeDeleted(ctx, fresh, pods.find(isVirtualPod));
+      const vpod = pods.find(isVirtualPod);
+      const mine = (await provider.list(ctx.signal)).filter((r) => r.tags.jobUid === fresh.metadata.uid);
+      const letGo = async (why: string): Promise<ReconcileResult> => {
+        for (const r of mine) await provider.terminate(r.id, ctx.signal);
+        // A create may still land: look again before letting go of the Job.
+        const wait = settling(fresh);
+        if (wait > 0) return { requeueAfter: wait };
+        await rollback(ctx, fresh, vpod);
+        ctx.log.info({ why }, 'an interrupted launch was abandoned; the Job is local');
+        return { requeue: true };
+      };
+      if (vpod?.metadata.deletionTimestamp) return letGo('its virtual pod was deleted');
+      if (!stillWanted(fresh)) return letGo('the Job no longer wants to be offloaded');
+      if (mine.length === 0 && settling(fresh) > 0) return { requeueAfter: settling(fresh) };
+      if (mine.length === 0) return proceed(ctx, fresh, vpod, 'resumed an interrupted launch');
+      // The remote pod exists: the launch got as far as the create.
+      const claimed = vpod ?? (await claim(ctx, fresh));
+      if (claimed === 'busy') return { requeueAfter: 1000 };
+      if (claimed === 'taken' || (await clearLocal(ctx, fresh)) !== 'clear') {
+        return letGo('a local pod runs, or the virtual pod name is taken');
+      }
+      const [keep, ...extra] = mine;
+      for (const r of extra) await provider.terminate(r.id, ctx.signal);
+      reservations.set(fresh.metadata.uid ?? '', keep!.costPerHr);
+      return link(ctx, fresh, claimed, keep!, {
+        costPerHr: keep!.costPerHr,
+        gpuTypeId: keep!.gpuTypeId,
+        message: 'adopted the remote pod of an interrupted launch',
       });
-    }
-    if (keep) await provider.terminate(keep.id, ctx.signal);
-    await annotateJob(ctx, job, { [K.STATE]: 'Local' });
-    await removeJobFinalizer(ctx, job);
-    return { requeue: true };
+    });
   };
 
   // ---- following an offloaded Job -----------------------------------------------
@@ -564,6 +759,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     ctx: ReconcileContext,
     job: Job,
     vpod: Pod,
+    pods: Pod[],
   ): Promise<ReconcileResult | undefined> => {
     const a = vpod.metadata.annotations ?? {};
     const remoteId = a[K.POD_ID] ?? '';
@@ -588,6 +784,10 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       await removeJobFinalizer(ctx, job);
       return undefined;
     }
+    if (job.metadata.annotations?.[K.STATE] === 'Launching') {
+      // A crash cut the link short after the virtual pod was linked: finish it.
+      await markOffloaded(ctx, job, vpod, 'finished linking an interrupted launch');
+    }
     const wrapped = (job.spec?.template?.spec?.containers[0]?.command?.length ?? 0) > 0;
     const captured = a[K.EXIT_CODE] !== undefined ? Number(a[K.EXIT_CODE]) : undefined;
     let remote: RemotePod | undefined;
@@ -598,6 +798,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
         return { requeueAfter: err.retryAfterMs ?? 1000 };
       throw err;
     }
+    if (await settleLocalConflict(ctx, job, vpod, pods, remote)) return undefined;
     const first = a[K.REMOTE_STARTED_AT] !== undefined ? Number(a[K.REMOTE_STARTED_AT]) : undefined;
     const outcome = remoteOutcome(remote, { exitCode: captured, firstStartedMs: first, wrapped });
     if (outcome.kind === 'finished' || outcome.kind === 'lost') {
@@ -658,10 +859,63 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     return { requeueAfter: pollMs };
   };
 
+  /**
+   * A local pod next to a linked virtual pod (the Job controller created it before it saw the
+   * virtual pod): one not bound to a node is deleted; one already bound or running keeps the
+   * Job unless the remote pod already runs, so the work never runs in both places if it can
+   * be helped. True when the offload was given up.
+   */
+  const settleLocalConflict = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod,
+    pods: Pod[],
+    remote: RemotePod | undefined,
+  ): Promise<boolean> => {
+    const local = pods.filter(
+      (p) =>
+        !isVirtualPod(p) &&
+        !p.metadata.deletionTimestamp &&
+        p.status?.phase !== 'Succeeded' &&
+        p.status?.phase !== 'Failed',
+    );
+    for (const p of local) {
+      if (p.spec?.nodeName && remote?.status !== 'RUNNING') {
+        const id = vpod.metadata.annotations?.[K.POD_ID] ?? '';
+        await provider.terminate(id, ctx.signal);
+        stopWatcher(id);
+        await rollback(ctx, job, vpod);
+        ctx.recorder.warning(
+          job,
+          'RunningLocally',
+          'Offload',
+          `a local pod (${p.metadata.name}) started before ${provider.name} pod ${id} did; the remote pod was terminated and the Job stays local`,
+        );
+        return true;
+      }
+      try {
+        await ctx.client.delete(p, {
+          preconditions: {
+            uid: p.metadata.uid,
+            ...(p.spec?.nodeName ? {} : { resourceVersion: p.metadata.resourceVersion }),
+          },
+        });
+      } catch (err) {
+        // A changed pod is looked at again on its next event.
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      }
+    }
+    return false;
+  };
+
   // ---- Job deletion and orphans --------------------------------------------------
 
-  const finalizeDeleted = async (ctx: ReconcileContext, job: Job, vpod: Pod | undefined) => {
-    if (!job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER)) return;
+  const finalizeDeleted = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod | undefined,
+  ): Promise<ReconcileResult | undefined> => {
+    if (!job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER)) return undefined;
     const ids = new Set<string>();
     if (vpod?.metadata.annotations?.[K.POD_ID]) ids.add(vpod.metadata.annotations[K.POD_ID]);
     if (job.metadata.annotations?.[K.POD_ID]) ids.add(job.metadata.annotations[K.POD_ID]);
@@ -674,7 +928,11 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       ctx.log.info({ remote: id }, 'terminated the remote pod of a deleted Job');
     }
     if (vpod) await deleteVirtualPod(ctx, vpod);
+    // A create that got no answer may still land: hold the Job until it would have shown.
+    const wait = settling(job);
+    if (wait > 0) return { requeueAfter: wait };
     await removeJobFinalizer(ctx, job);
+    return undefined;
   };
 
   const sweep = async (ctx: ReconcileContext): Promise<ReconcileResult> => {
@@ -694,10 +952,19 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (remote.some((r) => r.tags.jobUid === j.metadata.uid))
         observed.push({ job: j, pods: await podsOf(ctx, j) });
     }
+    const linkedTo = new Map<string, string>();
+    for (const o of observed) {
+      const id = o.pods.find(isVirtualPod)?.metadata.annotations?.[K.POD_ID];
+      if (id) linkedTo.set(o.job.metadata.uid ?? '', id);
+    }
     for (const r of orphanRemotePods(remote, opts.clusterName, observed)) {
       const jobGone = !r.tags.jobUid || !uids.has(r.tags.jobUid);
+      // A Job whose virtual pod is linked to another remote pod has its pod: this one is a
+      // duplicate (a create that landed late) and goes at once.
+      const duplicate =
+        !jobGone && linkedTo.has(r.tags.jobUid ?? '') && linkedTo.get(r.tags.jobUid ?? '') !== r.id;
       const age = r.createdAt ? now() - Date.parse(r.createdAt) : Number.POSITIVE_INFINITY;
-      if (!jobGone && age < ORPHAN_GRACE_MS) continue;
+      if (!jobGone && !duplicate && age < ORPHAN_GRACE_MS) continue;
       await provider.terminate(r.id, ctx.signal);
       stopWatcher(r.id);
       ctx.log.info(
@@ -729,13 +996,18 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     if (!job) return undefined;
     const pods = await podsOf(ctx, job);
     const vpod = pods.find(isVirtualPod);
-    if (job.metadata.deletionTimestamp) {
-      await finalizeDeleted(ctx, job, vpod);
-      return undefined;
-    }
-    if (vpod) return syncOffloaded(ctx, job, vpod);
+    if (job.metadata.deletionTimestamp) return finalizeDeleted(ctx, job, vpod);
+    if (vpod && isLinked(vpod)) return syncOffloaded(ctx, job, vpod, pods);
     const state = job.metadata.annotations?.[K.STATE];
     if (state === 'Launching') return resumeLaunch(ctx, job, pods);
+    if (vpod) {
+      // An unlinked virtual pod without a launch behind it (a rollback cut short), unless the
+      // cache has not shown this Job's Launching yet.
+      const fresh = await freshForLaunch(ctx, job);
+      if (fresh?.metadata.annotations?.[K.STATE] === 'Launching') return resumeLaunch(ctx, fresh, pods);
+      await deleteVirtualPod(ctx, vpod);
+      return { requeue: true };
+    }
     if (state === 'Offloaded') {
       // The virtual pod was deleted by someone: the offload is over, the Job is local again.
       const id = job.metadata.annotations?.[K.POD_ID];
@@ -759,8 +1031,13 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       await removeJobFinalizer(ctx, job);
       return undefined;
     }
-    if (job.metadata.labels?.[K.MANAGED] !== 'true') {
-      await ctx.client.mergePatch(job, { metadata: { labels: { [K.MANAGED]: 'true' } } });
+    if (job.metadata.labels?.[K.MANAGED] !== 'true' || job.spec?.podReplacementPolicy !== 'Failed') {
+      // podReplacementPolicy Failed long before any offload: the Job controller has seen it by
+      // the time troupe deletes local pods, and does not count them as failures.
+      await ctx.client.mergePatch(job, {
+        metadata: { labels: { [K.MANAGED]: 'true' } },
+        spec: { podReplacementPolicy: 'Failed' },
+      });
     }
     if (alreadyOffloaded(job, pods)) return undefined;
     const decision = decideOffload({ job, pods }, await observations(ctx), opts, now());

@@ -57,11 +57,32 @@ export function readJobConfig(job: Job): JobConfig {
   };
 }
 
+/**
+ * Whether the Job has ended, or the Job controller has decided it will (SuccessCriteriaMet
+ * and FailureTarget come first, while the Job's last pods terminate): such a Job is never
+ * offloaded, or it would run again.
+ */
 export function jobFinished(job: Job): 'Complete' | 'Failed' | undefined {
   for (const c of job.status?.conditions ?? []) {
-    if ((c.type === 'Complete' || c.type === 'Failed') && c.status === 'True') return c.type;
+    if (c.status !== 'True') continue;
+    if (c.type === 'Complete' || c.type === 'SuccessCriteriaMet') return 'Complete';
+    if (c.type === 'Failed' || c.type === 'FailureTarget') return 'Failed';
   }
   return undefined;
+}
+
+/**
+ * A local pod that ended (Succeeded or Failed) and that the Job controller has not counted
+ * yet (it still carries the tracking finalizer): until it is counted, the Job may be about
+ * to end (its backoff limit reached), so offloading it now could run it a second time.
+ */
+export function uncountedLocalEnd(pods: readonly Pod[]): boolean {
+  return pods.some(
+    (p) =>
+      !isVirtualPod(p) &&
+      (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') &&
+      (p.metadata.finalizers ?? []).includes(K.JOB_TRACKING_FINALIZER),
+  );
 }
 
 export function isVirtualPod(pod: Pod): boolean {
@@ -177,6 +198,8 @@ export function decideOffload(
   if (alreadyOffloaded(job, pods)) return { offload: false, why: 'already offloaded' };
   if (blockedByError(job))
     return { offload: false, why: `blocked: ${job.metadata.annotations?.[K.ERROR] ?? ''}` };
+  if (uncountedLocalEnd(pods))
+    return { offload: false, why: 'a local pod ended and the Job controller has not counted it yet' };
   const state = pendingState(job, pods);
   if (cfg.requested) {
     if (state.runningLocally) {

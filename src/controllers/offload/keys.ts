@@ -30,6 +30,12 @@ export const VIRTUAL_LABEL = 'runpod.io/virtual';
 export const STATE = 'runpod.io/offload-state';
 /** On a Job: why it was offloaded (Requested, PendingTooLong, TooManyPending). */
 export const REASON = 'runpod.io/offload-reason';
+/**
+ * On a Job being launched: epoch ms the last remote create was sent. A create that timed
+ * out may still land; until twice the request timeout has passed, a retry looks for its
+ * pod instead of creating another.
+ */
+export const CREATE_SENT_AT = 'runpod.io/create-sent-at';
 /** On a Job: the last offload error; a permanent one keeps the Job local until removed. */
 export const ERROR = 'runpod.io/offload-error';
 /** On a Job: the error class (Invalid, Unexpressible, Unauthorized, Rejected, NoCapacity, Payment, Budget). */

@@ -14,6 +14,15 @@ export type LaunchOutcome =
   | { kind: 'failed'; errorClass: 'Unauthorized' | 'Payment' | 'Rejected'; message: string }
   | { kind: 'rateLimited'; retryAfterMs: number; message: string };
 
+export interface LaunchHooks {
+  /**
+   * Awaited before every create request is sent. The controller records the moment on the
+   * Job: a create that times out (or whose caller dies) may still land later, and a retry
+   * must not launch a second pod before such a create has had time to show up.
+   */
+  beforeCreate?(): Promise<void>;
+}
+
 export interface LaunchLimits {
   /** USD per hour a pod may cost. */
   maxPrice: number;
@@ -40,7 +49,12 @@ export interface OffloadProvider {
   configured(): boolean;
   /** Resolves when the provider answers with the configured credentials; rejects otherwise. */
   ping(signal?: AbortSignal): Promise<void>;
-  launch(req: LaunchRequest, limits: LaunchLimits, signal?: AbortSignal): Promise<LaunchOutcome>;
+  launch(
+    req: LaunchRequest,
+    limits: LaunchLimits,
+    signal?: AbortSignal,
+    hooks?: LaunchHooks,
+  ): Promise<LaunchOutcome>;
   /** The remote pod, or undefined when it no longer exists. */
   get(id: string, signal?: AbortSignal): Promise<RemotePod | undefined>;
   /** Every remote pod tagged with this cluster's name. */

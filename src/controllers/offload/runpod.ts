@@ -16,7 +16,13 @@ import { quote } from 'shell-quote';
 import { EXIT_WRAPPER, exitCodeFromLogLine } from './core.ts';
 import { type CatalogGpu, chooseGpuCandidates, classifyCreate, retryAfterMs } from './gpus.ts';
 import * as K from './keys.ts';
-import { type LaunchLimits, type LaunchOutcome, type OffloadProvider, ProviderError } from './provider.ts';
+import {
+  type LaunchHooks,
+  type LaunchLimits,
+  type LaunchOutcome,
+  type OffloadProvider,
+  ProviderError,
+} from './provider.ts';
 import type { RemotePod } from './types.ts';
 import type { LaunchRequest } from './workload.ts';
 
@@ -169,7 +175,12 @@ export class RunPodProvider implements OffloadProvider {
     return gpus;
   }
 
-  async launch(req: LaunchRequest, limits: LaunchLimits, signal?: AbortSignal): Promise<LaunchOutcome> {
+  async launch(
+    req: LaunchRequest,
+    limits: LaunchLimits,
+    signal?: AbortSignal,
+    hooks?: LaunchHooks,
+  ): Promise<LaunchOutcome> {
     let catalog: CatalogGpu[];
     try {
       catalog = await this.gpuCatalog(signal);
@@ -226,6 +237,7 @@ export class RunPodProvider implements OffloadProvider {
         // A create that fails in transit (timeout, reset) may still have placed the pod, so
         // it is not retried here: the error reaches the caller, whose retry first looks for
         // the pod by its tags.
+        await hooks?.beforeCreate?.();
         const r = await this.call('POST', '/pods', { ...base, gpu }, signal);
         const step = classifyCreate(r.status, r.headers.get('retry-after'));
         const problem = r.json as Problem | undefined;

@@ -76,14 +76,19 @@ export function nodeLease(name: string, renewTime: string): KubeObject {
 }
 
 export interface VirtualPodInfo {
-  remoteId: string;
-  costPerHr: number;
-  gpuTypeId?: string;
   provider: string;
-  remoteStatus: string;
+  /** Absent while the launch is under way (the virtual pod then only claims the Job's slot). */
+  remoteId?: string;
+  costPerHr?: number;
+  gpuTypeId?: string;
+  remoteStatus?: string;
 }
 
-/** The virtual pod standing for a Job's remote pod (its status is written separately). */
+/**
+ * The virtual pod standing for a Job's remote pod (its status is written separately).
+ * It is created before the remote pod, unlinked, to take the Job's active slot; the
+ * remote pod's id is added once it exists.
+ */
 export function virtualPod(job: Job, info: VirtualPodInfo): Pod {
   const tpl = job.spec?.template;
   const c = tpl?.spec?.containers[0];
@@ -101,10 +106,10 @@ export function virtualPod(job: Job, info: VirtualPodInfo): Pod {
         [K.JOB_NAME_LABEL]: name,
       },
       annotations: {
-        [K.POD_ID]: info.remoteId,
-        [K.COST_PER_HR]: String(info.costPerHr),
         [K.PROVIDER]: info.provider,
-        [K.REMOTE_STATUS]: info.remoteStatus,
+        ...(info.remoteId ? { [K.POD_ID]: info.remoteId } : {}),
+        ...(info.costPerHr !== undefined ? { [K.COST_PER_HR]: String(info.costPerHr) } : {}),
+        ...(info.remoteStatus ? { [K.REMOTE_STATUS]: info.remoteStatus } : {}),
         ...(info.gpuTypeId ? { [K.GPU_TYPE]: info.gpuTypeId } : {}),
       },
       ownerReferences: [

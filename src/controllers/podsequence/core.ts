@@ -106,9 +106,11 @@ function capped<T>(list: T[], max: number): T[] {
   return list.length > max ? list.slice(0, max) : list;
 }
 
-function notDoneDetail(pods: Pod[], gate: string): string {
+function notDoneDetail(ctx: Ctx, pods: Pod[]): string {
   const bad = pods.filter((p) => !isDone(p));
-  const shown = bad.slice(0, LIST_IN_MESSAGE).map((p) => `${podName(p)} ${describePod(p, gate)}`);
+  const shown = bad
+    .slice(0, LIST_IN_MESSAGE)
+    .map((p) => `${podName(p)} ${describePod(p, ctx.spec.gate, ctx.released.has(podName(p)))}`);
   const more = bad.length > LIST_IN_MESSAGE ? ` and ${bad.length - LIST_IN_MESSAGE} more` : '';
   return `${shown.join('; ')}${more}`;
 }
@@ -121,6 +123,8 @@ interface Ctx {
   key: string;
   prev: PodSequenceStatus;
   hostnames?: Map<string, string>;
+  /** Pods this plan releases: status messages describe them as released. */
+  released: Set<string>;
 }
 
 export function decide(input: CoreInput): Plan {
@@ -133,6 +137,7 @@ export function decide(input: CoreInput): Plan {
     n: spec.groups.length,
     key: `${seq.metadata.namespace ?? ''}/${seq.metadata.name ?? ''}`,
     prev: seq.status ?? {},
+    released: new Set(),
   };
   const invalid = [...spec.errors];
   if (input.readError) invalid.push(input.readError);
@@ -359,6 +364,7 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
       if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k));
   }
   const released = new Set(releases.map((r) => r.name));
+  ctx.released = released;
   const gatedAfter = (p: Pod) => hasGate(p, spec.gate) && !released.has(podName(p));
 
   const failures: Failure[] = [];
@@ -456,7 +462,7 @@ function waitingMessage(ctx: Ctx, index: number, members: Pod[], missing: string
   const total = members.length + missing.length;
   const parts: string[] = [];
   if (missing.length > 0) parts.push(`${listNames(missing)} not found in namespace ${spec.namespace}`);
-  const detail = notDoneDetail(members, spec.gate);
+  const detail = notDoneDetail(ctx, members);
   if (detail) parts.push(detail);
   return `Waiting for group ${label}: ${ready}/${total} pods Ready; ${parts.join('; ')}`;
 }
@@ -548,6 +554,7 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
     }
   }
   const released = new Set(releases.map((r) => r.name));
+  ctx.released = released;
 
   // Per-node phase and what each node waits for.
   const failures: Failure[] = [];
@@ -681,7 +688,7 @@ function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], 
   if (pods.length === 0 && heading.length === 0 && anywhere[k] === 0)
     return `${label}: no pod of it on this node`;
   const parts: string[] = [];
-  const detail = notDoneDetail(pods, spec.gate);
+  const detail = notDoneDetail(ctx, pods);
   if (pods.length > 0)
     parts.push(`${pods.filter(isDone).length}/${pods.length} Ready${detail ? ` (${detail})` : ''}`);
   if (heading.length > 0) parts.push(`${listNames(heading)} not scheduled yet`);

@@ -62,20 +62,25 @@ export function podNode(pod: Pod): string | undefined {
   return undefined;
 }
 
-/** A few words on where a pod stands, for status messages and `troupe explain`. */
-export function describePod(pod: Pod, gate: string): string {
+/**
+ * A few words on where a pod stands, for status messages and `troupe explain`. `released`:
+ * describe it as it will be once the release patch being sent removes the gate, so that the
+ * status written along with a release already reads as the next pass will (one status
+ * write per release, not two).
+ */
+export function describePod(pod: Pod, gate: string, released = false): string {
   if (isTerminating(pod)) return 'terminating';
   const phase = pod.status?.phase ?? 'Pending';
   if (phase === 'Succeeded') return 'Succeeded';
   if (phase === 'Failed') return 'Failed';
-  if (hasGate(pod, gate)) return 'gated';
+  if (!released && hasGate(pod, gate)) return 'gated';
   if (isPodReady(pod)) return 'Ready';
   if (!pod.spec?.nodeName) {
     const sched = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
     if (sched?.status === 'False' && sched.reason && sched.reason !== 'SchedulingGated') {
       return `not scheduled (${sched.reason})`;
     }
-    const other = (pod.spec?.schedulingGates ?? []).map((g) => g.name);
+    const other = (pod.spec?.schedulingGates ?? []).map((g) => g.name).filter((g) => g !== gate);
     if (other.length > 0) return `held by another gate (${other.join(', ')})`;
     return 'not scheduled yet';
   }

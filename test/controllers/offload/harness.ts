@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
+import type { NodeConfig } from '../../../src/cluster/nodes/index.ts';
 import {
   type RunPodStandIn,
   type RunPodStandInOptions,
@@ -32,7 +33,16 @@ export interface OffloadEnv {
 }
 
 export async function startOffloadEnv(
-  opts: { offload?: Partial<OffloadOptions>; runpod?: RunPodStandInOptions; nodes?: number } = {},
+  opts: {
+    offload?: Partial<OffloadOptions>;
+    runpod?: RunPodStandInOptions;
+    nodes?: number | NodeConfig;
+    /**
+     * The manager's shutdown bound (default 5000 ms). 0 makes every stop a crash: in-flight
+     * reconciles are cut off at their next request, as when the process is killed.
+     */
+    gracefulShutdownMs?: number;
+  } = {},
 ): Promise<OffloadEnv> {
   const cluster = await startEmbeddedCluster({ port: 0, nodes: opts.nodes ?? 1, timeScale: 20 });
   const runpod = await startRunPodStandIn({ timeScale: 20, ...opts.runpod });
@@ -54,7 +64,7 @@ export async function startOffloadEnv(
       kubeConfig: kubeConfigFromString(cluster.server.kubeconfig),
       healthProbeAddress: '127.0.0.1:0',
       processMetrics: false,
-      gracefulShutdownMs: 5000,
+      gracefulShutdownMs: opts.gracefulShutdownMs ?? 5000,
     });
     for (const c of offload.controllers) manager.add(c);
     for (const [n, check] of offload.readyChecks) manager.addReadyzCheck(n, check);
