@@ -115,10 +115,20 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/** Bodies read ahead of a fault's delay (see `handle`). */
+const bodies = new WeakMap<IncomingMessage, Promise<string>>();
+
+function readBody(req: IncomingMessage): Promise<string> {
+  let body = bodies.get(req);
+  if (!body) {
+    body = (async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    })();
+    bodies.set(req, body);
+  }
+  return body;
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, deps: ServerDeps, limiter: RateLimiter) {
@@ -147,7 +157,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: ServerDep
 
   const fault = deps.faults.match(method, path);
   if (fault) {
-    if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (fault.delayMs) {
+      // A slow server has the whole request before it is slow: it still acts on it after the
+      // client gave up (a create that timed out on the client may have made a pod).
+      if (!fault.drop && fault.status === undefined) await readBody(req).catch(() => '');
+      await new Promise((r) => setTimeout(r, fault.delayMs));
+    }
     if (fault.drop) {
       req.socket.destroy();
       return;

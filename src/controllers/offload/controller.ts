@@ -285,7 +285,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   // Remote work can only start after step 3, so a Job never runs locally and remotely.
 
   /** How long a create that got no answer may still land. */
-  const settleMs = 0;
+  const settleMs = Math.max(2 * opts.requestTimeout * 1000, 1000);
 
   /** With a spending cap, launches are serialized so two Jobs never both spend the last of it. */
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> =>

@@ -120,15 +120,30 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+/**
+ * The status this controller last wrote for a sequence, and the resourceVersion of the
+ * cached object it was computed from. Until the cache shows that write, a reconcile judges
+ * against it rather than the cached (older) status: otherwise every reconcile in that
+ * window writes the same status again and records the same transition events again.
+ */
+interface WrittenStatus {
+  uid: string | undefined;
+  fromRv: string | undefined;
+  status: PodSequenceStatus;
+}
+
 /** The PodSequence controller(s) for the runtime's Manager. */
 export function podSequenceControllers(options: PodSequenceOptions = {}): ControllerDefinition[] {
   const opts = resolveOptions(options);
   const index = new SequenceIndex(opts.defaultGateName);
   const full = opts.mode === 'full';
+  const written = new Map<string, WrittenStatus>();
 
   const trackSequences: MapFunc = (_obj, event) => {
-    if (event.type === 'delete') index.remove(objectKey(event.obj));
-    else index.upsert(event.obj as PodSequence);
+    if (event.type === 'delete') {
+      index.remove(objectKey(event.obj));
+      written.delete(objectKey(event.obj));
+    } else index.upsert(event.obj as PodSequence);
     return [];
   };
   const podToSequences: MapFunc = (obj) =>
@@ -145,14 +160,24 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
       ...(full ? [{ ...NODE, map: nodeToSequences, predicates: [nodeChangeMatters] }] : []),
     ],
     maxConcurrentReconciles: opts.maxConcurrentReconciles,
-    reconcile: (_key, ctx) => reconcile(ctx, opts),
+    reconcile: (_key, ctx) => reconcile(ctx, opts, written),
   };
   return [controller];
 }
 
-async function reconcile(ctx: ReconcileContext, opts: ResolvedOptions): Promise<ReconcileResult | undefined> {
-  const seq = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
-  if (!seq) return undefined;
+async function reconcile(
+  ctx: ReconcileContext,
+  opts: ResolvedOptions,
+  written: Map<string, WrittenStatus>,
+): Promise<ReconcileResult | undefined> {
+  const cached = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
+  if (!cached) return undefined;
+  const key = objectKey(cached);
+  const mine = written.get(key);
+  const seq: PodSequence =
+    mine && mine.uid === cached.metadata.uid && mine.fromRv === cached.metadata.resourceVersion
+      ? { ...cached, status: mine.status }
+      : cached;
   const full = opts.mode === 'full';
   if (seq.metadata.deletionTimestamp) {
     await finalize(ctx, seq, full);
@@ -179,7 +204,9 @@ async function reconcile(ctx: ReconcileContext, opts: ResolvedOptions): Promise<
   }
   if (plan.releases.length > 0) retry = (await release(ctx, seq, plan, opts)) || retry;
   for (const change of plan.taints) await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
-  await writeStatus(ctx, seq, plan.status);
+  if (await writeStatus(ctx, seq, plan.status)) {
+    written.set(key, { uid: seq.metadata.uid, fromRv: seq.metadata.resourceVersion, status: plan.status });
+  }
   for (const e of plan.events) ctx.recorder.event(seq, e.type, e.reason, e.action, e.note);
   if (retry) return { requeue: true };
   return plan.requeueAfterMs ? { requeueAfter: plan.requeueAfterMs } : undefined;
@@ -271,20 +298,23 @@ async function setTaints(
   }
 }
 
+/** Writes the status when it differs from `seq`'s; resolves true when it wrote it. */
 async function writeStatus(
   ctx: ReconcileContext,
   seq: PodSequence,
   status: PodSequenceStatus,
-): Promise<void> {
+): Promise<boolean> {
   const current = seq.status ?? {};
-  if (STATUS_KEYS.every((k) => sameJson(current[k], status[k]))) return;
+  if (STATUS_KEYS.every((k) => sameJson(current[k], status[k]))) return false;
   // A merge patch keeps keys it does not name: clear the ones this status does not set.
   const body: Record<string, unknown> = {};
   for (const k of STATUS_KEYS) body[k] = status[k] ?? null;
   try {
     await ctx.client.patchStatus(seq, { status: body }, { signal: ctx.signal });
+    return true;
   } catch (err) {
     if (!isNotFound(err)) throw err;
+    return false;
   }
 }
 

@@ -12,6 +12,10 @@ import { type OffloadEnv, seedJob, startOffloadEnv } from './harness.ts';
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 type Obj = KubeObject & { status?: Record<string, unknown> };
 
+const complete = (j: Obj) =>
+  ((j.status?.conditions ?? []) as { type: string; status: string }[]).some(
+    (c) => c.type === 'Complete' && c.status === 'True',
+  );
 const failed = (j: Obj) =>
   ((j.status?.conditions ?? []) as { type: string; status: string }[]).some(
     (c) => c.type === 'Failed' && c.status === 'True',
@@ -52,6 +56,28 @@ describe('offload recovery and bad input', () => {
     });
     assert.equal(j.metadata.annotations?.['runpod.io/exit-code'], '2');
     await waitFor('no remote pods left', () => env.runpod.pods().length === 0 || undefined);
+  });
+
+  test('a create that times out but lands later is adopted, not made twice', async () => {
+    await env.restart({ requestTimeout: 1 });
+    const stop = env.runpod.faults.inject({ method: 'POST', path: /^\/v2\/pods$/, delayMs: 1500, times: 1 });
+    try {
+      await env.client.create(seedJob('slow-create', ns, { command: ['sh', '-c', 'sleep 20'] }));
+      const j = await waitFor('the Job to complete', async () => {
+        const cur = (await env.client.get(JOB, 'slow-create', ns)) as Obj;
+        return complete(cur) ? cur : undefined;
+      });
+      assert.equal(env.runpod.faults.applied.delay, 1, 'the create was held past the client timeout');
+      const made = env.runpod.history().filter((h) => h.env.TROUPE_JOB === 'slow-create');
+      assert.deepEqual(
+        made.map((h) => h.id),
+        [j.metadata.annotations?.['runpod.io/pod-id']],
+        'one remote pod, the one the Job links',
+      );
+    } finally {
+      stop();
+      await env.restart();
+    }
   });
 
   test('orphans: a remote pod tagged for this cluster whose Job is gone is terminated', async () => {
