@@ -37,7 +37,22 @@ export function stripForCache(obj: KubeObject): KubeObject {
  */
 const POOL_LIMIT = 50_000;
 const pool = new Map<string, string>();
-const UNIQUE_KEYS = new Set(['name', 'uid', 'resourceVersion', 'creationTimestamp', 'generateName', 'podIP', 'ip', 'startTime', 'lastTransitionTime', 'lastProbeTime', 'startedAt', 'finishedAt', 'containerID', 'imageID']);
+const UNIQUE_KEYS = new Set([
+  'name',
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'generateName',
+  'podIP',
+  'ip',
+  'startTime',
+  'lastTransitionTime',
+  'lastProbeTime',
+  'startedAt',
+  'finishedAt',
+  'containerID',
+  'imageID',
+]);
 
 function internStrings(v: unknown, depth: number): void {
   if (depth > 32 || v === null || typeof v !== 'object') return;

@@ -198,23 +198,29 @@ export class Api {
       startAfter = token.start;
       listRv = token.rv;
     }
-    const table = this.store.table(storageKey(rt));
-    const records: StoredRecord[] = [];
-    for (const rec of table.values()) {
-      if (namespace !== undefined && rec.namespace !== namespace) continue;
-      if (startAfter !== undefined && rec.key <= startAfter) continue;
-      if (filter.matches(rec)) records.push(rec);
-    }
-    records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const sk = storageKey(rt);
+    const table = this.store.table(sk);
+    const keys = this.store.sortedKeys(sk);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
-    if (limit && records.length > limit) {
-      const page = records.slice(0, limit);
-      return {
-        records: page,
-        resourceVersion: String(listRv),
-        continue: encodeContinue(listRv, page.at(-1)!.key),
-        remainingItemCount: filter.trivial ? records.length - limit : undefined,
-      };
+    // Namespaced keys are `ns/name`, so one namespace is a contiguous run of keys.
+    const prefix = rt.namespaced && namespace !== undefined ? `${namespace}/` : '';
+    let i = startAfter !== undefined ? upperBound(keys, startAfter) : prefix ? lowerBound(keys, prefix) : 0;
+    const records: StoredRecord[] = [];
+    for (; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (prefix && !key.startsWith(prefix)) break;
+      const rec = table.get(key)!;
+      if (!filter.matches(rec)) continue;
+      if (limit && records.length === limit) {
+        return {
+          records,
+          resourceVersion: String(listRv),
+          continue: encodeContinue(listRv, records.at(-1)!.key),
+          // Exact only without a filter; kube-apiserver omits it otherwise.
+          remainingItemCount: filter.trivial && !prefix ? keys.length - i : undefined,
+        };
+      }
+      records.push(rec);
     }
     return { records, resourceVersion: String(listRv) };
   }
@@ -840,6 +846,30 @@ function serialize(obj: KubeObject): string {
 
 export function objectKey(rt: Pick<ResourceType, 'namespaced'>, namespace: string, name: string): string {
   return rt.namespaced ? `${namespace}/${name}` : name;
+}
+
+/** First index whose key is >= k. */
+function lowerBound(keys: readonly string[], k: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First index whose key is > k. */
+function upperBound(keys: readonly string[], k: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! <= k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function parseRv(rv: string): number {

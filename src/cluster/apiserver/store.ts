@@ -68,6 +68,8 @@ export class ObjectStore {
   /** Events at or below this resourceVersion can no longer be replayed. */
   private compactedRv = 1;
   private readonly watchers = new Map<string, Set<Watcher>>();
+  /** Keys of each table in order, rebuilt lazily after an add or delete (not on updates). */
+  private readonly sorted = new Map<string, string[]>();
 
   constructor(opts: StoreOptions = {}) {
     this.history = new Array(opts.historySize ?? 50_000);
@@ -104,6 +106,7 @@ export class ObjectStore {
     const t = this.table(storage);
     const prev = t.get(record.key);
     t.set(record.key, record);
+    if (!prev) this.sorted.delete(storage);
     const event: StoreEvent = prev
       ? { type: 'MODIFIED', storage, rv: record.rv, record, prev }
       : { type: 'ADDED', storage, rv: record.rv, record };
@@ -117,6 +120,7 @@ export class ObjectStore {
       throw new Error(`store: delete with rv ${finalRecord.rv}, expected ${this.rv + 1}`);
     this.rv = finalRecord.rv;
     this.table(storage).delete(finalRecord.key);
+    this.sorted.delete(storage);
     const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord };
     this.publish(event);
     return event;
@@ -125,6 +129,20 @@ export class ObjectStore {
   /** Drops a whole table (CRD deletion) without events; callers delete objects first for watchers. */
   dropTable(storage: string): void {
     this.tables.delete(storage);
+    this.sorted.delete(storage);
+  }
+
+  /**
+   * The table's keys in order (what list pagination walks). Sorting 100k keys once per
+   * change of membership, rather than once per page, keeps paginated lists linear.
+   */
+  sortedKeys(storage: string): readonly string[] {
+    let keys = this.sorted.get(storage);
+    if (!keys) {
+      keys = [...this.table(storage).keys()].sort();
+      this.sorted.set(storage, keys);
+    }
+    return keys;
   }
 
   private publish(event: StoreEvent): void {
