@@ -6,6 +6,8 @@
  *  4. server RSS holding 100,000 pods
  * Run: node bench/apiserver.ts [--pods 100000]
  */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { Http, machine, percentile, pod, startClusterProcess } from './support.ts';
 
 const args = process.argv.slice(2);
@@ -20,14 +22,31 @@ async function createNamespace(http: Http, name: string): Promise<void> {
   if (r.status !== 201) throw new Error(`namespace ${name}: ${r.status} ${r.text}`);
 }
 
-async function sustainedWrites(http: Http, seconds: number): Promise<number> {
-  await createNamespace(http, 'bench-sustained');
+/** The same client loop against bench/https-floor.ts: what TLS + HTTP alone cost here. */
+async function floorWrites(seconds: number): Promise<number> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'https-floor.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve) =>
+    child.stdout.once('data', (d: Buffer) => resolve(d.toString())),
+  );
+  const { url, ca } = JSON.parse(line) as { url: string; ca: string };
+  const http = new Http({ url, token: 'floor', ca });
+  try {
+    return await writeLoop(http, '/floor', seconds);
+  } finally {
+    http.close();
+    child.kill('SIGTERM');
+  }
+}
+
+async function writeLoop(http: Http, path: string, seconds: number): Promise<number> {
   const deadline = Date.now() + seconds * 1000;
   let done = 0;
   let next = 0;
   const worker = async () => {
     while (Date.now() < deadline) {
-      const r = await http.send('POST', '/api/v1/namespaces/bench-sustained/pods', pod(`s-${next++}`));
+      const r = await http.send('POST', path, pod(`s-${next++}`));
       if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
       done++;
     }
@@ -35,6 +54,11 @@ async function sustainedWrites(http: Http, seconds: number): Promise<number> {
   const start = Date.now();
   await Promise.all(Array.from({ length: 32 }, worker));
   return done / ((Date.now() - start) / 1000);
+}
+
+async function sustainedWrites(http: Http, seconds: number): Promise<number> {
+  await createNamespace(http, 'bench-sustained');
+  return writeLoop(http, '/api/v1/namespaces/bench-sustained/pods', seconds);
 }
 
 async function pacedLatency(
@@ -105,8 +129,11 @@ async function main(): Promise<void> {
   const http = new Http(server);
   try {
     console.log(`machine: ${machine()}`);
+    const floor = await floorWrites(10);
     const wps = await sustainedWrites(http, 10);
-    console.log(`sustained writes: ${wps.toFixed(0)} pod creates/s (32 in flight, 10 s)`);
+    console.log(
+      `sustained writes: ${wps.toFixed(0)} pod creates/s (32 in flight, 10 s); floor (HTTPS server that only parses and answers) ${floor.toFixed(0)}/s; ratio ${(wps / floor).toFixed(2)}`,
+    );
     const paced = await pacedLatency(http, 1000, 10, 10);
     console.log(
       `paced 1,000 writes/s with 10 watchers: p50 ${paced.p50.toFixed(2)} ms, p99 ${paced.p99.toFixed(2)} ms (${paced.delivered} watch events delivered)`,

@@ -37,7 +37,8 @@ export function num(v: unknown, fallback = 0): number {
 }
 
 export function clone<T>(v: T): T {
-  return v === undefined ? v : structuredClone(v);
+  // JSON values only: a JSON round trip copies them faster than structuredClone.
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
 export function setGenerationOnCreate(obj: KubeObject): void {

@@ -70,7 +70,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 export function deepCopy<T>(v: T): T {
-  return v === undefined ? v : structuredClone(v);
+  // JSON values only: a JSON round trip copies them faster than structuredClone.
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
 /**
