@@ -19,6 +19,7 @@ import { waitFor } from '../../support/wait.ts';
 import { type Env, eventsFor, getPodGroup, POD, startClusterEnv, waitForPhase } from './harness.ts';
 
 const SAMPLES = new URL('../../../config/samples/podgroup/', import.meta.url).pathname;
+const EXAMPLES = new URL('../../../examples/', import.meta.url).pathname;
 const NODE = { apiVersion: 'v1', kind: 'Node' } as const;
 
 type Pod = KubeObject & { status?: { phase?: string }; spec?: { nodeName?: string } };
@@ -358,7 +359,7 @@ describe('the design transition table on the embedded cluster', () => {
 describe('the deadlock demonstration', () => {
   let env: Env;
   before(async () => {
-    const nodes = parseNodeConfig(readFileSync(`${SAMPLES}deadlock/nodes.yaml`, 'utf8'));
+    const nodes = parseNodeConfig(readFileSync(`${EXAMPLES}deadlock/nodes.yaml`, 'utf8'));
     env = await startClusterEnv({}, { nodes });
   });
   after(async () => {
@@ -367,7 +368,7 @@ describe('the deadlock demonstration', () => {
 
   test('two gangs deadlock on four GPUs; the deadlock policy makes the younger one give way', async () => {
     const ns = await env.namespace('deadlock');
-    await env.kubectl(['apply', '-n', ns, '-f', `${SAMPLES}deadlock/gangs.yaml`]);
+    await env.kubectl(['apply', '-n', ns, '-f', `${EXAMPLES}deadlock/gangs.yaml`]);
     for (const g of ['gang-a', 'gang-b']) {
       const pg = await waitForPhase(env.client, ns, g, 'Unschedulable', 'NotEnoughResources', 30_000);
       assert.equal(pg.status?.running, 2);
@@ -388,7 +389,7 @@ describe('the deadlock demonstration', () => {
     ]);
     assert.equal((await pods(env, ns)).filter(readyLabel).length, 0, 'neither gang is released');
 
-    await env.kubectl(['apply', '-n', ns, '-f', `${SAMPLES}deadlock/break-deadlock.yaml`]);
+    await env.kubectl(['apply', '-n', ns, '-f', `${EXAMPLES}deadlock/break-deadlock.yaml`]);
     const a = await waitForPhase(env.client, ns, 'gang-a', 'Running', 'MembersRunning', 40_000);
     assert.equal(a.status?.restarts, undefined, 'gang-a never restarted');
     await waitFor(
