@@ -5,6 +5,8 @@
  */
 import { Command, CommanderError } from 'commander';
 import { clusterCommand } from './cluster.ts';
+import { explainCommand } from './explain.ts';
+import { statusCommand } from './status.ts';
 import { applyConfigFile, ConfigFileError, configPathFromArgv } from './config-file.ts';
 import { runCommand } from './run.ts';
 import { upCommand } from './up.ts';
@@ -20,6 +22,8 @@ export function program(): Command {
   cmd.addCommand(clusterCommand());
   cmd.addCommand(runCommand());
   cmd.addCommand(upCommand());
+  cmd.addCommand(statusCommand());
+  cmd.addCommand(explainCommand());
   return cmd;
 }
 
