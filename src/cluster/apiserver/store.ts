@@ -72,7 +72,9 @@ export class ObjectStore {
   private readonly sorted = new Map<string, string[]>();
 
   constructor(opts: StoreOptions = {}) {
-    this.history = new Array(opts.historySize ?? 50_000);
+    // kube-apiserver keeps a few minutes of events (etcd compaction); 10k events is generous and
+    // keeps old records from lingering in the heap.
+    this.history = new Array(opts.historySize ?? 10_000);
   }
 
   /** The resourceVersion of the latest write (what a list at "now" reports). */
