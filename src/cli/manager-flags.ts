@@ -23,6 +23,7 @@ export interface ManagerFlags {
   maxGpuPrice: number;
   maxHourlySpend: number;
   runpodBaseUrl?: string;
+  remoteClusterSecret?: string;
   podsequenceMode: 'lite' | 'full';
   dashboardAddress: string;
   dashboardToken?: string;
@@ -182,6 +183,12 @@ export function addManagerOptions(
           'offload: RunPod REST v2 endpoint (the API key comes from RUNPOD_KEY)',
         ).env('TROUPE_RUNPOD_BASE_URL'),
       )
+      .addOption(
+        new Option(
+          '--remote-cluster-secret <ns/name>',
+          'offload to a second Kubernetes cluster instead of RunPod: a Secret whose key `kubeconfig` reaches it',
+        ).env('TROUPE_REMOTE_CLUSTER_SECRET'),
+      )
   );
 }
 
@@ -194,6 +201,7 @@ export function offloadOptions(flags: ManagerFlags): Record<string, unknown> {
     maxGpuPrice: flags.maxGpuPrice,
     maxHourlySpend: flags.maxHourlySpend,
     ...(flags.runpodBaseUrl ? { runpodBaseUrl: flags.runpodBaseUrl } : {}),
+    ...(flags.remoteClusterSecret ? { remoteClusterSecret: flags.remoteClusterSecret } : {}),
     ...(flags.healthServerAddress ? { healthServerAddress: flags.healthServerAddress } : {}),
   };
 }

@@ -16,12 +16,12 @@ import type { Server } from 'node:http';
 import { DEFAULT_GPU_TYPES, type GpuType, Stock } from './catalog.ts';
 import { type FaultRule, Faults } from './faults.ts';
 import { type ImageConfig, type LogEntry, type PodHistory, PodStore, type PodStatus } from './pods.ts';
-import { podJson, serverUrl, startHttpServer } from './server.ts';
+import { podJson, type RequestRecord, serverUrl, startHttpServer } from './server.ts';
 
 export type { Cloud, GpuType } from './catalog.ts';
 export { DEFAULT_GPU_TYPES } from './catalog.ts';
 export type { FaultRule } from './faults.ts';
-export { NO_CAPACITY_DETAIL } from './server.ts';
+export { NO_CAPACITY_DETAIL, type RequestRecord } from './server.ts';
 export type { ImageConfig, LogEntry, PodHistory, PodStatus };
 
 export interface RunPodStandInOptions {
@@ -84,6 +84,8 @@ export interface RunPodStandIn {
   faults: Faults;
   /** Snapshot of every pod that exists (terminated pods are gone, as on RunPod). */
   pods(): RunPodPodView[];
+  /** Every request served (the last 10 000), in arrival order. */
+  requests(): RequestRecord[];
   /** Every pod ever created (terminated ones too) with its status transitions, in creation order. */
   history(): PodHistory[];
   /** The pod as the API would return it, or undefined. */
@@ -109,6 +111,7 @@ export async function startRunPodStandIn(opts: RunPodStandInOptions = {}): Promi
   let balance = opts.balance ?? 100;
   let forbidden = new Set(opts.forbiddenGpuTypes ?? []);
   const faults = new Faults(opts.random);
+  const requests: RequestRecord[] = [];
   const store = new PodStore({
     stock,
     gpus: () => gpus,
@@ -132,6 +135,10 @@ export async function startRunPodStandIn(opts: RunPodStandInOptions = {}): Promi
       balance: () => balance,
       rateLimitPerMinute: opts.rateLimitPerMinute ?? 3000,
       keepAliveMs: opts.keepAliveMs ?? 15_000,
+      onRequest: (r) => {
+        requests.push(r);
+        if (requests.length > 10_000) requests.splice(0, requests.length - 10_000);
+      },
     },
     opts.host ?? '127.0.0.1',
     opts.port ?? 0,
@@ -154,6 +161,7 @@ export async function startRunPodStandIn(opts: RunPodStandInOptions = {}): Promi
         logs: [...p.logs],
       })),
     history: () => store.history(),
+    requests: () => requests.map((r) => ({ ...r })),
     podJson: (id) => {
       const p = store.get(id);
       return p ? podJson(store, p) : undefined;

@@ -29,6 +29,17 @@ export interface ServerDeps {
   balance: () => number;
   rateLimitPerMinute: number;
   keepAliveMs: number;
+  /** Called for every request as it arrives, and again with its status once answered. */
+  onRequest?: (r: RequestRecord) => void;
+}
+
+export interface RequestRecord {
+  method: string;
+  path: string;
+  /** Epoch ms the request arrived. */
+  at: number;
+  /** Set once answered (undefined for a dropped connection or a stream still open). */
+  status?: number;
 }
 
 const PROBLEM = 'application/problem+json';
@@ -77,6 +88,17 @@ class RateLimiter {
 export function startHttpServer(deps: ServerDeps, host: string, port: number): Promise<Server> {
   const limiter = new RateLimiter(deps.rateLimitPerMinute);
   const server = createServer((req, res) => {
+    if (deps.onRequest) {
+      const record: RequestRecord = {
+        method: req.method ?? 'GET',
+        path: new URL(req.url ?? '/', 'http://localhost').pathname,
+        at: Date.now(),
+      };
+      deps.onRequest(record);
+      res.on('finish', () => {
+        record.status = res.statusCode;
+      });
+    }
     handle(req, res, deps, limiter).catch((err) => {
       if (!res.headersSent)
         problem(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);

@@ -40,6 +40,7 @@ import {
   type JobObservation,
   jobFinished,
   orphanRemotePods,
+  pendingState,
   readJobConfig,
   remoteOutcome,
   virtualPodStatus,
@@ -97,9 +98,11 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   const intervalMs = opts.reconcileInterval * 1000;
   const pollMs = opts.statusPollInterval * 1000;
 
-  // Keys of managed, unfinished Jobs, kept from watch events only (rebuilt on every start),
-  // so a change of one Job's pending state re-evaluates the others' threshold rank.
-  const managedKeys = new Set<string>();
+  // Keys of managed, unfinished Jobs not handed to a provider, kept from watch events only
+  // (rebuilt on every start). When there are more of them than the pending-job threshold, a
+  // change of one Job's pending state re-evaluates the others' threshold rank; below it no
+  // rank can decide anything, and offloaded Jobs are never ranked, so nothing fans out.
+  const candidateKeys = new Set<string>();
   const watchers = new Map<string, () => void>();
   const reservations = new Map<string, number>();
   let launchChain: Promise<unknown> = Promise.resolve();
@@ -125,23 +128,36 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   const isManagedJob = (o: KubeObject) =>
     o.metadata.annotations?.[K.MANAGED]?.toLowerCase() === 'true' && !jobFinished(o as Job);
 
+  const isCandidate = (o: KubeObject) => {
+    const state = o.metadata.annotations?.[K.STATE];
+    return (
+      isManagedJob(o) &&
+      state !== 'Launching' &&
+      state !== 'Offloaded' &&
+      state !== 'Completed' &&
+      state !== 'Failed'
+    );
+  };
+
+  const fanOut = (): string[] => (candidateKeys.size > opts.pendingJobThreshold ? [...candidateKeys] : []);
+
   const jobMap = (_obj: KubeObject, e: WatchEvent): string[] => {
     const key = objectKey(e.obj);
     if (e.type === 'delete') {
-      managedKeys.delete(key);
-      return [SWEEP_KEY, ...managedKeys];
+      const was = candidateKeys.delete(key);
+      return [SWEEP_KEY, ...(was ? fanOut() : [])];
     }
-    const wasManaged = managedKeys.has(key);
-    if (isManagedJob(e.obj)) managedKeys.add(key);
-    else managedKeys.delete(key);
-    return wasManaged || managedKeys.has(key) ? [...managedKeys] : [];
+    const was = candidateKeys.has(key);
+    if (isCandidate(e.obj)) candidateKeys.add(key);
+    else candidateKeys.delete(key);
+    return was || candidateKeys.has(key) ? fanOut() : [];
   };
 
   const podMap = (pod: KubeObject): string[] => {
     const owner = pod.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Job');
     if (!owner) return [];
     const key = keyOf(pod.metadata.namespace, owner.name);
-    return managedKeys.has(key) ? [...managedKeys] : [key];
+    return candidateKeys.has(key) ? [key, ...fanOut()] : [key];
   };
 
   // ---- helpers over the cluster ------------------------------------------------
@@ -173,19 +189,19 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       { signal: ctx.signal },
     );
 
-  const markError = async (
-    ctx: ReconcileContext,
-    job: Job,
-    errorClass: string,
-    message: string,
-    state?: string,
-  ) => {
+  /** Refusals that pass: the Job is tried again at the next resync, not before. */
+  const retryLater = (errorClass: string): Record<string, string> =>
+    ['NoCapacity', 'Budget', 'Payment', 'Unresolved'].includes(errorClass)
+      ? { [K.RETRY_AT]: String(now() + intervalMs) }
+      : {};
+
+  const markError = async (ctx: ReconcileContext, job: Job, errorClass: string, message: string) => {
     const a = job.metadata.annotations ?? {};
-    if (a[K.ERROR] !== message || a[K.ERROR_CLASS] !== errorClass || (state && a[K.STATE] !== state)) {
+    if (a[K.ERROR] !== message || a[K.ERROR_CLASS] !== errorClass) {
       await annotateJob(ctx, job, {
         [K.ERROR]: message,
         [K.ERROR_CLASS]: errorClass,
-        ...(state ? { [K.STATE]: state } : {}),
+        ...retryLater(errorClass),
       });
       ctx.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
     }
@@ -380,7 +396,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     );
   };
 
-  /** Step 2: the unlinked virtual pod; undefined when a pod of its name is someone else's (or going). */
+  /** Step 2: the unlinked virtual pod; 'taken' when a pod of its name is someone else's, 'busy' while one is going. */
   const claim = async (ctx: ReconcileContext, job: Job): Promise<Pod | 'taken' | 'busy'> => {
     await ensureVirtualNode(ctx);
     let vpod: Pod;
@@ -396,22 +412,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       if (existing.metadata.deletionTimestamp) return 'busy';
       return existing;
     }
-    const container = job.spec?.template?.spec?.containers[0];
-    const stamp = new Date(now()).toISOString();
-    return ctx.client.patchStatus<Pod>(
-      vpod,
-      {
-        status: virtualPodStatus(
-          { kind: 'pending' },
-          undefined,
-          container?.name ?? 'runpod',
-          container?.image ?? '',
-          stamp,
-          stamp,
-        ),
-      },
-      { signal: ctx.signal },
-    );
+    // Its status is written once it is linked: nothing before the remote create waits for it.
+    return vpod;
   };
 
   /**
@@ -466,24 +468,22 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       },
       { signal: ctx.signal },
     );
-    if (remote.status === 'RUNNING') {
-      const container = job.spec?.template?.spec?.containers[0];
-      const stamp = new Date(now()).toISOString();
-      await ctx.client.patchStatus(
-        linked,
-        {
-          status: virtualPodStatus(
-            { kind: 'running' },
-            remote,
-            container?.name ?? 'runpod',
-            container?.image ?? '',
-            stamp,
-            linked.status?.startTime ?? stamp,
-          ),
-        },
-        { signal: ctx.signal },
-      );
-    }
+    const container = job.spec?.template?.spec?.containers[0];
+    const stamp = new Date(now()).toISOString();
+    await ctx.client.patchStatus(
+      linked,
+      {
+        status: virtualPodStatus(
+          remote.status === 'RUNNING' ? { kind: 'running' } : { kind: 'pending' },
+          remote,
+          container?.name ?? 'runpod',
+          container?.image ?? '',
+          stamp,
+          linked.status?.startTime ?? stamp,
+        ),
+      },
+      { signal: ctx.signal },
+    );
     await markOffloaded(ctx, job, linked, info.message);
     return { requeueAfter: Math.min(pollMs, 1000) };
   };
@@ -504,6 +504,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
         [K.REASON]: job.metadata.annotations?.[K.REASON] ?? 'Requested',
         ...(a[K.GPU_TYPE] ? { [K.GPU_TYPE]: a[K.GPU_TYPE] } : {}),
         [K.CREATE_SENT_AT]: null,
+        [K.RETRY_AT]: null,
         [K.ERROR]: null,
         [K.ERROR_CLASS]: null,
       },
@@ -549,7 +550,11 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       await annotateJob(ctx, current, { [K.CREATE_SENT_AT]: null });
       return { requeueAfter: Math.max(outcome.retryAfterMs, 100) };
     }
-    await rollback(ctx, current, vpod, { [K.ERROR]: outcome.message, [K.ERROR_CLASS]: outcome.errorClass });
+    await rollback(ctx, current, vpod, {
+      [K.ERROR]: outcome.message,
+      [K.ERROR_CLASS]: outcome.errorClass,
+      ...retryLater(outcome.errorClass),
+    });
     ctx.recorder.warning(current, `Offload${outcome.errorClass}`, 'Offload', outcome.message);
     const retry = outcome.kind === 'unavailable' || outcome.errorClass === 'Payment';
     return retry ? { requeueAfter: intervalMs } : undefined;
@@ -564,6 +569,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   ): Promise<ReconcileResult | undefined> => {
     const claimed = vpod ?? (await claim(ctx, job));
     if (claimed === 'busy') return { requeueAfter: 1000 };
+    // Already linked (the cache had not shown it yet): following it is the next reconcile's job.
+    if (claimed !== 'taken' && isLinked(claimed)) return { requeueAfter: 200 };
     if (claimed === 'taken') {
       const msg = `a pod named ${virtualPodName(job)} already exists and is not this Job's`;
       await rollback(ctx, job, undefined, { [K.ERROR]: msg, [K.ERROR_CLASS]: 'Unexpressible' });
@@ -578,7 +585,11 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     }
     const built = await buildRequest(ctx, job);
     if (!built.ok) {
-      await rollback(ctx, job, claimed, { [K.ERROR]: built.message, [K.ERROR_CLASS]: built.errorClass });
+      await rollback(ctx, job, claimed, {
+        [K.ERROR]: built.message,
+        [K.ERROR_CLASS]: built.errorClass,
+        ...retryLater(built.errorClass),
+      });
       ctx.recorder.warning(job, `Offload${built.errorClass}`, 'Offload', built.message);
       return built.errorClass === 'Unresolved' ? { requeueAfter: intervalMs } : undefined;
     }
@@ -707,17 +718,19 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     outcome: Extract<ReturnType<typeof remoteOutcome>, { kind: 'finished' | 'lost' }>,
     remote: RemotePod | undefined,
   ) => {
+    const code = outcome.kind === 'finished' ? outcome.exitCode : undefined;
+    const recorded = {
+      ...(code !== undefined ? { [K.EXIT_CODE]: String(code) } : {}),
+      ...(outcome.kind === 'finished' && outcome.assumed ? { [K.EXIT_CODE_ASSUMED]: 'true' } : {}),
+    };
+    // The outcome is stored before the remote pod goes: after a crash in between, a gone
+    // remote pod would otherwise read as lost.
+    if (Object.entries(recorded).some(([k, v]) => vpod.metadata.annotations?.[k] !== v))
+      await ctx.client.mergePatch(vpod, { metadata: { annotations: recorded } });
     await provider.terminate(remoteId, ctx.signal);
     stopWatcher(remoteId);
-    const code = outcome.kind === 'finished' ? outcome.exitCode : undefined;
     await ctx.client.mergePatch(vpod, {
-      metadata: {
-        annotations: {
-          [K.REMOTE_TERMINATED]: 'true',
-          ...(code !== undefined ? { [K.EXIT_CODE]: String(code) } : {}),
-          ...(outcome.kind === 'finished' && outcome.assumed ? { [K.EXIT_CODE_ASSUMED]: 'true' } : {}),
-        },
-      },
+      metadata: { annotations: { [K.REMOTE_TERMINATED]: 'true', ...recorded } },
     });
     const container = job.spec?.template?.spec?.containers[0];
     const stamp = new Date(now()).toISOString();
@@ -991,6 +1004,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   // ---- the Job controller ----------------------------------------------------------
 
   const reconcileJob = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult | undefined> => {
+    provider.attach?.(ctx.client);
     if (key === SWEEP_KEY) return sweep(ctx);
     const job = (await ctx.cache.get(JOB, ctx.name, ctx.namespace)) as Job | undefined;
     if (!job) return undefined;
@@ -1040,7 +1054,12 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       });
     }
     if (alreadyOffloaded(job, pods)) return undefined;
-    const decision = decideOffload({ job, pods }, await observations(ctx), opts, now());
+    // Every managed Job is read only when the threshold rank can decide (a pending Job that
+    // was not asked for, with more candidates than the threshold).
+    const ranked =
+      !cfg.requested && pendingState(job, pods).pending && candidateKeys.size > opts.pendingJobThreshold;
+    const managed = ranked ? await observations(ctx) : [{ job, pods }];
+    const decision = decideOffload({ job, pods }, managed, opts, now());
     if (!decision.offload) {
       if (decision.runningLocally && job.metadata.annotations?.[K.ERROR_CLASS] !== 'RunningLocally') {
         await annotateJob(ctx, job, {
@@ -1083,6 +1102,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     predicates: [(e) => e.obj.metadata.name === K.VIRTUAL_NODE_NAME],
     watches: [{ ...NAMESPACE, map: (_o, e) => (e.initialList ? [K.VIRTUAL_NODE_NAME] : []) }],
     async reconcile(_key, ctx) {
+      provider.attach?.(ctx.client);
       let node = (await ctx.cache.get(NODE, K.VIRTUAL_NODE_NAME)) as
         | (KubeObject & {
             status?: { conditions?: { type: string; status: string; lastHeartbeatTime?: string }[] };
@@ -1135,6 +1155,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     stop: () => {
       for (const stop of watchers.values()) stop();
       watchers.clear();
+      void provider.close?.();
     },
   };
 }

@@ -198,6 +198,14 @@ export function decideOffload(
   if (alreadyOffloaded(job, pods)) return { offload: false, why: 'already offloaded' };
   if (blockedByError(job))
     return { offload: false, why: `blocked: ${job.metadata.annotations?.[K.ERROR] ?? ''}` };
+  const retryAt = Number(job.metadata.annotations?.[K.RETRY_AT]);
+  if (Number.isFinite(retryAt) && now < retryAt) {
+    return {
+      offload: false,
+      why: `refused earlier (${job.metadata.annotations?.[K.ERROR_CLASS] ?? ''}); tried again at the resync`,
+      recheckAfterMs: retryAt - now,
+    };
+  }
   if (uncountedLocalEnd(pods))
     return { offload: false, why: 'a local pod ended and the Job controller has not counted it yet' };
   const state = pendingState(job, pods);

@@ -8,14 +8,18 @@
  * for (const c of offload.controllers) manager.add(c);
  * for (const [name, check] of offload.readyChecks) manager.addReadyzCheck(name, check);
  * // manager: healthProbeAddress = offload.options.healthServerAddress
+ * // Or to another Kubernetes cluster, its kubeconfig in a Secret (key `kubeconfig`):
+ * createOffload({ remoteClusterSecret: 'kube-system/gpu-cluster' });
  * ```
  */
 import type { Check, ControllerDefinition } from '../../runtime/index.ts';
+import { ClusterProvider } from './cluster-provider.ts';
 import { offloadController } from './controller.ts';
 import { type OffloadOptions, resolveOffloadOptions } from './options.ts';
 import type { OffloadProvider } from './provider.ts';
 import { RunPodProvider } from './runpod.ts';
 
+export { ClusterProvider, type ClusterProviderOptions, REMOTE_LABELS } from './cluster-provider.ts';
 export { SWEEP_KEY } from './controller.ts';
 export * as OffloadKeys from './keys.ts';
 export {
@@ -25,7 +29,13 @@ export {
   type OffloadOptions,
   resolveOffloadOptions,
 } from './options.ts';
-export { type LaunchLimits, type LaunchOutcome, type OffloadProvider, ProviderError } from './provider.ts';
+export {
+  type LaunchHooks,
+  type LaunchLimits,
+  type LaunchOutcome,
+  type OffloadProvider,
+  ProviderError,
+} from './provider.ts';
 export { RunPodProvider, type RunPodProviderOptions } from './runpod.ts';
 export type { RemotePod } from './types.ts';
 
@@ -40,7 +50,7 @@ export interface Offload {
 }
 
 export interface CreateOffloadDeps {
-  /** Another provider (tests, or the second-cluster provider); default RunPod REST v2. */
+  /** Another provider (tests); default: the cluster provider with `remoteClusterSecret`, else RunPod REST v2. */
   provider?: OffloadProvider;
   env?: Record<string, string | undefined>;
   now?: () => number;
@@ -51,12 +61,18 @@ export function createOffload(partial: Partial<OffloadOptions> = {}, deps: Creat
   const options = resolveOffloadOptions(partial, deps.env ?? process.env);
   const provider =
     deps.provider ??
-    new RunPodProvider({
-      baseUrl: options.runpodBaseUrl,
-      apiKey: options.runpodKey,
-      clusterName: options.clusterName,
-      timeoutMs: options.requestTimeout * 1000,
-    });
+    (options.remoteClusterSecret
+      ? new ClusterProvider({
+          secret: options.remoteClusterSecret,
+          clusterName: options.clusterName,
+          timeoutMs: options.requestTimeout * 1000,
+        })
+      : new RunPodProvider({
+          baseUrl: options.runpodBaseUrl,
+          apiKey: options.runpodKey,
+          clusterName: options.clusterName,
+          timeoutMs: options.requestTimeout * 1000,
+        }));
   const c = offloadController({ options, provider, now: deps.now });
   return { controllers: c.controllers, readyChecks: c.readyChecks, options, provider, stop: c.stop };
 }

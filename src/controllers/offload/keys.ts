@@ -36,6 +36,12 @@ export const REASON = 'runpod.io/offload-reason';
  * pod instead of creating another.
  */
 export const CREATE_SENT_AT = 'runpod.io/create-sent-at';
+/**
+ * On a Job a passing refusal kept local (NoCapacity, Budget, Payment, Unresolved): epoch ms
+ * before which it is not offloaded again (the next resync), so a refusal is not retried in
+ * a loop.
+ */
+export const RETRY_AT = 'runpod.io/offload-retry-at';
 /** On a Job: the last offload error; a permanent one keeps the Job local until removed. */
 export const ERROR = 'runpod.io/offload-error';
 /** On a Job: the error class (Invalid, Unexpressible, Unauthorized, Rejected, NoCapacity, Payment, Budget). */

@@ -3,6 +3,7 @@
  * Kubernetes cluster. Providers keep no state that matters: every remote pod carries tags
  * (cluster, namespace, Job, Job uid) so it can be found again after a restart.
  */
+import type { Client } from '../../runtime/index.ts';
 import type { RemotePod } from './types.ts';
 import type { LaunchRequest } from './workload.ts';
 
@@ -67,4 +68,8 @@ export interface OffloadProvider {
    * the returned function is called. Providers that report exit codes themselves omit it.
    */
   watchExit?(pod: RemotePod, onExit: (code: number) => void, signal: AbortSignal): () => void;
+  /** Hands the provider the local cluster's client (called before each use; a provider reading its credentials from a Secret needs it). */
+  attach?(local: Client): void;
+  /** Releases connections (called when the controllers stop). */
+  close?(): Promise<void>;
 }

@@ -32,6 +32,10 @@ export interface LaunchRequest {
   cloud: CloudType;
   registry?: string;
   tags: { cluster: string; namespace: string; job: string; jobUid: string; marker: string };
+  /** The container's resources as the Job gives them (a Kubernetes provider uses them as they are). */
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  /** The pod template's annotations (a Kubernetes provider puts them on its pod). */
+  podAnnotations?: Record<string, string>;
 }
 
 /** Decoded data of the Secrets and ConfigMaps a template references (undefined: not found). */
@@ -150,6 +154,10 @@ export function buildLaunchRequest(
       diskGb: disk ? Math.max(1, Number((quantityValue(disk) + GB - 1n) / GB)) : ctx.defaultDiskGb,
       cloud: cfg.cloud ?? ctx.defaultCloud,
       registry: cfg.registry,
+      ...(c.resources ? { resources: structuredClone(c.resources) } : {}),
+      ...(spec.template?.metadata?.annotations
+        ? { podAnnotations: { ...spec.template.metadata.annotations } }
+        : {}),
       tags: {
         cluster: ctx.clusterName,
         namespace: job.metadata.namespace ?? '',

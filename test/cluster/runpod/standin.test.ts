@@ -264,6 +264,33 @@ describe('RunPod stand-in', () => {
     assert.equal((await call('GET', '/catalog/gpus')).status, 200);
     for (const p of rp.pods()) await call('DELETE', `/pods/${p.id}`);
   });
+
+  test('a request held past the client timeout is still carried out, and recorded', async () => {
+    const before = rp.requests().length;
+    rp.inject({ method: 'POST', path: /^\/v2\/pods$/, delayMs: 300, times: 1 });
+    await assert.rejects(() =>
+      fetch(`${rp.url}/pods`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${rp.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'late', image: 'busybox', gpu: { id: 'NVIDIA RTX A4000' } }),
+        signal: AbortSignal.timeout(50),
+      }),
+    );
+    const late = await waitFor('the pod the timed-out create made', () =>
+      rp.pods().find((p) => p.name === 'late'),
+    );
+    const seen = rp.requests().slice(before);
+    assert.equal(seen[0]?.method, 'POST');
+    assert.equal(seen[0]?.path, '/v2/pods');
+    await call('DELETE', `/pods/${late.id}`);
+    const h = rp.history().find((x) => x.id === late.id);
+    assert.equal(
+      h?.transitions.map((t) => t.status).at(-1),
+      'TERMINATED',
+      'history keeps terminated pods with their transitions',
+    );
+    assert.equal(h?.transitions[0]?.status, 'PROVISIONING');
+  });
 });
 
 describe('the simulated container shell', () => {

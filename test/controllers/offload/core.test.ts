@@ -6,10 +6,12 @@ import {
   decideOffload,
   exitCodeFromLogLine,
   type JobObservation,
+  jobFinished,
   orphanRemotePods,
   pendingState,
   readJobConfig,
   remoteOutcome,
+  uncountedLocalEnd,
   virtualPodStatus,
 } from '../../../src/controllers/offload/core.ts';
 import type { Job, Pod, RemotePod } from '../../../src/controllers/offload/types.ts';
@@ -163,6 +165,41 @@ describe('the offload decision', () => {
       decideOffload({ job: retryable, pods: [] }, [], opts, T0).offload,
       true,
       'capacity errors are retried',
+    );
+  });
+
+  test('a refusal that passes is retried at its retry time, not before', () => {
+    const j = job('r', {
+      'runpod.io/offload': 'true',
+      'runpod.io/offload-error-class': 'NoCapacity',
+      'runpod.io/offload-retry-at': String(T0 + 30_000),
+    });
+    const early = decideOffload({ job: j, pods: [] }, [], opts, T0 + 1000);
+    assert.equal(early.offload, false);
+    assert.equal(early.offload === false && early.recheckAfterMs, 29_000);
+    assert.equal(decideOffload({ job: j, pods: [] }, [], opts, T0 + 30_000).offload, true);
+  });
+
+  test('a Job the Job controller is ending, or whose local pod ended uncounted, is not offloaded', () => {
+    for (const type of ['FailureTarget', 'SuccessCriteriaMet']) {
+      const ending = job(
+        type,
+        { 'runpod.io/offload': 'true' },
+        { status: { conditions: [{ type, status: 'True' }] } },
+      );
+      assert.ok(jobFinished(ending), type);
+      assert.equal(decideOffload({ job: ending, pods: [] }, [], opts, T0).offload, false, type);
+    }
+    const j = job('f', { 'runpod.io/offload': 'true' });
+    const failed = pod(j, { phase: 'Failed', nodeName: 'n1' });
+    failed.metadata.finalizers = ['batch.kubernetes.io/job-tracking'];
+    assert.ok(uncountedLocalEnd([failed]));
+    assert.equal(decideOffload({ job: j, pods: [failed] }, [], opts, T0).offload, false);
+    failed.metadata.finalizers = [];
+    assert.equal(
+      decideOffload({ job: j, pods: [failed] }, [], opts, T0).offload,
+      true,
+      'counted: a retry the Job controller would make, and may be offloaded',
     );
   });
 

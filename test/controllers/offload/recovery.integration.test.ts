@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { DEFAULT_GPU_TYPES } from '../../../src/cluster/runpod/index.ts';
 import type { KubeObject } from '../../../src/runtime/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import { type OffloadEnv, seedJob, startOffloadEnv } from './harness.ts';
@@ -78,6 +79,34 @@ describe('offload recovery and bad input', () => {
       stop();
       await env.restart();
     }
+  });
+
+  test('no capacity anywhere: the Job stays local and is tried again at the resync, not in a loop', async () => {
+    for (const g of DEFAULT_GPU_TYPES) env.runpod.setCapacity(g.id, 0);
+    const creates = () => env.runpod.requests().filter((r) => r.method === 'POST' && r.path === '/v2/pods');
+    try {
+      await env.client.create(seedJob('no-room', ns, { command: ['sh', '-c', 'exit 0'] }));
+      const j = await waitFor('the NoCapacity refusal', async () => {
+        const cur = (await env.client.get(JOB, 'no-room', ns)) as Obj;
+        return cur.metadata.annotations?.['runpod.io/offload-error-class'] === 'NoCapacity' ? cur : undefined;
+      });
+      const seen = Date.now();
+      assert.equal(j.metadata.annotations?.['runpod.io/offload-state'], 'Local');
+      assert.ok(!j.metadata.finalizers?.includes('runpod.io/offload-cleanup'));
+      const retryAt = Number(j.metadata.annotations?.['runpod.io/offload-retry-at']);
+      assert.ok(retryAt > seen, 'a retry time after the refusal');
+      await waitFor('the retry at the resync', () => creates().some((r) => r.at >= retryAt) || undefined);
+      assert.deepEqual(
+        creates().filter((r) => r.at > seen && r.at < retryAt),
+        [],
+        'no create between the refusal and the retry time',
+      );
+    } finally {
+      for (const g of DEFAULT_GPU_TYPES) env.runpod.setCapacity(g.id, 8);
+    }
+    await waitFor('the Job to complete once RunPod has room', async () =>
+      complete((await env.client.get(JOB, 'no-room', ns)) as Obj),
+    );
   });
 
   test('orphans: a remote pod tagged for this cluster whose Job is gone is terminated', async () => {

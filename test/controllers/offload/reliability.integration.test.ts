@@ -25,9 +25,9 @@ import { waitFor } from '../../support/wait.ts';
 import { type OffloadEnv, startOffloadEnv } from './harness.ts';
 
 const SEED = Number(process.env.OFFLOAD_SEED ?? Date.now() % 1_000_000);
-const JOBS = 48;
+const JOBS = 60;
 /** Real ms over which Jobs are created; kills and faults last a little longer. */
-const CHURN_MS = 24_000;
+const CHURN_MS = 30_000;
 const TIME_SCALE = 20;
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 const NS = 'rel';
@@ -221,7 +221,7 @@ test(`offload cycles under RunPod faults and controller kills (seed ${SEED})`, a
     rp.faults.inject({ method: 'POST', path: createPath, status: 500, probability: 0.06 }),
     // Longer than the 1 s request timeout, then the create goes through: the client gave
     // up on a pod that exists.
-    rp.faults.inject({ method: 'POST', path: createPath, delayMs: 1300, probability: 0.1 }),
+    rp.faults.inject({ method: 'POST', path: createPath, delayMs: 1300, probability: 0.15 }),
     rp.faults.inject({ method: 'DELETE', path: '/v2/pods/', delayMs: 1300, probability: 0.08 }),
     rp.faults.inject({ path: '/v2/pods', status: 503, retryAfterSeconds: 1, probability: 0.05 }),
     rp.faults.inject({ path: '/v2/pods', drop: true, probability: 0.03 }),
