@@ -52,6 +52,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     stops.push(() => n.stop());
     const scheduler = startScheduler(client.as('system:kube-scheduler'), {
       scoringStrategy: opts.scoring ?? 'LeastAllocated',
+      timeScale,
     });
     stops.push(() => scheduler.stop());
   }

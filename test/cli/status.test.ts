@@ -63,7 +63,8 @@ describe('troupe status', () => {
   let client: Client;
 
   before(async () => {
-    tc = await startTestCluster();
+    // No data plane: the test writes every status itself, and stand-ins must not race it.
+    tc = await startTestCluster({ dataPlane: false });
     client = Client.fromKubeConfig(kubeConfigFromString(tc.cluster.server.kubeconfig));
   });
   after(async () => {

@@ -55,6 +55,8 @@ export interface SchedulerOptions {
   podMaxInUnschedulableMs?: number;
   /** ...checked this often (default 30 s). */
   unschedulableFlushIntervalMs?: number;
+  /** Divides the queue's durations (backoffs, the unschedulable flush), like every simulated delay. */
+  timeScale?: number;
   /** Write Scheduled / FailedScheduling / Preempted events (default true). */
   events?: boolean;
   /** reportingInstance of events. */
@@ -103,10 +105,11 @@ interface NodeSignature {
 export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {}): SchedulerHandle {
   const schedulerName = opts.schedulerName ?? DEFAULT_SCHEDULER_NAME;
   const log: SchedulerLog = opts.log ?? (() => {});
+  const scale = opts.timeScale && opts.timeScale > 0 ? opts.timeScale : 1;
   const state = new ClusterState();
   const queue = new SchedulingQueue({
-    initialBackoffMs: opts.podInitialBackoffMs ?? 1000,
-    maxBackoffMs: opts.podMaxBackoffMs ?? 10_000,
+    initialBackoffMs: (opts.podInitialBackoffMs ?? 1000) / scale,
+    maxBackoffMs: (opts.podMaxBackoffMs ?? 10_000) / scale,
   });
   const scheduleOpts: ScheduleOptions = {
     scoring: {
@@ -126,7 +129,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
           (msg, f) => log('debug', msg, f),
         );
   const budgetMs = opts.tickBudgetMs ?? 10;
-  const maxUnschedulableMs = opts.podMaxInUnschedulableMs ?? 300_000;
+  const maxUnschedulableMs = (opts.podMaxInUnschedulableMs ?? 300_000) / scale;
 
   /** uid → node of pods assumed and not yet seen bound. */
   const assumed = new Map<string, string>();
@@ -431,7 +434,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const stopPods = client.watch(GVR.pods, onPod);
   const flushTimer = setInterval(() => {
     if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
-  }, opts.unschedulableFlushIntervalMs ?? 30_000);
+  }, (opts.unschedulableFlushIntervalMs ?? 30_000) / scale);
   flushTimer.unref();
   kick();
 

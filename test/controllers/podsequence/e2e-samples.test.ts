@@ -136,10 +136,17 @@ async function runSample(file: string): Promise<Run> {
     () =>
       (cluster.client.get(PODSEQ_GVR, 'default', name) as PodSequence | undefined)?.status?.phase ===
       'Completed',
-    60_000,
+    // Long enough for the scheduler's periodic retry of unschedulable pods (scaled by the
+    // cluster's timeScale) to rescue a pod whose event-driven requeue was missed (see notes).
+    120_000,
   ).catch((err) => {
     const got = cluster.client.get(PODSEQ_GVR, 'default', name) as PodSequence | undefined;
-    throw new Error(`${(err as Error).message}: ${got?.status?.phase} ${got?.status?.message}`);
+    // Say why pods are stuck: the scheduler's message is the useful part of a failure.
+    const stuck = (cluster.client.list(GVR.pods, 'default') as Pod[])
+      .filter((p) => !p.spec?.nodeName)
+      .map((p) => `${p.metadata?.name}: ${JSON.stringify(p.status?.conditions)} tolerations=${JSON.stringify(p.spec?.tolerations)} affinity=${JSON.stringify(p.spec?.affinity)}`);
+    const taints = (cluster.client.list(GVR.nodes) as Node[]).map((n) => `${n.metadata?.name}: ${JSON.stringify(n.spec?.taints)}`);
+    throw new Error(`${(err as Error).message}: ${got?.status?.phase} ${got?.status?.message}\n${stuck.join('\n')}\n${taints.join('\n')}`);
   });
   checker.stop();
   display.close();
