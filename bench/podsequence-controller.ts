@@ -123,7 +123,15 @@ function firstAfter<T>(list: T[], t: number, at: (x: T) => number): T | undefine
 }
 
 function trace(samples: TraceSample[]): Trace {
-  const out: Trace = { type: 'trace', queued: [], decide: [], get: [], patch: [], statusInFlight: 0, missing: 0 };
+  const out: Trace = {
+    type: 'trace',
+    queued: [],
+    decide: [],
+    get: [],
+    patch: [],
+    statusInFlight: 0,
+    missing: 0,
+  };
   // Status writes are recorded when they end; order them by start.
   const statuses = [...statusWrites].sort((a, b) => a[0] - b[0]);
   const byStart = [...gets].sort((a, b) => a[0] - b[0]);

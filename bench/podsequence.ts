@@ -237,6 +237,11 @@ interface Totals {
   serverCpu: number;
 }
 
+async function statusBytes(http: Http, ns: string, name: string): Promise<number> {
+  const r = await expectStatus(http.send('GET', `${PODSEQ_PATH(ns)}/${name}`), [200], 'get PodSequence');
+  return JSON.stringify((JSON.parse(r.text) as { status?: unknown }).status ?? {}).length;
+}
+
 async function totals(http: Http, server: BenchServer, child: ChildProcess): Promise<Totals> {
   await controllerIdle(child);
   return {
@@ -274,6 +279,8 @@ interface Result {
   floorLast: number[];
   violations: string[];
   trace: Trace;
+  /** Bytes of the sequence's status (JSON) once Completed: what each status write carries. */
+  statusBytes: number;
   controllerCpu: number;
   serverCpu: number;
   wallS: number;
@@ -285,24 +292,32 @@ function attribute(
   floor: Floor,
 ): Pick<
   Result,
-  'podWrites' | 'statusWrites' | 'eventWrites' | 'sequenceReads' | 'reconciles' | 'controllerPatches' | 'serverPatches'
+  | 'podWrites'
+  | 'statusWrites'
+  | 'eventWrites'
+  | 'sequenceReads'
+  | 'reconciles'
+  | 'controllerPatches'
+  | 'serverPatches'
 > {
-  // The driver writes pods only through POST (create) and the status subresource, except
-  // the floor's release patches, which it counts itself: every other pod write (PATCH,
-  // PUT, DELETE on the pod itself) is the controller's.
+  // Verbs as kube-apiserver counts them (CREATE, UPDATE, PATCH, APPLY, DELETE). The driver
+  // writes pods only by CREATE and through the status subresource, except the floor's
+  // release patches, which it counts itself: every other write to a pod itself (PATCH,
+  // UPDATE, APPLY, DELETE) is the controller's.
   const podWrites = new Map<string, number>();
   for (const [key, v] of after.requests) {
     const [verb, resource, code] = key.split(' ');
-    if (resource !== 'pods' || !['PATCH', 'PUT', 'DELETE', 'APPLY'].includes(verb!)) continue;
+    if (resource !== 'pods' || !['PATCH', 'UPDATE', 'APPLY', 'DELETE'].includes(verb!)) continue;
     let n = v - (before.requests.get(key) ?? 0);
     if (verb === 'PATCH') n -= floor.patches.get(Number(code)) ?? 0;
     if (n !== 0) podWrites.set(code!, (podWrites.get(code!) ?? 0) + n);
   }
   const statusWrites =
     countBetween(before.requests, after.requests, 'PATCH podsequences/status *') +
-    countBetween(before.requests, after.requests, 'PUT podsequences/status *');
+    countBetween(before.requests, after.requests, 'UPDATE podsequences/status *') +
+    countBetween(before.requests, after.requests, 'APPLY podsequences/status *');
   const eventWrites =
-    countBetween(before.requests, after.requests, 'POST events *') +
+    countBetween(before.requests, after.requests, 'CREATE events *') +
     countBetween(before.requests, after.requests, 'PATCH events *');
   const sequenceReads = countBetween(before.requests, after.requests, 'GET podsequences *');
   const sum = (r: Record<string, number>, pred: (k: string) => boolean) =>
@@ -317,7 +332,15 @@ function attribute(
     floor.count +
     countBetween(before.requests, after.requests, 'PATCH podsequences/status *') +
     countBetween(before.requests, after.requests, 'PATCH events *');
-  return { podWrites, statusWrites, eventWrites, sequenceReads, reconciles, controllerPatches, serverPatches };
+  return {
+    podWrites,
+    statusWrites,
+    eventWrites,
+    sequenceReads,
+    reconciles,
+    controllerPatches,
+    serverPatches,
+  };
 }
 
 // ---- (a) cluster scope ------------------------------------------------------------
@@ -434,7 +457,10 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
   const after = await totals(http, server, child);
   const trace = await controllerTrace(
     child,
-    Array.from({ length: TIERS - 1 }, (_, k) => ({ ready: lastReadyName[k]!, released: firstRelName[k + 1]! })),
+    Array.from({ length: TIERS - 1 }, (_, k) => ({
+      ready: lastReadyName[k]!,
+      released: firstRelName[k + 1]!,
+    })),
   );
   watch.close();
   floorWatch.close();
@@ -456,6 +482,7 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
     floorLast,
     violations,
     trace,
+    statusBytes: await statusBytes(http, ns, 'tiers'),
     controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
     serverCpu: after.serverCpu - before.serverCpu,
     wallS: (performance.now() - started) / 1000,
@@ -573,7 +600,10 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
   const after = await totals(http, server, child);
   const trace = await controllerTrace(
     child,
-    Array.from({ length: NODES - WARMUP }, (_, j) => ({ ready: `drv-${j + WARMUP}`, released: `app-${j + WARMUP}` })),
+    Array.from({ length: NODES - WARMUP }, (_, j) => ({
+      ready: `drv-${j + WARMUP}`,
+      released: `app-${j + WARMUP}`,
+    })),
   );
   watch.close();
   floorWatch.close();
@@ -595,6 +625,7 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
     floorLast: floorLat,
     violations,
     trace,
+    statusBytes: await statusBytes(http, ns, 'per-node'),
     controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
     serverCpu: after.serverCpu - before.serverCpu,
     wallS: (performance.now() - started) / 1000,
@@ -616,7 +647,10 @@ function table(results: Result[]): void {
   const writesDetail = (r: Result) =>
     [...r.podWrites].map(([code, n]) => `${n} × ${code}`).join(', ') || 'none';
   rows.push(['pods in the sequence / tiers', (r) => `${r.pods.toLocaleString('en-US')} / ${r.tiers}`]);
-  rows.push(['pods released (gate removal seen by the driver)', (r) => r.releasedPods.toLocaleString('en-US')]);
+  rows.push([
+    'pods released (gate removal seen by the driver)',
+    (r) => r.releasedPods.toLocaleString('en-US'),
+  ]);
   rows.push([
     '**controller writes to pods per released pod** (target 1)',
     (r) => `**${(ok(r) / r.releasedPods).toFixed(3)}** (${writesDetail(r)})`,
@@ -627,9 +661,11 @@ function table(results: Result[]): void {
   ]);
   rows.push([
     '**status writes per tier** (total)',
-    (r) => `**${(r.statusWrites / r.tiers).toFixed(1)}** (${r.statusWrites}; ${r.statusChanges} changes seen)`,
+    (r) =>
+      `**${(r.statusWrites / r.tiers).toFixed(1)}** (${r.statusWrites}; ${r.statusChanges} changes seen)`,
   ]);
   rows.push(['status writes per released pod', (r) => (r.statusWrites / r.releasedPods).toFixed(3)]);
+  rows.push(['size of the status once Completed (JSON)', (r) => `${(r.statusBytes / 1024).toFixed(0)} KiB`]);
   rows.push(['Event writes; live GETs of the sequence', (r) => `${r.eventWrites}; ${r.sequenceReads}`]);
   rows.push(['reconciles', (r) => r.reconciles.toLocaleString('en-US')]);
   rows.push([
@@ -667,7 +703,10 @@ function table(results: Result[]): void {
     'Cluster',
   );
   rows.push([`release latency p50 / p99: … → all ${TIER_SIZE} pods of k+1 released`, l2!]);
-  rows.push([`floor p50 / p99: watch delivery + ${TIER_SIZE} release PATCHes, ${RELEASE_CONCURRENCY} in flight`, f2!]);
+  rows.push([
+    `floor p50 / p99: watch delivery + ${TIER_SIZE} release PATCHes, ${RELEASE_CONCURRENCY} in flight`,
+    f2!,
+  ]);
   rows.push(['**ratio to floor p50 / p99** (targets ≤ 1.5× / ≤ 3×)', x2!]);
   rows.push(['order violations seen', (r) => String(r.violations.length)]);
   rows.push([
@@ -694,7 +733,8 @@ function traceTable(results: Result[]): void {
     ['GET answered → release PATCH of the first pod answered', cell((t) => t.patch)],
     [
       'samples with a status write in flight at the Ready event',
-      (r) => `${r.trace.statusInFlight} of ${r.trace.queued.length}${r.trace.missing ? ` (${r.trace.missing} not traced)` : ''}`,
+      (r) =>
+        `${r.trace.statusInFlight} of ${r.trace.queued.length}${r.trace.missing ? ` (${r.trace.missing} not traced)` : ''}`,
     ],
   ];
   console.log(`| controller segment, p50 / p99 | ${results.map((r) => r.title).join(' | ')} |`);
@@ -722,7 +762,7 @@ async function main(): Promise<void> {
     traceTable(results);
     console.log('');
     console.log(
-      `Three processes on one machine: \`troupe cluster --no-data-plane\` (API server), the controller (a runtime Manager with podSequenceControllers(), lite mode, default options, watching the whole cluster) and the driver, which plays the kubelet (marks pods Ready by status patch) and times everything through its own watches. Controller pod writes = the API server's apiserver_request_total for PATCH/PUT/DELETE on pods, minus the floor's release patches, which the driver counts (the driver otherwise writes pods only by create and through /status). Cluster scope: one sample per tier transition; the driver marks a tier Ready (${KUBELET_CONCURRENCY} status patches in flight) once the controller is idle, and the latency runs from the watch event of the tier's last Ready pod; one floor sample per transition, just before it. Node scope: one node at a time, ${RATE}/s per loop, alternating with a floor sample; the first ${WARMUP} of each loop are warm-up. p99 of 99 samples is the slowest but one. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+      `Three processes on one machine: \`troupe cluster --no-data-plane\` (API server), the controller (a runtime Manager with podSequenceControllers(), lite mode, default options, watching the whole cluster) and the driver, which plays the kubelet (marks pods Ready by status patch) and times everything through its own watches. Controller pod writes = the API server's apiserver_request_total for PATCH/UPDATE/APPLY/DELETE on pods, minus the floor's release patches, which the driver counts (the driver otherwise writes pods only by create and through /status). Cluster scope: one sample per tier transition; the driver marks a tier Ready (${KUBELET_CONCURRENCY} status patches in flight) once the controller is idle, and the latency runs from the watch event of the tier's last Ready pod; one floor sample per transition, just before it. Node scope: one node at a time, ${RATE}/s per loop, alternating with a floor sample; the first ${WARMUP} of each loop are warm-up. p99 of 99 samples is the slowest but one. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
     );
     for (const r of results) {
       if (r.controllerPatches !== r.serverPatches) {

@@ -121,15 +121,46 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /**
- * The status this controller last wrote for a sequence, and the resourceVersion of the
- * cached object it was computed from. Until the cache shows that write, a reconcile judges
- * against it rather than the cached (older) status: otherwise every reconcile in that
- * window writes the same status again and records the same transition events again.
+ * The status this controller last wrote for a sequence, the resourceVersion that write
+ * produced, and the resourceVersions known to be older (those its writes started from or
+ * superseded). While the cache shows one of those, a reconcile judges against the written
+ * status rather than the cached one: otherwise every reconcile in that window writes the
+ * same status again and records the same transition events again. Any other
+ * resourceVersion (the cache caught up, or someone else changed the sequence) means the
+ * cache is to be trusted again.
  */
 interface WrittenStatus {
   uid: string | undefined;
-  fromRv: string | undefined;
   status: PodSequenceStatus;
+  rv: string | undefined;
+  older: Set<string | undefined>;
+}
+
+/** `cached`, with the status this controller wrote last if the cache does not show it yet. */
+function withOwnStatus(cached: PodSequence, written: Map<string, WrittenStatus>): PodSequence {
+  const key = objectKey(cached);
+  const mine = written.get(key);
+  if (!mine) return cached;
+  if (mine.uid === cached.metadata.uid && mine.older.has(cached.metadata.resourceVersion)) {
+    return { ...cached, status: mine.status };
+  }
+  written.delete(key);
+  return cached;
+}
+
+function rememberStatus(
+  written: Map<string, WrittenStatus>,
+  seq: PodSequence,
+  status: PodSequenceStatus,
+  rv: string | undefined,
+): void {
+  const key = objectKey(seq);
+  const prev = written.get(key);
+  const same = prev && prev.uid === seq.metadata.uid ? prev : undefined;
+  const older = new Set(same?.older);
+  older.add(seq.metadata.resourceVersion);
+  if (same) older.add(same.rv);
+  written.set(key, { uid: seq.metadata.uid, status, rv, older });
 }
 
 /** The PodSequence controller(s) for the runtime's Manager. */
@@ -172,12 +203,7 @@ async function reconcile(
 ): Promise<ReconcileResult | undefined> {
   const cached = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
   if (!cached) return undefined;
-  const key = objectKey(cached);
-  const mine = written.get(key);
-  const seq: PodSequence =
-    mine && mine.uid === cached.metadata.uid && mine.fromRv === cached.metadata.resourceVersion
-      ? { ...cached, status: mine.status }
-      : cached;
+  const seq = withOwnStatus(cached, written);
   const full = opts.mode === 'full';
   if (seq.metadata.deletionTimestamp) {
     await finalize(ctx, seq, full);
@@ -204,9 +230,8 @@ async function reconcile(
   }
   if (plan.releases.length > 0) retry = (await release(ctx, seq, plan, opts)) || retry;
   for (const change of plan.taints) await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
-  if (await writeStatus(ctx, seq, plan.status)) {
-    written.set(key, { uid: seq.metadata.uid, fromRv: seq.metadata.resourceVersion, status: plan.status });
-  }
+  const stored = await writeStatus(ctx, seq, plan.status);
+  if (stored) rememberStatus(written, seq, plan.status, stored.metadata.resourceVersion);
   for (const e of plan.events) ctx.recorder.event(seq, e.type, e.reason, e.action, e.note);
   if (retry) return { requeue: true };
   return plan.requeueAfterMs ? { requeueAfter: plan.requeueAfterMs } : undefined;
@@ -298,23 +323,22 @@ async function setTaints(
   }
 }
 
-/** Writes the status when it differs from `seq`'s; resolves true when it wrote it. */
+/** Writes the status when it differs from `seq`'s; resolves with the stored sequence when it wrote it. */
 async function writeStatus(
   ctx: ReconcileContext,
   seq: PodSequence,
   status: PodSequenceStatus,
-): Promise<boolean> {
+): Promise<PodSequence | undefined> {
   const current = seq.status ?? {};
-  if (STATUS_KEYS.every((k) => sameJson(current[k], status[k]))) return false;
+  if (STATUS_KEYS.every((k) => sameJson(current[k], status[k]))) return undefined;
   // A merge patch keeps keys it does not name: clear the ones this status does not set.
   const body: Record<string, unknown> = {};
   for (const k of STATUS_KEYS) body[k] = status[k] ?? null;
   try {
-    await ctx.client.patchStatus(seq, { status: body }, { signal: ctx.signal });
-    return true;
+    return await ctx.client.patchStatus<PodSequence>(seq, { status: body }, { signal: ctx.signal });
   } catch (err) {
     if (!isNotFound(err)) throw err;
-    return false;
+    return undefined;
   }
 }
 
