@@ -1,12 +1,14 @@
 /**
  * The dashboard in a real browser against the embedded cluster: Debian's Chromium loads the
  * page with the printed URL, and what the page shows is checked against the cluster while
- * the seed's PodSequence sample and gang sample run. Screenshots go to docs/screenshots/
- * for the README.
+ * the seed's PodSequence sample and gang sample run. Screenshots go to a temporary folder,
+ * or to docs/screenshots/ (the README's) with TROUPE_UPDATE_SCREENSHOTS=1, so a test run
+ * leaves the checkout clean.
  */
 
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -15,7 +17,10 @@ import { waitFor } from '../support/wait.ts';
 import { attr, launchChromium, waitForAttr } from './browser.ts';
 import { loadYaml, ROOT, type Stack, startStack } from './stack.ts';
 
-const SHOTS = join(ROOT, 'docs', 'screenshots');
+const SHOTS =
+  process.env.TROUPE_UPDATE_SCREENSHOTS === '1'
+    ? join(ROOT, 'docs', 'screenshots')
+    : join(tmpdir(), 'troupe-screenshots');
 const SEQ = '[data-sequence="default/podgroups-example"]';
 
 interface Pod extends KubeObject {
