@@ -100,17 +100,11 @@ export class ClusterClient {
   }
 
   update<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject, subresource = ''): Promise<T> {
-    return this.api.update(
-      this.rt(gvr),
-      obj.metadata.namespace ?? '',
-      obj.metadata.name!,
-      cloneJson(obj),
-      {
-        user: this.user,
-        fieldManager: this.user,
-        subresource,
-      },
-    ) as Promise<T>;
+    return this.api.update(this.rt(gvr), obj.metadata.namespace ?? '', obj.metadata.name!, cloneJson(obj), {
+      user: this.user,
+      fieldManager: this.user,
+      subresource,
+    }) as Promise<T>;
   }
 
   /** Read-modify-write without a resourceVersion precondition (retries internally on races). */

@@ -432,9 +432,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   const stopNodes = client.watch(GVR.nodes, onNode);
   const stopPods = client.watch(GVR.pods, onPod);
-  const flushTimer = setInterval(() => {
-    if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
-  }, (opts.unschedulableFlushIntervalMs ?? 30_000) / scale);
+  const flushTimer = setInterval(
+    () => {
+      if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
+    },
+    (opts.unschedulableFlushIntervalMs ?? 30_000) / scale,
+  );
   flushTimer.unref();
   kick();
 

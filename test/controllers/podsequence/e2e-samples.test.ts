@@ -144,9 +144,16 @@ async function runSample(file: string): Promise<Run> {
     // Say why pods are stuck: the scheduler's message is the useful part of a failure.
     const stuck = (cluster.client.list(GVR.pods, 'default') as Pod[])
       .filter((p) => !p.spec?.nodeName)
-      .map((p) => `${p.metadata?.name}: ${JSON.stringify(p.status?.conditions)} tolerations=${JSON.stringify(p.spec?.tolerations)} affinity=${JSON.stringify(p.spec?.affinity)}`);
-    const taints = (cluster.client.list(GVR.nodes) as Node[]).map((n) => `${n.metadata?.name}: ${JSON.stringify(n.spec?.taints)}`);
-    throw new Error(`${(err as Error).message}: ${got?.status?.phase} ${got?.status?.message}\n${stuck.join('\n')}\n${taints.join('\n')}`);
+      .map(
+        (p) =>
+          `${p.metadata?.name}: ${JSON.stringify(p.status?.conditions)} tolerations=${JSON.stringify(p.spec?.tolerations)} affinity=${JSON.stringify(p.spec?.affinity)}`,
+      );
+    const taints = (cluster.client.list(GVR.nodes) as Node[]).map(
+      (n) => `${n.metadata?.name}: ${JSON.stringify(n.spec?.taints)}`,
+    );
+    throw new Error(
+      `${(err as Error).message}: ${got?.status?.phase} ${got?.status?.message}\n${stuck.join('\n')}\n${taints.join('\n')}`,
+    );
   });
   checker.stop();
   display.close();
