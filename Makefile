@@ -25,7 +25,7 @@ help: ## List the targets.
 ##@ Development
 
 node_modules: package.json package-lock.json
-	$(NPM) ci
+	$(NPM) install
 	@touch node_modules
 
 .PHONY: build
