@@ -9,7 +9,8 @@ SHELL = /usr/bin/env bash -o pipefail
 IMG ?= troupe:latest
 KUBECTL ?= kubectl
 NPM ?= npm
-NODE ?= ./node_modules/.bin/node
+# The project's Node 24. Not `NODE`: npm exports NODE (its own, older Node) to scripts.
+NODE_BIN ?= ./node_modules/.bin/node
 CONTAINER_TOOL ?= docker
 KIND_CLUSTER ?= kind
 # Extra flags for `make run`, e.g. make run ARGS="--controllers=podsequence".
@@ -31,7 +32,7 @@ node_modules: package.json package-lock.json
 .PHONY: build
 build: node_modules ## Compile to build/ (and bundle the dashboard page).
 	$(NPM) run build
-	$(NODE) scripts/build-web.ts
+	$(NODE_BIN) scripts/build-web.ts
 
 .PHONY: test
 test: node_modules ## Typecheck, lint and run every test (what CI runs).
@@ -40,14 +41,14 @@ test: node_modules ## Typecheck, lint and run every test (what CI runs).
 
 .PHONY: manifests
 manifests: ## Regenerate dist/install.yaml: `kubectl kustomize config/default`.
-	$(NODE) scripts/gen-install.ts
+	$(NODE_BIN) scripts/gen-install.ts
 
 .PHONY: build-installer
 build-installer: manifests ## kubebuilder's name for `make manifests`.
 
 .PHONY: verify-manifests
 verify-manifests: ## Fail when dist/install.yaml is not the rendering of config/default.
-	$(NODE) scripts/gen-install.ts --check
+	$(NODE_BIN) scripts/gen-install.ts --check
 
 .PHONY: run
 run: node_modules ## Run the controller manager against the cluster of your kubeconfig.

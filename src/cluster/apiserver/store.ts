@@ -151,8 +151,23 @@ export class ObjectStore {
     this.appendHistory(event);
     const ws = this.watchers.get(event.storage);
     if (!ws) return;
-    for (const w of ws) dispatch(w, event);
+    for (const w of ws) {
+      // One watcher's failure must neither hide the event from the others nor fail the
+      // write that was already committed.
+      try {
+        dispatch(w, event);
+      } catch (err) {
+        this.onWatcherError(err, event);
+      }
+    }
   }
+
+  /** Where a watcher's exception goes (the server logs it); never rethrown into a write. */
+  onWatcherError: (err: unknown, event: StoreEvent) => void = (err, event) => {
+    process.emitWarning(
+      `watcher failed on ${event.type} ${event.storage} ${event.record.key}: ${err instanceof Error ? err.stack : String(err)}`,
+    );
+  };
 
   private appendHistory(event: StoreEvent): void {
     const cap = this.history.length;
