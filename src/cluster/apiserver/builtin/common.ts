@@ -131,6 +131,16 @@ export const NAME_COLUMN = column('Name', 'string', {
     'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
 });
 
+/** The wide (`-o wide`) columns every pod-template workload prints after AGE. */
+export const TEMPLATE_WIDE_COLUMNS = [
+  column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
+  column('Images', 'string', {
+    priority: 1,
+    description: 'Images referenced by each container in the template.',
+  }),
+  column('Selector', 'string', { priority: 1 }),
+];
+
 export const AGE_COLUMN = column('Age', 'string', {
   description:
     'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',

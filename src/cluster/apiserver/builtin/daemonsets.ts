@@ -2,7 +2,16 @@
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import { AGE_COLUMN, column, containerCells, ensureRecord, NAME_COLUMN, num, recordOf } from './common.ts';
+import {
+  AGE_COLUMN,
+  column,
+  containerCells,
+  ensureRecord,
+  NAME_COLUMN,
+  num,
+  recordOf,
+  TEMPLATE_WIDE_COLUMNS,
+} from './common.ts';
 import { dedupe, invalid, notSupported, required } from './fielderrors.ts';
 import { formatLabels, formatLabelSelector } from './selector.ts';
 import {
@@ -76,12 +85,7 @@ export const daemonSetTable: TablePrinter = {
     column('Available', 'integer'),
     column('Node Selector', 'string'),
     AGE_COLUMN,
-    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
-    column('Images', 'string', {
-      priority: 1,
-      description: 'Images referenced by each container in the template.',
-    }),
-    column('Selector', 'string', { priority: 1 }),
+    ...TEMPLATE_WIDE_COLUMNS,
   ],
   cells(obj, now) {
     const spec = recordOf(obj.spec);

@@ -11,6 +11,7 @@ import {
   NAME_COLUMN,
   num,
   recordOf,
+  TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
 import { dedupe, forbidden, invalid, notSupported, required } from './fielderrors.ts';
 import { labelSelectorString } from './selector.ts';
@@ -117,12 +118,7 @@ export const deploymentTable: TablePrinter = {
     column('Up-to-date', 'string'),
     column('Available', 'string'),
     AGE_COLUMN,
-    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
-    column('Images', 'string', {
-      priority: 1,
-      description: 'Images referenced by each container in the template.',
-    }),
-    column('Selector', 'string', { priority: 1 }),
+    ...TEMPLATE_WIDE_COLUMNS,
   ],
   cells(obj, now) {
     const spec = recordOf(obj.spec);

@@ -20,6 +20,7 @@ import {
   recordOf,
   splitStatusUpdate,
   str,
+  TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
 import { child, dedupe, invalid, key, notSupported, required } from './fielderrors.ts';
 import { defaultPodTemplate, validatePodTemplateSpec } from './podspec.ts';
@@ -278,12 +279,7 @@ export const jobTable: TablePrinter = {
     column('Completions', 'string'),
     column('Duration', 'string', { description: 'Time required to complete the job.' }),
     AGE_COLUMN,
-    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
-    column('Images', 'string', {
-      priority: 1,
-      description: 'Images referenced by each container in the template.',
-    }),
-    column('Selector', 'string', { priority: 1 }),
+    ...TEMPLATE_WIDE_COLUMNS,
   ],
   cells(obj, now) {
     const spec = recordOf(obj.spec);
