@@ -12,24 +12,18 @@ import {
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { dedupe, invalid, notSupported, required } from './fielderrors.ts';
+import { invalid, notSupported, required } from './fielderrors.ts';
 import { formatLabels, formatLabelSelector } from './selector.ts';
-import {
-  nameIsDNSSubdomain,
-  validateImmutable,
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-} from './validation.ts';
+import { nameIsDNSSubdomain, validateObjectMeta } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   intOrPercentValue,
   notMoreThan100Percent,
-  prepareWorkloadForCreate,
-  prepareWorkloadForUpdate,
   validateNonnegativeSpecField,
   validatePositiveIntOrPercent,
   validateTemplateForController,
   validateWorkloadSelector,
+  workloadStrategy,
 } from './workload.ts';
 
 export function defaultDaemonSet(obj: KubeObject): void {
@@ -109,21 +103,5 @@ export const daemonSetTable: TablePrinter = {
 };
 
 export function daemonSetStrategy(): Strategy {
-  return {
-    default: defaultDaemonSet,
-    prepareForCreate: prepareWorkloadForCreate,
-    prepareForUpdate: prepareWorkloadForUpdate,
-    validateCreate: (obj) => dedupe(validateDaemonSet(obj)),
-    validateUpdate(obj, old, ctx) {
-      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
-      if (ctx.subresource === 'status') return dedupe(errs);
-      errs.push(...validateDaemonSet(obj));
-      errs.push(
-        ...validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'),
-      );
-      return dedupe(errs);
-    },
-    tracksGeneration: true,
-    table: daemonSetTable,
-  };
+  return workloadStrategy({ default: defaultDaemonSet, validate: validateDaemonSet, table: daemonSetTable });
 }

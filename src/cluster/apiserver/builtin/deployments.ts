@@ -13,24 +13,18 @@ import {
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { dedupe, forbidden, invalid, notSupported, required } from './fielderrors.ts';
+import { forbidden, invalid, notSupported, required } from './fielderrors.ts';
 import { labelSelectorString } from './selector.ts';
-import {
-  nameIsDNSSubdomain,
-  validateImmutable,
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-} from './validation.ts';
+import { nameIsDNSSubdomain, validateObjectMeta } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   intOrPercentValue,
   notMoreThan100Percent,
-  prepareWorkloadForCreate,
-  prepareWorkloadForUpdate,
   validateNonnegativeSpecField,
   validatePositiveIntOrPercent,
   validateTemplateForController,
   validateWorkloadSelector,
+  workloadStrategy,
 } from './workload.ts';
 
 export function defaultDeployment(obj: KubeObject): void {
@@ -138,21 +132,9 @@ export const deploymentTable: TablePrinter = {
 };
 
 export function deploymentStrategy(): Strategy {
-  return {
+  return workloadStrategy({
     default: defaultDeployment,
-    prepareForCreate: prepareWorkloadForCreate,
-    prepareForUpdate: prepareWorkloadForUpdate,
-    validateCreate: (obj) => dedupe(validateDeployment(obj)),
-    validateUpdate(obj, old, ctx) {
-      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
-      if (ctx.subresource === 'status') return dedupe(errs);
-      errs.push(...validateDeployment(obj));
-      errs.push(
-        ...validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'),
-      );
-      return dedupe(errs);
-    },
-    tracksGeneration: true,
+    validate: validateDeployment,
     table: deploymentTable,
-  };
+  });
 }

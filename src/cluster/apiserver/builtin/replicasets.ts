@@ -12,21 +12,14 @@ import {
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { dedupe } from './fielderrors.ts';
 import { formatLabelSelector } from './selector.ts';
-import {
-  nameIsDNSSubdomain,
-  validateImmutable,
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-} from './validation.ts';
+import { nameIsDNSSubdomain, validateObjectMeta } from './validation.ts';
 import {
   defaultWorkloadTemplate,
-  prepareWorkloadForCreate,
-  prepareWorkloadForUpdate,
   validateNonnegativeSpecField,
   validateTemplateForController,
   validateWorkloadSelector,
+  workloadStrategy,
 } from './workload.ts';
 
 export function defaultReplicaSet(obj: KubeObject): void {
@@ -74,22 +67,10 @@ export const replicaSetTable: TablePrinter = {
 };
 
 export function replicaSetStrategy(): Strategy {
-  return {
+  return workloadStrategy({
     default: defaultReplicaSet,
-    prepareForCreate: prepareWorkloadForCreate,
-    prepareForUpdate: prepareWorkloadForUpdate,
-    validateCreate: (obj) => dedupe(validateReplicaSet(obj)),
-    validateUpdate(obj, old, ctx) {
-      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
-      if (ctx.subresource === 'status') return dedupe(errs);
-      errs.push(...validateReplicaSet(obj));
-      errs.push(
-        ...validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'),
-      );
-      return dedupe(errs);
-    },
-    selectableFields: (obj) => ({ 'status.replicas': String(num(recordOf(obj.status).replicas)) }),
-    tracksGeneration: true,
+    validate: validateReplicaSet,
     table: replicaSetTable,
-  };
+    selectableFields: (obj) => ({ 'status.replicas': String(num(recordOf(obj.status).replicas)) }),
+  });
 }

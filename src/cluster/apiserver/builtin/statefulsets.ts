@@ -14,23 +14,21 @@ import {
   recordOf,
   str,
 } from './common.ts';
-import { dedupe, forbidden, invalid, notSupported } from './fielderrors.ts';
+import { forbidden, invalid, notSupported } from './fielderrors.ts';
 import {
   deepEqual,
   IS_NEGATIVE,
   isDNS1123Label,
   nameIsDNSSubdomain,
   validateObjectMeta,
-  validateObjectMetaUpdate,
 } from './validation.ts';
 import {
   defaultWorkloadTemplate,
-  prepareWorkloadForCreate,
-  prepareWorkloadForUpdate,
   validateNonnegativeSpecField,
   validatePositiveIntOrPercent,
   validateTemplateForController,
   validateWorkloadSelector,
+  workloadStrategy,
 } from './workload.ts';
 
 export function defaultStatefulSet(obj: KubeObject): void {
@@ -142,17 +140,10 @@ export const statefulSetTable: TablePrinter = {
 };
 
 export function statefulSetStrategy(): Strategy {
-  return {
+  return workloadStrategy({
     default: defaultStatefulSet,
-    prepareForCreate: prepareWorkloadForCreate,
-    prepareForUpdate: prepareWorkloadForUpdate,
-    validateCreate: (obj) => dedupe(validateStatefulSet(obj)),
-    validateUpdate(obj, old, ctx) {
-      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
-      if (ctx.subresource === 'status') return dedupe(errs);
-      return dedupe([...errs, ...validateStatefulSet(obj), ...validateStatefulSetUpdate(obj, old)]);
-    },
-    tracksGeneration: true,
+    validate: validateStatefulSet,
     table: statefulSetTable,
-  };
+    updateRules: validateStatefulSetUpdate,
+  });
 }

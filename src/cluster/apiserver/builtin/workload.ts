@@ -4,12 +4,12 @@
  * apps' status strategies).
  */
 
-import type { FieldError, KubeObject, RequestContext } from '../types.ts';
+import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import { type Json, recordOf, splitStatusUpdate } from './common.ts';
-import { forbidden, invalid, notSupported, required } from './fielderrors.ts';
+import { dedupe, forbidden, invalid, notSupported, required } from './fielderrors.ts';
 import { defaultPodTemplate, validatePodTemplateSpec } from './podspec.ts';
 import { labelSelectorString, selectorIsEmpty, selectorMatches, validateLabelSelector } from './selector.ts';
-import { IS_NEGATIVE, regexError } from './validation.ts';
+import { IS_NEGATIVE, regexError, validateImmutable, validateObjectMetaUpdate } from './validation.ts';
 
 export const SELECTOR_MISMATCH = '`selector` does not match template `labels`';
 
@@ -105,4 +105,36 @@ export function specScale(statusSelector = true): {
 } {
   const s = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' };
   return statusSelector ? { ...s, labelSelectorPath: '.spec.selector' } : s;
+}
+
+/**
+ * The strategy of an apps/v1 workload with a pod template: defaults, the status split,
+ * generation tracking, validation, and (unless `updateRules` says otherwise) an immutable
+ * selector, as kube-apiserver's Deployment/ReplicaSet/DaemonSet strategies share.
+ */
+export function workloadStrategy(o: {
+  default: (obj: KubeObject) => void;
+  validate: (obj: KubeObject) => FieldError[];
+  table: TablePrinter;
+  updateRules?: (obj: KubeObject, old: KubeObject) => FieldError[];
+  selectableFields?: Strategy['selectableFields'];
+}): Strategy {
+  const updateRules =
+    o.updateRules ??
+    ((obj: KubeObject, old: KubeObject) =>
+      validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'));
+  return {
+    default: o.default,
+    prepareForCreate: prepareWorkloadForCreate,
+    prepareForUpdate: prepareWorkloadForUpdate,
+    validateCreate: (obj) => dedupe(o.validate(obj)),
+    validateUpdate(obj, old, ctx) {
+      const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
+      if (ctx.subresource === 'status') return dedupe(errs);
+      return dedupe([...errs, ...o.validate(obj), ...updateRules(obj, old)]);
+    },
+    tracksGeneration: true,
+    table: o.table,
+    ...(o.selectableFields ? { selectableFields: o.selectableFields } : {}),
+  };
 }
