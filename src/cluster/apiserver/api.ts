@@ -355,7 +355,7 @@ export class Api {
       if (!rt.strategy.prepareForCreate) delete admitted.status;
     }
     rt.strategy.prepareForCreate?.(admitted, ctx);
-    this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? [], admitted);
+    this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? []);
     this.hooks.patcher?.trackCreate(rt, admitted, opts);
     if (this.hooks.admission) {
       await this.hooks.admission.validate(
@@ -435,7 +435,7 @@ export class Api {
       ...this.finalizerErrors(next, old),
       ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? []),
     ];
-    this.validateOrThrow(rt, name, errs, next);
+    this.validateOrThrow(rt, name, errs);
     this.hooks.patcher?.trackUpdate(rt, next, old, opts);
     if (this.hooks.admission) {
       await this.hooks.admission.validate(
@@ -793,7 +793,7 @@ export class Api {
     ];
   }
 
-  private validateOrThrow(rt: ResourceType, name: string, errs: FieldError[], _obj: KubeObject): void {
+  private validateOrThrow(rt: ResourceType, name: string, errs: FieldError[]): void {
     if (errs.length > 0) throw errors.invalid(rt.kind, rt.group, name, errs);
   }
 

@@ -4,7 +4,11 @@
  * deletion removing every custom object before the CRD itself goes.
  */
 import type { Api } from '../api.ts';
-import { resourceTypesFromCRD } from '../crd/index.ts';
+import {
+  type CustomResourceDefinition,
+  resourceTypesFromCRD,
+  storedVersionsAfterWrite,
+} from '../crd/index.ts';
 import { ApiError } from '../errors.ts';
 import { nowRfc3339 } from '../meta.ts';
 import { storageKey } from '../registry.ts';
@@ -123,14 +127,10 @@ export class CrdLifecycle {
               ...(spec.names.categories ? { categories: spec.names.categories } : {}),
             },
             // Every version ever used for storage stays listed until a migration removes it.
-            storedVersions: [
-              ...new Set([
-                ...((cur.status as { storedVersions?: string[] } | undefined)?.storedVersions ?? []),
-                ...((cur.spec as { versions?: { name: string; storage?: boolean }[] }).versions ?? [])
-                  .filter((v) => v.storage)
-                  .map((v) => v.name),
-              ]),
-            ],
+            storedVersions: storedVersionsAfterWrite(
+              cur as unknown as CustomResourceDefinition,
+              cur as unknown as CustomResourceDefinition,
+            ),
           };
           return cur;
         },
