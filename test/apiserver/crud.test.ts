@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
 
 function pod(name: string, extra: Partial<V1Pod> = {}): V1Pod {
@@ -255,6 +255,30 @@ describe('object semantics through @kubernetes/client-node', () => {
       core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'y' } } }),
     );
     assert.equal(created.code, 404);
+  });
+
+  test('events.k8s.io/v1 and core/v1 Events are one storage in two shapes', async () => {
+    const events = t.kc.makeApiClient(EventsV1Api);
+    await events.createNamespacedEvent({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'shared-1' },
+        eventTime: new Date(),
+        reportingController: 'troupe.dev/test',
+        reportingInstance: 'test-1',
+        action: 'Released',
+        reason: 'Released',
+        type: 'Normal',
+        note: 'released pod-1',
+        regarding: { kind: 'Pod', name: 'pod-1', namespace: 'default' },
+      },
+    });
+    const core = await t.kc
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=pod-1' });
+    assert.equal(core.items.length, 1);
+    assert.equal(core.items[0]!.message, 'released pod-1');
+    assert.equal(core.items[0]!.involvedObject.kind, 'Pod');
   });
 
   test('requests without the token get 401 as a Status', async () => {
