@@ -94,9 +94,12 @@ describe('AppWrapper on the embedded cluster', () => {
     await env.client.create(AW, appWrapper('gang-a', { components: [{ template: job('gang-a-job', 2) }] }));
     await waitPhase(env, 'gang-a', 'Running', 20_000);
     await env.client.create(AW, appWrapper('gang-b', { components: [{ template: job('gang-b-job', 1) }] }));
+    // The stand-in and the controller write independently: wait for both views.
     await waitFor(
-      'gang-b pending for quota',
-      () => conditionOf(workloadOf(env, 'gang-b'), 'QuotaReserved')?.reason === 'Pending',
+      'gang-b pending for quota and suspended',
+      () =>
+        conditionOf(workloadOf(env, 'gang-b'), 'QuotaReserved')?.reason === 'Pending' &&
+        phaseOf(env, 'gang-b') === 'Suspended',
     );
     assert.equal(phaseOf(env, 'gang-b'), 'Suspended');
     assert.equal(env.client.get(GVR.jobs, 'default', 'gang-b-job'), undefined);
