@@ -151,7 +151,8 @@ describe('ReplicaSet controller', () => {
   });
 
   test('availableReplicas waits for minReadySeconds', async () => {
-    const r = await c.client.create(GVR.replicasets, rs('slowready', 1, { minReadySeconds: 1 }));
+    // Long enough that "ready but not yet available" is still true when checked on a loaded machine.
+    const r = await c.client.create(GVR.replicasets, rs('slowready', 1, { minReadySeconds: 4 }));
     const p = await waitFor('pod', () => live(r)[0]);
     await setPodStatus(c.client, p, 'Running');
     await waitFor('ready', () => status<RsStatus>(rsNow('slowready')).readyReplicas === 1);
@@ -159,7 +160,7 @@ describe('ReplicaSet controller', () => {
     await waitFor(
       'available after minReadySeconds',
       () => status<RsStatus>(rsNow('slowready')).availableReplicas === 1,
-      { timeoutMs: 5000 },
+      { timeoutMs: 15_000 },
     );
   });
 
