@@ -36,17 +36,15 @@ export interface TraceSample {
 /**
  * Per sample, ms in the controller's clock: `queued` Ready event in its informer → the
  * reconcile that acts on it starts (waiting for the reconcile in flight, then the work
- * queue); `decide` reconcile start → live GET of the sequence sent (cache list, other
- * sequences, the pure decision); `get` that GET's round trip; `patch` GET answered → the
- * release patch of `released` answered (one round trip, plus patches sent before it);
- * `statusInFlight` whether a status write of this controller was in flight at the Ready
- * event (the API server busy with it).
+ * queue); `decide` reconcile start → the release patch of `released` sent (cache reads,
+ * other sequences, membership, the pure decision, patches sent before it); `patch` that
+ * patch's round trip; `statusInFlight` whether a status write of this controller was in
+ * flight at the Ready event (the API server busy with it).
  */
 export interface Trace {
   type: 'trace';
   queued: number[];
   decide: number[];
-  get: number[];
   patch: number[];
   statusInFlight: number;
   missing: number;
@@ -67,7 +65,6 @@ for (const c of podSequenceControllers()) mgr.add(c);
 // ---- tracing: timestamps of the events and calls the controller's reconcile makes ----
 const readyEvents = new Map<string, number>();
 const reconcileStarts: number[] = [];
-const gets: [number, number][] = [];
 const patches = new Map<string, [number, number]>();
 const statusWrites: [number, number][] = [];
 interface PodLike extends KubeObject {
@@ -81,13 +78,13 @@ const isReady = (p: PodLike | undefined) =>
     if (isReady(obj) && !isReady(old)) readyEvents.set(obj.metadata.name ?? '', performance.now());
   },
 });
-// The reconcile's first step is listing the pods of the sequence's namespace from the cache.
+// The reconcile's first step is reading the sequence from the cache.
 const cache = mgr.cache;
-const list = cache.list.bind(cache);
-cache.list = ((kind, opts) => {
-  if (kind.kind === 'Pod') reconcileStarts.push(performance.now());
-  return list(kind, opts);
-}) as typeof cache.list;
+const get = cache.get.bind(cache);
+cache.get = ((kind, name, namespace, opts) => {
+  if (kind.kind === 'PodSequence') reconcileStarts.push(performance.now());
+  return get(kind, name, namespace, opts);
+}) as typeof cache.get;
 // Reconciles get a client derived per leadership term (withFence): patch the class.
 const proto = Client.prototype;
 const timed = <A extends unknown[], R>(
@@ -102,39 +99,22 @@ const timed = <A extends unknown[], R>(
       record([t0, performance.now()], ...a);
     }
   };
-proto.tryGet = timed(proto.tryGet, (t, kind) => {
-  if (kind.kind === 'PodSequence') gets.push(t);
-}) as typeof proto.tryGet;
 proto.mergePatch = timed(proto.mergePatch, (t, ref) => {
   if (ref.kind === 'Pod') patches.set(ref.metadata.name ?? '', t);
 }) as typeof proto.mergePatch;
 proto.patchStatus = timed(proto.patchStatus, (t) => statusWrites.push(t)) as typeof proto.patchStatus;
-
-/** The first entry at or after `t` (entries are in time order). */
-function firstAfter<T>(list: T[], t: number, at: (x: T) => number): T | undefined {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (at(list[mid]!) < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return list[lo];
-}
 
 function trace(samples: TraceSample[]): Trace {
   const out: Trace = {
     type: 'trace',
     queued: [],
     decide: [],
-    get: [],
     patch: [],
     statusInFlight: 0,
     missing: 0,
   };
   // Status writes are recorded when they end; order them by start.
   const statuses = [...statusWrites].sort((a, b) => a[0] - b[0]);
-  const byStart = [...gets].sort((a, b) => a[0] - b[0]);
   for (const s of samples) {
     const e = readyEvents.get(s.ready);
     const p = patches.get(s.released);
@@ -150,15 +130,13 @@ function trace(samples: TraceSample[]): Trace {
         break;
       }
     }
-    const get = start === undefined ? undefined : firstAfter(byStart, start, (g) => g[0]);
-    if (start === undefined || !get || get[1] > p[0]) {
+    if (start === undefined || start < e) {
       out.missing++;
       continue;
     }
     out.queued.push(start - e);
-    out.decide.push(get[0] - start);
-    out.get.push(get[1] - get[0]);
-    out.patch.push(p[1] - get[1]);
+    out.decide.push(p[0] - start);
+    out.patch.push(p[1] - p[0]);
     if (statuses.some(([a, b]) => a <= e && e < b)) out.statusInFlight++;
   }
   return out;
@@ -179,7 +157,9 @@ async function idle(): Promise<void> {
   let quiet = 0;
   while (quiet < 3) {
     await new Promise((r) => setTimeout(r, 10));
-    const busy = !queue || queue.len() > 0 || queue.inFlight() > 0 || queue.delayedLen() > 0;
+    // Delayed keys are left out: a status write put off by statusUpdateIntervalMs may land
+    // during the next tier, as it would on a cluster.
+    const busy = !queue || queue.len() > 0 || queue.inFlight() > 0;
     quiet = busy ? 0 : quiet + 1;
   }
 }

@@ -728,9 +728,8 @@ function traceTable(results: Result[]): void {
   };
   const rows: [string, (r: Result) => string][] = [
     ['Ready event in the informer → the reconcile acting on it starts', cell((t) => t.queued)],
-    ['reconcile start → live GET of the sequence sent (cache list + decide)', cell((t) => t.decide)],
-    ['live GET of the sequence (round trip)', cell((t) => t.get)],
-    ['GET answered → release PATCH of the first pod answered', cell((t) => t.patch)],
+    ['reconcile start → release PATCH of the first pod sent (cache reads + decide)', cell((t) => t.decide)],
+    ['release PATCH of the first pod (round trip)', cell((t) => t.patch)],
     [
       'samples with a status write in flight at the Ready event',
       (r) =>

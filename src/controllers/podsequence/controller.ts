@@ -1,14 +1,19 @@
 /**
  * The PodSequence controller: the thin shell around `decide` (core.ts). It reads the
- * sequence, the pods of its namespace and (full mode) the nodes from the shared cache,
- * and applies the plan: one merge patch per released pod, node taints, the status (only
- * when it changed) and events.
+ * sequence, the membership of its pods (kept current from pod events, trackers.ts) and
+ * (full mode) the nodes from the shared cache, and applies the plan: one merge patch per
+ * released pod, node taints, the status (only when it changed, progress-only changes
+ * spaced by `statusUpdateIntervalMs`) and events.
  *
  * Safety against stale data: each release patch carries the pod's resourceVersion (409 if
- * the pod changed since it was read), and before releasing anything the sequence itself is
- * read from the API server, so an edit the cache has not seen yet stops the release.
+ * the pod changed since it was read). The sequence is read from the cache, like every
+ * input: an edit takes effect once the controller has seen it (see docs/podsequence.md,
+ * "A sequence edited mid-way"). A live read before each release would not close that
+ * window (the edit can land between the read and the patch) and would cost a round trip
+ * on every tier step.
  */
 
+import { isDeepStrictEqual } from 'node:util';
 import {
   type Client,
   type ControllerDefinition,
@@ -22,12 +27,14 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '../../runtime/index.ts';
-import { type CoreInput, decide, type Plan } from './core.ts';
+import { type CoreEvent, type CoreInput, decide, type Plan, type Release, releaseEvents } from './core.ts';
 import { SequenceIndex } from './index-of-sequences.ts';
 import type { OtherSequence } from './membership.ts';
 import { type PodSequenceOptions, type ResolvedOptions, resolveOptions } from './options.ts';
 import { resolveSpec } from './spec.ts';
 import { isSequenceTaint, reconcileTaints } from './taints.ts';
+import { ReleaseExpectations } from './expectations.ts';
+import { Trackers } from './trackers.ts';
 import {
   NODE,
   type Node,
@@ -134,6 +141,8 @@ interface WrittenStatus {
   status: PodSequenceStatus;
   rv: string | undefined;
   older: Set<string | undefined>;
+  /** When it was written (ms, monotonic). */
+  at: number;
 }
 
 /** `cached`, with the status this controller wrote last if the cache does not show it yet. */
@@ -144,7 +153,9 @@ function withOwnStatus(cached: PodSequence, written: Map<string, WrittenStatus>)
   if (mine.uid === cached.metadata.uid && mine.older.has(cached.metadata.resourceVersion)) {
     return { ...cached, status: mine.status };
   }
-  written.delete(key);
+  // The cache caught up (or someone else wrote): trust it, but keep when this controller
+  // last wrote, which spaces its progress writes.
+  written.set(key, { uid: mine.uid, status: mine.status, rv: mine.rv, older: new Set(), at: mine.at });
   return cached;
 }
 
@@ -160,7 +171,27 @@ function rememberStatus(
   const older = new Set(same?.older);
   older.add(seq.metadata.resourceVersion);
   if (same) older.add(same.rv);
-  written.set(key, { uid: seq.metadata.uid, status, rv, older });
+  written.set(key, { uid: seq.metadata.uid, status, rv, older, at: performance.now() });
+}
+
+/**
+ * When a status that differs from the written one may be written: now when it changes
+ * the phase, the observed generation or some condition's status (what users and tools
+ * wait on), otherwise once `intervalMs` have passed since this controller's last write.
+ * Resolves the ms to wait, 0 for now.
+ */
+export function statusWriteDelay(
+  prev: PodSequenceStatus | undefined,
+  next: PodSequenceStatus,
+  lastWriteAt: number | undefined,
+  now: number,
+  intervalMs: number,
+): number {
+  if (!prev || lastWriteAt === undefined || intervalMs <= 0) return 0;
+  if (prev.phase !== next.phase || prev.observedGeneration !== next.observedGeneration) return 0;
+  const state = (s: PodSequenceStatus) => (s.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(',');
+  if (state(prev) !== state(next)) return 0;
+  return Math.max(0, lastWriteAt + intervalMs - now);
 }
 
 /** The PodSequence controller(s) for the runtime's Manager. */
@@ -168,12 +199,17 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
   const opts = resolveOptions(options);
   const index = new SequenceIndex(opts.defaultGateName);
   const full = opts.mode === 'full';
-  const written = new Map<string, WrittenStatus>();
+  const state: State = {
+    written: new Map(),
+    trackers: new Trackers(),
+    expectations: new ReleaseExpectations(),
+  };
 
   const trackSequences: MapFunc = (_obj, event) => {
     if (event.type === 'delete') {
       index.remove(objectKey(event.obj));
-      written.delete(objectKey(event.obj));
+      state.written.delete(objectKey(event.obj));
+      state.trackers.forget(objectKey(event.obj));
     } else index.upsert(event.obj as PodSequence);
     return [];
   };
@@ -191,16 +227,24 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
       ...(full ? [{ ...NODE, map: nodeToSequences, predicates: [nodeChangeMatters] }] : []),
     ],
     maxConcurrentReconciles: opts.maxConcurrentReconciles,
-    reconcile: (_key, ctx) => reconcile(ctx, opts, written),
+    reconcile: (_key, ctx) => reconcile(ctx, opts, state),
   };
   return [controller];
+}
+
+/** What the controller keeps between reconciles; all of it derived, rebuilt after a restart. */
+interface State {
+  written: Map<string, WrittenStatus>;
+  trackers: Trackers;
+  expectations: ReleaseExpectations;
 }
 
 async function reconcile(
   ctx: ReconcileContext,
   opts: ResolvedOptions,
-  written: Map<string, WrittenStatus>,
+  state: State,
 ): Promise<ReconcileResult | undefined> {
+  const { written } = state;
   const cached = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
   if (!cached) return undefined;
   const seq = withOwnStatus(cached, written);
@@ -211,16 +255,27 @@ async function reconcile(
   }
   const spec = resolveSpec(seq, opts.defaultGateName);
   const input: CoreInput = { seq, pods: [], now: new Date(), options: opts };
+  input.others = await otherSequences(ctx, seq, spec.namespace, opts);
   if (spec.errors.length === 0) {
-    try {
-      input.pods = await ctx.cache.list<Pod>(POD, { namespace: spec.namespace, signal: ctx.signal });
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      input.readError = `cannot read the pods of namespace ${spec.namespace}: ${(err as Error).message}`;
+    const scope = ctx.cache.namespace;
+    if (scope && scope !== spec.namespace) {
+      input.readError = `cannot read the pods of namespace ${spec.namespace}: namespace ${spec.namespace} is outside the cache's scope ${scope}`;
+    } else {
+      const version = [seq.metadata.uid, seq.metadata.generation, ...input.others.map(rivalVersion)].join(
+        '/',
+      );
+      const tracker = await state.trackers.get(
+        ctx.cache,
+        objectKey(seq),
+        version,
+        spec,
+        input.others,
+        ctx.signal,
+      );
+      input.membership = tracker.membership();
     }
   }
   if (full) input.nodes = await ctx.cache.list<Node>(NODE, { signal: ctx.signal });
-  input.others = await otherSequences(ctx, seq, spec.namespace, opts);
   const plan = decide(input);
 
   let retry = false;
@@ -228,13 +283,41 @@ async function reconcile(
     // Before the first taint, so that deleting the sequence always lifts them.
     await ctx.client.addFinalizer(seq, TAINT_FINALIZER, { signal: ctx.signal });
   }
-  if (plan.releases.length > 0) retry = (await release(ctx, seq, plan, opts)) || retry;
+  if (plan.releases.length > 0) {
+    retry = await release(ctx, seq, plan, opts, state.expectations);
+  }
   for (const change of plan.taints) await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
-  const stored = await writeStatus(ctx, seq, plan.status);
-  if (stored) rememberStatus(written, seq, plan.status, stored.metadata.resourceVersion);
-  for (const e of plan.events) ctx.recorder.event(seq, e.type, e.reason, e.action, e.note);
+  let requeueAfter = plan.requeueAfterMs;
+  if (statusChanged(seq.status, plan.status)) {
+    const mine = written.get(objectKey(seq));
+    const wait = statusWriteDelay(
+      seq.status,
+      plan.status,
+      mine && mine.uid === seq.metadata.uid ? mine.at : undefined,
+      performance.now(),
+      opts.statusUpdateIntervalMs,
+    );
+    if (wait > 0) {
+      // Its transition events wait with it: the next pass derives them again from the
+      // status written last, and records them once, when it writes.
+      requeueAfter = Math.min(requeueAfter ?? wait, wait);
+    } else {
+      const stored = await writeStatus(ctx, seq, plan.status);
+      if (stored) rememberStatus(written, seq, plan.status, stored.metadata.resourceVersion);
+      record(ctx, seq, plan.statusEvents);
+    }
+  } else record(ctx, seq, plan.statusEvents);
   if (retry) return { requeue: true };
-  return plan.requeueAfterMs ? { requeueAfter: plan.requeueAfterMs } : undefined;
+  return requeueAfter ? { requeueAfter } : undefined;
+}
+
+function record(ctx: ReconcileContext, seq: PodSequence, events: CoreEvent[]): void {
+  for (const e of events) ctx.recorder.event(seq, e.type, e.reason, e.action, e.note);
+}
+
+/** Rivals' identity for the tracker version: their spec decides which pods conflict. */
+function rivalVersion(o: OtherSequence): string {
+  return `${o.key}@${o.generation}`;
 }
 
 async function otherSequences(
@@ -252,35 +335,36 @@ async function otherSequences(
         (o.spec?.namespace || o.metadata.namespace) === namespace &&
         !o.metadata.deletionTimestamp,
     )
-    .map((o) => ({ key: objectKey(o), spec: resolveSpec(o, opts.defaultGateName) }));
+    .map((o) => ({
+      key: objectKey(o),
+      generation: o.metadata.generation,
+      spec: resolveSpec(o, opts.defaultGateName),
+    }));
 }
 
-/** Sends the release patches; resolves true when some must be retried on fresh data. */
+/**
+ * Sends the release patches, except those already sent from the pod's cached state, and
+ * records the releases the API server accepted; resolves true when some must be retried
+ * on fresh data.
+ */
 async function release(
   ctx: ReconcileContext,
   seq: PodSequence,
   plan: Plan,
   opts: ResolvedOptions,
+  expectations: ReleaseExpectations,
 ): Promise<boolean> {
-  // The cache may lag an edit of the sequence (groups reordered, pods moved): decide only
-  // on the spec the API server holds now.
-  const live = await ctx.client.tryGet<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace, {
-    signal: ctx.signal,
-  });
-  if (
-    !live ||
-    live.metadata.uid !== seq.metadata.uid ||
-    live.metadata.generation !== seq.metadata.generation
-  ) {
-    ctx.log.debug('the sequence changed since it was cached; not releasing on the old spec');
-    return true;
-  }
   let retry = false;
+  const accepted: Release[] = [];
   const failures: string[] = [];
-  await eachLimited(plan.releases, opts.releaseConcurrency, async (r) => {
-    const ref = { apiVersion: 'v1', kind: 'Pod', metadata: { name: r.name, namespace: plan.spec.namespace } };
+  const ns = plan.spec.namespace;
+  const todo = plan.releases.filter((r) => !expectations.pending(`${ns}/${r.name}`, r.fromResourceVersion));
+  await eachLimited(todo, opts.releaseConcurrency, async (r) => {
+    const ref = { apiVersion: 'v1', kind: 'Pod', metadata: { name: r.name, namespace: ns } };
     try {
       await ctx.client.mergePatch(ref, r.patch, { signal: ctx.signal });
+      expectations.expect(`${ns}/${r.name}`, r.fromResourceVersion);
+      accepted.push(r);
     } catch (err) {
       if (isNotFound(err)) return;
       if (isConflict(err)) {
@@ -290,6 +374,11 @@ async function release(
       failures.push(`${r.name}: ${(err as Error).message}`);
     }
   });
+  record(
+    ctx,
+    seq,
+    accepted.length === plan.releases.length ? plan.releaseEvents : releaseEvents(plan.spec, accepted),
+  );
   if (failures.length > 0) {
     const note = `Could not release ${failures.length} pod${failures.length === 1 ? '' : 's'}: ${failures.slice(0, 3).join('; ')}`;
     ctx.recorder.warning(seq, 'ReleaseFailed', 'RemoveSchedulingGate', note);
@@ -323,14 +412,17 @@ async function setTaints(
   }
 }
 
+function statusChanged(current: PodSequenceStatus | undefined, next: PodSequenceStatus): boolean {
+  return !STATUS_KEYS.every((k) => isDeepStrictEqual(current?.[k] ?? null, next[k] ?? null));
+}
+
 /** Writes the status when it differs from `seq`'s; resolves with the stored sequence when it wrote it. */
 async function writeStatus(
   ctx: ReconcileContext,
   seq: PodSequence,
   status: PodSequenceStatus,
 ): Promise<PodSequence | undefined> {
-  const current = seq.status ?? {};
-  if (STATUS_KEYS.every((k) => sameJson(current[k], status[k]))) return undefined;
+  if (!statusChanged(seq.status, status)) return undefined;
   // A merge patch keeps keys it does not name: clear the ones this status does not set.
   const body: Record<string, unknown> = {};
   for (const k of STATUS_KEYS) body[k] = status[k] ?? null;

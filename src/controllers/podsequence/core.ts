@@ -12,7 +12,7 @@
  */
 
 import { type Condition, withCondition } from '../../kube/conditions.ts';
-import { type Membership, type OtherSequence, resolveMembership } from './membership.ts';
+import { type GroupMembers, type Membership, type OtherSequence, resolveMembership } from './membership.ts';
 import type { ResolvedOptions } from './options.ts';
 import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating, podNode } from './pods.ts';
 import { releasedBy, releasePatch } from './release.ts';
@@ -24,6 +24,11 @@ export interface CoreInput {
   seq: PodSequence;
   /** Pods of the sequence's namespace (others are ignored). */
   pods: Pod[];
+  /**
+   * The membership of `pods`, when the caller keeps it current (MembershipTracker): the
+   * decision then skips re-deriving it, and `pods` is not read.
+   */
+  membership?: Membership;
   /** Full mode: every node, for taints. */
   nodes?: Node[];
   /** Other sequences, to refuse pods two sequences would release through one gate. */
@@ -37,6 +42,8 @@ export interface CoreInput {
 export interface Release {
   name: string;
   group: number;
+  /** The pod's resourceVersion the release was decided on (the patch's precondition). */
+  fromResourceVersion: string | undefined;
   /** Node scope: the node the pod runs on or is pinned to. */
   node?: string;
   /** Node scope: nodes the pod's affinity was narrowed to. */
@@ -83,7 +90,16 @@ export interface Plan {
   releases: Release[];
   taints: TaintChange[];
   status: PodSequenceStatus;
+  /** Every event of this plan: `releaseEvents` then `statusEvents`. */
   events: CoreEvent[];
+  /** The releases this plan sends, by group: recorded when they are sent. */
+  releaseEvents: CoreEvent[];
+  /**
+   * Transitions from the previous status to `status` (group Ready, Completed, failures):
+   * recorded when that status is written, so a status write put off (to space them out)
+   * puts these off too rather than repeating them.
+   */
+  statusEvents: CoreEvent[];
   failures: Failure[];
   nodes: NodeView[];
   /** Pods of each group waiting for a node (node scope, node not known before release). */
@@ -97,7 +113,7 @@ function podName(p: Pod): string {
   return p.metadata.name ?? '';
 }
 
-function listNames(names: string[], max = LIST_IN_MESSAGE): string {
+function listNames(names: readonly string[], max = LIST_IN_MESSAGE): string {
   if (names.length <= max) return names.join(', ');
   return `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
 }
@@ -106,7 +122,7 @@ function capped<T>(list: T[], max: number): T[] {
   return list.length > max ? list.slice(0, max) : list;
 }
 
-function notDoneDetail(ctx: Ctx, pods: Pod[]): string {
+function notDoneDetail(ctx: Ctx, pods: readonly Pod[]): string {
   const bad = pods.filter((p) => !isDone(p));
   const shown = bad
     .slice(0, LIST_IN_MESSAGE)
@@ -125,6 +141,8 @@ interface Ctx {
   hostnames?: Map<string, string>;
   /** Pods this plan releases: status messages describe them as released. */
   released: Set<string>;
+  /** The previous status's nodeStatus by node name (built on first use). */
+  prevNodes?: Map<string, NodeSequenceStatus>;
 }
 
 export function decide(input: CoreInput): Plan {
@@ -142,8 +160,13 @@ export function decide(input: CoreInput): Plan {
   const invalid = [...spec.errors];
   if (input.readError) invalid.push(input.readError);
   if (invalid.length > 0) return invalidPlan(ctx, invalid);
-  const pods = input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace);
-  const membership = resolveMembership(spec, pods, input.others);
+  const membership =
+    input.membership ??
+    resolveMembership(
+      spec,
+      input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
+      input.others,
+    );
   return spec.scope === 'Node' ? decideNode(ctx, membership) : decideCluster(ctx, membership);
 }
 
@@ -174,11 +197,14 @@ function invalidPlan(ctx: Ctx, errors: string[]): Plan {
     taints: [],
     status,
     events: [],
+    releaseEvents: [],
+    statusEvents: [],
     failures,
     nodes: [],
     unplaced: [],
   };
-  plan.events = transitionEvents(ctx, plan);
+  plan.statusEvents = transitionEvents(ctx, plan);
+  plan.events = plan.statusEvents;
   // A broken spec cannot say which nodes may admit which group: lift the taints it set.
   if (ctx.input.nodes) plan.taints = taintChanges(ctx, new Map(), true);
   return plan;
@@ -310,6 +336,7 @@ function releaseFor(ctx: Ctx, pod: Pod, group: number, extra: Partial<Release> =
   return {
     name: podName(pod),
     group,
+    fromResourceVersion: pod.metadata.resourceVersion,
     ...extra,
     patch: releasePatch({
       pod,
@@ -350,27 +377,62 @@ function escapedFailure(ctx: Ctx, pods: { pod: Pod; group: number }[]): Failure 
 
 // ---- cluster scope --------------------------------------------------------------
 
+/** What the cluster-scope decision needs of one group, derived from its members alone. */
+interface GroupFacts {
+  done: number;
+  /** Members carrying the gate and not being deleted, in member order. */
+  gated: Pod[];
+  failed: Pod[];
+  /** Members running ahead of their turn (see `escaped`). */
+  escaped: Pod[];
+  /** Some member carries no gate. */
+  ungated: boolean;
+}
+
+/**
+ * Facts per group, memoized on the group's identity: a MembershipTracker hands the same
+ * GroupMembers object back until one of its pods changes, so a reconcile after one pod
+ * event derives the facts of one group, not of every pod of the sequence. The memo holds
+ * the gate and the sequence key the facts were derived with.
+ */
+const factsMemo = new WeakMap<GroupMembers, { gate: string; key: string; facts: GroupFacts }>();
+
+function groupFacts(ctx: Ctx, g: GroupMembers): GroupFacts {
+  const memo = factsMemo.get(g);
+  if (memo && memo.gate === ctx.spec.gate && memo.key === ctx.key) return memo.facts;
+  const facts: GroupFacts = { done: 0, gated: [], failed: [], escaped: [], ungated: false };
+  for (const pod of g.members) {
+    if (isDone(pod)) facts.done++;
+    const gated = hasGate(pod, ctx.spec.gate);
+    if (gated && !isTerminating(pod)) facts.gated.push(pod);
+    if (!gated) facts.ungated = true;
+    if (isFailed(pod)) facts.failed.push(pod);
+    if (escaped(ctx, pod)) facts.escaped.push(pod);
+  }
+  factsMemo.set(g, { gate: ctx.spec.gate, key: ctx.key, facts });
+  return facts;
+}
+
 function decideCluster(ctx: Ctx, m: Membership): Plan {
   const { spec, n } = ctx;
+  const facts = m.groups.map((g) => groupFacts(ctx, g));
   const satisfied = m.groups.map(
-    (g) => g.missing.length === 0 && g.members.length > 0 && g.members.every(isDone),
+    (g, k) => g.missing.length === 0 && g.members.length > 0 && facts[k]!.done === g.members.length,
   );
   let current = satisfied.indexOf(false);
   if (current < 0) current = n;
 
   const releases: Release[] = [];
   for (let k = 0; k <= Math.min(current, n - 1); k++) {
-    for (const pod of m.groups[k]!.members)
-      if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k));
+    for (const pod of facts[k]!.gated)
+      if (!m.conflicts.has(podName(pod))) releases.push(releaseFor(ctx, pod, k));
   }
-  const released = new Set(releases.map((r) => r.name));
-  ctx.released = released;
-  const gatedAfter = (p: Pod) => hasGate(p, spec.gate) && !released.has(podName(p));
+  ctx.released = new Set(releases.map((r) => r.name));
 
   const failures: Failure[] = [];
   const failedPods: { pod: Pod; group: number }[] = [];
   for (let k = 0; k <= Math.min(current, n - 1); k++) {
-    for (const pod of m.groups[k]!.members) if (isFailed(pod)) failedPods.push({ pod, group: k });
+    for (const pod of facts[k]!.failed) failedPods.push({ pod, group: k });
   }
   if (failedPods.length > 0) {
     const names = failedPods.map(
@@ -382,8 +444,7 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
     });
   }
   const escapes: { pod: Pod; group: number }[] = [];
-  for (let k = current + 1; k < n; k++)
-    for (const pod of m.groups[k]!.members) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
+  for (let k = current + 1; k < n; k++) for (const pod of facts[k]!.escaped) escapes.push({ pod, group: k });
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
   const conflict = conflictFailure(m, [...Array(n).keys()]);
@@ -392,7 +453,7 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
   if (missing.failure) failures.push(missing.failure);
 
   const completed = current === n;
-  const anyoneReleased = m.groups.some((g) => g.members.some((p) => !gatedAfter(p)));
+  const anyoneReleased = releases.length > 0 || facts.some((f) => f.ungated);
   let phase: Phase;
   if (failures.length > 0) phase = 'Failed';
   else if (completed) phase = 'Completed';
@@ -411,7 +472,7 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
     const label = groupLabel(spec.groups[current]!, n);
     const names = [...g.members.map(podName), ...g.missing];
     currentPods = names;
-    readyCount = g.members.filter(isDone).length;
+    readyCount = facts[current]!.done;
     readyText = `${readyCount}/${names.length}`;
     message = waitingMessage(ctx, current, g.members, g.missing, label);
   }
@@ -443,16 +504,26 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
     taints: ctx.input.nodes ? taintChanges(ctx, new Map(), true) : [],
     status,
     events: [],
+    releaseEvents: [],
+    statusEvents: [],
     failures,
     nodes: [],
     unplaced: [],
     requeueAfterMs: missing.requeueAfterMs,
   };
-  plan.events = [...releaseEvents(ctx, releases), ...transitionEvents(ctx, plan)];
+  plan.releaseEvents = releaseEvents(spec, releases);
+  plan.statusEvents = transitionEvents(ctx, plan);
+  plan.events = [...plan.releaseEvents, ...plan.statusEvents];
   return plan;
 }
 
-function waitingMessage(ctx: Ctx, index: number, members: Pod[], missing: string[], label: string): string {
+function waitingMessage(
+  ctx: Ctx,
+  index: number,
+  members: readonly Pod[],
+  missing: readonly string[],
+  label: string,
+): string {
   const { spec } = ctx;
   if (members.length === 0 && missing.length === 0) {
     const g = spec.groups[index]!;
@@ -670,12 +741,16 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
     taints: ctx.input.nodes ? taintChanges(ctx, indexOf, false) : [],
     status,
     events: [],
+    releaseEvents: [],
+    statusEvents: [],
     failures,
     nodes: views,
     unplaced: waitingUnplaced,
     requeueAfterMs: missing.requeueAfterMs,
   };
-  plan.events = [...releaseEvents(ctx, releases), ...transitionEvents(ctx, plan)];
+  plan.releaseEvents = releaseEvents(spec, releases);
+  plan.statusEvents = transitionEvents(ctx, plan);
+  plan.events = [...plan.releaseEvents, ...plan.statusEvents];
   return plan;
 }
 
@@ -698,7 +773,8 @@ function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], 
 
 function nodeStatus(ctx: Ctx, v: NodeView): NodeSequenceStatus {
   const n = ctx.n;
-  const prev = (ctx.prev.nodeStatus ?? []).find((s) => s.nodeName === v.name);
+  ctx.prevNodes ??= new Map((ctx.prev.nodeStatus ?? []).map((s) => [s.nodeName, s]));
+  const prev = ctx.prevNodes.get(v.name);
   const index = v.completed ? n : v.index;
   const pods = index < n ? v.byGroup[index]! : [];
   const cond: Condition = v.completed
@@ -744,8 +820,9 @@ function taintChanges(ctx: Ctx, indexOf: Map<string, number>, lift: boolean): Ta
 
 // ---- events --------------------------------------------------------------------------
 
-function releaseEvents(ctx: Ctx, releases: Release[]): CoreEvent[] {
-  const { spec, n } = ctx;
+/** The Released events of `releases`, one per group. */
+export function releaseEvents(spec: ResolvedSpec, releases: Release[]): CoreEvent[] {
+  const n = spec.groups.length;
   const byGroup = new Map<number, Release[]>();
   for (const r of releases) {
     const list = byGroup.get(r.group) ?? [];

@@ -2,6 +2,13 @@
  * Which pods belong to which group of a sequence: explicit names, label selectors, pods
  * claimed twice (by two groups, or by two sequences managing the same gate), and named
  * pods that do not exist. Pure.
+ *
+ * `MembershipTracker` keeps the answer current pod event by pod event, so that a
+ * reconcile of a sequence over 10,000 pods does not re-derive 10,000 memberships when one
+ * pod became Ready: only the groups a change touched are rebuilt, and the groups nothing
+ * touched keep their `GroupMembers` object (the decision memoizes per-group facts on that
+ * identity, see core.ts). `resolveMembership` is the same tracker fed every pod at once,
+ * so there is one implementation of the rules.
  */
 
 import { groupSelects, type ResolvedGroup, type ResolvedSpec } from './spec.ts';
@@ -9,25 +16,26 @@ import { hasGate, isFailed } from './pods.ts';
 import type { Pod } from './types.ts';
 
 export interface GroupMembers {
-  index: number;
-  /** Pods counted in the group (selector groups leave failed pods out while others match). */
-  members: Pod[];
+  readonly index: number;
+  /** Pods counted in the group, by name (selector groups leave failed pods out while others match). */
+  readonly members: readonly Pod[];
   /** Explicit names with no pod in the namespace. */
-  missing: string[];
+  readonly missing: readonly string[];
   /** Failed pods a selector matched and that are left out (their controller replaces them). */
-  ignoredFailed: Pod[];
+  readonly ignoredFailed: readonly Pod[];
 }
 
 export interface Membership {
-  groups: GroupMembers[];
+  groups: readonly GroupMembers[];
   /** Group index of each member pod, by name. */
-  groupOf: Map<string, number>;
+  groupOf: ReadonlyMap<string, number>;
   /** Pods this sequence must not release, with why. */
-  conflicts: Map<string, string>;
+  conflicts: ReadonlyMap<string, string>;
 }
 
 export interface OtherSequence {
   key: string;
+  generation?: number;
   spec: ResolvedSpec;
 }
 
@@ -35,7 +43,7 @@ export interface OtherSequence {
  * The indexes of the selector groups matching a set of labels, ascending. Each group is
  * filed under one of its equality requirements (key → value → groups), so a pod costs one
  * lookup per indexed key rather than one selector match per group: a sequence of 100
- * selector tiers over 10,000 pods would otherwise match a million selectors per reconcile.
+ * selector tiers over 10,000 pods would otherwise match a million selectors per rebuild.
  * A group can only match labels that carry its filed key=value, so the lookup misses
  * nothing; groups without an equality requirement are matched against every pod.
  */
@@ -68,74 +76,117 @@ function selectorMatcher(groups: ResolvedGroup[]): (labels: Record<string, strin
   };
 }
 
-export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: OtherSequence[] = []): Membership {
-  const byName = new Map<string, Pod>();
-  for (const p of pods) if (p.metadata.name) byName.set(p.metadata.name, p);
-  const explicit = new Map<string, number>();
-  const selectorHits = selectorMatcher(spec.groups.filter((g) => g.selector));
-  for (const g of spec.groups) for (const n of g.pods ?? []) if (!explicit.has(n)) explicit.set(n, g.index);
+const byName = (a: Pod, b: Pod): number => {
+  const x = a.metadata.name ?? '';
+  const y = b.metadata.name ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
-  const groups: GroupMembers[] = spec.groups.map((g) => ({
-    index: g.index,
-    members: [],
-    missing: [],
-    ignoredFailed: [],
-  }));
-  const groupOf = new Map<string, number>();
-  const conflicts = new Map<string, string>();
-  const selectedFailed: Pod[][] = spec.groups.map(() => []);
+/** Membership of one sequence's pods, kept current as pods come, change and go. */
+export class MembershipTracker {
+  readonly spec: ResolvedSpec;
+  private readonly explicit = new Map<string, number>();
+  private readonly selectorHits: (labels: Record<string, string> | undefined) => number[];
+  private readonly rivals: OtherSequence[];
+  /** Per group, the pods counted there (their earliest matching group), by name. */
+  private readonly matched: Map<string, Pod>[];
+  private readonly groupOf = new Map<string, number>();
+  private readonly conflicts = new Map<string, string>();
+  /** Built groups; undefined where a change since the last build touched the group. */
+  private readonly built: (GroupMembers | undefined)[];
 
-  for (const g of spec.groups) {
-    for (const n of g.pods ?? []) if (!byName.has(n)) groups[g.index]!.missing.push(n);
+  constructor(spec: ResolvedSpec, others: OtherSequence[] = [], pods: Iterable<Pod> = []) {
+    this.spec = spec;
+    this.selectorHits = selectorMatcher(spec.groups.filter((g) => g.selector));
+    for (const g of spec.groups)
+      for (const n of g.pods ?? []) if (!this.explicit.has(n)) this.explicit.set(n, g.index);
+    // Two sequences removing the same gate from one pod would each undo the other's ordering.
+    this.rivals = others.filter(
+      (o) => o.spec.errors.length === 0 && o.spec.gate === spec.gate && o.spec.namespace === spec.namespace,
+    );
+    this.matched = spec.groups.map(() => new Map());
+    this.built = spec.groups.map(() => undefined);
+    for (const pod of pods) this.upsert(pod);
   }
-  for (const pod of pods) {
-    const name = pod.metadata.name ?? '';
+
+  /** A pod of the sequence's namespace was added or changed. */
+  upsert(pod: Pod): void {
+    const name = pod.metadata.name;
+    if (!name) return;
+    const before = this.groupOf.get(name);
     const hits: number[] = [];
-    const e = explicit.get(name);
+    const e = this.explicit.get(name);
     if (e !== undefined) hits.push(e);
-    hits.push(...selectorHits(pod.metadata.labels));
-    if (hits.length === 0) continue;
-    if (hits.length > 1) {
-      conflicts.set(
-        name,
-        `selected by ${hits.length} groups (${hits.map((i) => `'${spec.groups[i]!.name}'`).join(', ')})`,
-      );
-      // Counted in its earliest group, so that a group never looks complete without it.
-    }
-    const k = Math.min(...hits);
-    groupOf.set(name, k);
-    if (spec.groups[k]!.selector && isFailed(pod)) selectedFailed[k]!.push(pod);
-    else groups[k]!.members.push(pod);
+    hits.push(...this.selectorHits(pod.metadata.labels));
+    if (e !== undefined && hits.length > 1) hits.sort((a, b) => a - b);
+    if (before !== undefined && (hits.length === 0 || before !== hits[0])) this.drop(name, before);
+    // Its explicit group lists it as missing or not, wherever the pod is counted.
+    if (e !== undefined) this.built[e] = undefined;
+    if (hits.length === 0) return;
+    // Counted in its earliest group, so that a group never looks complete without it.
+    const k = hits[0]!;
+    this.groupOf.set(name, k);
+    this.matched[k]!.set(name, pod);
+    this.built[k] = undefined;
+    const conflict = this.conflictOf(name, pod, hits);
+    if (conflict) this.conflicts.set(name, conflict);
+    else this.conflicts.delete(name);
   }
-  // A selector group whose every match failed has failed: keep those pods as members so it
-  // cannot complete; otherwise their replacements stand for them.
-  selectedFailed.forEach((failed, k) => {
-    if (failed.length === 0) return;
-    const g = groups[k]!;
-    if (g.members.length === 0) g.members.push(...failed);
-    else g.ignoredFailed.push(...failed);
-  });
-  for (const g of groups)
-    g.members.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
 
-  // Two sequences removing the same gate from one pod would each undo the other's ordering.
-  const rivals = others.filter(
-    (o) => o.spec.errors.length === 0 && o.spec.gate === spec.gate && o.spec.namespace === spec.namespace,
-  );
-  if (rivals.length > 0) {
-    for (const g of groups) {
-      for (const pod of g.members) {
-        if (!hasGate(pod, spec.gate)) continue;
-        const name = pod.metadata.name ?? '';
-        for (const o of rivals) {
-          const claimed = o.spec.groups.some((og) => groupSelects(og, name, pod.metadata.labels));
-          if (claimed) {
-            conflicts.set(name, `also sequenced by PodSequence ${o.key} with the same gate ${spec.gate}`);
-            break;
-          }
-        }
-      }
-    }
+  /** A pod of the sequence's namespace was deleted. */
+  remove(name: string | undefined): void {
+    if (!name) return;
+    const k = this.groupOf.get(name);
+    if (k !== undefined) this.drop(name, k);
   }
-  return { groups, groupOf, conflicts };
+
+  private drop(name: string, k: number): void {
+    const e = this.explicit.get(name);
+    if (e !== undefined) this.built[e] = undefined;
+    this.matched[k]!.delete(name);
+    this.groupOf.delete(name);
+    this.conflicts.delete(name);
+    this.built[k] = undefined;
+  }
+
+  private conflictOf(name: string, pod: Pod, hits: number[]): string | undefined {
+    if (this.rivals.length > 0 && hasGate(pod, this.spec.gate)) {
+      const rival = this.rivals.find((o) =>
+        o.spec.groups.some((og) => groupSelects(og, name, pod.metadata.labels)),
+      );
+      if (rival) return `also sequenced by PodSequence ${rival.key} with the same gate ${this.spec.gate}`;
+    }
+    if (hits.length > 1) {
+      return `selected by ${hits.length} groups (${hits.map((i) => `'${this.spec.groups[i]!.name}'`).join(', ')})`;
+    }
+    return undefined;
+  }
+
+  /** The membership now. Groups no change touched since the last call are the same objects. */
+  membership(): Membership {
+    const groups = this.spec.groups.map((g) => {
+      let built = this.built[g.index];
+      if (!built) {
+        built = this.build(g);
+        this.built[g.index] = built;
+      }
+      return built;
+    });
+    return { groups, groupOf: this.groupOf, conflicts: this.conflicts };
+  }
+
+  private build(g: ResolvedGroup): GroupMembers {
+    const pods = [...this.matched[g.index]!.values()].sort(byName);
+    const missing = (g.pods ?? []).filter((n) => !this.groupOf.has(n));
+    if (!g.selector) return { index: g.index, members: pods, missing, ignoredFailed: [] };
+    // A selector group whose every match failed has failed: keep those pods as members so
+    // it cannot complete; otherwise their replacements stand for them.
+    const members = pods.filter((p) => !isFailed(p));
+    if (members.length === 0) return { index: g.index, members: pods, missing, ignoredFailed: [] };
+    return { index: g.index, members, missing, ignoredFailed: pods.filter(isFailed) };
+  }
+}
+
+export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: OtherSequence[] = []): Membership {
+  return new MembershipTracker(spec, others, pods).membership();
 }

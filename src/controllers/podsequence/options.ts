@@ -21,6 +21,15 @@ export interface PodSequenceOptions {
   releaseConcurrency?: number;
   /** Longest pod-name lists written to status (currentGroupPods, processedPods). */
   maxListedPods?: number;
+  /**
+   * Least time between two status writes of one sequence that only report progress
+   * (ready counts, the current group, per-node steps). Writes that change the phase, the
+   * observed generation or a condition's status go at once. Releases never wait for it.
+   * As the Job controller batches pod updates (1 s), so that a tier of 100 pods turning
+   * Ready costs one status write, not 100, and a node-scoped status of 1,000 nodes is not
+   * rewritten per node step. 0: write every change at once.
+   */
+  statusUpdateIntervalMs?: number;
 }
 
 export type ResolvedOptions = Required<PodSequenceOptions>;
@@ -32,6 +41,7 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   maxConcurrentReconciles: 4,
   releaseConcurrency: 16,
   maxListedPods: 1000,
+  statusUpdateIntervalMs: 1000,
 };
 
 export function resolveOptions(opts: PodSequenceOptions = {}): ResolvedOptions {

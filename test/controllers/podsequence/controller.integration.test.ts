@@ -305,13 +305,19 @@ describe('node scope (lite mode)', () => {
     );
     await waitFor('my-app-x bound to node-a', () => getPod(n, 'my-app-x')?.spec?.nodeName === 'node-a');
     assert.ok(gated(n, 'app-b'), 'node-b has no Ready driver yet');
-    const mid = getSeq(n, 'csi-driver-sequence')!.status!;
-    assert.deepEqual(
-      mid.nodeStatus!.map((s) => [s.nodeName, s.currentIndex]),
-      [
-        ['node-a', 1],
-        ['node-b', 0],
-      ],
+    // Per-node progress is written within statusUpdateIntervalMs of the release.
+    const steps = (): string =>
+      JSON.stringify(
+        getSeq(n, 'csi-driver-sequence')?.status?.nodeStatus?.map((s) => [s.nodeName, s.currentIndex]),
+      );
+    await waitFor(
+      'node-a one step ahead in the status',
+      () =>
+        steps() ===
+        JSON.stringify([
+          ['node-a', 1],
+          ['node-b', 0],
+        ]),
     );
     await h.kubelet.ready('csi-b', n);
     await waitFor('app-b released', () => released(n, 'app-b'));
