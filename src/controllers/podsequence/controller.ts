@@ -264,7 +264,7 @@ async function reconcile(
       const version = [seq.metadata.uid, seq.metadata.generation, ...input.others.map(rivalVersion)].join(
         '/',
       );
-      const tracker = await state.trackers.get(
+      const tracked = await state.trackers.get(
         ctx.cache,
         objectKey(seq),
         version,
@@ -272,7 +272,8 @@ async function reconcile(
         input.others,
         ctx.signal,
       );
-      input.membership = tracker.membership();
+      input.membership = tracked.tracker.membership();
+      input.memo = tracked.memo;
     }
   }
   if (full) input.nodes = await ctx.cache.list<Node>(NODE, { signal: ctx.signal });

@@ -37,6 +37,8 @@ export interface CoreInput {
   options: ResolvedOptions;
   /** Set when the pods could not be read (a namespace outside the controller's scope). */
   readError?: string;
+  /** Per-node results kept between node-scoped passes of this sequence (see DecisionMemo). */
+  memo?: DecisionMemo;
 }
 
 export interface Release {
@@ -552,7 +554,7 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
     return v;
   };
   /** Released pods not on a node yet, with the nodes they may land on (undefined: any). */
-  const inFlight: { pod: Pod; group: number; nodes: Set<string> | undefined }[] = [];
+  const inFlight: { pod: Pod; group: number; nodes: ReadonlySet<string> | undefined }[] = [];
   const unplaced: Pod[][] = Array.from({ length: n }, () => []);
   for (const g of m.groups) {
     for (const pod of g.members) {
@@ -581,76 +583,92 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
   };
   for (const f of inFlight) inbound(f.group, f.pod, f.nodes);
 
-  // Groups are judged in order, because pods of group k released in this pass (to the
-  // nodes where groups before k are Ready) then count as not-yet-Ready members of group k
-  // on each of those nodes, before group k+1 is judged there.
+  // A node's own blocker: the first group with no pod on it or a pod not done.
   const nodeNames = [...placed.keys()].sort();
-  const indexOf = new Map<string, number>(nodeNames.map((name) => [name, n]));
+  const localIndex = new Map<string, number>();
+  for (const name of nodeNames) {
+    const byGroup = placed.get(name)!;
+    let k = 0;
+    while (k < n && byGroup[k]!.length > 0 && byGroup[k]!.every(isDone)) k++;
+    localIndex.set(name, k);
+  }
+  // Inbound blockers: the first group with released pods that may still land on the node.
+  let anyMin = anywhere.findIndex((c) => c > 0);
+  if (anyMin < 0) anyMin = n;
+  const headingMin = new Map<string, number>();
+  for (let k = n - 1; k >= 0; k--) for (const node of headingTo[k]!.keys()) headingMin.set(node, k);
+  const indexNow = (name: string) => Math.min(localIndex.get(name)!, headingMin.get(name) ?? n, anyMin);
+
+  // Pods waiting for a node go in group order: pods of group k released in this pass (to
+  // the nodes where every group before k is Ready) then count as not-yet-Ready members of
+  // group k on each of those nodes, before group k+1 is judged there.
   const releases: Release[] = [];
   const waitingUnplaced: Pod[][] = Array.from({ length: n }, () => []);
   for (let k = 0; k < n; k++) {
     const pods = unplaced[k]!.filter((p) => releasable(ctx, m, p));
-    if (pods.length > 0 && k === 0) {
+    if (pods.length === 0) continue;
+    if (k === 0) {
       for (const pod of pods) {
         releases.push(releaseFor(ctx, pod, 0));
         inbound(0, pod, undefined);
       }
-    } else if (pods.length > 0) {
-      const eligible = nodeNames.filter((name) => indexOf.get(name)! >= k);
-      if (eligible.length === 0) waitingUnplaced[k]!.push(...pods);
-      for (const pod of eligible.length > 0 ? pods : []) {
-        releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
-        inbound(k, pod, eligible);
-      }
+      anyMin = 0;
+      continue;
     }
-    for (const name of nodeNames) {
-      if (indexOf.get(name)! < n) continue;
-      const here = placed.get(name)![k]!;
-      if (here.length === 0 || !here.every(isDone) || anywhere[k]! > 0 || headingTo[k]!.has(name))
-        indexOf.set(name, k);
+    const eligible = nodeNames.filter((name) => indexNow(name) >= k);
+    if (eligible.length === 0) waitingUnplaced[k]!.push(...pods);
+    for (const pod of eligible.length > 0 ? pods : []) {
+      releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
+      inbound(k, pod, eligible);
     }
+    for (const name of eligible) if (!headingMin.has(name)) headingMin.set(name, k);
   }
 
-  const views: NodeView[] = nodeNames.map((name) => {
+  // Per node: its view, releases, failed and escaped pods and status entry, reused from the
+  // previous pass while the node's pods, index and inbound pods are the same.
+  const memo = ctx.input.memo ?? new DecisionMemo();
+  memo.reset(spec.gate, ctx.key);
+  const seen = new Set<string>();
+  const passes = nodeNames.map((name) => {
+    seen.add(name);
     const byGroup = placed.get(name)!;
-    const all = byGroup.flat();
-    const heading = byGroup.some((_, k) => anywhere[k]! > 0 || headingTo[k]!.has(name));
-    const completed = all.length > 0 && all.every(isDone) && !heading;
-    return { name, index: indexOf.get(name)!, completed, phase: 'InProgress', byGroup };
+    const index = indexNow(name);
+    const heading = anyMin < n || headingMin.has(name);
+    const k = Math.min(index, n - 1);
+    const inboundKey = `${heading}|${anywhere[k]}|${(headingTo[k]!.get(name) ?? []).join(',')}`;
+    const conflicted =
+      m.conflicts.size === 0
+        ? ''
+        : byGroup
+            .flat()
+            .filter((p) => m.conflicts.has(podName(p)))
+            .map(podName)
+            .join(',');
+    ctx.prevNodes ??= new Map((ctx.prev.nodeStatus ?? []).map((st) => [st.nodeName, st]));
+    const prev = ctx.prevNodes.get(name);
+    const old = memo.nodes.get(name);
+    if (
+      old &&
+      old.index === index &&
+      old.inboundKey === inboundKey &&
+      old.conflicted === conflicted &&
+      old.prev === prev &&
+      sameRefs(old.byGroup, byGroup)
+    ) {
+      return old;
+    }
+    const pass = passForNode(ctx, m, { name, byGroup, index, heading, headingTo, anywhere });
+    const entry: NodePass = { ...pass, byGroup, index, inboundKey, conflicted, prev };
+    memo.nodes.set(name, entry);
+    return entry;
   });
-  for (const v of views) {
-    for (let k = 0; k <= Math.min(v.index, n - 1); k++) {
-      for (const pod of v.byGroup[k]!)
-        if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k, { node: v.name }));
-    }
-  }
-  const released = new Set(releases.map((r) => r.name));
-  ctx.released = released;
-
-  // Per-node phase and what each node waits for.
+  for (const name of memo.nodes.keys()) if (!seen.has(name)) memo.nodes.delete(name);
+  const views = passes.map((p) => p.view);
+  for (const p of passes) releases.push(...p.releases);
+  ctx.released = new Set(releases.map((r) => r.name));
   const failures: Failure[] = [];
-  const failedPods: { pod: Pod; group: number; node: string }[] = [];
-  const escapes: { pod: Pod; group: number }[] = [];
-  for (const v of views) {
-    const all = v.byGroup.flat();
-    const failedHere: Pod[] = [];
-    for (let k = 0; k <= Math.min(v.index, n - 1); k++) {
-      for (const pod of v.byGroup[k]!) {
-        if (isFailed(pod)) {
-          failedHere.push(pod);
-          failedPods.push({ pod, group: k, node: v.name });
-        }
-      }
-    }
-    for (let k = v.index + 1; k < n; k++)
-      for (const pod of v.byGroup[k]!) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
-    const anyReleased = all.some((p) => !hasGate(p, spec.gate) || released.has(podName(p)));
-    if (failedHere.length > 0) v.phase = 'Failed';
-    else if (v.completed) v.phase = 'Completed';
-    else if (!anyReleased) v.phase = 'Pending';
-    else v.phase = 'InProgress';
-    if (!v.completed && v.index < n) v.waiting = nodeWaiting(ctx, v, headingTo, anywhere);
-  }
+  const failedPods = passes.flatMap((p) => p.failed);
+  const escapes = passes.flatMap((p) => p.escapes);
   if (failedPods.length > 0) {
     const names = failedPods.map(
       ({ pod, group, node }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)}, node ${node})`,
@@ -723,7 +741,8 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
     groupName: spec.groups[Math.min(current, n - 1)]?.name,
     ready: `${doneNodes}/${members.length} nodes`,
   });
-  status.nodeStatus = members.map((v) => nodeStatus(ctx, v));
+  const statusOf = new Map(passes.map((p) => [p.view.name, p.status]));
+  status.nodeStatus = members.map((v) => statusOf.get(v.name)!);
   const max = ctx.input.options.maxListedPods;
   const processed: string[] = [];
   for (const v of members) {
@@ -738,7 +757,7 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
     membership: m,
     currentIndex: current,
     releases,
-    taints: ctx.input.nodes ? taintChanges(ctx, indexOf, false) : [],
+    taints: ctx.input.nodes ? taintChanges(ctx, new Map(views.map((v) => [v.name, v.index])), false) : [],
     status,
     events: [],
     releaseEvents: [],
@@ -752,6 +771,99 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
   plan.statusEvents = transitionEvents(ctx, plan);
   plan.events = [...plan.releaseEvents, ...plan.statusEvents];
   return plan;
+}
+
+/** What a pass derives for one node, with the inputs it was derived from. */
+interface NodePass {
+  byGroup: readonly (readonly Pod[])[];
+  index: number;
+  /** The released pods that may still land on the node, as far as the node's outputs read them. */
+  inboundKey: string;
+  /** The node's pods another group or sequence also claims. */
+  conflicted: string;
+  prev: NodeSequenceStatus | undefined;
+  view: NodeView;
+  releases: Release[];
+  failed: { pod: Pod; group: number; node: string }[];
+  escapes: { pod: Pod; group: number }[];
+  status: NodeSequenceStatus;
+}
+
+/**
+ * Per-node results of node-scoped passes of one sequence, kept by the caller between
+ * passes (one per sequence): a pass after one pod event then re-derives one node, not
+ * a thousand. The decision is the same with or without it.
+ */
+export class DecisionMemo {
+  readonly nodes = new Map<string, NodePass>();
+  private scope = '';
+
+  /** Forgets everything when the gate or the sequence differs from the last pass's. */
+  reset(gate: string, key: string): void {
+    const scope = `${key} ${gate}`;
+    if (scope === this.scope) return;
+    this.scope = scope;
+    this.nodes.clear();
+  }
+}
+
+function sameRefs(a: readonly (readonly Pod[])[], b: readonly (readonly Pod[])[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) {
+    const x = a[k]!;
+    const y = b[k]!;
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  }
+  return true;
+}
+
+interface NodeInput {
+  name: string;
+  byGroup: Pod[][];
+  index: number;
+  heading: boolean;
+  headingTo: Map<string, string[]>[];
+  anywhere: number[];
+}
+
+/** One node's part of a node-scoped pass. */
+function passForNode(
+  ctx: Ctx,
+  m: Membership,
+  node: NodeInput,
+): Pick<NodePass, 'view' | 'releases' | 'failed' | 'escapes' | 'status'> {
+  const { spec, n } = ctx;
+  const { name, byGroup, index } = node;
+  const all = byGroup.flat();
+  const completed = all.length > 0 && all.every(isDone) && !node.heading;
+  const view: NodeView = { name, index, completed, phase: 'InProgress', byGroup };
+  const releases: Release[] = [];
+  for (let k = 0; k <= Math.min(index, n - 1); k++) {
+    for (const pod of byGroup[k]!)
+      if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k, { node: name }));
+  }
+  const released = new Set(releases.map((r) => r.name));
+  const failed: NodePass['failed'] = [];
+  for (let k = 0; k <= Math.min(index, n - 1); k++) {
+    for (const pod of byGroup[k]!) if (isFailed(pod)) failed.push({ pod, group: k, node: name });
+  }
+  const escapes: NodePass['escapes'] = [];
+  for (let k = index + 1; k < n; k++)
+    for (const pod of byGroup[k]!) if (escaped(ctx, pod)) escapes.push({ pod, group: k });
+  const anyReleased = all.some((p) => !hasGate(p, spec.gate) || released.has(podName(p)));
+  if (failed.length > 0) view.phase = 'Failed';
+  else if (completed) view.phase = 'Completed';
+  else if (!anyReleased) view.phase = 'Pending';
+  else view.phase = 'InProgress';
+  if (!completed && index < n) {
+    // Messages describe this node's pods released in this pass as released.
+    const before = ctx.released;
+    ctx.released = released;
+    view.waiting = nodeWaiting(ctx, view, node.headingTo, node.anywhere);
+    ctx.released = before;
+  }
+  return { view, releases, failed, escapes, status: nodeStatus(ctx, view) };
 }
 
 function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], anywhere: number[]): string {
@@ -790,13 +902,31 @@ function nodeStatus(ctx: Ctx, v: NodeView): NodeSequenceStatus {
         reason: v.phase === 'Failed' ? 'PodFailed' : 'Waiting',
         message: v.waiting ? `Waiting for ${v.waiting}` : 'Waiting',
       };
+  const ready = pods.filter(isDone).length;
+  // Unchanged nodes keep their entry object: no new conditions list per node per pass, and
+  // comparing the status with the written one stops at the identical entries.
+  if (
+    prev &&
+    prev.currentIndex === index &&
+    prev.readyPodsInCurrentGroup === ready &&
+    prev.phase === v.phase &&
+    sameCondition(prev.conditions, cond)
+  ) {
+    return prev;
+  }
   return {
     nodeName: v.name,
     currentIndex: index,
-    readyPodsInCurrentGroup: pods.filter(isDone).length,
+    readyPodsInCurrentGroup: ready,
     phase: v.phase,
     conditions: withCondition(prev?.conditions ?? [], cond, ctx.input.now).conditions,
   };
+}
+
+/** `cond` is in `list` as it is (setting it would change nothing). */
+function sameCondition(list: readonly Condition[] | undefined, cond: Condition): boolean {
+  const c = (list ?? []).find((x) => x.type === cond.type);
+  return !!c && c.status === cond.status && c.reason === cond.reason && c.message === cond.message;
 }
 
 // ---- taints (full mode) ------------------------------------------------------------

@@ -12,6 +12,7 @@
  */
 
 import type { Cache, HandlerRegistration, Informer } from '../../runtime/index.ts';
+import { DecisionMemo } from './core.ts';
 import { MembershipTracker, type OtherSequence } from './membership.ts';
 import type { ResolvedSpec } from './spec.ts';
 import { POD, type Pod } from './types.ts';
@@ -21,6 +22,14 @@ interface Entry {
   version: string;
   namespace: string;
   tracker: MembershipTracker;
+  /** The decision's per-node results between passes (node scope). */
+  memo: DecisionMemo;
+}
+
+/** A sequence's derived state, as a reconcile uses it. */
+export interface Tracked {
+  tracker: MembershipTracker;
+  memo: DecisionMemo;
 }
 
 export class Trackers {
@@ -42,14 +51,14 @@ export class Trackers {
     spec: ResolvedSpec,
     others: OtherSequence[],
     signal: AbortSignal,
-  ): Promise<MembershipTracker> {
+  ): Promise<Tracked> {
     const informer = await this.attach(cache);
     if (!(await informer.waitForSync(signal)))
       throw new Error('the pod cache did not sync (stopped or aborted)');
     // From here on synchronous: the store read below and the handler's later events cannot
     // interleave, so the tracker misses nothing between its build and its first event.
     const have = this.bySequence.get(key);
-    if (have && have.version === version) return have.tracker;
+    if (have && have.version === version) return have;
     this.forget(key);
     const pods: Pod[] = [];
     for (const pod of informer.store.values()) if (pod.metadata.namespace === spec.namespace) pods.push(pod);
@@ -57,6 +66,7 @@ export class Trackers {
       version,
       namespace: spec.namespace,
       tracker: new MembershipTracker(spec, others, pods),
+      memo: new DecisionMemo(),
     };
     this.bySequence.set(key, entry);
     let set = this.byNamespace.get(entry.namespace);
@@ -65,7 +75,7 @@ export class Trackers {
       this.byNamespace.set(entry.namespace, set);
     }
     set.add(entry);
-    return entry.tracker;
+    return entry;
   }
 
   /** Drops the tracker of a deleted sequence. */
