@@ -272,7 +272,7 @@ async function reconcile(
         input.others,
         ctx.signal,
       );
-      input.membership = tracked.tracker.membership();
+      input.tracker = tracked.tracker;
       input.memo = tracked.memo;
     }
   }

@@ -12,7 +12,14 @@
  */
 
 import { type Condition, withCondition } from '../../kube/conditions.ts';
-import { type GroupMembers, type Membership, type OtherSequence, resolveMembership } from './membership.ts';
+import {
+  type GroupMembers,
+  type Membership,
+  MembershipTracker,
+  type NodePlacement,
+  type OtherSequence,
+  type Placement,
+} from './membership.ts';
 import type { ResolvedOptions } from './options.ts';
 import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating, podNode } from './pods.ts';
 import { releasedBy, releasePatch } from './release.ts';
@@ -25,10 +32,10 @@ export interface CoreInput {
   /** Pods of the sequence's namespace (others are ignored). */
   pods: Pod[];
   /**
-   * The membership of `pods`, when the caller keeps it current (MembershipTracker): the
-   * decision then skips re-deriving it, and `pods` is not read.
+   * The membership of `pods`, when the caller keeps it current pod event by pod event:
+   * the decision then skips re-deriving it, and `pods` is not read.
    */
-  membership?: Membership;
+  tracker?: MembershipTracker;
   /** Full mode: every node, for taints. */
   nodes?: Node[];
   /** Other sequences, to refuse pods two sequences would release through one gate. */
@@ -74,7 +81,7 @@ export interface NodeView {
   completed: boolean;
   phase: Phase;
   /** Members per group, on the node (placed or pinned). */
-  byGroup: Pod[][];
+  byGroup: readonly (readonly Pod[])[];
   /** Why the node waits, when it does. */
   waiting?: string;
 }
@@ -162,14 +169,17 @@ export function decide(input: CoreInput): Plan {
   const invalid = [...spec.errors];
   if (input.readError) invalid.push(input.readError);
   if (invalid.length > 0) return invalidPlan(ctx, invalid);
-  const membership =
-    input.membership ??
-    resolveMembership(
+  const tracker =
+    input.tracker ??
+    new MembershipTracker(
       spec,
-      input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
       input.others,
+      input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
     );
-  return spec.scope === 'Node' ? decideNode(ctx, membership) : decideCluster(ctx, membership);
+  const membership = tracker.membership();
+  return spec.scope === 'Node'
+    ? decideNode(ctx, membership, tracker.placement())
+    : decideCluster(ctx, membership);
 }
 
 // ---- shared pieces ------------------------------------------------------------
@@ -542,31 +552,26 @@ function waitingMessage(
 
 // ---- node scope -----------------------------------------------------------------
 
-function decideNode(ctx: Ctx, m: Membership): Plan {
+function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   const { spec, n } = ctx;
-  const placed = new Map<string, Pod[][]>();
-  const at = (node: string) => {
-    let v = placed.get(node);
-    if (!v) {
-      v = Array.from({ length: n }, () => []);
-      placed.set(node, v);
-    }
-    return v;
-  };
+  const memo = ctx.input.memo ?? new DecisionMemo();
+  memo.reset(spec.gate, ctx.key, n);
+  const placed = new Map(placement.nodes);
   /** Released pods not on a node yet, with the nodes they may land on (undefined: any). */
   const inFlight: { pod: Pod; group: number; nodes: ReadonlySet<string> | undefined }[] = [];
   const unplaced: Pod[][] = Array.from({ length: n }, () => []);
-  for (const g of m.groups) {
-    for (const pod of g.members) {
-      const node = podNode(pod);
-      if (node) at(node)[g.index]!.push(pod);
-      else if (hasGate(pod, spec.gate)) unplaced[g.index]!.push(pod);
+  placement.unplaced.forEach((pods, k) => {
+    for (const pod of pods) {
+      if (hasGate(pod, spec.gate)) unplaced[k]!.push(pod);
       else if (!isDone(pod) && !isTerminating(pod) && !isFailed(pod))
-        inFlight.push({ pod, group: g.index, nodes: candidateNodes(pod) });
+        inFlight.push({ pod, group: k, nodes: candidateNodes(pod) });
     }
-  }
+  });
   // Full mode knows every node; lite mode knows the nodes its pods name.
-  for (const node of ctx.input.nodes ?? []) if (node.metadata.name) at(node.metadata.name);
+  for (const node of ctx.input.nodes ?? []) {
+    const name = node.metadata.name;
+    if (name && !placed.has(name)) placed.set(name, memo.empty(name));
+  }
   const anywhere = Array.from({ length: n }, () => 0);
   /** Per group, per node: released pods that may still land there. */
   const headingTo: Map<string, string[]>[] = Array.from({ length: n }, () => new Map());
@@ -587,7 +592,7 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
   const nodeNames = [...placed.keys()].sort();
   const localIndex = new Map<string, number>();
   for (const name of nodeNames) {
-    const byGroup = placed.get(name)!;
+    const byGroup = placed.get(name)!.byGroup;
     let k = 0;
     while (k < n && byGroup[k]!.length > 0 && byGroup[k]!.every(isDone)) k++;
     localIndex.set(name, k);
@@ -626,12 +631,11 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
 
   // Per node: its view, releases, failed and escaped pods and status entry, reused from the
   // previous pass while the node's pods, index and inbound pods are the same.
-  const memo = ctx.input.memo ?? new DecisionMemo();
-  memo.reset(spec.gate, ctx.key);
   const seen = new Set<string>();
   const passes = nodeNames.map((name) => {
     seen.add(name);
-    const byGroup = placed.get(name)!;
+    const here = placed.get(name)!;
+    const byGroup = here.byGroup;
     const index = indexNow(name);
     const heading = anyMin < n || headingMin.has(name);
     const k = Math.min(index, n - 1);
@@ -653,12 +657,12 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
       old.inboundKey === inboundKey &&
       old.conflicted === conflicted &&
       old.prev === prev &&
-      sameRefs(old.byGroup, byGroup)
+      old.placement === here
     ) {
       return old;
     }
     const pass = passForNode(ctx, m, { name, byGroup, index, heading, headingTo, anywhere });
-    const entry: NodePass = { ...pass, byGroup, index, inboundKey, conflicted, prev };
+    const entry: NodePass = { ...pass, placement: here, index, inboundKey, conflicted, prev };
     memo.nodes.set(name, entry);
     return entry;
   });
@@ -775,7 +779,7 @@ function decideNode(ctx: Ctx, m: Membership): Plan {
 
 /** What a pass derives for one node, with the inputs it was derived from. */
 interface NodePass {
-  byGroup: readonly (readonly Pod[])[];
+  placement: NodePlacement;
   index: number;
   /** The released pods that may still land on the node, as far as the node's outputs read them. */
   inboundKey: string;
@@ -796,31 +800,34 @@ interface NodePass {
  */
 export class DecisionMemo {
   readonly nodes = new Map<string, NodePass>();
+  private readonly empties = new Map<string, NodePlacement>();
   private scope = '';
+  private groups = 0;
 
-  /** Forgets everything when the gate or the sequence differs from the last pass's. */
-  reset(gate: string, key: string): void {
-    const scope = `${key} ${gate}`;
+  /** Forgets everything when the gate, the sequence or its length differs from the last pass's. */
+  reset(gate: string, key: string, groups: number): void {
+    const scope = `${key} ${gate} ${groups}`;
     if (scope === this.scope) return;
     this.scope = scope;
+    this.groups = groups;
     this.nodes.clear();
+    this.empties.clear();
   }
-}
 
-function sameRefs(a: readonly (readonly Pod[])[], b: readonly (readonly Pod[])[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let k = 0; k < a.length; k++) {
-    const x = a[k]!;
-    const y = b[k]!;
-    if (x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  /** The same placement object for a node without members, pass after pass. */
+  empty(node: string): NodePlacement {
+    let e = this.empties.get(node);
+    if (!e) {
+      e = { node, byGroup: Array.from({ length: this.groups }, () => []) };
+      this.empties.set(node, e);
+    }
+    return e;
   }
-  return true;
 }
 
 interface NodeInput {
   name: string;
-  byGroup: Pod[][];
+  byGroup: readonly (readonly Pod[])[];
   index: number;
   heading: boolean;
   headingTo: Map<string, string[]>[];

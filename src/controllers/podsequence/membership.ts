@@ -12,7 +12,7 @@
  */
 
 import { groupSelects, type ResolvedGroup, type ResolvedSpec } from './spec.ts';
-import { hasGate, isFailed } from './pods.ts';
+import { hasGate, isFailed, podNode } from './pods.ts';
 import type { Pod } from './types.ts';
 
 export interface GroupMembers {
@@ -31,6 +31,23 @@ export interface Membership {
   groupOf: ReadonlyMap<string, number>;
   /** Pods this sequence must not release, with why. */
   conflicts: ReadonlyMap<string, string>;
+}
+
+/**
+ * Node scope: a node's member pods by group (each list by name), as the tracker last
+ * built them; the same object until one of them changes.
+ */
+export interface NodePlacement {
+  readonly node: string;
+  readonly byGroup: readonly (readonly Pod[])[];
+}
+
+/** Node scope: where the members are. */
+export interface Placement {
+  /** Nodes with member pods placed on or pinned to them. */
+  nodes: ReadonlyMap<string, NodePlacement>;
+  /** Members without a node yet, by group (each list by name). */
+  unplaced: readonly (readonly Pod[])[];
 }
 
 export interface OtherSequence {
@@ -94,6 +111,14 @@ export class MembershipTracker {
   private readonly conflicts = new Map<string, string>();
   /** Built groups; undefined where a change since the last build touched the group. */
   private readonly built: (GroupMembers | undefined)[];
+  /** Node scope: the node of each matched pod (undefined: none yet), and the pods per node. */
+  private readonly nodeOf = new Map<string, string | undefined>();
+  private readonly onNode = new Map<string, Set<string>>();
+  private readonly placed = new Map<string, NodePlacement>();
+  private readonly dirtyNodes = new Set<string>();
+  private readonly unplacedNames = new Set<string>();
+  /** Per group, whether its built members are its failed pods (every match failed). */
+  private readonly failedOnly: boolean[];
 
   constructor(spec: ResolvedSpec, others: OtherSequence[] = [], pods: Iterable<Pod> = []) {
     this.spec = spec;
@@ -106,6 +131,7 @@ export class MembershipTracker {
     );
     this.matched = spec.groups.map(() => new Map());
     this.built = spec.groups.map(() => undefined);
+    this.failedOnly = spec.groups.map(() => false);
     for (const pod of pods) this.upsert(pod);
   }
 
@@ -128,6 +154,7 @@ export class MembershipTracker {
     this.groupOf.set(name, k);
     this.matched[k]!.set(name, pod);
     this.built[k] = undefined;
+    this.place(name, podNode(pod));
     const conflict = this.conflictOf(name, pod, hits);
     if (conflict) this.conflicts.set(name, conflict);
     else this.conflicts.delete(name);
@@ -147,6 +174,72 @@ export class MembershipTracker {
     this.groupOf.delete(name);
     this.conflicts.delete(name);
     this.built[k] = undefined;
+    this.place(name, undefined);
+    this.nodeOf.delete(name);
+    this.unplacedNames.delete(name);
+  }
+
+  /** Files `name` under `node` (undefined: no node), marking the nodes it leaves and joins. */
+  private place(name: string, node: string | undefined): void {
+    const was = this.nodeOf.get(name);
+    if (was !== undefined) {
+      this.dirtyNodes.add(was);
+      if (was !== node) {
+        const set = this.onNode.get(was);
+        set?.delete(name);
+        if (set && set.size === 0) this.onNode.delete(was);
+      }
+    }
+    this.nodeOf.set(name, node);
+    if (node === undefined) {
+      this.unplacedNames.add(name);
+      return;
+    }
+    this.unplacedNames.delete(name);
+    this.dirtyNodes.add(node);
+    let set = this.onNode.get(node);
+    if (!set) {
+      set = new Set();
+      this.onNode.set(node, set);
+    }
+    set.add(name);
+  }
+
+  /**
+   * Node scope: the members by node, and those without one. Nodes no change touched since
+   * the last call keep their NodePlacement object.
+   */
+  placement(): Placement {
+    this.membership(); // settles failedOnly, which decides membership on the nodes
+    for (const node of this.dirtyNodes) {
+      const names = this.onNode.get(node);
+      if (!names) {
+        this.placed.delete(node);
+        continue;
+      }
+      const byGroup: Pod[][] = this.spec.groups.map(() => []);
+      for (const name of names) {
+        const k = this.groupOf.get(name)!;
+        const pod = this.matched[k]!.get(name)!;
+        if (this.isMember(k, pod)) byGroup[k]!.push(pod);
+      }
+      for (const list of byGroup) list.sort(byName);
+      this.placed.set(node, { node, byGroup });
+    }
+    this.dirtyNodes.clear();
+    const unplaced: Pod[][] = this.spec.groups.map(() => []);
+    for (const name of this.unplacedNames) {
+      const k = this.groupOf.get(name)!;
+      const pod = this.matched[k]!.get(name)!;
+      if (this.isMember(k, pod)) unplaced[k]!.push(pod);
+    }
+    for (const list of unplaced) if (list.length > 1) list.sort(byName);
+    return { nodes: this.placed, unplaced };
+  }
+
+  /** Whether a matched pod of group k counts as a member (see `build`). */
+  private isMember(k: number, pod: Pod): boolean {
+    return !this.spec.groups[k]!.selector || this.failedOnly[k]! || !isFailed(pod);
   }
 
   private conflictOf(name: string, pod: Pod, hits: number[]): string | undefined {
@@ -182,7 +275,16 @@ export class MembershipTracker {
     // A selector group whose every match failed has failed: keep those pods as members so
     // it cannot complete; otherwise their replacements stand for them.
     const members = pods.filter((p) => !isFailed(p));
-    if (members.length === 0) return { index: g.index, members: pods, missing, ignoredFailed: [] };
+    const failedOnly = members.length === 0;
+    if (failedOnly !== this.failedOnly[g.index]) {
+      // Which of the group's failed pods are members changed on every node they are on.
+      this.failedOnly[g.index] = failedOnly;
+      for (const p of pods) {
+        const node = this.nodeOf.get(p.metadata.name ?? '');
+        if (node !== undefined) this.dirtyNodes.add(node);
+      }
+    }
+    if (failedOnly) return { index: g.index, members: pods, missing, ignoredFailed: [] };
     return { index: g.index, members, missing, ignoredFailed: pods.filter(isFailed) };
   }
 }
