@@ -21,7 +21,7 @@ import {
   type Placement,
 } from './membership.ts';
 import type { ResolvedOptions } from './options.ts';
-import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating, podNode } from './pods.ts';
+import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating } from './pods.ts';
 import { releasedBy, releasePatch } from './release.ts';
 import { groupLabel, type ResolvedSpec, resolveSpec } from './spec.ts';
 import { desiredTaints, reconcileTaints, tolerationsFor } from './taints.ts';
@@ -589,14 +589,9 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   for (const f of inFlight) inbound(f.group, f.pod, f.nodes);
 
   // A node's own blocker: the first group with no pod on it or a pod not done.
-  const nodeNames = [...placed.keys()].sort();
+  const nodeNames = memo.sortedNames(placed);
   const localIndex = new Map<string, number>();
-  for (const name of nodeNames) {
-    const byGroup = placed.get(name)!.byGroup;
-    let k = 0;
-    while (k < n && byGroup[k]!.length > 0 && byGroup[k]!.every(isDone)) k++;
-    localIndex.set(name, k);
-  }
+  for (const name of nodeNames) localIndex.set(name, memo.localIndex(placed.get(name)!));
   // Inbound blockers: the first group with released pods that may still land on the node.
   let anyMin = anywhere.findIndex((c) => c > 0);
   if (anyMin < 0) anyMin = n;
@@ -748,12 +743,14 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   const statusOf = new Map(passes.map((p) => [p.view.name, p.status]));
   status.nodeStatus = members.map((v) => statusOf.get(v.name)!);
   const max = ctx.input.options.maxListedPods;
-  const processed: string[] = [];
-  for (const v of members) {
-    const upTo = v.completed ? n : v.index;
-    for (let k = 0; k < upTo && processed.length < max; k++) processed.push(...v.byGroup[k]!.map(podName));
-  }
-  status.processedPods = capped(processed.sort(), max);
+  status.processedPods = memo.processed(passes, () => {
+    const processed: string[] = [];
+    for (const v of members) {
+      const upTo = v.completed ? n : v.index;
+      for (let k = 0; k < upTo && processed.length < max; k++) processed.push(...v.byGroup[k]!.map(podName));
+    }
+    return capped(processed.sort(), max);
+  });
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
 
   const plan: Plan = {
@@ -812,6 +809,45 @@ export class DecisionMemo {
     this.groups = groups;
     this.nodes.clear();
     this.empties.clear();
+    this.names = [];
+    this.nameSet = new Set();
+    this.lastPasses = [];
+  }
+
+  private names: string[] = [];
+  private nameSet = new Set<string>();
+  private readonly local = new WeakMap<NodePlacement, number>();
+  private lastPasses: readonly NodePass[] = [];
+  private lastProcessed: string[] = [];
+
+  /** The node names of `placed`, sorted; sorted again only when the set of nodes changes. */
+  sortedNames(placed: ReadonlyMap<string, unknown>): string[] {
+    let same = placed.size === this.names.length;
+    if (same) for (const name of placed.keys()) if (!this.nameSet.has(name)) same = false;
+    if (!same) {
+      this.names = [...placed.keys()].sort();
+      this.nameSet = new Set(this.names);
+    }
+    return this.names;
+  }
+
+  /** The node's own blocker: its first group with no member on it or a member not done. */
+  localIndex(p: NodePlacement): number {
+    let k = this.local.get(p);
+    if (k === undefined) {
+      k = 0;
+      while (k < p.byGroup.length && p.byGroup[k]!.length > 0 && p.byGroup[k]!.every(isDone)) k++;
+      this.local.set(p, k);
+    }
+    return k;
+  }
+
+  /** `processedPods`, derived again only when some node's pass differs from the last. */
+  processed(passes: readonly NodePass[], derive: () => string[]): string[] {
+    const same = passes.length === this.lastPasses.length && passes.every((p, i) => p === this.lastPasses[i]);
+    if (!same) this.lastProcessed = derive();
+    this.lastPasses = passes;
+    return this.lastProcessed;
   }
 
   /** The same placement object for a node without members, pass after pass. */
