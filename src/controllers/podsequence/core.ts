@@ -322,9 +322,10 @@ function missingCheck(
 
 function conflictFailure(membership: Membership, groups: number[]): Failure | undefined {
   const names: string[] = [];
-  for (const [name, why] of membership.conflicts) {
+  // By name: the same conflicts read the same whatever order the pods were seen in.
+  for (const name of [...membership.conflicts.keys()].sort()) {
     const k = membership.groupOf.get(name);
-    if (k !== undefined && groups.includes(k)) names.push(`${name} (${why})`);
+    if (k !== undefined && groups.includes(k)) names.push(`${name} (${membership.conflicts.get(name)})`);
   }
   if (names.length === 0) return undefined;
   return { reason: 'Conflict', message: `Not releasing pods claimed twice: ${listNames(names, 3)}` };
