@@ -284,10 +284,12 @@ async function reconcile(
     // Before the first taint, so that deleting the sequence always lifts them.
     await ctx.client.addFinalizer(seq, TAINT_FINALIZER, { signal: ctx.signal });
   }
+  // Taints first: a node admits a group before that group's pods become schedulable, so
+  // the scheduler never sees a released pod against a taint about to be lifted.
+  for (const change of plan.taints) await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
   if (plan.releases.length > 0) {
     retry = await release(ctx, seq, plan, opts, state.expectations);
   }
-  for (const change of plan.taints) await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
   let requeueAfter = plan.requeueAfterMs;
   if (statusChanged(seq.status, plan.status)) {
     const mine = written.get(objectKey(seq));
