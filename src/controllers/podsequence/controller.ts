@@ -66,8 +66,8 @@ const STATUS_KEYS: (keyof PodSequenceStatus)[] = [
   'currentGroupReady',
 ];
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+function same(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(a ?? null, b ?? null);
 }
 
 /** Pod updates that can change a decision (status heartbeats and the like are dropped). */
@@ -78,14 +78,14 @@ export const podChangeMatters: Predicate = (e) => {
   if (a.metadata.resourceVersion === b.metadata.resourceVersion) return false;
   const ready = (p: Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   return (
-    !sameJson(a.metadata.labels, b.metadata.labels) ||
-    !sameJson(a.spec?.schedulingGates, b.spec?.schedulingGates) ||
+    !same(a.metadata.labels, b.metadata.labels) ||
+    !same(a.spec?.schedulingGates, b.spec?.schedulingGates) ||
     a.spec?.nodeName !== b.spec?.nodeName ||
     a.status?.phase !== b.status?.phase ||
     ready(a) !== ready(b) ||
     a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
     a.metadata.annotations?.[RELEASED_BY_ANNOTATION] !== b.metadata.annotations?.[RELEASED_BY_ANNOTATION] ||
-    !sameJson(a.spec?.affinity, b.spec?.affinity)
+    !same(a.spec?.affinity, b.spec?.affinity)
   );
 };
 
@@ -100,7 +100,7 @@ export const sequenceChangeMatters: Predicate = (e) => {
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    !sameJson(a.finalizers, b.finalizers) ||
+    !same(a.finalizers, b.finalizers) ||
     a.uid !== b.uid
   );
 };
@@ -111,7 +111,7 @@ export const nodeChangeMatters: Predicate = (e) => {
   const a = e.old as Node;
   const b = e.obj as Node;
   return (
-    !sameJson(a.spec?.taints, b.spec?.taints) ||
+    !same(a.spec?.taints, b.spec?.taints) ||
     a.metadata.labels?.['kubernetes.io/hostname'] !== b.metadata.labels?.['kubernetes.io/hostname']
   );
 };
@@ -155,7 +155,7 @@ function withOwnStatus(cached: PodSequence, written: Map<string, WrittenStatus>)
   }
   // The cache caught up (or someone else wrote): trust it, but keep when this controller
   // last wrote, which spaces its progress writes.
-  written.set(key, { uid: mine.uid, status: mine.status, rv: mine.rv, older: new Set(), at: mine.at });
+  mine.older.clear();
   return cached;
 }
 
@@ -227,7 +227,7 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
       ...(full ? [{ ...NODE, map: nodeToSequences, predicates: [nodeChangeMatters] }] : []),
     ],
     maxConcurrentReconciles: opts.maxConcurrentReconciles,
-    reconcile: (_key, ctx) => reconcile(ctx, opts, state),
+    reconcile: (_key, ctx) => reconcile(ctx, opts, index, state),
   };
   return [controller];
 }
@@ -242,6 +242,7 @@ interface State {
 async function reconcile(
   ctx: ReconcileContext,
   opts: ResolvedOptions,
+  index: SequenceIndex,
   state: State,
 ): Promise<ReconcileResult | undefined> {
   const { written } = state;
@@ -253,9 +254,9 @@ async function reconcile(
     await finalize(ctx, seq, full);
     return undefined;
   }
-  const spec = resolveSpec(seq, opts.defaultGateName);
-  const input: CoreInput = { seq, pods: [], now: new Date(), options: opts };
-  input.others = await otherSequences(ctx, seq, spec.namespace, opts);
+  const spec = index.specOf(seq) ?? resolveSpec(seq, opts.defaultGateName);
+  const input: CoreInput = { seq, spec, pods: [], now: new Date(), options: opts };
+  input.others = index.others(objectKey(seq), spec.namespace);
   if (spec.errors.length === 0) {
     const scope = ctx.cache.namespace;
     if (scope && scope !== spec.namespace) {
@@ -309,7 +310,7 @@ async function reconcile(
       if (stored) rememberStatus(written, seq, plan.status, stored.metadata.resourceVersion);
       record(ctx, seq, plan.statusEvents);
     }
-  } else record(ctx, seq, plan.statusEvents);
+  }
   if (retry) return { requeue: true };
   return requeueAfter ? { requeueAfter } : undefined;
 }
@@ -321,28 +322,6 @@ function record(ctx: ReconcileContext, seq: PodSequence, events: CoreEvent[]): v
 /** Rivals' identity for the tracker version: their spec decides which pods conflict. */
 function rivalVersion(o: OtherSequence): string {
   return `${o.key}@${o.generation}`;
-}
-
-async function otherSequences(
-  ctx: ReconcileContext,
-  seq: PodSequence,
-  namespace: string,
-  opts: ResolvedOptions,
-): Promise<OtherSequence[]> {
-  const key = objectKey(seq);
-  const all = await ctx.cache.list<PodSequence>(PODSEQUENCE, { signal: ctx.signal });
-  return all
-    .filter(
-      (o) =>
-        objectKey(o) !== key &&
-        (o.spec?.namespace || o.metadata.namespace) === namespace &&
-        !o.metadata.deletionTimestamp,
-    )
-    .map((o) => ({
-      key: objectKey(o),
-      generation: o.metadata.generation,
-      spec: resolveSpec(o, opts.defaultGateName),
-    }));
 }
 
 /**
@@ -377,10 +356,14 @@ async function release(
       failures.push(`${r.name}: ${(err as Error).message}`);
     }
   });
+  const sent = new Set(accepted);
   record(
     ctx,
     seq,
-    accepted.length === plan.releases.length ? plan.releaseEvents : releaseEvents(plan.spec, accepted),
+    releaseEvents(
+      plan.spec,
+      plan.releases.filter((r) => sent.has(r)),
+    ),
   );
   if (failures.length > 0) {
     const note = `Could not release ${failures.length} pod${failures.length === 1 ? '' : 's'}: ${failures.slice(0, 3).join('; ')}`;
@@ -416,16 +399,15 @@ async function setTaints(
 }
 
 function statusChanged(current: PodSequenceStatus | undefined, next: PodSequenceStatus): boolean {
-  return !STATUS_KEYS.every((k) => isDeepStrictEqual(current?.[k] ?? null, next[k] ?? null));
+  return !STATUS_KEYS.every((k) => same(current?.[k], next[k]));
 }
 
-/** Writes the status when it differs from `seq`'s; resolves with the stored sequence when it wrote it. */
+/** Writes the status; resolves with the stored sequence, or undefined when the sequence is gone. */
 async function writeStatus(
   ctx: ReconcileContext,
   seq: PodSequence,
   status: PodSequenceStatus,
 ): Promise<PodSequence | undefined> {
-  if (!statusChanged(seq.status, status)) return undefined;
   // A merge patch keeps keys it does not name: clear the ones this status does not set.
   const body: Record<string, unknown> = {};
   for (const k of STATUS_KEYS) body[k] = status[k] ?? null;

@@ -29,6 +29,8 @@ import type { Node, NodeSequenceStatus, Phase, Pod, PodSequence, PodSequenceStat
 
 export interface CoreInput {
   seq: PodSequence;
+  /** `seq`'s spec resolved, when the caller has it already (else decide resolves it). */
+  spec?: ResolvedSpec;
   /** Pods of the sequence's namespace (others are ignored). */
   pods: Pod[];
   /**
@@ -156,7 +158,7 @@ interface Ctx {
 
 export function decide(input: CoreInput): Plan {
   const seq = input.seq;
-  const spec = resolveSpec(seq, input.options.defaultGateName);
+  const spec = input.spec ?? resolveSpec(seq, input.options.defaultGateName);
   const ctx: Ctx = {
     input,
     seq,
@@ -202,24 +204,32 @@ function invalidPlan(ctx: Ctx, errors: string[]): Plan {
     phase: 'Failed',
     message,
   });
-  const plan: Plan = {
+  return withEvents(ctx, {
     spec: ctx.spec,
     currentIndex: 0,
     releases: [],
-    taints: [],
+    // A broken spec cannot say which nodes may admit which group: lift the taints it set.
+    taints: ctx.input.nodes ? taintChanges(ctx, new Map(), true) : [],
     status,
-    events: [],
-    releaseEvents: [],
-    statusEvents: [],
     failures,
     nodes: [],
     unplaced: [],
+  });
+}
+
+/** The parts of a plan its events are derived from. */
+type PlanFacts = Omit<Plan, 'events' | 'releaseEvents' | 'statusEvents'>;
+
+/** The plan with its events: the releases it sends, and the transitions its status reports. */
+function withEvents(ctx: Ctx, facts: PlanFacts): Plan {
+  const released = releaseEvents(ctx.spec, facts.releases);
+  const transitions = transitionEvents(ctx, facts);
+  return {
+    ...facts,
+    releaseEvents: released,
+    statusEvents: transitions,
+    events: [...released, ...transitions],
   };
-  plan.statusEvents = transitionEvents(ctx, plan);
-  plan.events = plan.statusEvents;
-  // A broken spec cannot say which nodes may admit which group: lift the taints it set.
-  if (ctx.input.nodes) plan.taints = taintChanges(ctx, new Map(), true);
-  return plan;
 }
 
 interface StatusBase {
@@ -320,14 +330,12 @@ function missingCheck(
   return { missing, requeueAfterMs: grace - waited + 1000 };
 }
 
-function conflictFailure(membership: Membership, groups: number[]): Failure | undefined {
-  const names: string[] = [];
+function conflictFailure(membership: Membership): Failure | undefined {
+  if (membership.conflicts.size === 0) return undefined;
   // By name: the same conflicts read the same whatever order the pods were seen in.
-  for (const name of [...membership.conflicts.keys()].sort()) {
-    const k = membership.groupOf.get(name);
-    if (k !== undefined && groups.includes(k)) names.push(`${name} (${membership.conflicts.get(name)})`);
-  }
-  if (names.length === 0) return undefined;
+  const names = [...membership.conflicts]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, why]) => `${name} (${why})`);
   return { reason: 'Conflict', message: `Not releasing pods claimed twice: ${listNames(names, 3)}` };
 }
 
@@ -460,7 +468,7 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
   for (let k = current + 1; k < n; k++) for (const pod of facts[k]!.escaped) escapes.push({ pod, group: k });
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
-  const conflict = conflictFailure(m, [...Array(n).keys()]);
+  const conflict = conflictFailure(m);
   if (conflict) failures.push(conflict);
   const missing = missingCheck(ctx, m, current);
   if (missing.failure) failures.push(missing.failure);
@@ -509,25 +517,18 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
   status.processedPods = capped(processed, max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
 
-  const plan: Plan = {
+  return withEvents(ctx, {
     spec,
     membership: m,
     currentIndex: current,
     releases,
     taints: ctx.input.nodes ? taintChanges(ctx, new Map(), true) : [],
     status,
-    events: [],
-    releaseEvents: [],
-    statusEvents: [],
     failures,
     nodes: [],
     unplaced: [],
     requeueAfterMs: missing.requeueAfterMs,
-  };
-  plan.releaseEvents = releaseEvents(spec, releases);
-  plan.statusEvents = transitionEvents(ctx, plan);
-  plan.events = [...plan.releaseEvents, ...plan.statusEvents];
-  return plan;
+  });
 }
 
 function waitingMessage(
@@ -644,8 +645,7 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
             .filter((p) => m.conflicts.has(podName(p)))
             .map(podName)
             .join(',');
-    ctx.prevNodes ??= new Map((ctx.prev.nodeStatus ?? []).map((st) => [st.nodeName, st]));
-    const prev = ctx.prevNodes.get(name);
+    const prev = prevNodeStatus(ctx, name);
     const old = memo.nodes.get(name);
     if (
       old &&
@@ -680,7 +680,7 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   }
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
-  const conflict = conflictFailure(m, [...Array(n).keys()]);
+  const conflict = conflictFailure(m);
   if (conflict) failures.push(conflict);
 
   const waitingGroups = waitingUnplaced.map((p, k) => (p.length > 0 ? k : n));
@@ -744,35 +744,26 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   const statusOf = new Map(passes.map((p) => [p.view.name, p.status]));
   status.nodeStatus = members.map((v) => statusOf.get(v.name)!);
   const max = ctx.input.options.maxListedPods;
-  status.processedPods = memo.processed(passes, () => {
-    const processed: string[] = [];
-    for (const v of members) {
-      const upTo = v.completed ? n : v.index;
-      for (let k = 0; k < upTo && processed.length < max; k++) processed.push(...v.byGroup[k]!.map(podName));
-    }
-    return capped(processed.sort(), max);
-  });
+  const processed: string[] = [];
+  for (const v of members) {
+    const upTo = v.completed ? n : v.index;
+    for (let k = 0; k < upTo && processed.length < max; k++) processed.push(...v.byGroup[k]!.map(podName));
+  }
+  status.processedPods = capped(processed.sort(), max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
 
-  const plan: Plan = {
+  return withEvents(ctx, {
     spec,
     membership: m,
     currentIndex: current,
     releases,
     taints: ctx.input.nodes ? taintChanges(ctx, new Map(views.map((v) => [v.name, v.index])), false) : [],
     status,
-    events: [],
-    releaseEvents: [],
-    statusEvents: [],
     failures,
     nodes: views,
     unplaced: waitingUnplaced,
     requeueAfterMs: missing.requeueAfterMs,
-  };
-  plan.releaseEvents = releaseEvents(spec, releases);
-  plan.statusEvents = transitionEvents(ctx, plan);
-  plan.events = [...plan.releaseEvents, ...plan.statusEvents];
-  return plan;
+  });
 }
 
 /** What a pass derives for one node, with the inputs it was derived from. */
@@ -812,14 +803,11 @@ export class DecisionMemo {
     this.empties.clear();
     this.names = [];
     this.nameSet = new Set();
-    this.lastPasses = [];
   }
 
   private names: string[] = [];
   private nameSet = new Set<string>();
   private readonly local = new WeakMap<NodePlacement, number>();
-  private lastPasses: readonly NodePass[] = [];
-  private lastProcessed: string[] = [];
 
   /** The node names of `placed`, sorted; sorted again only when the set of nodes changes. */
   sortedNames(placed: ReadonlyMap<string, unknown>): string[] {
@@ -841,14 +829,6 @@ export class DecisionMemo {
       this.local.set(p, k);
     }
     return k;
-  }
-
-  /** `processedPods`, derived again only when some node's pass differs from the last. */
-  processed(passes: readonly NodePass[], derive: () => string[]): string[] {
-    const same = passes.length === this.lastPasses.length && passes.every((p, i) => p === this.lastPasses[i]);
-    if (!same) this.lastProcessed = derive();
-    this.lastPasses = passes;
-    return this.lastProcessed;
   }
 
   /** The same placement object for a node without members, pass after pass. */
@@ -927,10 +907,15 @@ function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], 
   return `${label}: ${parts.join('; ')}`;
 }
 
+/** The previous status's entry for a node. */
+function prevNodeStatus(ctx: Ctx, node: string): NodeSequenceStatus | undefined {
+  ctx.prevNodes ??= new Map((ctx.prev.nodeStatus ?? []).map((s) => [s.nodeName, s]));
+  return ctx.prevNodes.get(node);
+}
+
 function nodeStatus(ctx: Ctx, v: NodeView): NodeSequenceStatus {
   const n = ctx.n;
-  ctx.prevNodes ??= new Map((ctx.prev.nodeStatus ?? []).map((s) => [s.nodeName, s]));
-  const prev = ctx.prevNodes.get(v.name);
+  const prev = prevNodeStatus(ctx, v.name);
   const index = v.completed ? n : v.index;
   const pods = index < n ? v.byGroup[index]! : [];
   const cond: Condition = v.completed
@@ -1025,7 +1010,7 @@ export function releaseEvents(spec: ResolvedSpec, releases: Release[]): CoreEven
   return events;
 }
 
-function transitionEvents(ctx: Ctx, plan: Plan): CoreEvent[] {
+function transitionEvents(ctx: Ctx, plan: PlanFacts): CoreEvent[] {
   const { prev, spec, n } = ctx;
   const next = plan.status;
   const events: CoreEvent[] = [];

@@ -7,11 +7,15 @@
  */
 
 import { objectKey } from '../../runtime/index.ts';
+import type { OtherSequence } from './membership.ts';
 import { groupSelects, type ResolvedSpec, resolveSpec } from './spec.ts';
 import type { PodSequence } from './types.ts';
 
 interface Entry {
   key: string;
+  uid: string | undefined;
+  generation: number | undefined;
+  deleting: boolean;
   spec: ResolvedSpec;
 }
 
@@ -26,8 +30,20 @@ export class SequenceIndex {
 
   upsert(seq: PodSequence): void {
     const key = objectKey(seq);
+    const old = this.byKey.get(key);
+    // Status writes change neither: keep the compiled spec rather than resolving it again.
+    const spec =
+      old && old.uid === seq.metadata.uid && old.generation === seq.metadata.generation
+        ? old.spec
+        : resolveSpec(seq, this.defaultGate);
     this.remove(key);
-    const entry: Entry = { key, spec: resolveSpec(seq, this.defaultGate) };
+    const entry: Entry = {
+      key,
+      uid: seq.metadata.uid,
+      generation: seq.metadata.generation,
+      deleting: !!seq.metadata.deletionTimestamp,
+      spec,
+    };
     this.byKey.set(key, entry);
     let m = this.byNamespace.get(entry.spec.namespace);
     if (!m) {
@@ -56,6 +72,24 @@ export class SequenceIndex {
     if (!m) return [];
     const out: string[] = [];
     for (const e of m.values()) if (e.spec.groups.some((g) => groupSelects(g, name, labels))) out.push(e.key);
+    return out;
+  }
+
+  /**
+   * The resolved spec of `seq` as indexed, when the index holds this very generation
+   * (the reconcile then need not compile its selectors again).
+   */
+  specOf(seq: PodSequence): ResolvedSpec | undefined {
+    const e = this.byKey.get(objectKey(seq));
+    return e && e.uid === seq.metadata.uid && e.generation === seq.metadata.generation ? e.spec : undefined;
+  }
+
+  /** The other sequences, not being deleted, whose pods live in `namespace`. */
+  others(key: string, namespace: string): OtherSequence[] {
+    const out: OtherSequence[] = [];
+    for (const e of this.byNamespace.get(namespace)?.values() ?? []) {
+      if (e.key !== key && !e.deleting) out.push({ key: e.key, generation: e.generation, spec: e.spec });
+    }
     return out;
   }
 

@@ -111,6 +111,8 @@ export class MembershipTracker {
   private readonly conflicts = new Map<string, string>();
   /** Built groups; undefined where a change since the last build touched the group. */
   private readonly built: (GroupMembers | undefined)[];
+  /** Placement is kept for node-scoped sequences only (the cluster scope never asks). */
+  private readonly nodeScoped: boolean;
   /** Node scope: the node of each matched pod (undefined: none yet), and the pods per node. */
   private readonly nodeOf = new Map<string, string | undefined>();
   private readonly onNode = new Map<string, Set<string>>();
@@ -122,6 +124,7 @@ export class MembershipTracker {
 
   constructor(spec: ResolvedSpec, others: OtherSequence[] = [], pods: Iterable<Pod> = []) {
     this.spec = spec;
+    this.nodeScoped = spec.scope === 'Node';
     this.selectorHits = selectorMatcher(spec.groups.filter((g) => g.selector));
     for (const g of spec.groups)
       for (const n of g.pods ?? []) if (!this.explicit.has(n)) this.explicit.set(n, g.index);
@@ -154,7 +157,7 @@ export class MembershipTracker {
     this.groupOf.set(name, k);
     this.matched[k]!.set(name, pod);
     this.built[k] = undefined;
-    this.place(name, podNode(pod));
+    if (this.nodeScoped) this.place(name, podNode(pod));
     const conflict = this.conflictOf(name, pod, hits);
     if (conflict) this.conflicts.set(name, conflict);
     else this.conflicts.delete(name);
@@ -174,6 +177,7 @@ export class MembershipTracker {
     this.groupOf.delete(name);
     this.conflicts.delete(name);
     this.built[k] = undefined;
+    if (!this.nodeScoped) return;
     this.place(name, undefined);
     this.nodeOf.delete(name);
     this.unplacedNames.delete(name);
@@ -210,6 +214,7 @@ export class MembershipTracker {
    * the last call keep their NodePlacement object.
    */
   placement(): Placement {
+    if (!this.nodeScoped) throw new Error('placement is kept for node-scoped sequences only');
     this.membership(); // settles failedOnly, which decides membership on the nodes
     for (const node of this.dirtyNodes) {
       const names = this.onNode.get(node);

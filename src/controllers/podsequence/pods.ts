@@ -37,24 +37,11 @@ function namesOfTerm(t: NodeSelectorTerm): string[] | undefined {
 }
 
 /**
- * Per pod object, its candidate nodes: cached objects are replaced, never changed, on
- * update, and a node-scoped decision asks this of every pod of the sequence per pass.
- */
-const candidatesMemo = new WeakMap<Pod, ReadonlySet<string> | undefined>();
-
-/**
  * The nodes a pod may land on, when its required node affinity names them (the way the
  * DaemonSet controller pins its pods, and the way this controller narrows pods it
  * releases): every term restricts `metadata.name` with `In`. Undefined: anywhere.
  */
 export function candidateNodes(pod: Pod): ReadonlySet<string> | undefined {
-  if (candidatesMemo.has(pod)) return candidatesMemo.get(pod);
-  const nodes = computeCandidates(pod);
-  candidatesMemo.set(pod, nodes);
-  return nodes;
-}
-
-function computeCandidates(pod: Pod): Set<string> | undefined {
   if (pod.spec?.nodeName) return new Set([pod.spec.nodeName]);
   const terms = requiredTerms(pod);
   if (!terms || terms.length === 0) return undefined;

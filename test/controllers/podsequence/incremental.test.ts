@@ -82,8 +82,7 @@ function* history(
 function membershipView(t: MembershipTracker) {
   const m = t.membership();
   const names = (ps: readonly Pod[]) => ps.map((p) => p.metadata.name);
-  const placement = t.placement();
-  return {
+  const view = {
     groups: m.groups.map((g) => ({
       members: names(g.members),
       missing: [...g.missing],
@@ -91,6 +90,11 @@ function membershipView(t: MembershipTracker) {
     })),
     groupOf: [...m.groupOf].sort(),
     conflicts: [...m.conflicts].sort(),
+  };
+  if (t.spec.scope !== 'Node') return view;
+  const placement = t.placement();
+  return {
+    ...view,
     nodes: [...placement.nodes.values()]
       .filter((p) => p.byGroup.some((g) => g.length > 0))
       .map((p) => [p.node, p.byGroup.map(names)])
