@@ -95,9 +95,10 @@ async function contextList<T extends KubeObject>(
   s: ClusterSession,
   kind: KindRef,
   namespace?: string,
+  labelSelector?: string,
 ): Promise<T[] | undefined> {
   try {
-    return await listIfServed<T>(s, kind, namespace);
+    return await listIfServed<T>(s, kind, namespace, labelSelector);
   } catch {
     return undefined;
   }
@@ -202,9 +203,7 @@ export async function explainAppWrapperText(
       `    ${i + 1}. ${kind} ${cname}${podSets.length > 0 ? `, ${expected} pod${expected === 1 ? '' : 's'} expected` : ''}${deployed ? `, deployed: ${deployed.status}` : cs ? '' : ', not deployed'}`,
     );
   });
-  const pods = (await contextList<PodObject>(s, KINDS.Pod, namespace))?.filter(
-    (pod) => pod.metadata.labels?.[AW_LABEL] === name,
-  );
+  const pods = await contextList<PodObject>(s, KINDS.Pod, namespace, `${AW_LABEL}=${name}`);
   if (pods && pods.length > 0) {
     const byPhase = new Map<string, number>();
     for (const pod of pods)

@@ -6,8 +6,8 @@
 
 import { Command, Option } from 'commander';
 import {
-  ApiError,
   Client,
+  isNoKindMatch,
   isNotFound,
   type KindRef,
   type KubeObject,
@@ -70,20 +70,18 @@ function describe(err: unknown): string {
 
 /** A CRD that is not installed shows as a 404 on discovery or as a kind discovery did not list. */
 export function isNotInstalled(err: unknown): boolean {
-  if (isNotFound(err)) return true;
-  return (
-    err instanceof Error && !(err instanceof ApiError) && /^no resource served for kind/.test(err.message)
-  );
+  return isNotFound(err) || isNoKindMatch(err);
 }
 
-/** Every object of a kind, or undefined when the kind is not served. */
+/** Every object of a kind (matching `labelSelector`, if given), or undefined when the kind is not served. */
 export async function listIfServed<T extends KubeObject>(
   s: ClusterSession,
   kind: KindRef,
   namespace: string | undefined,
+  labelSelector?: string,
 ): Promise<T[] | undefined> {
   try {
-    return (await s.client.listAll<T>(kind, { namespace })).items;
+    return (await s.client.listAll<T>(kind, { namespace, labelSelector })).items;
   } catch (err) {
     if (isNotInstalled(err)) return undefined;
     throw new CliError(connectionProblem(err, s.server) ?? describe(err), EXIT_FAILURE);

@@ -3,6 +3,8 @@
  * with predicates named like apimachinery's (IsNotFound, IsConflict, ...).
  */
 
+import type { KindRef } from './types.ts';
+
 export interface StatusCause {
   reason?: string;
   message?: string;
@@ -92,6 +94,23 @@ export function isForbidden(err: unknown): boolean {
 
 export function isTooManyRequests(err: unknown): boolean {
   return code(err) === 429;
+}
+
+/**
+ * Discovery lists no resource for a kind (apimachinery's NoKindMatchError): its CRD is not
+ * installed, or not yet served.
+ */
+export class NoKindMatchError extends Error {
+  readonly kind: KindRef;
+  constructor(kind: KindRef) {
+    super(`no resource served for kind ${kind.kind} in ${kind.apiVersion}`);
+    this.name = 'NoKindMatchError';
+    this.kind = { apiVersion: kind.apiVersion, kind: kind.kind };
+  }
+}
+
+export function isNoKindMatch(err: unknown): err is NoKindMatchError {
+  return err instanceof NoKindMatchError;
 }
 
 /**

@@ -52,9 +52,11 @@ export {
   isForbidden,
   isGone,
   isInvalid,
+  isNoKindMatch,
   isNotFound,
   isTerminal,
   isTooManyRequests,
+  NoKindMatchError,
   type Status,
   TerminalError,
 } from './errors.ts';
@@ -83,6 +85,7 @@ export {
   setControllerReference,
   setOwnerReference,
 } from './objects.ts';
+export { OwnWrites } from './own-writes.ts';
 export {
   defaultControllerRateLimiter,
   ItemExponentialRateLimiter,

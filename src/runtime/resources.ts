@@ -4,6 +4,7 @@
  * refreshed on a miss so a CRD installed after start is found.
  */
 
+import { NoKindMatchError } from './errors.ts';
 import type { RestClient } from './rest.ts';
 import type { KindRef } from './types.ts';
 
@@ -84,7 +85,7 @@ export class RestMapper {
     if (hit) return hit;
     await this.discover(k.apiVersion);
     const found = this.peek(k);
-    if (!found) throw new Error(`no resource served for kind ${k.kind} in ${k.apiVersion}`);
+    if (!found) throw new NoKindMatchError(k);
     return found;
   }
 

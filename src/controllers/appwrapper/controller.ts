@@ -9,10 +9,13 @@ import {
   enqueueByLabel,
   isAlreadyExists,
   isConflict,
+  getControllerOf,
   isInvalid,
+  isNoKindMatch,
   isNotFound,
   type KindRef,
   type KubeObject,
+  OwnWrites,
   type ReconcileContext,
 } from '../../runtime/index.ts';
 import { type AppWrapper, AW_FINALIZER, AW_KIND, AW_LABEL, type PodObject, POD_KIND } from './api.ts';
@@ -53,16 +56,10 @@ const byOwner = (obj: KubeObject): string[] => {
   return v ? [`${obj.metadata.namespace ?? ''}/${v}`] : [];
 };
 
-function noMatch(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('no resource served');
-}
-
 export function appWrapperController(options: AppWrapperOptions = {}): ControllerDefinition {
   const config = resolveConfig(options);
   const clock = options.now ?? (() => new Date());
-  // The AppWrapper as our last write returned it, and the resourceVersion that write replaced:
-  // while the cache still shows that version, the written object is the truth.
-  const written = new Map<string, { fromRv: string | undefined; obj: AppWrapper }>();
+  const written = new OwnWrites<AppWrapper>();
 
   return {
     name: options.name ?? 'appwrapper',
@@ -73,16 +70,12 @@ export function appWrapperController(options: AppWrapperOptions = {}): Controlle
 
     async reconcile(key, ctx) {
       const ns = ctx.namespace ?? '';
-      let aw = await ctx.cache.get<AppWrapper>(AW_KIND, ctx.name, ns);
-      if (!aw) {
-        written.delete(key);
+      const cached = await ctx.cache.get<AppWrapper>(AW_KIND, ctx.name, ns);
+      if (!cached) {
+        written.forget(key);
         return;
       }
-      const mem = written.get(key);
-      if (mem) {
-        if (aw.metadata.resourceVersion === mem.fromRv) aw = mem.obj;
-        else written.delete(key);
-      }
+      let aw = written.latest(key, cached);
       if (managedElsewhere(aw)) return;
 
       const input: CoreInput = { aw, now: clock(), config };
@@ -96,7 +89,7 @@ export function appWrapperController(options: AppWrapperOptions = {}): Controlle
       }
       const d = decide(input);
       const remember = (from: string | undefined, obj: AppWrapper) => {
-        written.set(key, { fromRv: from, obj });
+        written.record(key, from, obj);
         aw = obj;
       };
       aw = await apply(ctx, aw, d, remember);
@@ -133,7 +126,7 @@ async function componentsOf(ctx: ReconcileContext, aw: AppWrapper): Promise<(Kub
       try {
         return await ctx.client.tryGet(kind, cs.name, ns, { signal: ctx.signal });
       } catch (err) {
-        if (noMatch(err) || isNotFound(err)) return undefined;
+        if (isNoKindMatch(err)) return undefined;
         throw err;
       }
     }),
@@ -196,7 +189,7 @@ async function apply(
     } catch (err) {
       // A replaced object (uid precondition) or a kind no longer served is already "gone";
       // the next pass sees what is left.
-      if (!isConflict(err) && !noMatch(err))
+      if (!isConflict(err) && !isNoKindMatch(err))
         ctx.log.error({ err, name: del.name, kind: del.kind }, 'deletion error');
     }
   }
@@ -227,14 +220,14 @@ async function deploy(
         const existing = await ctx.client.tryGet(obj, obj.metadata.name, obj.metadata.namespace, {
           signal: ctx.signal,
         });
-        const ref = existing?.metadata.ownerReferences?.find((r) => r.controller);
+        const ref = existing && getControllerOf(existing);
         results.push({ index, outcome: 'exists', controlledByUs: ref?.name === aw.metadata.name });
         if (ref?.name !== aw.metadata.name) break;
         continue;
       }
       const message = err instanceof Error ? err.message : String(err);
       // A kind the server does not serve (no CRD) or an object it rejects will never be created.
-      const fatal = noMatch(err) || isNotFound(err) || isInvalid(err);
+      const fatal = isNoKindMatch(err) || isNotFound(err) || isInvalid(err);
       results.push({ index, outcome: 'failed', message, fatal });
       break;
     }

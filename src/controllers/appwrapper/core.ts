@@ -12,7 +12,7 @@
 
 import { setCondition } from '../../kube/conditions.ts';
 import { labelSelectorMatches } from '../../kube/labels.ts';
-import type { KubeObject } from '../../runtime/index.ts';
+import { getControllerOf, type KubeObject } from '../../runtime/index.ts';
 import {
   Annotations,
   type AppWrapper,
@@ -21,7 +21,6 @@ import {
   type AppWrapperStatus,
   AW_CONTROLLER_NAME,
   AW_FINALIZER,
-  AW_LABEL,
   type AwCondition,
   Conditions,
   Phases,
@@ -267,7 +266,7 @@ function conditionTrue(obj: KubeObject, type: string): boolean {
 /** A component object the AppWrapper controls (a namesake owned by someone else does not count). */
 function ours(aw: AppWrapper, obj: KubeObject | undefined): obj is KubeObject {
   if (!obj) return false;
-  const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+  const ref = getControllerOf(obj);
   return (
     ref !== undefined &&
     ref.kind === 'AppWrapper' &&
@@ -773,9 +772,4 @@ function running(aw: AppWrapper, draft: Draft, input: CoreInput, eff: Effective,
   unhealthy(draft, d, 'InsufficientPodsReady', detail);
   resetOrFail(draft, eff, pods.terminalFailure, 1);
   return finish(d, draft, observed);
-}
-
-/** The label selector for an AppWrapper's pods. */
-export function podSelector(aw: AppWrapper): string {
-  return `${AW_LABEL}=${aw.metadata.name ?? ''}`;
 }

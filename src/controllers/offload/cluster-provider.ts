@@ -18,7 +18,6 @@ import {
   Client,
   isAlreadyExists,
   isApiError,
-  isNotFound,
   type KubeObject,
   kubeConfigFromString,
 } from '../../runtime/index.ts';
@@ -293,13 +292,10 @@ export class ClusterProvider implements OffloadProvider {
   async terminate(id: string, signal?: AbortSignal): Promise<void> {
     const { namespace, name } = splitId(id);
     if (!namespace || !name) return;
-    await this.call(`delete pod ${id}`, signal, async (c) => {
-      try {
-        await c.delete({ ...POD, metadata: { name, namespace } }, { signal });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    // A pod already gone resolves false, not an error: terminating twice is fine.
+    await this.call(`delete pod ${id}`, signal, (c) =>
+      c.delete({ ...POD, metadata: { name, namespace } }, { signal }),
+    );
   }
 
   /** Closes the remote client's connections. */

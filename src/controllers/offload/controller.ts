@@ -9,7 +9,7 @@
  *   removes the Job's local pods. Offloaded Jobs are followed by polling the provider and,
  *   for RunPod, by reading the log stream for the exit-code marker; the outcome is written
  *   to the virtual pod's status, and the Job controller ends the Job from it.
- * - `offload-node` keeps the virtual node registered, Ready and heartbeating.
+ * - `offload-node` (node.ts) keeps the virtual node registered, Ready and heartbeating.
  *
  * Everything that matters lives in the cluster (annotations, labels, finalizers) and in
  * the remote pods' tags; memory holds only caches (the GPU catalog, log watchers, spend
@@ -19,12 +19,11 @@ import { randomBytes } from 'node:crypto';
 import {
   type Check,
   type ControllerDefinition,
+  getControllerOf,
   isAlreadyExists,
   isConflict,
-  isNotFound,
   type KubeObject,
   keyOf,
-  microTime,
   OWNER_UID_INDEX,
   objectKey,
   type ReconcileContext,
@@ -42,6 +41,7 @@ import {
   orphanRemotePods,
   pendingState,
   readJobConfig,
+  type RemoteOutcome,
   remoteOutcome,
   virtualPodStatus,
 } from './core.ts';
@@ -49,14 +49,8 @@ import * as K from './keys.ts';
 import type { OffloadOptions } from './options.ts';
 import { type OffloadProvider, ProviderError } from './provider.ts';
 import type { Job, Pod, RemotePod } from './types.ts';
-import {
-  nodeLease,
-  NODE_HEARTBEAT_MS,
-  NODE_LEASE_NAMESPACE,
-  virtualNode,
-  virtualNodeStatus,
-  virtualPod,
-} from './virtual.ts';
+import { ensureVirtualNode, providerProbe, virtualNodeController } from './node.ts';
+import { virtualPod } from './virtual.ts';
 import {
   buildLaunchRequest,
   type LaunchRequest,
@@ -67,11 +61,9 @@ import {
 
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 const POD = { apiVersion: 'v1', kind: 'Pod' };
-const NODE = { apiVersion: 'v1', kind: 'Node' };
 const NAMESPACE = { apiVersion: 'v1', kind: 'Namespace' };
 const SECRET = { apiVersion: 'v1', kind: 'Secret' };
 const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap' };
-const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' };
 
 /** The key of the orphan sweep (Job names cannot contain `~`, so it never names a Job). */
 export const SWEEP_KEY = '~offload-sweep';
@@ -106,24 +98,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   const watchers = new Map<string, () => void>();
   const reservations = new Map<string, number>();
   let launchChain: Promise<unknown> = Promise.resolve();
-  let readiness: { at: number; ok: boolean; message: string } | undefined;
-
-  const probeProvider = async (): Promise<{ ok: boolean; message: string }> => {
-    if (readiness && now() - readiness.at < 5000) return readiness;
-    let result: { ok: boolean; message: string };
-    if (!provider.configured())
-      result = { ok: false, message: 'no provider credentials are configured (RUNPOD_KEY)' };
-    else {
-      try {
-        await provider.ping(AbortSignal.timeout(opts.requestTimeout * 1000));
-        result = { ok: true, message: `${provider.name} answers` };
-      } catch (err) {
-        result = { ok: false, message: `${provider.name} does not answer: ${(err as Error).message}` };
-      }
-    }
-    readiness = { at: now(), ...result };
-    return result;
-  };
+  const probeProvider = providerProbe(provider, opts.requestTimeout * 1000, now);
 
   const isManagedJob = (o: KubeObject) =>
     o.metadata.annotations?.[K.MANAGED]?.toLowerCase() === 'true' && !jobFinished(o as Job);
@@ -154,8 +129,8 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   };
 
   const podMap = (pod: KubeObject): string[] => {
-    const owner = pod.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'Job');
-    if (!owner) return [];
+    const owner = getControllerOf(pod);
+    if (owner?.kind !== 'Job') return [];
     const key = keyOf(pod.metadata.namespace, owner.name);
     return candidateKeys.has(key) ? [key, ...fanOut()] : [key];
   };
@@ -219,16 +194,12 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   };
 
   const deleteVirtualPod = async (ctx: ReconcileContext, vpod: Pod) => {
-    try {
-      if (vpod.metadata.finalizers?.includes(K.JOB_TRACKING_FINALIZER)) {
-        await ctx.client.removeFinalizer(vpod, K.JOB_TRACKING_FINALIZER);
-      }
-      // No kubelet confirms a virtual pod's termination: troupe is its kubelet, and deletes
-      // it at once once the remote pod is gone (as virtual-kubelet does).
-      await ctx.client.delete(vpod, { gracePeriodSeconds: 0, preconditions: { uid: vpod.metadata.uid } });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
+    if (vpod.metadata.finalizers?.includes(K.JOB_TRACKING_FINALIZER)) {
+      await ctx.client.removeFinalizer(vpod, K.JOB_TRACKING_FINALIZER);
     }
+    // No kubelet confirms a virtual pod's termination: troupe is its kubelet, and deletes
+    // it at once once the remote pod is gone (as virtual-kubelet does).
+    await ctx.client.delete(vpod, { gracePeriodSeconds: 0, preconditions: { uid: vpod.metadata.uid } });
   };
 
   const readRefs = async (ctx: ReconcileContext, job: Job): Promise<ReferencedData> => {
@@ -276,15 +247,6 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     return currentSpend(vpods) + reserved;
   };
 
-  const ensureVirtualNode = async (ctx: ReconcileContext) => {
-    if (await ctx.cache.get(NODE, K.VIRTUAL_NODE_NAME)) return;
-    try {
-      await ctx.client.create(virtualNode(K.VIRTUAL_NODE_NAME, provider.name));
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-  };
-
   // ---- offloading a Job -------------------------------------------------------
   //
   // The launch protocol. Each step is stored in the cluster before the next one starts, so
@@ -319,6 +281,27 @@ export function offloadController(deps: OffloadDeps): OffloadController {
   };
 
   const isLinked = (vpod: Pod) => !!vpod.metadata.annotations?.[K.POD_ID];
+
+  /** The virtual pod's status for the remote pod's outcome, its container named as the Job's. */
+  const writeVirtualPodStatus = async (
+    ctx: ReconcileContext,
+    job: Job,
+    vpod: Pod,
+    outcome: RemoteOutcome,
+    remote: RemotePod | undefined,
+  ) => {
+    const container = job.spec?.template?.spec?.containers[0];
+    const stamp = new Date(now()).toISOString();
+    const status = virtualPodStatus(
+      outcome,
+      remote,
+      container?.name ?? 'runpod',
+      container?.image ?? '',
+      stamp,
+      vpod.status?.startTime ?? stamp,
+    );
+    await ctx.client.patchStatus(vpod, { status }, { signal: ctx.signal });
+  };
 
   /** Whether a Job being launched still wants to be (a local pod running is checked by `clearLocal`). */
   const stillWanted = (job: Job) =>
@@ -398,7 +381,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
 
   /** Step 2: the unlinked virtual pod; 'taken' when a pod of its name is someone else's, 'busy' while one is going. */
   const claim = async (ctx: ReconcileContext, job: Job): Promise<Pod | 'taken' | 'busy'> => {
-    await ensureVirtualNode(ctx);
+    await ensureVirtualNode(ctx, provider.name);
     let vpod: Pod;
     try {
       vpod = await ctx.client.create(virtualPod(job, { provider: provider.name }), { signal: ctx.signal });
@@ -436,7 +419,6 @@ export function offloadController(deps: OffloadDeps): OffloadController {
             preconditions: { uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion },
           });
         } catch (err) {
-          if (isNotFound(err)) continue;
           if (!isConflict(err)) throw err;
           again = true;
         }
@@ -468,21 +450,12 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       },
       { signal: ctx.signal },
     );
-    const container = job.spec?.template?.spec?.containers[0];
-    const stamp = new Date(now()).toISOString();
-    await ctx.client.patchStatus(
+    await writeVirtualPodStatus(
+      ctx,
+      job,
       linked,
-      {
-        status: virtualPodStatus(
-          remote.status === 'RUNNING' ? { kind: 'running' } : { kind: 'pending' },
-          remote,
-          container?.name ?? 'runpod',
-          container?.image ?? '',
-          stamp,
-          linked.status?.startTime ?? stamp,
-        ),
-      },
-      { signal: ctx.signal },
+      remote.status === 'RUNNING' ? { kind: 'running' } : { kind: 'pending' },
+      remote,
     );
     await markOffloaded(ctx, job, linked, info.message);
     return { requeueAfter: Math.min(pollMs, 1000) };
@@ -715,7 +688,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     job: Job,
     vpod: Pod,
     remoteId: string,
-    outcome: Extract<ReturnType<typeof remoteOutcome>, { kind: 'finished' | 'lost' }>,
+    outcome: Extract<RemoteOutcome, { kind: 'finished' | 'lost' }>,
     remote: RemotePod | undefined,
   ) => {
     const code = outcome.kind === 'finished' ? outcome.exitCode : undefined;
@@ -732,18 +705,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     await ctx.client.mergePatch(vpod, {
       metadata: { annotations: { [K.REMOTE_TERMINATED]: 'true', ...recorded } },
     });
-    const container = job.spec?.template?.spec?.containers[0];
-    const stamp = new Date(now()).toISOString();
-    await ctx.client.patchStatus(vpod, {
-      status: virtualPodStatus(
-        outcome,
-        remote,
-        container?.name ?? 'runpod',
-        container?.image ?? '',
-        stamp,
-        vpod.status?.startTime ?? stamp,
-      ),
-    });
+    await writeVirtualPodStatus(ctx, job, vpod, outcome, remote);
     const ok = code === 0;
     await annotateJob(ctx, job, {
       [K.STATE]: ok ? 'Completed' : 'Failed',
@@ -781,11 +743,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       // Someone deleted the virtual pod: stop the remote one, then confirm the deletion.
       if (a[K.REMOTE_TERMINATED] !== 'true') await provider.terminate(remoteId, ctx.signal);
       stopWatcher(remoteId);
-      try {
-        await ctx.client.delete(vpod, { gracePeriodSeconds: 0, preconditions: { uid: vpod.metadata.uid } });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+      await ctx.client.delete(vpod, { gracePeriodSeconds: 0, preconditions: { uid: vpod.metadata.uid } });
       return undefined;
     }
     if (phase === 'Succeeded' || phase === 'Failed') {
@@ -829,20 +787,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     }
     if (Object.keys(annotations).length) await ctx.client.mergePatch(vpod, { metadata: { annotations } });
     const wantPhase = outcome.kind === 'running' ? 'Running' : 'Pending';
-    if (phase !== wantPhase) {
-      const container = job.spec?.template?.spec?.containers[0];
-      const stamp = new Date(now()).toISOString();
-      await ctx.client.patchStatus(vpod, {
-        status: virtualPodStatus(
-          outcome,
-          remote,
-          container?.name ?? 'runpod',
-          container?.image ?? '',
-          stamp,
-          vpod.status?.startTime ?? stamp,
-        ),
-      });
-    }
+    if (phase !== wantPhase) await writeVirtualPodStatus(ctx, job, vpod, outcome, remote);
     if (wrapped && remote && provider.watchExit && !watchers.has(remoteId) && !ctx.signal.aborted) {
       ctx.signal.addEventListener('abort', () => watchers.delete(remoteId), { once: true });
       const ref = {
@@ -915,7 +860,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
         });
       } catch (err) {
         // A changed pod is looked at again on its next event.
-        if (!isNotFound(err) && !isConflict(err)) throw err;
+        if (!isConflict(err)) throw err;
       }
     }
     return false;
@@ -960,10 +905,10 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     }
     const jobs = (await ctx.cache.list(JOB)) as Job[];
     const uids = new Set(jobs.map((j) => j.metadata.uid));
+    const remoteJobUids = new Set(remote.map((r) => r.tags.jobUid));
     const observed: JobObservation[] = [];
     for (const j of jobs) {
-      if (remote.some((r) => r.tags.jobUid === j.metadata.uid))
-        observed.push({ job: j, pods: await podsOf(ctx, j) });
+      if (remoteJobUids.has(j.metadata.uid)) observed.push({ job: j, pods: await podsOf(ctx, j) });
     }
     const linkedTo = new Map<string, string>();
     for (const o of observed) {
@@ -1061,19 +1006,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     const managed = ranked ? await observations(ctx) : [{ job, pods }];
     const decision = decideOffload({ job, pods }, managed, opts, now());
     if (!decision.offload) {
-      if (decision.runningLocally && job.metadata.annotations?.[K.ERROR_CLASS] !== 'RunningLocally') {
-        await annotateJob(ctx, job, {
-          [K.ERROR_CLASS]: 'RunningLocally',
-          [K.ERROR]:
-            'offload was requested, but a local pod already runs; it was not offloaded, so it does not run twice',
-        });
-        ctx.recorder.warning(
-          job,
-          'RunningLocally',
-          'Offload',
-          'offload was requested, but a local pod already runs; the Job stays local',
-        );
-      }
+      if (decision.runningLocally) await reportRunningLocally(ctx, job);
       return decision.recheckAfterMs !== undefined
         ? { requeueAfter: Math.min(decision.recheckAfterMs, intervalMs) }
         : undefined;
@@ -1094,52 +1027,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     reconcile: reconcileJob,
   };
 
-  // ---- the virtual node ----------------------------------------------------------------
-
-  const nodeController: ControllerDefinition = {
-    name: 'offload-node',
-    for: NODE,
-    predicates: [(e) => e.obj.metadata.name === K.VIRTUAL_NODE_NAME],
-    watches: [{ ...NAMESPACE, map: (_o, e) => (e.initialList ? [K.VIRTUAL_NODE_NAME] : []) }],
-    async reconcile(_key, ctx) {
-      provider.attach?.(ctx.client);
-      let node = (await ctx.cache.get(NODE, K.VIRTUAL_NODE_NAME)) as
-        | (KubeObject & {
-            status?: { conditions?: { type: string; status: string; lastHeartbeatTime?: string }[] };
-          })
-        | undefined;
-      if (!node) {
-        try {
-          node = await ctx.client.create(virtualNode(K.VIRTUAL_NODE_NAME, provider.name));
-        } catch (err) {
-          if (!isAlreadyExists(err)) throw err;
-          node = await ctx.client.get(NODE, K.VIRTUAL_NODE_NAME);
-        }
-      }
-      const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-      const last = Date.parse(ready?.lastHeartbeatTime ?? '');
-      const probe = await probeProvider();
-      const stale = Number.isNaN(last) || now() - last >= NODE_HEARTBEAT_MS;
-      if (stale || (ready?.status === 'True') !== probe.ok) {
-        const stamp = new Date(now()).toISOString().replace(/\.\d+Z$/, 'Z');
-        await ctx.client.patchStatus(node, { status: virtualNodeStatus(probe.ok, probe.message, stamp) });
-        const renew = microTime(now());
-        const lease = await ctx.client.tryGet(LEASE, K.VIRTUAL_NODE_NAME, NODE_LEASE_NAMESPACE);
-        if (!lease) {
-          try {
-            await ctx.client.create(nodeLease(K.VIRTUAL_NODE_NAME, renew));
-          } catch (err) {
-            if (!isAlreadyExists(err) && !isNotFound(err)) throw err;
-          }
-        } else {
-          await ctx.client.mergePatch(lease, {
-            spec: { renewTime: renew, holderIdentity: K.VIRTUAL_NODE_NAME },
-          });
-        }
-      }
-      return { requeueAfter: NODE_HEARTBEAT_MS };
-    },
-  };
+  const nodeController = virtualNodeController({ provider, probe: probeProvider, now });
 
   return {
     controllers: [jobController, nodeController],

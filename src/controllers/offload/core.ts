@@ -290,21 +290,9 @@ export function remoteOutcome(
   remote: RemotePod | undefined,
   captured: { exitCode?: number; firstStartedMs?: number; wrapped: boolean },
 ): RemoteOutcome {
-  if (captured.exitCode !== undefined) {
-    return {
-      kind: 'finished',
-      exitCode: captured.exitCode,
-      assumed: false,
-      message: `exited with code ${captured.exitCode}`,
-    };
-  }
-  if (remote?.exitCode !== undefined) {
-    return {
-      kind: 'finished',
-      exitCode: remote.exitCode,
-      assumed: false,
-      message: `exited with code ${remote.exitCode}`,
-    };
+  const exitCode = captured.exitCode ?? remote?.exitCode;
+  if (exitCode !== undefined) {
+    return { kind: 'finished', exitCode, assumed: false, message: `exited with code ${exitCode}` };
   }
   if (!remote || remote.status === 'TERMINATED')
     return { kind: 'lost', message: 'the remote pod no longer exists' };
@@ -345,6 +333,13 @@ export function virtualPodStatus(
     lastTransitionTime: now,
     ...(reason ? { reason } : {}),
   });
+  // Always scheduled (to the virtual node) and initialized; Ready and ContainersReady move together.
+  const conditions = (ready: boolean, reason?: string) => [
+    cond('PodScheduled', 'True'),
+    cond('Initialized', 'True'),
+    cond('Ready', ready ? 'True' : 'False', reason),
+    cond('ContainersReady', ready ? 'True' : 'False', reason),
+  ];
   const base = { hostIP: '127.0.0.1', podIP: undefined, startTime, qosClass: 'BestEffort' };
   const cs = (state: Record<string, unknown>, ready: boolean) => [
     {
@@ -363,12 +358,7 @@ export function virtualPodStatus(
       return {
         ...base,
         phase: 'Pending',
-        conditions: [
-          cond('PodScheduled', 'True'),
-          cond('Initialized', 'True'),
-          cond('Ready', 'False', 'ContainersNotReady'),
-          cond('ContainersReady', 'False', 'ContainersNotReady'),
-        ],
+        conditions: conditions(false, 'ContainersNotReady'),
         containerStatuses: cs(
           {
             waiting: {
@@ -383,12 +373,7 @@ export function virtualPodStatus(
       return {
         ...base,
         phase: 'Running',
-        conditions: [
-          cond('PodScheduled', 'True'),
-          cond('Initialized', 'True'),
-          cond('Ready', 'True'),
-          cond('ContainersReady', 'True'),
-        ],
+        conditions: conditions(true),
         containerStatuses: cs({ running: { startedAt: remote?.startedAt ?? now } }, true),
       };
     case 'finished': {
@@ -396,12 +381,7 @@ export function virtualPodStatus(
       return {
         ...base,
         phase: ok ? 'Succeeded' : 'Failed',
-        conditions: [
-          cond('PodScheduled', 'True'),
-          cond('Initialized', 'True'),
-          cond('Ready', 'False', 'PodCompleted'),
-          cond('ContainersReady', 'False', 'PodCompleted'),
-        ],
+        conditions: conditions(false, 'PodCompleted'),
         containerStatuses: cs(
           {
             terminated: {
@@ -422,12 +402,7 @@ export function virtualPodStatus(
         phase: 'Failed',
         reason: 'RemotePodLost',
         message: outcome.message,
-        conditions: [
-          cond('PodScheduled', 'True'),
-          cond('Initialized', 'True'),
-          cond('Ready', 'False', 'PodFailed'),
-          cond('ContainersReady', 'False', 'PodFailed'),
-        ],
+        conditions: conditions(false, 'PodFailed'),
         containerStatuses: cs(
           {
             terminated: {

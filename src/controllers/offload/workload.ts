@@ -230,7 +230,7 @@ function envValue(
   if (vf.fieldRef) {
     const path = vf.fieldRef.fieldPath;
     const meta = job.spec?.template?.metadata ?? {};
-    if (path === 'metadata.name') return `${job.metadata.name}-runpod`;
+    if (path === 'metadata.name') return virtualPodName(job);
     if (path === 'metadata.namespace') return job.metadata.namespace ?? '';
     if (path === 'spec.nodeName') return K.VIRTUAL_NODE_NAME;
     if (path === 'spec.serviceAccountName')

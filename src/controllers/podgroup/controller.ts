@@ -12,6 +12,7 @@ import {
   isNotFound,
   keyOf,
   type ObjectReference,
+  OwnWrites,
   type ReconcileContext,
 } from '../../runtime/index.ts';
 import { type PodGroup, type PodObject, POD_KIND, PODGROUP_KIND, READY_LABEL } from './api.ts';
@@ -54,8 +55,6 @@ interface GroupMemory {
   joinedAt: Map<string, number>;
   /** Pods labelled ready by this process whose label the cache has not shown yet. */
   labelled: Set<string>;
-  /** The PodGroup as our last status write returned it, and the resourceVersion it replaced. */
-  written?: { fromRv: string | undefined; obj: PodGroup };
   /** The members at the last decision that was applied in full (uid → phase). */
   previous?: Map<string, string>;
 }
@@ -68,6 +67,8 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
   const inScope = (ns: string | undefined) => !!ns && (!scope || scope.has(ns));
   const clock = options.now ?? (() => new Date());
   const memory = new Map<string, GroupMemory>();
+  // The PodGroup as our last status write returned it.
+  const written = new OwnWrites<PodGroup>();
   // Warnings about a pod (bad group name, conflicting claims) are recorded once per pod.
   const warned = new Set<string>();
 
@@ -94,6 +95,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
       let mem = memory.get(key);
       if (pods.length === 0 && !podGroup) {
         memory.delete(key);
+        written.forget(key);
         return;
       }
       if (!mem) {
@@ -114,10 +116,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
       mem.joinedAt = joinedAt;
       for (const uid of mem.labelled) if (!present.has(uid)) mem.labelled.delete(uid);
 
-      if (podGroup && mem.written) {
-        if (podGroup.metadata.resourceVersion === mem.written.fromRv) podGroup = mem.written.obj;
-        else mem.written = undefined;
-      }
+      if (podGroup) podGroup = written.latest(key, podGroup);
 
       const peers =
         podGroup?.spec?.deadlockPolicy?.action === 'Restart' ? await stuckPeers(ctx, key) : undefined;
@@ -135,7 +134,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
         previous: mem.previous,
         peers,
       });
-      await apply(ctx, namespace, podGroup, decision, mem, warned);
+      await apply(ctx, namespace, podGroup, decision, mem, written, warned);
       mem.previous = decision.observed;
       if (decision.deferredTo) {
         ctx.log.info(
@@ -156,6 +155,7 @@ async function apply(
   podGroup: PodGroup | undefined,
   d: Decision,
   mem: GroupMemory,
+  written: OwnWrites<PodGroup>,
   warned: Set<string>,
 ): Promise<void> {
   const { client } = ctx;
@@ -190,7 +190,7 @@ async function apply(
       metadata: { resourceVersion: fromRv },
       status: d.status,
     });
-    mem.written = { fromRv, obj: updated };
+    written.record(ctx.key, fromRv, updated);
     podGroup = updated;
   }
 

@@ -13,6 +13,7 @@
  */
 
 import { rfc3339, withCondition } from '../../kube/conditions.ts';
+import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import {
   AUTO_CREATED_ANNOTATION,
   ConditionTypes,
@@ -476,10 +477,10 @@ function newPodGroup(namespace: string, name: string, members: readonly Member[]
   };
   // When every member has the same controller (a Job, a JobSet's Job...), the PodGroup goes
   // away with it through garbage collection; bare pods leave it for the user to delete.
-  const owners = new Map<string, NonNullable<PodObject['metadata']['ownerReferences']>[number]>();
+  const owners = new Map<string, OwnerReference | undefined>();
   for (const m of members) {
-    const ref = m.pod.metadata.ownerReferences?.find((r) => r.controller === true);
-    owners.set(ref?.uid ?? '', ref!);
+    const ref = getControllerOf(m.pod);
+    owners.set(ref?.uid ?? '', ref);
   }
   const [only] = owners.values();
   if (owners.size === 1 && only) {

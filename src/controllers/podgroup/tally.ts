@@ -69,15 +69,15 @@ export function toMember(pod: PodObject, joinedAt: number): Member {
   };
 }
 
-/**
- * Counts the members. `previous` (uid → phase at the controller's previous observation, if it
- * made one) lets it see members that were deleted and replaced between two observations.
- */
 /** What the previous observation remembers of a member: its phase, or Terminating. */
 export function observedPhase(m: Member): string {
   return m.terminating ? 'Terminating' : m.phase;
 }
 
+/**
+ * Counts the members. `previous` (uid → phase at the controller's previous observation, if it
+ * made one) lets it see members that were deleted and replaced between two observations.
+ */
 export function tally(members: Member[], previous?: ReadonlyMap<string, string>): Tally {
   const t: Tally = {
     members,
