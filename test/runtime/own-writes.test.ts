@@ -29,3 +29,15 @@ test('forget drops a remembered write', () => {
   const cached = at('1', 'old');
   assert.equal(writes.latest('ns/x', cached), cached);
 });
+
+test('writes in a row: the cache showing any version they superseded still lags', () => {
+  const writes = new OwnWrites();
+  const first = at('1', 'old');
+  writes.record('ns/x', '1', at('2', 'mid'));
+  const last = at('3', 'new');
+  writes.record('ns/x', '2', last);
+  assert.equal(writes.latest('ns/x', first), last, 'the cache still shows rv 1');
+  assert.equal(writes.latest('ns/x', at('2', 'mid')), last, 'the cache shows the first write only');
+  const caughtUp = at('3', 'new');
+  assert.equal(writes.latest('ns/x', caughtUp), caughtUp, 'the cache caught up');
+});

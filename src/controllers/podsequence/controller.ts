@@ -21,6 +21,7 @@ import {
   isConflict,
   isNotFound,
   type KubeObject,
+  OwnWrites,
   type MapFunc,
   objectKey,
   type Predicate,
@@ -128,53 +129,6 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /**
- * The status this controller last wrote for a sequence, the resourceVersion that write
- * produced, and the resourceVersions known to be older (those its writes started from or
- * superseded). While the cache shows one of those, a reconcile judges against the written
- * status rather than the cached one: otherwise every reconcile in that window writes the
- * same status again and records the same transition events again. Any other
- * resourceVersion (the cache caught up, or someone else changed the sequence) means the
- * cache is to be trusted again.
- */
-interface WrittenStatus {
-  uid: string | undefined;
-  status: PodSequenceStatus;
-  rv: string | undefined;
-  older: Set<string | undefined>;
-  /** When it was written (ms, monotonic). */
-  at: number;
-}
-
-/** `cached`, with the status this controller wrote last if the cache does not show it yet. */
-function withOwnStatus(cached: PodSequence, written: Map<string, WrittenStatus>): PodSequence {
-  const key = objectKey(cached);
-  const mine = written.get(key);
-  if (!mine) return cached;
-  if (mine.uid === cached.metadata.uid && mine.older.has(cached.metadata.resourceVersion)) {
-    return { ...cached, status: mine.status };
-  }
-  // The cache caught up (or someone else wrote): trust it, but keep when this controller
-  // last wrote, which spaces its progress writes.
-  mine.older.clear();
-  return cached;
-}
-
-function rememberStatus(
-  written: Map<string, WrittenStatus>,
-  seq: PodSequence,
-  status: PodSequenceStatus,
-  rv: string | undefined,
-): void {
-  const key = objectKey(seq);
-  const prev = written.get(key);
-  const same = prev && prev.uid === seq.metadata.uid ? prev : undefined;
-  const older = new Set(same?.older);
-  older.add(seq.metadata.resourceVersion);
-  if (same) older.add(same.rv);
-  written.set(key, { uid: seq.metadata.uid, status, rv, older, at: performance.now() });
-}
-
-/**
  * When a status that differs from the written one may be written: now when it changes
  * the phase, the observed generation or some condition's status (what users and tools
  * wait on), otherwise once `intervalMs` have passed since this controller's last write.
@@ -200,7 +154,8 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
   const index = new SequenceIndex(opts.defaultGateName);
   const full = opts.mode === 'full';
   const state: State = {
-    written: new Map(),
+    written: new OwnWrites<PodSequence>(),
+    writtenAt: new Map(),
     trackers: new Trackers(),
     expectations: new ReleaseExpectations(),
   };
@@ -208,7 +163,8 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
   const trackSequences: MapFunc = (_obj, event) => {
     if (event.type === 'delete') {
       index.remove(objectKey(event.obj));
-      state.written.delete(objectKey(event.obj));
+      state.written.forget(objectKey(event.obj));
+      state.writtenAt.delete(objectKey(event.obj));
       state.trackers.forget(objectKey(event.obj));
     } else index.upsert(event.obj as PodSequence);
     return [];
@@ -234,7 +190,10 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
 
 /** What the controller keeps between reconciles; all of it derived, rebuilt after a restart. */
 interface State {
-  written: Map<string, WrittenStatus>;
+  /** This controller's status writes the cache may not show yet. */
+  written: OwnWrites<PodSequence>;
+  /** When this controller last wrote each sequence's status (ms, monotonic): spaces progress writes. */
+  writtenAt: Map<string, number>;
   trackers: Trackers;
   expectations: ReleaseExpectations;
 }
@@ -245,10 +204,12 @@ async function reconcile(
   index: SequenceIndex,
   state: State,
 ): Promise<ReconcileResult | undefined> {
-  const { written } = state;
   const cached = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
   if (!cached) return undefined;
-  const seq = withOwnStatus(cached, written);
+  const key = objectKey(cached);
+  // Judged against the status written last, not an older cached one: otherwise every pass
+  // until the watch delivers that write writes it again and records its events again.
+  const seq = state.written.latest(key, cached);
   const full = opts.mode === 'full';
   if (seq.metadata.deletionTimestamp) {
     await finalize(ctx, seq, full);
@@ -256,7 +217,7 @@ async function reconcile(
   }
   const spec = index.specOf(seq) ?? resolveSpec(seq, opts.defaultGateName);
   const input: CoreInput = { seq, spec, pods: [], now: new Date(), options: opts };
-  input.others = index.others(objectKey(seq), spec.namespace);
+  input.others = index.others(key, spec.namespace);
   if (spec.errors.length === 0) {
     const scope = ctx.cache.namespace;
     if (scope && scope !== spec.namespace) {
@@ -265,14 +226,7 @@ async function reconcile(
       const version = [seq.metadata.uid, seq.metadata.generation, ...input.others.map(rivalVersion)].join(
         '/',
       );
-      const tracked = await state.trackers.get(
-        ctx.cache,
-        objectKey(seq),
-        version,
-        spec,
-        input.others,
-        ctx.signal,
-      );
+      const tracked = await state.trackers.get(ctx.cache, key, version, spec, input.others, ctx.signal);
       input.tracker = tracked.tracker;
       input.memo = tracked.memo;
     }
@@ -293,11 +247,10 @@ async function reconcile(
   }
   let requeueAfter = plan.requeueAfterMs;
   if (statusChanged(seq.status, plan.status)) {
-    const mine = written.get(objectKey(seq));
     const wait = statusWriteDelay(
       seq.status,
       plan.status,
-      mine && mine.uid === seq.metadata.uid ? mine.at : undefined,
+      state.writtenAt.get(key),
       performance.now(),
       opts.statusUpdateIntervalMs,
     );
@@ -307,7 +260,10 @@ async function reconcile(
       requeueAfter = Math.min(requeueAfter ?? wait, wait);
     } else {
       const stored = await writeStatus(ctx, seq, plan.status);
-      if (stored) rememberStatus(written, seq, plan.status, stored.metadata.resourceVersion);
+      if (stored) {
+        state.written.record(key, seq.metadata.resourceVersion, stored);
+        state.writtenAt.set(key, performance.now());
+      }
       record(ctx, seq, plan.statusEvents);
     }
   }
