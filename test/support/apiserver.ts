@@ -4,9 +4,6 @@
  */
 import { execFile } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -14,6 +11,7 @@ import {
   type ApiServerOptions,
   startApiServer,
 } from '../../src/cluster/apiserver/server.ts';
+import { type KubectlResult, kubectlFor } from './kubectl.ts';
 
 const run = promisify(execFile);
 
@@ -22,9 +20,9 @@ export interface TestServer {
   kubeconfigPath: string;
   kc: KubeConfig;
   /** Runs kubectl against the server; rejects with stderr on a non-zero exit. */
-  kubectl(args: string[], input?: string): Promise<{ stdout: string; stderr: string }>;
+  kubectl(args: string[], input?: string): Promise<KubectlResult>;
   /** Runs kubectl and returns its exit code and output without rejecting. */
-  kubectlResult(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  kubectlResult(args: string[], input?: string): Promise<KubectlResult>;
   /** A raw HTTPS request to the server (trusting its CA), for status-code level checks. */
   request(
     method: string,
@@ -41,39 +39,15 @@ export interface TestServer {
 
 export async function startTestServer(opts: ApiServerOptions = {}): Promise<TestServer> {
   const server = await startApiServer({ port: 0, ...opts });
-  const dir = await mkdtemp(join(tmpdir(), 'troupe-test-'));
-  const kubeconfigPath = join(dir, 'kubeconfig');
-  await writeFile(kubeconfigPath, server.kubeconfig, { mode: 0o600 });
+  const kubectl = await kubectlFor(server.kubeconfig);
   const kc = new KubeConfig();
   kc.loadFromString(server.kubeconfig);
-  const kubectlResult = (args: string[], input?: string) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        'kubectl',
-        ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
-        { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
-        (err, stdout, stderr) => {
-          const code = err
-            ? typeof (err as { code?: unknown }).code === 'number'
-              ? (err as { code: number }).code
-              : 1
-            : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-      if (input !== undefined) child.stdin?.end(input);
-      else child.stdin?.end();
-    });
   return {
     server,
-    kubeconfigPath,
+    kubeconfigPath: kubectl.kubeconfigPath,
     kc,
-    kubectlResult,
-    kubectl: async (args, input) => {
-      const r = await kubectlResult(args, input);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-      return r;
-    },
+    kubectlResult: kubectl.result,
+    kubectl: kubectl.run,
     request: (method, path, o = {}) =>
       new Promise((resolve, reject) => {
         const url = new URL(path, server.url);
@@ -98,7 +72,7 @@ export async function startTestServer(opts: ApiServerOptions = {}): Promise<Test
       }),
     close: async () => {
       await server.close();
-      await rm(dir, { recursive: true, force: true });
+      await kubectl.cleanup();
     },
   };
 }

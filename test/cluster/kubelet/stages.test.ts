@@ -34,11 +34,48 @@ function waitAccepted(env: KubeletEnv, name: string): Promise<Cond> {
   return waitFor(`Stage ${name} Accepted condition`, () => accepted(env, name));
 }
 
+/** The YAML a user would write for a Stage on pods; `spec` is what follows resourceRef, unindented. */
+function podStage(name: string, spec: string): string {
+  return `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: ${name}
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+${spec.replace(/^(?=.)/gm, '  ')}`;
+}
+
+/** Applies a pod Stage with kubectl, as a user would. */
+function applyPodStage(env: KubeletEnv, name: string, spec: string) {
+  return env.ts.kubectl(['apply', '-f', '-'], podStage(name, spec));
+}
+
+/** A Stage that moves pods in phase `from` to Running. */
+function toRunningStage(name: string, from: string): Stage & KubeObject {
+  return {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'Stage',
+    metadata: { name },
+    spec: {
+      resourceRef: { apiGroup: 'v1', kind: 'Pod' },
+      selector: { matchExpressions: [{ key: '.status.phase', operator: 'In', values: [from] }] },
+      next: { statusTemplate: 'phase: Running' },
+    },
+  };
+}
+
+async function startWithNode(): Promise<KubeletEnv> {
+  const env = await startKubeletEnv({ timeScale: 20 });
+  await createNode(env.admin, 'node-1');
+  return env;
+}
+
 describe('kubelet: Stage objects', () => {
   let env: KubeletEnv;
   before(async () => {
-    env = await startKubeletEnv({ timeScale: 20 });
-    await createNode(env.admin, 'node-1');
+    env = await startWithNode();
   });
   after(() => env.close());
 
@@ -64,37 +101,28 @@ describe('kubelet: Stage objects', () => {
   });
 
   test('a Stage whose JQ key or template does not parse is reported and ignored', async () => {
-    const bad = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: broken-key
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.status.phase | ]['
-      operator: Exists
-  next:
-    statusTemplate: |
-      phase: Failed
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: broken-template
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchLabels:
-      app: anything
-  next:
-    statusTemplate: |
-      phase: {{ .status.phase
-`;
+    const brokenKey = podStage(
+      'broken-key',
+      `selector:
+  matchExpressions:
+  - key: '.status.phase | ]['
+    operator: Exists
+next:
+  statusTemplate: |
+    phase: Failed
+`,
+    );
+    const brokenTemplate = podStage(
+      'broken-template',
+      `selector:
+  matchLabels:
+    app: anything
+next:
+  statusTemplate: |
+    phase: {{ .status.phase
+`,
+    );
+    const bad = `${brokenKey}---\n${brokenTemplate}`;
     await env.ts.kubectl(['apply', '-f', '-'], bad);
     const key = await waitAccepted(env, 'broken-key');
     assert.equal(key.status, 'False');
@@ -137,46 +165,39 @@ spec:
   });
 
   test('a KWOK-style Stage using delay, weight, finalizers, event and patches plays', async () => {
-    await env.ts.kubectl(
-      ['apply', '-f', '-'],
-      `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: mark-slow
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchLabels:
-      chaos: slow
-    matchExpressions:
-    - key: .status.phase
-      operator: In
-      values: [Running]
-    - key: .metadata.annotations["marked"]
-      operator: DoesNotExist
-  weight: 5
-  weightFrom:
-    expressionFrom: .metadata.annotations["weight"]
-  delay:
-    durationMilliseconds: 2000
-    jitterDurationMilliseconds: 4000
-  next:
-    event:
-      type: Warning
-      reason: Slow
-      message: pod is slow
-    finalizers:
-      add:
-      - value: example.com/slow
-    patches:
-    - root: metadata
-      type: merge
-      template: |
-        annotations:
-          marked: {{ .metadata.name | Quote }}
-  immediateNextStage: true
+    await applyPodStage(
+      env,
+      'mark-slow',
+      `selector:
+  matchLabels:
+    chaos: slow
+  matchExpressions:
+  - key: .status.phase
+    operator: In
+    values: [Running]
+  - key: .metadata.annotations["marked"]
+    operator: DoesNotExist
+weight: 5
+weightFrom:
+  expressionFrom: .metadata.annotations["weight"]
+delay:
+  durationMilliseconds: 2000
+  jitterDurationMilliseconds: 4000
+next:
+  event:
+    type: Warning
+    reason: Slow
+    message: pod is slow
+  finalizers:
+    add:
+    - value: example.com/slow
+  patches:
+  - root: metadata
+    type: merge
+    template: |
+      annotations:
+        marked: {{ .metadata.name | Quote }}
+immediateNextStage: true
 `,
     );
     assert.equal((await waitAccepted(env, 'mark-slow')).status, 'True');
@@ -194,22 +215,15 @@ spec:
   });
 
   test('a Stage that fails while rendering gets a StageFailed event; other pods are unaffected', async () => {
-    await env.ts.kubectl(
-      ['apply', '-f', '-'],
-      `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: renders-badly
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchLabels:
-      render: bad
-  next:
-    statusTemplate: |
-      phase: {{ index .spec.containers 7 }}
+    await applyPodStage(
+      env,
+      'renders-badly',
+      `selector:
+  matchLabels:
+    render: bad
+next:
+  statusTemplate: |
+    phase: {{ index .spec.containers 7 }}
 `,
     );
     assert.equal((await waitAccepted(env, 'renders-badly')).status, 'True');
@@ -248,8 +262,7 @@ spec:
 describe('kubelet: combining Stage objects with the defaults', () => {
   let env: KubeletEnv;
   before(async () => {
-    env = await startKubeletEnv({ timeScale: 20 });
-    await createNode(env.admin, 'node-1');
+    env = await startWithNode();
   });
   after(() => env.close());
 
@@ -257,18 +270,11 @@ describe('kubelet: combining Stage objects with the defaults', () => {
 
   test('a Stage named like a default replaces it; deleting it brings the default back', async () => {
     // No selector: KWOK plays nothing for it, so this switches Job completion off.
-    await env.ts.kubectl(
-      ['apply', '-f', '-'],
-      `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-complete
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  next:
-    statusTemplate: "phase: Succeeded"
+    await applyPodStage(
+      env,
+      'pod-complete',
+      `next:
+  statusTemplate: "phase: Succeeded"
 `,
     );
     assert.equal((await waitAccepted(env, 'pod-complete')).status, 'True');
@@ -286,17 +292,7 @@ spec:
 
   test('a user Stage that changes nothing does not starve the defaults', async () => {
     // Matches every pod and writes what pod-ready wrote already: a no-op once the pod runs.
-    const stage: KubeObject = {
-      apiVersion: 'kwok.x-k8s.io/v1alpha1',
-      kind: 'Stage',
-      metadata: { name: 'noop' },
-      spec: {
-        resourceRef: { apiGroup: 'v1', kind: 'Pod' },
-        selector: { matchExpressions: [{ key: '.status.phase', operator: 'In', values: ['Running'] }] },
-        next: { statusTemplate: 'phase: Running' },
-      },
-    };
-    await env.admin.create(STAGE_GVR, stage);
+    await env.admin.create(STAGE_GVR, toRunningStage('noop', 'Running'));
     await waitAccepted(env, 'noop');
     await createPod(env.admin, 'timed', {
       restartPolicy: 'Never',
@@ -329,16 +325,7 @@ describe('kubelet: defaults switched off', () => {
   });
 
   test('defaultStages: false plays only the stages given', async () => {
-    const only: Stage = {
-      apiVersion: 'kwok.x-k8s.io/v1alpha1',
-      kind: 'Stage',
-      metadata: { name: 'only-phase' },
-      spec: {
-        resourceRef: { apiGroup: 'v1', kind: 'Pod' },
-        selector: { matchExpressions: [{ key: '.status.phase', operator: 'In', values: ['Pending'] }] },
-        next: { statusTemplate: 'phase: Running' },
-      },
-    };
+    const only = toRunningStage('only-phase', 'Pending');
     const env = await startKubeletEnv({ timeScale: 20, defaultStages: false, stages: [only] });
     try {
       assert.deepEqual(

@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { KubeObject, OwnerReference } from '../../../src/cluster/apiserver/types.ts';
 import { GVR, type Gvr } from '../../../src/cluster/client.ts';
-import {
-  autoRun,
-  CONTAINER,
-  createNamespace,
-  createNode,
-  get,
-  startCluster,
-  type TestCluster,
-  waitFor,
-} from './harness.ts';
+import { autoRun, CONTAINER, clusterForSuite, createNode, get, waitFor } from './harness.ts';
 
 const NS = 'gc';
 const CM: Gvr = { group: '', version: 'v1', resource: 'configmaps' };
@@ -36,14 +27,7 @@ function cm(name: string, owners: OwnerReference[] = [], finalizers?: string[]):
 }
 
 describe('garbage collector', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster();
-    await createNamespace(c.client, NS);
-  });
-  after(async () => {
-    await c.close();
-  });
+  const c = clusterForSuite(NS);
   const exists = (name: string) => get(c.client, CM, NS, name) !== undefined;
 
   test('background: dependents of a deleted owner are deleted', async () => {

@@ -11,6 +11,7 @@ import {
   startWorkloadControllers,
   type WorkloadControllersOptions,
 } from '../../../src/cluster/workloads/index.ts';
+import { after, before } from 'node:test';
 import { waitFor } from '../../support/wait.ts';
 
 export { waitFor };
@@ -37,6 +38,20 @@ export async function startCluster(
       await handle.close();
     },
   };
+}
+
+/**
+ * A cluster for the calling suite: started with `namespaces` before its tests, closed after
+ * them. The object is filled in by the `before` hook, so read it only inside tests.
+ */
+export function clusterForSuite(...namespaces: string[]): TestCluster {
+  const cluster = {} as TestCluster;
+  before(async () => {
+    Object.assign(cluster, await startCluster());
+    for (const ns of namespaces) await createNamespace(cluster.client, ns);
+  });
+  after(() => cluster.close());
+  return cluster;
 }
 
 /** What a kubelet does for a deleted pod on its node: stop it and confirm with a zero grace period. */

@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import {
   CONTAINER,
+  clusterForSuite,
   cond,
-  createNamespace,
   eventReasons,
   get,
   podsOwnedBy,
   setPodStatus,
-  startCluster,
   status,
-  type TestCluster,
   waitFor,
 } from './harness.ts';
 
@@ -42,14 +40,7 @@ function job(name: string, spec: Record<string, unknown>): KubeObject {
 }
 
 describe('Job controller', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster();
-    await createNamespace(c.client, NS);
-  });
-  after(async () => {
-    await c.close();
-  });
+  const c = clusterForSuite(NS);
 
   const jobNow = (name: string) => get(c.client, GVR.jobs, NS, name)!;
   const active = (j: KubeObject) =>

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import {
   CONTAINER,
-  createNamespace,
+  clusterForSuite,
   eventReasons,
   get,
   podsOwnedBy,
   setPodStatus,
-  startCluster,
   status,
-  type TestCluster,
   waitFor,
 } from './harness.ts';
 
@@ -40,14 +38,7 @@ function rs(name: string, replicas: number, extra: Record<string, unknown> = {})
 }
 
 describe('ReplicaSet controller', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster();
-    await createNamespace(c.client, NS);
-  });
-  after(async () => {
-    await c.close();
-  });
+  const c = clusterForSuite(NS);
   const rsNow = (name: string) => get(c.client, GVR.replicasets, NS, name)!;
   const live = (o: KubeObject) => podsOwnedBy(c.client, o).filter((p) => !p.metadata.deletionTimestamp);
 

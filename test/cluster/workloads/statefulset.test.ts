@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import {
   autoRun,
   CONTAINER,
-  createNamespace,
+  clusterForSuite,
   eventReasons,
   get,
   podsOwnedBy,
   setPodStatus,
-  startCluster,
   status,
-  type TestCluster,
   waitFor,
 } from './harness.ts';
 
@@ -43,14 +41,7 @@ function sts(ns: string, name: string, replicas: number, extra: Record<string, u
 }
 
 describe('StatefulSet controller', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster();
-    for (const ns of ['ordered', 'parallel', 'update']) await createNamespace(c.client, ns);
-  });
-  after(async () => {
-    await c.close();
-  });
+  const c = clusterForSuite('ordered', 'parallel', 'update');
   const setNow = (ns: string, name: string) => get(c.client, GVR.statefulsets, ns, name)!;
   const names = (o: KubeObject) =>
     podsOwnedBy(c.client, o)

@@ -4,11 +4,7 @@
  * runtime Manager over HTTP (optionally with its admission webhooks registered).
  */
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { execFile } from 'node:child_process';
-import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
+import type { ApiServerHandle } from '../../../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
 import {
@@ -26,7 +22,12 @@ import {
   registerAppWrapperWebhooks,
 } from '../../../src/controllers/appwrapper/index.ts';
 import { kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
+import { startTestServer } from '../../support/apiserver.ts';
+import type { KubectlResult } from '../../support/kubectl.ts';
 import { waitFor } from '../../support/wait.ts';
+import { podTemplate } from './fixtures.ts';
+
+export { podTemplate };
 
 export const AW = KGVR.appWrappers;
 
@@ -35,7 +36,8 @@ export interface Env {
   client: ClusterClient;
   manager: Manager;
   kueue: KueueStandIn;
-  kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Runs kubectl against the cluster; resolves with its exit code and output. */
+  kubectl(args: string[], input?: string): Promise<KubectlResult>;
   stop(): Promise<void>;
 }
 
@@ -50,17 +52,22 @@ export interface EnvOptions {
 export async function startEnv(opts: EnvOptions = {}): Promise<Env> {
   let server: ApiServerHandle;
   let client: ClusterClient;
+  let kubectl: Env['kubectl'];
   let stopCluster: () => Promise<void>;
   if (opts.embedded) {
-    const { startEmbeddedCluster } = await import('../../../src/cluster/index.ts');
-    const cluster = await startEmbeddedCluster({ port: 0 });
-    server = cluster.server;
-    client = cluster.client;
-    stopCluster = () => cluster.stop();
+    // Loaded only here, so the bare tests do not load the whole simulated data plane.
+    const { startTestCluster } = await import('../../support/cluster.ts');
+    const tc = await startTestCluster();
+    server = tc.cluster.server;
+    client = tc.cluster.client;
+    kubectl = tc.kubectlResult;
+    stopCluster = tc.close;
   } else {
-    server = await startApiServer({ port: 0 });
+    const ts = await startTestServer();
+    server = ts.server;
     client = new ClusterClient(server.api, 'system:admin');
-    stopCluster = () => server.close();
+    kubectl = ts.kubectlResult;
+    stopCluster = ts.close;
   }
   for (const crd of appWrapperCrdManifests()) await client.create(KGVR.crds, crd);
   await waitFor('AppWrapper CRD served', () => client.served(AW));
@@ -95,36 +102,16 @@ export async function startEnv(opts: EnvOptions = {}): Promise<Env> {
       await client.create(gvr, cfg);
     }
   }
-  const dir = await mkdtemp(join(tmpdir(), 'troupe-aw-'));
-  const kubeconfigPath = join(dir, 'kubeconfig');
-  await writeFile(kubeconfigPath, server.kubeconfig, { mode: 0o600 });
   return {
     server,
     client,
     manager,
     kueue,
-    kubectl: (args, input) =>
-      new Promise((resolve) => {
-        const child = execFile(
-          'kubectl',
-          ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
-          { timeout: 60_000 },
-          (err, stdout, stderr) => {
-            const code = err
-              ? typeof (err as { code?: unknown }).code === 'number'
-                ? (err as { code: number }).code
-                : 1
-              : 0;
-            resolve({ code, stdout, stderr });
-          },
-        );
-        child.stdin?.end(input ?? '');
-      }),
+    kubectl,
     async stop() {
       await manager.stop();
       await kueue.stop();
       await stopCluster();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }
@@ -204,25 +191,6 @@ export async function setPodPhase(
     },
     'status',
   );
-}
-
-export function podTemplate(name: string, cpu = '1'): Record<string, unknown> {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: {
-      restartPolicy: 'Never',
-      containers: [
-        {
-          name: 'busybox',
-          image: 'quay.io/project-codeflare/busybox:1.36',
-          command: ['sh', '-c', 'sleep 5'],
-          resources: { requests: { cpu } },
-        },
-      ],
-    },
-  };
 }
 
 export function appWrapper(

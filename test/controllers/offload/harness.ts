@@ -3,11 +3,7 @@
  * Job controller, garbage collector) with the RunPod stand-in and troupe's offload
  * controllers running in a Manager over real HTTP, plus kubectl against the cluster.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
+import type { EmbeddedCluster } from '../../../src/cluster/index.ts';
 import type { NodeConfig } from '../../../src/cluster/nodes/index.ts';
 import {
   type RunPodStandIn,
@@ -16,6 +12,7 @@ import {
 } from '../../../src/cluster/runpod/index.ts';
 import { createOffload, type Offload, type OffloadOptions } from '../../../src/controllers/offload/index.ts';
 import { Client, type KubeObject, kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
+import { startTestCluster } from '../../support/cluster.ts';
 
 export interface OffloadEnv {
   cluster: EmbeddedCluster;
@@ -44,7 +41,8 @@ export async function startOffloadEnv(
     gracefulShutdownMs?: number;
   } = {},
 ): Promise<OffloadEnv> {
-  const cluster = await startEmbeddedCluster({ port: 0, nodes: opts.nodes ?? 1, timeScale: 20 });
+  const testCluster = await startTestCluster({ nodes: opts.nodes ?? 1, timeScale: 20 });
+  const { cluster } = testCluster;
   const runpod = await startRunPodStandIn({ timeScale: 20, ...opts.runpod });
   const launch = async (overrides: Partial<OffloadOptions> = {}) => {
     const offload = createOffload(
@@ -73,20 +71,6 @@ export async function startOffloadEnv(
   };
   let running: { offload: Offload; manager: Manager } | undefined = await launch();
   const client = Client.fromKubeConfig(kubeConfigFromString(cluster.server.kubeconfig));
-  const dir = await mkdtemp(join(tmpdir(), 'troupe-offload-'));
-  const kubeconfigPath = join(dir, 'kubeconfig');
-  await writeFile(kubeconfigPath, cluster.server.kubeconfig, { mode: 0o600 });
-  const kubectl = (args: string[], input?: string) =>
-    new Promise<string>((resolve, reject) => {
-      const child = execFile(
-        'kubectl',
-        ['--kubeconfig', kubeconfigPath, '--cache-dir', join(dir, 'cache'), ...args],
-        { timeout: 60_000 },
-        (err, stdout, stderr) =>
-          err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
-      );
-      if (input !== undefined) child.stdin?.end(input);
-    });
   const stopManager = async () => {
     if (!running) return;
     const r = running;
@@ -100,8 +84,8 @@ export async function startOffloadEnv(
     client,
     manager: running.manager,
     offload: running.offload,
-    kubeconfigPath,
-    kubectl,
+    kubeconfigPath: testCluster.kubeconfigPath,
+    kubectl: testCluster.kubectl,
     stopManager,
     async restart(overrides) {
       if (running) {
@@ -118,8 +102,7 @@ export async function startOffloadEnv(
       await stopManager();
       await client.rest.close();
       await runpod.stop();
-      await cluster.stop();
-      await rm(dir, { recursive: true, force: true });
+      await testCluster.close();
     },
   };
   return env;

@@ -21,6 +21,7 @@ import { GVR } from '../../../src/cluster/client.ts';
 import { validateNodeConfig } from '../../../src/cluster/nodes/index.ts';
 import { NO_CAPACITY_DETAIL } from '../../../src/cluster/runpod/index.ts';
 import type { KubeObject } from '../../../src/runtime/index.ts';
+import { seededRandom } from '../../support/random.ts';
 import { waitFor } from '../../support/wait.ts';
 import { type OffloadEnv, startOffloadEnv } from './harness.ts';
 
@@ -31,21 +32,6 @@ const CHURN_MS = 30_000;
 const TIME_SCALE = 20;
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 const NS = 'rel';
-
-/**
- * mulberry32, as in the PodSequence order test: a few lines, and what matters is that a
- * seed replays the same plan, which any seeded generator gives.
- */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface PlannedJob {
   name: string;
@@ -186,7 +172,7 @@ before(async () => {
       reconcileInterval: 2,
       statusPollInterval: 0.2,
     },
-    runpod: { random: prng(SEED + 1), capacity: { 'NVIDIA RTX A4000': 4 } },
+    runpod: { random: seededRandom(SEED + 1), capacity: { 'NVIDIA RTX A4000': 4 } },
   });
   await env.client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
 });
@@ -197,7 +183,7 @@ after(async () => {
 
 test(`offload cycles under RunPod faults and controller kills (seed ${SEED})`, async (t) => {
   t.diagnostic(`seed ${SEED} (replay with OFFLOAD_SEED=${SEED})`);
-  const plan = makePlan(prng(SEED));
+  const plan = makePlan(seededRandom(SEED));
   const local = new LocalRuns();
   const stopWatch = env.cluster.client.watch(GVR.pods, (type, obj) => local.onEvent(type, obj));
 

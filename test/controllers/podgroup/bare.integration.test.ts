@@ -65,6 +65,21 @@ describe('podgroup controller on the bare API server', () => {
     return m.values.filter((v) => v.labels.controller === 'podgroup').reduce((a, v) => a + v.value, 0);
   };
   const getPod = (ns: string, name: string) => env.client.get(POD, name, ns);
+  const createGroup = (ns: string, name: string, spec: PodGroup['spec']) =>
+    env.client.create({ ...PODGROUP_KIND, metadata: { name, namespace: ns }, spec });
+  /** Creates members of `group` on node-a and reports each Running. */
+  const runMembers = async (ns: string, group: string, names: string[]) => {
+    for (const n of names) {
+      await env.client.create(podManifest(ns, n, { group, node: 'node-a' }));
+      await running(ns, n);
+    }
+  };
+  /** A PodGroup `gang` of minMember 2 whose members a and b run. */
+  const runningGang = async (ns: string) => {
+    await createGroup(ns, 'gang', { minMember: 2 });
+    await runMembers(ns, 'gang', ['a', 'b']);
+    await waitForPhase(env.client, ns, 'gang', 'Running');
+  };
   const isReady = async (ns: string, name: string) =>
     (await getPod(ns, name)).metadata.labels?.[READY_LABEL] === 'true';
 
@@ -117,16 +132,7 @@ describe('podgroup controller on the bare API server', () => {
 
   test('a late member is labelled when it runs; a settled group is not rewritten', async () => {
     const ns = await env.namespace();
-    await env.client.create({
-      ...PODGROUP_KIND,
-      metadata: { name: 'gang', namespace: ns },
-      spec: { minMember: 2 },
-    });
-    for (const n of ['a', 'b']) {
-      await env.client.create(podManifest(ns, n, { group: 'gang', node: 'node-a' }));
-      await running(ns, n);
-    }
-    await waitForPhase(env.client, ns, 'gang', 'Running');
+    await runningGang(ns);
     await waitFor('a and b ready', async () => (await isReady(ns, 'a')) && (await isReady(ns, 'b')));
     await env.client.create(podManifest(ns, 'c', { group: 'gang', node: 'node-a' }));
     await waitFor('status to count c', async () => {
@@ -156,16 +162,7 @@ describe('podgroup controller on the bare API server', () => {
 
   test('Running → Recovering (PodDeleted) on graceful deletion, then Running when the replacement runs', async () => {
     const ns = await env.namespace();
-    await env.client.create({
-      ...PODGROUP_KIND,
-      metadata: { name: 'gang', namespace: ns },
-      spec: { minMember: 2 },
-    });
-    for (const n of ['a', 'b']) {
-      await env.client.create(podManifest(ns, n, { group: 'gang', node: 'node-a' }));
-      await running(ns, n);
-    }
-    await waitForPhase(env.client, ns, 'gang', 'Running');
+    await runningGang(ns);
     await env.client.delete({ ...POD, metadata: { name: 'b', namespace: ns } });
     const rec = await waitForPhase(env.client, ns, 'gang', 'Recovering', 'PodDeleted');
     assert.equal(
@@ -180,13 +177,8 @@ describe('podgroup controller on the bare API server', () => {
 
   test('partly placed, the rest unschedulable: Unschedulable with the scheduler message', async () => {
     const ns = await env.namespace();
-    await env.client.create({
-      ...PODGROUP_KIND,
-      metadata: { name: 'gang', namespace: ns },
-      spec: { minMember: 2 },
-    });
-    await env.client.create(podManifest(ns, 'a', { group: 'gang', node: 'node-a' }));
-    await running(ns, 'a');
+    await createGroup(ns, 'gang', { minMember: 2 });
+    await runMembers(ns, 'gang', ['a']);
     await env.client.create(podManifest(ns, 'b', { group: 'gang' }));
     const msg = '0/3 nodes are available: 3 Insufficient nvidia.com/gpu.';
     await unschedulable(ns, 'b', msg);
@@ -206,11 +198,7 @@ describe('podgroup controller on the bare API server', () => {
 
   test('the deadlock policy restarts a stuck group by deleting its controller-owned members', async () => {
     const ns = await env.namespace();
-    await env.client.create({
-      ...PODGROUP_KIND,
-      metadata: { name: 'gang', namespace: ns },
-      spec: { minMember: 2, deadlockPolicy: { action: 'Restart', timeoutSeconds: 1 } },
-    });
+    await createGroup(ns, 'gang', { minMember: 2, deadlockPolicy: { action: 'Restart', timeoutSeconds: 1 } });
     const owner = { kind: 'StatefulSet', name: 'gang', uid: '00000000-0000-0000-0000-000000000001' };
     await env.client.create(podManifest(ns, 'a', { group: 'gang', node: 'node-a', owner }));
     await running(ns, 'a');
@@ -257,7 +245,7 @@ describe('podgroup controller on the bare API server', () => {
     const ns = await env.namespace();
     await env.client.create(podManifest(ns, 'torn', { group: 'x', annotation: 'y', node: 'node-a' }));
     await env.client.create(podManifest(ns, 'y1', { annotation: 'y', node: 'node-a' }));
-    await env.client.create({ ...PODGROUP_KIND, metadata: { name: 'y', namespace: ns }, spec: {} });
+    await createGroup(ns, 'y', {});
     await running(ns, 'torn');
     await running(ns, 'y1');
     const x = await waitForPhase(env.client, ns, 'x', 'Running');
@@ -276,10 +264,7 @@ describe('podgroup controller on the bare API server', () => {
 
   test('bad input: a group label that cannot name a PodGroup still gets ready labels, and a warning', async () => {
     const ns = await env.namespace();
-    for (const n of ['a', 'b']) {
-      await env.client.create(podManifest(ns, n, { group: 'Team_A', node: 'node-a' }));
-      await running(ns, n);
-    }
+    await runMembers(ns, 'Team_A', ['a', 'b']);
     await waitFor('both ready', async () => (await isReady(ns, 'a')) && (await isReady(ns, 'b')));
     const ev = await waitFor('a warning on the pod', async () =>
       (await eventsFor(env.client, ns, 'Pod', 'a')).find((e) => e.reason === 'InvalidGroupName'),
@@ -290,13 +275,8 @@ describe('podgroup controller on the bare API server', () => {
 
   test('kubectl get pg prints phase, minMember, running and age', async () => {
     const ns = await env.namespace();
-    await env.client.create({
-      ...PODGROUP_KIND,
-      metadata: { name: 'gang', namespace: ns },
-      spec: { minMember: 1 },
-    });
-    await env.client.create(podManifest(ns, 'a', { group: 'gang', node: 'node-a' }));
-    await running(ns, 'a');
+    await createGroup(ns, 'gang', { minMember: 1 });
+    await runMembers(ns, 'gang', ['a']);
     await waitForPhase(env.client, ns, 'gang', 'Running');
     const stdout = await env.kubectl(['get', 'pg', '-n', ns]);
     const [header, row] = stdout.trim().split('\n');

@@ -1,11 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AUTO_CREATED_ANNOTATION, type PodGroupPhase } from '../../../src/controllers/podgroup/api.ts';
-import { chooseVictim, deadlockTimeoutMs, decide } from '../../../src/controllers/podgroup/core.ts';
+import {
+  AUTO_CREATED_ANNOTATION,
+  type PodGroup,
+  type PodGroupPhase,
+  type PodObject,
+} from '../../../src/controllers/podgroup/api.ts';
+import {
+  chooseVictim,
+  deadlockTimeoutMs,
+  decide,
+  type PeerGroup,
+} from '../../../src/controllers/podgroup/core.ts';
 import { claimOf, groupKeysOf, invalidGroupName } from '../../../src/controllers/podgroup/membership.ts';
 import { at, input, NS, pod, podGroup, step, T0 } from './fixtures.ts';
 
 const names = (refs: { name: string }[]) => refs.map((r) => r.name).sort();
+const running = (...podNames: string[]) => podNames.map((n) => pod(n, { phase: 'Running' }));
 
 /** Puts a PodGroup in `phase` with the counts a previous reconcile would have written. */
 function inPhase(
@@ -45,21 +56,21 @@ describe('membership', () => {
 
 describe('ready labels (the seed rule: every member Running)', () => {
   test('labels every member once all are Running', () => {
-    const pods = ['w1', 'w2', 'w3'].map((n) => pod(n, { phase: 'Running' }));
+    const pods = running('w1', 'w2', 'w3');
     const d = decide(input(pods, undefined));
     assert.deepEqual(names(d.label), ['w1', 'w2', 'w3']);
     assert.equal(d.phase, 'Running');
   });
 
   test('labels nobody while a member is not Running', () => {
-    const pods = [pod('w1', { phase: 'Running' }), pod('w2', { phase: 'Running' }), pod('w3')];
+    const pods = [...running('w1', 'w2'), pod('w3')];
     const d = decide(input(pods, undefined));
     assert.deepEqual(d.label, []);
     assert.equal(d.phase, 'Pending');
   });
 
   test('waits out the formation window after the newest member joined', () => {
-    const pods = ['w1', 'w2'].map((n) => pod(n, { phase: 'Running' }));
+    const pods = running('w1', 'w2');
     const joinedAt = new Map([
       [pods[0]!.metadata.uid!, T0.getTime() - 5000],
       [pods[1]!.metadata.uid!, T0.getTime() - 200],
@@ -93,8 +104,8 @@ describe('ready labels (the seed rule: every member Running)', () => {
     ];
     const pending = decide(input([...old, pod('w3')], undefined));
     assert.deepEqual(pending.label, []);
-    const running = decide(input([...old, pod('w3', { phase: 'Running' })], undefined));
-    assert.deepEqual(names(running.label), ['w3']);
+    const ran = decide(input([...old, pod('w3', { phase: 'Running' })], undefined));
+    assert.deepEqual(names(ran.label), ['w3']);
   });
 
   test('pods being deleted are neither counted nor labelled', () => {
@@ -104,7 +115,7 @@ describe('ready labels (the seed rule: every member Running)', () => {
 
   test('with minMember, the gang is complete with minMember members running; later ones join when Running', () => {
     const pg = podGroup('g', { minMember: 2 });
-    const pods = [pod('w1', { phase: 'Running' }), pod('w2', { phase: 'Running' }), pod('w3')];
+    const pods = [...running('w1', 'w2'), pod('w3')];
     const d = step(pg, pods);
     assert.deepEqual(names(d.label), ['w1', 'w2']);
     assert.equal(d.phase, 'Running');
@@ -118,7 +129,7 @@ describe('ready labels (the seed rule: every member Running)', () => {
 
   test('with minMember, fewer members than required: Pending, NotEnoughTasks, nobody labelled', () => {
     const pg = podGroup('g', { minMember: 4 });
-    const d = step(pg, [pod('w1', { phase: 'Running' }), pod('w2', { phase: 'Running' })]);
+    const d = step(pg, running('w1', 'w2'));
     assert.deepEqual(d.label, []);
     assert.equal(d.phase, 'Pending');
     assert.equal(d.reason, 'NotEnoughTasks');
@@ -133,125 +144,120 @@ describe('ready labels (the seed rule: every member Running)', () => {
   });
 });
 
+/** One observation of a group: its status before, the members seen, and the phase decided. */
+interface Transition {
+  name: string;
+  group: PodGroup;
+  pods: PodObject[];
+  phase: PodGroupPhase;
+  reason?: string;
+  message?: string | RegExp;
+}
+
+function transitionTests(rows: Transition[]) {
+  for (const t of rows) {
+    test(t.name, () => {
+      const d = step(t.group, t.pods);
+      assert.equal(d.phase, t.phase);
+      if (t.reason !== undefined) assert.equal(d.reason, t.reason);
+      if (typeof t.message === 'string') assert.equal(d.message, t.message);
+      else if (t.message) assert.match(d.message, t.message);
+    });
+  }
+}
+
+const gpuFull = '0/2 nodes are available: 2 Insufficient nvidia.com/gpu.';
+
 describe('the design transition table', () => {
-  test('Pending → Running: every required member runs', () => {
-    const pg = inPhase('Pending');
-    const d = step(
-      pg,
-      ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Running' })),
-    );
-    assert.equal(d.phase, 'Running');
-    assert.equal(d.reason, 'MembersRunning');
-    assert.equal(d.message, '3 of 3 required members running or succeeded');
-  });
-
-  test('Pending → Recovering: part runs, the rest was rejected by the kubelet (PodFailed)', () => {
-    const pg = inPhase('Pending');
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Failed' }),
-    ]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodFailed');
-    assert.equal(d.message, '1 member failed; 2 of 3 required members running or succeeded');
-  });
-
-  test('Running → Recovering: a member is killed (PodFailed)', () => {
-    const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Failed' }),
-    ]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodFailed');
-  });
-
-  test('Running → Recovering: a member is being deleted (PodDeleted)', () => {
-    const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Running', deleting: true }),
-    ]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodDeleted');
-    assert.equal(d.message, '1 member being deleted; 2 of 3 required members running or succeeded');
-  });
-
-  test('Running → Recovering: a member vanished between two observations (PodDeleted)', () => {
-    const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodDeleted');
-  });
-
-  test('Running → Recovering: a member vanished and its replacement is pending (PodDeleted)', () => {
-    const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c2')]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodDeleted');
-  });
-
-  test('Recovering → Running: the failed member re-runs', () => {
-    const pg = inPhase('Recovering', { running: 2, failed: 1 });
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Failed' }),
-      pod('c2', { phase: 'Running' }),
-    ]);
-    assert.equal(d.phase, 'Running');
-    assert.equal(d.reason, 'MembersRunning');
-  });
-
-  test('Recovering → Unschedulable: the new pod cannot be scheduled (NotEnoughResources)', () => {
-    const pg = inPhase('Recovering', { running: 2, failed: 1 });
-    const msg = '0/2 nodes are available: 2 Insufficient nvidia.com/gpu.';
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Failed' }),
-      pod('c2', { unschedulable: msg }),
-    ]);
-    assert.equal(d.phase, 'Unschedulable');
-    assert.equal(d.reason, 'NotEnoughResources');
-    assert.equal(
-      d.message,
-      `1 member cannot be scheduled: ${msg}; 2 of 3 required members running or succeeded`,
-    );
-  });
-
-  test('Unschedulable → Pending: every member is deleted', () => {
-    const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(pg, []);
-    assert.equal(d.phase, 'Pending');
-    assert.equal(d.reason, 'NotEnoughTasks');
-    assert.equal(d.message, '0 of 3 required members exist');
-  });
-
-  test('Unschedulable → Pending: every placed member is gone and the recreated ones wait', () => {
-    const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(pg, [pod('a2'), pod('b2'), pod('c2')]);
-    assert.equal(d.phase, 'Pending');
-    assert.equal(d.reason, 'MembersStarting');
-  });
-
-  test('Unschedulable stays while deleted members are still terminating on their nodes', () => {
-    const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(pg, [pod('a', { phase: 'Running', deleting: true }), pod('c', { unschedulable: 'full' })]);
-    assert.equal(d.phase, 'Unschedulable');
-  });
-
-  test('Unschedulable → Running: the missing members get placed and run (the ambiguous last row)', () => {
-    const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(
-      pg,
-      ['a', 'b', 'c'].map((n) => pod(n, { phase: 'Running' })),
-    );
-    assert.equal(d.phase, 'Running');
-  });
+  transitionTests([
+    {
+      name: 'Pending → Running: every required member runs',
+      group: inPhase('Pending'),
+      pods: running('a', 'b', 'c'),
+      phase: 'Running',
+      reason: 'MembersRunning',
+      message: '3 of 3 required members running or succeeded',
+    },
+    {
+      name: 'Pending → Recovering: part runs, the rest was rejected by the kubelet (PodFailed)',
+      group: inPhase('Pending'),
+      pods: [...running('a', 'b'), pod('c', { phase: 'Failed' })],
+      phase: 'Recovering',
+      reason: 'PodFailed',
+      message: '1 member failed; 2 of 3 required members running or succeeded',
+    },
+    {
+      name: 'Running → Recovering: a member is killed (PodFailed)',
+      group: inPhase('Running', { running: 3 }),
+      pods: [...running('a', 'b'), pod('c', { phase: 'Failed' })],
+      phase: 'Recovering',
+      reason: 'PodFailed',
+    },
+    {
+      name: 'Running → Recovering: a member is being deleted (PodDeleted)',
+      group: inPhase('Running', { running: 3 }),
+      pods: [...running('a', 'b'), pod('c', { phase: 'Running', deleting: true })],
+      phase: 'Recovering',
+      reason: 'PodDeleted',
+      message: '1 member being deleted; 2 of 3 required members running or succeeded',
+    },
+    {
+      name: 'Running → Recovering: a member vanished between two observations (PodDeleted)',
+      group: inPhase('Running', { running: 3 }),
+      pods: running('a', 'b'),
+      phase: 'Recovering',
+      reason: 'PodDeleted',
+    },
+    {
+      name: 'Running → Recovering: a member vanished and its replacement is pending (PodDeleted)',
+      group: inPhase('Running', { running: 3 }),
+      pods: [...running('a', 'b'), pod('c2')],
+      phase: 'Recovering',
+      reason: 'PodDeleted',
+    },
+    {
+      name: 'Recovering → Running: the failed member re-runs',
+      group: inPhase('Recovering', { running: 2, failed: 1 }),
+      pods: [...running('a', 'b'), pod('c', { phase: 'Failed' }), pod('c2', { phase: 'Running' })],
+      phase: 'Running',
+      reason: 'MembersRunning',
+    },
+    {
+      name: 'Recovering → Unschedulable: the new pod cannot be scheduled (NotEnoughResources)',
+      group: inPhase('Recovering', { running: 2, failed: 1 }),
+      pods: [...running('a', 'b'), pod('c', { phase: 'Failed' }), pod('c2', { unschedulable: gpuFull })],
+      phase: 'Unschedulable',
+      reason: 'NotEnoughResources',
+      message: `1 member cannot be scheduled: ${gpuFull}; 2 of 3 required members running or succeeded`,
+    },
+    {
+      name: 'Unschedulable → Pending: every member is deleted',
+      group: inPhase('Unschedulable', { running: 2 }),
+      pods: [],
+      phase: 'Pending',
+      reason: 'NotEnoughTasks',
+      message: '0 of 3 required members exist',
+    },
+    {
+      name: 'Unschedulable → Pending: every placed member is gone and the recreated ones wait',
+      group: inPhase('Unschedulable', { running: 2 }),
+      pods: [pod('a2'), pod('b2'), pod('c2')],
+      phase: 'Pending',
+      reason: 'MembersStarting',
+    },
+    {
+      name: 'Unschedulable stays while deleted members are still terminating on their nodes',
+      group: inPhase('Unschedulable', { running: 2 }),
+      pods: [pod('a', { phase: 'Running', deleting: true }), pod('c', { unschedulable: 'full' })],
+      phase: 'Unschedulable',
+    },
+    {
+      name: 'Unschedulable → Running: the missing members get placed and run (the ambiguous last row)',
+      group: inPhase('Unschedulable', { running: 2 }),
+      pods: running('a', 'b', 'c'),
+      phase: 'Running',
+    },
+  ]);
 });
 
 describe('losses made good between two observations', () => {
@@ -260,12 +266,7 @@ describe('losses made good between two observations', () => {
 
   test('a running member deleted and already replaced: Recovering (PodDeleted), then Running', () => {
     const pg = inPhase('Running', { running: 3 });
-    const [a, b, c, d] = [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Running' }),
-      pod('d', { phase: 'Running' }),
-    ];
+    const [a, b, c, d] = running('a', 'b', 'c', 'd');
     const d1 = step(pg, [a!, b!, d!], { previous: seen(a!, b!, c!) });
     assert.equal(d1.phase, 'Recovering');
     assert.equal(d1.reason, 'PodDeleted');
@@ -275,11 +276,7 @@ describe('losses made good between two observations', () => {
 
   test('a running member failed and already replaced: Recovering (PodFailed)', () => {
     const pg = inPhase('Running', { running: 3 });
-    const [a, b, c] = [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Running' }),
-    ];
+    const [a, b, c] = running('a', 'b', 'c');
     const failedC = { ...c!, status: { ...c!.status, phase: 'Failed' } };
     const d = step(pg, [a!, b!, failedC, pod('d', { phase: 'Running' })], { previous: seen(a!, b!, c!) });
     assert.equal(d.phase, 'Recovering');
@@ -288,58 +285,66 @@ describe('losses made good between two observations', () => {
 
   test('a spare member lost above minMember: still Running', () => {
     const pg = inPhase('Running', { running: 3 }, { minMember: 2 });
-    const [a, b, c] = [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Running' }),
-    ];
+    const [a, b, c] = running('a', 'b', 'c');
     assert.equal(step(pg, [a!, b!], { previous: seen(a!, b!, c!) }).phase, 'Running');
   });
 
   test('without a previous observation (a restarted controller) nothing is presumed lost', () => {
     const pg = inPhase('Running', { running: 3 });
-    assert.equal(
-      step(
-        pg,
-        ['a', 'b', 'd'].map((n) => pod(n, { phase: 'Running' })),
-      ).phase,
-      'Running',
-    );
+    assert.equal(step(pg, running('a', 'b', 'd')).phase, 'Running');
   });
 });
 
 describe('troupe transitions beyond the table', () => {
-  test('Pending → Unschedulable: partly placed, the rest unschedulable (a deadlock)', () => {
-    const pg = inPhase('Pending');
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { unschedulable: 'Insufficient gpu' }),
-    ]);
-    assert.equal(d.phase, 'Unschedulable');
-    assert.equal(d.reason, 'NotEnoughResources');
-  });
-
-  test('Pending stays Pending with NotEnoughResources when nothing could be placed', () => {
-    const pg = inPhase('Pending');
-    const d = step(
-      pg,
-      ['a', 'b', 'c'].map((n) => pod(n, { unschedulable: 'Insufficient gpu' })),
-    );
-    assert.equal(d.phase, 'Pending');
-    assert.equal(d.reason, 'NotEnoughResources');
-  });
-
-  test('Unschedulable → Recovering when a member fails', () => {
-    const pg = inPhase('Unschedulable', { running: 2 });
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Failed' }),
-      pod('c', { unschedulable: 'x' }),
-    ]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodFailed');
-  });
+  transitionTests([
+    {
+      name: 'Pending → Unschedulable: partly placed, the rest unschedulable (a deadlock)',
+      group: inPhase('Pending'),
+      pods: [...running('a', 'b'), pod('c', { unschedulable: 'Insufficient gpu' })],
+      phase: 'Unschedulable',
+      reason: 'NotEnoughResources',
+    },
+    {
+      name: 'Pending stays Pending with NotEnoughResources when nothing could be placed',
+      group: inPhase('Pending'),
+      pods: ['a', 'b', 'c'].map((n) => pod(n, { unschedulable: 'Insufficient gpu' })),
+      phase: 'Pending',
+      reason: 'NotEnoughResources',
+    },
+    {
+      name: 'Unschedulable → Recovering when a member fails',
+      group: inPhase('Unschedulable', { running: 2 }),
+      pods: [pod('a', { phase: 'Running' }), pod('b', { phase: 'Failed' }), pod('c', { unschedulable: 'x' })],
+      phase: 'Recovering',
+      reason: 'PodFailed',
+    },
+    {
+      name: 'Completed with too few successes is not Completed: Recovering (PodFailed)',
+      group: inPhase('Running', { running: 3 }),
+      pods: [
+        pod('a', { phase: 'Succeeded' }),
+        pod('b', { phase: 'Succeeded' }),
+        pod('c', { phase: 'Failed' }),
+      ],
+      phase: 'Recovering',
+      reason: 'PodFailed',
+    },
+    {
+      name: 'without minMember a pending newcomer keeps a running group Running',
+      group: inPhase('Running', { running: 2 }, {} as { minMember: number }),
+      pods: [...running('a', 'b'), pod('c')],
+      phase: 'Running',
+      message: /waiting for new members to run/,
+    },
+    {
+      name: 'a group with no pods at all is Pending with NotEnoughTasks',
+      group: podGroup('g'),
+      pods: [],
+      phase: 'Pending',
+      reason: 'NotEnoughTasks',
+      message: 'no member pods exist',
+    },
+  ]);
 
   test('Running → Completed → stays Completed when the finished pods are cleaned up', () => {
     const pg = inPhase('Running', { running: 3 });
@@ -354,37 +359,12 @@ describe('troupe transitions beyond the table', () => {
     assert.equal(step(pg, []).phase, 'Completed');
   });
 
-  test('Completed with too few successes is not Completed: Recovering (PodFailed)', () => {
-    const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [
-      pod('a', { phase: 'Succeeded' }),
-      pod('b', { phase: 'Succeeded' }),
-      pod('c', { phase: 'Failed' }),
-    ]);
-    assert.equal(d.phase, 'Recovering');
-    assert.equal(d.reason, 'PodFailed');
-  });
-
-  test('without minMember a pending newcomer keeps a running group Running', () => {
-    const pg = inPhase('Running', { running: 2 }, {} as { minMember: number });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c')]);
-    assert.equal(d.phase, 'Running');
-    assert.match(d.message, /waiting for new members to run/);
-  });
-
   test('without minMember a deleted member is reported, then the smaller group runs on', () => {
     const pg = inPhase('Running', { running: 3 }, {} as { minMember: number });
-    const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]);
+    const d = step(pg, running('a', 'b'));
     assert.equal(d.phase, 'Recovering');
     assert.equal(d.reason, 'PodDeleted');
-    assert.equal(step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]).phase, 'Running');
-  });
-
-  test('a group with no pods at all is Pending with NotEnoughTasks', () => {
-    const d = step(podGroup('g'), []);
-    assert.equal(d.phase, 'Pending');
-    assert.equal(d.reason, 'NotEnoughTasks');
-    assert.equal(d.message, 'no member pods exist');
+    assert.equal(step(pg, running('a', 'b')).phase, 'Running');
   });
 });
 
@@ -440,15 +420,11 @@ describe('status writes and events', () => {
     const same = step(pg, [pod('a', { phase: 'Running' }), pod('b')], { now: at(5) });
     assert.equal(same.status, undefined, 'same counts and message: not written');
     assert.equal(pg.status?.state?.lastProbeTime, '2026-01-01T00:00:00Z');
-    const run = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })], { now: at(10) });
+    const run = step(pg, running('a', 'b'), { now: at(10) });
     assert.equal(run.status?.state?.lastTransitionTime, '2026-01-01T00:00:10Z');
     assert.equal(run.status?.state?.lastProbeTime, '2026-01-01T00:00:10Z');
     assert.equal(run.events[0]?.note, 'Pending → Running: 2 of 2 required members running or succeeded');
-    const three = step(
-      pg,
-      [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' }), pod('c', { phase: 'Running' })],
-      { now: at(20) },
-    );
+    const three = step(pg, running('a', 'b', 'c'), { now: at(20) });
     assert.equal(three.status?.state?.lastTransitionTime, '2026-01-01T00:00:10Z');
     assert.equal(three.status?.state?.lastProbeTime, '2026-01-01T00:00:20Z');
     assert.deepEqual(three.events, []);
@@ -456,11 +432,7 @@ describe('status writes and events', () => {
 
   test('Recovering and Unschedulable transitions are Warning events', () => {
     const pg = inPhase('Running', { running: 3 });
-    const d = step(pg, [
-      pod('a', { phase: 'Running' }),
-      pod('b', { phase: 'Running' }),
-      pod('c', { phase: 'Failed' }),
-    ]);
+    const d = step(pg, [...running('a', 'b'), pod('c', { phase: 'Failed' })]);
     assert.equal(d.events[0]?.type, 'Warning');
     assert.equal(d.events[0]?.reason, 'PodFailed');
     assert.equal(
@@ -489,18 +461,14 @@ describe('bad input', () => {
   for (const bad of [-1, 2.5, 'three']) {
     test(`minMember ${JSON.stringify(bad)}: SpecValid False, a Warning, every member required`, () => {
       const pg = podGroup('g', { minMember: bad as number });
-      const d = step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]);
+      const d = step(pg, running('a', 'b'));
       const c = d.status?.conditions?.find((x) => x.type === 'SpecValid');
       assert.equal(c?.status, 'False');
       assert.match(c?.message ?? '', /spec\.minMember .* is not a non-negative integer/);
       assert.ok(d.events.some((e) => e.type === 'Warning' && e.reason === 'InvalidSpec'));
       assert.equal(d.phase, 'Running');
       assert.deepEqual(names(d.label), ['a', 'b']);
-      assert.ok(
-        !step(pg, [pod('a', { phase: 'Running' }), pod('b', { phase: 'Running' })]).events.some(
-          (e) => e.reason === 'InvalidSpec',
-        ),
-      );
+      assert.ok(!step(pg, running('a', 'b')).events.some((e) => e.reason === 'InvalidSpec'));
     });
   }
 
@@ -575,6 +543,14 @@ describe('deadlock policy', () => {
     ];
   };
   const policy = { minMember: 3, deadlockPolicy: { action: 'Restart' as const, timeoutSeconds: 30 } };
+  const peer = (name: string, creationTimestamp: string, over: Partial<PeerGroup> = {}): PeerGroup => ({
+    namespace: NS,
+    name,
+    priority: 0,
+    creationTimestamp,
+    phase: 'Unschedulable',
+    ...over,
+  });
 
   test('waits for the timeout, then deletes the controller-owned members once', () => {
     const pg = podGroup('g', policy);
@@ -617,21 +593,8 @@ describe('deadlock policy', () => {
   });
 
   test('gives way to a younger stuck group, and restarts when it is the younger one', () => {
-    const u = 'Unschedulable' as const;
-    const older = {
-      namespace: NS,
-      name: 'old',
-      priority: 0,
-      creationTimestamp: '2025-12-01T00:00:00Z',
-      phase: u,
-    };
-    const younger = {
-      namespace: NS,
-      name: 'young',
-      priority: 0,
-      creationTimestamp: '2026-02-01T00:00:00Z',
-      phase: u,
-    };
+    const older = peer('old', '2025-12-01T00:00:00Z');
+    const younger = peer('young', '2026-02-01T00:00:00Z');
     const pg = podGroup('g', policy);
     step(pg, stuckPods());
     const defer = step(pg, stuckPods(), { now: at(30), peers: [younger] });
@@ -643,21 +606,8 @@ describe('deadlock policy', () => {
   });
 
   test('priority before age: the lower-priority group gives way', () => {
-    const u = 'Unschedulable' as const;
-    const low = {
-      namespace: NS,
-      name: 'low',
-      priority: 0,
-      creationTimestamp: '2025-01-01T00:00:00Z',
-      phase: u,
-    };
-    const high = {
-      namespace: NS,
-      name: 'high',
-      priority: 100,
-      creationTimestamp: '2026-06-01T00:00:00Z',
-      phase: u,
-    };
+    const low = peer('low', '2025-01-01T00:00:00Z');
+    const high = peer('high', '2026-06-01T00:00:00Z', { priority: 100 });
     assert.equal(chooseVictim([high, low]).name, 'low');
     const pg = podGroup('g', policy);
     const pods = stuckPods().map((p) => ({ ...p, spec: { ...p.spec, priority: 10 } }));
@@ -669,14 +619,10 @@ describe('deadlock policy', () => {
   test('a group that just gave way makes the others wait; one that is no longer stuck is no candidate', () => {
     const pg = podGroup('g', policy);
     step(pg, stuckPods());
-    const justRestarted = {
-      namespace: NS,
-      name: 'other',
-      priority: 0,
-      creationTimestamp: '2026-06-01T00:00:00Z',
-      phase: 'Pending' as const,
+    const justRestarted = peer('other', '2026-06-01T00:00:00Z', {
+      phase: 'Pending',
       lastRestartTime: '2026-01-01T00:00:25Z',
-    };
+    });
     const wait = step(pg, stuckPods(), { now: at(30), peers: [justRestarted] });
     assert.deepEqual(wait.restart, []);
     assert.equal(wait.deferredTo, `${NS}/other`);

@@ -4,10 +4,6 @@
  * the whole embedded cluster (simulated nodes, scheduler, KWOK kubelet, workload controllers).
  */
 
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import { type EmbeddedClusterOptions, startEmbeddedCluster } from '../../../src/cluster/index.ts';
@@ -19,6 +15,7 @@ import {
   podGroupCrdManifests,
 } from '../../../src/controllers/podgroup/index.ts';
 import { Client, type KubeObject, kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
+import { kubectlFor } from '../../support/kubectl.ts';
 import { waitFor } from '../../support/wait.ts';
 
 export const POD = { apiVersion: 'v1', kind: 'Pod' } as const;
@@ -65,40 +62,18 @@ export function newManager(kubeConfig: KubeConfig, opts: PodGroupOptions = {}): 
   return manager;
 }
 
+/** Collects the API server's request log lines. */
+function requestLog(requests: RequestRecord[]) {
+  return (msg: string, fields?: Record<string, unknown>) => {
+    if (msg === 'request') requests.push(fields as unknown as RequestRecord);
+  };
+}
+
 /** A bare API server with the CRD installed and the controller running. */
 export async function startBareEnv(opts: PodGroupOptions = {}): Promise<Env> {
   const requests: RequestRecord[] = [];
-  const server: ApiServerHandle = await startApiServer({
-    log: (msg, fields) => {
-      if (msg === 'request') requests.push(fields as unknown as RequestRecord);
-    },
-  });
-  const client = Client.fromKubeConfig(kubeConfigFromString(server.kubeconfig));
-  const manager = newManager(kubeConfigFromString(server.kubeconfig), opts);
-  try {
-    await installPodGroupCrd(client);
-    await manager.start();
-  } catch (err) {
-    await manager.stop();
-    await client.rest.close();
-    await server.close();
-    throw err;
-  }
-  const k = await kubectlFor(server.kubeconfig);
-  return {
-    kubeconfig: server.kubeconfig,
-    kubectl: k.run,
-    client,
-    manager,
-    requests,
-    namespace: (prefix = 'pg') => createNamespace(client, prefix),
-    async stop() {
-      await manager.stop();
-      await client.rest.close();
-      await server.close();
-      await k.cleanup();
-    },
-  };
+  const server: ApiServerHandle = await startApiServer({ log: requestLog(requests) });
+  return startController(server.kubeconfig, requests, () => server.close(), opts);
 }
 
 /** The whole embedded cluster (nodes, scheduler, KWOK kubelet, workload controllers) plus the controller. */
@@ -107,27 +82,32 @@ export async function startClusterEnv(
   clusterOpts: EmbeddedClusterOptions = {},
 ): Promise<Env> {
   const requests: RequestRecord[] = [];
-  const cluster = await startEmbeddedCluster({
-    ...clusterOpts,
-    log: (msg, fields) => {
-      if (msg === 'request') requests.push(fields as unknown as RequestRecord);
-    },
-  });
-  const client = Client.fromKubeConfig(kubeConfigFromString(cluster.server.kubeconfig));
-  const manager = newManager(kubeConfigFromString(cluster.server.kubeconfig), opts);
+  const cluster = await startEmbeddedCluster({ ...clusterOpts, log: requestLog(requests) });
+  return startController(cluster.server.kubeconfig, requests, () => cluster.stop(), opts);
+}
+
+/** Installs the CRD and starts the controller against a server that `stopServer` shuts down. */
+async function startController(
+  kubeconfig: string,
+  requests: RequestRecord[],
+  stopServer: () => Promise<void>,
+  opts: PodGroupOptions,
+): Promise<Env> {
+  const client = Client.fromKubeConfig(kubeConfigFromString(kubeconfig));
+  const manager = newManager(kubeConfigFromString(kubeconfig), opts);
   try {
     await installPodGroupCrd(client);
     await manager.start();
   } catch (err) {
     await manager.stop();
     await client.rest.close();
-    await cluster.stop();
+    await stopServer();
     throw err;
   }
-  const k = await kubectlFor(cluster.server.kubeconfig);
+  const k = await kubectlFor(kubeconfig);
   return {
-    kubeconfig: cluster.server.kubeconfig,
-    kubectl: k.run,
+    kubeconfig,
+    kubectl: async (args, input) => (await k.run(args, input)).stdout,
     client,
     manager,
     requests,
@@ -135,28 +115,10 @@ export async function startClusterEnv(
     async stop() {
       await manager.stop();
       await client.rest.close();
-      await cluster.stop();
+      await stopServer();
       await k.cleanup();
     },
   };
-}
-
-async function kubectlFor(kubeconfigYaml: string) {
-  const dir = await mkdtemp(join(tmpdir(), 'pg-kubectl-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml, { mode: 0o600 });
-  const run = (args: string[], input?: string) =>
-    new Promise<string>((resolve, reject) => {
-      const child = execFile(
-        'kubectl',
-        ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
-        { timeout: 60_000 },
-        (err, stdout, stderr) =>
-          err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
-      );
-      child.stdin?.end(input);
-    });
-  return { run, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export async function createNamespace(client: Client, prefix = 'pg'): Promise<string> {

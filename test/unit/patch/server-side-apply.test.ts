@@ -18,16 +18,21 @@ const T0 = '2024-05-01T10:00:00Z';
 const T1 = new Date('2024-05-01T11:30:00.250Z');
 const deploySem = builtinListSemantics('apps/v1/Deployment');
 
-function apply(
-  opts: Partial<ServerSideApplyOptions> & Pick<ServerSideApplyOptions, 'applied' | 'manager'>,
-): KubeObject {
-  const r = serverSideApply({
+type ApplyOptions = Partial<ServerSideApplyOptions> & Pick<ServerSideApplyOptions, 'applied' | 'manager'>;
+
+/** Applies to a Deployment, by default a new one at T0; the result may be refused. */
+function tryApply(opts: ApplyOptions) {
+  return serverSideApply({
     live: undefined,
     apiVersion: 'apps/v1',
     now: T0,
     listSemantics: deploySem,
     ...opts,
   });
+}
+
+function apply(opts: ApplyOptions): KubeObject {
+  const r = tryApply(opts);
   assert.ok(r.ok, r.ok ? '' : r.message);
   return r.object;
 }
@@ -40,6 +45,8 @@ function entry(obj: KubeObject, manager: string, operation = 'Apply') {
 
 const deployment = (spec: Obj, metadata: Obj = {}) =>
   deepFreeze({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', ...metadata }, spec });
+const deploymentStatus = (status: Obj) =>
+  deepFreeze({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, status });
 
 describe('serverSideApply: managedFields', () => {
   test('creating by apply stores the configuration and records it in FieldsV1', () => {
@@ -97,19 +104,12 @@ describe('serverSideApply: managedFields', () => {
 
   test('apply through a subresource is its own manager entry', () => {
     const live = apply({ manager: 'kubectl', applied: deployment({ replicas: 1 }) });
-    const r = serverSideApply({
+    const r = tryApply({
       live,
-      applied: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web' },
-        status: { replicas: 1 },
-      },
+      applied: deploymentStatus({ replicas: 1 }),
       manager: 'kubectl',
       subresource: 'status',
-      apiVersion: 'apps/v1',
       now: T1,
-      listSemantics: deploySem,
     });
     assert.ok(r.ok);
     const mf = r.object.metadata.managedFields!;
@@ -156,13 +156,11 @@ describe('serverSideApply: conflicts', () => {
     );
 
   test('changing a field another manager owns conflicts, like the real server says it', () => {
-    const r = serverSideApply({
+    const r = tryApply({
       live: created(),
       applied: deployment({ replicas: 3 }),
       manager: 'kubectl',
-      apiVersion: 'apps/v1',
       now: T1,
-      listSemantics: deploySem,
     });
     assert.equal(r.ok, false);
     assert.ok(!r.ok);
@@ -180,13 +178,11 @@ describe('serverSideApply: conflicts', () => {
   });
 
   test('several conflicts are listed per manager', () => {
-    const r = serverSideApply({
+    const r = tryApply({
       live: created(),
       applied: deployment({ replicas: 3, paused: true }, { labels: { app: 'api' } }),
       manager: 'kubectl',
-      apiVersion: 'apps/v1',
       now: T1,
-      listSemantics: deploySem,
     });
     assert.ok(!r.ok);
     assert.deepEqual(
@@ -225,14 +221,12 @@ describe('serverSideApply: conflicts', () => {
 
   test('two appliers conflict with each other, and the message names an applier without version', () => {
     const live = apply({ manager: 'alice', applied: deployment({ replicas: 1 }) });
-    const r = serverSideApply({
+    const r = tryApply({
       live,
       applied: deployment({ replicas: 2 }),
       manager: 'bob',
       subresource: '',
-      apiVersion: 'apps/v1',
       now: T1,
-      listSemantics: deploySem,
     });
     assert.ok(!r.ok);
     assert.equal(r.conflicts[0]?.message, 'conflict with "alice"');
@@ -267,26 +261,14 @@ describe('serverSideApply: conflicts', () => {
     const live = apply({
       manager: 'controller',
       subresource: 'status',
-      applied: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web' },
-        status: { replicas: 1 },
-      },
+      applied: deploymentStatus({ replicas: 1 }),
     });
-    const r = serverSideApply({
+    const r = tryApply({
       live,
-      applied: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web' },
-        status: { replicas: 2 },
-      },
+      applied: deploymentStatus({ replicas: 2 }),
       manager: 'other',
       subresource: 'status',
-      apiVersion: 'apps/v1',
       now: T1,
-      listSemantics: deploySem,
     });
     assert.ok(!r.ok);
     assert.equal(r.conflicts[0]?.message, 'conflict with "controller" with subresource "status"');
@@ -374,14 +356,7 @@ describe('serverSideApply: list semantics', () => {
 
   test('an applier can change a field inside another applier item only with force', () => {
     const live = apply({ manager: 'alice', applied: tpl([{ name: 'a', image: 'a:1' }]) });
-    const r = serverSideApply({
-      live,
-      applied: tpl([{ name: 'a', image: 'a:2' }]),
-      manager: 'bob',
-      apiVersion: 'apps/v1',
-      now: T1,
-      listSemantics: deploySem,
-    });
+    const r = tryApply({ live, applied: tpl([{ name: 'a', image: 'a:2' }]), manager: 'bob', now: T1 });
     assert.ok(!r.ok);
     assert.equal(r.conflicts[0]?.field, '.spec.template.spec.containers[name="a"].image');
   });

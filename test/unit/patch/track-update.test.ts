@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { listSemanticsFromSchema, trackUpdate } from '../../../src/cluster/apiserver/patch/index.ts';
+import {
+  listSemanticsFromSchema,
+  type TrackUpdateOptions,
+  trackUpdate,
+} from '../../../src/cluster/apiserver/patch/index.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { deepFreeze } from './freeze.ts';
 
@@ -16,6 +20,18 @@ const pod = (spec: Obj, metadata: Obj = {}): KubeObject =>
     metadata: { name: 'p', namespace: 'default', ...metadata },
     spec,
   }) as KubeObject;
+
+/** `manager` creates a pod with `spec` through v1 at T0. */
+const create = (spec: Obj, manager: string) =>
+  trackUpdate({ old: undefined, updated: pod(spec), manager, apiVersion: 'v1', now: T0 });
+
+/** `manager` writes `updated` over `old`, through v1 at T1 unless `over` says otherwise. */
+const update = (
+  old: KubeObject,
+  updated: KubeObject,
+  manager: string,
+  over: Partial<TrackUpdateOptions> = {},
+) => trackUpdate({ old, updated, manager, apiVersion: 'v1', now: T1, ...over });
 
 const fields = (obj: KubeObject, manager: string, apiVersion?: string) =>
   obj.metadata.managedFields?.find(
@@ -78,20 +94,12 @@ describe('trackUpdate', () => {
   });
 
   test('an update takes the fields it changes from their previous owner', () => {
-    const created = trackUpdate({
-      old: undefined,
-      updated: pod({ containers: [{ name: 'c', image: 'i1' }], nodeName: '' }),
-      manager: 'creator',
-      apiVersion: 'v1',
-      now: T0,
-    });
-    const updated = trackUpdate({
-      old: created,
-      updated: { ...created, spec: { containers: [{ name: 'c', image: 'i2' }], nodeName: '' } } as KubeObject,
-      manager: 'editor',
-      apiVersion: 'v1',
-      now: T1,
-    });
+    const created = create({ containers: [{ name: 'c', image: 'i1' }], nodeName: '' }, 'creator');
+    const updated = update(
+      created,
+      { ...created, spec: { containers: [{ name: 'c', image: 'i2' }], nodeName: '' } } as KubeObject,
+      'editor',
+    );
     assert.deepEqual(fields(updated, 'creator'), {
       'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:name': {} } }, 'f:nodeName': {} },
     });
@@ -108,70 +116,30 @@ describe('trackUpdate', () => {
   });
 
   test('removed fields leave every owner; a write that changes nothing keeps the timestamp', () => {
-    const created = trackUpdate({
-      old: undefined,
-      updated: pod({ nodeName: 'n1', hostname: 'h' }),
-      manager: 'creator',
-      apiVersion: 'v1',
-      now: T0,
-    });
-    const removed = trackUpdate({
-      old: created,
-      updated: { ...created, spec: { hostname: 'h' } } as KubeObject,
-      manager: 'editor',
-      apiVersion: 'v1',
-      now: T1,
-    });
+    const created = create({ nodeName: 'n1', hostname: 'h' }, 'creator');
+    const removed = update(created, { ...created, spec: { hostname: 'h' } } as KubeObject, 'editor');
     assert.deepEqual(fields(removed, 'creator'), { 'f:spec': { 'f:hostname': {} } });
     assert.equal(fields(removed, 'editor'), undefined);
-    const same = trackUpdate({
-      old: removed,
-      updated: removed,
-      manager: 'creator',
-      apiVersion: 'v1',
-      now: T1,
-    });
+    const same = update(removed, removed, 'creator');
     assert.equal(same.metadata.managedFields?.[0]?.time, T0);
   });
 
   test('the same manager writing through another version is a separate entry; repeated writes accumulate', () => {
-    const created = trackUpdate({
-      old: undefined,
-      updated: pod({ nodeName: 'n1' }),
-      manager: 'm',
-      apiVersion: 'v1',
-      now: T0,
-    });
-    const again = trackUpdate({
-      old: created,
-      updated: { ...created, spec: { nodeName: 'n1', hostname: 'h' } } as KubeObject,
-      manager: 'm',
-      apiVersion: 'v1',
-      now: T1,
-    });
+    const created = create({ nodeName: 'n1' }, 'm');
+    const again = update(created, { ...created, spec: { nodeName: 'n1', hostname: 'h' } } as KubeObject, 'm');
     assert.deepEqual(fields(again, 'm'), { 'f:spec': { 'f:hostname': {}, 'f:nodeName': {} } });
-    const other = trackUpdate({
-      old: again,
-      updated: { ...again, spec: { nodeName: 'n1', hostname: 'h2' } } as KubeObject,
-      manager: 'm',
+    const other = update(again, { ...again, spec: { nodeName: 'n1', hostname: 'h2' } } as KubeObject, 'm', {
       apiVersion: 'v2',
-      now: T1,
     });
     assert.deepEqual(fields(other, 'm', 'v1'), { 'f:spec': { 'f:nodeName': {} } });
     assert.deepEqual(fields(other, 'm', 'v2'), { 'f:spec': { 'f:hostname': {} } });
   });
 
   test('a status write records its subresource and ignores managedFields in the body', () => {
-    const created = trackUpdate({
-      old: undefined,
-      updated: pod({ nodeName: 'n' }),
-      manager: 'c',
-      apiVersion: 'v1',
-      now: T0,
-    });
-    const status = trackUpdate({
-      old: created,
-      updated: {
+    const created = create({ nodeName: 'n' }, 'c');
+    const status = update(
+      created,
+      {
         ...created,
         metadata: {
           ...created.metadata,
@@ -179,11 +147,9 @@ describe('trackUpdate', () => {
         },
         status: { phase: 'Running' },
       } as KubeObject,
-      manager: 'kubelet',
-      apiVersion: 'v1',
-      subresource: 'status',
-      now: T1,
-    });
+      'kubelet',
+      { subresource: 'status' },
+    );
     assert.deepEqual(
       status.metadata.managedFields?.map((e) => [e.manager, e.subresource]),
       [
@@ -195,24 +161,16 @@ describe('trackUpdate', () => {
   });
 
   test('clients may replace managedFields on the main resource, and [{}] clears them', () => {
-    const created = trackUpdate({
-      old: undefined,
-      updated: pod({ nodeName: 'n' }),
-      manager: 'c',
-      apiVersion: 'v1',
-      now: T0,
-    });
-    const cleared = trackUpdate({
-      old: created,
-      updated: { ...created, metadata: { ...created.metadata, managedFields: [{}] } } as KubeObject,
-      manager: 'kubectl-edit',
-      apiVersion: 'v1',
-      now: T1,
-    });
+    const created = create({ nodeName: 'n' }, 'c');
+    const cleared = update(
+      created,
+      { ...created, metadata: { ...created.metadata, managedFields: [{}] } } as KubeObject,
+      'kubectl-edit',
+    );
     assert.equal(cleared.metadata.managedFields, undefined);
-    const rewritten = trackUpdate({
-      old: created,
-      updated: {
+    const rewritten = update(
+      created,
+      {
         ...created,
         metadata: {
           ...created.metadata,
@@ -227,10 +185,8 @@ describe('trackUpdate', () => {
           ],
         },
       } as KubeObject,
-      manager: 'kubectl-edit',
-      apiVersion: 'v1',
-      now: T1,
-    });
+      'kubectl-edit',
+    );
     assert.deepEqual(
       rewritten.metadata.managedFields?.map((e) => e.manager),
       ['x'],
@@ -239,13 +195,7 @@ describe('trackUpdate', () => {
 
   test('an existing object without managedFields stays untracked', () => {
     const old = pod({ nodeName: 'n' }, { uid: 'u' });
-    const out = trackUpdate({
-      old,
-      updated: pod({ nodeName: 'm' }, { uid: 'u' }),
-      manager: 'x',
-      apiVersion: 'v1',
-      now: T1,
-    });
+    const out = update(old, pod({ nodeName: 'm' }, { uid: 'u' }), 'x');
     assert.equal(out.metadata.managedFields, undefined);
     assert.equal((out.spec as Obj).nodeName, 'm');
   });

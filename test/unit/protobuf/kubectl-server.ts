@@ -4,17 +4,11 @@
  * capture the request bodies kubectl sends (protobuf for typed clients) and to check that
  * kubectl accepts JSON answers to them.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { kubeconfigYaml } from '../../../src/cluster/apiserver/kubeconfig.ts';
 import { selfSignedCert } from '../../../src/cluster/apiserver/tls.ts';
-
-const run = promisify(execFile);
+import { kubectlFor } from '../../support/kubectl.ts';
 
 interface Res {
   name: string;
@@ -187,33 +181,16 @@ export async function startKubectlServer(respond: Responder): Promise<KubectlSer
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  const dir = await mkdtemp(join(tmpdir(), 'troupe-pb-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(
-    kubeconfig,
+  const k = await kubectlFor(
     kubeconfigYaml({ server: `https://127.0.0.1:${port}`, token: 'test-token', caPem: cert.ca }),
   );
   return {
     requests,
-    async kubectl(...args: string[]) {
-      try {
-        const { stdout } = await run(
-          'kubectl',
-          ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args],
-          {
-            env: { ...process.env, KUBECONFIG: '' },
-          },
-        );
-        return stdout;
-      } catch (err) {
-        const e = err as { stderr?: string; message: string };
-        throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr || e.message}`);
-      }
-    },
+    kubectl: async (...args: string[]) => (await k.run(args)).stdout,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await rm(dir, { recursive: true, force: true });
+      await k.cleanup();
     },
   };
 }
