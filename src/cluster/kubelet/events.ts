@@ -1,5 +1,6 @@
 /**
- * core/v1 Events as a kubelet records them: source.component `kubelet` and source.host the
+ * core/v1 Events as a kubelet records them, written by the cluster's EventWriter (../events.ts):
+ * source.component `kubelet` and source.host the
  * node, reportingComponent/reportingInstance likewise, involvedObject.fieldPath naming the
  * container (`spec.containers{nginx}`), named `<object>.<hex nanoseconds>` in the object's
  * namespace (`default` for cluster-scoped objects). Identical repeats are folded into one
@@ -12,24 +13,15 @@
  * the speed of its status updates, and its Events are written, as far as they fit, after it.
  */
 
-import type { KubeObject } from '../apiserver/types.ts';
-import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import type { ClusterClient } from '../client.ts';
+import { aggregationKey, type EventOccurrences, EventWriter, type ObjectReference } from '../events.ts';
 import { Fifo } from './fifo.ts';
 
-export type EventType = 'Normal' | 'Warning';
-
-export interface EventTarget {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
+export { objectReference as targetOf } from '../events.ts';
 
 export interface KubeletEvent {
-  target: EventTarget;
+  target: ObjectReference;
   type: string;
   reason: string;
   message: string;
@@ -37,32 +29,14 @@ export interface KubeletEvent {
   host: string;
 }
 
-const MAX_KEYS = 4096;
-
-export function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
-  const m = obj.metadata;
-  const t: EventTarget = {
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    name: m.name ?? '',
-    namespace: m.namespace || undefined,
-    uid: m.uid,
-    resourceVersion: m.resourceVersion,
-  };
-  if (fieldPath) t.fieldPath = fieldPath;
-  return t;
-}
-
 export class KubeletEvents {
-  private readonly client: ClusterClient;
+  private readonly writer: EventWriter;
   private readonly component: string;
   private readonly maxBacklog: number;
   private readonly concurrency: number;
   private readonly queue = new Fifo<{ ev: KubeletEvent; at: Date; nanos: bigint }>();
-  private readonly seen = new Map<string, { namespace: string; name: string }>();
   private readonly idle: (() => void)[] = [];
   private active = 0;
-  private lastNanos = 0n;
   private stopped = false;
   private stopping = false;
   dropped = 0;
@@ -74,7 +48,7 @@ export class KubeletEvents {
     client: ClusterClient,
     opts: { component?: string; maxBacklog?: number; concurrency?: number; busy?: () => boolean } = {},
   ) {
-    this.client = client;
+    this.writer = new EventWriter(client);
     this.component = opts.component ?? 'kubelet';
     this.maxBacklog = opts.maxBacklog ?? 10_000;
     this.concurrency = opts.concurrency ?? 4;
@@ -88,10 +62,7 @@ export class KubeletEvents {
       return;
     }
     const at = new Date();
-    let nanos = BigInt(at.getTime()) * 1_000_000n;
-    if (nanos <= this.lastNanos) nanos = this.lastNanos + 1n;
-    this.lastNanos = nanos;
-    this.queue.push({ ev, at, nanos });
+    this.queue.push({ ev, at, nanos: this.writer.stamp(at) });
     this.pump();
   }
 
@@ -126,73 +97,18 @@ export class KubeletEvents {
   }
 
   private async write(ev: KubeletEvent, at: Date, nanos: bigint): Promise<void> {
-    const t = ev.target;
-    const namespace = t.namespace || 'default';
-    const ts = `${at.toISOString().slice(0, 19)}Z`;
-    const key = [
-      ev.host,
-      t.kind,
-      namespace,
-      t.name,
-      t.uid ?? '',
-      t.fieldPath ?? '',
-      ev.type,
-      ev.reason,
-      ev.message,
-    ].join('\u0000');
-    const prior = this.seen.get(key);
-    if (prior) {
-      try {
-        await this.client.mutate(GVR.events, prior.namespace, prior.name, (e) => {
-          e.count = ((e.count as number | undefined) ?? 1) + 1;
-          e.lastTimestamp = ts;
-        });
-        this.touch(key, prior);
-        this.written++;
-        return;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        this.seen.delete(key);
-      }
-    }
-    const name = `${t.name}.${nanos.toString(16)}`;
-    const source: Record<string, string> = { component: this.component };
-    if (ev.host) source.host = ev.host;
-    const involvedObject: Record<string, unknown> = {
-      kind: t.kind,
-      namespace: t.namespace,
-      name: t.name,
-      uid: t.uid,
-      apiVersion: t.apiVersion,
-      resourceVersion: t.resourceVersion,
-    };
-    if (t.fieldPath) involvedObject.fieldPath = t.fieldPath;
-    await this.client.create(GVR.events, {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name, namespace },
-      involvedObject,
+    const ts = rfc3339(at);
+    const e: EventOccurrences = {
+      involved: ev.target,
+      source: { component: this.component, host: ev.host, instance: ev.host },
+      type: ev.type,
       reason: ev.reason,
       message: ev.message,
-      source,
-      firstTimestamp: ts,
-      lastTimestamp: ts,
+      first: ts,
+      last: ts,
       count: 1,
-      type: ev.type,
-      eventTime: null,
-      reportingComponent: this.component,
-      reportingInstance: ev.host,
-    });
-    this.touch(key, { namespace, name });
+    };
+    await this.writer.write(aggregationKey(e), e, nanos);
     this.written++;
-  }
-
-  private touch(key: string, v: { namespace: string; name: string }): void {
-    this.seen.delete(key);
-    this.seen.set(key, v);
-    if (this.seen.size > MAX_KEYS) {
-      const oldest = this.seen.keys().next().value;
-      if (oldest !== undefined) this.seen.delete(oldest);
-    }
   }
 }

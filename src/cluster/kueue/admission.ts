@@ -11,6 +11,7 @@
 import { labelSelectorMatches } from '../../kube/labels.ts';
 import { podRequestsMilli, type PodLike } from '../../kube/pod.ts';
 import { formatQuantity, parseQuantityMilli, quantityFromMilli } from '../../kube/quantity.ts';
+import { firstUntoleratedTaint } from '../scheduler/core/taints.ts';
 import {
   type Admission,
   type ClusterQueue,
@@ -184,14 +185,6 @@ function requestsOf(wl: Workload, index: number, coversPods: boolean): Map<strin
   return reqs;
 }
 
-function tolerates(tols: Toleration[], taint: { key: string; value?: string; effect: string }): boolean {
-  return tols.some((t) => {
-    if (t.effect && t.effect !== taint.effect) return false;
-    if (t.operator === 'Exists') return !t.key || t.key === taint.key;
-    return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
-  });
-}
-
 /** Whether a flavor can host a pod set: its node labels agree with the nodeSelector, its taints are tolerated. */
 function flavorMatches(flavor: ResourceFlavor, spec: Record<string, unknown>): string | undefined {
   const selector = (spec.nodeSelector ?? {}) as Record<string, string>;
@@ -200,13 +193,8 @@ function flavorMatches(flavor: ResourceFlavor, spec: Record<string, unknown>): s
     if (k in labels && labels[k] !== v) return `flavor ${flavor.metadata.name} doesn't match node affinity`;
   }
   const tols = [...((spec.tolerations ?? []) as Toleration[]), ...(flavor.spec?.tolerations ?? [])];
-  for (const taint of flavor.spec?.nodeTaints ?? []) {
-    if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
-    if (!tolerates(tols, taint)) {
-      return `untolerated taint {${taint.key}: ${taint.value ?? ''}} in flavor ${flavor.metadata.name}`;
-    }
-  }
-  return undefined;
+  const taint = firstUntoleratedTaint(flavor.spec?.nodeTaints ?? [], tols);
+  return taint && `untolerated taint {${taint.key}: ${taint.value ?? ''}} in flavor ${flavor.metadata.name}`;
 }
 
 function fmt(milli: bigint, resource: string): string {

@@ -4,7 +4,9 @@
  */
 
 import type { Gvr } from '../client.ts';
+import type { LabelSelectorObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import type { TaintLike, TolerationLike } from '../scheduler/core/types.ts';
 
 export const KUEUE_GROUP = 'kueue.x-k8s.io';
 export const KUEUE_VERSION = 'v1beta2';
@@ -47,24 +49,10 @@ export interface Condition {
   [key: string]: unknown;
 }
 
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
+export type LabelSelector = LabelSelectorObject;
 
-export interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
+export type Toleration = TolerationLike;
+export type Taint = TaintLike;
 
 export interface ResourceFlavor extends KubeObject {
   spec?: { nodeLabels?: Record<string, string>; nodeTaints?: Taint[]; tolerations?: Toleration[] };

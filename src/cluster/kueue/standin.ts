@@ -10,6 +10,7 @@
  * and requeueing) and the scheduler (one pass over every queue, then queue status).
  */
 
+import { type Condition, setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient, Gvr } from '../client.ts';
 import { GVR, isNotFound } from '../client.ts';
@@ -157,8 +158,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     schedLoop.enqueueAfter('status', STATUS_DELAY_MS);
   };
 
+  const flavorsByName = () => new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor]));
   const snapshot = (): Snapshot => ({
-    flavors: new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor])),
+    flavors: flavorsByName(),
     clusterQueues: new Map(clusterQueues.list().map((q) => [q.metadata.name!, q as ClusterQueue])),
     localQueues: new Map(localQueues.list().map((q) => [objKey(q), q as LocalQueue])),
     namespaces: new Map(namespaces.list().map((n) => [n.metadata.name!, n.metadata.labels ?? {}])),
@@ -357,10 +359,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
 
     if (adapter.isSuspended(job)) {
       if (isAdmitted(wl)) {
-        const infos = podSetInfos(
-          wl,
-          new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor])),
-        );
+        const infos = podSetInfos(wl, flavorsByName());
         try {
           await writeJob(adapter, job, (cur) => adapter.run(cur, infos));
           recorder.event(
@@ -426,10 +425,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (!hasQuotaReservation(wl) && rq?.status === 'False') {
       let reason: string | undefined;
       let message = '';
-      const flavorMap = new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor]));
       if (rq.reason === 'Deactivated' && wl.spec.active !== false)
         [reason, message] = ['Reactivated', 'The workload was reactivated'];
-      else if (rq.reason === 'ClusterQueueStopped' && cq && !clusterQueueInactive(cq, flavorMap)) {
+      else if (rq.reason === 'ClusterQueueStopped' && cq && !clusterQueueInactive(cq, flavorsByName())) {
         [reason, message] = ['ClusterQueueRestarted', 'The ClusterQueue was restarted after being stopped'];
       } else if (
         rq.reason === 'LocalQueueStopped' &&
@@ -572,26 +570,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         (o) => {
           const s = (o.status ?? {}) as Record<string, unknown>;
           Object.assign(s, desired);
-          const list = (
-            (s.conditions ?? []) as {
-              type: string;
-              status: string;
-              reason: string;
-              message: string;
-              lastTransitionTime: string;
-            }[]
-          ).filter((x) => x.type !== 'Active');
-          const prev = (
-            (s.conditions ?? []) as { type: string; status: string; lastTransitionTime: string }[]
-          ).find((x) => x.type === 'Active');
-          list.push({
-            type: 'Active',
-            ...active,
-            lastTransitionTime:
-              prev && prev.status === active.status
-                ? prev.lastTransitionTime
-                : `${now().toISOString().slice(0, 19)}Z`,
-          });
+          const list = (s.conditions ?? []) as Condition[];
+          setCondition(list, { type: 'Active', ...active }, now());
           s.conditions = list;
           o.status = s;
         },

@@ -8,20 +8,22 @@
  * ineligible or removed nodes are deleted; RollingUpdate replaces old pods within
  * maxUnavailable (maxSurge 0) and OnDelete waits for users. Status counts as upstream.
  */
-import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import type { LabelSelectorObject, Selector } from '../../kube/labels.ts';
 import { GVR, isNotFound } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
 import type { PodLike, TaintLike } from '../scheduler/core/types.ts';
 import { type ControllerContext, int, type RunningController } from './context.ts';
-import { BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
 import { Loop } from './loop.ts';
 import {
+  appsSelector,
   claimObjects,
   controllerRefOf,
   isPodAvailable,
   isPodReady,
+  ownersToSync,
   type Pod,
   PodControl,
   type PodSpec,
@@ -30,7 +32,8 @@ import {
   type Toleration,
   untilAvailable,
 } from './pods.ts';
-import { computeHash, jsonEqual, parseTime, scaledValue, slowStartBatch } from './util.ts';
+import { writeStatusIfChanged } from './status.ts';
+import { computeHash, jsonEqual, parseTime, sameLabels, scaledValue, slowStartBatch } from './util.ts';
 
 export const DS_REVISION_LABEL = 'controller-revision-hash';
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
@@ -41,10 +44,7 @@ const FAILED_POD_BACKOFF_MAX_MS = 15 * 60_000;
 
 export interface DaemonSet extends KubeObject {
   spec?: {
-    selector?: {
-      matchLabels?: Record<string, string>;
-      matchExpressions?: { key: string; operator: string; values?: string[] }[];
-    };
+    selector?: LabelSelectorObject;
     template?: PodTemplate;
     updateStrategy?: {
       type?: string;
@@ -194,18 +194,9 @@ export class DaemonSetController implements RunningController {
     await this.loop.stop();
   }
 
-  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
-    const ns = pod.metadata.namespace ?? '';
-    for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
-      if (ref?.kind !== 'DaemonSet') continue;
-      const ds = this.sets.getByName(ns, ref.name);
-      if (ds && ds.metadata.uid === ref.uid) this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
-    }
-    if (controllerRefOf(pod) || type === 'DELETED') return;
-    for (const ds of this.sets.byIndex(BY_NAMESPACE, ns)) {
-      if (dsSelector(ds as DaemonSet)?.matches(pod.metadata.labels))
-        this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
-    }
+  private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
+    for (const ds of ownersToSync(this.sets, 'DaemonSet', appsSelector, type, pod, old))
+      this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
   }
 
   /** Node changes that can flip eligibility (labels, taints, existence) resync every DaemonSet. */
@@ -213,7 +204,7 @@ export class DaemonSetController implements RunningController {
     if (
       type === 'MODIFIED' &&
       old &&
-      jsonEqual(old.metadata.labels ?? {}, node.metadata.labels ?? {}) &&
+      sameLabels(old.metadata.labels, node.metadata.labels) &&
       jsonEqual(old.spec?.taints ?? [], node.spec?.taints ?? [])
     ) {
       return;
@@ -224,17 +215,19 @@ export class DaemonSetController implements RunningController {
   private async sync(key: string): Promise<void> {
     const ds = this.sets.get(key) as DaemonSet | undefined;
     if (!ds) return;
-    const selector = dsSelector(ds);
+    const selector = appsSelector(ds);
     if (!selector) return;
     const hash = computeHash(ds.spec?.template, ds.status?.collisionCount);
+    // Compiled once per sync: every step below asks it about every node.
+    const shouldRunOn = daemonPredicate(ds);
     if (!ds.metadata.deletionTimestamp) {
       const byNode = await this.podsByNode(ds, selector);
-      await this.manage(ds, byNode, hash);
+      await this.manage(ds, shouldRunOn, byNode, hash);
       if ((ds.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
-        await this.rollingUpdate(ds, this.currentPodsByNode(ds, selector), hash);
+        await this.rollingUpdate(ds, shouldRunOn, this.currentPodsByNode(ds, selector), hash);
       }
     }
-    await this.updateStatus(ds, this.currentPodsByNode(ds, selector), hash);
+    await this.updateStatus(ds, shouldRunOn, this.currentPodsByNode(ds, selector), hash);
   }
 
   private async podsByNode(ds: DaemonSet, selector: Selector): Promise<Map<string, Pod[]>> {
@@ -255,8 +248,12 @@ export class DaemonSetController implements RunningController {
     return groupByNode(owned);
   }
 
-  private async manage(ds: DaemonSet, byNode: Map<string, Pod[]>, hash: string): Promise<void> {
-    const shouldRunOn = daemonPredicate(ds);
+  private async manage(
+    ds: DaemonSet,
+    shouldRunOn: DaemonPredicate,
+    byNode: Map<string, Pod[]>,
+    hash: string,
+  ): Promise<void> {
     const needPods: string[] = [];
     const toDelete: Pod[] = [];
     const now = Date.now();
@@ -341,14 +338,18 @@ export class DaemonSetController implements RunningController {
   }
 
   /** rollingUpdate (maxSurge 0): old pods go, unavailable ones first, within maxUnavailable. */
-  private async rollingUpdate(ds: DaemonSet, byNode: Map<string, Pod[]>, hash: string): Promise<void> {
+  private async rollingUpdate(
+    ds: DaemonSet,
+    shouldRunOn: DaemonPredicate,
+    byNode: Map<string, Pod[]>,
+    hash: string,
+  ): Promise<void> {
     const minReady = int(ds.spec?.minReadySeconds, 0);
     const now = Date.now();
     let desired = 0;
     let unavailable = 0;
     const oldAvailable: Pod[] = [];
     const oldUnavailable: Pod[] = [];
-    const shouldRunOn = daemonPredicate(ds);
     for (const n of this.nodes.list() as Node[]) {
       const { shouldRun } = shouldRunOn(n);
       if (!shouldRun) continue;
@@ -375,7 +376,12 @@ export class DaemonSetController implements RunningController {
     if (toDelete.length) await this.syncNodes(ds, toDelete, [], hash);
   }
 
-  private async updateStatus(ds: DaemonSet, byNode: Map<string, Pod[]>, hash: string): Promise<void> {
+  private async updateStatus(
+    ds: DaemonSet,
+    shouldRunOn: DaemonPredicate,
+    byNode: Map<string, Pod[]>,
+    hash: string,
+  ): Promise<void> {
     const minReady = int(ds.spec?.minReadySeconds, 0);
     const now = Date.now();
     let desired = 0;
@@ -385,7 +391,6 @@ export class DaemonSetController implements RunningController {
     let available = 0;
     let updated = 0;
     let soonest: number | undefined;
-    const shouldRunOn = daemonPredicate(ds);
     for (const n of this.nodes.list() as Node[]) {
       const { shouldRun } = shouldRunOn(n);
       const pods = byNode.get(n.metadata.name!) ?? [];
@@ -428,19 +433,8 @@ export class DaemonSetController implements RunningController {
     ] as const)
       if (!status[k]) delete status[k];
     if (soonest !== undefined) this.loop.enqueueAfter(objKey(ds), soonest + 1);
-    if (jsonEqual(status, ds.status ?? {})) return;
     try {
-      await this.ctx.client.mutate(
-        GVR.daemonsets,
-        ds.metadata.namespace!,
-        ds.metadata.name!,
-        (cur) => {
-          if (cur.metadata.uid !== ds.metadata.uid)
-            throw new Error(`daemonset ${ds.metadata.name} was replaced`);
-          cur.status = status;
-        },
-        'status',
-      );
+      await writeStatusIfChanged(this.ctx.client, GVR.daemonsets, ds, status);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -468,15 +462,4 @@ function groupByNode(pods: Pod[]): Map<string, Pod[]> {
     l.push(p);
   }
   return m;
-}
-
-export function dsSelector(ds: DaemonSet): Selector | undefined {
-  try {
-    const sel = ds.spec?.selector;
-    if (!sel) return undefined;
-    const s = selectorFromObject(sel);
-    return s.empty ? undefined : s;
-  } catch {
-    return undefined;
-  }
 }

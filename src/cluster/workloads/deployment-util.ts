@@ -3,11 +3,13 @@
  * annotations a Deployment stamps on its ReplicaSets, maxSurge/maxUnavailable fenceposts,
  * how many replicas a new ReplicaSet may have, proportional scaling, status and conditions.
  */
+import { rfc3339 } from '../../kube/conditions.ts';
+import type { LabelSelectorObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { int } from './context.ts';
 import type { PodTemplate } from './pods.ts';
 import type { ReplicaSet } from './replicaset.ts';
-import { computeHash, jsonEqual, parseTime, rfc3339, scaledValue } from './util.ts';
+import { computeHash, jsonEqual, parseTime, scaledValue } from './util.ts';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY_ANNOTATION = 'deployment.kubernetes.io/revision-history';
@@ -40,10 +42,7 @@ export interface DeploymentStatus {
 export interface Deployment extends KubeObject {
   spec?: {
     replicas?: number;
-    selector?: {
-      matchLabels?: Record<string, string>;
-      matchExpressions?: { key: string; operator: string; values?: string[] }[];
-    };
+    selector?: LabelSelectorObject;
     template?: PodTemplate;
     strategy?: {
       type?: string;

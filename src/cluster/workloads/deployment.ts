@@ -48,10 +48,19 @@ import {
   DESIRED_REPLICAS_ANNOTATION,
   type DeploymentStatus,
 } from './deployment-util.ts';
-import { BY_CONTROLLER_UID, BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
 import { Loop } from './loop.ts';
-import { claimObjects, controllerRefOf, newControllerRef, type Pod } from './pods.ts';
+import {
+  appsSelector,
+  claimObjects,
+  controllerRefOf,
+  newControllerRef,
+  ownerOf,
+  ownersToSync,
+  type Pod,
+} from './pods.ts';
 import type { ReplicaSet } from './replicaset.ts';
+import { writeStatus } from './status.ts';
 import { jsonEqual, parseTime } from './util.ts';
 
 export class DeploymentController implements RunningController {
@@ -75,7 +84,10 @@ export class DeploymentController implements RunningController {
     });
     this.unsubscribe.push(this.deployments.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
     this.unsubscribe.push(
-      this.rss.subscribe((t, o, old) => this.onReplicaSet(t, o as ReplicaSet, old as ReplicaSet | undefined)),
+      this.rss.subscribe((t, o, old) => {
+        for (const d of ownersToSync(this.deployments, 'Deployment', appsSelector, t, o, old))
+          this.loop.enqueue(objKey(d));
+      }),
     );
     this.unsubscribe.push(this.pods.subscribe((t, o) => this.onPod(t, o as Pod)));
   }
@@ -89,39 +101,14 @@ export class DeploymentController implements RunningController {
     await this.loop.stop();
   }
 
-  private enqueueOwner(ns: string, ref: { kind: string; name: string; uid: string } | undefined): void {
-    if (ref?.kind !== 'Deployment') return;
-    const d = this.deployments.getByName(ns, ref.name);
-    if (d && d.metadata.uid === ref.uid) this.loop.enqueue(objKey(d));
-  }
-
-  private onReplicaSet(type: string, rs: ReplicaSet, old: ReplicaSet | undefined): void {
-    const ns = rs.metadata.namespace ?? '';
-    const ref = controllerRefOf(rs);
-    const oldRef = old ? controllerRefOf(old) : undefined;
-    if (oldRef && oldRef.uid !== ref?.uid) this.enqueueOwner(ns, oldRef);
-    if (ref) {
-      this.enqueueOwner(ns, ref);
-      return;
-    }
-    if (type === 'DELETED') return;
-    for (const d of this.deployments.byIndex(BY_NAMESPACE, ns)) {
-      const sel = deploymentSelector(d as Deployment);
-      if (sel && !sel.empty && sel.matches(rs.metadata.labels)) this.loop.enqueue(objKey(d));
-    }
-  }
-
   /** Recreate waits for old pods to be gone, so a pod deletion may unblock a rollout. */
-  private onPod(type: string, pod: Pod): void {
+  private onPod(type: InformerEvent, pod: Pod): void {
     if (type !== 'DELETED') return;
-    const ref = controllerRefOf(pod);
-    if (ref?.kind !== 'ReplicaSet') return;
-    const rs = this.rss.getByName(pod.metadata.namespace ?? '', ref.name);
-    if (!rs || rs.metadata.uid !== ref.uid) return;
-    const dref = controllerRefOf(rs);
-    if (!dref) return;
-    const d = this.deployments.getByName(pod.metadata.namespace ?? '', dref.name) as Deployment | undefined;
-    if (d && d.metadata.uid === dref.uid && !isRollingUpdate(d)) this.loop.enqueue(objKey(d));
+    const ns = pod.metadata.namespace ?? '';
+    const rs = ownerOf(this.rss, ns, controllerRefOf(pod), 'ReplicaSet');
+    const d =
+      rs && (ownerOf(this.deployments, ns, controllerRefOf(rs), 'Deployment') as Deployment | undefined);
+    if (d && !isRollingUpdate(d)) this.loop.enqueue(objKey(d));
   }
 
   private async sync(key: string): Promise<void> {
@@ -662,18 +649,7 @@ export class DeploymentController implements RunningController {
   }
 
   private async writeStatus(d: Deployment, status: DeploymentStatus): Promise<Deployment> {
-    const s = serializedStatus(status);
-    const updated = await this.ctx.client.mutate<Deployment>(
-      GVR.deployments,
-      d.metadata.namespace!,
-      d.metadata.name!,
-      (cur) => {
-        if (cur.metadata.uid !== d.metadata.uid)
-          throw new Error(`deployment ${d.metadata.name} was replaced`);
-        cur.status = s;
-      },
-      'status',
-    );
+    const updated = await writeStatus(this.ctx.client, GVR.deployments, d, serializedStatus(status));
     return {
       ...d,
       status: updated.status,

@@ -1,33 +1,32 @@
 /**
- * core/v1 Events as client-go's record.EventRecorder writes them: named
- * `<object>.<hex nanoseconds>`, in the involved object's namespace (`default` for
- * cluster-scoped objects), with source.component/reportingComponent, and repeated
- * events aggregated into one object by bumping `count` and `lastTimestamp`, so
- * `kubectl describe` shows `x3 over 2m` exactly as on a real cluster.
+ * The Event recorder of the simulated kube-controller-manager (and Kueue), as client-go's
+ * record.EventRecorder: Events written through the cluster's EventWriter (../events.ts) under
+ * the controller's component, repeats folded into one Event.
  *
  * Writes are fire-and-forget (a failed event never fails a sync) but ordered, and
  * `flush()` waits for them.
  */
-import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import type { ClusterClient } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import {
+  aggregationKey,
+  type EventOccurrences,
+  type EventType,
+  EventWriter,
+  objectReference,
+} from '../events.ts';
 import type { LogFn } from './loop.ts';
-
-export type EventType = 'Normal' | 'Warning';
-
-/** Aggregation keys kept, like client-go's EventCorrelator LRU. */
-const MAX_KEYS = 4096;
 
 export class EventRecorder {
   readonly component: string;
-  private readonly client: ClusterClient;
+  private readonly writer: EventWriter;
   private readonly log: LogFn;
-  private readonly seen = new Map<string, { namespace: string; name: string }>();
   private chain: Promise<void> = Promise.resolve();
-  private lastNanos = 0n;
   private stopped = false;
 
   constructor(client: ClusterClient, component: string, log?: LogFn) {
-    this.client = client;
+    this.writer = new EventWriter(client);
     this.component = component;
     this.log = log ?? (() => {});
   }
@@ -35,9 +34,20 @@ export class EventRecorder {
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
     if (this.stopped) return;
     const now = new Date();
-    const nanos = this.uniqueNanos(now);
+    const stamp = this.writer.stamp(now);
+    const ts = rfc3339(now);
+    const e: EventOccurrences = {
+      involved: objectReference(obj),
+      source: { component: this.component },
+      type,
+      reason,
+      message,
+      first: ts,
+      last: ts,
+      count: 1,
+    };
     this.chain = this.chain
-      .then(() => this.write(obj, type, reason, message, now, nanos))
+      .then(() => this.writer.write(aggregationKey(e), e, stamp))
       .catch((err: unknown) => {
         this.log('debug', `${this.component}: event not recorded`, {
           reason,
@@ -54,77 +64,5 @@ export class EventRecorder {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.chain;
-  }
-
-  private uniqueNanos(now: Date): bigint {
-    let n = BigInt(now.getTime()) * 1_000_000n;
-    if (n <= this.lastNanos) n = this.lastNanos + 1n;
-    this.lastNanos = n;
-    return n;
-  }
-
-  private async write(
-    obj: KubeObject,
-    type: EventType,
-    reason: string,
-    message: string,
-    now: Date,
-    nanos: bigint,
-  ): Promise<void> {
-    const m = obj.metadata;
-    const namespace = m.namespace || 'default';
-    const ts = `${now.toISOString().slice(0, 19)}Z`;
-    const aggKey = [this.component, m.uid ?? '', obj.kind, namespace, m.name, type, reason, message].join(
-      '\u0000',
-    );
-    const prior = this.seen.get(aggKey);
-    if (prior) {
-      try {
-        await this.client.mutate(GVR.events, prior.namespace, prior.name, (ev) => {
-          ev.count = ((ev.count as number | undefined) ?? 1) + 1;
-          ev.lastTimestamp = ts;
-        });
-        this.touch(aggKey, prior);
-        return;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        this.seen.delete(aggKey);
-      }
-    }
-    const name = `${m.name}.${nanos.toString(16)}`;
-    const ev: KubeObject = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name, namespace },
-      involvedObject: {
-        kind: obj.kind,
-        namespace: m.namespace || undefined,
-        name: m.name,
-        uid: m.uid,
-        apiVersion: obj.apiVersion,
-        resourceVersion: m.resourceVersion,
-      },
-      reason,
-      message,
-      source: { component: this.component },
-      firstTimestamp: ts,
-      lastTimestamp: ts,
-      count: 1,
-      type,
-      eventTime: null,
-      reportingComponent: this.component,
-      reportingInstance: '',
-    };
-    await this.client.create(GVR.events, ev);
-    this.touch(aggKey, { namespace, name });
-  }
-
-  private touch(key: string, v: { namespace: string; name: string }): void {
-    this.seen.delete(key);
-    this.seen.set(key, v);
-    if (this.seen.size > MAX_KEYS) {
-      const oldest = this.seen.keys().next().value;
-      if (oldest !== undefined) this.seen.delete(oldest);
-    }
   }
 }

@@ -10,14 +10,16 @@
  * Not implemented: podFailurePolicy, backoffLimitPerIndex/maxFailedIndexes, successPolicy
  * (Jobs using them are synced as if the fields were absent).
  */
-import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import { type LabelSelectorObject, selectorFromObject, type Selector } from '../../kube/labels.ts';
 import { GVR, isNotFound } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ControllerContext, int, type RunningController } from './context.ts';
-import { BY_CONTROLLER_UID, BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
 import { IndexSet } from './job-indexes.ts';
 import { Loop } from './loop.ts';
 import {
+  adopterCandidates,
   claimObjects,
   compareForDeletion,
   controllerRefOf,
@@ -27,9 +29,11 @@ import {
   type Pod,
   PodControl,
   type PodTemplate,
+  podFromTemplate,
   readyCondition,
 } from './pods.ts';
-import { errMessage, jsonEqual, parseTime, rfc3339, slowStartBatch } from './util.ts';
+import { writeStatus } from './status.ts';
+import { errMessage, jsonEqual, parseTime, slowStartBatch } from './util.ts';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 export const JOB_COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
@@ -58,10 +62,7 @@ export interface JobSpec {
   completions?: number;
   activeDeadlineSeconds?: number;
   backoffLimit?: number;
-  selector?: {
-    matchLabels?: Record<string, string>;
-    matchExpressions?: { key: string; operator: string; values?: string[] }[];
-  };
+  selector?: LabelSelectorObject;
   manualSelector?: boolean;
   template?: PodTemplate;
   ttlSecondsAfterFinished?: number;
@@ -312,7 +313,7 @@ export class JobController implements RunningController {
     }
   }
 
-  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
+  private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
     const ref = controllerRefOf(pod);
     if (ref) {
       if (ref.kind !== 'Job' || ref.apiVersion !== 'batch/v1') return;
@@ -326,17 +327,8 @@ export class JobController implements RunningController {
     }
     if (type === 'DELETED') return;
     if (hasFinalizer(pod)) this.loop.enqueue(`pod:${objKey(pod)}`);
-    const labelsChanged =
-      !old ||
-      !jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {}) ||
-      controllerRefOf(old) !== undefined;
-    if (!labelsChanged) return;
-    // An orphan whose labels now match a Job's selector may be adopted.
-    for (const j of this.jobs.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '')) {
-      const sel = jobSelector(j as Job);
-      if (sel && !sel.empty && sel.matches(pod.metadata.labels))
-        this.loop.enqueueAfter(`job:${objKey(j)}`, this.ctx.batchMs);
-    }
+    for (const j of adopterCandidates(this.jobs, adoptingSelector, type, pod, old))
+      this.loop.enqueueAfter(`job:${objKey(j)}`, this.ctx.batchMs);
   }
 
   // ---------- sync ----------
@@ -484,12 +476,9 @@ export class JobController implements RunningController {
 
     let manageErr: unknown;
     if (c.finished) {
-      const r = await this.deleteActivePods(job, activePods);
-      if (r.deleted !== c.active) c.finished = undefined;
-      c.active -= r.deleted;
-      c.terminating += r.deleted;
-      c.ready -= r.deletedReady;
-      manageErr = r.error;
+      manageErr = await this.deletePods(c, activePods, false);
+      // The Job finishes only once none of its pods is left active.
+      if (c.active !== 0) c.finished = undefined;
     } else {
       let manageCalled = false;
       if (!job.metadata.deletionTimestamp) {
@@ -547,14 +536,11 @@ export class JobController implements RunningController {
   private async manageJob(c: SyncCtx): Promise<unknown> {
     const job = c.job;
     if (suspended(job)) {
-      const r = await this.deleteJobPods(
-        job,
+      return this.deletePods(
+        c,
         activePodsForRemoval(job, c.activePods, c.activePods.length, c.completions),
+        true,
       );
-      c.active -= r.deleted;
-      c.terminating += r.deleted;
-      c.ready -= r.deletedReady;
-      return r.error;
     }
     let wantActive: number;
     if (c.completions === undefined) wantActive = c.succeeded > 0 ? c.active : c.parallelism;
@@ -564,13 +550,7 @@ export class JobController implements RunningController {
       0,
       MAX_CREATE_DELETE,
     );
-    if (toDelete.length > 0) {
-      const r = await this.deleteJobPods(job, toDelete);
-      c.active -= r.deleted;
-      c.terminating += r.deleted;
-      c.ready -= r.deletedReady;
-      return r.error;
-    }
+    if (toDelete.length > 0) return this.deletePods(c, toDelete, true);
     const terminating = onlyReplaceFailedPods(job) ? c.terminating : 0;
     let diff = wantActive - terminating - c.active;
     if (diff <= 0) return undefined;
@@ -594,100 +574,55 @@ export class JobController implements RunningController {
   }
 
   private newPod(job: Job, index: number): Pod {
-    const template: PodTemplate = structuredClone(job.spec?.template ?? {});
-    template.metadata ??= {};
-    const meta = template.metadata;
-    meta.labels ??= {};
+    const name = job.metadata.name!;
+    const pod = podFromTemplate(job.spec?.template, job, {
+      generateName: index >= 0 ? generateNameWithIndex(name, index) : undefined,
+    });
+    const meta = pod.metadata;
+    const labels = meta.labels!;
     if (!job.spec?.manualSelector) {
       // The API server puts these in the template; they are set again here so pods carry them
       // even for a Job stored before that defaulting existed.
-      meta.labels[CONTROLLER_UID_LABEL] ??= job.metadata.uid!;
-      meta.labels[JOB_NAME_LABEL] ??= job.metadata.name!;
-      meta.labels[LEGACY_CONTROLLER_UID_LABEL] ??= job.metadata.uid!;
-      meta.labels[LEGACY_JOB_NAME_LABEL] ??= job.metadata.name!;
+      labels[CONTROLLER_UID_LABEL] ??= job.metadata.uid!;
+      labels[JOB_NAME_LABEL] ??= name;
+      labels[LEGACY_CONTROLLER_UID_LABEL] ??= job.metadata.uid!;
+      labels[LEGACY_JOB_NAME_LABEL] ??= name;
     }
     const f = meta.finalizers ?? [];
     if (!f.includes(JOB_TRACKING_FINALIZER)) meta.finalizers = [...f, JOB_TRACKING_FINALIZER];
-    let generateName = `${job.metadata.name}-`;
     if (index >= 0) {
-      template.spec ??= {};
-      const spec = template.spec;
+      const spec = pod.spec!;
       addCompletionIndexEnv(spec.initContainers);
       addCompletionIndexEnv(spec.containers);
       meta.annotations = { ...(meta.annotations ?? {}), [JOB_COMPLETION_INDEX]: String(index) };
-      meta.labels[JOB_COMPLETION_INDEX] = String(index);
-      spec.hostname = `${job.metadata.name}-${index}`;
-      generateName = generateNameWithIndex(job.metadata.name!, index);
+      labels[JOB_COMPLETION_INDEX] = String(index);
+      spec.hostname = `${name}-${index}`;
     }
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        generateName,
-        namespace: job.metadata.namespace,
-        labels: meta.labels,
-        finalizers: meta.finalizers,
-        ownerReferences: [
-          {
-            apiVersion: 'batch/v1',
-            kind: 'Job',
-            name: job.metadata.name!,
-            uid: job.metadata.uid!,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: template.spec ?? {},
-    };
-    if (meta.annotations && Object.keys(meta.annotations).length > 0)
-      pod.metadata.annotations = meta.annotations;
     return pod;
   }
 
-  /** deleteActivePods: DELETE keeping finalizers; the tracking step removes them once counted. */
-  private async deleteActivePods(
-    job: Job,
-    pods: Pod[],
-  ): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
-    let deleted = 0;
-    let deletedReady = 0;
+  /**
+   * Deletes pods, moving each deleted one from active (and ready) to terminating. Pods that
+   * will never be counted (upstream's deleteJobPods: surplus, or the Job suspended) lose their
+   * tracking finalizer first; otherwise (deleteActivePods, for a finishing Job) the tracking
+   * step removes it once the pod is counted.
+   */
+  private async deletePods(c: SyncCtx, pods: Pod[], uncounted: boolean): Promise<unknown> {
     let error: unknown;
     await Promise.all(
       pods.map(async (p) => {
         try {
-          await this.podControl.delete(job, p);
-          deleted++;
-          if (isPodReady(p)) deletedReady++;
+          if (uncounted) await this.removeFinalizer(p);
+          await this.podControl.delete(c.job, p);
+          c.active--;
+          c.terminating++;
+          if (isPodReady(p)) c.ready--;
         } catch (err) {
           error ??= err;
         }
       }),
     );
-    return { deleted, deletedReady, error };
-  }
-
-  /** deleteJobPods: removes the finalizer first (these pods are not counted), then deletes. */
-  private async deleteJobPods(
-    job: Job,
-    pods: Pod[],
-  ): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
-    let deleted = 0;
-    let deletedReady = 0;
-    let error: unknown;
-    await Promise.all(
-      pods.map(async (p) => {
-        try {
-          await this.removeFinalizer(p);
-          await this.podControl.delete(job, p);
-          deleted++;
-          if (isPodReady(p)) deletedReady++;
-        } catch (err) {
-          error ??= err;
-        }
-      }),
-    );
-    return { deleted, deletedReady, error };
+    return error;
   }
 
   private async removeFinalizer(pod: Pod): Promise<void> {
@@ -847,19 +782,7 @@ export class JobController implements RunningController {
   }
 
   private async writeStatus(c: SyncCtx): Promise<void> {
-    const status = serializedStatus(c.status);
-    const uid = c.job.metadata.uid;
-    const updated = await this.ctx.client.mutate<Job>(
-      GVR.jobs,
-      c.job.metadata.namespace!,
-      c.job.metadata.name!,
-      (cur) => {
-        if (cur.metadata.uid !== uid) throw new Error(`job ${c.key} was replaced`);
-        cur.status = status;
-      },
-      'status',
-    );
-    c.job = updated;
+    c.job = await writeStatus(this.ctx.client, GVR.jobs, c.job, serializedStatus(c.status));
   }
 }
 
@@ -872,6 +795,12 @@ export function jobSelector(job: Job): Selector | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A Job adopts orphans only through a non-empty selector. */
+function adoptingSelector(job: KubeObject): Selector | undefined {
+  const sel = jobSelector(job as Job);
+  return sel && !sel.empty ? sel : undefined;
 }
 
 /** The status as batch/v1 serializes it: omitempty counters and lists dropped, pointer fields kept. */

@@ -2,13 +2,16 @@
  * Pod facts and pod control shared by the workload controllers, after pkg/controller's
  * controller_utils.go and controller_ref_manager.go: activity, availability, the ranking
  * used to pick pods to delete, creating pods from a template with a controller reference,
- * and claiming pods (adopting matching orphans, releasing owned pods that stopped matching).
+ * which owners an event about a dependent concerns, and claiming pods (adopting matching
+ * orphans, releasing owned pods that stopped matching).
  */
+import { type LabelSelectorObject, type Selector, selectorFromObject } from '../../kube/labels.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import type { KubeObject, OwnerReference } from '../apiserver/types.ts';
-import type { Selector } from '../../kube/labels.ts';
+import type { TolerationLike } from '../scheduler/core/types.ts';
 import type { EventRecorder } from './events.ts';
-import { errMessage, parseTime } from './util.ts';
+import { BY_NAMESPACE, type Informer, type InformerEvent } from './informer.ts';
+import { errMessage, parseTime, sameLabels } from './util.ts';
 
 export interface PodCondition {
   type: string;
@@ -50,13 +53,7 @@ export interface NodeSelectorTerm {
   matchFields?: { key: string; operator: string; values?: string[] }[];
 }
 
-export interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
+export type Toleration = TolerationLike;
 
 export interface Pod extends KubeObject {
   spec?: PodSpec;
@@ -291,6 +288,76 @@ export class PodControl {
 
 export function isPreconditionFailure(err: unknown): boolean {
   return /Precondition failed/.test(errMessage(err));
+}
+
+/**
+ * The selector of an apps/v1 controller: a missing, empty or invalid one selects nothing
+ * (validation rejects those anyway).
+ */
+export function appsSelector(owner: KubeObject): Selector | undefined {
+  const sel = (owner.spec as { selector?: LabelSelectorObject } | undefined)?.selector;
+  if (!sel) return undefined;
+  try {
+    const s = selectorFromObject(sel);
+    return s.empty ? undefined : s;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The owner a controller reference names, if the informer holds it (same uid) and it is of `kind`. */
+export function ownerOf(
+  owners: Informer,
+  namespace: string,
+  ref: OwnerReference | undefined,
+  kind: string,
+): KubeObject | undefined {
+  if (ref?.kind !== kind) return undefined;
+  const o = owners.getByName(namespace, ref.name);
+  return o?.metadata.uid === ref.uid ? o : undefined;
+}
+
+/**
+ * The owners that may adopt an orphan (pod, ReplicaSet) after an event about it (upstream's
+ * add/update handlers): those of its namespace whose selector matches, when the object is new,
+ * changed labels or lost its controller. Other updates of an orphan (status) cannot change
+ * who adopts it.
+ */
+export function adopterCandidates(
+  owners: Informer,
+  selectorOf: (owner: KubeObject) => Selector | undefined,
+  type: InformerEvent,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+): KubeObject[] {
+  if (type === 'DELETED' || controllerRefOf(obj)) return [];
+  if (old && !controllerRefOf(old) && sameLabels(old.metadata.labels, obj.metadata.labels)) return [];
+  return owners
+    .byIndex(BY_NAMESPACE, obj.metadata.namespace ?? '')
+    .filter((o) => selectorOf(o)?.matches(obj.metadata.labels));
+}
+
+/**
+ * The owners of `kind` an event about a dependent concerns: its controller before and after
+ * the change, and the owners that may adopt it if it is an orphan.
+ */
+export function ownersToSync(
+  owners: Informer,
+  kind: string,
+  selectorOf: (owner: KubeObject) => Selector | undefined,
+  type: InformerEvent,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+): KubeObject[] {
+  const ns = obj.metadata.namespace ?? '';
+  const ref = controllerRefOf(obj);
+  const oldRef = old ? controllerRefOf(old) : undefined;
+  const out = adopterCandidates(owners, selectorOf, type, obj, old);
+  for (const r of oldRef && oldRef.uid !== ref?.uid ? [ref, oldRef] : [ref]) {
+    const o = ownerOf(owners, ns, r, kind);
+    if (o) out.push(o);
+  }
+  return out;
 }
 
 /**

@@ -5,13 +5,15 @@
  * replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds),
  * observedGeneration and the ReplicaFailure condition.
  */
-import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { GVR } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ControllerContext, int, type RunningController } from './context.ts';
-import { BY_CONTROLLER_UID, BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
 import { Loop } from './loop.ts';
 import {
+  appsSelector,
   claimObjects,
   colocationRanks,
   compareForDeletion,
@@ -19,13 +21,15 @@ import {
   isPodActive,
   isPodAvailable,
   isPodReady,
+  ownersToSync,
   type Pod,
   PodControl,
   type PodTemplate,
   podFromTemplate,
   untilAvailable,
 } from './pods.ts';
-import { errMessage, jsonEqual, rfc3339, slowStartBatch } from './util.ts';
+import { writeStatusIfChanged } from './status.ts';
+import { errMessage, slowStartBatch } from './util.ts';
 
 /** Pods created or deleted per sync (burstReplicas). */
 const BURST_REPLICAS = 500;
@@ -42,10 +46,7 @@ export interface ReplicaSet extends KubeObject {
   spec?: {
     replicas?: number;
     minReadySeconds?: number;
-    selector?: {
-      matchLabels?: Record<string, string>;
-      matchExpressions?: { key: string; operator: string; values?: string[] }[];
-    };
+    selector?: LabelSelectorObject;
     template?: PodTemplate;
   };
   status?: {
@@ -56,18 +57,6 @@ export interface ReplicaSet extends KubeObject {
     observedGeneration?: number;
     conditions?: ReplicaSetCondition[];
   };
-}
-
-export function rsSelector(rs: ReplicaSet): Selector | undefined {
-  try {
-    const sel = rs.spec?.selector;
-    // A nil or empty selector selects nothing for ReplicaSets (validation rejects it anyway).
-    if (!sel) return undefined;
-    const s = selectorFromObject(sel);
-    return s.empty ? undefined : s;
-  } catch {
-    return undefined;
-  }
 }
 
 export class ReplicaSetController implements RunningController {
@@ -104,34 +93,15 @@ export class ReplicaSetController implements RunningController {
     await this.loop.stop();
   }
 
-  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
-    const ns = pod.metadata.namespace ?? '';
-    const ref = controllerRefOf(pod);
-    const oldRef = old ? controllerRefOf(old) : undefined;
-    if (oldRef && oldRef.uid !== ref?.uid) this.enqueueRef(ns, oldRef.kind, oldRef.name, oldRef.uid);
-    if (ref) {
-      this.enqueueRef(ns, ref.kind, ref.name, ref.uid);
-      return;
-    }
-    if (type === 'DELETED') return;
-    if (old && jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {}) && !oldRef) return;
-    // An orphan: every ReplicaSet that selects it may adopt it.
-    for (const o of this.rss.byIndex(BY_NAMESPACE, ns)) {
-      const sel = rsSelector(o as ReplicaSet);
-      if (sel?.matches(pod.metadata.labels)) this.loop.enqueueAfter(objKey(o), this.ctx.batchMs);
-    }
-  }
-
-  private enqueueRef(ns: string, kind: string, name: string, uid: string): void {
-    if (kind !== 'ReplicaSet') return;
-    const rs = this.rss.getByName(ns, name);
-    if (rs && rs.metadata.uid === uid) this.loop.enqueueAfter(objKey(rs), this.ctx.batchMs);
+  private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
+    for (const rs of ownersToSync(this.rss, 'ReplicaSet', appsSelector, type, pod, old))
+      this.loop.enqueueAfter(objKey(rs), this.ctx.batchMs);
   }
 
   private async sync(key: string): Promise<void> {
     const rs = this.rss.get(key) as ReplicaSet | undefined;
     if (!rs) return;
-    const selector = rsSelector(rs);
+    const selector = appsSelector(rs);
     if (!selector) return;
     const candidates = (claimCandidates(this.pods, rs) as Pod[]).filter(isPodActive);
     const pods = await claimObjects(this.ctx.client, GVR.pods, rs, selector, candidates);
@@ -150,18 +120,7 @@ export class ReplicaSetController implements RunningController {
         isPodActive(p) && controllerRefOf(p)?.uid === rs.metadata.uid && selector.matches(p.metadata.labels),
     );
     const status = this.calculateStatus(rs, current, manageErr, now);
-    if (!jsonEqual(status, rs.status ?? {})) {
-      await this.ctx.client.mutate<ReplicaSet>(
-        GVR.replicasets,
-        rs.metadata.namespace!,
-        rs.metadata.name!,
-        (cur) => {
-          if (cur.metadata.uid !== rs.metadata.uid) throw new Error(`replicaset ${key} was replaced`);
-          cur.status = status;
-        },
-        'status',
-      );
-    }
+    await writeStatusIfChanged(this.ctx.client, GVR.replicasets, rs, status);
     const minReady = int(rs.spec?.minReadySeconds, 0);
     if (!manageErr && minReady > 0) {
       // Re-check when the next ready pod crosses minReadySeconds.

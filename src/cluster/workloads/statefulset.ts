@@ -11,24 +11,27 @@
  * objects (the embedded API server does not serve controllerrevisions). PersistentVolumeClaims
  * from volumeClaimTemplates are created when the server serves them; pods always reference them.
  */
-import { selectorFromObject, type Selector } from '../../kube/labels.ts';
+import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { GVR, type Gvr, isConflict } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ControllerContext, int, type RunningController } from './context.ts';
-import { BY_NAMESPACE, claimCandidates, type Informer, objKey } from './informer.ts';
+import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
 import { Loop } from './loop.ts';
 import {
+  appsSelector,
   claimObjects,
   controllerRefOf,
   isPodAvailable,
   isPodReady,
-  newControllerRef,
+  ownersToSync,
   type Pod,
   type PodTemplate,
+  podFromTemplate,
   untilAvailable,
 } from './pods.ts';
-import { computeHash, errMessage, jsonEqual } from './util.ts';
+import { writeStatusIfChanged } from './status.ts';
+import { computeHash, errMessage } from './util.ts';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
@@ -39,10 +42,7 @@ const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims'
 export interface StatefulSet extends KubeObject {
   spec?: {
     replicas?: number;
-    selector?: {
-      matchLabels?: Record<string, string>;
-      matchExpressions?: { key: string; operator: string; values?: string[] }[];
-    };
+    selector?: LabelSelectorObject;
     template?: PodTemplate;
     serviceName?: string;
     podManagementPolicy?: string;
@@ -147,18 +147,9 @@ export class StatefulSetController implements RunningController {
     await this.loop.stop();
   }
 
-  private onPod(type: string, pod: Pod, old: Pod | undefined): void {
-    const ns = pod.metadata.namespace ?? '';
-    for (const ref of [controllerRefOf(pod), old ? controllerRefOf(old) : undefined]) {
-      if (ref?.kind !== 'StatefulSet') continue;
-      const set = this.sets.getByName(ns, ref.name);
-      if (set && set.metadata.uid === ref.uid) this.loop.enqueueAfter(objKey(set), this.ctx.batchMs);
-    }
-    if (controllerRefOf(pod) || type === 'DELETED') return;
-    for (const s of this.sets.byIndex(BY_NAMESPACE, ns)) {
-      const sel = setSelector(s as StatefulSet);
-      if (sel?.matches(pod.metadata.labels)) this.loop.enqueueAfter(objKey(s), this.ctx.batchMs);
-    }
+  private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
+    for (const set of ownersToSync(this.sets, 'StatefulSet', appsSelector, type, pod, old))
+      this.loop.enqueueAfter(objKey(set), this.ctx.batchMs);
   }
 
   private remember(set: StatefulSet, name: string, template: PodTemplate | undefined): void {
@@ -173,7 +164,7 @@ export class StatefulSetController implements RunningController {
   private async sync(key: string): Promise<void> {
     const set = this.sets.get(key) as StatefulSet | undefined;
     if (!set) return;
-    const selector = setSelector(set);
+    const selector = appsSelector(set);
     if (!selector) return;
     const candidates = claimCandidates(this.pods, set) as Pod[];
     // A StatefulSet only adopts pods whose names say they are its members.
@@ -283,15 +274,14 @@ export class StatefulSetController implements RunningController {
     // A past template not remembered (the controller restarted) falls back to the update revision.
     const [template, revision] =
       useCurrent && current ? [current, currentRevision] : [set.spec?.template, updateRevision];
-    const t = structuredClone(template ?? {});
     const name = `${set.metadata.name}-${ord}`;
-    const labels = {
-      ...(t.metadata?.labels ?? {}),
+    const pod = podFromTemplate(template, set, { name });
+    Object.assign(pod.metadata.labels!, {
       [POD_NAME_LABEL]: name,
       [POD_INDEX_LABEL]: String(ord),
       [REVISION_LABEL]: revision,
-    };
-    const spec = t.spec ?? {};
+    });
+    const spec = pod.spec!;
     spec.hostname = name;
     if (set.spec?.serviceName) spec.subdomain = set.spec.serviceName;
     const volumes = ((spec.volumes ?? []) as { name?: string }[]).filter(
@@ -304,15 +294,6 @@ export class StatefulSetController implements RunningController {
       } as { name?: string });
     }
     if (volumes.length) spec.volumes = volumes;
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: set.metadata.namespace, labels, ownerReferences: [newControllerRef(set)] },
-      spec,
-    };
-    if (t.metadata?.annotations && Object.keys(t.metadata.annotations).length)
-      pod.metadata.annotations = { ...t.metadata.annotations };
-    if (t.metadata?.finalizers?.length) pod.metadata.finalizers = [...t.metadata.finalizers];
     return pod;
   }
 
@@ -461,28 +442,6 @@ export class StatefulSetController implements RunningController {
     }
     for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'observedGeneration'] as const)
       if (!status[k]) delete status[k];
-    if (jsonEqual(status, set.status ?? {})) return;
-    await this.ctx.client.mutate(
-      GVR.statefulsets,
-      set.metadata.namespace!,
-      set.metadata.name!,
-      (cur) => {
-        if (cur.metadata.uid !== set.metadata.uid)
-          throw new Error(`statefulset ${set.metadata.name} was replaced`);
-        cur.status = status;
-      },
-      'status',
-    );
-  }
-}
-
-export function setSelector(set: StatefulSet): Selector | undefined {
-  try {
-    const sel = set.spec?.selector;
-    if (!sel) return undefined;
-    const s = selectorFromObject(sel);
-    return s.empty ? undefined : s;
-  } catch {
-    return undefined;
+    await writeStatusIfChanged(this.ctx.client, GVR.statefulsets, set, status);
   }
 }

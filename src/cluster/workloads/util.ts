@@ -65,10 +65,6 @@ export function computeHash(template: unknown, collisionCount?: number): string 
   return safeEncodeString(String(h));
 }
 
-export function rfc3339(d: Date = new Date()): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
-}
-
 export function parseTime(ts: string | undefined | null): number | undefined {
   if (!ts) return undefined;
   const t = Date.parse(ts);
@@ -111,4 +107,14 @@ export function clone<T>(v: T): T {
 
 export function jsonEqual(a: unknown, b: unknown): boolean {
   return stableJson(a) === stableJson(b);
+}
+
+/** Whether two label maps are equal (a missing map equals an empty one), without serializing either. */
+export function sameLabels(
+  a: Record<string, string> | undefined | null,
+  b: Record<string, string> | undefined | null,
+): boolean {
+  const ak = Object.keys(a ?? {});
+  if (ak.length !== Object.keys(b ?? {}).length) return false;
+  return ak.every((k) => b![k] === a![k]);
 }

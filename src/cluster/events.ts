@@ -1,0 +1,157 @@
+/**
+ * core/v1 Events as every component of the embedded cluster writes them. The recorders
+ * (workloads/events.ts for kube-controller-manager and Kueue, scheduler/events.ts for the
+ * scheduler and node controllers, kubelet/events.ts for the kubelet) differ only in how they
+ * queue writes; what lands in the API is made here.
+ *
+ * An Event is named `<object>.<hex nanoseconds>` in the involved object's namespace (`default`
+ * for cluster-scoped objects), with source.component (and source.host for node-local
+ * components) and reportingComponent/reportingInstance. Repeats of one event are folded into
+ * the Event first written for it by bumping `count` and `lastTimestamp`, as client-go's
+ * EventCorrelator does, so `kubectl describe` shows `(x3 over 2m)` as on a real cluster.
+ */
+import type { KubeObject } from './apiserver/types.ts';
+import { type ClusterClient, GVR, isNotFound } from './client.ts';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventSource {
+  /** source.component and reportingComponent, e.g. `default-scheduler`. */
+  component: string;
+  /** reportingInstance (the component's instance, e.g. `default-scheduler-troupe`). */
+  instance?: string;
+  /** source.host: set by node-local components (kubelet). */
+  host?: string;
+}
+
+/** An Event's involvedObject (core/v1 ObjectReference). */
+export interface ObjectReference {
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  apiVersion: string;
+  resourceVersion?: string;
+  /** The part of the object the event is about, e.g. `spec.containers{nginx}`. */
+  fieldPath?: string;
+}
+
+export function objectReference(obj: KubeObject, fieldPath?: string): ObjectReference {
+  const m = obj.metadata;
+  const ref: ObjectReference = {
+    kind: obj.kind,
+    namespace: m.namespace || undefined,
+    name: m.name ?? '',
+    uid: m.uid,
+    apiVersion: obj.apiVersion,
+    resourceVersion: m.resourceVersion,
+  };
+  if (fieldPath) ref.fieldPath = fieldPath;
+  return ref;
+}
+
+/** `count` occurrences of one event, the first and last at the given metav1.Times. */
+export interface EventOccurrences {
+  involved: ObjectReference;
+  source: EventSource;
+  type: string;
+  reason: string;
+  message: string;
+  /** The action taken (set by the scheduler: `Scheduling`, `Binding`). */
+  action?: string;
+  first: string;
+  last: string;
+  count: number;
+}
+
+/** What makes two events the same one, whose repeats are folded into one Event. */
+export function aggregationKey(e: EventOccurrences): string {
+  const o = e.involved;
+  return [
+    e.source.host ?? '',
+    o.kind,
+    o.namespace ?? '',
+    o.name,
+    o.uid ?? '',
+    o.fieldPath ?? '',
+    e.type,
+    e.reason,
+    e.message,
+  ].join('\u0000');
+}
+
+/** Aggregation keys remembered, like client-go's EventCorrelator cache. */
+const MAX_KEYS = 4096;
+
+/** Writes Events for one recorder, remembering which Event each aggregation key went to. */
+export class EventWriter {
+  private readonly client: ClusterClient;
+  /** Event written for each aggregation key (LRU by insertion order). */
+  private readonly written = new Map<string, { namespace: string; name: string }>();
+  private lastNanos = 0n;
+
+  constructor(client: ClusterClient) {
+    this.client = client;
+  }
+
+  /** A nanosecond time for an Event's name, after every one this writer gave before. */
+  stamp(at: Date = new Date()): bigint {
+    let n = BigInt(at.getTime()) * 1_000_000n;
+    if (n <= this.lastNanos) n = this.lastNanos + 1n;
+    this.lastNanos = n;
+    return n;
+  }
+
+  /**
+   * Adds `e` to the Event written before under `key`, or creates one (named with `stamp`,
+   * else the time of writing) when there is none or it was deleted.
+   */
+  async write(key: string, e: EventOccurrences, stamp?: bigint): Promise<void> {
+    const prior = this.written.get(key);
+    if (prior) {
+      try {
+        await this.client.mutate(GVR.events, prior.namespace, prior.name, (ev) => {
+          ev.count = ((ev.count as number | undefined) ?? 1) + e.count;
+          ev.lastTimestamp = e.last;
+        });
+        this.remember(key, prior);
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.written.delete(key);
+      }
+    }
+    const namespace = e.involved.namespace || 'default';
+    const name = `${e.involved.name}.${(stamp ?? this.stamp()).toString(16)}`;
+    const ev: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace },
+      involvedObject: e.involved,
+      reason: e.reason,
+      message: e.message,
+      source: e.source.host
+        ? { component: e.source.component, host: e.source.host }
+        : { component: e.source.component },
+      firstTimestamp: e.first,
+      lastTimestamp: e.last,
+      count: e.count,
+      type: e.type,
+      eventTime: null,
+      reportingComponent: e.source.component,
+      reportingInstance: e.source.instance ?? '',
+    };
+    if (e.action) ev.action = e.action;
+    await this.client.create(GVR.events, ev);
+    this.remember(key, { namespace, name });
+  }
+
+  private remember(key: string, v: { namespace: string; name: string }): void {
+    this.written.delete(key);
+    this.written.set(key, v);
+    if (this.written.size > MAX_KEYS) {
+      const oldest = this.written.keys().next().value;
+      if (oldest !== undefined) this.written.delete(oldest);
+    }
+  }
+}
