@@ -8,19 +8,19 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { Http, machine, percentile, pod, startClusterProcess } from './support.ts';
+import {
+  createNamespace,
+  eachLimited,
+  expectStatus,
+  Http,
+  machine,
+  percentile,
+  pod,
+  startClusterProcess,
+} from './support.ts';
 
 const args = process.argv.slice(2);
 const TOTAL_PODS = Number(args[args.indexOf('--pods') + 1] || 100_000) || 100_000;
-
-async function createNamespace(http: Http, name: string): Promise<void> {
-  const r = await http.send('POST', '/api/v1/namespaces', {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name },
-  });
-  if (r.status !== 201) throw new Error(`namespace ${name}: ${r.status} ${r.text}`);
-}
 
 /** The same client loop against bench/https-floor.ts: what TLS + HTTP alone cost here. */
 async function floorWrites(seconds: number): Promise<number> {
@@ -108,19 +108,17 @@ async function pacedLatency(
 
 async function fill(http: Http, ns: string, count: number): Promise<void> {
   await createNamespace(http, ns);
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      const r = await http.send(
-        'POST',
-        `/api/v1/namespaces/${ns}/pods`,
-        pod(`f-${i}`, { shard: `s${i % 100}` }),
+  await eachLimited(
+    Array.from({ length: count }, (_, i) => i),
+    32,
+    async (i) => {
+      await expectStatus(
+        http.send('POST', `/api/v1/namespaces/${ns}/pods`, pod(`f-${i}`, { shard: `s${i % 100}` })),
+        [201],
+        'create',
       );
-      if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
+    },
+  );
 }
 
 async function main(): Promise<void> {

@@ -19,6 +19,7 @@ import { ClusterClient, GVR } from '../src/cluster/client.ts';
 import { KGVR, startKueue } from '../src/cluster/kueue/index.ts';
 import { appWrapperController, appWrapperCrdManifests } from '../src/controllers/appwrapper/index.ts';
 import { kubeConfigFromString, Manager } from '../src/runtime/index.ts';
+import { percentile } from './support.ts';
 
 const WRAPPERS = Number(process.argv[2] ?? 2000);
 const QUEUES = Number(process.argv[3] ?? 5);
@@ -81,7 +82,6 @@ async function main(): Promise<void> {
 
   const created = new Map<string, number>();
   const admitted = new Map<string, number>();
-  const finished = new Set<string>();
   let done: () => void = () => {};
   const allAdmitted = new Promise<void>((r) => {
     done = r;
@@ -95,14 +95,13 @@ async function main(): Promise<void> {
       if (admitted.size === WRAPPERS) done();
       // The pods "run" for RUN_MS, then the wrapper succeeds and frees its quota.
       setTimeout(() => {
-        if (finished.has(key)) return;
-        finished.add(key);
         void finisher
           .mutate(
             KGVR.appWrappers,
             obj.metadata.namespace ?? '',
             obj.metadata.name!,
             (cur: KubeObject) => {
+              const now = new Date().toISOString().slice(0, 19) + 'Z';
               cur.status = {
                 ...(cur.status as object),
                 phase: 'Succeeded',
@@ -112,14 +111,14 @@ async function main(): Promise<void> {
                     status: 'False',
                     reason: 'Succeeded',
                     message: '',
-                    lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z',
+                    lastTransitionTime: now,
                   },
                   {
                     type: 'ResourcesDeployed',
                     status: 'True',
                     reason: 'Succeeded',
                     message: '',
-                    lastTransitionTime: new Date().toISOString().slice(0, 19) + 'Z',
+                    lastTransitionTime: now,
                   },
                 ],
               };
@@ -165,7 +164,7 @@ async function main(): Promise<void> {
   stopWatch();
 
   const lat = [...admitted].map(([k, t]) => t - created.get(k)!).sort((a, b) => a - b);
-  const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))]!.toFixed(0);
+  const pct = (p: number) => percentile(lat, p).toFixed(0);
   const seconds = (tAll - t0) / 1000;
   process.stdout.write(
     `AppWrapper admissions through the Kueue stand-in${WITH_CONTROLLER ? ' (with the AppWrapper controller)' : ' (stand-in alone)'}\n` +

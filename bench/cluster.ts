@@ -7,11 +7,10 @@
  *
  *   ./node_modules/.bin/node --max-old-space-size=6144 --expose-gc bench/cluster.ts [nodes] [pods]
  */
-import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { KubeObject } from '../src/cluster/apiserver/types.ts';
 import { GVR } from '../src/cluster/client.ts';
 import { startEmbeddedCluster } from '../src/cluster/index.ts';
-import { machine, percentile } from './support.ts';
+import { createInBatches, exitOnStall, machine, percentile } from './support.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const NODES = Number(args[0] ?? 1000);
@@ -63,26 +62,18 @@ function pod(i: number): KubeObject {
 
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-for (let i = 0; i < PODS; i += BATCH) {
-  const batch: Promise<unknown>[] = [];
-  for (let j = i; j < Math.min(PODS, i + BATCH); j++) {
-    created.set(`pod-${j}`, performance.now());
-    batch.push(admin.create(GVR.pods, pod(j)));
-  }
-  await Promise.all(batch);
-  await yieldLoop();
-}
+await createInBatches(PODS, BATCH, (j) => {
+  created.set(`pod-${j}`, performance.now());
+  return admin.create(GVR.pods, pod(j));
+});
 const createdSecs = (performance.now() - t0) / 1000;
-let last = -1;
-const stall = setInterval(() => {
-  if (running === last) {
-    console.error(`stalled at ${running}/${PODS} running`);
-    process.exit(1);
-  }
-  last = running;
-}, 30_000);
+const stopStallCheck = exitOnStall(
+  () => running,
+  30_000,
+  () => console.error(`stalled at ${running}/${PODS} running`),
+);
 await allRunning;
-clearInterval(stall);
+stopStallCheck();
 const secs = (performance.now() - t0) / 1000;
 const cpuRun = process.cpuUsage(cpu0);
 latencies.sort((a, b) => a - b);

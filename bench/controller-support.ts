@@ -1,17 +1,21 @@
 /**
  * Controller benches: runs a capability's controllers in a child process of their own (so the
  * controller shares an event loop with neither the API server nor the driver that plays the
- * kubelet), plus the small driver-side helpers every controller bench needs.
+ * kubelet), both sides of the IPC protocol such a child speaks, and the API server's request
+ * counters the drivers attribute writes with.
  *
  * Driver side: `ControllerProcess.start({ module, controllers, crds, options }, kubeconfig)`
- * forks this file; `idle()`, `report()` and `stop()` talk to it over IPC.
+ * forks this file; `ControllerProcess.fork(script, ...)` forks a bench's own child (one that
+ * needs hooks of its own, such as bench/podsequence-controller.ts). `idle()`, `report()`,
+ * `ask()` and `stop()` talk to it over IPC.
  *
  * Child side (this file run as a script): installs the CRDs that `crds` (an export of
  * `module`) returns, waits until the API server serves them, starts a runtime Manager
  * (cluster-wide, silent, no probe server) with the controllers `controllers(options)`
- * returns, and says `ready`. On `idle` it answers once every controller's work queue has
- * been empty with nothing in flight for a few checks in a row; on `report` with its own
- * request and reconcile counters and CPU time. Closing the IPC channel stops it.
+ * returns, and serves the driver (`serveDriver`): says `ready`; on `idle` answers once every
+ * controller's work queue has been empty with nothing in flight for a few checks in a row;
+ * on `report` with its own request and reconcile counters and CPU time. Closing the IPC
+ * channel stops it.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,46 +27,9 @@ import {
   silentLogger,
   sleep,
 } from '../src/runtime/index.ts';
-import type { Http } from './support.ts';
+import { type BenchServer, cpuProfileFlags, type Http } from './support.ts';
 
 // ---- driver side ------------------------------------------------------------------
-
-export async function expectStatus(
-  p: Promise<{ status: number; text: string }>,
-  ok: number[],
-  what: string,
-): Promise<{ status: number; text: string }> {
-  const r = await p;
-  if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${r.text.slice(0, 300)}`);
-  return r;
-}
-
-/** Runs `fn` over `items` with at most `limit` calls in flight. */
-export async function eachLimited<T>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-export async function createNamespace(http: Http, name: string): Promise<void> {
-  await expectStatus(
-    http.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
-    [201],
-    `namespace ${name}`,
-  );
-}
-
-/** The resourceVersion of a list of `path`: a watch from it sees everything created after. */
-export async function listRv(http: Http, path: string): Promise<string> {
-  const r = await expectStatus(http.send('GET', `${path}?limit=1`), [200], `list ${path}`);
-  return (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-}
 
 /** What to run in the child: exports of one module. */
 export interface ControllerSpec {
@@ -85,6 +52,12 @@ export interface ControllerReport {
   cpuSeconds: number;
 }
 
+/** A message either way over the IPC channel: its type, and whatever that type carries. */
+interface IpcMessage {
+  type: string;
+  [key: string]: unknown;
+}
+
 const SELF = fileURLToPath(import.meta.url);
 
 export class ControllerProcess {
@@ -94,21 +67,29 @@ export class ControllerProcess {
     this.child = child;
   }
 
-  /** Forks the child and resolves once its manager has synced. */
+  /** Forks this file's child side with `spec` and resolves once its manager has synced. */
   static async start(spec: ControllerSpec, kubeconfig: string): Promise<ControllerProcess> {
-    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the controller there too.
-    const prof = process.env.BENCH_CPU_PROF
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-      : [];
-    const child = fork(SELF, [kubeconfig, JSON.stringify(spec)], {
-      execArgv: [...prof, '--max-old-space-size=4096'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const p = new ControllerProcess(child);
+    const p = ControllerProcess.fork(
+      SELF,
+      [kubeconfig, JSON.stringify(spec)],
+      [
+        // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the controller there too.
+        ...cpuProfileFlags(),
+        '--max-old-space-size=4096',
+      ],
+    );
     await p.next('ready');
     return p;
   }
 
+  /** Forks `script` with an IPC channel; what it says first (`ready`, a report) is the caller's to await. */
+  static fork(script: string, args: string[], execArgv: string[]): ControllerProcess {
+    return new ControllerProcess(
+      fork(script, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
+  }
+
+  /** The child's next message of `type`; rejects if it exits first. */
   next<T>(type: string): Promise<T> {
     const child = this.child;
     return new Promise((resolve, reject) => {
@@ -124,16 +105,19 @@ export class ControllerProcess {
     });
   }
 
-  async idle(): Promise<void> {
-    const answered = this.next('idle');
-    this.child.send({ type: 'idle' });
-    await answered;
+  /** Sends `message` and resolves with the child's answer, a message of type `answer`. */
+  async ask<T>(message: IpcMessage, answer: string = message.type): Promise<T> {
+    const answered = this.next<T>(answer);
+    this.child.send(message);
+    return answered;
   }
 
-  async report(): Promise<ControllerReport> {
-    const answered = this.next<ControllerReport>('report');
-    this.child.send({ type: 'report' });
-    return answered;
+  async idle(): Promise<void> {
+    await this.ask({ type: 'idle' });
+  }
+
+  report(): Promise<ControllerReport> {
+    return this.ask<ControllerReport>({ type: 'report' });
   }
 
   async stop(): Promise<void> {
@@ -150,6 +134,75 @@ export function sumOf(counters: Record<string, number>, pred: (key: string) => b
   return Object.entries(counters).reduce((s, [k, v]) => s + (pred(k) ? v : 0), 0);
 }
 
+/** `verb resource[/subresource] code` → count, from the API server's apiserver_request_total. */
+export type RequestCounts = Map<string, number>;
+
+/**
+ * Reads apiserver_request_total from /metrics. The exposition format is simple enough and
+ * only this one counter is needed, so a regular expression does rather than a parser
+ * dependency.
+ */
+export async function requestCounts(http: Http): Promise<RequestCounts> {
+  const r = await http.send('GET', '/metrics');
+  if (r.status !== 200) throw new Error(`/metrics: ${r.status}`);
+  const out: RequestCounts = new Map();
+  for (const m of r.text.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const res = labels.subresource ? `${labels.resource}/${labels.subresource}` : labels.resource;
+    out.set(`${labels.verb} ${res} ${labels.code}`, Number(m[2]));
+  }
+  return out;
+}
+
+/** Requests counted between two readings whose key matches `verb resource code` (a `*` part matches anything). */
+export function countBetween(before: RequestCounts, after: RequestCounts, pattern: string): number {
+  const want = pattern.split(' ');
+  let n = 0;
+  for (const [key, v] of after) {
+    const parts = key.split(' ');
+    if (want.every((w, i) => w === '*' || w === parts[i])) n += v - (before.get(key) ?? 0);
+  }
+  return n;
+}
+
+/**
+ * Writes to pods themselves (not their status) between two readings, by HTTP code, less the
+ * floor's release or label PATCHes (`floorPatches`: code → count, which the driver counts
+ * itself). The drivers write pods only by CREATE and through the status subresource
+ * otherwise, so what is left is the controller's. Verbs as kube-apiserver counts them.
+ */
+export function controllerPodWrites(
+  before: RequestCounts,
+  after: RequestCounts,
+  floorPatches: Map<number, number>,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [key, v] of after) {
+    const [verb, resource, code] = key.split(' ');
+    if (resource !== 'pods' || !['PATCH', 'UPDATE', 'APPLY', 'DELETE'].includes(verb!)) continue;
+    let n = v - (before.get(key) ?? 0);
+    if (verb === 'PATCH') n -= floorPatches.get(Number(code)) ?? 0;
+    if (n !== 0) out.set(code!, (out.get(code!) ?? 0) + n);
+  }
+  return out;
+}
+
+/** The API server's request counters, the controller's own report and the server's CPU, read once the controller is idle. */
+export interface Totals {
+  requests: RequestCounts;
+  controller: ControllerReport;
+  serverCpu: number;
+}
+
+export async function totals(http: Http, server: BenchServer, ctrl: ControllerProcess): Promise<Totals> {
+  await ctrl.idle();
+  return {
+    requests: await requestCounts(http),
+    controller: await ctrl.report(),
+    serverCpu: await server.cpuSeconds(),
+  };
+}
+
 // ---- child side ---------------------------------------------------------------------
 
 interface MetricValue {
@@ -159,6 +212,70 @@ interface MetricValue {
 
 interface CrdManifest extends KubeObject {
   spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] };
+}
+
+/**
+ * Resolves once the work queues of the controllers `names` have been empty, with nothing in
+ * flight, for a few checks in a row; with `countDelayed`, keys waiting out a delay are work too.
+ */
+export async function untilIdle(
+  mgr: Manager,
+  names: string[],
+  { countDelayed }: { countDelayed: boolean },
+): Promise<void> {
+  const queues = names.map((name) => mgr.getController(name)?.workQueue);
+  let quiet = 0;
+  while (quiet < 3) {
+    await sleep(10);
+    const busy = queues.some(
+      (q) => !q || q.len() > 0 || q.inFlight() > 0 || (countDelayed && q.delayedLen() > 0),
+    );
+    quiet = busy ? 0 : quiet + 1;
+  }
+}
+
+/** This process's own request and reconcile counters and CPU time, from the manager's metrics. */
+export async function ownReport(mgr: Manager): Promise<ControllerReport> {
+  const values = async (name: string): Promise<MetricValue[]> => {
+    const m = mgr.metrics.registry.getSingleMetric(name);
+    return m ? ((await m.get()).values as MetricValue[]) : [];
+  };
+  const requests: Record<string, number> = {};
+  for (const v of await values('rest_client_requests_total')) {
+    const key = `${v.labels.method} ${v.labels.code}`;
+    requests[key] = (requests[key] ?? 0) + v.value;
+  }
+  const reconciles: Record<string, number> = {};
+  for (const v of await values('controller_runtime_reconcile_total')) {
+    const key = String(v.labels.result);
+    reconciles[key] = (reconciles[key] ?? 0) + v.value;
+  }
+  const cpu = process.cpuUsage();
+  return { type: 'report', requests, reconciles, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+}
+
+/**
+ * The child's side once its manager is running: answers each message whose type `answers`
+ * has with what that returns, says `ready`, and when the driver closes the channel stops the
+ * manager and exits.
+ */
+export async function serveDriver(
+  mgr: Manager,
+  answers: Record<string, (msg: IpcMessage) => object | Promise<object>>,
+): Promise<void> {
+  process.on('message', (msg: IpcMessage) => {
+    const answer = Object.hasOwn(answers, msg.type) ? answers[msg.type] : undefined;
+    if (answer) void Promise.resolve(answer(msg)).then((m) => process.send!(m));
+  });
+  process.send!({ type: 'ready' });
+  await stopOnDisconnect(mgr);
+}
+
+/** The driver ends a child by closing the IPC channel. */
+export async function stopOnDisconnect(mgr: Manager): Promise<void> {
+  await new Promise<void>((resolve) => process.once('disconnect', resolve));
+  await mgr.stop();
+  process.exit(0);
 }
 
 async function runChild(kubeconfig: string, spec: ControllerSpec): Promise<void> {
@@ -188,50 +305,14 @@ async function runChild(kubeconfig: string, spec: ControllerSpec): Promise<void>
   for (const d of defs) mgr.add(d);
   await mgr.start();
   await mgr.cache.waitForSync();
-
-  const values = async (name: string): Promise<MetricValue[]> => {
-    const m = mgr.metrics.registry.getSingleMetric(name);
-    return m ? ((await m.get()).values as MetricValue[]) : [];
-  };
-  const idle = async () => {
-    const queues = defs.map((d) => mgr.getController(d.name)?.workQueue);
-    let quiet = 0;
-    while (quiet < 3) {
-      await sleep(10);
-      const busy = queues.some((q) => !q || q.len() > 0 || q.inFlight() > 0 || q.delayedLen() > 0);
-      quiet = busy ? 0 : quiet + 1;
-    }
-  };
-  process.on('message', (msg: { type?: string }) => {
-    if (msg.type === 'idle') {
-      void idle().then(() => process.send!({ type: 'idle' }));
-    } else if (msg.type === 'report') {
-      void (async () => {
-        const requests: Record<string, number> = {};
-        for (const v of await values('rest_client_requests_total')) {
-          const key = `${v.labels.method} ${v.labels.code}`;
-          requests[key] = (requests[key] ?? 0) + v.value;
-        }
-        const reconciles: Record<string, number> = {};
-        for (const v of await values('controller_runtime_reconcile_total')) {
-          const key = String(v.labels.result);
-          reconciles[key] = (reconciles[key] ?? 0) + v.value;
-        }
-        const cpu = process.cpuUsage();
-        const report: ControllerReport = {
-          type: 'report',
-          requests,
-          reconciles,
-          cpuSeconds: (cpu.user + cpu.system) / 1e6,
-        };
-        process.send!(report);
-      })();
-    }
+  const names = defs.map((d) => d.name);
+  await serveDriver(mgr, {
+    idle: async () => {
+      await untilIdle(mgr, names, { countDelayed: true });
+      return { type: 'idle' };
+    },
+    report: () => ownReport(mgr),
   });
-  process.send!({ type: 'ready' });
-  await new Promise<void>((resolve) => process.once('disconnect', resolve));
-  await mgr.stop();
-  process.exit(0);
 }
 
 if (process.argv[1] === SELF) {

@@ -17,7 +17,7 @@ import { startApiServer } from '../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../src/cluster/client.ts';
 import { startKubelet } from '../src/cluster/kubelet/index.ts';
-import { machine } from './support.ts';
+import { eachLimited, machine } from './support.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: number) => {
@@ -47,15 +47,12 @@ function pod(ns: string, name: string, node: string): KubeObject {
 }
 
 async function createPods(client: ClusterClient, ns: string, n: number): Promise<void> {
-  const inFlight = 64;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < n) {
-        const i = next++;
-        await client.create(GVR.pods, pod(ns, `p-${i}`, `node-${i % NODES}`));
-      }
-    }),
+  await eachLimited(
+    Array.from({ length: n }, (_, i) => i),
+    64,
+    async (i) => {
+      await client.create(GVR.pods, pod(ns, `p-${i}`, `node-${i % NODES}`));
+    },
   );
 }
 

@@ -26,14 +26,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { type RunPodStandIn, startRunPodStandIn } from '../src/cluster/runpod/index.ts';
-import { createNamespace, expectStatus } from './controller-support.ts';
-import { type BenchServer, Http, machine, percentile, startClusterProcess } from './support.ts';
+import {
+  type BenchServer,
+  createNamespace,
+  expectStatus,
+  flag,
+  Http,
+  machine,
+  percentile,
+  startClusterProcess,
+} from './support.ts';
 
-const args = process.argv.slice(2);
-function flag(name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-}
 const JOBS = Number(flag('jobs', '120'));
 /** Jobs created per second (paced, so the figure is the reaction time, not a queue). */
 const RATE = Number(flag('rate', '20'));

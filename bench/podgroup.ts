@@ -20,21 +20,25 @@ import { join } from 'node:path';
 import { GROUP_LABEL, READY_LABEL } from '../src/controllers/podgroup/index.ts';
 import {
   ControllerProcess,
-  type ControllerReport,
+  controllerPodWrites,
+  countBetween,
+  sumOf,
+  type Totals,
+  totals,
+} from './controller-support.ts';
+import {
   createNamespace,
   eachLimited,
   expectStatus,
+  flag,
+  Http,
   listRv,
-  sumOf,
-} from './controller-support.ts';
-import { countBetween, type RequestCounts, requestCounts } from './podsequence-watch.ts';
-import { type BenchServer, Http, machine, percentile, pod, startClusterProcess } from './support.ts';
+  machine,
+  percentiles,
+  pod,
+  startClusterProcess,
+} from './support.ts';
 
-const args = process.argv.slice(2);
-function flag(name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-}
 const GROUPS = Number(flag('groups', '1000'));
 const SIZE = Number(flag('size', '8'));
 /** Groups per second of each loop (controller, floor); the loops alternate, one group at a time. */
@@ -238,33 +242,9 @@ class Floor {
 
 // ---- what the run records ----------------------------------------------------------------
 
-interface Totals {
-  requests: RequestCounts;
-  controller: ControllerReport;
-  serverCpu: number;
-}
-
-async function totals(http: Http, server: BenchServer, ctrl: ControllerProcess): Promise<Totals> {
-  await ctrl.idle();
-  return {
-    requests: await requestCounts(http),
-    controller: await ctrl.report(),
-    serverCpu: await server.cpuSeconds(),
-  };
-}
-
 /** The controller's writes to pods (not their status) by HTTP code: the API server's count minus the floor's. */
-function podWrites(before: Totals, after: Totals, floor: Floor): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [key, v] of after.requests) {
-    const [verb, resource, code] = key.split(' ');
-    if (resource !== 'pods' || !['PATCH', 'UPDATE', 'DELETE', 'APPLY'].includes(verb!)) continue;
-    let n = v - (before.requests.get(key) ?? 0);
-    if (verb === 'PATCH') n -= floor.patches.get(Number(code)) ?? 0;
-    if (n !== 0) out.set(code!, (out.get(code!) ?? 0) + n);
-  }
-  return out;
-}
+const podWrites = (before: Totals, after: Totals, floor: Floor) =>
+  controllerPodWrites(before.requests, after.requests, floor.patches);
 
 const statusWrites = (a: Totals, b: Totals) =>
   countBetween(a.requests, b.requests, 'PATCH podgroups/status *') +
@@ -278,11 +258,6 @@ const controllerPatches = (a: Totals, b: Totals) =>
 const reconciles = (a: Totals, b: Totals) => sumOf(b.controller.reconciles) - sumOf(a.controller.reconciles);
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-
-function stats(samples: number[]): { p50: number; p99: number; n: number } {
-  const s = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p99: percentile(s, 99), n: s.length };
-}
 
 // ---- main ------------------------------------------------------------------------------------
 
@@ -407,10 +382,10 @@ async function main(): Promise<void> {
     const detail = [...writes].map(([code, n]) => `${n} × ${code}`).join(', ') || 'none';
     const setupWrites = [...podWrites(t0, t1, floor).values()].reduce((s, v) => s + v, 0);
     const createdByController = countBetween(t0.requests, t2.requests, 'CREATE podgroups *') - GROUPS;
-    const c = stats(last);
-    const f = stats(floorLast);
-    const c1 = stats(first);
-    const f1 = stats(floorFirst);
+    const c = percentiles(last);
+    const f = percentiles(floorLast);
+    const c1 = percentiles(first);
+    const f1 = percentiles(floorFirst);
     const serverPatches =
       countBetween(t0.requests, t2.requests, 'PATCH pods *') -
       floor.count +

@@ -16,16 +16,7 @@
  */
 import { ensurePodSequenceCrd, podSequenceControllers } from '../src/controllers/podsequence/index.ts';
 import { Client, type KubeObject, loadKubeConfig, Manager, silentLogger } from '../src/runtime/index.ts';
-
-export interface ControllerReport {
-  type: 'report';
-  /** `METHOD code` → requests this process sent, from its rest_client_requests_total. */
-  requests: Record<string, number>;
-  /** result → reconciles, from controller_runtime_reconcile_total. */
-  reconciles: Record<string, number>;
-  /** Seconds of CPU this process used so far. */
-  cpuSeconds: number;
-}
+import { ownReport, serveDriver, untilIdle } from './controller-support.ts';
 
 /** A sample: the pod whose Ready should release `released`. */
 export interface TraceSample {
@@ -50,17 +41,13 @@ export interface Trace {
   missing: number;
 }
 
-interface MetricValue {
-  value: number;
-  labels: Record<string, string | number>;
-}
-
 const [kubeconfig] = process.argv.slice(2);
 if (!kubeconfig) throw new Error('usage: podsequence-controller.ts <kubeconfig>');
 const { kubeConfig } = loadKubeConfig({ kubeconfig });
 const mgr = new Manager({ kubeConfig, healthProbeAddress: false, logger: silentLogger() });
 await ensurePodSequenceCrd(mgr.client);
-for (const c of podSequenceControllers()) mgr.add(c);
+const defs = podSequenceControllers();
+for (const c of defs) mgr.add(c);
 
 // ---- tracing: timestamps of the events and calls the controller's reconcile makes ----
 const readyEvents = new Map<string, number>();
@@ -145,56 +132,14 @@ function trace(samples: TraceSample[]): Trace {
 await mgr.start();
 await mgr.cache.waitForSync();
 
-async function values(name: string): Promise<MetricValue[]> {
-  const m = mgr.metrics.registry.getSingleMetric(name);
-  if (!m) return [];
-  return (await m.get()).values as MetricValue[];
-}
-
-/** Resolves when the controller's queue has been empty, with nothing in flight, for a few checks in a row. */
-async function idle(): Promise<void> {
-  const queue = mgr.getController('podsequence')?.workQueue;
-  let quiet = 0;
-  while (quiet < 3) {
-    await new Promise((r) => setTimeout(r, 10));
-    // Delayed keys are left out: a status write put off by statusUpdateIntervalMs may land
-    // during the next tier, as it would on a cluster.
-    const busy = !queue || queue.len() > 0 || queue.inFlight() > 0;
-    quiet = busy ? 0 : quiet + 1;
-  }
-}
-
-process.on('message', (msg: { type?: string }) => {
-  if (msg.type === 'idle') {
-    void idle().then(() => process.send!({ type: 'idle' }));
-    return;
-  }
-  if (msg.type === 'trace') {
-    process.send!(trace((msg as { samples: TraceSample[] }).samples));
-    return;
-  }
-  if (msg.type !== 'report') return;
-  void (async () => {
-    const requests: Record<string, number> = {};
-    for (const v of await values('rest_client_requests_total')) {
-      const key = `${v.labels.method} ${v.labels.code}`;
-      requests[key] = (requests[key] ?? 0) + v.value;
-    }
-    const reconciles: Record<string, number> = {};
-    for (const v of await values('controller_runtime_reconcile_total')) {
-      reconciles[String(v.labels.result)] = (reconciles[String(v.labels.result)] ?? 0) + v.value;
-    }
-    const cpu = process.cpuUsage();
-    const report: ControllerReport = {
-      type: 'report',
-      requests,
-      reconciles,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    };
-    process.send!(report);
-  })();
+const names = defs.map((d) => d.name);
+await serveDriver(mgr, {
+  // Delayed keys are left out: a status write put off by statusUpdateIntervalMs may land
+  // during the next tier, as it would on a cluster.
+  idle: async () => {
+    await untilIdle(mgr, names, { countDelayed: false });
+    return { type: 'idle' };
+  },
+  report: () => ownReport(mgr),
+  trace: (msg) => trace(msg.samples as TraceSample[]),
 });
-process.send!({ type: 'ready' });
-await new Promise<void>((resolve) => process.once('disconnect', resolve));
-await mgr.stop();
-process.exit(0);

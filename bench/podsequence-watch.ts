@@ -1,11 +1,12 @@
 /**
- * What the PodSequence bench's driver observes: its own watches on pods and PodSequences
- * (timestamped as each line arrives), and the API server's request counters.
+ * What the PodSequence bench's driver observes: its own watches on pods and PodSequences,
+ * timestamped as each line arrives.
  */
+import { DEFAULT_GATE } from '../src/controllers/podsequence/types.ts';
 import type { Http } from './support.ts';
 
-export const GATE = 'podsequence.example.com/sequence-gate';
-const RELEASED_BY = 'podsequence.example.com/released-by';
+export const podSequencesPath = (ns: string) =>
+  `/apis/scheduling.example.com/v1alpha1/namespaces/${ns}/podsequences`;
 
 interface WatchedPod {
   metadata: {
@@ -25,7 +26,6 @@ export interface PodState {
   ready: boolean;
   /** What the driver needs to build a release patch (floor) for this pod. */
   pod: WatchedPod;
-  releasedBy?: string;
   /** Labels, annotations and spec as last seen: changes outside status. */
   shape: string;
 }
@@ -71,10 +71,9 @@ export class PodWatch {
     }
     const after: PodState = {
       name,
-      gated: (obj.spec?.schedulingGates ?? []).some((g) => g.name === GATE),
+      gated: (obj.spec?.schedulingGates ?? []).some((g) => g.name === DEFAULT_GATE),
       ready: (obj.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
       pod: obj,
-      releasedBy: obj.metadata.annotations?.[RELEASED_BY],
       shape: JSON.stringify([obj.metadata.labels, obj.metadata.annotations, obj.spec]),
     };
     if (before && before.shape !== after.shape) this.shapeChanges++;
@@ -126,7 +125,7 @@ export class SequenceWatch {
 
   start(http: Http, namespace: string, resourceVersion: string): void {
     this.stop = http.watch(
-      `/apis/scheduling.example.com/v1alpha1/namespaces/${namespace}/podsequences?watch=true&resourceVersion=${resourceVersion}&timeoutSeconds=3600`,
+      `${podSequencesPath(namespace)}?watch=true&resourceVersion=${resourceVersion}&timeoutSeconds=3600`,
       (line) => {
         if (!line.trim()) return;
         const ev = JSON.parse(line) as { type: string; object: { status?: SequenceStatus } };
@@ -163,35 +162,4 @@ export class SequenceWatch {
   close(): void {
     this.stop?.();
   }
-}
-
-/** `verb resource[/subresource] code` → count, from the API server's apiserver_request_total. */
-export type RequestCounts = Map<string, number>;
-
-/**
- * Reads apiserver_request_total from /metrics. The exposition format is simple enough and
- * only this one counter is needed, so a regular expression does rather than a parser
- * dependency.
- */
-export async function requestCounts(http: Http): Promise<RequestCounts> {
-  const r = await http.send('GET', '/metrics');
-  if (r.status !== 200) throw new Error(`/metrics: ${r.status}`);
-  const out: RequestCounts = new Map();
-  for (const m of r.text.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
-    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    const res = labels.subresource ? `${labels.resource}/${labels.subresource}` : labels.resource;
-    out.set(`${labels.verb} ${res} ${labels.code}`, Number(m[2]));
-  }
-  return out;
-}
-
-/** Requests counted between two readings whose key matches `verb resource code` (a `*` part matches anything). */
-export function countBetween(before: RequestCounts, after: RequestCounts, pattern: string): number {
-  const want = pattern.split(' ');
-  let n = 0;
-  for (const [key, v] of after) {
-    const parts = key.split(' ');
-    if (want.every((w, i) => w === '*' || w === parts[i])) n += v - (before.get(key) ?? 0);
-  }
-  return n;
 }

@@ -18,27 +18,34 @@
  *      [--only cluster|node]
  * BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the server and the controller there.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
-import { releasePatch } from '../src/controllers/podsequence/index.ts';
-import type { Pod } from '../src/controllers/podsequence/types.ts';
-import type { ControllerReport, Trace, TraceSample } from './podsequence-controller.ts';
+import { DEFAULT_OPTIONS, releasePatch } from '../src/controllers/podsequence/index.ts';
+import { DEFAULT_GATE, type Pod } from '../src/controllers/podsequence/types.ts';
 import {
+  ControllerProcess,
+  controllerPodWrites,
   countBetween,
-  GATE,
-  type PodChange,
-  PodWatch,
-  type RequestCounts,
-  requestCounts,
-  SequenceWatch,
-} from './podsequence-watch.ts';
-import { type BenchServer, Http, machine, percentile, pod, startClusterProcess } from './support.ts';
+  sumOf,
+  type Totals,
+  totals,
+} from './controller-support.ts';
+import type { Trace, TraceSample } from './podsequence-controller.ts';
+import { type PodChange, PodWatch, podSequencesPath, SequenceWatch } from './podsequence-watch.ts';
+import {
+  type BenchServer,
+  cpuProfileFlags,
+  createNamespace,
+  eachLimited,
+  expectStatus,
+  flag,
+  Http,
+  listRv,
+  machine,
+  percentiles,
+  pod,
+  startClusterProcess,
+} from './support.ts';
 
-const args = process.argv.slice(2);
-function flag(name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-}
 const TIERS = Number(flag('tiers', '100'));
 const TIER_SIZE = Number(flag('tier-size', '100'));
 const NODES = Number(flag('nodes', '1000'));
@@ -48,47 +55,19 @@ const ONLY = flag('only', '');
 /** Node scope: samples of each loop dropped while connections and JIT warm up. */
 const WARMUP = 50;
 /** The controller's default releaseConcurrency: the floor sends its patches as many at a time. */
-const RELEASE_CONCURRENCY = 16;
+const RELEASE_CONCURRENCY = DEFAULT_OPTIONS.releaseConcurrency;
 /** Status patches in flight while the driver marks a tier Ready, as kubelets on many nodes would. */
 const KUBELET_CONCURRENCY = 16;
 const CREATE_CONCURRENCY = 32;
 
 const CONTROLLER = join(import.meta.dirname, 'podsequence-controller.ts');
 const MERGE = 'application/merge-patch+json';
-const PODSEQ_PATH = (ns: string) => `/apis/scheduling.example.com/v1alpha1/namespaces/${ns}/podsequences`;
 
 // ---- helpers -----------------------------------------------------------------
 
-async function expectStatus(p: Promise<{ status: number; text: string }>, ok: number[], what: string) {
-  const r = await p;
-  if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${r.text.slice(0, 300)}`);
-  return r;
-}
-
-async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-async function createNamespace(http: Http, name: string): Promise<void> {
-  await expectStatus(
-    http.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
-    [201],
-    `namespace ${name}`,
-  );
-}
-
-async function listRv(http: Http, path: string): Promise<string> {
-  const r = await expectStatus(http.send('GET', `${path}?limit=1`), [200], `list ${path}`);
-  return (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-}
-
 function gatedPod(name: string, labels: Record<string, string>, node?: string): Record<string, unknown> {
   const p = pod(name, labels) as { spec: Record<string, unknown> };
-  p.spec.schedulingGates = [{ name: GATE }];
+  p.spec.schedulingGates = [{ name: DEFAULT_GATE }];
   if (node) {
     // How the DaemonSet controller pins its pods (spec.nodeName is forbidden on gated pods).
     p.spec.affinity = {
@@ -161,7 +140,11 @@ class Floor {
         t0 = c.t;
         sending = eachLimited(batch, RELEASE_CONCURRENCY, async (name) => {
           const state = this.watch.pods.get(name)!;
-          const patch = releasePatch({ pod: state.pod as Pod, gate: GATE, releasedBy: `${this.ns}/floor` });
+          const patch = releasePatch({
+            pod: state.pod as Pod,
+            gate: DEFAULT_GATE,
+            releasedBy: `${this.ns}/floor`,
+          });
           const r = await this.http.send('PATCH', `/api/v1/namespaces/${this.ns}/pods/${name}`, patch, MERGE);
           this.patches.set(r.status, (this.patches.get(r.status) ?? 0) + 1);
           if (r.status !== 200) throw new Error(`floor release ${name}: ${r.status} ${r.text.slice(0, 200)}`);
@@ -188,76 +171,15 @@ class Floor {
   }
 }
 
-// ---- the controller process ---------------------------------------------------
-
-function forkController(server: BenchServer): ChildProcess {
-  const prof = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-    : [];
-  return fork(CONTROLLER, [server.kubeconfigPath], {
-    execArgv: [...prof, '--max-old-space-size=4096'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-}
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { type?: string }) => {
-      if (m.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => reject(new Error(`controller exited with ${code}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-async function controllerIdle(child: ChildProcess): Promise<void> {
-  child.send({ type: 'idle' });
-  await nextMessage(child, 'idle');
-}
-
-async function controllerTrace(child: ChildProcess, samples: TraceSample[]): Promise<Trace> {
-  child.send({ type: 'trace', samples });
-  return nextMessage<Trace>(child, 'trace');
-}
-
-async function controllerReport(child: ChildProcess): Promise<ControllerReport> {
-  child.send({ type: 'report' });
-  return nextMessage<ControllerReport>(child, 'report');
-}
-
 // ---- what a scenario records ----------------------------------------------------
 
-interface Totals {
-  requests: RequestCounts;
-  controller: ControllerReport;
-  serverCpu: number;
-}
-
 async function statusBytes(http: Http, ns: string, name: string): Promise<number> {
-  const r = await expectStatus(http.send('GET', `${PODSEQ_PATH(ns)}/${name}`), [200], 'get PodSequence');
+  const r = await expectStatus(http.send('GET', `${podSequencesPath(ns)}/${name}`), [200], 'get PodSequence');
   return JSON.stringify((JSON.parse(r.text) as { status?: unknown }).status ?? {}).length;
 }
 
-async function totals(http: Http, server: BenchServer, child: ChildProcess): Promise<Totals> {
-  await controllerIdle(child);
-  return {
-    requests: await requestCounts(http),
-    controller: await controllerReport(child),
-    serverCpu: await server.cpuSeconds(),
-  };
-}
-
-interface Result {
-  title: string;
-  pods: number;
-  tiers: number;
-  releasedPods: number;
-  /** Tier transitions (cluster) or nodes (node) the latency was measured on. */
-  transitions: number;
+/** What both scopes record the same way once their sequence has Completed (see finish). */
+interface Recorded {
   /** Controller writes to pods by HTTP code, from the API server's counters minus the floor's. */
   podWrites: Map<string, number>;
   /** Changes to pods' labels/annotations/spec the driver's watch saw (the driver only writes status). */
@@ -271,13 +193,6 @@ interface Result {
   controllerPatches: number;
   /** PATCHes of pods (minus the floor's), sequence status and events, by the API server's count. */
   serverPatches: number;
-  firstTierMs: number;
-  firstTierPods: number;
-  latencyFirst: number[];
-  latencyLast: number[];
-  floorFirst: number[];
-  floorLast: number[];
-  violations: string[];
   trace: Trace;
   /** Bytes of the sequence's status (JSON) once Completed: what each status write carries. */
   statusBytes: number;
@@ -286,78 +201,109 @@ interface Result {
   wallS: number;
 }
 
-function attribute(
-  before: Totals,
-  after: Totals,
-  floor: Floor,
-): Pick<
-  Result,
-  | 'podWrites'
-  | 'statusWrites'
-  | 'eventWrites'
-  | 'sequenceReads'
-  | 'reconciles'
-  | 'controllerPatches'
-  | 'serverPatches'
-> {
-  // Verbs as kube-apiserver counts them (CREATE, UPDATE, PATCH, APPLY, DELETE). The driver
-  // writes pods only by CREATE and through the status subresource, except the floor's
-  // release patches, which it counts itself: every other write to a pod itself (PATCH,
-  // UPDATE, APPLY, DELETE) is the controller's.
-  const podWrites = new Map<string, number>();
-  for (const [key, v] of after.requests) {
-    const [verb, resource, code] = key.split(' ');
-    if (resource !== 'pods' || !['PATCH', 'UPDATE', 'APPLY', 'DELETE'].includes(verb!)) continue;
-    let n = v - (before.requests.get(key) ?? 0);
-    if (verb === 'PATCH') n -= floor.patches.get(Number(code)) ?? 0;
-    if (n !== 0) podWrites.set(code!, (podWrites.get(code!) ?? 0) + n);
-  }
-  const statusWrites =
-    countBetween(before.requests, after.requests, 'PATCH podsequences/status *') +
-    countBetween(before.requests, after.requests, 'UPDATE podsequences/status *') +
-    countBetween(before.requests, after.requests, 'APPLY podsequences/status *');
-  const eventWrites =
-    countBetween(before.requests, after.requests, 'CREATE events *') +
-    countBetween(before.requests, after.requests, 'PATCH events *');
-  const sequenceReads = countBetween(before.requests, after.requests, 'GET podsequences *');
-  const sum = (r: Record<string, number>, pred: (k: string) => boolean) =>
-    Object.entries(r).reduce((s, [k, v]) => s + (pred(k) ? v : 0), 0);
-  const reconciles =
-    sum(after.controller.reconciles, () => true) - sum(before.controller.reconciles, () => true);
-  const controllerPatches =
-    sum(after.controller.requests, (k) => k.startsWith('PATCH ')) -
-    sum(before.controller.requests, (k) => k.startsWith('PATCH '));
-  const serverPatches =
-    countBetween(before.requests, after.requests, 'PATCH pods *') -
-    floor.count +
-    countBetween(before.requests, after.requests, 'PATCH podsequences/status *') +
-    countBetween(before.requests, after.requests, 'PATCH events *');
+interface Result extends Recorded {
+  title: string;
+  pods: number;
+  tiers: number;
+  releasedPods: number;
+  firstTierMs: number;
+  firstTierPods: number;
+  latencyFirst: number[];
+  latencyLast: number[];
+  floorFirst: number[];
+  floorLast: number[];
+  violations: string[];
+}
+
+/** The driver's own watches of a scenario: its pods, its floor's pods and its sequence. */
+interface Watches {
+  watch: PodWatch;
+  floorWatch: PodWatch;
+  seqWatch: SequenceWatch;
+}
+
+/** Creates the scenario's namespace and its floor's, and watches them from before anything is in them. */
+async function startWatches(http: Http, ns: string, floorNs: string): Promise<Watches> {
+  await createNamespace(http, ns);
+  await createNamespace(http, floorNs);
+  const w: Watches = { watch: new PodWatch(), floorWatch: new PodWatch(), seqWatch: new SequenceWatch() };
+  w.watch.start(http, ns, await listRv(http, `/api/v1/namespaces/${ns}/pods`));
+  w.floorWatch.start(http, floorNs, await listRv(http, `/api/v1/namespaces/${floorNs}/pods`));
+  w.seqWatch.start(http, ns, await listRv(http, podSequencesPath(ns)));
+  return w;
+}
+
+/** What a scenario has in hand once its sequence has Completed. */
+interface Ending {
+  ns: string;
+  /** The PodSequence's name. */
+  sequence: string;
+  watches: Watches;
+  floor: Floor;
+  /** Totals taken just before the sequence was created. */
+  before: Totals;
+  /** The latency samples, for the controller's trace. */
+  samples: TraceSample[];
+  /** performance.now() when the scenario started. */
+  started: number;
+}
+
+/**
+ * Ends a scenario the same way for both scopes: totals once the controller is idle, the
+ * controller's trace, and what the API server's counters say the controller wrote between
+ * `before` and then. Verbs as kube-apiserver counts them (CREATE, UPDATE, PATCH, APPLY,
+ * DELETE); the driver writes pods only by CREATE and through the status subresource, except
+ * the floor's release patches, which it counts itself.
+ */
+async function finish(
+  http: Http,
+  server: BenchServer,
+  ctrl: ControllerProcess,
+  e: Ending,
+): Promise<Recorded> {
+  const { before, floor } = e;
+  const after = await totals(http, server, ctrl);
+  const trace = await ctrl.ask<Trace>({ type: 'trace', samples: e.samples });
+  e.watches.watch.close();
+  e.watches.floorWatch.close();
+  e.watches.seqWatch.close();
+  const between = (pattern: string) => countBetween(before.requests, after.requests, pattern);
   return {
-    podWrites,
-    statusWrites,
-    eventWrites,
-    sequenceReads,
-    reconciles,
-    controllerPatches,
-    serverPatches,
+    podWrites: controllerPodWrites(before.requests, after.requests, floor.patches),
+    podShapeChanges: e.watches.watch.shapeChanges,
+    statusWrites:
+      between('PATCH podsequences/status *') +
+      between('UPDATE podsequences/status *') +
+      between('APPLY podsequences/status *'),
+    statusChanges: e.watches.seqWatch.statusChanges,
+    eventWrites: between('CREATE events *') + between('PATCH events *'),
+    sequenceReads: between('GET podsequences *'),
+    reconciles: sumOf(after.controller.reconciles) - sumOf(before.controller.reconciles),
+    controllerPatches:
+      sumOf(after.controller.requests, (k) => k.startsWith('PATCH ')) -
+      sumOf(before.controller.requests, (k) => k.startsWith('PATCH ')),
+    serverPatches:
+      between('PATCH pods *') -
+      floor.count +
+      between('PATCH podsequences/status *') +
+      between('PATCH events *'),
+    trace,
+    statusBytes: await statusBytes(http, e.ns, e.sequence),
+    controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
+    serverCpu: after.serverCpu - before.serverCpu,
+    wallS: (performance.now() - e.started) / 1000,
   };
 }
 
 // ---- (a) cluster scope ------------------------------------------------------------
 
-async function clusterScenario(http: Http, server: BenchServer, child: ChildProcess): Promise<Result> {
+async function clusterScenario(http: Http, server: BenchServer, ctrl: ControllerProcess): Promise<Result> {
   const started = performance.now();
   const ns = 'ps-cluster';
   const floorNs = 'ps-cluster-floor';
   const tierOf = (name: string) => Number(name.slice(1, name.indexOf('-')));
-  await createNamespace(http, ns);
-  await createNamespace(http, floorNs);
-  const watch = new PodWatch();
-  const floorWatch = new PodWatch();
-  const seqWatch = new SequenceWatch();
-  watch.start(http, ns, await listRv(http, `/api/v1/namespaces/${ns}/pods`));
-  floorWatch.start(http, floorNs, await listRv(http, `/api/v1/namespaces/${floorNs}/pods`));
-  seqWatch.start(http, ns, await listRv(http, PODSEQ_PATH(ns)));
+  const watches = await startWatches(http, ns, floorNs);
+  const { watch, floorWatch, seqWatch } = watches;
 
   const bodies: Record<string, unknown>[] = [];
   for (let k = 0; k < TIERS; k++)
@@ -409,7 +355,7 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
   });
 
   const floor = new Floor(http, floorNs, floorWatch);
-  const before = await totals(http, server, child);
+  const before = await totals(http, server, ctrl);
   const seq = {
     apiVersion: 'scheduling.example.com/v1alpha1',
     kind: 'PodSequence',
@@ -422,7 +368,7 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
     },
   };
   const t0 = performance.now();
-  await expectStatus(http.send('POST', PODSEQ_PATH(ns), seq), [201], 'create PodSequence');
+  await expectStatus(http.send('POST', podSequencesPath(ns), seq), [201], 'create PodSequence');
   await watch.until('tier 0 released', () => rel[0] === TIER_SIZE);
   const firstTierMs = lastRel[0]! - t0;
 
@@ -434,14 +380,14 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
   for (let k = 0; k < TIERS; k++) {
     if (k < TIERS - 1) {
       // The floor, with the controller idle and tier k released but not Ready yet.
-      await controllerIdle(child);
+      await ctrl.idle();
       const f = await floor.sample(
         `trig-${k}`,
         Array.from({ length: TIER_SIZE }, (_, i) => `f${k}-${i}`),
       );
       floorFirst.push(f.first);
       floorLast.push(f.last);
-      await controllerIdle(child);
+      await ctrl.idle();
     }
     // The kubelet's part: tier k's pods become Ready, KUBELET_CONCURRENCY status patches at a time.
     await eachLimited(tierNames(k), KUBELET_CONCURRENCY, async (name) => {
@@ -454,26 +400,15 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
     latencyLast.push(lastRel[k + 1]! - allReadyAt[k]!);
   }
   await seqWatch.until('the sequence Completed', (s) => s.phase === 'Completed');
-  const after = await totals(http, server, child);
-  const trace = await controllerTrace(
-    child,
-    Array.from({ length: TIERS - 1 }, (_, k) => ({
-      ready: lastReadyName[k]!,
-      released: firstRelName[k + 1]!,
-    })),
-  );
-  watch.close();
-  floorWatch.close();
-  seqWatch.close();
+  const samples = Array.from({ length: TIERS - 1 }, (_, k) => ({
+    ready: lastReadyName[k]!,
+    released: firstRelName[k + 1]!,
+  }));
   return {
     title: `(a) cluster scope: ${TIERS} tiers × ${TIER_SIZE} pods`,
     pods: bodies.length,
     tiers: TIERS,
     releasedPods: rel.reduce((s, v) => s + v, 0),
-    transitions: TIERS - 1,
-    ...attribute(before, after, floor),
-    podShapeChanges: watch.shapeChanges,
-    statusChanges: seqWatch.statusChanges,
     firstTierMs,
     firstTierPods: TIER_SIZE,
     latencyFirst,
@@ -481,29 +416,27 @@ async function clusterScenario(http: Http, server: BenchServer, child: ChildProc
     floorFirst,
     floorLast,
     violations,
-    trace,
-    statusBytes: await statusBytes(http, ns, 'tiers'),
-    controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
-    serverCpu: after.serverCpu - before.serverCpu,
-    wallS: (performance.now() - started) / 1000,
+    ...(await finish(http, server, ctrl, {
+      ns,
+      sequence: 'tiers',
+      watches,
+      floor,
+      before,
+      samples,
+      started,
+    })),
   };
 }
 
 // ---- (b) node scope -----------------------------------------------------------------
 
-async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess): Promise<Result> {
+async function nodeScenario(http: Http, server: BenchServer, ctrl: ControllerProcess): Promise<Result> {
   const started = performance.now();
   const ns = 'ps-node';
   const floorNs = 'ps-node-floor';
   const nodeName = (i: number) => `node-${String(i).padStart(4, '0')}`;
-  await createNamespace(http, ns);
-  await createNamespace(http, floorNs);
-  const watch = new PodWatch();
-  const floorWatch = new PodWatch();
-  const seqWatch = new SequenceWatch();
-  watch.start(http, ns, await listRv(http, `/api/v1/namespaces/${ns}/pods`));
-  floorWatch.start(http, floorNs, await listRv(http, `/api/v1/namespaces/${floorNs}/pods`));
-  seqWatch.start(http, ns, await listRv(http, PODSEQ_PATH(ns)));
+  const watches = await startWatches(http, ns, floorNs);
+  const { watch, floorWatch, seqWatch } = watches;
 
   const tc = performance.now();
   await createAll(
@@ -535,7 +468,6 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
   const releasedAt = new Map<string, number>();
   const violations: string[] = [];
   let releasedDrivers = 0;
-  let firstDriverRelease = 0;
   let lastDriverRelease = 0;
   watch.on((c) => {
     const name = c.after.name;
@@ -543,7 +475,7 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
     if (!released(c)) return;
     releasedAt.set(name, c.t);
     if (name.startsWith('drv-')) {
-      if (releasedDrivers++ === 0) firstDriverRelease = c.t;
+      releasedDrivers++;
       lastDriverRelease = c.t;
     } else if (!watch.pods.get(`drv-${name.slice(4)}`)?.ready) {
       violations.push(`${name} released before drv-${name.slice(4)} was Ready`);
@@ -551,7 +483,7 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
   });
 
   const floor = new Floor(http, floorNs, floorWatch);
-  const before = await totals(http, server, child);
+  const before = await totals(http, server, ctrl);
   const seq = {
     apiVersion: 'scheduling.example.com/v1alpha1',
     kind: 'PodSequence',
@@ -565,11 +497,10 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
     },
   };
   const t0 = performance.now();
-  await expectStatus(http.send('POST', PODSEQ_PATH(ns), seq), [201], 'create PodSequence');
+  await expectStatus(http.send('POST', podSequencesPath(ns), seq), [201], 'create PodSequence');
   await watch.until('every driver pod released', () => releasedDrivers === NODES);
   const firstTierMs = lastDriverRelease - t0;
-  void firstDriverRelease;
-  await controllerIdle(child);
+  await ctrl.idle();
 
   const latency: number[] = [];
   const floorLat: number[] = [];
@@ -597,26 +528,15 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
     },
   );
   await seqWatch.until('the sequence Completed', (s) => s.phase === 'Completed', 120_000);
-  const after = await totals(http, server, child);
-  const trace = await controllerTrace(
-    child,
-    Array.from({ length: NODES - WARMUP }, (_, j) => ({
-      ready: `drv-${j + WARMUP}`,
-      released: `app-${j + WARMUP}`,
-    })),
-  );
-  watch.close();
-  floorWatch.close();
-  seqWatch.close();
+  const samples = Array.from({ length: NODES - WARMUP }, (_, j) => ({
+    ready: `drv-${j + WARMUP}`,
+    released: `app-${j + WARMUP}`,
+  }));
   return {
     title: `(b) node scope: ${NODES} nodes × 2 tiers`,
     pods: bodies.length,
     tiers: 2,
     releasedPods: releasedAt.size,
-    transitions: latency.length,
-    ...attribute(before, after, floor),
-    podShapeChanges: watch.shapeChanges,
-    statusChanges: seqWatch.statusChanges,
     firstTierMs,
     firstTierPods: NODES,
     latencyFirst: latency,
@@ -624,11 +544,15 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
     floorFirst: floorLat,
     floorLast: floorLat,
     violations,
-    trace,
-    statusBytes: await statusBytes(http, ns, 'per-node'),
-    controllerCpu: after.controller.cpuSeconds - before.controller.cpuSeconds,
-    serverCpu: after.serverCpu - before.serverCpu,
-    wallS: (performance.now() - started) / 1000,
+    ...(await finish(http, server, ctrl, {
+      ns,
+      sequence: 'per-node',
+      watches,
+      floor,
+      before,
+      samples,
+      started,
+    })),
   };
 }
 
@@ -636,9 +560,10 @@ async function nodeScenario(http: Http, server: BenchServer, child: ChildProcess
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
-function stats(samples: number[]): { p50: number; p99: number; n: number } {
-  const s = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p99: percentile(s, 99), n: s.length };
+/** Which of `n` samples `percentile` takes for p99, counted from the slowest. */
+function slowest(n: number): string {
+  const fromTop = n - 1 - Math.min(n - 1, Math.floor(0.99 * n));
+  return fromTop === 0 ? 'the slowest' : `the slowest but ${fromTop}`;
 }
 
 function table(results: Result[]): void {
@@ -675,18 +600,18 @@ function table(results: Result[]): void {
   const lat = (pick: (r: Result) => number[], floorPick: (r: Result) => number[], scope?: 'Cluster') => [
     (r: Result) => {
       if (scope && r.tiers === 2) return '—';
-      const c = stats(pick(r));
+      const c = percentiles(pick(r));
       return `${ms(c.p50)} / ${ms(c.p99)} ms (n=${c.n})`;
     },
     (r: Result) => {
       if (scope && r.tiers === 2) return '—';
-      const f = stats(floorPick(r));
+      const f = percentiles(floorPick(r));
       return `${ms(f.p50)} / ${ms(f.p99)} ms (n=${f.n})`;
     },
     (r: Result) => {
       if (scope && r.tiers === 2) return '—';
-      const c = stats(pick(r));
-      const f = stats(floorPick(r));
+      const c = percentiles(pick(r));
+      const f = percentiles(floorPick(r));
       return `**${(c.p50 / f.p50).toFixed(2)}× / ${(c.p99 / f.p99).toFixed(2)}×**`;
     },
   ];
@@ -723,7 +648,7 @@ function table(results: Result[]): void {
 /** Where the controller's time goes between a sample's Ready event and its release, in its own clock. */
 function traceTable(results: Result[]): void {
   const cell = (pick: (t: Trace) => number[]) => (r: Result) => {
-    const s = stats(pick(r.trace));
+    const s = percentiles(pick(r.trace));
     return `${ms(s.p50)} / ${ms(s.p99)} ms`;
   };
   const rows: [string, (r: Result) => string][] = [
@@ -747,12 +672,16 @@ async function main(): Promise<void> {
   const started = performance.now();
   const server = await startClusterProcess(['--no-data-plane']);
   const http = new Http(server);
-  const child = forkController(server);
+  const ctrl = ControllerProcess.fork(
+    CONTROLLER,
+    [server.kubeconfigPath],
+    [...cpuProfileFlags(), '--max-old-space-size=4096'],
+  );
   try {
-    await nextMessage(child, 'ready');
+    await ctrl.next('ready');
     const results: Result[] = [];
-    if (ONLY !== 'node') results.push(await clusterScenario(http, server, child));
-    if (ONLY !== 'cluster') results.push(await nodeScenario(http, server, child));
+    if (ONLY !== 'node') results.push(await clusterScenario(http, server, ctrl));
+    if (ONLY !== 'cluster') results.push(await nodeScenario(http, server, ctrl));
 
     console.log(`machine: ${machine()}`);
     console.log('');
@@ -761,7 +690,7 @@ async function main(): Promise<void> {
     traceTable(results);
     console.log('');
     console.log(
-      `Three processes on one machine: \`troupe cluster --no-data-plane\` (API server), the controller (a runtime Manager with podSequenceControllers(), lite mode, default options, watching the whole cluster) and the driver, which plays the kubelet (marks pods Ready by status patch) and times everything through its own watches. Controller pod writes = the API server's apiserver_request_total for PATCH/UPDATE/APPLY/DELETE on pods, minus the floor's release patches, which the driver counts (the driver otherwise writes pods only by create and through /status). Cluster scope: one sample per tier transition; the driver marks a tier Ready (${KUBELET_CONCURRENCY} status patches in flight) once the controller is idle, and the latency runs from the watch event of the tier's last Ready pod; one floor sample per transition, just before it. Node scope: one node at a time, ${RATE}/s per loop, alternating with a floor sample; the first ${WARMUP} of each loop are warm-up. p99 of 99 samples is the slowest but one. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+      `Three processes on one machine: \`troupe cluster --no-data-plane\` (API server), the controller (a runtime Manager with podSequenceControllers(), lite mode, default options, watching the whole cluster) and the driver, which plays the kubelet (marks pods Ready by status patch) and times everything through its own watches. Controller pod writes = the API server's apiserver_request_total for PATCH/UPDATE/APPLY/DELETE on pods, minus the floor's release patches, which the driver counts (the driver otherwise writes pods only by create and through /status). Cluster scope: one sample per tier transition; the driver marks a tier Ready (${KUBELET_CONCURRENCY} status patches in flight) once the controller is idle, and the latency runs from the watch event of the tier's last Ready pod; one floor sample per transition, just before it. Node scope: one node at a time, ${RATE}/s per loop, alternating with a floor sample; the first ${WARMUP} of each loop are warm-up. p99 of the cluster scope's ${TIERS - 1} samples is ${slowest(TIERS - 1)}. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
     );
     for (const r of results) {
       if (r.controllerPatches !== r.serverPatches) {
@@ -772,9 +701,7 @@ async function main(): Promise<void> {
       for (const v of r.violations.slice(0, 5)) console.error(`order violation: ${v}`);
     }
   } finally {
-    const exited = new Promise((r) => child.once('exit', r));
-    if (child.connected) child.disconnect();
-    await exited;
+    await ctrl.stop();
     http.close();
     await server.stop();
   }

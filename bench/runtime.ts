@@ -11,17 +11,23 @@
  * Run: node bench/runtime.ts [--pods 10000,100000] [--samples 1000] [--rate 25]
  * BENCH_HEAP_SNAPSHOT=<dir> also writes a heap snapshot of each measured controller.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { ControllerProcess } from './controller-support.ts';
 import type { LatencyReport, MemoryReport, PodTransform } from './runtime-controller.ts';
-import { type BenchServer, Http, machine, percentile, pod, startClusterProcess } from './support.ts';
+import {
+  type BenchServer,
+  createNamespace,
+  eachLimited,
+  expectStatus,
+  flag,
+  Http,
+  machine,
+  percentiles,
+  pod,
+  startClusterProcess,
+} from './support.ts';
 
-const args = process.argv.slice(2);
-function flag(name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-}
 const POD_COUNTS = flag('pods', '10000,100000').split(',').map(Number);
 const SAMPLES = Number(flag('samples', '1000'));
 /** Samples per second of each loop; the two loops alternate. */
@@ -35,54 +41,12 @@ const MiB = 2 ** 20;
 
 // ---- helpers -----------------------------------------------------------------
 
-async function expectStatus(p: Promise<{ status: number; text: string }>, ok: number[], what: string) {
-  const r = await p;
-  if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${r.text.slice(0, 300)}`);
-  return r;
-}
-
-async function createNamespace(http: Http, name: string): Promise<void> {
-  await expectStatus(
-    http.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
-    [201, 409],
-    `namespace ${name}`,
-  );
-}
-
-function forkController(mode: string, rest: string[], nodeFlags: string[] = []): ChildProcess {
-  return fork(CONTROLLER, [mode, ...rest], {
-    execArgv: ['--expose-gc', ...nodeFlags],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-}
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { type?: string }) => {
-      if (m.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => reject(new Error(`controller exited with ${code}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-async function endController(child: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.disconnect();
-  await exited;
+function forkController(mode: string, rest: string[], nodeFlags: string[] = []): ControllerProcess {
+  return ControllerProcess.fork(CONTROLLER, [mode, ...rest], ['--expose-gc', ...nodeFlags]);
 }
 
 const ms = (v: number) => v.toFixed(2);
 const mib = (v: number) => (v / MiB).toFixed(0);
-
-function stats(samples: number[]): { p50: number; p99: number; n: number } {
-  const s = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p99: percentile(s, 99), n: s.length };
-}
 
 // ---- reaction latency --------------------------------------------------------
 
@@ -124,8 +88,8 @@ async function reactionLatency(server: BenchServer, http: Http): Promise<Latency
     rvs[ns] = (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   }
 
-  const child = forkController('latency', [server.kubeconfigPath, nsCtrl]);
-  await nextMessage(child, 'ready');
+  const controller = forkController('latency', [server.kubeconfigPath, nsCtrl]);
+  await controller.next('ready');
 
   const waiters = new Map<string, (t: number) => void>();
   const floorAcked = new Set<string>();
@@ -192,28 +156,26 @@ async function reactionLatency(server: BenchServer, http: Http): Promise<Latency
     const dt = await sample(ctrl ? nsCtrl : nsFloor, seq++);
     if (i === 2 * WARMUP - 1) {
       // Warm-up over (connections, JIT): drop what the in-process timers collected so far.
-      child.send({ type: 'report' });
-      await nextMessage<LatencyReport>(child, 'latency');
+      await controller.ask<LatencyReport>({ type: 'report' }, 'latency');
       floorInProcess.length = 0;
     }
     if (i < 2 * WARMUP) continue;
     (ctrl ? result.controller : result.floor).push(dt);
   }
-  child.send({ type: 'report' });
-  result.controllerInProcess = (await nextMessage<LatencyReport>(child, 'latency')).inProcess;
+  result.controllerInProcess = (await controller.ask<LatencyReport>({ type: 'report' }, 'latency')).inProcess;
   result.floorInProcess = floorInProcess;
   for (const stop of stops) stop();
-  await endController(child);
+  await controller.stop();
   return result;
 }
 
 // ---- memory with many pods cached --------------------------------------------
 
 async function fillPods(http: Http, from: number, to: number): Promise<void> {
-  let next = from;
-  const worker = async () => {
-    while (next < to) {
-      const i = next++;
+  await eachLimited(
+    Array.from({ length: Math.max(0, to - from) }, (_, j) => from + j),
+    32,
+    async (i) => {
       await expectStatus(
         http.send(
           'POST',
@@ -223,9 +185,8 @@ async function fillPods(http: Http, from: number, to: number): Promise<void> {
         [201],
         'create pod',
       );
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
+    },
+  );
 }
 
 /**
@@ -262,9 +223,9 @@ const VARIANTS_LARGE: Variant[] = [
 ];
 
 async function measureController(server: BenchServer, v: Variant): Promise<MemoryReport> {
-  const child = forkController('rss', [server.kubeconfigPath, v.transform], v.nodeFlags);
-  const report = await nextMessage<MemoryReport>(child, 'memory');
-  await endController(child);
+  const ctrl = forkController('rss', [server.kubeconfigPath, v.transform], v.nodeFlags);
+  const report = await ctrl.next<MemoryReport>('memory');
+  await ctrl.stop();
   return report;
 }
 
@@ -281,10 +242,10 @@ async function main(): Promise<void> {
     console.log('');
 
     const lat = await reactionLatency(server, http);
-    const f = stats(lat.floor);
-    const c = stats(lat.controller);
-    const fi = stats(lat.floorInProcess);
-    const ci = stats(lat.controllerInProcess);
+    const f = percentiles(lat.floor);
+    const c = percentiles(lat.controller);
+    const fi = percentiles(lat.floorInProcess);
+    const ci = percentiles(lat.controllerInProcess);
     console.log(
       `Reaction latency, ${SAMPLES} samples per loop after ${WARMUP} warm-up, ${RATE}/s per loop (the two loops alternate, one sample at a time):`,
     );

@@ -7,12 +7,12 @@
  *
  *   ./node_modules/.bin/node --max-old-space-size=4096 bench/scheduler.ts [nodes] [pods] [--most-allocated]
  */
-import { setImmediate as yieldLoop } from 'node:timers/promises';
 import { startApiServer } from '../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../src/cluster/client.ts';
 import { startNodes, validateNodeConfig } from '../src/cluster/nodes/index.ts';
 import { startScheduler } from '../src/cluster/scheduler/index.ts';
+import { createInBatches, exitOnStall, percentile } from './support.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const NODES = Number(args[0] ?? 1000);
@@ -103,35 +103,24 @@ const rssTimer = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }, 250);
 t = performance.now();
-for (let i = 0; i < PODS; i += BATCH) {
-  const batch: Promise<unknown>[] = [];
-  for (let j = i; j < Math.min(PODS, i + BATCH); j++) {
-    created.set(`pod-${j}`, performance.now());
-    batch.push(admin.create(GVR.pods, pod(j)));
-  }
-  await Promise.all(batch);
-  await yieldLoop();
-}
+await createInBatches(PODS, BATCH, (j) => {
+  created.set(`pod-${j}`, performance.now());
+  return admin.create(GVR.pods, pod(j));
+});
 const createdSecs = (performance.now() - t) / 1000;
-// A stall (pods that cannot fit) is reported rather than waited on forever.
-let lastBound = -1;
-const stall = setInterval(() => {
-  if (bound !== lastBound) {
-    lastBound = bound;
-    return;
-  }
-  console.error(`stalled at ${bound}/${PODS} bound:`, sched.stats());
-  process.exit(1);
-}, 20_000);
+const stopStallCheck = exitOnStall(
+  () => bound,
+  20_000,
+  () => console.error(`stalled at ${bound}/${PODS} bound:`, sched.stats()),
+);
 await allBound;
-clearInterval(stall);
+stopStallCheck();
 const secs = (performance.now() - t) / 1000;
 clearInterval(rssTimer);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 const cpu = process.cpuUsage(cpu0);
 latencies.sort((a, b) => a - b);
-const pct = (p: number) =>
-  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(0);
+const pct = (p: number) => percentile(latencies, p).toFixed(0);
 const st = sched.stats();
 console.log(
   `${PODS} pods on ${NODES} nodes (${MOST ? 'MostAllocated' : 'LeastAllocated'}): created in ${createdSecs.toFixed(1)} s, ` +

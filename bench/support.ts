@@ -1,15 +1,29 @@
 /**
  * Bench support: runs `troupe cluster` in a child process (so load generation and the
- * server do not share an event loop) and gives a keep-alive HTTP client for it.
+ * server do not share an event loop), gives a keep-alive HTTP client for it and the small
+ * helpers the drivers share (flags, percentiles, bounded concurrency, in-process batches).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setImmediate as yieldLoop } from 'node:timers/promises';
 import { parse } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '..');
+
+/** The value after `--name` on the command line, or `fallback`. */
+export function flag(name: string, fallback: string): string {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
+}
+
+/** Node flags for a child process: BENCH_CPU_PROF=<dir> has it write a V8 CPU profile there. */
+export function cpuProfileFlags(): string[] {
+  return process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+}
 
 export interface BenchServer {
   url: string;
@@ -25,14 +39,10 @@ export interface BenchServer {
 export async function startClusterProcess(args: string[] = []): Promise<BenchServer> {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there.
-  const prof = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-    : [];
   const child = spawn(
     process.execPath,
     [
-      ...prof,
+      ...cpuProfileFlags(),
       ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
       '--max-old-space-size=4096',
       join(ROOT, 'src/cli/main.ts'),
@@ -163,9 +173,87 @@ export class Http {
   }
 }
 
+export async function expectStatus(
+  p: Promise<{ status: number; text: string }>,
+  ok: number[],
+  what: string,
+): Promise<{ status: number; text: string }> {
+  const r = await p;
+  if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${r.text.slice(0, 300)}`);
+  return r;
+}
+
+/** Runs `fn` over `items` with at most `limit` calls in flight. */
+export async function eachLimited<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export async function createNamespace(http: Http, name: string): Promise<void> {
+  await expectStatus(
+    http.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+    [201],
+    `namespace ${name}`,
+  );
+}
+
+/** The resourceVersion of a list of `path`: a watch from it sees everything created after. */
+export async function listRv(http: Http, path: string): Promise<string> {
+  const r = await expectStatus(http.send('GET', `${path}?limit=1`), [200], `list ${path}`);
+  return (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+}
+
+/**
+ * Calls `create(i)` for i in [0, count), `batch` calls at a time, yielding to the event loop
+ * between batches as objects arriving over HTTP would (for an in-process client).
+ */
+export async function createInBatches(
+  count: number,
+  batch: number,
+  create: (i: number) => Promise<unknown>,
+): Promise<void> {
+  for (let i = 0; i < count; i += batch) {
+    const calls: Promise<unknown>[] = [];
+    for (let j = i; j < Math.min(count, i + batch); j++) calls.push(create(j));
+    await Promise.all(calls);
+    await yieldLoop();
+  }
+}
+
+/**
+ * Exits the process with `report()` once `progress()` has not moved for `ms`: a stall (pods
+ * that cannot fit, say) is reported rather than waited on forever. Returns the stop function.
+ */
+export function exitOnStall(progress: () => number, ms: number, report: () => void): () => void {
+  let last = -1;
+  const timer = setInterval(() => {
+    const now = progress();
+    if (now !== last) {
+      last = now;
+      return;
+    }
+    report();
+    process.exit(1);
+  }, ms);
+  return () => clearInterval(timer);
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** p50, p99 and count of unsorted samples. */
+export function percentiles(samples: number[]): { p50: number; p99: number; n: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99), n: s.length };
 }
 
 export function machine(): string {

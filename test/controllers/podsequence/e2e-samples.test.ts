@@ -7,10 +7,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { GVR } from '../../../src/cluster/client.ts';
@@ -24,25 +21,18 @@ import {
 import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import { podStatusString } from '../../../src/kube/pod.ts';
 import { kubeConfigFromString, Manager, silentLogger } from '../../../src/runtime/index.ts';
+import { type Kubectl, kubectlFor } from '../../support/kubectl.ts';
 import { OrderChecker, PODSEQ_GVR, waitFor } from './harness.ts';
 
 const root = new URL('../../../', import.meta.url);
 const path = (p: string) => new URL(p, root).pathname;
 
 let cluster: EmbeddedCluster;
-let dir: string;
+let k: Kubectl;
 let manager: Manager | undefined;
 
-function kubectl(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'kubectl',
-      ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'cache'), ...args],
-      { timeout: 60_000 },
-      (err, stdout, stderr) =>
-        err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
-    );
-  });
+async function kubectl(args: string[]): Promise<string> {
+  return (await k.run(args)).stdout;
 }
 
 async function startManager(mode: 'lite' | 'full'): Promise<Manager> {
@@ -74,8 +64,7 @@ async function startManager(mode: 'lite' | 'full'): Promise<Manager> {
 
 before(async () => {
   cluster = await startEmbeddedCluster({ port: 0, nodes: 3, timeScale: 10 });
-  dir = await mkdtemp(join(tmpdir(), 'podseq-e2e-'));
-  await writeFile(join(dir, 'kubeconfig'), cluster.server.kubeconfig, { mode: 0o600 });
+  k = await kubectlFor(cluster.server.kubeconfig);
   await kubectl(['apply', '-f', path('config/crd/podsequence-crd.yaml')]);
   await kubectl([
     'wait',
@@ -88,7 +77,7 @@ before(async () => {
 after(async () => {
   await manager?.stop();
   await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await k?.cleanup();
 });
 
 /** Per pod, the STATUS column `kubectl get pods -w` would print, without repeats. */

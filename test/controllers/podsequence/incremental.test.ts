@@ -4,7 +4,7 @@
  * per-node memo kept between passes against one without, over random event histories
  * (pods appearing, changing labels, nodes, gates and readiness, failing and going away).
  * Also the two pieces of shell policy that keep writes down: status pacing and release
- * expectations.
+ * expectations. Histories come from a seeded generator, so a failure names a seed that reproduces it.
  */
 
 import assert from 'node:assert/strict';
@@ -16,18 +16,8 @@ import { MembershipTracker } from '../../../src/controllers/podsequence/membersh
 import { resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
 import type { Pod, PodSequence, PodSequenceStatus } from '../../../src/controllers/podsequence/types.ts';
 import { DEFAULT_GATE } from '../../../src/controllers/podsequence/types.ts';
+import { seededRandom } from '../../support/random.ts';
 import { input, type PodOpts, pod, sequence } from './fixtures.ts';
-
-/** A small deterministic PRNG (mulberry32), so a failure names a seed that reproduces it. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STATES: PodOpts['state'][] = ['gated', 'released', 'scheduled', 'ready', 'succeeded', 'failed'];
 const TIERS = ['a', 'b', 'c'];
@@ -65,7 +55,7 @@ function* history(
   seed: number,
   steps: number,
 ): Generator<{ pods: Map<string, Pod>; event: 'upsert' | 'remove'; name: string }> {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const pods = new Map<string, Pod>();
   for (let i = 0; i < steps; i++) {
     const name = `p${Math.floor(r() * 12)}`;

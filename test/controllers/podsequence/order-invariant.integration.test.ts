@@ -11,22 +11,11 @@ import { after, before, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
 import { isSequenceTaint } from '../../../src/controllers/podsequence/taints.ts';
 import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import { seededRandom } from '../../support/random.ts';
 import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness, waitFor } from './harness.ts';
 
 const NODES = ['node-a', 'node-b', 'node-c'];
 const SEED = Number(process.env.PODSEQ_SEED ?? Date.now() % 1_000_000);
-
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with PODSEQ_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Scenario {
   seq: PodSequence;
@@ -82,7 +71,7 @@ before(async () => {
 after(() => h?.close());
 
 test(`random sequences under restarts and API faults stay in order (seed ${SEED})`, async (t) => {
-  const rand = prng(SEED);
+  const rand = seededRandom(SEED);
   for (let round = 0; round < 4; round++) {
     const mode = round % 2 === 0 ? 'lite' : 'full';
     const stats = await runRound(rand, `chaos-${round}`, mode);
