@@ -1,6 +1,7 @@
 /**
- * Duration rendering as apimachinery's util/duration does it, so AGE and DURATION cells
- * read exactly like kube-apiserver's Table output (`5s`, `3m2s`, `2d`).
+ * Durations as Kubernetes reads and prints them: apimachinery's util/duration rendering, so
+ * AGE and DURATION cells read exactly like kube-apiserver's Table output (`5s`, `3m2s`, `2d`),
+ * and Go's time.ParseDuration / Duration.String, the syntax of duration fields and annotations.
  */
 
 const SECOND = 1000;
@@ -67,4 +68,59 @@ export function translateTimestampSince(timestamp: string | undefined | null, no
   const t = Date.parse(timestamp);
   if (Number.isNaN(t)) return '<unknown>';
   return humanDuration(now.getTime() - t);
+}
+
+const GO_UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3, // U+00B5 micro sign
+  μs: 1e-3, // U+03BC Greek mu
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+const GO_TERM = /^(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+
+/**
+ * Go's time.ParseDuration in milliseconds ("90s", "1h30m", "1.5m", "-2s", "0"); undefined when
+ * Go would return an error. Hand-written because the npm duration parsers accept other grammars
+ * (spaces, words, "1d") that Go rejects, and a value Go refuses must be refused here too.
+ */
+export function parseGoDuration(input: string): number | undefined {
+  let s = input;
+  let sign = 1;
+  if (s.startsWith('-') || s.startsWith('+')) {
+    if (s[0] === '-') sign = -1;
+    s = s.slice(1);
+  }
+  if (s === '0') return 0;
+  if (s === '') return undefined;
+  let total = 0;
+  while (s !== '') {
+    const m = GO_TERM.exec(s);
+    if (!m) return undefined;
+    total += Number(m[1]) * GO_UNIT_MS[m[2]!]!;
+    s = s.slice(m[0].length);
+  }
+  return sign * total;
+}
+
+/** Go's Duration.String() for whole milliseconds and up ("1m30s"; 7 days is "168h0m0s"). */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const neg = ms < 0;
+  let rest = Math.abs(ms);
+  if (rest < 1000) return `${neg ? '-' : ''}${rest}ms`;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = rest / 1000;
+  let out = '';
+  if (h > 0) out += `${h}h`;
+  if (h > 0 || m > 0) out += `${m}m`;
+  out += `${Number.isInteger(s) ? s : s.toFixed(3).replace(/0+$/, '')}s`;
+  return (neg ? '-' : '') + out;
 }

@@ -47,6 +47,26 @@ describe('RBAC', () => {
     assert.equal((await t.kubectlResult(['auth', 'can-i', 'delete', 'nodes'])).stdout.trim(), 'yes');
   });
 
+  test('an access review is validated by its kind, as kube-apiserver does', async () => {
+    const review = (spec: Record<string, unknown>) =>
+      JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec });
+    const path = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+    const none = await t.request('POST', path, { body: review({}) });
+    assert.equal(none.status, 422);
+    assert.match(
+      String(none.json().message),
+      /spec\.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified/,
+    );
+    const both = await t.request('POST', path, {
+      body: review({
+        resourceAttributes: { verb: 'get', resource: 'pods' },
+        nonResourceAttributes: { path: '/healthz', verb: 'get' },
+      }),
+    });
+    assert.equal(both.status, 422);
+    assert.match(String(both.json().message), /cannot be specified in combination with resourceAttributes/);
+  });
+
   test('with --authorization-mode=RBAC a service-account token gets exactly its permissions', async () => {
     const token = t.server.mintServiceAccountToken('default', 'reader');
     const kc = new KubeConfig();

@@ -15,6 +15,8 @@ import {
   type Selector,
 } from '../../kube/labels.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
+import { forbidden, required } from './field-errors.ts';
+import { goSharpV } from './gofmt.ts';
 import {
   deepEqualJson,
   generateNameSuffix,
@@ -24,6 +26,7 @@ import {
   orderedMeta,
   specOf,
 } from './meta.ts';
+import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
 import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
 import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
@@ -164,9 +167,10 @@ export class Api {
   /** JSON of a record at this resource's version, without parsing when versions agree. */
   encode(rt: ResourceType, rec: StoredRecord): string {
     if (rt.sharedStorage) return JSON.stringify(this.decode(rt, rec));
-    if (!rt.group || this.registry.versions(rt.group).length === 1) return rec.json;
-    const gv = groupVersion(rt);
-    if (rec.json.startsWith(`{"apiVersion":"${gv}"`)) return rec.json;
+    if (!rt.group) return rec.json;
+    // Records are serialized apiVersion first, so one stored at this version goes out as is.
+    // This runs per listed item and per watch event: no registry scan for the group's versions.
+    if (rec.json.startsWith(`{"apiVersion":"${groupVersion(rt)}"`)) return rec.json;
     return JSON.stringify(this.decode(rt, rec));
   }
 
@@ -319,11 +323,7 @@ export class Api {
       if (meta.generateName) meta.name = `${meta.generateName}${generateNameSuffix()}`;
       else {
         throw errors.invalid(rt.kind, rt.group, '', [
-          {
-            reason: 'FieldValueRequired',
-            field: 'metadata.name',
-            message: 'Required value: name or generateName is required',
-          },
+          required('metadata.name', 'name or generateName is required'),
         ]);
       }
     }
@@ -732,11 +732,8 @@ export class Api {
     if (mode === 'Ignore' || !this.hooks.unknownFields) return;
     const unknown = this.hooks.unknownFields(rt, obj);
     if (unknown.length === 0) return;
-    if (mode === 'Strict') {
-      const list = unknown.map((f) => `unknown field "${f}"`);
-      throw errors.badRequest(`strict decoding error: ${list.join(', ')}`);
-    }
-    for (const f of unknown) opts.warnings?.push(`unknown field "${f}"`);
+    if (mode === 'Strict') throw errors.badRequest(strictDecodingError(unknown));
+    for (const f of unknown) opts.warnings?.push(unknownFieldWarning(f));
   }
 
   /** The status split for kinds with a status subresource, applied before strategies. */
@@ -785,11 +782,10 @@ export class Api {
     const added = (next.metadata.finalizers ?? []).filter((f) => !before.has(f));
     if (added.length === 0) return [];
     return [
-      {
-        reason: 'FieldValueForbidden',
-        field: 'metadata.finalizers',
-        message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
-      },
+      forbidden(
+        'metadata.finalizers',
+        `no new finalizers can be added if the object is being deleted, found new finalizers ${goSharpV(added)}`,
+      ),
     ];
   }
 

@@ -1,3 +1,4 @@
+import { formatFieldError } from './field-errors.ts';
 import type { FieldError } from './types.ts';
 
 /** metav1.Status reasons the server emits. */
@@ -88,7 +89,7 @@ export const errors = {
       details(qr, name),
     ),
   invalid: (kind: string, group: string, name: string, causes: FieldError[]) => {
-    const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
+    const list = causes.map(formatFieldError);
     const msg = list.length === 1 ? list[0]! : `[${list.join(', ')}]`;
     return new ApiError(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${msg}`, {
       name,

@@ -36,10 +36,12 @@ export function deepEqualJson(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(a, b);
 }
 
-const META_ORDER = [
+/** ObjectMeta's JSON fields in its Go struct's order. */
+export const OBJECT_META_FIELDS: readonly string[] = [
   'name',
   'generateName',
   'namespace',
+  'selfLink',
   'uid',
   'resourceVersion',
   'generation',
@@ -56,7 +58,7 @@ const META_ORDER = [
 /** ObjectMeta with keys in kube-apiserver's (Go struct) order, so output reads as usual. */
 export function orderedMeta(m: ObjectMeta): ObjectMeta {
   const out: ObjectMeta = {};
-  for (const k of META_ORDER) if (m[k] !== undefined) out[k] = m[k];
+  for (const k of OBJECT_META_FIELDS) if (m[k] !== undefined) out[k] = m[k];
   for (const k of Object.keys(m)) if (!(k in out) && m[k] !== undefined) out[k] = m[k];
   return out;
 }

@@ -52,6 +52,13 @@ describe('name validators', () => {
     assert.match(isQualifiedName('Bad.Prefix/x')[0]!, /^prefix part a lowercase RFC 1123 subdomain/);
   });
 
+  test('generateName prefixes are masked as apimachinery masks them', () => {
+    // maskTrailingDash replaces the last two characters with 'a', so the one before the dash goes unchecked.
+    assert.deepEqual(nameIsDNSSubdomain('web-', true), []);
+    assert.deepEqual(nameIsDNSSubdomain('a_-', true), []);
+    assert.equal(nameIsDNSSubdomain('a_-', false).length, 1);
+  });
+
   test('label values', () => {
     assert.deepEqual(isValidLabelValue(''), []);
     assert.deepEqual(isValidLabelValue('a-b_c.d'), []);

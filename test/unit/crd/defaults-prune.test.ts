@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileSchema, unknownFieldMessage } from '../../../src/cluster/apiserver/crd/index.ts';
+import { compileSchema } from '../../../src/cluster/apiserver/crd/index.ts';
 import type { JSONSchemaProps } from '../../../src/cluster/apiserver/crd/types.ts';
+import { unknownFieldWarning } from '../../../src/cluster/apiserver/openapi/index.ts';
 import { podSequence, podSequenceSchema } from './fixtures.ts';
 
 const schema: JSONSchemaProps = {
@@ -119,7 +120,7 @@ describe('pruning', () => {
     };
     const unknown = compileSchema(schema).prune(obj);
     assert.deepEqual(unknown, ['metadata.bogus', 'spec.foo', 'spec.ports[0].junk', 'status']);
-    assert.equal(unknownFieldMessage(unknown[1]!), 'unknown field "spec.foo"');
+    assert.equal(unknownFieldWarning(unknown[1]!), 'unknown field "spec.foo"');
     assert.deepEqual(obj, {
       apiVersion: 'x/v1',
       kind: 'X',

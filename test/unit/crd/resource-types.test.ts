@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { crdStrategy, resourceTypesFromCRD } from '../../../src/cluster/apiserver/crd/index.ts';
+import { type JSONSchema, unknownFieldsForCRD } from '../../../src/cluster/apiserver/openapi/index.ts';
 import type { KubeObject, RequestContext } from '../../../src/cluster/apiserver/types.ts';
 import { podSequence, podSequenceCRD } from './fixtures.ts';
 
@@ -71,7 +72,12 @@ describe('custom resource strategy', () => {
 
   test('create: prunes, defaults, drops status, sets generation 1', () => {
     const obj = seq({ podGroups: [{ pods: ['pod-1'] }], bogus: true }, { status: { phase: 'Completed' } });
-    assert.deepEqual(s.unknownFields(structuredClone(obj)), ['spec.bogus']);
+    // What fieldValidation=Strict/Warn reports for this object, from the same CRD version.
+    const openAPIV3Schema = podSequenceCRD().spec!.versions![0]!.schema!.openAPIV3Schema as JSONSchema;
+    assert.deepEqual(
+      unknownFieldsForCRD({ group: rt!.group, version: rt!.version, kind: rt!.kind }, openAPIV3Schema, obj),
+      ['spec.bogus'],
+    );
     s.prepareForCreate!(obj, main);
     assert.equal('status' in obj, false);
     assert.equal(obj.metadata.generation, 1);

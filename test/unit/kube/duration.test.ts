@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { humanDuration, shortHumanDuration, translateTimestampSince } from '../../../src/kube/duration.ts';
+import {
+  formatGoDuration,
+  humanDuration,
+  parseGoDuration,
+  shortHumanDuration,
+  translateTimestampSince,
+} from '../../../src/kube/duration.ts';
 
 const s = 1000;
 const m = 60 * s;
@@ -30,6 +36,16 @@ describe('humanDuration (apimachinery duration.HumanDuration)', () => {
     [2 * 365 * d + 30 * d, '2y30d'],
     [3 * 365 * d, '3y'],
     [9 * 365 * d, '9y'],
+    // As a custom resource's date column prints them (kubectl AGE).
+    [45 * s, '45s'],
+    [5 * m + 3 * s, '5m3s'],
+    [90 * m, '90m'],
+    [3 * h + 20 * m, '3h20m'],
+    [20 * h, '20h'],
+    [2 * d + 5 * h, '2d5h'],
+    [400 * d, '400d'],
+    [3 * 365 * d + 10 * d, '3y10d'],
+    [-5 * s, '<invalid>'],
   ];
   for (const [ms, want] of cases) test(`${ms}ms → ${want}`, () => assert.equal(humanDuration(ms), want));
 });
@@ -51,4 +67,43 @@ test('translateTimestampSince renders AGE cells and <unknown> for missing times'
   assert.equal(translateTimestampSince('2025-01-01T00:07:58Z', now), '2m2s');
   assert.equal(translateTimestampSince(undefined, now), '<unknown>');
   assert.equal(translateTimestampSince('garbage', now), '<unknown>');
+});
+
+describe('parseGoDuration (time.ParseDuration)', () => {
+  const cases: [string, number | undefined][] = [
+    ['90s', 90 * s],
+    ['1h2m3.5s', h + 2 * m + 3500],
+    ['1.5m', 90 * s],
+    ['.5s', 500],
+    ['1.s', s],
+    ['300ms', 300],
+    ['1500us', 1.5],
+    ['1500µs', 1.5],
+    ['1500μs', 1.5],
+    ['2000000ns', 2],
+    ['-1.5h', -1.5 * h],
+    ['+2s', 2 * s],
+    ['0', 0],
+    ['-0', 0],
+    ['+0', 0],
+    ['', undefined],
+    ['-', undefined],
+    ['10', undefined],
+    ['0s0', undefined],
+    ['.s', undefined],
+    ['1d', undefined],
+    ['1 m', undefined],
+    ['1m ', undefined],
+    ['+-1s', undefined],
+  ];
+  for (const [input, want] of cases)
+    test(`${JSON.stringify(input)} → ${want}`, () => assert.equal(parseGoDuration(input), want));
+});
+
+test('formatGoDuration prints as Duration.String', () => {
+  assert.equal(formatGoDuration(0), '0s');
+  assert.equal(formatGoDuration(500), '500ms');
+  assert.equal(formatGoDuration(-90 * s), '-1m30s');
+  assert.equal(formatGoDuration(1500), '1.5s');
+  assert.equal(formatGoDuration(h + 2 * s), '1h0m2s');
 });

@@ -9,6 +9,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { selectorFromObject, type LabelSelectorObject } from '../../../kube/labels.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ApiError, errors, type StatusObject } from '../errors.ts';
+import type { StoredRecord } from '../store.ts';
 import type { KubeObject } from '../types.ts';
 
 interface RuleWithOperations {
@@ -52,6 +53,21 @@ export type ServiceResolver = (
   name: string,
   port: number,
 ) => { host: string; port: number } | undefined;
+
+/**
+ * The webhooks of one stored configuration. Every admitted write reads them all, and a record
+ * is never changed in place (a write stores a new one), so each is parsed once.
+ */
+const parsedConfigs = new WeakMap<StoredRecord, Webhook[]>();
+
+function webhooksOf(rec: StoredRecord): Webhook[] {
+  let hooks = parsedConfigs.get(rec);
+  if (!hooks) {
+    hooks = (JSON.parse(rec.json) as { webhooks?: Webhook[] }).webhooks ?? [];
+    parsedConfigs.set(rec, hooks);
+  }
+  return hooks;
+}
 
 export class WebhookAdmission {
   private readonly api: Api;
@@ -103,10 +119,7 @@ export class WebhookAdmission {
     const rt = this.api.registry.get('admissionregistration.k8s.io', 'v1', resource);
     if (!rt) return [];
     const out: Webhook[] = [];
-    const configs = this.api
-      .list(rt, undefined)
-      .records.map((r) => JSON.parse(r.json) as KubeObject & { webhooks?: Webhook[] });
-    for (const c of configs) out.push(...(c.webhooks ?? []));
+    for (const r of this.api.list(rt, undefined).records) out.push(...webhooksOf(r));
     return out;
   }
 

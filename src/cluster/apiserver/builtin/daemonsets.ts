@@ -7,6 +7,7 @@ import {
   column,
   containerCells,
   ensureRecord,
+  type Json,
   NAME_COLUMN,
   num,
   recordOf,
@@ -14,7 +15,6 @@ import {
 } from './common.ts';
 import { invalid, notSupported, required } from './fielderrors.ts';
 import { formatLabels, formatLabelSelector } from './selector.ts';
-import { nameIsDNSSubdomain, validateObjectMeta } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   intOrPercentValue,
@@ -39,10 +39,8 @@ export function defaultDaemonSet(obj: KubeObject): void {
   defaultWorkloadTemplate(spec);
 }
 
-export function validateDaemonSet(obj: KubeObject): FieldError[] {
-  const spec = recordOf(obj.spec);
+export function validateDaemonSetSpec(spec: Json): FieldError[] {
   const errs = [
-    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
     ...validateWorkloadSelector(spec, 'daemonset'),
     ...validateTemplateForController(spec, 'DaemonSet'),
     ...validateNonnegativeSpecField(spec, 'minReadySeconds'),
@@ -103,5 +101,9 @@ export const daemonSetTable: TablePrinter = {
 };
 
 export function daemonSetStrategy(): Strategy {
-  return workloadStrategy({ default: defaultDaemonSet, validate: validateDaemonSet, table: daemonSetTable });
+  return workloadStrategy({
+    default: defaultDaemonSet,
+    validateSpec: validateDaemonSetSpec,
+    table: daemonSetTable,
+  });
 }

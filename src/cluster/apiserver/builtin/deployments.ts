@@ -8,6 +8,7 @@ import {
   containerCells,
   ensureRecord,
   isRecord,
+  type Json,
   NAME_COLUMN,
   num,
   recordOf,
@@ -15,7 +16,6 @@ import {
 } from './common.ts';
 import { forbidden, invalid, notSupported, required } from './fielderrors.ts';
 import { labelSelectorString } from './selector.ts';
-import { nameIsDNSSubdomain, validateObjectMeta } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   intOrPercentValue,
@@ -79,10 +79,8 @@ function validateStrategy(strategy: unknown): FieldError[] {
   }
 }
 
-export function validateDeployment(obj: KubeObject): FieldError[] {
-  const spec = recordOf(obj.spec);
+export function validateDeploymentSpec(spec: Json): FieldError[] {
   const errs = [
-    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
     ...validateNonnegativeSpecField(spec, 'replicas'),
     ...validateWorkloadSelector(spec, 'deployment'),
     ...validateTemplateForController(spec, 'ReplicaSet'),
@@ -134,7 +132,7 @@ export const deploymentTable: TablePrinter = {
 export function deploymentStrategy(): Strategy {
   return workloadStrategy({
     default: defaultDeployment,
-    validate: validateDeployment,
+    validateSpec: validateDeploymentSpec,
     table: deploymentTable,
   });
 }

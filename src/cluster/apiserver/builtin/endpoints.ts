@@ -8,12 +8,11 @@ import {
   isDNS1123Label,
   isValidIP,
   isValidPortNum,
+  PROTOCOLS,
   nameIsDNSSubdomain,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-
-const ENDPOINT_PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 function defaultEndpoints(obj: KubeObject): void {
   for (const subset of arrayOf(obj.subsets)) {
@@ -45,8 +44,8 @@ function validateEndpoints(obj: KubeObject): FieldError[] {
       if (name) for (const m of isDNS1123Label(name)) errs.push(invalid(child(pp, 'name'), name, m));
       for (const m of isValidPortNum(p.port)) errs.push(invalid(child(pp, 'port'), p.port ?? 0, m));
       if (!p.protocol) errs.push(required(child(pp, 'protocol')));
-      else if (!ENDPOINT_PROTOCOLS.includes(str(p.protocol)))
-        errs.push(notSupported(child(pp, 'protocol'), p.protocol, ENDPOINT_PROTOCOLS));
+      else if (!PROTOCOLS.includes(str(p.protocol)))
+        errs.push(notSupported(child(pp, 'protocol'), p.protocol, PROTOCOLS));
     });
   });
   return errs;

@@ -32,7 +32,9 @@ import {
   isQualifiedName,
   isValidIP,
   isValidLabelValue,
+  isValidPortName,
   isValidPortNum,
+  PROTOCOLS,
   validateAnnotations,
   validateLabelName,
   validateLabels,
@@ -214,22 +216,6 @@ function validateVolumes(volumes: unknown, path: string): { errs: FieldError[]; 
   return { errs, names };
 }
 
-const PORT_NAME_RE = /^[-a-z0-9]+$/;
-
-/** validation.IsValidPortName (IANA_SVC_NAME). */
-function portNameErrors(name: string): string[] {
-  const errs: string[] = [];
-  if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!PORT_NAME_RE.test(name))
-    errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
-  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
-  if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
-  if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
-  return errs;
-}
-
-const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
-
 function validateContainerPorts(ports: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const names = new Set<string>();
@@ -237,7 +223,7 @@ function validateContainerPorts(ports: unknown, path: string): FieldError[] {
     const p = index(path, i);
     const name = str(port.name);
     if (name) {
-      for (const m of portNameErrors(name)) errs.push(invalid(child(p, 'name'), name, m));
+      for (const m of isValidPortName(name)) errs.push(invalid(child(p, 'name'), name, m));
       if (names.has(name)) errs.push(duplicate(child(p, 'name'), name));
       names.add(name);
     }

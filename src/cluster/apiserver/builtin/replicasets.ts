@@ -7,13 +7,13 @@ import {
   column,
   containerCells,
   ensureRecord,
+  type Json,
   NAME_COLUMN,
   num,
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
 import { formatLabelSelector } from './selector.ts';
-import { nameIsDNSSubdomain, validateObjectMeta } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   validateNonnegativeSpecField,
@@ -28,10 +28,8 @@ export function defaultReplicaSet(obj: KubeObject): void {
   defaultWorkloadTemplate(spec);
 }
 
-export function validateReplicaSet(obj: KubeObject): FieldError[] {
-  const spec = recordOf(obj.spec);
+export function validateReplicaSetSpec(spec: Json): FieldError[] {
   return [
-    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
     ...validateNonnegativeSpecField(spec, 'replicas'),
     ...validateNonnegativeSpecField(spec, 'minReadySeconds'),
     // Upstream's message says "deployment" here too.
@@ -69,7 +67,7 @@ export const replicaSetTable: TablePrinter = {
 export function replicaSetStrategy(): Strategy {
   return workloadStrategy({
     default: defaultReplicaSet,
-    validate: validateReplicaSet,
+    validateSpec: validateReplicaSetSpec,
     table: replicaSetTable,
     selectableFields: (obj) => ({ 'status.replicas': String(num(recordOf(obj.status).replicas)) }),
   });

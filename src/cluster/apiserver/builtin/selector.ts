@@ -25,63 +25,33 @@ export function validateLabelSelector(sel: unknown, path: string): FieldError[] 
   errs.push(...validateLabels(s.matchLabels, child(path, 'matchLabels')));
   const exprs = Array.isArray(s.matchExpressions) ? (s.matchExpressions as RequirementLike[]) : [];
   exprs.forEach((r, i) => {
-    const p = index(child(path, 'matchExpressions'), i);
-    const values = valuesOf(r);
-    switch (r.operator) {
-      case 'In':
-      case 'NotIn':
-        if (values.length === 0)
-          errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (values.length > 0) {
-          errs.push(
-            forbidden(
-              child(p, 'values'),
-              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            ),
-          );
-        }
-        break;
-      default:
-        errs.push(invalid(child(p, 'operator'), r.operator ?? '', 'not a valid selector operator'));
-    }
-    errs.push(...validateLabelName(String(r.key ?? ''), child(p, 'key')));
-    values.forEach((v, j) => {
-      for (const m of isValidLabelValue(String(v))) errs.push(invalid(index(child(p, 'values'), j), v, m));
-    });
+    errs.push(...validateRequirement(r, index(child(path, 'matchExpressions'), i), false));
   });
   return errs;
 }
 
-function validateNodeSelectorRequirement(r: RequirementLike, p: string): FieldError[] {
+/** ValidateLabelSelectorRequirement, or ValidateNodeSelectorRequirement with `numeric` (Gt and Lt). */
+function validateRequirement(r: RequirementLike, p: string, numeric: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const values = valuesOf(r);
-  switch (r.operator) {
-    case 'In':
-    case 'NotIn':
-      if (values.length === 0)
-        errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
-      break;
-    case 'Exists':
-    case 'DoesNotExist':
-      if (values.length > 0) {
-        errs.push(
-          forbidden(child(p, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
-        );
-      }
-      break;
-    case 'Gt':
-    case 'Lt':
-      if (values.length !== 1) {
-        errs.push(
-          required(child(p, 'values'), "must be specified single value when `operator` is 'Lt' or 'Gt'"),
-        );
-      }
-      break;
-    default:
-      errs.push(invalid(child(p, 'operator'), r.operator ?? '', 'not a valid selector operator'));
+  const op = r.operator;
+  if (op === 'In' || op === 'NotIn') {
+    if (values.length === 0)
+      errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
+  } else if (op === 'Exists' || op === 'DoesNotExist') {
+    if (values.length > 0) {
+      errs.push(
+        forbidden(child(p, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+      );
+    }
+  } else if (numeric && (op === 'Gt' || op === 'Lt')) {
+    if (values.length !== 1) {
+      errs.push(
+        required(child(p, 'values'), "must be specified single value when `operator` is 'Lt' or 'Gt'"),
+      );
+    }
+  } else {
+    errs.push(invalid(child(p, 'operator'), op ?? '', 'not a valid selector operator'));
   }
   errs.push(...validateLabelName(String(r.key ?? ''), child(p, 'key')));
   values.forEach((v, j) => {
@@ -127,7 +97,7 @@ export function validateNodeSelectorTerm(
   const errs: FieldError[] = [];
   const exprs = Array.isArray(t?.matchExpressions) ? (t.matchExpressions as RequirementLike[]) : [];
   exprs.forEach((r, j) => {
-    errs.push(...validateNodeSelectorRequirement(r, index(child(p, 'matchExpressions'), j)));
+    errs.push(...validateRequirement(r, index(child(p, 'matchExpressions'), j), true));
   });
   const fields = Array.isArray(t?.matchFields) ? (t.matchFields as RequirementLike[]) : [];
   fields.forEach((r, j) => {

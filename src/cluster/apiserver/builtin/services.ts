@@ -34,7 +34,9 @@ import {
   isDNS1123Subdomain,
   isIPv4,
   isValidIP,
+  isValidPortName,
   isValidPortNum,
+  PROTOCOLS,
   nameIsDNS1035Label,
   validateLabels,
   validateObjectMeta,
@@ -42,7 +44,6 @@ import {
 } from './validation.ts';
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
-const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 function externallyAccessible(spec: Json): boolean {
   return (
@@ -173,19 +174,6 @@ function keepAllocatedValues(obj: KubeObject, old: KubeObject): void {
       if (match?.nodePort) p.nodePort = match.nodePort;
     }
   }
-}
-
-const PORT_NAME_RE = /^[-a-z0-9]+$/;
-
-function isValidPortName(name: string): string[] {
-  const errs: string[] = [];
-  if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!PORT_NAME_RE.test(name))
-    errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
-  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
-  if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
-  if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
-  return errs;
 }
 
 function isHeadless(spec: Json): boolean {

@@ -9,19 +9,15 @@ import {
   containerCells,
   ensureRecord,
   isRecord,
+  type Json,
   NAME_COLUMN,
   num,
   recordOf,
   str,
+  TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
 import { forbidden, invalid, notSupported } from './fielderrors.ts';
-import {
-  deepEqual,
-  IS_NEGATIVE,
-  isDNS1123Label,
-  nameIsDNSSubdomain,
-  validateObjectMeta,
-} from './validation.ts';
+import { deepEqual, IS_NEGATIVE, isDNS1123Label } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   validateNonnegativeSpecField,
@@ -45,10 +41,8 @@ export function defaultStatefulSet(obj: KubeObject): void {
   defaultWorkloadTemplate(spec);
 }
 
-export function validateStatefulSet(obj: KubeObject): FieldError[] {
-  const spec = recordOf(obj.spec);
+export function validateStatefulSetSpec(spec: Json): FieldError[] {
   const errs = [
-    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
     ...validateNonnegativeSpecField(spec, 'replicas'),
     ...validateNonnegativeSpecField(spec, 'minReadySeconds'),
   ];
@@ -120,11 +114,8 @@ export const statefulSetTable: TablePrinter = {
     NAME_COLUMN,
     column('Ready', 'string', { description: 'Number of the pod with ready state' }),
     AGE_COLUMN,
-    column('Containers', 'string', { priority: 1, description: 'Names of each container in the template.' }),
-    column('Images', 'string', {
-      priority: 1,
-      description: 'Images referenced by each container in the template.',
-    }),
+    // printStatefulSet's wide output has no Selector column.
+    ...TEMPLATE_WIDE_COLUMNS.slice(0, 2),
   ],
   cells(obj, now) {
     const spec = recordOf(obj.spec);
@@ -142,7 +133,7 @@ export const statefulSetTable: TablePrinter = {
 export function statefulSetStrategy(): Strategy {
   return workloadStrategy({
     default: defaultStatefulSet,
-    validate: validateStatefulSet,
+    validateSpec: validateStatefulSetSpec,
     table: statefulSetTable,
     updateRules: validateStatefulSetUpdate,
   });

@@ -172,6 +172,23 @@ export function isValidPortNum(port: unknown): string[] {
   return [inclusiveRangeError(1, 65535)];
 }
 
+/** supportedPortProtocols: what a container, service or endpoint port may name. */
+export const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+
+const PORT_NAME_RE = /^[-a-z0-9]+$/;
+
+/** validation.IsValidPortName (IANA_SVC_NAME): container port names and named target ports. */
+export function isValidPortName(name: string): string[] {
+  const errs: string[] = [];
+  if (name.length > 15) errs.push('must be no more than 15 characters');
+  if (!PORT_NAME_RE.test(name))
+    errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
+  if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
+  return errs;
+}
+
 const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 export function isIPv4(value: string): boolean {
@@ -197,8 +214,9 @@ export function isValidIP(value: string): boolean {
 export type NameValidator = (name: string, prefix: boolean) => string[];
 
 /** generateName prefixes may end in '-', which is masked before validating. */
+/** As apimachinery's maskTrailingDash, which also drops the character before the dash. */
 function maskTrailingDash(name: string): string {
-  return name.length > 1 && name.endsWith('-') ? `${name.slice(0, -1)}a` : name;
+  return name.length > 1 && name.endsWith('-') ? `${name.slice(0, -2)}a` : name;
 }
 
 export const nameIsDNSSubdomain: NameValidator = (name, prefix) =>

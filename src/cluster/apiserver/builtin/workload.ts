@@ -9,7 +9,14 @@ import { type Json, recordOf, splitStatusUpdate } from './common.ts';
 import { dedupe, forbidden, invalid, notSupported, required } from './fielderrors.ts';
 import { defaultPodTemplate, validatePodTemplateSpec } from './podspec.ts';
 import { labelSelectorString, selectorIsEmpty, selectorMatches, validateLabelSelector } from './selector.ts';
-import { IS_NEGATIVE, regexError, validateImmutable, validateObjectMetaUpdate } from './validation.ts';
+import {
+  IS_NEGATIVE,
+  nameIsDNSSubdomain,
+  regexError,
+  validateImmutable,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
 
 export const SELECTOR_MISMATCH = '`selector` does not match template `labels`';
 
@@ -109,12 +116,13 @@ export function specScale(statusSelector = true): {
 
 /**
  * The strategy of an apps/v1 workload with a pod template: defaults, the status split,
- * generation tracking, validation, and (unless `updateRules` says otherwise) an immutable
- * selector, as kube-apiserver's Deployment/ReplicaSet/DaemonSet strategies share.
+ * generation tracking, validation (namespaced DNS-subdomain metadata, then `validateSpec`),
+ * and (unless `updateRules` says otherwise) an immutable selector, as kube-apiserver's
+ * Deployment/ReplicaSet/DaemonSet strategies share.
  */
 export function workloadStrategy(o: {
   default: (obj: KubeObject) => void;
-  validate: (obj: KubeObject) => FieldError[];
+  validateSpec: (spec: Json) => FieldError[];
   table: TablePrinter;
   updateRules?: (obj: KubeObject, old: KubeObject) => FieldError[];
   selectableFields?: Strategy['selectableFields'];
@@ -123,15 +131,19 @@ export function workloadStrategy(o: {
     o.updateRules ??
     ((obj: KubeObject, old: KubeObject) =>
       validateImmutable(recordOf(obj.spec).selector, recordOf(old.spec).selector, 'spec.selector'));
+  const validate = (obj: KubeObject) => [
+    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+    ...o.validateSpec(recordOf(obj.spec)),
+  ];
   return {
     default: o.default,
     prepareForCreate: prepareWorkloadForCreate,
     prepareForUpdate: prepareWorkloadForUpdate,
-    validateCreate: (obj) => dedupe(o.validate(obj)),
+    validateCreate: (obj) => dedupe(validate(obj)),
     validateUpdate(obj, old, ctx) {
       const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
       if (ctx.subresource === 'status') return dedupe(errs);
-      return dedupe([...errs, ...o.validate(obj), ...updateRules(obj, old)]);
+      return dedupe([...errs, ...validate(obj), ...updateRules(obj, old)]);
     },
     tracksGeneration: true,
     table: o.table,

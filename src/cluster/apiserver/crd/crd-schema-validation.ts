@@ -7,20 +7,11 @@
 import type { FieldError } from '../types.ts';
 import { compileRules } from './cel/compile.ts';
 import { validateRules } from './cel/evaluate.ts';
-import {
-  child,
-  forbidden,
-  GoRaw,
-  GoStruct,
-  index,
-  invalid,
-  key,
-  notSupported,
-  required,
-} from './field-errors.ts';
+import { child, forbidden, index, invalid, key, notSupported, required } from '../field-errors.ts';
+import { GoRaw, GoStruct } from '../gofmt.ts';
 import { validateEmbeddedResources, validateListSetsAndMaps } from './list-validation.ts';
 import { pruneUnknownFields } from './prune.ts';
-import { additionalProps, deepCopy, deepEqual, isEmbedded, itemsSchema } from './schema-util.ts';
+import { additionalProps, deepCopy, isEmbedded, itemsSchema } from './schema-util.ts';
 import { validateStructural } from './structural.ts';
 import type { JSONSchemaProps, ValidationRule } from './types.ts';
 import { validateValueAt } from './value-validation.ts';
@@ -445,9 +436,8 @@ function rebase(errs: FieldError[], base: string): FieldError[] {
 function validateDefaults(s: JSONSchemaProps, path: string, root: boolean, errs: FieldError[]): void {
   if (s.default !== undefined && !root) {
     const dp = child(path, 'default');
-    const pruned = deepCopy(s.default);
-    pruneUnknownFields(pruned, s, isEmbedded(s));
-    if (!deepEqual(pruned, s.default)) errs.push(invalid(dp, s.default, 'must not have unknown fields'));
+    if (pruneUnknownFields(deepCopy(s.default), s, isEmbedded(s)).length > 0)
+      errs.push(invalid(dp, s.default, 'must not have unknown fields'));
     const valueErrs = validateValueAt(s, s.default, '');
     if (valueErrs.length > 0) errs.push(...rebase(valueErrs, dp));
     else {

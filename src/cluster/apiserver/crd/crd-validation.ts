@@ -12,17 +12,16 @@
 import type { FieldError } from '../types.ts';
 import {
   child,
+  duplicate,
   forbidden,
-  GoRaw,
-  GoStruct,
-  goQuote,
   index,
   invalid,
   notSupported,
   required,
   tooMany,
-} from './field-errors.ts';
-import { isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain } from './names.ts';
+} from '../field-errors.ts';
+import { GoRaw, GoStruct } from '../gofmt.ts';
+import { isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain } from '../builtin/validation.ts';
 import { additionalProps, deepCopy, deepEqual } from './schema-util.ts';
 import { validateValidation } from './crd-schema-validation.ts';
 import type {
@@ -210,12 +209,7 @@ function validateSelectableFields(
         ),
       );
     }
-    if (unique.has(f.jsonPath))
-      errs.push({
-        ...invalid(fp, f.jsonPath, ''),
-        reason: 'FieldValueDuplicate',
-        message: `Duplicate value: ${goQuote(f.jsonPath)}`,
-      });
+    if (unique.has(f.jsonPath)) errs.push(duplicate(fp, f.jsonPath));
     else unique.add(f.jsonPath);
   });
   if (unique.size > 8) errs.push(tooMany(path, unique.size, 8));

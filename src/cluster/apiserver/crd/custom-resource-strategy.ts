@@ -7,8 +7,9 @@
 
 import type { FieldError, KubeObject, RequestContext, Strategy } from '../types.ts';
 import { type CompiledSchema, compileSchema, hasBlockingError, rulesSkippedError } from './compile-schema.ts';
-import { forbidden, invalid, required } from './field-errors.ts';
-import { isDNS1123Label, nameIsDNSSubdomain } from './names.ts';
+import { forbidden, invalid, required } from '../field-errors.ts';
+import { goTypeName, goV } from '../gofmt.ts';
+import { isDNS1123Label, nameIsDNSSubdomain } from '../builtin/validation.ts';
 import { tableForColumns } from './printer.ts';
 import { deepCopy, deepEqual, isObject } from './schema-util.ts';
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from './types.ts';
@@ -17,11 +18,6 @@ import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from '
 export interface CustomResourceStrategy extends Strategy {
   /** The compiled schema of this version (undefined only for schemaless legacy CRDs). */
   readonly schema: CompiledSchema | undefined;
-  /**
-   * Prunes unknown fields in place and returns their paths, for fieldValidation=Strict/Warn
-   * (`unknown field "spec.foo"`). Call before `default`, which prunes silently.
-   */
-  unknownFields(obj: KubeObject): string[];
 }
 
 function get(obj: unknown, path: string): { found: boolean; value?: unknown } {
@@ -33,25 +29,6 @@ function get(obj: unknown, path: string): { found: boolean; value?: unknown } {
   return { found: true, value: cur };
 }
 
-function goTypeName(v: unknown): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
-  if (Array.isArray(v)) return '[]interface {}';
-  if (v === null) return '<nil>';
-  return 'map[string]interface {}';
-}
-
-function goText(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(goText).join(' ')}]`;
-  if (isObject(v))
-    return `map[${Object.keys(v)
-      .sort()
-      .map((k) => `${k}:${goText(v[k])}`)
-      .join(' ')}]`;
-  return String(v);
-}
-
 /** ValidateScaleSpec / ValidateScaleStatus: replicas must be a non-negative int32. */
 function validateReplicas(obj: unknown, path: string | undefined): FieldError[] {
   if (!path) return [];
@@ -60,11 +37,7 @@ function validateReplicas(obj: unknown, path: string | undefined): FieldError[] 
   const v = r.value;
   if (typeof v !== 'number' || !Number.isInteger(v)) {
     return [
-      invalid(
-        path,
-        0,
-        `${path} accessor error: ${goText(v)} is of the type ${goTypeName(v)}, expected int64`,
-      ),
+      invalid(path, 0, `${path} accessor error: ${goV(v)} is of the type ${goTypeName(v)}, expected int64`),
     ];
   }
   if (v < 0) return [invalid(path, v, 'should be a non-negative integer')];
@@ -80,7 +53,7 @@ function validateLabelSelectorPath(obj: unknown, path: string | undefined): Fiel
     invalid(
       path,
       '',
-      `${path} accessor error: ${goText(r.value)} is of the type ${goTypeName(r.value)}, expected string`,
+      `${path} accessor error: ${goV(r.value)} is of the type ${goTypeName(r.value)}, expected string`,
     ),
   ];
 }
@@ -153,9 +126,6 @@ export function customResourceStrategy(
   return {
     schema,
     tracksGeneration: true,
-    unknownFields(obj) {
-      return schema ? schema.prune(obj) : [];
-    },
     default(obj) {
       pruneAndDefault(obj);
     },

@@ -5,6 +5,8 @@
  * lenient duration syntax and lower-cased date-time parsing), which no JS format library does.
  */
 
+import { parseGoDuration } from '../../../kube/duration.ts';
+
 const dateRe = /^(\d{4})-(\d{2})-(\d{2})$/;
 const timeRe = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/;
 
@@ -34,36 +36,6 @@ export function parseDateTime(s: string): { ms: number; nanos: number } | undefi
   const ms = Date.parse(s.replace(/\.\d+/, '').toUpperCase());
   if (Number.isNaN(ms)) return undefined;
   return { ms, nanos: Number(frac.padEnd(9, '0').slice(0, 9)) };
-}
-
-const goDurationUnits: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
-
-/** Go's time.ParseDuration, in milliseconds. */
-export function parseGoDuration(s: string): number | undefined {
-  if (s === '0' || s === '+0' || s === '-0') return 0;
-  const m = /^([-+]?)(.+)$/.exec(s);
-  if (!m || m[2] === '') return undefined;
-  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
-  let total = 0;
-  let pos = 0;
-  const rest = m[2]!;
-  while (pos < rest.length) {
-    re.lastIndex = pos;
-    const t = re.exec(rest);
-    if (!t) return undefined;
-    total += Number(t[1]) * goDurationUnits[t[2]!]!;
-    pos = re.lastIndex;
-  }
-  return m[1] === '-' ? -total : total;
 }
 
 const longUnits: [string[], number][] = [

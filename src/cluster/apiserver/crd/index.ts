@@ -9,9 +9,8 @@ export {
 export { applyCRDDefaults, storedVersionsAfterWrite, validateCRD } from './crd-validation.ts';
 export { crdStrategy } from './crd-strategy.ts';
 export { type CustomResourceStrategy, customResourceStrategy } from './custom-resource-strategy.ts';
-export { formatFieldError } from './field-errors.ts';
-export { DEFAULT_COLUMNS, findFirst, humanDuration, tableForColumns, toJSONPathPlus } from './printer.ts';
-export { unknownFieldMessage } from './prune.ts';
+export { formatFieldError } from '../field-errors.ts';
+export { DEFAULT_COLUMNS, findFirst, tableForColumns, toJSONPathPlus } from './printer.ts';
 export { CUSTOM_RESOURCE_VERBS, type CustomResourceType, resourceTypesFromCRD } from './resource-types.ts';
 export type {
   CustomResourceColumnDefinition,

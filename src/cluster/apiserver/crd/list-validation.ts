@@ -4,8 +4,8 @@
  */
 
 import type { FieldError } from '../types.ts';
-import { child, duplicate, index, invalid, required } from './field-errors.ts';
-import { isDNS1035Label } from './names.ts';
+import { child, duplicate, index, invalid, required } from '../field-errors.ts';
+import { isDNS1035Label } from '../builtin/validation.ts';
 import { additionalProps, deepEqual, isEmbedded, isObject, itemsSchema } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
 

@@ -7,9 +7,9 @@
  */
 
 import { JSONPath } from 'jsonpath-plus';
+import { humanDuration } from '../../../kube/duration.ts';
 import type { KubeObject, TableColumn, TablePrinter } from '../types.ts';
-import { formatGoFloat } from './field-errors.ts';
-import { isObject } from './schema-util.ts';
+import { goV } from '../gofmt.ts';
 import type { CustomResourceColumnDefinition } from './types.ts';
 
 const NAME_DESCRIPTION =
@@ -80,49 +80,6 @@ export function findFirst(obj: unknown, path: string): unknown {
   return results.length > 0 ? results[0] : undefined;
 }
 
-/** Go's fmt.Sprint of a JSON-decoded value (what kubectl's JSONPath printer writes for strings). */
-export function goPrint(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : formatGoFloat(v);
-  if (Array.isArray(v)) return `[${v.map(goPrint).join(' ')}]`;
-  if (isObject(v)) {
-    const keys = Object.keys(v).sort();
-    return `map[${keys.map((k) => `${k}:${goPrint(v[k])}`).join(' ')}]`;
-  }
-  return String(v);
-}
-
-/** apimachinery's duration.HumanDuration: `45s`, `5m3s`, `3h20m`, `2d5h`, `400d`, `2y10d`. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 60 * 2) return `${seconds}s`;
-  const minutes = Math.trunc(seconds / 60);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 60 * 3) return `${minutes}m`;
-  const hours = Math.trunc(seconds / 3600);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${Math.trunc(hours / 24)}d` : `${Math.trunc(hours / 24)}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.trunc(hours / 24) % 365;
-    const y = Math.trunc(hours / 24 / 365);
-    return dy === 0 ? `${y}y` : `${y}y${dy}d`;
-  }
-  return `${Math.trunc(hours / 24 / 365)}y`;
-}
-
 function cell(type: string, value: unknown, now: Date): unknown {
   if (value === null || value === undefined) return null;
   switch (type) {
@@ -133,7 +90,7 @@ function cell(type: string, value: unknown, now: Date): unknown {
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'string':
-      return goPrint(value);
+      return goV(value);
     case 'date': {
       if (typeof value !== 'string') return null;
       if (value === '') return '<unknown>';

@@ -2,33 +2,17 @@
  * Pruning of unknown fields (apiextensions' structural pruning): every object field that the
  * schema does not specify is dropped, except below x-kubernetes-preserve-unknown-fields, and
  * except apiVersion/kind/metadata at a resource root or an embedded resource, whose metadata
- * keeps only ObjectMeta's fields. The dropped paths are returned so strict field validation
- * can answer `unknown field "spec.foo"`.
+ * keeps only ObjectMeta's fields. The dropped paths are returned, as apiextensions records them.
  */
 
+import { OBJECT_META_FIELDS } from '../meta.ts';
 import { additionalProps, isEmbedded, isObject, itemsSchema, preservesUnknown } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
-/** ObjectMeta's JSON fields: anything else under metadata is unknown to the API server. */
-export const OBJECT_META_FIELDS = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+/** Anything else under metadata is unknown to the API server. */
+const OBJECT_META = new Set(OBJECT_META_FIELDS);
 
 function join(path: string, k: string): string {
   return path === '' ? k : `${path}.${k}`;
@@ -37,7 +21,7 @@ function join(path: string, k: string): string {
 function pruneMetadata(meta: unknown, path: string, pruned: string[]): void {
   if (!isObject(meta)) return;
   for (const k of Object.keys(meta)) {
-    if (!OBJECT_META_FIELDS.has(k)) {
+    if (!OBJECT_META.has(k)) {
       delete meta[k];
       pruned.push(join(path, k));
     }
@@ -118,9 +102,4 @@ export function pruneUnknownFields(
   const pruned: string[] = [];
   pruneNode(obj, schema, resourceRoot || isEmbedded(schema), '', pruned);
   return pruned;
-}
-
-/** The warning/error text strict field validation uses for a pruned path. */
-export function unknownFieldMessage(path: string): string {
-  return `unknown field "${path}"`;
 }

@@ -8,7 +8,7 @@
 
 import { RE2JS } from '@bufbuild/re2';
 import type { FieldError } from '../types.ts';
-import { child, forbidden, formatFieldError, invalid, key, required } from './field-errors.ts';
+import { child, forbidden, formatFieldError, invalid, key, required } from '../field-errors.ts';
 import { additionalProps, isEmbedded, isIntOrString, itemsSchema, preservesUnknown } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
 
@@ -212,15 +212,11 @@ function validateInvariants(s: JSONSchemaProps, lvl: Level, path: string, errs: 
 
 function completenessOfValueValidation(
   v: JSONSchemaProps,
-  s: JSONSchemaProps | undefined,
+  s: JSONSchemaProps,
   sPath: string,
   vPath: string,
   errs: FieldError[],
 ): void {
-  if (!s) {
-    errs.push(required(sPath, `because it is defined in ${vPath}`));
-    return;
-  }
   if (v.not) completenessOfNested(v.not, s, sPath, child(vPath, 'not'), errs);
   v.allOf?.forEach((x, i) => {
     completenessOfNested(x, s, sPath, `${child(vPath, 'allOf')}[${i}]`, errs);

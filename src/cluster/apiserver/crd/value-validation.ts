@@ -11,17 +11,8 @@
 
 import { RE2JS } from '@bufbuild/re2';
 import type { FieldError } from '../types.ts';
-import {
-  formatGoFloat,
-  GoFloat,
-  goQuote,
-  invalid,
-  notSupported,
-  required,
-  tooLong,
-  tooMany,
-  typeInvalid,
-} from './field-errors.ts';
+import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../field-errors.ts';
+import { formatGoFloat, GoFloat, goQuote } from '../gofmt.ts';
 import { checkFormat, isKnownFormat } from './formats.ts';
 import {
   additionalProps,

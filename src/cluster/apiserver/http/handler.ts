@@ -146,8 +146,12 @@ async function handle(
     return subresourceHandlers[p.subresource]!({ deps, req, res, p, q, method, user: effective! });
   }
   switch (verb) {
-    case 'get':
+    case 'get': {
+      // The stored JSON goes out as is unless a Table is asked for: no parse/stringify round trip.
+      if (!wantsTable(req.headers.accept))
+        return sendRaw(res, 200, deps.api.encode(p.rt, deps.api.getRecord(p.rt, p.namespace ?? '', p.name!)));
       return sendObject(req, res, 200, p.rt, deps.api.get(p.rt, p.namespace ?? '', p.name!), q);
+    }
     case 'list':
       return serveList(deps, req, res, p, q);
     case 'watch':

@@ -6,6 +6,7 @@ import type { UserInfo } from '../auth/authn.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
 import { bindPod } from '../binding.ts';
+import { invalid } from '../builtin/fielderrors.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
 import { getPath, setPath } from '../meta.ts';
 import type { KubeObject } from '../types.ts';
@@ -132,11 +133,7 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   }
   if (!Number.isInteger(replicas) || replicas < 0) {
     throw errors.invalid('Scale', 'autoscaling', name, [
-      {
-        reason: 'FieldValueInvalid',
-        field: 'spec.replicas',
-        message: `Invalid value: ${replicas}: must be greater than or equal to 0`,
-      },
+      invalid('spec.replicas', replicas, 'must be greater than or equal to 0'),
     ]);
   }
   const obj = await deps.api.updateWith(

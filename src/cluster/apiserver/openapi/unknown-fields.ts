@@ -143,7 +143,23 @@ export function unknownFieldsForCRD(
   openAPIV3Schema: JSONSchema | undefined,
   obj: unknown,
 ): string[] {
-  return unknownFieldsIn(crdKindSchema(gvk.group, gvk.version, gvk.kind, openAPIV3Schema), obj, true);
+  return unknownFieldsIn(publishedCRDSchema(gvk, openAPIV3Schema), obj, true);
+}
+
+/**
+ * The published form of a CRD version's schema, built once per schema object: building it
+ * copies the whole schema, and a fresh copy per write would also miss `declaredCache`.
+ */
+const publishedCache = new WeakMap<JSONSchema, JSONSchema>();
+
+function publishedCRDSchema(gvk: GroupVersionKind, openAPIV3Schema: JSONSchema | undefined): JSONSchema {
+  if (!openAPIV3Schema) return crdKindSchema(gvk.group, gvk.version, gvk.kind, undefined);
+  let published = publishedCache.get(openAPIV3Schema);
+  if (!published) {
+    published = crdKindSchema(gvk.group, gvk.version, gvk.kind, openAPIV3Schema);
+    publishedCache.set(openAPIV3Schema, published);
+  }
+  return published;
 }
 
 /** The message kube-apiserver puts in the 400 BadRequest Status for `fieldValidation=Strict`. */

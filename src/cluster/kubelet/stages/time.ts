@@ -1,36 +1,6 @@
 /** Go's time formats as KWOK uses them: RFC3339Nano output, RFC3339 parsing, time.ParseDuration. */
 
-const UNIT_MS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
-
-/** time.ParseDuration in milliseconds ("1h30m", "1.5s", "-2m", "0"); undefined when invalid. */
-export function parseGoDuration(s: string): number | undefined {
-  let rest = s;
-  let sign = 1;
-  if (rest.startsWith('-') || rest.startsWith('+')) {
-    if (rest[0] === '-') sign = -1;
-    rest = rest.slice(1);
-  }
-  if (rest === '0') return 0;
-  if (rest === '') return undefined;
-  let total = 0;
-  const re = /^(\d*(?:\.\d*)?)(ns|us|µs|μs|ms|s|m|h)/;
-  while (rest.length > 0) {
-    const m = re.exec(rest);
-    if (!m || m[1] === '' || m[1] === '.') return undefined;
-    total += Number(m[1]) * UNIT_MS[m[2]!]!;
-    rest = rest.slice(m[0].length);
-  }
-  return sign * total;
-}
+export { parseGoDuration } from '../../../kube/duration.ts';
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 

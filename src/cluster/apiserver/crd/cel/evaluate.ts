@@ -18,7 +18,7 @@ import {
   key,
   OMIT,
   required,
-} from '../field-errors.ts';
+} from '../../field-errors.ts';
 import {
   additionalProps,
   correlateItem,
