@@ -5,7 +5,7 @@
 
 import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { type AppWrapper, Annotations } from './api.ts';
-import { formatGoDuration, parseGoDuration } from './duration.ts';
+import { formatGoDuration, parseGoDuration } from '../../kube/duration.ts';
 
 /** Durations in milliseconds. Upstream's config names are in the comments. */
 export interface FaultToleranceOptions {

@@ -28,7 +28,7 @@ import {
   QUEUE_NAME_LABEL,
 } from './api.ts';
 import { type AppWrapperConfig, type Effective, effective } from './config.ts';
-import { formatGoDuration } from './duration.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
 import { RenderError, renderComponent } from './inject.ts';
 import { expectedPodCount, initialComponentStatus } from './podsets.ts';
 

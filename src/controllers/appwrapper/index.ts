@@ -41,7 +41,7 @@ export {
 export { AW_OWNER_INDEX, type AppWrapperOptions, appWrapperController } from './controller.ts';
 export { afterDeploy, type CoreInput, type Decision, decide, type DeployResult } from './core.ts';
 export { APPWRAPPER_CRD_PATH, appWrapperCrdManifests } from './crd.ts';
-export { parseGoDuration } from './duration.ts';
+export { parseGoDuration } from '../../kube/duration.ts';
 export { RenderError, renderComponent } from './inject.ts';
 export { expectedPodCount, inferPodSets, initialComponentStatus, validatePodSets } from './podsets.ts';
 export {

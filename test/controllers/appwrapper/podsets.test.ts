@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { configFromUpstream, effective, resolveConfig } from '../../../src/controllers/appwrapper/config.ts';
-import { formatGoDuration, parseGoDuration } from '../../../src/controllers/appwrapper/duration.ts';
+import { formatGoDuration, parseGoDuration } from '../../../src/kube/duration.ts';
 import { RenderError, renderComponent } from '../../../src/controllers/appwrapper/inject.ts';
 import {
   checkPodSpecAt,

@@ -40,5 +40,6 @@ export {
   type StagePlan,
   stageDelay,
 } from './plan.ts';
-export { formatRFC3339Nano, parseGoDuration, parseRFC3339 } from './time.ts';
+export { parseGoDuration } from '../../../kube/duration.ts';
+export { formatRFC3339Nano, parseRFC3339 } from './time.ts';
 export type * from './types.ts';

@@ -10,7 +10,8 @@ import type { FuncMap } from '../gotemplate/index.ts';
 import type { CompiledPatch, CompiledStage } from './compile.ts';
 import { type KwokFuncOptions, kwokFuncs } from './funcs.ts';
 import type { StageObject } from './match.ts';
-import { parseGoDuration, parseRFC3339 } from './time.ts';
+import { parseGoDuration } from '../../../kube/duration.ts';
+import { parseRFC3339 } from './time.ts';
 import type { JqQuery } from './jq.ts';
 
 export interface StageEnv extends KwokFuncOptions {

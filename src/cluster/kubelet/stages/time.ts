@@ -1,6 +1,4 @@
-/** Go's time formats as KWOK uses them: RFC3339Nano output, RFC3339 parsing, time.ParseDuration. */
-
-export { parseGoDuration } from '../../../kube/duration.ts';
+/** Go's time formats as KWOK uses them: RFC3339Nano output, RFC3339 parsing (durations: src/kube/duration.ts). */
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 

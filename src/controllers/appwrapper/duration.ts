@@ -1,2 +1,0 @@
-/** Durations in annotations and configuration use Go's syntax (time.ParseDuration), as upstream. */
-export { formatGoDuration, parseGoDuration } from '../../kube/duration.ts';
