@@ -10,6 +10,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import { parse } from 'yaml';
+import pLimit from 'p-limit';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -189,11 +190,7 @@ export async function eachLimited<T>(
   limit: number,
   fn: (item: T) => Promise<void>,
 ): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await pLimit(limit).map(items, fn);
 }
 
 export async function createNamespace(http: Http, name: string): Promise<void> {

@@ -14,6 +14,7 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
+import pLimit from 'p-limit';
 import {
   type Client,
   type ControllerDefinition,
@@ -116,17 +117,6 @@ export const nodeChangeMatters: Predicate = (e) => {
     a.metadata.labels?.['kubernetes.io/hostname'] !== b.metadata.labels?.['kubernetes.io/hostname']
   );
 };
-
-async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
 
 /**
  * When a status that differs from the written one may be written: now when it changes
@@ -297,7 +287,7 @@ async function release(
   const failures: string[] = [];
   const ns = plan.spec.namespace;
   const todo = plan.releases.filter((r) => !expectations.pending(`${ns}/${r.name}`, r.fromResourceVersion));
-  await eachLimited(todo, opts.releaseConcurrency, async (r) => {
+  await pLimit(opts.releaseConcurrency).map(todo, async (r) => {
     const ref = { apiVersion: 'v1', kind: 'Pod', metadata: { name: r.name, namespace: ns } };
     try {
       await ctx.client.mergePatch(ref, r.patch, { signal: ctx.signal });
