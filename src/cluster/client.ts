@@ -35,6 +35,18 @@ export const GVR = {
 
 export type WatchHandler = (type: EventType, obj: KubeObject) => void;
 
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /**
+   * Receive the object every shared watcher of the same event receives, parsed once, instead
+   * of a private copy. The handler, and everything it passes the object to or keeps it for,
+   * must never write to it.
+   */
+  shared?: boolean;
+}
+
 export class ClusterClient {
   readonly api: Api;
   /** The user recorded in managedFields and admission requests. */
@@ -73,12 +85,9 @@ export class ClusterClient {
    * Watches from now, first delivering every existing object as ADDED (synchronously,
    * so no event can fall between the listing and the watch). Returns a stop function.
    */
-  watch(
-    gvr: Gvr,
-    handler: WatchHandler,
-    opts: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
-  ): () => void {
+  watch(gvr: Gvr, handler: WatchHandler, opts: WatchOptions = {}): () => void {
     const rt = this.rt(gvr);
+    const parse = opts.shared ? parseShared : JSON.parse;
     return this.api.watch(
       rt,
       opts.namespace,
@@ -86,7 +95,7 @@ export class ClusterClient {
       {
         event: (type, json) => {
           if (type === 'BOOKMARK') return;
-          handler(type, JSON.parse(json) as KubeObject);
+          handler(type, parse(json) as KubeObject);
         },
       },
     );
@@ -175,6 +184,33 @@ export class ClusterClient {
     };
     return bindPod(this.api, namespace, binding, { user: this.user, fieldManager: this.user });
   }
+}
+
+/**
+ * Under the test runner, shared objects are deep-frozen, so a shared watcher that writes to
+ * one fails there instead of changing what the other watchers see.
+ */
+const FREEZE_SHARED = process.env.NODE_TEST_CONTEXT !== undefined;
+
+/**
+ * The last event parsed for shared watchers. The store hands every watcher of a write the same
+ * string (the fan-out is synchronous), so one slot parses each event once: most of the data
+ * plane watches pods and nodes, and a parse per watcher was a large share of its CPU.
+ */
+let lastShared: { json: string; obj: KubeObject } | undefined;
+
+function parseShared(json: string): KubeObject {
+  if (lastShared?.json === json) return lastShared.obj;
+  const obj = JSON.parse(json) as KubeObject;
+  if (FREEZE_SHARED) deepFreeze(obj);
+  lastShared = { json, obj };
+  return obj;
+}
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
 }
 
 /** The API takes ownership of what it stores; callers keep theirs. JSON beats structuredClone for plain objects. */

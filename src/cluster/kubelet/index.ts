@@ -10,9 +10,9 @@
  */
 
 import type { KubeObject } from '../apiserver/types.ts';
-import { type ClusterClient, GVR } from '../client.ts';
+import { type ClusterClient, GVR, type Gvr } from '../client.ts';
 import { ensureStageCRD } from './crd.ts';
-import { type LogFn, StagePlayer } from './engine.ts';
+import { type LogFn, type PlayerHooks, StagePlayer } from './engine.ts';
 import { KubeletEvents, targetOf } from './events.ts';
 import { NodeLeases } from './leases.ts';
 import { Anchors } from './runtime.ts';
@@ -165,64 +165,52 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
       ? (obj.metadata.name ?? '')
       : String((obj.spec as { nodeName?: string } | undefined)?.nodeName ?? '');
 
-  const hooks = {
-    plan: (stage: PlayableStage, obj: KubeObject, now: number, rand: number) =>
-      planNext(stage.compiled, obj, {
-        now: () => now,
-        random: () => rand,
-        version: 'troupe',
-        nodeIPWith,
-        podIPWith: (node: string, hostNetwork: boolean, uid: string) =>
-          hostNetwork ? nodeIPWith(node) : ipam.podIP(node, false, uid),
-        extra: troupeFuncs({ now, timeScale, anchors }),
-      }),
-    stageFailed,
-    event: (obj: KubeObject, ev: { type: string; reason: string; message: string }) =>
-      events.record({ target: targetOf(obj), ...ev, host: hostOf(obj) }),
-  };
-
-  const pods = new StagePlayer({
-    client,
-    gvr: GVR.pods,
-    stages: (obj) => set.forKind(obj.apiVersion, obj.kind),
-    managed: (pod) =>
-      managedNodes.has(String((pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '')),
-    timers,
-    timeScale,
-    anchors,
-    random,
-    concurrency: opts.concurrency,
-    log,
-    onIdle: () => events.pump(),
-    hooks: {
-      ...hooks,
-      played: (_stage, _plan, before, after, now) => {
-        if (!after) return;
-        const evs = podTransitions(before, after, now, anchors);
-        if (podEvents) for (const ev of evs) events.record(ev);
+  const player = (gvr: Gvr, managed: (obj: KubeObject) => boolean, played: PlayerHooks['played']) =>
+    new StagePlayer({
+      client,
+      gvr,
+      stages: (obj) => set.forKind(obj.apiVersion, obj.kind),
+      managed,
+      timers,
+      timeScale,
+      anchors,
+      random,
+      concurrency: opts.concurrency,
+      log,
+      onIdle: () => events.pump(),
+      hooks: {
+        plan: (stage, obj, now, rand) =>
+          planNext(stage.compiled, obj, {
+            now: () => now,
+            random: () => rand,
+            version: 'troupe',
+            nodeIPWith,
+            podIPWith: (node: string, hostNetwork: boolean, uid: string) =>
+              hostNetwork ? nodeIPWith(node) : ipam.podIP(node, false, uid),
+            extra: troupeFuncs({ now, timeScale, anchors }),
+          }),
+        stageFailed,
+        event: (obj, ev) => events.record({ target: targetOf(obj), ...ev, host: hostOf(obj) }),
+        played,
       },
+    });
+  const pods = player(
+    GVR.pods,
+    (pod) => managedNodes.has(String((pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '')),
+    (_stage, _plan, before, after, now) => {
+      if (!after) return;
+      const evs = podTransitions(before, after, now, anchors);
+      if (podEvents) for (const ev of evs) events.record(ev);
     },
-  });
-  const nodes = new StagePlayer({
-    client,
-    gvr: GVR.nodes,
-    stages: (obj) => set.forKind(obj.apiVersion, obj.kind),
-    managed: (node) => managedNodes.has(node.metadata.name ?? ''),
-    timers,
-    timeScale,
-    anchors,
-    random,
-    concurrency: opts.concurrency,
-    log,
-    onIdle: () => events.pump(),
-    hooks: {
-      ...hooks,
-      played: (_stage, _plan, before, after) => {
-        if (!after || !podEvents) return;
-        for (const ev of nodeTransitions(before, after)) events.record(ev);
-      },
+  );
+  const nodes = player(
+    GVR.nodes,
+    (node) => managedNodes.has(node.metadata.name ?? ''),
+    (_stage, _plan, before, after) => {
+      if (!after || !podEvents) return;
+      for (const ev of nodeTransitions(before, after)) events.record(ev);
     },
-  });
+  );
 
   busy = () => !pods.isIdle() || !nodes.isIdle();
 
@@ -291,8 +279,8 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
   };
 
   // Nodes first, so the pods listed next already find their nodes managed.
-  stops.push(client.watch(GVR.nodes, onNode));
-  stops.push(client.watch(GVR.pods, onPod));
+  stops.push(client.watch(GVR.nodes, onNode, { shared: true }));
+  stops.push(client.watch(GVR.pods, onPod, { shared: true }));
   started = true;
 
   return {

@@ -97,28 +97,40 @@ export class NodeLeases {
 
   private async write(node: string, uid: string): Promise<string> {
     const now = microTime(Date.now());
-    try {
-      await this.client.mutate(GVR.leases, LEASE_NAMESPACE, node, (lease) => {
-        const spec = (lease.spec ?? {}) as Record<string, unknown>;
-        spec.holderIdentity = node;
-        spec.leaseDurationSeconds = LEASE_DURATION_SECONDS;
-        spec.renewTime = now;
-        lease.spec = spec;
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      const lease: KubeObject = {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: {
-          name: node,
-          namespace: LEASE_NAMESPACE,
-          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid }],
-        },
-        spec: { holderIdentity: node, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: now },
-      };
-      await this.client.create(GVR.leases, lease);
-    }
+    await writeNodeLease(this.client, node, uid, LEASE_DURATION_SECONDS, now);
     return now;
+  }
+}
+
+/** Renews a node's Lease as its kubelet holds it, creating it (owned by the Node) when missing. */
+export async function writeNodeLease(
+  client: ClusterClient,
+  node: string,
+  uid: string,
+  durationSeconds: number,
+  renewTime: string,
+): Promise<void> {
+  try {
+    await client.mutate(GVR.leases, LEASE_NAMESPACE, node, (lease) => {
+      lease.spec = {
+        ...(lease.spec as object),
+        holderIdentity: node,
+        leaseDurationSeconds: durationSeconds,
+        renewTime,
+      };
+    });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    const lease: KubeObject = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: node,
+        namespace: LEASE_NAMESPACE,
+        ownerReferences: uid ? [{ apiVersion: 'v1', kind: 'Node', name: node, uid }] : undefined,
+      },
+      spec: { holderIdentity: node, leaseDurationSeconds: durationSeconds, renewTime },
+    };
+    await client.create(GVR.leases, lease);
   }
 }

@@ -38,7 +38,7 @@ export class StageObjects {
   }
 
   start(): void {
-    this.stopWatch = this.client.watch(STAGE_GVR, (type, obj) => this.onEvent(type, obj));
+    this.stopWatch = this.client.watch(STAGE_GVR, (type, obj) => this.onEvent(type, obj), { shared: true });
   }
 
   async stop(): Promise<void> {

@@ -10,16 +10,16 @@
  * - pods bound to a deleted node are force-deleted after a quarantine.
  * All durations are divided by the time scale.
  */
+import { rfc3339 } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import type { EventRecorder } from '../scheduler/events.ts';
 import type { Taint } from './config.ts';
 import {
   NODE_LEASE_NAMESPACE,
-  type NodeCondition,
   nodeTaints,
+  postConditions,
   readyCondition,
-  secondsTime,
   TAINT_NOT_READY,
   TAINT_UNREACHABLE,
   TAINT_UNSCHEDULABLE,
@@ -69,10 +69,11 @@ export class NodeLifecycle {
       recorder: opts.evictionRecorder,
       log: opts.log,
     });
-    this.stopWatches.push(client.watch(GVR.nodes, (type, node) => this.onNode(type, node)));
+    this.stopWatches.push(client.watch(GVR.nodes, (type, node) => this.onNode(type, node), { shared: true }));
     this.stopWatches.push(
       client.watch(GVR.leases, (type, lease) => this.onLease(type, lease), {
         namespace: NODE_LEASE_NAMESPACE,
+        shared: true,
       }),
     );
     this.timer = setInterval(() => this.monitor(), Math.max(1, opts.monitorPeriodMs / opts.timeScale));
@@ -158,17 +159,7 @@ export class NodeLifecycle {
       if (h.ready === 'Unknown' || now - h.probe <= grace) continue;
       h.probe = now;
       this.run(async () => {
-        await this.client.mutate(
-          GVR.nodes,
-          '',
-          name,
-          (node) => {
-            node.status ??= {};
-            const status = node.status as { conditions?: NodeCondition[] };
-            status.conditions = unknownConditions(status.conditions ?? [], secondsTime(new Date()));
-          },
-          'status',
-        );
+        await postConditions(this.client, name, unknownConditions);
       });
     }
   }
@@ -194,7 +185,7 @@ export class NodeLifecycle {
               for (const c of cs) {
                 if (c.type === 'Ready' && c.status !== 'False') {
                   c.status = 'False';
-                  c.lastTransitionTime = secondsTime(new Date());
+                  c.lastTransitionTime = rfc3339();
                 }
               }
             },
@@ -225,7 +216,7 @@ export class NodeLifecycle {
         const kept = existing.filter(
           (t) => !LIFECYCLE_TAINT_KEYS.has(t.key) || t.effect === 'PreferNoSchedule',
         );
-        const now = secondsTime(new Date());
+        const now = rfc3339();
         const added = target.map((t) => {
           const prior = existing.find((e) => e.key === t.key && e.effect === t.effect);
           if (prior) return prior;

@@ -4,7 +4,9 @@
  * posts, plus KWOK's management annotation so KWOK-style Stages select these nodes.
  */
 import { randomUUID } from 'node:crypto';
+import { rfc3339 } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { type ClusterClient, GVR } from '../client.ts';
 import type { NodePool, Taint } from './config.ts';
 
 /** KWOK manages nodes carrying this annotation with this value. */
@@ -192,13 +194,23 @@ export function poolMembers(pool: NodePool, address: (cidr: string, name: string
   return out;
 }
 
-/** metav1.MicroTime, as Lease renewTime serializes. */
-export function microTime(d: Date): string {
-  return `${d.toISOString().slice(0, 23)}000Z`;
-}
-
-export function secondsTime(d: Date): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
+/** Replaces a node's conditions with what `make` builds from the current ones. */
+export function postConditions(
+  client: ClusterClient,
+  name: string,
+  make: (prev: NodeCondition[], now: string) => NodeCondition[],
+): Promise<KubeObject> {
+  return client.mutate(
+    GVR.nodes,
+    '',
+    name,
+    (cur) => {
+      cur.status ??= {};
+      const st = cur.status as { conditions?: NodeCondition[] };
+      st.conditions = make(st.conditions ?? [], rfc3339());
+    },
+    'status',
+  );
 }
 
 export function readyCondition(node: KubeObject): NodeCondition | undefined {

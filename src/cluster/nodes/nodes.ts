@@ -9,9 +9,10 @@
  * While a node's kubelet is down its KWOK annotation reads `stopped` instead of `fake`, so a
  * KWOK-compatible kubelet simulator (which manages only `fake` nodes) does not heal it.
  */
+import { rfc3339 } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { ApiError } from '../apiserver/errors.ts';
-import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
+import { microTime, writeNodeLease } from '../kubelet/leases.ts';
 import { EventRecorder } from '../scheduler/events.ts';
 import { AddressBook } from './addresses.ts';
 import { DEFAULT_POOL_NAME, type NodeConfig, type Taint, validateNodeConfig } from './config.ts';
@@ -22,14 +23,13 @@ import {
   KWOK_NODE_ANNOTATION,
   KWOK_STOPPED_VALUE,
   kubeletConditions,
-  microTime,
   NODE_LEASE_NAMESPACE,
   type NodeCondition,
   nodeInfo,
   nodeObject,
+  postConditions,
   poolMembers,
   type SimNodeSpec,
-  secondsTime,
   unknownConditions,
 } from './node-object.ts';
 import type { NodesLog } from './taint-eviction.ts';
@@ -143,34 +143,10 @@ export async function startNodes(
 
   async function renewLease(m: Managed): Promise<void> {
     if (opts.leases === false) return;
-    const now = microTime(new Date());
-    try {
-      await client.mutate(GVR.leases, NODE_LEASE_NAMESPACE, m.name, (lease) => {
-        lease.spec ??= {};
-        const spec = lease.spec as Record<string, unknown>;
-        spec.holderIdentity = m.name;
-        spec.leaseDurationSeconds = leaseDuration;
-        spec.renewTime = now;
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      await client
-        .create(GVR.leases, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: {
-            name: m.name,
-            namespace: NODE_LEASE_NAMESPACE,
-            ownerReferences: m.uid
-              ? [{ apiVersion: 'v1', kind: 'Node', name: m.name, uid: m.uid }]
-              : undefined,
-          },
-          spec: { holderIdentity: m.name, leaseDurationSeconds: leaseDuration, renewTime: now },
-        })
-        .catch((e: unknown) => {
-          if (!(e instanceof ApiError && e.code === 409)) throw e;
-        });
-    }
+    // A Lease created by another writer between our update and our create is renewed next time.
+    await writeNodeLease(client, m.name, m.uid, leaseDuration, microTime(Date.now())).catch((e: unknown) => {
+      if (!isConflict(e)) throw e;
+    });
   }
 
   const leaseTimer = setInterval(
@@ -201,10 +177,10 @@ export async function startNodes(
   async function register(spec: SimNodeSpec, cidr: string): Promise<KubeObject> {
     let node: KubeObject;
     try {
-      node = await client.create(GVR.nodes, nodeObject(spec, secondsTime(new Date())));
+      node = await client.create(GVR.nodes, nodeObject(spec, rfc3339()));
     } catch (err) {
       // A node that survived a restart of this component is taken over as it is.
-      if (!(err instanceof ApiError && err.code === 409)) throw err;
+      if (!isConflict(err)) throw err;
       node = client.get(GVR.nodes, '', spec.name)!;
     }
     const m = manage(node, cidr);
@@ -238,7 +214,7 @@ export async function startNodes(
             st.allocatable ??= { ...(st.capacity as Record<string, string>) };
             st.conditions = kubeletConditions(
               true,
-              secondsTime(new Date()),
+              rfc3339(),
               (st.conditions as NodeCondition[] | undefined) ?? [],
             );
             st.addresses ??= [
@@ -286,7 +262,7 @@ export async function startNodes(
     for (const spec of poolMembers(pool, (cidr, n) => addresses.address(cidr, n)))
       await register(spec, pool.cidr);
   }
-  const stopWatch = client.watch(GVR.nodes, onNode);
+  const stopWatch = client.watch(GVR.nodes, onNode, { shared: true });
 
   function mustManage(name: string): Managed {
     const m = managed.get(name);
@@ -301,23 +277,6 @@ export async function startNodes(
       if (a[KWOK_NODE_ANNOTATION] === value) return;
       a[KWOK_NODE_ANNOTATION] = value;
     });
-  }
-
-  async function postConditions(
-    name: string,
-    make: (prev: NodeCondition[], now: string) => NodeCondition[],
-  ): Promise<KubeObject> {
-    return client.mutate(
-      GVR.nodes,
-      '',
-      name,
-      (cur) => {
-        cur.status ??= {};
-        const st = cur.status as { conditions?: NodeCondition[] };
-        st.conditions = make(st.conditions ?? [], secondsTime(new Date()));
-      },
-      'status',
-    );
   }
 
   return {
@@ -373,18 +332,18 @@ export async function startNodes(
         await renewLease(m);
         m.leaseDue = nextDue();
         await setAnnotation(name, KWOK_MANAGED_VALUE);
-        const node = await postConditions(name, (prev, now) => kubeletConditions(true, now, prev));
+        const node = await postConditions(client, name, (prev, now) => kubeletConditions(true, now, prev));
         kubeletEvents?.event(node, 'Normal', 'NodeReady', `Node ${name} status is now: NodeReady`);
         return;
       }
       m.mode = failure;
       await setAnnotation(name, KWOK_STOPPED_VALUE);
       if (failure === 'NotReady') {
-        const node = await postConditions(name, (prev, now) => kubeletConditions(false, now, prev));
+        const node = await postConditions(client, name, (prev, now) => kubeletConditions(false, now, prev));
         kubeletEvents?.event(node, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
       } else {
         // What the lifecycle controller writes once the grace period has passed, done at once.
-        await postConditions(name, (prev, now) => unknownConditions(prev, now));
+        await postConditions(client, name, unknownConditions);
       }
     },
 

@@ -7,6 +7,7 @@
  * Only tainted nodes cost anything: each gets a pod watch filtered on spec.nodeName, which the
  * API server evaluates per event without decoding, so untainted clusters pay nothing.
  */
+import { type Condition, setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import type { EventRecorder } from '../scheduler/events.ts';
@@ -68,6 +69,7 @@ export class TaintEviction {
       const entry = tn;
       entry.stopWatch = this.client.watch(GVR.pods, (type, pod) => this.onPod(entry, type, pod), {
         fieldSelector: `spec.nodeName=${name}`,
+        shared: true,
       });
       return;
     }
@@ -199,19 +201,13 @@ export class TaintEviction {
 /** The DisruptionTarget condition controllers add before deleting a pod (1.26+). */
 export function setDisruptionTarget(pod: KubeObject, reason: string, message: string): void {
   pod.status ??= {};
-  const status = pod.status as { conditions?: Record<string, unknown>[] };
+  const status = pod.status as { conditions?: Condition[] };
   status.conditions ??= [];
-  const conditions = status.conditions;
-  const now = `${new Date().toISOString().slice(0, 19)}Z`;
-  const i = conditions.findIndex((c) => c.type === 'DisruptionTarget');
-  const next = {
+  setCondition(status.conditions, {
     type: 'DisruptionTarget',
     status: 'True',
     lastProbeTime: null,
-    lastTransitionTime: now,
     reason,
     message,
-  };
-  if (i >= 0) conditions[i] = next;
-  else conditions.push(next);
+  });
 }

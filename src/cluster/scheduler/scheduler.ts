@@ -7,6 +7,7 @@
  * condition, a FailedScheduling event, and a retry when the cluster changes in a way that
  * could help (node added or changed, pod deleted or finished, the pod itself edited).
  */
+import { type Condition, setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import {
@@ -24,7 +25,7 @@ import {
   schedulePod,
   type Unschedulable,
 } from './core/index.ts';
-import { EventRecorder, secondsTime } from './events.ts';
+import { EventRecorder } from './events.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
@@ -191,8 +192,18 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       scheduleOne(qp);
       if ((++n & 15) === 0 && performance.now() > deadline) break;
     }
+    flushBackoff();
+  }
+
+  /**
+   * Moves pods whose backoff is over to the active queue, then makes sure a turn runs for
+   * them, or a timer waits for the next expiry: a backoff that ended during a turn's
+   * scheduling leaves an active pod that no event may ever kick.
+   */
+  function flushBackoff(): void {
+    const next = queue.flushBackoff();
     if (queue.counts().active > 0) kick();
-    else armBackoff(queue.flushBackoff());
+    else armBackoff(next);
   }
 
   function scheduleOne(qp: QueuedPod): void {
@@ -247,7 +258,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, JSON.stringify(cur.spec ?? {}));
       again.attempts = Math.max(again.attempts, qp.attempts);
       queue.backoffAfterError(again);
-      armBackoff(queue.flushBackoff());
+      flushBackoff();
     }
   }
 
@@ -430,8 +441,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     requestMove(plugins);
   }
 
-  const stopNodes = client.watch(GVR.nodes, onNode);
-  const stopPods = client.watch(GVR.pods, onPod);
+  const stopNodes = client.watch(GVR.nodes, onNode, { shared: true });
+  const stopPods = client.watch(GVR.pods, onPod, { shared: true });
   const flushTimer = setInterval(
     () => {
       if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
@@ -492,20 +503,7 @@ function setPodCondition(
   cond: { type: string; status: string; reason: string; message: string },
 ): void {
   pod.status ??= {};
-  const status = pod.status as { conditions?: Record<string, unknown>[] };
+  const status = pod.status as { conditions?: Condition[] };
   status.conditions ??= [];
-  const conditions = status.conditions;
-  const now = secondsTime(new Date());
-  const i = conditions.findIndex((c) => c.type === cond.type);
-  const prev = i >= 0 ? conditions[i] : undefined;
-  const next = {
-    type: cond.type,
-    status: cond.status,
-    lastProbeTime: null,
-    lastTransitionTime: prev && prev.status === cond.status ? (prev.lastTransitionTime ?? now) : now,
-    reason: cond.reason,
-    message: cond.message,
-  };
-  if (i >= 0) conditions[i] = next;
-  else conditions.push(next);
+  setCondition(status.conditions, { ...cond, lastProbeTime: null });
 }

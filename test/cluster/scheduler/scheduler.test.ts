@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import {
   type SchedulerHandle,
@@ -22,6 +23,21 @@ import {
 
 /** Short backoffs so retries happen within a test's patience. */
 const FAST: SchedulerOptions = { podInitialBackoffMs: 10, podMaxBackoffMs: 50 };
+/** Backoffs a test can land inside, and no leftover flush: only a cluster event retries a parked pod. */
+const BACKOFF_MS = 300;
+const EVENTS_ONLY: SchedulerOptions = {
+  podInitialBackoffMs: BACKOFF_MS,
+  podMaxBackoffMs: BACKOFF_MS,
+  podMaxInUnschedulableMs: 600_000,
+};
+
+function pinned(node: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
+  return { nodeSelector: { 'kubernetes.io/hostname': node }, ...spec };
+}
+
+function setTaints(node: KubeObject, taints: { key: string; effect: string }[]): void {
+  (node.spec as Record<string, unknown>).taints = taints;
+}
 
 describe('default-scheduler through the API', () => {
   let h: Harness;
@@ -282,5 +298,68 @@ describe('default-scheduler through the API', () => {
     // The kubelet finishes the graceful deletion; the preemptor then takes the room.
     await h.client.delete(GVR.pods, 'default', 'victim', { gracePeriodSeconds: 0 });
     assert.equal(await waitBound(h.client, 'urgent'), 'busy');
+  });
+
+  test('a pod parked on a taint is retried once the taint is lifted', async () => {
+    await h.client.create(
+      GVR.nodes,
+      nodeObj('n1', { cpu: '4' }, { taints: [{ key: 'blocked', effect: 'NoSchedule' }] }),
+    );
+    start(EVENTS_ONLY);
+    await h.client.create(GVR.pods, podObj('parked', {}, pinned('n1')));
+    assert.match(await waitUnschedulable(h.client, 'parked'), /untolerated taint \{blocked: \}/);
+    await h.client.mutate(GVR.nodes, '', 'n1', (n) => setTaints(n, []));
+    assert.equal(await waitBound(h.client, 'parked'), 'n1');
+  });
+
+  test('a pod released in the same turn as its node’s taint is lifted binds, in either order', async () => {
+    const blocked = { key: 'blocked', effect: 'NoSchedule' };
+    await h.client.create(GVR.nodes, nodeObj('n1', { cpu: '4' }));
+    start(EVENTS_ONLY);
+    for (const name of ['release-first', 'lift-first']) {
+      await h.client.mutate(GVR.nodes, '', 'n1', (n) => setTaints(n, [blocked]));
+      const gates = [{ name: 'example.com/release' }];
+      await h.client.create(GVR.pods, podObj(name, {}, pinned('n1', { schedulingGates: gates })));
+      const release = () =>
+        h.client.mutate(GVR.pods, 'default', name, (p) => {
+          (p.spec as Record<string, unknown>).schedulingGates = [];
+        });
+      const lift = () => h.client.mutate(GVR.nodes, '', 'n1', (n) => setTaints(n, []));
+      await Promise.all(name === 'release-first' ? [release(), lift()] : [lift(), release()]);
+      assert.equal(await waitBound(h.client, name), 'n1', name);
+    }
+  });
+
+  test('a lifted pod whose backoff ends while another pod is being scheduled is not forgotten', async () => {
+    // `other` stays rejected by `keep` with the same message, so its retry writes nothing
+    // that could wake the scheduler; `parked` tolerates `keep` and waits for `lifted` to go.
+    const keep = { key: 'keep', effect: 'NoSchedule' };
+    await h.client.create(
+      GVR.nodes,
+      nodeObj('n1', { cpu: '4' }, { taints: [keep, { key: 'lifted', effect: 'NoSchedule' }] }),
+    );
+    let slowUntil = 0;
+    start({
+      ...EVENTS_ONLY,
+      // A scheduling cycle that outlasts `parked`'s backoff: the turn that retries `other`
+      // ends after `parked` may leave the backoff queue.
+      log: (_level, msg, fields) => {
+        if (msg !== 'unschedulable' || fields?.pod !== 'default/other') return;
+        while (Date.now() < slowUntil) {
+          // busy: the scheduler is synchronous within a turn
+        }
+      },
+    });
+    await h.client.create(GVR.pods, podObj('other'));
+    const otherMessage = await waitUnschedulable(h.client, 'other');
+    const tolerations = [{ key: 'keep', operator: 'Exists', effect: 'NoSchedule' }];
+    await h.client.create(GVR.pods, podObj('parked', {}, { tolerations }));
+    assert.match(await waitUnschedulable(h.client, 'parked'), /untolerated taint \{lifted: \}/);
+    slowUntil = Date.now() + BACKOFF_MS + 50;
+    // Both pods were rejected by TaintToleration, so both move to the backoff queue; `other`'s
+    // backoff ends first, and its retry runs past the end of `parked`'s.
+    await h.client.mutate(GVR.nodes, '', 'n1', (n) => setTaints(n, [keep]));
+    assert.equal(await waitBound(h.client, 'parked'), 'n1');
+    assert.equal(await waitUnschedulable(h.client, 'other'), otherMessage);
   });
 });
