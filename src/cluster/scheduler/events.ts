@@ -109,6 +109,3 @@ export class EventRecorder {
     }
   }
 }
-
-/** metav1.Time: RFC 3339 with second precision (kube/conditions.ts's rfc3339, by its older name here). */
-export const secondsTime = rfc3339;

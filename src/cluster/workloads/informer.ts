@@ -71,7 +71,7 @@ export class Informer {
 
   start(): void {
     if (this.started) return;
-    this.stopWatch = this.client.watch(this.gvr, (type, obj) => this.onEvent(type, obj));
+    this.stopWatch = this.client.watch(this.gvr, (type, obj) => this.onEvent(type, obj), { shared: true });
   }
 
   stop(): void {
@@ -107,9 +107,11 @@ export class Informer {
     return out;
   }
 
-  private onEvent(type: InformerEvent, obj: KubeObject): void {
+  private onEvent(type: InformerEvent, shared: KubeObject): void {
     // managedFields are never read by controllers; kube-controller-manager drops them too.
-    delete obj.metadata.managedFields;
+    // The event's object is shared with other watchers: leave it as it is, keep a copy.
+    const { managedFields: _, ...metadata } = shared.metadata;
+    const obj: KubeObject = { ...shared, metadata };
     const key = objKey(obj);
     let old: KubeObject | undefined;
     if (this.caching) {
