@@ -102,7 +102,18 @@ function requirementString(r: Requirement): string {
 }
 
 const NAME_RE = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS1123_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The shape of an RFC 1123 label (namespaces, most object names), without the 63-character limit. */
+export function isDNS1123Label(s: string): boolean {
+  return DNS1123_LABEL_RE.test(s);
+}
+
+/** The shape of an RFC 1123 subdomain (object names), without the 253-character limit. */
+export function isDNS1123Subdomain(s: string): boolean {
+  return DNS1123_SUBDOMAIN_RE.test(s);
+}
 
 /** Returns an error message for an invalid qualified name (label key), or undefined. */
 export function validateLabelKey(key: string): string | undefined {

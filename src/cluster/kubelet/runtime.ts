@@ -20,7 +20,8 @@
  * the object's timestamps when it has none (e.g. after a restart of troupe).
  */
 
-import { formatRFC3339Nano, parseGoDuration, parseRFC3339 } from './stages/index.ts';
+import { parseGoDuration } from '../../kube/duration.ts';
+import { formatRFC3339Nano, parseRFC3339 } from './stages/index.ts';
 
 export const RUN_DURATION_ANNOTATION = 'troupe.dev/run-duration';
 export const EXIT_CODE_ANNOTATION = 'troupe.dev/exit-code';

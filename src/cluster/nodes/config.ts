@@ -6,7 +6,7 @@
  */
 import { type ErrorObject, Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { validateLabelKey, validateLabelValue } from '../../kube/labels.ts';
+import { isDNS1123Label, validateLabelKey, validateLabelValue } from '../../kube/labels.ts';
 import { tryParseQuantity } from '../../kube/quantity.ts';
 import { parseCIDR } from './addresses.ts';
 import { NODE_CONFIG_SCHEMA } from './config-schema.ts';
@@ -247,11 +247,9 @@ function resourceList(
   return out;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 function dnsLabelProblems(v: string): string[] {
   if (v.length > 50) return [`"${v}" is too long for node names (at most 50 characters)`];
-  if (!DNS_LABEL.test(v)) {
+  if (!isDNS1123Label(v)) {
     return [
       `"${v}" must be lower case letters, digits and '-', starting and ending with a letter or digit (it names the nodes)`,
     ];

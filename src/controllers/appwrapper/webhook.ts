@@ -5,6 +5,7 @@
  * kind, pod-set paths that reach a PodSpec, 1 to 8 pod specs, immutable components).
  */
 
+import { canonicalJson } from '../../kube/json.ts';
 import {
   type AdmissionHandler,
   type AdmissionRequest,
@@ -235,17 +236,6 @@ async function validateCreate(deps: WebhookDeps, req: AdmissionRequest, aw: AppW
   return errs;
 }
 
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObject(v)) {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
 function validateUpdate(old: AppWrapper, cur: AppWrapper): string[] {
   const msg = 'attempt to change immutable field';
   const oc = old.spec?.components ?? [];
@@ -256,7 +246,7 @@ function validateUpdate(old: AppWrapper, cur: AppWrapper): string[] {
     const o = oc[i]!;
     const n = nc[i]!;
     const p = `spec.components[${i}]`;
-    if (canonical(o.template) !== canonical(n.template))
+    if (canonicalJson(o.template) !== canonicalJson(n.template))
       errs.push(fieldError(`${p}.template.raw`, 'Forbidden', msg));
     const op = o.podSets ?? [];
     const np = n.podSets ?? [];

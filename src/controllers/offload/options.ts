@@ -2,6 +2,8 @@
  * Options of burst offloading: the seed's flags with the seed's defaults, plus troupe's own.
  */
 
+import { isDNS1123Label } from '../../kube/labels.ts';
+
 export type CloudType = 'SECURE' | 'COMMUNITY';
 
 export interface OffloadOptions {
@@ -86,7 +88,7 @@ export function resolveOffloadOptions(
   } catch {
     errors.push(`runpod base URL is not an http(s) URL: ${o.runpodBaseUrl}`);
   }
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(o.clusterName)) {
+  if (!isDNS1123Label(o.clusterName)) {
     errors.push(`cluster name must be a DNS label, got ${o.clusterName}`);
   }
   if (errors.length) throw new Error(`invalid offload options: ${errors.join('; ')}`);

@@ -12,6 +12,7 @@
  *   controller-owned members so their workload controllers recreate them.
  */
 
+import { canonicalJson } from '../../kube/json.ts';
 import { rfc3339, withCondition } from '../../kube/conditions.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import {
@@ -411,22 +412,7 @@ function sameCondition(
 function statusChanged(before: PodGroupStatus | undefined, after: PodGroupStatus): boolean {
   const strip = (s: PodGroupStatus | undefined) =>
     s ? { ...s, state: s.state ? { ...s.state, lastProbeTime: undefined } : undefined } : undefined;
-  return canonical(strip(before)) !== canonical(strip(after));
-}
-
-/** JSON with sorted keys and undefined members dropped, for comparing objects. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, value) => {
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      return Object.fromEntries(
-        Object.keys(value)
-          .sort()
-          .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-          .map((k) => [k, (value as Record<string, unknown>)[k]]),
-      );
-    }
-    return value;
-  });
+  return canonicalJson(strip(before)) !== canonicalJson(strip(after));
 }
 
 function validMinMember(v: unknown): number | undefined {

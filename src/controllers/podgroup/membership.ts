@@ -4,6 +4,7 @@
  * seed's contract stays exact) and the pod is reported as a conflict to both groups.
  */
 
+import { isDNS1123Subdomain } from '../../kube/labels.ts';
 import { keyOf } from '../../runtime/index.ts';
 import { GROUP_ANNOTATION, GROUP_LABEL, type PodObject } from './api.ts';
 
@@ -39,12 +40,11 @@ export function groupKeysOf(pod: PodObject): string[] {
 
 // A PodGroup's name must be a DNS-1123 subdomain; a label value may hold characters
 // (uppercase, "_") that no object name can, so such groups get labels but no PodGroup.
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Why `name` cannot name a PodGroup, or undefined when it can. */
 export function invalidGroupName(name: string): string | undefined {
   if (name.length > 253) return 'must be no more than 253 characters';
-  if (!DNS1123_SUBDOMAIN.test(name)) {
+  if (!isDNS1123Subdomain(name)) {
     return "must be a lowercase RFC 1123 subdomain: lowercase alphanumerics, '-' or '.', starting and ending with an alphanumeric";
   }
   return undefined;

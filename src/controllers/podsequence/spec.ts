@@ -5,6 +5,7 @@
  */
 
 import {
+  isDNS1123Label,
   type LabelSelectorObject,
   type Selector,
   selectorFromObject,
@@ -33,8 +34,6 @@ export interface ResolvedSpec {
   errors: string[];
 }
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 export function groupLabel(g: { index: number; name: string }, total: number): string {
   return `'${g.name}' (${g.index + 1}/${total})`;
 }
@@ -58,7 +57,7 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
     errors.push(`spec.scope must be "Cluster" or "Node", not "${String(scope)}"`);
   }
   const namespace = spec.namespace || seq.metadata.namespace || 'default';
-  if (!DNS1123_LABEL.test(namespace) || namespace.length > 63) {
+  if (!isDNS1123Label(namespace) || namespace.length > 63) {
     errors.push(`spec.namespace "${namespace}" is not a valid namespace name`);
   }
   const gate = spec.schedulingGateName || defaultGate;

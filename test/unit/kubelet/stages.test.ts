@@ -9,7 +9,6 @@ import {
   finalizerOps,
   loadDefaultStages,
   matchStages,
-  parseGoDuration,
   parseStagesYAML,
   planNext,
   type Stage,
@@ -17,6 +16,7 @@ import {
   type StageObject,
   stageDelay,
 } from '../../../src/cluster/kubelet/stages/index.ts';
+import { parseGoDuration } from '../../../src/kube/duration.ts';
 
 const NOW = Date.parse('2026-03-04T05:06:07.123Z');
 const env: StageEnv = { now: () => NOW, random: () => 0 };

@@ -40,6 +40,5 @@ export {
   type StagePlan,
   stageDelay,
 } from './plan.ts';
-export { parseGoDuration } from '../../../kube/duration.ts';
 export { formatRFC3339Nano, parseRFC3339 } from './time.ts';
 export type * from './types.ts';
