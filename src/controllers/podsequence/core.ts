@@ -652,9 +652,12 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
       old.index === index &&
       old.inboundKey === inboundKey &&
       old.conflicted === conflicted &&
-      old.prev === prev &&
-      old.placement === here
+      old.placement === here &&
+      sameNodeEntry(old.prev, prev)
     ) {
+      // The written status comes back as new objects (the server's answer, then the cache's
+      // copy): remember this one, so the next pass matches it by identity.
+      old.prev = prev;
       return old;
     }
     const pass = passForNode(ctx, m, { name, byGroup, index, heading, headingTo, anywhere });
@@ -905,6 +908,34 @@ function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], 
   if (heading.length > 0) parts.push(`${listNames(heading)} not scheduled yet`);
   else if (anywhere[k]! > 0) parts.push(`${anywhere[k]} pods not scheduled yet`);
   return `${label}: ${parts.join('; ')}`;
+}
+
+/** Two status entries for one node alike in all a node pass reads of them. */
+function sameNodeEntry(a: NodeSequenceStatus | undefined, b: NodeSequenceStatus | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  if (
+    a.currentIndex !== b.currentIndex ||
+    a.readyPodsInCurrentGroup !== b.readyPodsInCurrentGroup ||
+    a.phase !== b.phase
+  ) {
+    return false;
+  }
+  const x = a.conditions ?? [];
+  const y = b.conditions ?? [];
+  return (
+    x.length === y.length &&
+    x.every((c, i) => {
+      const d = y[i]!;
+      return (
+        c.type === d.type &&
+        c.status === d.status &&
+        c.reason === d.reason &&
+        c.message === d.message &&
+        c.lastTransitionTime === d.lastTransitionTime
+      );
+    })
+  );
 }
 
 /** The previous status's entry for a node. */

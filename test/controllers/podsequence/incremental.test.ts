@@ -153,8 +153,9 @@ describe('decision on a live tracker and the per-node memo', () => {
           assert.deepEqual(withMemo.status, fresh.status, what);
           assert.deepEqual(withMemo.releases, fresh.releases, what);
           assert.deepEqual(withMemo.events, fresh.events, what);
-          // Every other pass the status is written, as the controller's pacing may do.
-          if (step % 2 === 0) status = withMemo.status;
+          // Every other pass the status is written, as the controller's pacing may do; it
+          // comes back as new objects (the server's answer, then the cache's copy).
+          if (step % 2 === 0) status = structuredClone(withMemo.status);
         }
       }
     }
