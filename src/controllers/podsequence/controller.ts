@@ -29,7 +29,14 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '../../runtime/index.ts';
-import { type CoreEvent, type CoreInput, decide, type Plan, type Release, releaseEvents } from './core.ts';
+import {
+  type CoreEvent,
+  type CoreInput,
+  type Decision,
+  decideReleases,
+  type Release,
+  releaseEvents,
+} from './core.ts';
 import { SequenceIndex } from './index-of-sequences.ts';
 import type { OtherSequence } from './membership.ts';
 import { type PodSequenceOptions, type ResolvedOptions, resolveOptions } from './options.ts';
@@ -222,19 +229,22 @@ async function reconcile(
     }
   }
   if (full) input.nodes = await ctx.cache.list<Node>(NODE, { signal: ctx.signal });
-  const plan = decide(input);
+  const decision = decideReleases(input);
 
-  let retry = false;
   if (full && spec.errors.length === 0 && spec.scope === 'Node' && !hasFinalizer(seq, TAINT_FINALIZER)) {
     // Before the first taint, so that deleting the sequence always lifts them.
     await ctx.client.addFinalizer(seq, TAINT_FINALIZER, { signal: ctx.signal });
   }
   // Taints first: a node admits a group before that group's pods become schedulable, so
   // the scheduler never sees a released pod against a taint about to be lifted.
-  for (const change of plan.taints) await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
-  if (plan.releases.length > 0) {
-    retry = await release(ctx, seq, plan, opts, state.expectations);
-  }
+  for (const change of decision.taints)
+    await setTaints(ctx.client, seq, change.node, change.desired, ctx.signal);
+  // The releases go out first; the report (a walk over every node in node scope) is
+  // derived once the API server has taken them, rather than in front of them or in
+  // competition with them for the machine.
+  const retry =
+    decision.releases.length > 0 ? await release(ctx, seq, decision, opts, state.expectations) : false;
+  const plan = decision.plan();
   let requeueAfter = plan.requeueAfterMs;
   if (statusChanged(seq.status, plan.status)) {
     const wait = statusWriteDelay(
@@ -278,7 +288,7 @@ function rivalVersion(o: OtherSequence): string {
 async function release(
   ctx: ReconcileContext,
   seq: PodSequence,
-  plan: Plan,
+  plan: Pick<Decision, 'spec' | 'releases'>,
   opts: ResolvedOptions,
   expectations: ReleaseExpectations,
 ): Promise<boolean> {
@@ -345,7 +355,20 @@ async function setTaints(
 }
 
 function statusChanged(current: PodSequenceStatus | undefined, next: PodSequenceStatus): boolean {
-  return !STATUS_KEYS.every((k) => same(current?.[k], next[k]));
+  return !STATUS_KEYS.every((k) =>
+    k === 'nodeStatus' ? sameEntries(current?.nodeStatus, next.nodeStatus) : same(current?.[k], next[k]),
+  );
+}
+
+/**
+ * The node entries compared one by one: the decision hands back the written entry object
+ * for every node that did not change, so a thousand-node status compares by identity but
+ * for the nodes that moved.
+ */
+function sameEntries(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return same(a, b);
+  return a.length === b.length && a.every((x, i) => x === b[i] || same(x, b[i]));
 }
 
 /** Writes the status; resolves with the stored sequence, or undefined when the sequence is gone. */

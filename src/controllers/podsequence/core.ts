@@ -14,6 +14,7 @@
 import { type Condition, withCondition } from '../../kube/conditions.ts';
 import {
   type GroupMembers,
+  type GroupTotals,
   type Membership,
   MembershipTracker,
   type NodePlacement,
@@ -95,7 +96,6 @@ export interface Failure {
 
 export interface Plan {
   spec: ResolvedSpec;
-  membership?: Membership;
   /** Group index of the first group not satisfied (cluster-wide, or the least across nodes). */
   currentIndex: number;
   releases: Release[];
@@ -133,11 +133,11 @@ function capped<T>(list: T[], max: number): T[] {
   return list.length > max ? list.slice(0, max) : list;
 }
 
-function notDoneDetail(ctx: Ctx, pods: readonly Pod[]): string {
+function notDoneDetail(ctx: Ctx, pods: readonly Pod[], released: ReadonlySet<string> = ctx.released): string {
   const bad = pods.filter((p) => !isDone(p));
   const shown = bad
     .slice(0, LIST_IN_MESSAGE)
-    .map((p) => `${podName(p)} ${describePod(p, ctx.spec.gate, ctx.released.has(podName(p)))}`);
+    .map((p) => `${podName(p)} ${describePod(p, ctx.spec.gate, released.has(podName(p)))}`);
   const more = bad.length > LIST_IN_MESSAGE ? ` and ${bad.length - LIST_IN_MESSAGE} more` : '';
   return `${shown.join('; ')}${more}`;
 }
@@ -152,11 +152,21 @@ interface Ctx {
   hostnames?: Map<string, string>;
   /** Pods this plan releases: status messages describe them as released. */
   released: Set<string>;
-  /** The previous status's nodeStatus by node name (built on first use). */
-  prevNodes?: Map<string, NodeSequenceStatus>;
 }
 
-export function decide(input: CoreInput): Plan {
+/**
+ * A decision in two steps: what to do (release pods, set taints), then the report (status,
+ * events), which the shell derives while the release patches are on their way.
+ */
+export interface Decision {
+  spec: ResolvedSpec;
+  releases: Release[];
+  taints: TaintChange[];
+  /** The whole plan, from the same observation; derived on the first call. */
+  plan(): Plan;
+}
+
+export function decideReleases(input: CoreInput): Decision {
   const seq = input.seq;
   const spec = input.spec ?? resolveSpec(seq, input.options.defaultGateName);
   const ctx: Ctx = {
@@ -170,7 +180,7 @@ export function decide(input: CoreInput): Plan {
   };
   const invalid = [...spec.errors];
   if (input.readError) invalid.push(input.readError);
-  if (invalid.length > 0) return invalidPlan(ctx, invalid);
+  if (invalid.length > 0) return decided(invalidPlan(ctx, invalid));
   const tracker =
     input.tracker ??
     new MembershipTracker(
@@ -178,10 +188,16 @@ export function decide(input: CoreInput): Plan {
       input.others,
       input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
     );
-  const membership = tracker.membership();
-  return spec.scope === 'Node'
-    ? decideNode(ctx, membership, tracker.placement())
-    : decideCluster(ctx, membership);
+  return spec.scope === 'Node' ? decideNode(ctx, tracker) : decided(decideCluster(ctx, tracker.membership()));
+}
+
+/** The whole decision at once. */
+export function decide(input: CoreInput): Plan {
+  return decideReleases(input).plan();
+}
+
+function decided(plan: Plan): Decision {
+  return { spec: plan.spec, releases: plan.releases, taints: plan.taints, plan: () => plan };
 }
 
 // ---- shared pieces ------------------------------------------------------------
@@ -221,9 +237,9 @@ function invalidPlan(ctx: Ctx, errors: string[]): Plan {
 type PlanFacts = Omit<Plan, 'events' | 'releaseEvents' | 'statusEvents'>;
 
 /** The plan with its events: the releases it sends, and the transitions its status reports. */
-function withEvents(ctx: Ctx, facts: PlanFacts): Plan {
+function withEvents(ctx: Ctx, facts: PlanFacts, nodesAdvanced?: ReadonlyMap<number, string[]>): Plan {
   const released = releaseEvents(ctx.spec, facts.releases);
-  const transitions = transitionEvents(ctx, facts);
+  const transitions = transitionEvents(ctx, facts, nodesAdvanced);
   return {
     ...facts,
     releaseEvents: released,
@@ -302,11 +318,13 @@ function conditions(ctx: Ctx, f: ConditionFacts): Condition[] {
 /** Missing named pods of the groups up to `upTo` are a failure once the grace period is over. */
 function missingCheck(
   ctx: Ctx,
-  membership: Membership,
+  missingByGroup: readonly (readonly string[])[],
   upTo: number,
 ): { missing: string[]; failure?: Failure; requeueAfterMs?: number } {
   const missing: string[] = [];
-  for (const g of membership.groups) if (g.index <= upTo) missing.push(...g.missing);
+  missingByGroup.forEach((names, k) => {
+    if (k <= upTo) missing.push(...names);
+  });
   if (missing.length === 0) return { missing };
   const prev = (ctx.prev.conditions ?? []).find((c) => c.type === 'PodsFound');
   const since =
@@ -330,12 +348,10 @@ function missingCheck(
   return { missing, requeueAfterMs: grace - waited + 1000 };
 }
 
-function conflictFailure(membership: Membership): Failure | undefined {
-  if (membership.conflicts.size === 0) return undefined;
+function conflictFailure(conflicts: ReadonlyMap<string, string>): Failure | undefined {
+  if (conflicts.size === 0) return undefined;
   // By name: the same conflicts read the same whatever order the pods were seen in.
-  const names = [...membership.conflicts]
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([name, why]) => `${name} (${why})`);
+  const names = [...conflicts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, why]) => `${name} (${why})`);
   return { reason: 'Conflict', message: `Not releasing pods claimed twice: ${listNames(names, 3)}` };
 }
 
@@ -370,8 +386,8 @@ function releaseFor(ctx: Ctx, pod: Pod, group: number, extra: Partial<Release> =
   };
 }
 
-function releasable(ctx: Ctx, membership: Membership, pod: Pod): boolean {
-  return hasGate(pod, ctx.spec.gate) && !isTerminating(pod) && !membership.conflicts.has(podName(pod));
+function releasable(ctx: Ctx, conflicts: ReadonlyMap<string, string>, pod: Pod): boolean {
+  return hasGate(pod, ctx.spec.gate) && !isTerminating(pod) && !conflicts.has(podName(pod));
 }
 
 /** A pod that runs ahead of its group without having been released by this sequence. */
@@ -468,9 +484,13 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
   for (let k = current + 1; k < n; k++) for (const pod of facts[k]!.escaped) escapes.push({ pod, group: k });
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
-  const conflict = conflictFailure(m);
+  const conflict = conflictFailure(m.conflicts);
   if (conflict) failures.push(conflict);
-  const missing = missingCheck(ctx, m, current);
+  const missing = missingCheck(
+    ctx,
+    m.groups.map((g) => g.missing),
+    current,
+  );
   if (missing.failure) failures.push(missing.failure);
 
   const completed = current === n;
@@ -519,7 +539,6 @@ function decideCluster(ctx: Ctx, m: Membership): Plan {
 
   return withEvents(ctx, {
     spec,
-    membership: m,
     currentIndex: current,
     releases,
     taints: ctx.input.nodes ? taintChanges(ctx, new Map(), true) : [],
@@ -554,12 +573,25 @@ function waitingMessage(
 
 // ---- node scope -----------------------------------------------------------------
 
-function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
+/** Released pods not on a node yet, as they bear on each node's turn. */
+interface Inbound {
+  /** Per group, released pods that may land on any node. */
+  anywhere: number[];
+  /** Per group, per node: released pods that may still land there. */
+  headingTo: Map<string, string[]>[];
+}
+
+/**
+ * Node scope. The releases come first and cost what the nodes a change touched cost: the
+ * tracker says which nodes' pods changed, the memo keeps every other node's part of the
+ * last pass. The report (status, events) walks every node, and is derived only when asked.
+ */
+function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   const { spec, n } = ctx;
   const memo = ctx.input.memo ?? new DecisionMemo();
-  memo.reset(spec.gate, ctx.key, n);
-  const placed = new Map(placement.nodes);
-  /** Released pods not on a node yet, with the nodes they may land on (undefined: any). */
+  memo.reset(spec.gate, ctx.key, n, tracker);
+  const placement = tracker.placement();
+  const totals = tracker.totals();
   const inFlight: { pod: Pod; group: number; nodes: ReadonlySet<string> | undefined }[] = [];
   const unplaced: Pod[][] = Array.from({ length: n }, () => []);
   placement.unplaced.forEach((pods, k) => {
@@ -569,37 +601,34 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
         inFlight.push({ pod, group: k, nodes: candidateNodes(pod) });
     }
   });
-  // Full mode knows every node; lite mode knows the nodes its pods name.
-  for (const node of ctx.input.nodes ?? []) {
-    const name = node.metadata.name;
-    if (name && !placed.has(name)) placed.set(name, memo.empty(name));
-  }
-  const anywhere = Array.from({ length: n }, () => 0);
-  /** Per group, per node: released pods that may still land there. */
-  const headingTo: Map<string, string[]>[] = Array.from({ length: n }, () => new Map());
-  const inbound = (group: number, pod: Pod, nodes: Iterable<string> | undefined) => {
+  const inbound: Inbound = {
+    anywhere: Array.from({ length: n }, () => 0),
+    headingTo: Array.from({ length: n }, () => new Map()),
+  };
+  const arrive = (group: number, pod: Pod, nodes: Iterable<string> | undefined) => {
     if (!nodes) {
-      anywhere[group]!++;
+      inbound.anywhere[group]!++;
       return;
     }
     for (const node of nodes) {
-      const list = headingTo[group]!.get(node) ?? [];
-      list.push(podName(pod));
-      headingTo[group]!.set(node, list);
+      const list = inbound.headingTo[group]!.get(node);
+      if (list) list.push(podName(pod));
+      else inbound.headingTo[group]!.set(node, [podName(pod)]);
     }
   };
-  for (const f of inFlight) inbound(f.group, f.pod, f.nodes);
+  for (const f of inFlight) arrive(f.group, f.pod, f.nodes);
 
-  // A node's own blocker: the first group with no pod on it or a pod not done.
-  const nodeNames = memo.sortedNames(placed);
-  const localIndex = new Map<string, number>();
-  for (const name of nodeNames) localIndex.set(name, memo.localIndex(placed.get(name)!));
+  // Full mode knows every node; lite mode knows the nodes its pods name.
+  const nodeSetChanged = memo.syncNodes(placement, ctx.input.nodes);
+  const placementOf = (name: string) => placement.nodes.get(name) ?? memo.empty(name);
   // Inbound blockers: the first group with released pods that may still land on the node.
-  let anyMin = anywhere.findIndex((c) => c > 0);
+  let anyMin = inbound.anywhere.findIndex((c) => c > 0);
   if (anyMin < 0) anyMin = n;
   const headingMin = new Map<string, number>();
-  for (let k = n - 1; k >= 0; k--) for (const node of headingTo[k]!.keys()) headingMin.set(node, k);
-  const indexNow = (name: string) => Math.min(localIndex.get(name)!, headingMin.get(name) ?? n, anyMin);
+  for (let k = n - 1; k >= 0; k--) for (const node of inbound.headingTo[k]!.keys()) headingMin.set(node, k);
+  // A node's own blocker (the first group with no pod on it or a pod not done), or an inbound one.
+  const indexNow = (name: string) =>
+    Math.min(memo.localIndex(placementOf(name)), headingMin.get(name) ?? n, anyMin);
 
   // Pods waiting for a node go in group order: pods of group k released in this pass (to
   // the nodes where every group before k is Ready) then count as not-yet-Ready members of
@@ -607,46 +636,47 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   const releases: Release[] = [];
   const waitingUnplaced: Pod[][] = Array.from({ length: n }, () => []);
   for (let k = 0; k < n; k++) {
-    const pods = unplaced[k]!.filter((p) => releasable(ctx, m, p));
+    const pods = unplaced[k]!.filter((p) => releasable(ctx, totals.conflicts, p));
     if (pods.length === 0) continue;
     if (k === 0) {
       for (const pod of pods) {
         releases.push(releaseFor(ctx, pod, 0));
-        inbound(0, pod, undefined);
+        arrive(0, pod, undefined);
       }
       anyMin = 0;
       continue;
     }
-    const eligible = nodeNames.filter((name) => indexNow(name) >= k);
+    const eligible = memo.names.filter((name) => indexNow(name) >= k);
     if (eligible.length === 0) waitingUnplaced[k]!.push(...pods);
     for (const pod of eligible.length > 0 ? pods : []) {
       releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
-      inbound(k, pod, eligible);
+      arrive(k, pod, eligible);
     }
     for (const name of eligible) if (!headingMin.has(name)) headingMin.set(name, k);
   }
 
-  // Per node: its view, releases, failed and escaped pods and status entry, reused from the
-  // previous pass while the node's pods, index and inbound pods are the same.
-  const seen = new Set<string>();
-  const passes = nodeNames.map((name) => {
-    seen.add(name);
-    const here = placed.get(name)!;
-    const byGroup = here.byGroup;
+  // The nodes whose part may differ from the last pass's: their pods changed or pods may be
+  // heading to them. Every node when the nodes themselves changed, when pods that may land
+  // anywhere changed, or when the written status is another object (then most nodes'
+  // parts are reused after a comparison with their entry).
+  const headingChanged = memo.inboundChanges(inbound, anyMin);
+  const prevMoved = memo.syncPrev(ctx.prev.nodeStatus);
+  const check =
+    nodeSetChanged || !headingChanged || prevMoved
+      ? memo.names
+      : new Set([...placement.changed, ...headingChanged]);
+  for (const name of check) {
+    const i = memo.position(name);
+    if (i === undefined) continue;
+    const here = placementOf(name);
     const index = indexNow(name);
     const heading = anyMin < n || headingMin.has(name);
     const k = Math.min(index, n - 1);
-    const inboundKey = `${heading}|${anywhere[k]}|${(headingTo[k]!.get(name) ?? []).join(',')}`;
-    const conflicted =
-      m.conflicts.size === 0
-        ? ''
-        : byGroup
-            .flat()
-            .filter((p) => m.conflicts.has(podName(p)))
-            .map(podName)
-            .join(',');
-    const prev = prevNodeStatus(ctx, name);
-    const old = memo.nodes.get(name);
+    const inboundKey = `${heading}|${inbound.anywhere[k]}|${(inbound.headingTo[k]!.get(name) ?? []).join(',')}`;
+    const conflicted = totals.conflicts.size === 0 ? '' : conflictedOn(here, totals.conflicts);
+    const prev = memo.prevOf(name);
+    const old = memo.passes[i];
+    let entry: NodePass;
     if (
       old &&
       old.index === index &&
@@ -658,20 +688,68 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
       // The written status comes back as new objects (the server's answer, then the cache's
       // copy): remember this one, so the next pass matches it by identity.
       old.prev = prev;
-      return old;
+      entry = old;
+    } else {
+      const pass = passForNode(ctx, totals.conflicts, prev, {
+        name,
+        byGroup: here.byGroup,
+        index,
+        heading,
+        inbound,
+      });
+      entry = { ...pass, placement: here, index, inboundKey, conflicted, prev };
+      memo.passes[i] = entry;
     }
-    const pass = passForNode(ctx, m, { name, byGroup, index, heading, headingTo, anywhere });
-    const entry: NodePass = { ...pass, placement: here, index, inboundKey, conflicted, prev };
-    memo.nodes.set(name, entry);
-    return entry;
-  });
-  for (const name of memo.nodes.keys()) if (!seen.has(name)) memo.nodes.delete(name);
-  const views = passes.map((p) => p.view);
-  for (const p of passes) releases.push(...p.releases);
+    if (entry.releases.length > 0) memo.releasing.add(name);
+    else memo.releasing.delete(name);
+  }
+  for (const name of memo.releasingInOrder()) releases.push(...memo.passes[memo.position(name)!]!.releases);
   ctx.released = new Set(releases.map((r) => r.name));
+  const passes = memo.passes.slice() as NodePass[];
+  const taints = ctx.input.nodes
+    ? taintChanges(ctx, new Map(passes.map((p) => [p.view.name, p.view.index])), false)
+    : [];
+  let plan: Plan | undefined;
+  return {
+    spec,
+    releases,
+    taints,
+    plan: () => {
+      plan ??= nodeReport(ctx, { totals, passes, releases, taints, inFlight, waitingUnplaced });
+      return plan;
+    },
+  };
+}
+
+/** The names of a node's pods another group or sequence also claims. */
+function conflictedOn(here: NodePlacement, conflicts: ReadonlyMap<string, string>): string {
+  const names: string[] = [];
+  for (const list of here.byGroup)
+    for (const p of list) if (conflicts.has(podName(p))) names.push(podName(p));
+  return names.join(',');
+}
+
+interface NodeFacts {
+  totals: GroupTotals;
+  /** Every node's part, by node name. */
+  passes: readonly NodePass[];
+  releases: Release[];
+  taints: TaintChange[];
+  inFlight: { group: number }[];
+  waitingUnplaced: Pod[][];
+}
+
+/** The node-scope status and events, from every node's part of the pass. */
+function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
+  const { spec, n } = ctx;
+  const { passes, releases, totals } = f;
   const failures: Failure[] = [];
-  const failedPods = passes.flatMap((p) => p.failed);
-  const escapes = passes.flatMap((p) => p.escapes);
+  const failedPods: NodePass['failed'] = [];
+  const escapes: NodePass['escapes'] = [];
+  for (const p of passes) {
+    if (p.failed.length > 0) failedPods.push(...p.failed);
+    if (p.escapes.length > 0) escapes.push(...p.escapes);
+  }
   if (failedPods.length > 0) {
     const names = failedPods.map(
       ({ pod, group, node }) => `${podName(pod)} (group ${groupLabel(spec.groups[group]!, n)}, node ${node})`,
@@ -683,33 +761,30 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
   }
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
-  const conflict = conflictFailure(m);
+  const conflict = conflictFailure(totals.conflicts);
   if (conflict) failures.push(conflict);
 
-  const waitingGroups = waitingUnplaced.map((p, k) => (p.length > 0 ? k : n));
-  const inFlightGroups = inFlight.map((f) => f.group);
-  const members = views.filter((v) => v.byGroup.some((g) => g.length > 0));
-  let current = Math.min(
-    n,
-    ...members.map((v) => (v.completed ? n : v.index)),
-    ...waitingGroups,
-    ...inFlightGroups,
-  );
-  const totalMembers = m.groups.reduce((s, g) => s + g.members.length, 0);
+  const members = passes.filter((p) => p.view.byGroup.some((g) => g.length > 0));
+  let current = n;
+  for (const p of members) current = Math.min(current, p.view.completed ? n : p.view.index);
+  f.waitingUnplaced.forEach((pods, k) => {
+    if (pods.length > 0) current = Math.min(current, k);
+  });
+  for (const { group } of f.inFlight) current = Math.min(current, group);
+  const totalMembers = totals.members;
   if (totalMembers === 0) current = 0;
-  const missing = missingCheck(ctx, m, current);
+  const missing = missingCheck(ctx, totals.missing, current);
   if (missing.failure) failures.push(missing.failure);
 
-  const completed = totalMembers > 0 && current === n && members.every((v) => v.completed);
-  const anyoneReleased =
-    releases.length > 0 || m.groups.some((g) => g.members.some((p) => !hasGate(p, spec.gate)));
+  const completed = totalMembers > 0 && current === n && members.every((p) => p.view.completed);
+  const anyoneReleased = releases.length > 0 || totals.anyUngated;
   let phase: Phase;
   if (failures.length > 0) phase = 'Failed';
   else if (completed) phase = 'Completed';
   else if (!anyoneReleased) phase = 'Pending';
   else phase = 'InProgress';
 
-  const doneNodes = members.filter((v) => v.completed).length;
+  const doneNodes = members.filter((p) => p.view.completed).length;
   let message: string;
   if (completed) {
     message = `All ${n} groups are Ready on ${members.length} node${members.length === 1 ? '' : 's'} (${totalMembers} pods)`;
@@ -720,11 +795,11 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
       : `Waiting for group ${groupLabel(g, n)}: no pod in namespace ${spec.namespace} matches ${g.selectorText ?? ''}`;
   } else {
     const parts: string[] = [`${doneNodes}/${members.length} nodes completed`];
-    const waiting = members.filter((v) => !v.completed && v.waiting);
-    for (const v of waiting.slice(0, 3)) parts.push(`node ${v.name} waits for ${v.waiting}`);
+    const waiting = members.filter((p) => !p.view.completed && p.view.waiting);
+    for (const p of waiting.slice(0, 3)) parts.push(`node ${p.view.name} waits for ${p.view.waiting}`);
     if (waiting.length > 3) parts.push(`${waiting.length - 3} more nodes waiting`);
     for (let k = 0; k < n; k++) {
-      const pods = waitingUnplaced[k]!;
+      const pods = f.waitingUnplaced[k]!;
       if (pods.length > 0) {
         parts.push(
           `${listNames(pods.map(podName))} of group ${groupLabel(spec.groups[k]!, n)} wait for a node where every earlier group is Ready`,
@@ -735,7 +810,7 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
       parts.push(`${listNames(missing.missing)} not found in namespace ${spec.namespace}`);
     message = parts.join('; ');
   }
-  if (failures.length > 0) message = `${failures.map((f) => f.message).join('; ')}. ${message}`;
+  if (failures.length > 0) message = `${failures.map((x) => x.message).join('; ')}. ${message}`;
 
   const status = baseStatus(ctx, {
     phase,
@@ -744,29 +819,43 @@ function decideNode(ctx: Ctx, m: Membership, placement: Placement): Plan {
     groupName: spec.groups[Math.min(current, n - 1)]?.name,
     ready: `${doneNodes}/${members.length} nodes`,
   });
-  const statusOf = new Map(passes.map((p) => [p.view.name, p.status]));
-  status.nodeStatus = members.map((v) => statusOf.get(v.name)!);
+  status.nodeStatus = members.map((p) => p.status);
   const max = ctx.input.options.maxListedPods;
   const processed: string[] = [];
-  for (const v of members) {
+  for (const { view: v } of members) {
     const upTo = v.completed ? n : v.index;
     for (let k = 0; k < upTo && processed.length < max; k++) processed.push(...v.byGroup[k]!.map(podName));
+    if (processed.length >= max) break;
   }
   status.processedPods = capped(processed.sort(), max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
 
-  return withEvents(ctx, {
-    spec,
-    membership: m,
-    currentIndex: current,
-    releases,
-    taints: ctx.input.nodes ? taintChanges(ctx, new Map(views.map((v) => [v.name, v.index])), false) : [],
-    status,
-    failures,
-    nodes: views,
-    unplaced: waitingUnplaced,
-    requeueAfterMs: missing.requeueAfterMs,
-  });
+  // Nodes whose turn moved on since the written status, by the group they finished.
+  const advanced = new Map<number, string[]>();
+  for (const p of members) {
+    const was = p.prev?.currentIndex;
+    if (was === undefined || p.status === p.prev) continue;
+    for (let k = was; k < p.status.currentIndex && k < n; k++) {
+      const list = advanced.get(k);
+      if (list) list.push(p.view.name);
+      else advanced.set(k, [p.view.name]);
+    }
+  }
+  return withEvents(
+    ctx,
+    {
+      spec,
+      currentIndex: current,
+      releases,
+      taints: f.taints,
+      status,
+      failures,
+      nodes: passes.map((p) => p.view),
+      unplaced: f.waitingUnplaced,
+      requeueAfterMs: missing.requeueAfterMs,
+    },
+    advanced,
+  );
 }
 
 /** What a pass derives for one node, with the inputs it was derived from. */
@@ -777,6 +866,7 @@ interface NodePass {
   inboundKey: string;
   /** The node's pods another group or sequence also claims. */
   conflicted: string;
+  /** The written status's entry for the node, which the node's entry is derived from. */
   prev: NodeSequenceStatus | undefined;
   view: NodeView;
   releases: Release[];
@@ -786,41 +876,126 @@ interface NodePass {
 }
 
 /**
- * Per-node results of node-scoped passes of one sequence, kept by the caller between
- * passes (one per sequence): a pass after one pod event then re-derives one node, not
- * a thousand. The decision is the same with or without it.
+ * What node-scoped passes of one sequence keep between them (one memo per sequence and
+ * tracker): each node's part of the last pass, and what it was derived from, so that a
+ * pass after one pod event re-derives one node, not a thousand. The decision is the same
+ * with or without it (incremental.test.ts checks this over random histories).
  */
 export class DecisionMemo {
-  readonly nodes = new Map<string, NodePass>();
-  private readonly empties = new Map<string, NodePlacement>();
+  /** Every node the sequence knows, sorted; `passes` holds each one's part, in that order. */
+  names: string[] = [];
+  passes: (NodePass | undefined)[] = [];
+  /** Nodes whose part releases pods: their releases are sent again until their pods change. */
+  readonly releasing = new Set<string>();
+  private pos = new Map<string, number>();
+  private cluster = new Set<string>();
   private scope = '';
+  private tracker: MembershipTracker | undefined;
   private groups = 0;
-
-  /** Forgets everything when the gate, the sequence or its length differs from the last pass's. */
-  reset(gate: string, key: string, groups: number): void {
-    const scope = `${key} ${gate} ${groups}`;
-    if (scope === this.scope) return;
-    this.scope = scope;
-    this.groups = groups;
-    this.nodes.clear();
-    this.empties.clear();
-    this.names = [];
-    this.nameSet = new Set();
-  }
-
-  private names: string[] = [];
-  private nameSet = new Set<string>();
+  private serial = -1;
+  private anywhere: number[] = [];
+  private anyMin = -1;
+  private heading: Map<string, string>[] = [];
+  private prevList: readonly NodeSequenceStatus[] | undefined | null = null;
+  private prevByNode = new Map<string, NodeSequenceStatus>();
+  private readonly empties = new Map<string, NodePlacement>();
   private readonly local = new WeakMap<NodePlacement, number>();
 
-  /** The node names of `placed`, sorted; sorted again only when the set of nodes changes. */
-  sortedNames(placed: ReadonlyMap<string, unknown>): string[] {
-    let same = placed.size === this.names.length;
-    if (same) for (const name of placed.keys()) if (!this.nameSet.has(name)) same = false;
-    if (!same) {
-      this.names = [...placed.keys()].sort();
-      this.nameSet = new Set(this.names);
+  /** Forgets everything when the tracker, gate, sequence or length differs from the last pass's. */
+  reset(gate: string, key: string, groups: number, tracker: MembershipTracker): void {
+    const scope = `${key} ${gate} ${groups}`;
+    if (scope === this.scope && tracker === this.tracker) return;
+    this.scope = scope;
+    this.tracker = tracker;
+    this.groups = groups;
+    this.names = [];
+    this.passes = [];
+    this.releasing.clear();
+    this.pos = new Map();
+    this.cluster = new Set();
+    this.serial = -1;
+    this.anyMin = -1;
+    this.heading = [];
+    this.prevList = null;
+    this.empties.clear();
+  }
+
+  position(name: string): number | undefined {
+    return this.pos.get(name);
+  }
+
+  /**
+   * Brings the node list up to date: the nodes with members (and, in full mode, every
+   * node of the cluster). True when the list changed or this pass cannot tell (a
+   * placement was taken without this memo): every node must then be looked at.
+   */
+  syncNodes(placement: Placement, cluster: readonly Node[] | undefined): boolean {
+    let changed = placement.serial !== this.serial + 1;
+    this.serial = placement.serial;
+    let names = this.cluster;
+    if (cluster) {
+      names = new Set();
+      for (const node of cluster) if (node.metadata.name) names.add(node.metadata.name);
+      if (names.size !== this.cluster.size || [...names].some((x) => !this.cluster.has(x))) changed = true;
     }
-    return this.names;
+    if (!changed) {
+      for (const name of placement.changed) {
+        if ((placement.nodes.has(name) || names.has(name)) !== this.pos.has(name)) changed = true;
+      }
+    }
+    if (!changed) return false;
+    this.cluster = names;
+    const before = new Map(this.names.map((name, i) => [name, this.passes[i]]));
+    this.names = [...new Set([...placement.nodes.keys(), ...names])].sort();
+    this.pos = new Map(this.names.map((name, i) => [name, i]));
+    this.passes = this.names.map((name) => before.get(name));
+    for (const name of this.releasing) if (!this.pos.has(name)) this.releasing.delete(name);
+    return true;
+  }
+
+  /**
+   * Records the inbound pods of this pass; resolves the nodes whose inbound pods differ
+   * from the last pass's, or undefined when pods that may land anywhere changed (every
+   * node's turn may have moved).
+   */
+  inboundChanges(inbound: Inbound, anyMin: number): Set<string> | undefined {
+    const heading = inbound.headingTo.map(
+      (m) => new Map([...m].map(([node, pods]) => [node, pods.join(',')])),
+    );
+    const sameAnywhere =
+      anyMin === this.anyMin &&
+      this.anywhere.length === inbound.anywhere.length &&
+      this.anywhere.every((c, k) => c === inbound.anywhere[k]);
+    const before = this.heading;
+    this.heading = heading;
+    this.anywhere = [...inbound.anywhere];
+    this.anyMin = anyMin;
+    if (!sameAnywhere || before.length !== heading.length) return undefined;
+    const changed = new Set<string>();
+    heading.forEach((now, k) => {
+      const was = before[k]!;
+      for (const [node, pods] of now) if (was.get(node) !== pods) changed.add(node);
+      for (const node of was.keys()) if (!now.has(node)) changed.add(node);
+    });
+    return changed;
+  }
+
+  /** Takes the written status's node entries; true when they are another list than last pass's. */
+  syncPrev(list: readonly NodeSequenceStatus[] | undefined): boolean {
+    if (list === this.prevList) return false;
+    this.prevList = list;
+    this.prevByNode = new Map((list ?? []).map((s) => [s.nodeName, s]));
+    return true;
+  }
+
+  /** The written status's entry for a node. */
+  prevOf(node: string): NodeSequenceStatus | undefined {
+    return this.prevByNode.get(node);
+  }
+
+  /** The nodes in `releasing`, in node order. */
+  releasingInOrder(): string[] {
+    return [...this.releasing].sort((a, b) => this.pos.get(a)! - this.pos.get(b)!);
   }
 
   /** The node's own blocker: its first group with no member on it or a member not done. */
@@ -850,14 +1025,14 @@ interface NodeInput {
   byGroup: readonly (readonly Pod[])[];
   index: number;
   heading: boolean;
-  headingTo: Map<string, string[]>[];
-  anywhere: number[];
+  inbound: Inbound;
 }
 
 /** One node's part of a node-scoped pass. */
 function passForNode(
   ctx: Ctx,
-  m: Membership,
+  conflicts: ReadonlyMap<string, string>,
+  prev: NodeSequenceStatus | undefined,
   node: NodeInput,
 ): Pick<NodePass, 'view' | 'releases' | 'failed' | 'escapes' | 'status'> {
   const { spec, n } = ctx;
@@ -868,7 +1043,7 @@ function passForNode(
   const releases: Release[] = [];
   for (let k = 0; k <= Math.min(index, n - 1); k++) {
     for (const pod of byGroup[k]!)
-      if (releasable(ctx, m, pod)) releases.push(releaseFor(ctx, pod, k, { node: name }));
+      if (releasable(ctx, conflicts, pod)) releases.push(releaseFor(ctx, pod, k, { node: name }));
   }
   const released = new Set(releases.map((r) => r.name));
   const failed: NodePass['failed'] = [];
@@ -883,30 +1058,26 @@ function passForNode(
   else if (completed) view.phase = 'Completed';
   else if (!anyReleased) view.phase = 'Pending';
   else view.phase = 'InProgress';
-  if (!completed && index < n) {
-    // Messages describe this node's pods released in this pass as released.
-    const before = ctx.released;
-    ctx.released = released;
-    view.waiting = nodeWaiting(ctx, view, node.headingTo, node.anywhere);
-    ctx.released = before;
-  }
-  return { view, releases, failed, escapes, status: nodeStatus(ctx, view) };
+  if (!completed && index < n) view.waiting = nodeWaiting(ctx, view, node.inbound, released);
+  return { view, releases, failed, escapes, status: nodeStatus(ctx, view, prev) };
 }
 
-function nodeWaiting(ctx: Ctx, v: NodeView, headingTo: Map<string, string[]>[], anywhere: number[]): string {
+function nodeWaiting(ctx: Ctx, v: NodeView, inbound: Inbound, released: ReadonlySet<string>): string {
   const { spec, n } = ctx;
   const k = v.index;
   const label = `group ${groupLabel(spec.groups[k]!, n)}`;
   const pods = v.byGroup[k]!;
-  const heading = headingTo[k]!.get(v.name) ?? [];
-  if (pods.length === 0 && heading.length === 0 && anywhere[k] === 0)
+  const heading = inbound.headingTo[k]!.get(v.name) ?? [];
+  const anywhere = inbound.anywhere[k]!;
+  if (pods.length === 0 && heading.length === 0 && anywhere === 0)
     return `${label}: no pod of it on this node`;
   const parts: string[] = [];
-  const detail = notDoneDetail(ctx, pods);
+  // This node's pods released in this pass read as released.
+  const detail = notDoneDetail(ctx, pods, released);
   if (pods.length > 0)
     parts.push(`${pods.filter(isDone).length}/${pods.length} Ready${detail ? ` (${detail})` : ''}`);
   if (heading.length > 0) parts.push(`${listNames(heading)} not scheduled yet`);
-  else if (anywhere[k]! > 0) parts.push(`${anywhere[k]} pods not scheduled yet`);
+  else if (anywhere > 0) parts.push(`${anywhere} pods not scheduled yet`);
   return `${label}: ${parts.join('; ')}`;
 }
 
@@ -938,15 +1109,8 @@ function sameNodeEntry(a: NodeSequenceStatus | undefined, b: NodeSequenceStatus 
   );
 }
 
-/** The previous status's entry for a node. */
-function prevNodeStatus(ctx: Ctx, node: string): NodeSequenceStatus | undefined {
-  ctx.prevNodes ??= new Map((ctx.prev.nodeStatus ?? []).map((s) => [s.nodeName, s]));
-  return ctx.prevNodes.get(node);
-}
-
-function nodeStatus(ctx: Ctx, v: NodeView): NodeSequenceStatus {
+function nodeStatus(ctx: Ctx, v: NodeView, prev: NodeSequenceStatus | undefined): NodeSequenceStatus {
   const n = ctx.n;
-  const prev = prevNodeStatus(ctx, v.name);
   const index = v.completed ? n : v.index;
   const pods = index < n ? v.byGroup[index]! : [];
   const cond: Condition = v.completed
@@ -1041,7 +1205,12 @@ export function releaseEvents(spec: ResolvedSpec, releases: Release[]): CoreEven
   return events;
 }
 
-function transitionEvents(ctx: Ctx, plan: PlanFacts): CoreEvent[] {
+/** `nodesAdvanced` (node scope): the nodes whose turn moved on since `prev`, by the group they finished. */
+function transitionEvents(
+  ctx: Ctx,
+  plan: PlanFacts,
+  nodesAdvanced?: ReadonlyMap<number, string[]>,
+): CoreEvent[] {
   const { prev, spec, n } = ctx;
   const next = plan.status;
   const events: CoreEvent[] = [];
@@ -1062,19 +1231,8 @@ function transitionEvents(ctx: Ctx, plan: PlanFacts): CoreEvent[] {
       });
     }
   }
-  if (sameSpec && spec.scope === 'Node') {
-    const before = new Map((prev.nodeStatus ?? []).map((s) => [s.nodeName, s.currentIndex]));
-    const advanced = new Map<number, string[]>();
-    for (const s of next.nodeStatus ?? []) {
-      const was = before.get(s.nodeName);
-      if (was === undefined) continue;
-      for (let k = was; k < s.currentIndex && k < n; k++) {
-        const list = advanced.get(k) ?? [];
-        list.push(s.nodeName);
-        advanced.set(k, list);
-      }
-    }
-    for (const [k, nodes] of [...advanced].sort(([a], [b]) => a - b)) {
+  if (sameSpec && nodesAdvanced) {
+    for (const [k, nodes] of [...nodesAdvanced].sort(([a], [b]) => a - b)) {
       events.push({
         type: 'Normal',
         reason: 'GroupReady',

@@ -4,6 +4,7 @@
  */
 
 import { type CoreInput, decide, type Plan } from './core.ts';
+import { type Membership, MembershipTracker } from './membership.ts';
 import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { describePod, hasGate, isDone, podNode } from './pods.ts';
 import { releasedBy } from './release.ts';
@@ -22,7 +23,8 @@ export interface ExplainInput {
   now?: Date;
 }
 
-function planFor(input: ExplainInput): Plan {
+/** The plan, and the membership it was made on (undefined for an invalid sequence). */
+function planFor(input: ExplainInput): { plan: Plan; membership?: Membership } {
   const options = resolveOptions(input.options);
   const key = `${input.seq.metadata.namespace}/${input.seq.metadata.name}`;
   const others = (input.sequences ?? [])
@@ -31,20 +33,31 @@ function planFor(input: ExplainInput): Plan {
       key: `${s.metadata.namespace}/${s.metadata.name}`,
       spec: resolveSpec(s, options.defaultGateName),
     }));
+  const spec = resolveSpec(input.seq, options.defaultGateName);
+  const tracker =
+    spec.errors.length === 0
+      ? new MembershipTracker(
+          spec,
+          others,
+          input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
+        )
+      : undefined;
   const core: CoreInput = {
     seq: input.seq,
+    spec,
     pods: input.pods,
+    tracker,
     nodes: input.nodes,
     others,
     now: input.now ?? new Date(),
     options,
   };
-  return decide(core);
+  return { plan: decide(core), membership: tracker?.membership() };
 }
 
 /** A report of the whole sequence: every group, its pods and what holds them. */
 export function explainSequence(input: ExplainInput): string {
-  const plan = planFor(input);
+  const { plan, membership: m } = planFor(input);
   const { spec } = plan;
   const n = spec.groups.length;
   const seq = input.seq;
@@ -53,8 +66,7 @@ export function explainSequence(input: ExplainInput): string {
     `PodSequence ${seq.metadata.namespace}/${seq.metadata.name}: ${plan.status.phase}, scope ${spec.scope}, gate ${spec.gate}, pods in namespace ${spec.namespace}`,
   );
   lines.push(`  ${plan.status.message}`);
-  if (spec.errors.length > 0 || !plan.membership) return lines.join('\n');
-  const m = plan.membership;
+  if (spec.errors.length > 0 || !m) return lines.join('\n');
   for (const g of spec.groups) {
     const gm = m.groups[g.index]!;
     const state =
@@ -110,7 +122,7 @@ export function explainPod(
     const groups = spec.groups.filter((g) => groupSelects(g, name, pod.metadata.labels));
     if (groups.length === 0) continue;
     found = true;
-    const plan = planFor({
+    const { plan, membership } = planFor({
       seq,
       pods: input.pods,
       nodes: input.nodes,
@@ -125,7 +137,7 @@ export function explainPod(
       lines.push(`${head}: the sequence is invalid, nothing is released: ${spec.errors.join('; ')}`);
       continue;
     }
-    const conflict = plan.membership?.conflicts.get(name);
+    const conflict = membership?.conflicts.get(name);
     if (conflict) {
       lines.push(`${head}: not released: ${conflict}`);
       continue;
@@ -143,7 +155,7 @@ export function explainPod(
     }
     lines.push(`${head}: gated by ${spec.gate}, waiting:`);
     if (spec.scope === 'Cluster') {
-      const wait = plan.membership!.groups[plan.currentIndex];
+      const wait = membership?.groups[plan.currentIndex];
       if (wait) {
         const label = groupLabel(spec.groups[plan.currentIndex]!, n);
         const notDone = wait.members

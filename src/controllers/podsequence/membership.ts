@@ -48,6 +48,33 @@ export interface Placement {
   nodes: ReadonlyMap<string, NodePlacement>;
   /** Members without a node yet, by group (each list by name). */
   unplaced: readonly (readonly Pod[])[];
+  /** The nodes whose placement was rebuilt (or dropped) since the previous call. */
+  changed: readonly string[];
+  /** Counts the calls, so that a caller can tell whether it saw every `changed` list. */
+  serial: number;
+}
+
+/**
+ * Node scope: what the decision needs of the groups as a whole, kept by counting rather
+ * than by building the groups, which costs a sort of the group per pod event.
+ */
+export interface GroupTotals {
+  /** Member pods in all groups. */
+  members: number;
+  /** Some member pod carries no gate (it was released, or never gated). */
+  anyUngated: boolean;
+  /** Per group, the explicit names with no pod in the namespace. */
+  missing: readonly (readonly string[])[];
+  conflicts: ReadonlyMap<string, string>;
+}
+
+/** Per group, counts over the matched pods, kept as pods come, change and go. */
+interface Tally {
+  matched: number;
+  failed: number;
+  /** Matched pods without the gate, and those of them not Failed. */
+  ungated: number;
+  ungatedLive: number;
 }
 
 export interface OtherSequence {
@@ -119,8 +146,15 @@ export class MembershipTracker {
   private readonly placed = new Map<string, NodePlacement>();
   private readonly dirtyNodes = new Set<string>();
   private readonly unplacedNames = new Set<string>();
-  /** Per group, whether its built members are its failed pods (every match failed). */
+  /**
+   * Per group, whether every matched pod failed: a selector group then counts its failed
+   * pods as members (see `build`). Kept from the tallies as pods change.
+   */
   private readonly failedOnly: boolean[];
+  private readonly tally: Tally[];
+  /** Per group, the missing explicit names, until a change touches the group. */
+  private readonly missingOf: (readonly string[] | undefined)[];
+  private serial = 0;
 
   constructor(spec: ResolvedSpec, others: OtherSequence[] = [], pods: Iterable<Pod> = []) {
     this.spec = spec;
@@ -134,8 +168,44 @@ export class MembershipTracker {
     );
     this.matched = spec.groups.map(() => new Map());
     this.built = spec.groups.map(() => undefined);
-    this.failedOnly = spec.groups.map(() => false);
+    this.missingOf = spec.groups.map(() => undefined);
+    // An empty group has no pod that did not fail.
+    this.failedOnly = spec.groups.map(() => true);
+    this.tally = spec.groups.map(() => ({ matched: 0, failed: 0, ungated: 0, ungatedLive: 0 }));
     for (const pod of pods) this.upsert(pod);
+  }
+
+  /** Group k's built members and missing names are out of date. */
+  private touch(k: number): void {
+    this.built[k] = undefined;
+    this.missingOf[k] = undefined;
+  }
+
+  /** Adds (sign 1) or takes away (sign -1) a matched pod of group k in the tallies. */
+  private count(k: number, pod: Pod, sign: 1 | -1): void {
+    const t = this.tally[k]!;
+    const failed = isFailed(pod);
+    const ungated = !hasGate(pod, this.spec.gate);
+    t.matched += sign;
+    if (failed) t.failed += sign;
+    if (ungated) t.ungated += sign;
+    if (ungated && !failed) t.ungatedLive += sign;
+  }
+
+  /**
+   * Settles whether group k's matches all failed; when that flips, which of its failed
+   * pods are members flips too, on every node they are on.
+   */
+  private settle(k: number): void {
+    const t = this.tally[k]!;
+    const failedOnly = t.matched === t.failed;
+    if (failedOnly === this.failedOnly[k]) return;
+    this.failedOnly[k] = failedOnly;
+    if (!this.nodeScoped || !this.spec.groups[k]!.selector) return;
+    for (const name of this.matched[k]!.keys()) {
+      const node = this.nodeOf.get(name);
+      if (node !== undefined) this.dirtyNodes.add(node);
+    }
   }
 
   /** A pod of the sequence's namespace was added or changed. */
@@ -150,14 +220,18 @@ export class MembershipTracker {
     if (e !== undefined && hits.length > 1) hits.sort((a, b) => a - b);
     if (before !== undefined && (hits.length === 0 || before !== hits[0])) this.drop(name, before);
     // Its explicit group lists it as missing or not, wherever the pod is counted.
-    if (e !== undefined) this.built[e] = undefined;
+    if (e !== undefined) this.touch(e);
     if (hits.length === 0) return;
     // Counted in its earliest group, so that a group never looks complete without it.
     const k = hits[0]!;
     this.groupOf.set(name, k);
+    const old = this.matched[k]!.get(name);
+    if (old) this.count(k, old, -1);
     this.matched[k]!.set(name, pod);
-    this.built[k] = undefined;
+    this.count(k, pod, 1);
+    this.touch(k);
     if (this.nodeScoped) this.place(name, podNode(pod));
+    this.settle(k);
     const conflict = this.conflictOf(name, pod, hits);
     if (conflict) this.conflicts.set(name, conflict);
     else this.conflicts.delete(name);
@@ -172,15 +246,19 @@ export class MembershipTracker {
 
   private drop(name: string, k: number): void {
     const e = this.explicit.get(name);
-    if (e !== undefined) this.built[e] = undefined;
+    if (e !== undefined) this.touch(e);
+    const old = this.matched[k]!.get(name);
+    if (old) this.count(k, old, -1);
     this.matched[k]!.delete(name);
     this.groupOf.delete(name);
     this.conflicts.delete(name);
-    this.built[k] = undefined;
-    if (!this.nodeScoped) return;
-    this.place(name, undefined);
-    this.nodeOf.delete(name);
-    this.unplacedNames.delete(name);
+    this.touch(k);
+    if (this.nodeScoped) {
+      this.place(name, undefined);
+      this.nodeOf.delete(name);
+      this.unplacedNames.delete(name);
+    }
+    this.settle(k);
   }
 
   /** Files `name` under `node` (undefined: no node), marking the nodes it leaves and joins. */
@@ -215,8 +293,8 @@ export class MembershipTracker {
    */
   placement(): Placement {
     if (!this.nodeScoped) throw new Error('placement is kept for node-scoped sequences only');
-    this.membership(); // settles failedOnly, which decides membership on the nodes
-    for (const node of this.dirtyNodes) {
+    const changed = [...this.dirtyNodes];
+    for (const node of changed) {
       const names = this.onNode.get(node);
       if (!names) {
         this.placed.delete(node);
@@ -239,7 +317,26 @@ export class MembershipTracker {
       if (this.isMember(k, pod)) unplaced[k]!.push(pod);
     }
     for (const list of unplaced) if (list.length > 1) list.sort(byName);
-    return { nodes: this.placed, unplaced };
+    return { nodes: this.placed, unplaced, changed, serial: ++this.serial };
+  }
+
+  /** Node scope: the group totals the decision needs, without building the groups. */
+  totals(): GroupTotals {
+    let members = 0;
+    let anyUngated = false;
+    const missing = this.spec.groups.map((g) => {
+      const t = this.tally[g.index]!;
+      const all = !g.selector || this.failedOnly[g.index]!;
+      members += all ? t.matched : t.matched - t.failed;
+      if ((all ? t.ungated : t.ungatedLive) > 0) anyUngated = true;
+      let m = this.missingOf[g.index];
+      if (!m) {
+        m = (g.pods ?? []).filter((n) => !this.groupOf.has(n));
+        this.missingOf[g.index] = m;
+      }
+      return m;
+    });
+    return { members, anyUngated, missing, conflicts: this.conflicts };
   }
 
   /** Whether a matched pod of group k counts as a member (see `build`). */
@@ -276,21 +373,17 @@ export class MembershipTracker {
   private build(g: ResolvedGroup): GroupMembers {
     const pods = [...this.matched[g.index]!.values()].sort(byName);
     const missing = (g.pods ?? []).filter((n) => !this.groupOf.has(n));
-    if (!g.selector) return { index: g.index, members: pods, missing, ignoredFailed: [] };
+    this.missingOf[g.index] = missing;
     // A selector group whose every match failed has failed: keep those pods as members so
     // it cannot complete; otherwise their replacements stand for them.
-    const members = pods.filter((p) => !isFailed(p));
-    const failedOnly = members.length === 0;
-    if (failedOnly !== this.failedOnly[g.index]) {
-      // Which of the group's failed pods are members changed on every node they are on.
-      this.failedOnly[g.index] = failedOnly;
-      for (const p of pods) {
-        const node = this.nodeOf.get(p.metadata.name ?? '');
-        if (node !== undefined) this.dirtyNodes.add(node);
-      }
-    }
-    if (failedOnly) return { index: g.index, members: pods, missing, ignoredFailed: [] };
-    return { index: g.index, members, missing, ignoredFailed: pods.filter(isFailed) };
+    if (!g.selector || this.failedOnly[g.index])
+      return { index: g.index, members: pods, missing, ignoredFailed: [] };
+    return {
+      index: g.index,
+      members: pods.filter((p) => !isFailed(p)),
+      missing,
+      ignoredFailed: pods.filter(isFailed),
+    };
   }
 }
 

@@ -10,14 +10,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { statusWriteDelay } from '../../../src/controllers/podsequence/controller.ts';
-import { DecisionMemo, decide } from '../../../src/controllers/podsequence/core.ts';
+import { DecisionMemo, decide, decideReleases } from '../../../src/controllers/podsequence/core.ts';
 import { ReleaseExpectations } from '../../../src/controllers/podsequence/expectations.ts';
 import { MembershipTracker } from '../../../src/controllers/podsequence/membership.ts';
 import { resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
 import type { Pod, PodSequence, PodSequenceStatus } from '../../../src/controllers/podsequence/types.ts';
 import { DEFAULT_GATE } from '../../../src/controllers/podsequence/types.ts';
 import { seededRandom } from '../../support/random.ts';
-import { input, type PodOpts, pod, sequence } from './fixtures.ts';
+import { input, node, type PodOpts, pod, sequence } from './fixtures.ts';
 
 const STATES: PodOpts['state'][] = ['gated', 'released', 'scheduled', 'ready', 'succeeded', 'failed'];
 const TIERS = ['a', 'b', 'c'];
@@ -156,6 +156,41 @@ describe('decision on a live tracker and the per-node memo', () => {
           // Every other pass the status is written, as the controller's pacing may do; it
           // comes back as new objects (the server's answer, then the cache's copy).
           if (step % 2 === 0) status = structuredClone(withMemo.status);
+        }
+      }
+    }
+  });
+
+  test('full mode: as nodes come and go, and when only the releases of a pass are taken', () => {
+    const now = new Date('2026-11-23T00:00:00Z');
+    const nodeSeqs = sequences().filter((s) => s.spec.scope === 'Node');
+    for (const seq of nodeSeqs) {
+      const spec = resolveSpec(seq, DEFAULT_GATE);
+      for (let seed = 1; seed <= 25; seed++) {
+        const r = seededRandom(seed * 7919);
+        const tracker = new MembershipTracker(spec);
+        const memo = new DecisionMemo();
+        let status: PodSequenceStatus | undefined;
+        let step = 0;
+        let nodes = [node('node-0')];
+        for (const { pods, event, name } of history(seed, 60)) {
+          if (event === 'upsert') tracker.upsert(pods.get(name)!);
+          else tracker.remove(name);
+          step++;
+          if (r() < 0.15) nodes = [0, 1, 2, 3, 4].filter(() => r() < 0.8).map((i) => node(`node-${i}`));
+          const at = { ...seq, status };
+          const what = `${seq.metadata.name}, seed ${seed}, step ${step}`;
+          const decision = decideReleases({ ...input(at, [], { now, nodes }), tracker, memo });
+          const fresh = decide(input(at, [...pods.values()], { now, nodes }));
+          assert.deepEqual(decision.releases, fresh.releases, what);
+          assert.deepEqual(decision.taints, fresh.taints, what);
+          // The shell may stop after the releases (a failed patch, a cancelled reconcile).
+          if (r() < 0.3) continue;
+          const withMemo = decision.plan();
+          assert.deepEqual(withMemo.status, fresh.status, what);
+          assert.deepEqual(withMemo.events, fresh.events, what);
+          assert.deepEqual(withMemo.nodes, fresh.nodes, what);
+          if (r() < 0.15) status = structuredClone(withMemo.status);
         }
       }
     }
