@@ -705,6 +705,8 @@ function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   }
   for (const name of memo.releasingInOrder()) releases.push(...memo.passes[memo.position(name)!]!.releases);
   ctx.released = new Set(releases.map((r) => r.name));
+  // Every node has its part by now (a new node list has every node checked). A copy: the
+  // report may be asked for after the next pass has moved the memo on.
   const passes = memo.passes.slice() as NodePass[];
   const taints = ctx.input.nodes
     ? taintChanges(ctx, new Map(passes.map((p) => [p.view.name, p.view.index])), false)

@@ -18,7 +18,9 @@ export {
 export {
   type CoreEvent,
   type CoreInput,
+  type Decision,
   decide,
+  decideReleases,
   type Failure,
   type NodeView,
   type Plan,

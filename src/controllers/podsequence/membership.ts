@@ -120,6 +120,8 @@ function selectorMatcher(groups: ResolvedGroup[]): (labels: Record<string, strin
   };
 }
 
+const NO_CONFLICTS: ReadonlyMap<string, string> = new Map();
+
 const byName = (a: Pod, b: Pod): number => {
   const x = a.metadata.name ?? '';
   const y = b.metadata.name ?? '';
@@ -336,7 +338,10 @@ export class MembershipTracker {
       }
       return m;
     });
-    return { members, anyUngated, missing, conflicts: this.conflicts };
+    // A copy: the totals outlive this call (the report is derived after the releases went
+    // out, while pod events keep coming).
+    const conflicts = this.conflicts.size === 0 ? NO_CONFLICTS : new Map(this.conflicts);
+    return { members, anyUngated, missing, conflicts };
   }
 
   /** Whether a matched pod of group k counts as a member (see `build`). */
