@@ -181,10 +181,28 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       )
         return;
       kick();
-      if (inf === clusterQueues || inf === localQueues)
-        for (const wl of workloads.list()) wlLoop.enqueue(objKey(wl));
+      if (inf === namespaces) return;
+      for (const wl of workloads.list() as Workload[])
+        if (dependsOn(wl, inf, obj)) wlLoop.enqueue(objKey(wl));
     });
   }
+  /**
+   * Whether a workload's eviction or requeueing (syncWorkload) reads this queue or flavor:
+   * its LocalQueue, the ClusterQueue that queue points to or that admitted it, and for
+   * flavors (which decide whether a ClusterQueue is active) the workloads held back by a
+   * stopped ClusterQueue. A queue edit then wakes its own workloads, not every workload.
+   */
+  const dependsOn = (wl: Workload, inf: Informer, obj: KubeObject): boolean => {
+    const ns = wl.metadata.namespace ?? '';
+    if (inf === localQueues) return obj.metadata.namespace === ns && obj.metadata.name === wl.spec.queueName;
+    if (inf === clusterQueues) {
+      const name = obj.metadata.name;
+      if (wl.status?.admission?.clusterQueue === name) return true;
+      const lq = localQueues.getByName(ns, wl.spec.queueName ?? '') as LocalQueue | undefined;
+      return lq?.spec?.clusterQueue === name;
+    }
+    return cond(wl, WorkloadConditions.Requeued)?.reason === 'ClusterQueueStopped';
+  };
   workloads.subscribe((type, obj) => {
     const uid = obj.metadata.uid ?? '';
     if (type === 'ADDED' && !firstSeen.has(uid)) firstSeen.set(uid, ++seq);

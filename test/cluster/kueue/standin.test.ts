@@ -240,6 +240,28 @@ describe('the Kueue stand-in', () => {
     assert.equal(condition(workloadOf('second'), 'Requeued')?.reason, 'ClusterQueueRestarted');
   });
 
+  test('a LocalQueue stopped with HoldAndDrain evicts its own workloads; restarting it readmits them', async () => {
+    await setAwStatus('second', {
+      phase: 'Running',
+      conditions: [cond('QuotaReserved', 'True', 'Resuming')],
+    });
+    await client.mutate(KGVR.localQueues, 'default', 'user-queue', (cur) => {
+      (cur.spec as Record<string, unknown>).stopPolicy = 'HoldAndDrain';
+    });
+    await waitFor('suspended', () => suspendOf(AW, 'second') === true);
+    assert.equal(condition(workloadOf('second'), 'Evicted')?.reason, 'LocalQueueStopped');
+    await setAwStatus('second', {
+      phase: 'Suspended',
+      conditions: [cond('QuotaReserved', 'False', 'Suspended')],
+    });
+    await waitFor('quota released', () => !workloadOf('second')?.status?.admission);
+    await client.mutate(KGVR.localQueues, 'default', 'user-queue', (cur) => {
+      (cur.spec as Record<string, unknown>).stopPolicy = 'None';
+    });
+    await waitFor('readmitted after restart', () => suspendOf(AW, 'second') === false);
+    assert.equal(condition(workloadOf('second'), 'Requeued')?.reason, 'LocalQueueRestarted');
+  });
+
   test('a failed AppWrapper releases quota only once its resources are deleted', async () => {
     await setAwStatus('second', {
       phase: 'Failed',
