@@ -2,7 +2,7 @@
 import type { ClusterClient } from '../client.ts';
 import type { EventRecorder } from './events.ts';
 import type { InformerFactory } from './informer.ts';
-import type { LogFn } from './loop.ts';
+import { type LogFn, Loop } from './loop.ts';
 
 export interface ControllerContext {
   /** A client acting as this controller's service account. */
@@ -22,6 +22,37 @@ export interface ControllerContext {
 export interface RunningController {
   start(): void;
   stop(): Promise<void>;
+}
+
+/**
+ * A workload controller: one work loop syncing keys, fed by informer subscriptions that
+ * end when it stops. Subclasses subscribe in their constructor and implement `sync`.
+ */
+export abstract class LoopController implements RunningController {
+  protected readonly ctx: ControllerContext;
+  protected readonly loop: Loop;
+  private readonly subscriptions: (() => void)[] = [];
+
+  constructor(ctx: ControllerContext, name: string) {
+    this.ctx = ctx;
+    this.loop = new Loop({ name, workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+  }
+
+  protected abstract sync(key: string): Promise<void>;
+
+  /** Keeps a subscription's unsubscribe function, called when the controller stops. */
+  protected unsubscribeOnStop(unsubscribe: () => void): void {
+    this.subscriptions.push(unsubscribe);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.subscriptions.splice(0)) u();
+    await this.loop.stop();
+  }
 }
 
 /** Kubernetes' defaulted int32 field read: a number, else the default. */

@@ -14,9 +14,8 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
 import type { PodLike, TaintLike } from '../scheduler/core/types.ts';
-import { type ControllerContext, int, type RunningController } from './context.ts';
+import { type ControllerContext, int, LoopController } from './context.ts';
 import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
-import { Loop } from './loop.ts';
 import {
   appsSelector,
   claimObjects,
@@ -146,30 +145,21 @@ export function daemonPredicate(ds: DaemonSet): DaemonPredicate {
   };
 }
 
-export class DaemonSetController implements RunningController {
-  private readonly ctx: ControllerContext;
+export class DaemonSetController extends LoopController {
   private readonly sets: Informer;
   private readonly pods: Informer;
   private readonly nodes: Informer;
-  private readonly loop: Loop;
   private readonly podControl: PodControl;
-  private readonly unsubscribe: (() => void)[] = [];
   /** `<ds uid>/<node>` -> failed-pod backoff state. */
   private readonly failedBackoff = new Map<string, { count: number; last: number }>();
 
   constructor(ctx: ControllerContext) {
-    this.ctx = ctx;
+    super(ctx, 'daemonset');
     this.sets = ctx.informers.for(GVR.daemonsets);
     this.pods = ctx.informers.for(GVR.pods);
     this.nodes = ctx.informers.for(GVR.nodes);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
-    this.loop = new Loop({
-      name: 'daemonset',
-      workers: ctx.workers,
-      log: ctx.log,
-      sync: (k) => this.sync(k),
-    });
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.sets.subscribe((t, o) => {
         if (t === 'DELETED')
           for (const k of this.failedBackoff.keys())
@@ -177,21 +167,12 @@ export class DaemonSetController implements RunningController {
         this.loop.enqueue(objKey(o));
       }),
     );
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
     );
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.nodes.subscribe((t, o, old) => this.onNode(t, o as Node, old as Node | undefined)),
     );
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    for (const u of this.unsubscribe) u();
-    await this.loop.stop();
   }
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
@@ -212,7 +193,7 @@ export class DaemonSetController implements RunningController {
     for (const ds of this.sets.list()) this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const ds = this.sets.get(key) as DaemonSet | undefined;
     if (!ds) return;
     const selector = appsSelector(ds);

@@ -8,7 +8,7 @@
 import { selectorFromObject, type Selector } from '../../kube/labels.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
-import { type ControllerContext, int, type RunningController } from './context.ts';
+import { type ControllerContext, int, LoopController } from './context.ts';
 import {
   activeReplicaSets,
   calculateStatus,
@@ -49,7 +49,6 @@ import {
   type DeploymentStatus,
 } from './deployment-util.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
-import { Loop } from './loop.ts';
 import {
   appsSelector,
   claimObjects,
@@ -63,42 +62,24 @@ import type { ReplicaSet } from './replicaset.ts';
 import { writeStatus } from './status.ts';
 import { jsonEqual, parseTime } from './util.ts';
 
-export class DeploymentController implements RunningController {
-  private readonly ctx: ControllerContext;
+export class DeploymentController extends LoopController {
   private readonly deployments: Informer;
   private readonly rss: Informer;
   private readonly pods: Informer;
-  private readonly loop: Loop;
-  private readonly unsubscribe: (() => void)[] = [];
 
   constructor(ctx: ControllerContext) {
-    this.ctx = ctx;
+    super(ctx, 'deployment');
     this.deployments = ctx.informers.for(GVR.deployments);
     this.rss = ctx.informers.for(GVR.replicasets);
     this.pods = ctx.informers.for(GVR.pods);
-    this.loop = new Loop({
-      name: 'deployment',
-      workers: ctx.workers,
-      log: ctx.log,
-      sync: (k) => this.sync(k),
-    });
-    this.unsubscribe.push(this.deployments.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(this.deployments.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(
       this.rss.subscribe((t, o, old) => {
         for (const d of ownersToSync(this.deployments, 'Deployment', appsSelector, t, o, old))
           this.loop.enqueue(objKey(d));
       }),
     );
-    this.unsubscribe.push(this.pods.subscribe((t, o) => this.onPod(t, o as Pod)));
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    for (const u of this.unsubscribe) u();
-    await this.loop.stop();
+    this.unsubscribeOnStop(this.pods.subscribe((t, o) => this.onPod(t, o as Pod)));
   }
 
   /** Recreate waits for old pods to be gone, so a pod deletion may unblock a rollout. */
@@ -111,7 +92,7 @@ export class DeploymentController implements RunningController {
     if (d && !isRollingUpdate(d)) this.loop.enqueue(objKey(d));
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const cached = this.deployments.get(key) as Deployment | undefined;
     if (!cached) return;
     let d: Deployment = structuredClone(cached);

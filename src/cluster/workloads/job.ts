@@ -14,10 +14,9 @@ import { rfc3339 } from '../../kube/conditions.ts';
 import { type LabelSelectorObject, selectorFromObject, type Selector } from '../../kube/labels.ts';
 import { GVR, isNotFound } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type ControllerContext, int, type RunningController } from './context.ts';
+import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
 import { IndexSet } from './job-indexes.ts';
-import { Loop } from './loop.ts';
 import {
   adopterCandidates,
   claimObjects,
@@ -250,40 +249,27 @@ interface SyncCtx {
   parallelism: number;
 }
 
-export class JobController implements RunningController {
-  private readonly ctx: ControllerContext;
+export class JobController extends LoopController {
   private readonly jobs: Informer;
   private readonly pods: Informer;
-  private readonly loop: Loop;
   private readonly podControl: PodControl;
   private readonly backoffStore = new Map<string, BackoffRecord>();
   private readonly baseMs: number;
   private readonly maxMs: number;
-  private readonly unsubscribe: (() => void)[] = [];
 
   constructor(ctx: ControllerContext, opts: JobControllerOptions = {}) {
-    this.ctx = ctx;
+    super(ctx, 'job');
     this.baseMs = opts.backoffBaseMs ?? 10_000;
     this.maxMs = opts.backoffMaxMs ?? 360_000;
     this.jobs = ctx.informers.for(GVR.jobs);
     this.pods = ctx.informers.for(GVR.pods);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
-    this.loop = new Loop({ name: 'job', workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.jobs.subscribe((t, o, old) => this.onJob(t, o as Job, old as Job | undefined)),
     );
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
     );
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    for (const u of this.unsubscribe) u();
-    await this.loop.stop();
   }
 
   // ---------- event handlers ----------
@@ -333,7 +319,7 @@ export class JobController implements RunningController {
 
   // ---------- sync ----------
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     if (key.startsWith('pod:')) return this.syncOrphanPod(key.slice(4));
     return this.syncJob(key.slice(4));
   }

@@ -9,9 +9,8 @@ import { rfc3339 } from '../../kube/conditions.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { GVR } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type ControllerContext, int, type RunningController } from './context.ts';
+import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
-import { Loop } from './loop.ts';
 import {
   appsSelector,
   claimObjects,
@@ -59,38 +58,20 @@ export interface ReplicaSet extends KubeObject {
   };
 }
 
-export class ReplicaSetController implements RunningController {
-  private readonly ctx: ControllerContext;
+export class ReplicaSetController extends LoopController {
   private readonly rss: Informer;
   private readonly pods: Informer;
-  private readonly loop: Loop;
   private readonly podControl: PodControl;
-  private readonly unsubscribe: (() => void)[] = [];
 
   constructor(ctx: ControllerContext) {
-    this.ctx = ctx;
+    super(ctx, 'replicaset');
     this.rss = ctx.informers.for(GVR.replicasets);
     this.pods = ctx.informers.for(GVR.pods);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
-    this.loop = new Loop({
-      name: 'replicaset',
-      workers: ctx.workers,
-      log: ctx.log,
-      sync: (k) => this.sync(k),
-    });
-    this.unsubscribe.push(this.rss.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(this.rss.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(
       this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
     );
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    for (const u of this.unsubscribe) u();
-    await this.loop.stop();
   }
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
@@ -98,7 +79,7 @@ export class ReplicaSetController implements RunningController {
       this.loop.enqueueAfter(objKey(rs), this.ctx.batchMs);
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const rs = this.rss.get(key) as ReplicaSet | undefined;
     if (!rs) return;
     const selector = appsSelector(rs);

@@ -15,9 +15,8 @@ import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { GVR, type Gvr, isConflict } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type ControllerContext, int, type RunningController } from './context.ts';
+import { type ControllerContext, int, LoopController } from './context.ts';
 import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
-import { Loop } from './loop.ts';
 import {
   appsSelector,
   claimObjects,
@@ -108,43 +107,25 @@ export function revisionName(set: StatefulSet, template: PodTemplate | undefined
   return `${set.metadata.name}-${computeHash(data, set.status?.collisionCount)}`;
 }
 
-export class StatefulSetController implements RunningController {
-  private readonly ctx: ControllerContext;
+export class StatefulSetController extends LoopController {
   private readonly sets: Informer;
   private readonly pods: Informer;
-  private readonly loop: Loop;
-  private readonly unsubscribe: (() => void)[] = [];
   /** set uid -> revision name -> template. */
   private readonly history = new Map<string, Map<string, PodTemplate>>();
 
   constructor(ctx: ControllerContext) {
-    this.ctx = ctx;
+    super(ctx, 'statefulset');
     this.sets = ctx.informers.for(GVR.statefulsets);
     this.pods = ctx.informers.for(GVR.pods);
-    this.loop = new Loop({
-      name: 'statefulset',
-      workers: ctx.workers,
-      log: ctx.log,
-      sync: (k) => this.sync(k),
-    });
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.sets.subscribe((t, o) => {
         if (t === 'DELETED') this.history.delete(o.metadata.uid!);
         this.loop.enqueue(objKey(o));
       }),
     );
-    this.unsubscribe.push(
+    this.unsubscribeOnStop(
       this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
     );
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    for (const u of this.unsubscribe) u();
-    await this.loop.stop();
   }
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
@@ -161,7 +142,7 @@ export class StatefulSetController implements RunningController {
     if (!h.has(name)) h.set(name, structuredClone(template ?? {}));
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const set = this.sets.get(key) as StatefulSet | undefined;
     if (!set) return;
     const selector = appsSelector(set);

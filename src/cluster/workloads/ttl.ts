@@ -4,44 +4,27 @@
  * after its Complete/Failed condition; the garbage collector then removes its pods.
  */
 import { GVR, isConflict } from '../client.ts';
-import type { ControllerContext, RunningController } from './context.ts';
+import { type ControllerContext, LoopController } from './context.ts';
 import type { Informer } from './informer.ts';
 import { objKey, splitKey } from './informer.ts';
 import { finishedCondition, type Job } from './job.ts';
-import { Loop } from './loop.ts';
 import { parseTime } from './util.ts';
 
-export class TtlAfterFinishedController implements RunningController {
-  private readonly ctx: ControllerContext;
+export class TtlAfterFinishedController extends LoopController {
   private readonly jobs: Informer;
-  private readonly loop: Loop;
-  private readonly unsubscribe: () => void;
 
   constructor(ctx: ControllerContext) {
-    this.ctx = ctx;
+    super(ctx, 'ttl-after-finished');
     this.jobs = ctx.informers.for(GVR.jobs);
-    this.loop = new Loop({
-      name: 'ttl-after-finished',
-      workers: ctx.workers,
-      log: ctx.log,
-      sync: (k) => this.sync(k),
-    });
-    this.unsubscribe = this.jobs.subscribe((type, obj) => {
-      const job = obj as Job;
-      if (type !== 'DELETED' && needsCleanup(job)) this.loop.enqueue(objKey(job));
-    });
+    this.unsubscribeOnStop(
+      this.jobs.subscribe((type, obj) => {
+        const job = obj as Job;
+        if (type !== 'DELETED' && needsCleanup(job)) this.loop.enqueue(objKey(job));
+      }),
+    );
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    this.unsubscribe();
-    await this.loop.stop();
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const job = this.jobs.get(key) as Job | undefined;
     if (!job || !needsCleanup(job)) return;
     const left = expiresAt(job)! - Date.now();
