@@ -156,7 +156,8 @@ interface Ctx {
 
 /**
  * A decision in two steps: what to do (release pods, set taints), then the report (status,
- * events), which the shell derives while the release patches are on their way.
+ * events), which the shell derives once the API server has answered the release patches,
+ * so that the report never stands between a Ready pod and the next release.
  */
 export interface Decision {
   spec: ResolvedSpec;
