@@ -175,6 +175,57 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     );
   });
 
+  test('a launch reads each referenced Secret and ConfigMap once and passes their values', async () => {
+    const getsOf = async (resource: string) => {
+      const { values } = await env.cluster.server.metrics.registry
+        .getSingleMetric('apiserver_request_total')!
+        .get();
+      return values
+        .filter((v) => v.labels.verb === 'GET' && v.labels.resource === resource)
+        .reduce((n, v) => n + v.value, 0);
+    };
+    await env.client.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: ns },
+      data: { token: Buffer.from('s3cret').toString('base64') },
+    });
+    await env.client.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: ns },
+      data: { mode: 'fast' },
+    });
+    const before = { secrets: await getsOf('secrets'), configmaps: await getsOf('configmaps') };
+    await env.client.create(
+      seedJob('with-refs', ns, {
+        command: ['sh', '-c', 'exit 0'],
+        env: [
+          { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } },
+          { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'settings', key: 'mode' } } },
+        ],
+      }),
+    );
+    await waitFor('the Job to be offloaded', async () => {
+      const j = (await env.client.get(JOB, 'with-refs', ns)) as Obj;
+      return j.metadata.annotations?.['runpod.io/offload-state'] === 'Offloaded' || undefined;
+    });
+    const remote = env.runpod.history().find((p) => p.env.TROUPE_JOB === 'with-refs');
+    assert.equal(remote?.env.TOKEN, 's3cret');
+    assert.equal(remote?.env.MODE, 'fast');
+    assert.deepEqual(
+      {
+        secrets: (await getsOf('secrets')) - before.secrets,
+        configmaps: (await getsOf('configmaps')) - before.configmaps,
+      },
+      { secrets: 1, configmaps: 1 },
+      'the request is built once per launch',
+    );
+    await waitFor('the Job to complete', async () =>
+      condition((await env.client.get(JOB, 'with-refs', ns)) as Obj, 'Complete'),
+    );
+  });
+
   test('the manager is ready: the provider answers and a key is configured', async () => {
     const url = env.manager.healthServer!.url;
     const res = await fetch(`${url}/readyz?verbose`);

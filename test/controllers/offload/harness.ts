@@ -112,7 +112,12 @@ export async function startOffloadEnv(
 export function seedJob(
   name: string,
   namespace: string,
-  extra: { command?: string[]; annotations?: Record<string, string>; backoffLimit?: number } = {},
+  extra: {
+    command?: string[];
+    env?: Record<string, unknown>[];
+    annotations?: Record<string, string>;
+    backoffLimit?: number;
+  } = {},
 ): KubeObject {
   return {
     apiVersion: 'batch/v1',
@@ -136,6 +141,7 @@ export function seedJob(
               name: 'my-container',
               image: 'my-gpu-image:latest',
               ...(extra.command ? { command: extra.command } : {}),
+              ...(extra.env ? { env: extra.env } : {}),
               resources: { requests: { 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '1' } },
             },
           ],

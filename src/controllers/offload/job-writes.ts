@@ -1,0 +1,114 @@
+/**
+ * What troupe writes on a Job, shared by the launch, following and cleanup: refusals,
+ * the link to its remote pod, the way back to local, and the cleanup finalizer's release.
+ */
+import { readJobConfig } from './core.ts';
+import type { OffloadContext } from './context.ts';
+import * as K from './keys.ts';
+import type { Job, Pod } from './types.ts';
+import { deleteVirtualPod } from './virtual-pod-writes.ts';
+
+export const annotateJob = (
+  c: OffloadContext,
+  job: Job,
+  annotations: Record<string, string | null>,
+  labels?: Record<string, string>,
+) =>
+  c.client.mergePatch<Job>(
+    job,
+    { metadata: { annotations, ...(labels ? { labels } : {}) } },
+    { signal: c.signal },
+  );
+
+/** Refusals that pass: the Job is tried again at the next resync, not before. */
+export const retryLater = (c: OffloadContext, errorClass: string): Record<string, string> =>
+  ['NoCapacity', 'Budget', 'Payment', 'Unresolved'].includes(errorClass)
+    ? { [K.RETRY_AT]: String(c.now() + c.intervalMs) }
+    : {};
+
+/** A refusal before anything was written for the launch (an Event only when it is news). */
+export async function markError(c: OffloadContext, job: Job, errorClass: string, message: string) {
+  const a = job.metadata.annotations ?? {};
+  if (a[K.ERROR] !== message || a[K.ERROR_CLASS] !== errorClass) {
+    await annotateJob(c, job, {
+      [K.ERROR]: message,
+      [K.ERROR_CLASS]: errorClass,
+      ...retryLater(c, errorClass),
+    });
+    c.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
+  }
+}
+
+export async function removeJobFinalizer(c: OffloadContext, job: Job) {
+  if (job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER))
+    await c.client.removeFinalizer(job, K.CLEANUP_FINALIZER);
+}
+
+export async function reportRunningLocally(c: OffloadContext, job: Job) {
+  if (!readJobConfig(job).requested || job.metadata.annotations?.[K.ERROR_CLASS] === 'RunningLocally') return;
+  await annotateJob(c, job, {
+    [K.ERROR_CLASS]: 'RunningLocally',
+    [K.ERROR]:
+      'offload was requested, but a local pod already runs; it was not offloaded, so it does not run twice',
+  });
+  c.recorder.warning(
+    job,
+    'RunningLocally',
+    'Offload',
+    'offload was requested, but a local pod already runs; the Job stays local',
+  );
+}
+
+/** Back to local in one write (a reader never sees Local with the finalizer still on), after dropping the claim. */
+export async function rollback(
+  c: OffloadContext,
+  job: Job,
+  vpod: Pod | undefined,
+  annotations: Record<string, string | null> = {},
+) {
+  if (vpod) await deleteVirtualPod(c, vpod);
+  await c.client.modify<Job>(
+    job,
+    (j) => {
+      const next: Record<string, string> = { ...j.metadata.annotations, [K.STATE]: 'Local' };
+      delete next[K.CREATE_SENT_AT];
+      for (const [k, v] of Object.entries(annotations)) {
+        if (v === null) delete next[k];
+        else next[k] = v;
+      }
+      j.metadata.annotations = next;
+      j.metadata.finalizers = (j.metadata.finalizers ?? []).filter((f) => f !== K.CLEANUP_FINALIZER);
+    },
+    { signal: c.signal },
+  );
+}
+
+/** The Job's side of the link (also finishes a link a crash cut short). */
+export async function markOffloaded(c: OffloadContext, job: Job, vpod: Pod, message: string) {
+  const a = vpod.metadata.annotations ?? {};
+  const id = a[K.POD_ID] ?? '';
+  await annotateJob(
+    c,
+    job,
+    {
+      [K.OFFLOADED]: 'true',
+      [K.POD_ID]: id,
+      [K.COST_PER_HR]: a[K.COST_PER_HR] ?? '0',
+      [K.PROVIDER]: c.provider.name,
+      [K.STATE]: 'Offloaded',
+      [K.REASON]: job.metadata.annotations?.[K.REASON] ?? 'Requested',
+      ...(a[K.GPU_TYPE] ? { [K.GPU_TYPE]: a[K.GPU_TYPE] } : {}),
+      [K.CREATE_SENT_AT]: null,
+      [K.RETRY_AT]: null,
+      [K.ERROR]: null,
+      [K.ERROR_CLASS]: null,
+    },
+    { [K.MANAGED]: 'true' },
+  );
+  c.recorder.normal(
+    job,
+    'Offloaded',
+    'Offload',
+    `offloaded to ${c.provider.name} pod ${id}${a[K.GPU_TYPE] ? ` on ${a[K.GPU_TYPE]}` : ''} at $${a[K.COST_PER_HR] ?? '0'}/h: ${message}`,
+  );
+}

@@ -1,0 +1,32 @@
+/**
+ * The spending cap's bookkeeping: what offloaded Jobs cost now (their virtual pods plus the
+ * launches whose virtual pods the cache does not show yet), and the serialization of
+ * launches while a cap is set.
+ */
+import { currentSpend, isVirtualPod } from './core.ts';
+import { type OffloadContext, POD } from './context.ts';
+import * as K from './keys.ts';
+import type { Pod } from './types.ts';
+
+/** USD per hour spent now, reservations included (a reservation ends when its virtual pod shows). */
+export async function spendNow(c: OffloadContext): Promise<number> {
+  const vpods = ((await c.cache.list(POD, { labelSelector: `${K.MANAGED}=true` })) as Pod[]).filter(
+    isVirtualPod,
+  );
+  const seen = new Set(vpods.map((p) => p.metadata.ownerReferences?.[0]?.uid));
+  for (const uid of [...c.reservations.keys()]) if (seen.has(uid)) c.reservations.delete(uid);
+  let reserved = 0;
+  for (const v of c.reservations.values()) reserved += v;
+  return currentSpend(vpods) + reserved;
+}
+
+/** With a spending cap, launches run one at a time so two Jobs never both spend the last of it. */
+export function exclusiveUnderCap(maxHourlySpend: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let chain: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chain.then(fn, fn);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+  return (fn) => (maxHourlySpend > 0 ? serialized(fn) : fn());
+}
