@@ -354,18 +354,26 @@ export class Api {
     if (rt.subresources.includes('status') && ctx.subresource === '') {
       if (!rt.strategy.prepareForCreate) delete admitted.status;
     }
-    rt.strategy.prepareForCreate?.(admitted, ctx);
-    this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? []);
-    this.hooks.patcher?.trackCreate(rt, admitted, opts);
-    if (this.hooks.admission) {
-      await this.hooks.admission.validate(
-        this.admissionRequest('CREATE', rt, namespace, name, admitted, undefined, opts),
-      );
+    const finish = rt.storeHooks?.beginCreate?.(admitted);
+    let stored = false;
+    try {
+      rt.strategy.prepareForCreate?.(admitted, ctx);
+      this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? []);
+      this.hooks.patcher?.trackCreate(rt, admitted, opts);
+      if (this.hooks.admission) {
+        await this.hooks.admission.validate(
+          this.admissionRequest('CREATE', rt, namespace, name, admitted, undefined, opts),
+        );
+      }
+      const key = objectKey(rt, namespace, name);
+      if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
+      if (opts.dryRun) return admitted;
+      const out = this.commit(rt, admitted, 'ADDED');
+      stored = true;
+      return out;
+    } finally {
+      finish?.(stored);
     }
-    const key = objectKey(rt, namespace, name);
-    if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
-    if (opts.dryRun) return admitted;
-    return this.commit(rt, admitted, 'ADDED');
   }
 
   /** PUT: replaces the object (or its status with subresource 'status'). */
@@ -422,51 +430,63 @@ export class Api {
       if (ctx.subresource === '') rt.strategy.default?.(next);
     }
     this.keepServerMetadata(next, old, rt);
-    rt.strategy.prepareForUpdate?.(next, old, ctx);
-    // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
-    if (
-      rt.strategy.tracksGeneration &&
-      ctx.subresource !== 'binding' &&
-      !deepEqualJson(specOf(next), specOf(old))
-    ) {
-      next.metadata.generation = (old.metadata.generation ?? 1) + 1;
-    }
-    const errs = [
-      ...this.finalizerErrors(next, old),
-      ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? []),
-    ];
-    this.validateOrThrow(rt, name, errs);
-    this.hooks.patcher?.trackUpdate(rt, next, old, opts);
-    if (this.hooks.admission) {
-      await this.hooks.admission.validate(
-        this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
-      );
-    }
-    // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
-    delete next.metadata.resourceVersion;
-    const { resourceVersion: _rv, ...oldMeta } = old.metadata;
-    if (deepEqualJson(next, { ...old, metadata: oldMeta })) return old;
-    if (opts.dryRun) return next;
-    const current = this.store.get(storageKey(rt), rec.key);
-    if (!current || current.rv !== rec.rv) {
-      // Someone wrote while admission webhooks were awaited: the real server retries
-      // the read-modify-write for unconditional updates and fails conditional ones.
-      if (checkRv && asked)
-        throw errors.conflict(
-          qr(rt),
-          name,
-          'the object has been modified; please apply your changes to the latest version and try again',
+    let finish = ctx.subresource === '' ? rt.storeHooks?.beginUpdate?.(next, old) : undefined;
+    let stored = false;
+    try {
+      rt.strategy.prepareForUpdate?.(next, old, ctx);
+      // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
+      if (
+        rt.strategy.tracksGeneration &&
+        ctx.subresource !== 'binding' &&
+        !deepEqualJson(specOf(next), specOf(old))
+      ) {
+        next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+      }
+      const errs = [
+        ...this.finalizerErrors(next, old),
+        ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? []),
+      ];
+      this.validateOrThrow(rt, name, errs);
+      this.hooks.patcher?.trackUpdate(rt, next, old, opts);
+      if (this.hooks.admission) {
+        await this.hooks.admission.validate(
+          this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
         );
-      return this.updateWith(rt, namespace, name, opts, mutate, checkRv);
+      }
+      // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
+      delete next.metadata.resourceVersion;
+      const { resourceVersion: _rv, ...oldMeta } = old.metadata;
+      if (deepEqualJson(next, { ...old, metadata: oldMeta })) {
+        stored = true;
+        return old;
+      }
+      if (opts.dryRun) return next;
+      const current = this.store.get(storageKey(rt), rec.key);
+      if (!current || current.rv !== rec.rv) {
+        // Someone wrote while admission webhooks were awaited: the real server retries
+        // the read-modify-write for unconditional updates and fails conditional ones.
+        if (checkRv && asked)
+          throw errors.conflict(
+            qr(rt),
+            name,
+            'the object has been modified; please apply your changes to the latest version and try again',
+          );
+        // The retry allocates afresh: give this attempt's allocations back first.
+        finish?.(false);
+        finish = undefined;
+        return this.updateWith(rt, namespace, name, opts, mutate, checkRv);
+      }
+      const out =
+        next.metadata.deletionTimestamp &&
+        !next.metadata.finalizers?.length &&
+        !this.deletionPending(rt, next)
+          ? this.removeNow(rt, next)
+          : this.commit(rt, next, 'MODIFIED');
+      stored = true;
+      return out;
+    } finally {
+      finish?.(stored);
     }
-    if (
-      next.metadata.deletionTimestamp &&
-      !next.metadata.finalizers?.length &&
-      !this.deletionPending(rt, next)
-    ) {
-      return this.removeNow(rt, next);
-    }
-    return this.commit(rt, next, 'MODIFIED');
   }
 
   async patch(
@@ -620,6 +640,7 @@ export class Api {
     obj.metadata.resourceVersion = String(rv);
     const rec = this.record(rt, obj, rv);
     this.store.remove(storageKey(rt), rec);
+    rt.storeHooks?.afterDelete?.(obj);
     this.hooks.afterWrite?.(rt, 'DELETED', obj);
     return obj;
   }

@@ -11,6 +11,7 @@ import { Authenticator } from './auth/authn.ts';
 import { Authorizer, bootstrapRbacObjects } from './auth/rbac.ts';
 import { bindingsResourceType } from './binding.ts';
 import { builtinResourceTypes } from './builtin/index.ts';
+import { ServiceAllocator } from './builtin/service-allocator.ts';
 import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
@@ -42,6 +43,10 @@ export interface ApiServerOptions {
   log?: (msg: string, fields: Record<string, unknown>) => void;
   /** Extra hooks composed with the server's own (admission webhooks, patchers, schema checks). */
   hooks?: Partial<ApiHooks>;
+  /** --service-cluster-ip-range: where Services' cluster IPs come from (default 10.96.0.0/12). */
+  serviceClusterIPRange?: string;
+  /** --service-node-port-range (default 30000-32767). */
+  serviceNodePortRange?: string;
 }
 
 export interface ApiServerHandle {
@@ -76,7 +81,11 @@ export const KUBERNETES_VERSION = {
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServerHandle> {
   const store = new ObjectStore({ historySize: opts.historySize });
   const registry = new ResourceRegistry();
-  for (const rt of builtinResourceTypes()) registry.add(rt);
+  const services = new ServiceAllocator({
+    clusterIPRange: opts.serviceClusterIPRange,
+    nodePortRange: opts.serviceNodePortRange,
+  });
+  for (const rt of builtinResourceTypes({ serviceHooks: services })) registry.add(rt);
   registry.add(bindingsResourceType);
   const hooks: ApiHooks = { ...opts.hooks };
   const api = new Api(store, registry, hooks);
@@ -94,6 +103,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     userAfterWrite?.(rt, type, obj);
   };
   await bootstrap(api);
+  const servicesRt = registry.get('', 'v1', 'services')!;
+  services.restore(api.list(servicesRt, undefined).records.map((rec) => api.decode(servicesRt, rec)));
 
   const authn = new Authenticator(opts.adminToken);
   const authz = new Authorizer(api);
@@ -163,6 +174,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     });
   });
   const { port } = server.address() as AddressInfo;
+  await createKubernetesService(api, services.firstIP, port);
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${port}`;
   const kubeconfigFor = (token: string) => kubeconfigYaml({ server: url, token, caPem: ca });
@@ -205,4 +217,26 @@ async function bootstrap(api: Api): Promise<void> {
     const rt = reg.get('rbac.authorization.k8s.io', 'v1', resource);
     if (rt) await api.create(rt, '', obj as KubeObject, { user: 'system:apiserver' });
   }
+}
+
+/**
+ * The `default/kubernetes` Service kube-apiserver keeps for in-cluster clients, on the first
+ * address of the service range and pointing at the port the server listens on.
+ */
+async function createKubernetesService(api: Api, clusterIP: string, port: number): Promise<void> {
+  const rt = api.registry.get('', 'v1', 'services');
+  if (!rt) throw errors.internal('services are not served');
+  const svc: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+    spec: {
+      clusterIP,
+      ipFamilyPolicy: 'SingleStack',
+      ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }],
+      sessionAffinity: 'None',
+      type: 'ClusterIP',
+    },
+  };
+  await api.create(rt, 'default', svc, { user: 'system:apiserver' });
 }

@@ -117,6 +117,23 @@ export interface Strategy {
   table?: TablePrinter;
 }
 
+/** Settles what a store hook took for a write: kept once the write is stored, given back otherwise. */
+export type FinishWrite = (stored: boolean) => void;
+
+/**
+ * The generic registry store's BeginCreate, BeginUpdate and AfterDelete, for kinds whose
+ * objects hold something outside themselves (a Service's cluster IPs and node ports). The
+ * begin hooks run after mutating admission and before the strategy's prepare and validation,
+ * may change the object, and throw an ApiError to refuse the write.
+ */
+export interface StoreHooks {
+  beginCreate?(obj: KubeObject): FinishWrite;
+  /** Writes to the main resource only: upstream's status stores have no BeginUpdate. */
+  beginUpdate?(obj: KubeObject, old: KubeObject): FinishWrite;
+  /** Once the object has left storage (not when its deletion merely started). */
+  afterDelete?(obj: KubeObject): void;
+}
+
 export interface ScaleSubresource {
   specReplicasPath: string;
   statusReplicasPath: string;
@@ -139,6 +156,7 @@ export interface ResourceType {
   subresources: string[];
   scale?: ScaleSubresource;
   strategy: Strategy;
+  storeHooks?: StoreHooks;
   /** Whether this version is the storage version (CRDs with several versions). */
   storage?: boolean;
   /**

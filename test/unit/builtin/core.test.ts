@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { coreEventToEventsV1, eventsV1ToCoreEvent } from '../../../src/cluster/apiserver/builtin/events.ts';
-import { allocateServiceAddresses } from '../../../src/cluster/apiserver/builtin/services.ts';
+import { ServiceAllocator } from '../../../src/cluster/apiserver/builtin/service-allocator.ts';
+import { ApiError } from '../../../src/cluster/apiserver/errors.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { create, created, ctx, messages, mutate, rtFor, update } from './harness.ts';
 
@@ -281,68 +282,187 @@ describe('services', () => {
     ]);
   });
 
-  test('address allocation and keeping allocated values on update', () => {
-    const s = created(
-      services,
-      mutate(svc, (o: Any) => (o.spec.type = 'NodePort')),
-    );
-    assert.equal(
-      allocateServiceAddresses(s, { usedIPs: new Set(['10.96.0.1']), usedNodePorts: new Set([30000]) }),
-      undefined,
-    );
-    const spec = (s as Any).spec;
-    assert.equal(spec.clusterIP, '10.96.0.2');
-    assert.deepEqual(spec.clusterIPs, ['10.96.0.2']);
-    assert.deepEqual(spec.ipFamilies, ['IPv4']);
-    assert.equal(spec.ipFamilyPolicy, 'SingleStack');
-    assert.equal(spec.ports[0].nodePort, 30001);
-    const applied = update(
-      services,
-      s,
-      mutate(svc, (o: Any) => {
-        o.spec.type = 'NodePort';
-        o.metadata = s.metadata;
-      }),
-    );
+  /** An ApiError's message, for assert.throws. */
+  const refusal = (message: string) => (err: unknown) => {
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.message, message);
+    return true;
+  };
+
+  test('the REST layer allocates on create and keeps what it allocated on update', () => {
+    const alloc = new ServiceAllocator({ clusterIPRange: '10.96.0.0/28' });
+    const nodePort = mutate(svc, (o: Any) => (o.spec.type = 'NodePort'));
+    const s = created(services, nodePort) as Any;
+    alloc.beginCreate(s)(true);
+    assert.match(s.spec.clusterIP, /^10\.96\.0\.([1-9]|1[0-4])$/);
+    assert.deepEqual(s.spec.clusterIPs, [s.spec.clusterIP]);
+    assert.deepEqual(s.spec.ipFamilies, ['IPv4']);
+    assert.equal(s.spec.ipFamilyPolicy, 'SingleStack');
+    const port = s.spec.ports[0].nodePort;
+    assert.ok(port >= 30086 && port <= 32767, `${port} is above the static band`);
+    assert.deepEqual(services.strategy.validateCreate!(s, ctx()), []);
+    // Resubmitting the manifest keeps the addresses (patchAllocatedValues).
+    const again = mutate(nodePort, (o: Any) => (o.metadata = s.metadata)) as Any;
+    services.strategy.default?.(again);
+    alloc.beginUpdate(again, s)(true);
+    const applied = update(services, s, again);
     assert.deepEqual(applied.errors, []);
-    assert.equal((applied.obj as Any).spec.clusterIP, '10.96.0.2');
-    assert.equal((applied.obj as Any).spec.ports[0].nodePort, 30001);
+    assert.equal((applied.obj as Any).spec.clusterIP, s.spec.clusterIP);
+    assert.equal((applied.obj as Any).spec.ports[0].nodePort, port);
     const moved = update(
       services,
       s,
       mutate(s, (o: Any) => {
-        o.spec.clusterIP = '10.96.0.9';
-        o.spec.clusterIPs = ['10.96.0.9'];
+        o.spec.clusterIP = '10.96.5.5';
+        o.spec.clusterIPs = ['10.96.5.5'];
       }),
     );
     assert.deepEqual(messages(moved.errors), [
-      'spec.clusterIPs[0]: Invalid value: ["10.96.0.9"]: may not change once set',
+      'spec.clusterIPs[0]: Invalid value: ["10.96.5.5"]: may not change once set',
     ]);
     assert.deepEqual(services.strategy.table!.cells(s, new Date('2025-01-01T00:00:05Z')), [
       'web',
       'NodePort',
-      '10.96.0.2',
+      s.spec.clusterIP,
       '<none>',
-      '80:30001/TCP',
+      `80:${port}/TCP`,
       '5s',
       'app=web',
     ]);
   });
 
-  test('headless services get no address; taken addresses are refused', () => {
-    const h = created(
+  test('a type change drops what only the old type needed', () => {
+    const alloc = new ServiceAllocator();
+    const s = created(
+      services,
+      mutate(svc, (o: Any) => (o.spec.type = 'NodePort')),
+    ) as Any;
+    alloc.beginCreate(s)(true);
+    const toClusterIP = mutate(s, (o: Any) => (o.spec.type = 'ClusterIP'));
+    alloc.beginUpdate(toClusterIP, s)(true);
+    const r = update(services, s, toClusterIP);
+    assert.deepEqual(r.errors, []);
+    assert.equal((r.obj as Any).spec.ports[0].nodePort, undefined);
+    assert.equal((r.obj as Any).spec.externalTrafficPolicy, undefined);
+    assert.equal((r.obj as Any).spec.clusterIP, s.spec.clusterIP);
+    // The node port went back to the range: a new Service may ask for it.
+    const asks = created(
+      services,
+      mutate(svc, (o: Any) => {
+        o.metadata.name = 'other';
+        o.spec.type = 'NodePort';
+        o.spec.ports[0].nodePort = s.spec.ports[0].nodePort;
+      }),
+    );
+    alloc.beginCreate(asks)(true);
+  });
+
+  test('headless and ExternalName services get no address', () => {
+    const alloc = new ServiceAllocator();
+    const headless = created(
       services,
       mutate(svc, (o: Any) => (o.spec.clusterIP = 'None')),
     ) as Any;
-    assert.equal(allocateServiceAddresses(h, { usedIPs: new Set(), usedNodePorts: new Set() }), undefined);
-    assert.deepEqual(h.spec.clusterIPs, ['None']);
-    const taken = created(
-      services,
-      mutate(svc, (o: Any) => (o.spec.clusterIP = '10.96.0.1')),
+    alloc.beginCreate(headless)(true);
+    assert.deepEqual(headless.spec.clusterIPs, ['None']);
+    assert.equal(headless.spec.ipFamilyPolicy, 'SingleStack');
+    assert.deepEqual(headless.spec.ipFamilies, ['IPv4']);
+    // Without a selector its endpoints may come from either family.
+    const bare = created(services, {
+      metadata: { name: 'bare' },
+      spec: { clusterIP: 'None', ports: [{ port: 80 }] },
+    }) as Any;
+    alloc.beginCreate(bare)(true);
+    assert.equal(bare.spec.ipFamilyPolicy, 'RequireDualStack');
+    assert.deepEqual(bare.spec.ipFamilies, ['IPv4', 'IPv6']);
+    const external = created(services, {
+      metadata: { name: 'ext' },
+      spec: { type: 'ExternalName', externalName: 'example.com' },
+    }) as Any;
+    alloc.beginCreate(external)(true);
+    assert.equal(external.spec.clusterIP, undefined);
+    assert.equal(external.spec.ipFamilies, undefined);
+  });
+
+  test('taken, foreign and exhausted addresses are refused; releases make room', () => {
+    const alloc = new ServiceAllocator({ clusterIPRange: '10.96.0.0/29', nodePortRange: '30000-30001' });
+    alloc.restore([{ apiVersion: 'v1', kind: 'Service', metadata: {}, spec: { clusterIPs: ['10.96.0.1'] } }]);
+    const asking = (ip: string) =>
+      created(
+        services,
+        mutate(svc, (o: Any) => (o.spec.clusterIP = ip)),
+      );
+    assert.throws(
+      () => alloc.beginCreate(asking('10.96.0.1')),
+      refusal(
+        'Service "web" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.1"]: failed to allocate IP 10.96.0.1: provided IP is already allocated',
+      ),
     );
-    assert.match(
-      allocateServiceAddresses(taken, { usedIPs: new Set(['10.96.0.1']), usedNodePorts: new Set() }) ?? '',
-      /already allocated/,
+    assert.throws(
+      () => alloc.beginCreate(asking('10.0.0.7')),
+      refusal(
+        'Service "web" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.7"]: failed to allocate IP 10.0.0.7: the provided IP (10.0.0.7) is not in the valid range. The range of valid IPs is 10.96.0.0/29',
+      ),
+    );
+    assert.throws(
+      () => alloc.beginCreate(asking('fd00::10')),
+      refusal(
+        'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["fd00::10"]: IPv6 is not configured on this cluster',
+      ),
+    );
+    const made = [2, 3, 4, 5, 6].map(() => {
+      const s = created(services, svc);
+      alloc.beginCreate(s)(true);
+      return s;
+    });
+    assert.throws(
+      () => alloc.beginCreate(created(services, svc)),
+      refusal('Internal error occurred: failed to allocate a serviceIP: range is full'),
+    );
+    // A write that is not stored (refused later, or a dry run) gives its address back.
+    alloc.afterDelete(made[0]!);
+    alloc.beginCreate(created(services, svc))(false);
+    const last = created(services, svc) as Any;
+    alloc.beginCreate(last)(true);
+    assert.equal(last.spec.clusterIP, (made[0] as Any).spec.clusterIP);
+  });
+
+  test('service ranges a kube-apiserver would refuse do not start', () => {
+    assert.throws(() => new ServiceAllocator({ clusterIPRange: '10.0.0.0/8' }), /the mask must be >= 12/);
+    assert.throws(() => new ServiceAllocator({ clusterIPRange: '10.96.0.0' }), /not an IPv4 CIDR/);
+    assert.throws(() => new ServiceAllocator({ nodePortRange: '32767-30000' }), /<first>-<last>/);
+  });
+
+  test('node ports outside the range or taken are refused', () => {
+    const alloc = new ServiceAllocator({ nodePortRange: '30000-30001' });
+    // Allocation runs before validation, which would also refuse a repeated node port.
+    const ports = (...nodePorts: number[]) =>
+      create(services, {
+        metadata: { name: 'np' },
+        spec: {
+          type: 'NodePort',
+          ports: nodePorts.map((nodePort, i) => ({ name: `p${i}`, port: 80 + i, nodePort })),
+        },
+      }).obj as Any;
+    assert.throws(
+      () => alloc.beginCreate(ports(29999)),
+      refusal(
+        'Service "np" is invalid: spec.ports[0].nodePort: Invalid value: 29999: provided port is not in the valid range. The range of valid ports is 30000-30001',
+      ),
+    );
+    assert.throws(
+      () => alloc.beginCreate(ports(30000, 30000)),
+      refusal(
+        'Service "np" is invalid: spec.ports[1].nodePort: Invalid value: 30000: provided port is already allocated',
+      ),
+    );
+    alloc.beginCreate(ports(30001))(true);
+    const rest = ports(0);
+    alloc.beginCreate(rest)(true);
+    assert.equal(rest.spec.ports[0].nodePort, 30000);
+    assert.throws(
+      () => alloc.beginCreate(ports(0)),
+      refusal('Internal error occurred: failed to allocate a nodePort: range is full'),
     );
   });
 });

@@ -38,6 +38,7 @@ describe('builtinResourceTypes', () => {
       'admissionregistration.k8s.io/validatingwebhookconfigurations',
       'apiextensions.k8s.io/customresourcedefinitions',
       'authorization.k8s.io/selfsubjectaccessreviews',
+      'authorization.k8s.io/selfsubjectrulesreviews',
       'authorization.k8s.io/subjectaccessreviews',
     ];
     assert.deepEqual([...byKey.keys()].sort(), expected.sort());
@@ -89,6 +90,7 @@ describe('builtinResourceTypes', () => {
     assert.deepEqual(get('', 'pods').verbs, ALL_VERBS);
     assert.ok(!get('', 'namespaces').verbs.includes('deletecollection'));
     assert.deepEqual(get('authorization.k8s.io', 'selfsubjectaccessreviews').verbs, ['create']);
+    assert.deepEqual(get('authorization.k8s.io', 'selfsubjectrulesreviews').verbs, ['create']);
     const clusterScoped = types
       .filter((t) => !t.namespaced)
       .map((t) => t.resource)
@@ -101,6 +103,7 @@ describe('builtinResourceTypes', () => {
       'namespaces',
       'nodes',
       'selfsubjectaccessreviews',
+      'selfsubjectrulesreviews',
       'subjectaccessreviews',
       'validatingwebhookconfigurations',
     ]);

@@ -1,11 +1,11 @@
 /**
  * RBAC evaluation over the stored Role/ClusterRole/RoleBinding/ClusterRoleBinding
- * objects, as kube-apiserver's RBAC authorizer does. Used to answer access reviews
- * (`kubectl auth can-i`) and, with --authorization-mode=RBAC, to enforce permissions of
- * service-account tokens.
+ * objects, as kube-apiserver's RBAC authorizer does. Used to answer access and rules reviews
+ * (`kubectl auth can-i`, `kubectl auth can-i --list`) and, with --authorization-mode=RBAC, to
+ * enforce permissions of service-account tokens.
  */
 import type { Api } from '../api.ts';
-import type { KubeObject } from '../types.ts';
+import type { KubeObject, ResourceType } from '../types.ts';
 import type { UserInfo } from './authn.ts';
 
 export interface RequestAttributes {
@@ -18,7 +18,7 @@ export interface RequestAttributes {
   nonResourceURL?: string;
 }
 
-interface PolicyRule {
+export interface PolicyRule {
   verbs?: string[];
   apiGroups?: string[];
   resources?: string[];
@@ -58,7 +58,7 @@ export class Authorizer {
         const b = JSON.parse(rec.json) as Binding;
         if (!appliesTo(b.subjects ?? [], user, '')) continue;
         if (b.roleRef.kind !== 'ClusterRole') continue;
-        if (this.rulesOf('ClusterRole', b.roleRef.name, '').some((r) => ruleAllows(r, a))) {
+        if ((this.rulesOf('ClusterRole', b.roleRef.name, '') ?? []).some((r) => ruleAllows(r, a))) {
           return {
             allowed: true,
             reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describeUser(user)}`,
@@ -70,7 +70,8 @@ export class Authorizer {
       for (const rec of this.api.list(rb, a.namespace).records) {
         const b = JSON.parse(rec.json) as Binding;
         if (!appliesTo(b.subjects ?? [], user, a.namespace)) continue;
-        if (this.rulesOf(b.roleRef.kind, b.roleRef.name, a.namespace).some((r) => ruleAllows(r, a))) {
+        const rules = this.rulesOf(b.roleRef.kind, b.roleRef.name, a.namespace) ?? [];
+        if (rules.some((r) => ruleAllows(r, a))) {
           return {
             allowed: true,
             reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${a.namespace}" of ${b.roleRef.kind} "${b.roleRef.name}" to ${describeUser(user)}`,
@@ -81,12 +82,40 @@ export class Authorizer {
     return { allowed: false, reason: '' };
   }
 
-  private rulesOf(kind: string, name: string, namespace: string): PolicyRule[] {
+  /**
+   * RulesFor: the rules of every binding that applies to the user, cluster-wide and then in
+   * the namespace, unmerged; bindings to missing roles are reported, not fatal.
+   */
+  rulesFor(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
+    const rules: PolicyRule[] = [];
+    const errors: string[] = [];
+    const visit = (rt: ResourceType | undefined, bindingNamespace: string) => {
+      if (!rt) return;
+      for (const rec of this.api.list(rt, bindingNamespace || undefined).records) {
+        const b = JSON.parse(rec.json) as Binding;
+        if (!appliesTo(b.subjects ?? [], user, bindingNamespace)) continue;
+        const { kind, name } = b.roleRef;
+        const found = this.rulesOf(kind, name, bindingNamespace);
+        if (found) rules.push(...found);
+        else if (kind === 'ClusterRole' || kind === 'Role')
+          errors.push(`${kind.toLowerCase()}.rbac.authorization.k8s.io "${name}" not found`);
+        else errors.push(`unsupported role reference kind: "${kind}"`);
+      }
+    };
+    const reg = this.api.registry;
+    visit(reg.get('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings'), '');
+    if (namespace) visit(reg.get('rbac.authorization.k8s.io', 'v1', 'rolebindings'), namespace);
+    return { rules, errors };
+  }
+
+  /** A role's rules; undefined when it does not exist (a Role outside any namespace never does). */
+  private rulesOf(kind: string, name: string, namespace: string): PolicyRule[] | undefined {
+    if (kind !== 'ClusterRole' && (kind !== 'Role' || !namespace)) return undefined;
     const resource = kind === 'ClusterRole' ? 'clusterroles' : 'roles';
     const rt = this.api.registry.get('rbac.authorization.k8s.io', 'v1', resource);
-    if (!rt) return [];
-    const role = this.api.tryGet(rt, kind === 'ClusterRole' ? '' : namespace, name);
-    return ((role?.rules as PolicyRule[] | undefined) ?? []).filter(Boolean);
+    const role = rt && this.api.tryGet(rt, kind === 'ClusterRole' ? '' : namespace, name);
+    if (!role) return undefined;
+    return ((role.rules as PolicyRule[] | undefined) ?? []).filter(Boolean);
   }
 }
 

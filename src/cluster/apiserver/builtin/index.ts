@@ -4,7 +4,7 @@
  */
 
 import { crdStrategy } from '../crd/crd-strategy.ts';
-import type { ResourceType, Strategy } from '../types.ts';
+import type { ResourceType, StoreHooks, Strategy } from '../types.ts';
 import { selfSubjectAccessReviewStrategy, subjectAccessReviewStrategy } from './authorization.ts';
 import { configMapStrategy } from './configmaps.ts';
 import { daemonSetStrategy } from './daemonsets.ts';
@@ -42,6 +42,7 @@ interface Spec {
   subresources?: string[];
   scale?: ResourceType['scale'];
   strategy: Strategy;
+  storeHooks?: StoreHooks;
   sharedStorage?: ResourceType['sharedStorage'];
 }
 
@@ -61,6 +62,7 @@ function rt(s: Spec): ResourceType {
     strategy: s.strategy,
   };
   if (s.scale) out.scale = s.scale;
+  if (s.storeHooks) out.storeHooks = s.storeHooks;
   if (s.sharedStorage) out.sharedStorage = s.sharedStorage;
   return out;
 }
@@ -68,12 +70,17 @@ function rt(s: Spec): ResourceType {
 const ALL = ['all'];
 const API_EXTENSIONS = ['api-extensions'];
 
+export interface BuiltinOptions {
+  /** The Service REST layer (cluster IPs, node ports); without it Services get no addresses. */
+  serviceHooks?: StoreHooks;
+}
+
 /**
  * A fresh list on every call (strategies hold no state, but callers may mutate the
  * records). events (core/v1) and events.k8s.io/v1 events share one storage upstream; see
  * events.ts for the conversion between the two shapes.
  */
-export function builtinResourceTypes(): ResourceType[] {
+export function builtinResourceTypes(opts: BuiltinOptions = {}): ResourceType[] {
   return [
     // core/v1
     rt({
@@ -151,6 +158,7 @@ export function builtinResourceTypes(): ResourceType[] {
       categories: ALL,
       subresources: ['status'],
       strategy: serviceStrategy(),
+      storeHooks: opts.serviceHooks,
     }),
     rt({
       group: '',
@@ -347,6 +355,17 @@ export function builtinResourceTypes(): ResourceType[] {
       namespaced: false,
       verbs: CREATE_ONLY,
       strategy: selfSubjectAccessReviewStrategy(),
+    }),
+    rt({
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      resource: 'selfsubjectrulesreviews',
+      singular: 'selfsubjectrulesreview',
+      kind: 'SelfSubjectRulesReview',
+      namespaced: false,
+      verbs: CREATE_ONLY,
+      // Answered from RBAC, never stored; the request needs nothing but a namespace.
+      strategy: {},
     }),
     rt({
       group: 'authorization.k8s.io',

@@ -1,6 +1,7 @@
 /**
- * Services: SetDefaults_Service, the address fields the REST layer fills (clusterIP
- * allocation is offered as a pure helper), ValidateService/Update and printService.
+ * Services: SetDefaults_Service, the strategy (dropping what a type change makes moot),
+ * ValidateService/Update and printService. Cluster IPs and node ports are the REST layer's:
+ * service-allocator.ts.
  */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
@@ -8,7 +9,6 @@ import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts
 import {
   AGE_COLUMN,
   arrayOf,
-  clone,
   column,
   ensureRecord,
   isRecord,
@@ -32,7 +32,7 @@ import { formatLabels } from './selector.ts';
 import {
   isDNS1123Label,
   isDNS1123Subdomain,
-  isIPv4,
+  isIPv6,
   isValidIP,
   isValidPortName,
   isValidPortNum,
@@ -77,103 +77,150 @@ export function defaultService(obj: KubeObject): void {
   else if (ips.length > 0 && !spec.clusterIP) spec.clusterIP = ips[0];
 }
 
-export interface ServiceAddressPool {
-  /** Cluster IPs already handed out. */
-  usedIPs: ReadonlySet<string>;
-  /** Node ports already handed out. */
-  usedNodePorts: ReadonlySet<number>;
-  /** First and last host of the service range; defaults to kube's 10.96.0.0/12. */
-  ipRange?: [string, string];
-  nodePortRange?: [number, number];
+/** Every type but ExternalName gets cluster IPs. */
+export function needsClusterIP(spec: Json): boolean {
+  return spec.type !== 'ExternalName';
 }
 
-function ipToInt(ip: string): number {
-  return ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+export function needsNodePort(spec: Json): boolean {
+  return spec.type === 'NodePort' || spec.type === 'LoadBalancer';
 }
 
-function intToIp(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+/** apiservice.NeedsHealthCheck: a load balancer that keeps traffic on the node it reached. */
+export function needsHealthCheckNodePort(spec: Json): boolean {
+  return spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
+}
+
+export function sameList(a: unknown, b: unknown): boolean {
+  const x = arrayOf<unknown>(a);
+  const y = arrayOf<unknown>(b);
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/** The non-zero node ports of a spec's ports. */
+export function nodePortsOf(spec: Json): number[] {
+  return arrayOf(spec.ports)
+    .map((p) => recordOf(p).nodePort)
+    .filter((n): n is number => typeof n === 'number' && n !== 0);
 }
 
 /**
- * What the Service REST layer allocates on create: a cluster IP (unless headless or
- * ExternalName), ipFamilies/ipFamilyPolicy, and node ports for NodePort/LoadBalancer.
- * Returns an error message when a requested address is taken or the pool is exhausted.
+ * The strategy's dropTypeDependentFields: switching type wipes what only the old type needed
+ * (its allocations are released by the REST layer) unless the client changed those values
+ * itself, so `kubectl patch -p '{"spec":{"type":"ClusterIP"}}'` works on a NodePort Service.
  */
-export function allocateServiceAddresses(svc: KubeObject, pool: ServiceAddressPool): string | undefined {
-  const spec = ensureRecord(svc, 'spec');
-  if (spec.type === 'ExternalName') return undefined;
-  const requested = str(spec.clusterIP);
-  if (requested && requested !== 'None') {
-    if (!isIPv4(requested))
-      return `spec.clusterIPs: Invalid value: ["${requested}"]: must be a valid IP address`;
-    if (pool.usedIPs.has(requested)) {
-      return `spec.clusterIPs: Invalid value: ["${requested}"]: failed to allocate IP ${requested}: provided IP is already allocated`;
-    }
-  }
-  if (!requested) {
-    const [first, last] = pool.ipRange ?? ['10.96.0.1', '10.111.255.254'];
-    let ip: string | undefined;
-    for (let n = ipToInt(first); n <= ipToInt(last); n++) {
-      const candidate = intToIp(n);
-      if (!pool.usedIPs.has(candidate)) {
-        ip = candidate;
-        break;
-      }
-    }
-    if (!ip) return 'failed to allocate a serviceIP: range is full';
-    spec.clusterIP = ip;
-  }
-  spec.clusterIPs = [spec.clusterIP];
-  spec.ipFamilies ??= ['IPv4'];
-  spec.ipFamilyPolicy ??= 'SingleStack';
-  if (
-    spec.type === 'NodePort' ||
-    (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false)
-  ) {
-    const [lo, hi] = pool.nodePortRange ?? [30000, 32767];
-    const taken = new Set(pool.usedNodePorts);
-    for (const p of arrayOf(spec.ports)) {
-      if (typeof p.nodePort === 'number' && p.nodePort !== 0) {
-        if (taken.has(p.nodePort))
-          return `spec.ports[0].nodePort: Invalid value: ${p.nodePort}: provided port is already allocated`;
-        taken.add(p.nodePort);
-      }
-    }
-    for (const p of arrayOf(spec.ports)) {
-      if (typeof p.nodePort === 'number' && p.nodePort !== 0) continue;
-      let port = lo;
-      while (port <= hi && taken.has(port)) port++;
-      if (port > hi) return 'failed to allocate a nodePort: range is full';
-      p.nodePort = port;
-      taken.add(port);
-    }
-  }
-  return undefined;
-}
-
-/** The REST layer's patchAllocatedValues: an update that omits allocated addresses keeps them. */
-function keepAllocatedValues(obj: KubeObject, old: KubeObject): void {
+function dropTypeDependentFields(obj: KubeObject, old: KubeObject): void {
   const spec = ensureRecord(obj, 'spec');
   const oldSpec = recordOf(old.spec);
-  if (spec.type === 'ExternalName' || oldSpec.type === 'ExternalName') return;
-  if (!str(spec.clusterIP) && arrayOf(spec.clusterIPs).length === 0 && str(oldSpec.clusterIP)) {
-    spec.clusterIP = oldSpec.clusterIP;
-    spec.clusterIPs = clone(oldSpec.clusterIPs);
+  if (needsClusterIP(oldSpec) && !needsClusterIP(spec)) {
+    if (sameList(oldSpec.clusterIPs, spec.clusterIPs)) {
+      delete spec.clusterIP;
+      delete spec.clusterIPs;
+    }
+    if (sameList(oldSpec.ipFamilies, spec.ipFamilies)) delete spec.ipFamilies;
+    if (oldSpec.ipFamilyPolicy === spec.ipFamilyPolicy) delete spec.ipFamilyPolicy;
   }
-  if (spec.ipFamilies == null && oldSpec.ipFamilies != null) spec.ipFamilies = clone(oldSpec.ipFamilies);
-  if (spec.ipFamilyPolicy == null && oldSpec.ipFamilyPolicy != null)
-    spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
-  if (spec.type === oldSpec.type && (spec.type === 'NodePort' || spec.type === 'LoadBalancer')) {
-    const oldPorts = arrayOf(oldSpec.ports);
-    for (const p of arrayOf(spec.ports)) {
-      if (p.nodePort) continue;
-      const match =
-        oldPorts.find((o) => o.port === p.port && (o.protocol ?? 'TCP') === (p.protocol ?? 'TCP')) ??
-        (oldPorts.length === 1 ? oldPorts[0] : undefined);
-      if (match?.nodePort) p.nodePort = match.nodePort;
+  const oldNodePorts = new Set(nodePortsOf(oldSpec));
+  if (needsNodePort(oldSpec) && !needsNodePort(spec) && nodePortsOf(spec).every((n) => oldNodePorts.has(n))) {
+    for (const p of arrayOf(spec.ports)) if (isRecord(p)) delete p.nodePort;
+  }
+  if (
+    needsHealthCheckNodePort(oldSpec) &&
+    !needsHealthCheckNodePort(spec) &&
+    spec.healthCheckNodePort === oldSpec.healthCheckNodePort
+  ) {
+    delete spec.healthCheckNodePort;
+  }
+  if (oldSpec.type === 'LoadBalancer' && spec.type !== 'LoadBalancer') {
+    for (const f of ['allocateLoadBalancerNodePorts', 'loadBalancerClass']) {
+      if (spec[f] != null && spec[f] === oldSpec[f]) delete spec[f];
     }
   }
+  if (
+    externallyAccessible(oldSpec) &&
+    !externallyAccessible(spec) &&
+    spec.externalTrafficPolicy === oldSpec.externalTrafficPolicy
+  ) {
+    delete spec.externalTrafficPolicy;
+  }
+  if (spec.type !== 'LoadBalancer') obj.status = { ...recordOf(obj.status), loadBalancer: {} };
+}
+
+const IP_FAMILIES = ['IPv4', 'IPv6'];
+const IP_FAMILY_POLICIES = ['PreferDualStack', 'RequireDualStack', 'SingleStack'];
+
+/**
+ * ValidateServiceClusterIPsRelatedFields: clusterIP, clusterIPs, ipFamilies and
+ * ipFamilyPolicy on their own. The REST layer runs it before allocating, too.
+ */
+export function validateClusterIPFields(spec: Json): FieldError[] {
+  if (spec.type === 'ExternalName') return [];
+  const errs: FieldError[] = [];
+  const ips = arrayOf<unknown>(spec.clusterIPs);
+  if (str(spec.clusterIP)) {
+    if (ips.length === 0) errs.push(required('spec.clusterIPs'));
+    else if (ips[0] !== spec.clusterIP)
+      errs.push(invalid('spec.clusterIPs', ips, 'first value must match `clusterIP`'));
+  } else if (ips.length > 0) {
+    errs.push(invalid('spec.clusterIPs', ips, 'must be empty when `clusterIP` is not specified'));
+  }
+  const families = arrayOf<unknown>(spec.ipFamilies);
+  const seen = new Set<unknown>();
+  families.forEach((f, i) => {
+    if (!IP_FAMILIES.includes(f as string))
+      errs.push(notSupported(index('spec.ipFamilies', i), f, IP_FAMILIES));
+    if (seen.has(f)) errs.push(duplicate(index('spec.ipFamilies', i), f));
+    seen.add(f);
+  });
+  if (spec.ipFamilyPolicy != null && !IP_FAMILY_POLICIES.includes(spec.ipFamilyPolicy as string))
+    errs.push(notSupported('spec.ipFamilyPolicy', spec.ipFamilyPolicy, IP_FAMILY_POLICIES));
+  let badIPs = false;
+  ips.forEach((ip, i) => {
+    if (i === 0 && ip === 'None') {
+      if (ips.length > 1) {
+        badIPs = true;
+        errs.push(invalid('spec.clusterIPs', ips, "'None' must be the first and only value"));
+      }
+      return;
+    }
+    if (!isValidIP(str(ip))) {
+      badIPs = true;
+      errs.push(
+        invalid(
+          index('spec.clusterIPs', i),
+          ip,
+          'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        ),
+      );
+    }
+  });
+  if (ips.length > 2) errs.push(invalid('spec.clusterIPs', ips, 'may only hold up to 2 values'));
+  if (badIPs) return errs;
+  const v6 = ips.filter((ip) => isIPv6(str(ip))).length;
+  if (ips.length > 1 && (v6 === 0 || v6 === ips.length))
+    errs.push(invalid('spec.clusterIPs', ips, 'may specify no more than one IP for each IP family'));
+  if (!isHeadless(spec)) {
+    ips.slice(0, families.length).forEach((ip, i) => {
+      const family = families[i];
+      if (family === 'IPv4' && isIPv6(str(ip)))
+        errs.push(
+          invalid(
+            index('spec.clusterIPs', i),
+            ip,
+            `expected an IPv4 value as indicated by \`ipFamilies[${i}]\``,
+          ),
+        );
+      if (family === 'IPv6' && !isIPv6(str(ip)))
+        errs.push(
+          invalid(
+            index('spec.clusterIPs', i),
+            ip,
+            `expected an IPv6 value as indicated by \`ipFamilies[${i}]\``,
+          ),
+        );
+    });
+  }
+  return errs;
 }
 
 function isHeadless(spec: Json): boolean {
@@ -194,6 +241,10 @@ export function validateService(obj: KubeObject): FieldError[] {
   if (spec.type === 'ExternalName') {
     if (arrayOf(spec.clusterIPs).length > 0 || str(spec.clusterIP))
       errs.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+    if (arrayOf(spec.ipFamilies).length > 0)
+      errs.push(forbidden('spec.ipFamilies', 'may not be set for ExternalName services'));
+    if (spec.ipFamilyPolicy != null)
+      errs.push(forbidden('spec.ipFamilyPolicy', 'may not be set for ExternalName services'));
     const cname = str(spec.externalName).replace(/\.$/, '');
     if (cname) for (const m of isDNS1123Subdomain(cname)) errs.push(invalid('spec.externalName', cname, m));
     else errs.push(required('spec.externalName'));
@@ -248,11 +299,7 @@ export function validateService(obj: KubeObject): FieldError[] {
         ),
       );
   });
-  arrayOf<string>(spec.clusterIPs).forEach((ip, i) => {
-    if (ip !== 'None' && !isValidIP(String(ip))) {
-      errs.push(invalid(index('spec.clusterIPs', i), ip, "must be empty, 'None', or a valid IP address"));
-    }
-  });
+  errs.push(...validateClusterIPFields(spec));
   if (!spec.type) errs.push(required('spec.type'));
   else if (!SERVICE_TYPES.includes(str(spec.type)))
     errs.push(notSupported('spec.type', spec.type, SERVICE_TYPES));
@@ -268,15 +315,66 @@ function validateServiceUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
   const spec = recordOf(obj.spec);
   const oldSpec = recordOf(old.spec);
-  if (spec.type !== 'ExternalName' && oldSpec.type !== 'ExternalName') {
-    const oldIPs = arrayOf<string>(oldSpec.clusterIPs);
-    const newIPs = arrayOf<string>(spec.clusterIPs);
+  // Switching to or from ExternalName gains or drops every address, as does headlessness.
+  if (spec.type === 'ExternalName' || oldSpec.type === 'ExternalName') return errs;
+  if (!(isHeadless(spec) && isHeadless(oldSpec))) errs.push(...clusterIPsUpdateErrors(spec, oldSpec));
+  if (isHeadless(spec) === isHeadless(oldSpec) && !isHeadless(spec))
+    errs.push(...ipFamiliesUpdateErrors(spec, oldSpec));
+  return errs;
+}
+
+/** validateUpgradeDowngradeClusterIPs: a secondary IP may come or go, the primary stays. */
+function clusterIPsUpdateErrors(spec: Json, oldSpec: Json): FieldError[] {
+  const errs: FieldError[] = [];
+  const ips = arrayOf<unknown>(spec.clusterIPs);
+  const oldIPs = arrayOf<unknown>(oldSpec.clusterIPs);
+  const shown = spec.clusterIPs ?? null;
+  if (ips.length === oldIPs.length) {
     oldIPs.forEach((ip, i) => {
-      if (i < newIPs.length && newIPs[i] !== ip)
-        errs.push(invalid(index('spec.clusterIPs', i), newIPs, 'may not change once set'));
+      if (ips[i] !== ip) errs.push(invalid(index('spec.clusterIPs', i), shown, 'may not change once set'));
     });
-    if (oldIPs.length > 0 && newIPs.length === 0)
-      errs.push(invalid('spec.clusterIPs[0]', newIPs, 'primary clusterIP can not be unset'));
+    return errs;
+  }
+  if (ips.length === 0) errs.push(invalid('spec.clusterIPs[0]', shown, 'primary clusterIP can not be unset'));
+  else if (oldIPs.length > 0 && ips[0] !== oldIPs[0])
+    errs.push(invalid('spec.clusterIPs[0]', shown, 'may not change once set'));
+  if (ips.length === 1 && ips.length < oldIPs.length && spec.ipFamilyPolicy !== 'SingleStack') {
+    errs.push(
+      invalid(
+        'spec.ipFamilyPolicy',
+        spec.ipFamilyPolicy ?? null,
+        "must be set to 'SingleStack' when releasing the secondary clusterIP",
+      ),
+    );
+  }
+  return errs;
+}
+
+/** validateUpgradeDowngradeIPFamilies: the primary family stays. */
+function ipFamiliesUpdateErrors(spec: Json, oldSpec: Json): FieldError[] {
+  const families = arrayOf<unknown>(spec.ipFamilies);
+  const oldFamilies = arrayOf<unknown>(oldSpec.ipFamilies);
+  const shown = spec.ipFamilies ?? null;
+  if (families.length === oldFamilies.length) {
+    return oldFamilies.some((f, i) => families[i] !== f)
+      ? [invalid('spec.ipFamilies[0]', shown, 'may not change once set')]
+      : [];
+  }
+  const errs: FieldError[] = [];
+  if (families.length > 0 && oldFamilies.length > 0 && families[0] !== oldFamilies[0])
+    errs.push(invalid('spec.ipFamilies[0]', spec.clusterIPs ?? null, 'may not change once set'));
+  if (
+    families.length === 1 &&
+    families.length < oldFamilies.length &&
+    spec.ipFamilyPolicy !== 'SingleStack'
+  ) {
+    errs.push(
+      invalid(
+        'spec.ipFamilyPolicy',
+        spec.ipFamilyPolicy ?? null,
+        "must be set to 'SingleStack' when releasing the secondary ipFamily",
+      ),
+    );
   }
   return errs;
 }
@@ -341,7 +439,7 @@ export function serviceStrategy(): Strategy {
     },
     prepareForUpdate(obj, old, ctx) {
       splitStatusUpdate(obj, old, ctx, 'none');
-      if (ctx.subresource === '') keepAllocatedValues(obj, old);
+      if (ctx.subresource === '') dropTypeDependentFields(obj, old);
     },
     validateCreate: (obj) => dedupe(validateService(obj)),
     validateUpdate(obj, old, ctx) {

@@ -18,7 +18,7 @@ import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
 import { parsePath, type ResourcePath } from './router.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
-import { serveAccessReview } from './reviews.ts';
+import { serveAccessReview, serveRulesReview } from './reviews.ts';
 import { subresourceHandlers } from './subresources.ts';
 
 export interface OpenApiProvider {
@@ -129,7 +129,8 @@ async function handle(
   const caller = effective!;
 
   if (p.rt.group === 'authorization.k8s.io' && verb === 'create') {
-    return serveAccessReview(deps, req, res, p, effective!);
+    if (p.rt.resource === 'selfsubjectrulesreviews') return serveRulesReview(deps, req, res, caller);
+    return serveAccessReview(deps, req, res, p, caller);
   }
   if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
     const body = (await readDecoded(req)) as KubeObject;

@@ -1,10 +1,11 @@
 /**
- * authorization.k8s.io access reviews: answered by evaluating RBAC, never stored.
- * This is what `kubectl auth can-i` (with or without --as) talks to.
+ * authorization.k8s.io reviews: answered by evaluating RBAC, never stored. This is what
+ * `kubectl auth can-i` (with or without --as, and with --list) talks to.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authn.ts';
-import type { RequestAttributes } from '../auth/rbac.ts';
+import type { PolicyRule, RequestAttributes } from '../auth/rbac.ts';
+import { isRecord } from '../builtin/common.ts';
 import { errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
 import { type HandlerDeps, readDecoded, sendJson } from './handler.ts';
@@ -65,4 +66,58 @@ export async function serveAccessReview(
     metadata: { creationTimestamp: null },
     status,
   });
+}
+
+/**
+ * SelfSubjectRulesReview: every rule RBAC gives the caller in spec.namespace, split into
+ * resource and non-resource rules, as the RBAC authorizer's RulesFor lists them (unmerged;
+ * kubectl compacts them for printing).
+ */
+export async function serveRulesReview(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  user: UserInfo,
+): Promise<void> {
+  const body = await readDecoded(req);
+  if (!isRecord(body)) throw errors.badRequest('the body of the request must be a JSON or YAML object');
+  const namespace = isRecord(body.spec) ? body.spec.namespace : undefined;
+  if (namespace != null && typeof namespace !== 'string') {
+    throw errors.badRequest(
+      `SelfSubjectRulesReview in version "v1" cannot be handled as a SelfSubjectRulesReview: json: cannot unmarshal ${jsonType(namespace)} into Go struct field SelfSubjectRulesReviewSpec.spec.namespace of type string`,
+    );
+  }
+  if (!namespace) throw errors.badRequest('no namespace on request');
+  const { rules, errors: failures } = deps.authz.rulesFor(user, namespace);
+  const status: Record<string, unknown> = {
+    resourceRules: rules.filter((r) => (r.resources ?? []).length > 0).map(resourceRule),
+    nonResourceRules: rules
+      .filter((r) => (r.nonResourceURLs ?? []).length > 0)
+      .map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })),
+    incomplete: false,
+  };
+  if (failures.length > 0)
+    status.evaluationError = failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`;
+  sendJson(res, 201, {
+    kind: 'SelfSubjectRulesReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec: {},
+    status,
+  });
+}
+
+function resourceRule(r: PolicyRule): Record<string, unknown> {
+  const out: Record<string, unknown> = { verbs: r.verbs };
+  if (r.apiGroups?.length) out.apiGroups = r.apiGroups;
+  out.resources = r.resources;
+  if (r.resourceNames?.length) out.resourceNames = r.resourceNames;
+  return out;
+}
+
+/** How encoding/json names a JSON value's type in an unmarshal error. */
+function jsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (isRecord(v)) return 'object';
+  return typeof v === 'boolean' ? 'bool' : typeof v;
 }
