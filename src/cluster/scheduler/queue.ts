@@ -23,9 +23,12 @@ export interface QueuedPod {
   readonly key: string;
   pod: KubeObject;
   priority: number;
-  /** JSON of spec: an update that changes it may make the pod schedulable. */
-  specJson: string;
-  /** Cached per spec; cleared when the spec changes. */
+  /**
+   * JSON of what scheduling reads (spec, labels, owners): an update that changes it may make
+   * the pod schedulable.
+   */
+  inputsJson: string;
+  /** Cached per inputsJson; cleared when it changes. */
   prepared: PreparedPod | undefined;
   requests: PodRequests | undefined;
   where: QueueName;
@@ -81,14 +84,14 @@ export class SchedulingQueue {
   }
 
   /** A new pending pod joins the active queue. */
-  add(pod: KubeObject, uid: string, specJson: string): QueuedPod {
+  add(pod: KubeObject, uid: string, inputsJson: string): QueuedPod {
     const m = pod.metadata;
     const qp: QueuedPod = {
       uid,
       key: `${m.namespace ?? ''}/${m.name ?? ''}`,
       pod,
       priority: podPriority(pod),
-      specJson,
+      inputsJson,
       prepared: undefined,
       requests: undefined,
       where: 'inflight',
@@ -104,13 +107,14 @@ export class SchedulingQueue {
   }
 
   /**
-   * A newer copy of a queued pod. A changed spec (gates lifted, selectors or tolerations
-   * edited, priority) gives a parked pod another try, as kube-scheduler's update handler does.
+   * A newer copy of a queued pod. A changed spec or labels (gates lifted, selectors or
+   * tolerations edited, priority, the labels its spread and affinity terms match) gives a
+   * parked pod another try, as kube-scheduler's update handler does.
    */
-  update(qp: QueuedPod, pod: KubeObject, specJson: string): void {
+  update(qp: QueuedPod, pod: KubeObject, inputsJson: string): void {
     qp.pod = pod;
-    if (specJson === qp.specJson) return;
-    qp.specJson = specJson;
+    if (inputsJson === qp.inputsJson) return;
+    qp.inputsJson = inputsJson;
     qp.prepared = undefined;
     qp.requests = undefined;
     const priority = podPriority(pod);

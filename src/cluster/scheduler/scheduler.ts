@@ -5,11 +5,14 @@
  * turn, assumes each pod on its node before the asynchronous binding (so the next pod sees
  * the space taken), and reports failures as kube-scheduler does: the PodScheduled=False
  * condition, a FailedScheduling event, and a retry when the cluster changes in a way that
- * could help (node added or changed, pod deleted or finished, the pod itself edited).
+ * could help (node added or changed, a pod placed, relabelled, deleted or finished, the pod
+ * itself edited). Namespaces and the selectors of Services, ReplicaSets, StatefulSets and
+ * ReplicationControllers are watched too, for pod affinity's namespaceSelector and the
+ * default topology spreading.
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
   ClusterState,
   computePodRequests,
@@ -17,6 +20,7 @@ import {
   MESSAGES_1_33,
   type MessageStyle,
   type NodeLike,
+  type OwnerKind,
   type PodEntry,
   type PodLike,
   preparePod,
@@ -94,7 +98,24 @@ export interface SchedulerHandle {
 type MoveRequest = Set<string> | 'all' | undefined;
 
 const RESOURCES_PLUGIN = 'NodeResourcesFit';
+const SPREAD_PLUGIN = 'PodTopologySpread';
+const INTER_POD_PLUGIN = 'InterPodAffinity';
 const NO_MOVE = new Set<string>();
+/** A placed pod went away: room, spread counts and anti-affinity may all have changed. */
+const POD_REMOVED = new Set([RESOURCES_PLUGIN, SPREAD_PLUGIN, INTER_POD_PLUGIN]);
+/** A pod placed or relabelled: spread counts and affinity matches change. */
+const POD_CHANGED = new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN]);
+/** A terminating pod stops counting for topology spread. */
+const POD_TERMINATING = new Set([SPREAD_PLUGIN]);
+
+const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
+const REPLICATION_CONTROLLERS: Gvr = { group: '', version: 'v1', resource: 'replicationcontrollers' };
+/** The owners whose selector default spreading reads, where the API server serves them. */
+const OWNERS: [OwnerKind, Gvr][] = [
+  ['ReplicaSet', GVR.replicasets],
+  ['StatefulSet', GVR.statefulsets],
+  ['ReplicationController', REPLICATION_CONTROLLERS],
+];
 
 interface NodeSignature {
   labels: string;
@@ -255,7 +276,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       const message = err instanceof Error ? err.message : String(err);
       log('warn', 'binding rejected', { pod: qp.key, node: nodeName, error: message });
       recorder?.event(cur, 'Warning', 'FailedScheduling', `Binding rejected: ${message}`, 'Scheduling');
-      const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, JSON.stringify(cur.spec ?? {}));
+      const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, schedulingInputs(cur));
       again.attempts = Math.max(again.attempts, qp.attempts);
       queue.backoffAfterError(again);
       flushBackoff();
@@ -386,21 +407,20 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       queue.delete(uid);
       assumed.delete(uid);
       preempting.delete(uid);
-      if (state.removePod(uid)) requestMove(new Set([RESOURCES_PLUGIN]));
+      if (state.removePod(uid)) requestMove(POD_REMOVED);
       return;
     }
     const spec = (pod.spec ?? {}) as { nodeName?: string };
     const nodeName = spec.nodeName;
     if (nodeName) {
       if (queue.get(uid)) queue.delete(uid);
-      assumed.delete(uid);
+      const wasAssumed = assumed.delete(uid);
       const phase = (pod.status as { phase?: string } | undefined)?.phase;
       if (phase === 'Succeeded' || phase === 'Failed') {
-        if (state.removePod(uid)) requestMove(new Set([RESOURCES_PLUGIN]));
+        if (state.removePod(uid)) requestMove(POD_REMOVED);
         return;
       }
-      const cur = state.getPod(uid);
-      if (!cur || cur.nodeName !== nodeName) state.addPod(pod as PodLike, nodeName);
+      onBoundPod(pod, nodeName, wasAssumed);
       return;
     }
     // A binding in flight: the watch will show the pod bound, or the binding fails.
@@ -409,11 +429,27 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       queue.delete(uid);
       return;
     }
-    const specJson = JSON.stringify(pod.spec ?? {});
+    const inputs = schedulingInputs(pod);
     const qp = queue.get(uid);
-    if (qp) queue.update(qp, pod, specJson);
-    else queue.add(pod, uid, specJson);
+    if (qp) queue.update(qp, pod, inputs);
+    else queue.add(pod, uid, inputs);
     kick();
+  }
+
+  /**
+   * Keeps the accounted copy of a bound pod current where other pods' scheduling reads it:
+   * its node, labels and whether it is terminating. Seeing a pod bound, even one this
+   * scheduler assumed, is kube-scheduler's "assigned pod added" event.
+   */
+  function onBoundPod(pod: KubeObject, nodeName: string, wasAssumed: boolean): void {
+    const cur = state.getPod(pod.metadata.uid ?? '');
+    const placed = !cur || cur.nodeName !== nodeName;
+    const relabelled = cur !== undefined && !sameLabels(cur.labels, pod.metadata.labels ?? {});
+    const terminating = pod.metadata.deletionTimestamp != null;
+    const startedTerminating = cur !== undefined && terminating !== cur.terminating;
+    if (placed || relabelled || startedTerminating) state.addPod(pod as PodLike, nodeName, cur?.requests);
+    if (placed || relabelled || wasAssumed) requestMove(POD_CHANGED);
+    else if (startedTerminating) requestMove(POD_TERMINATING);
   }
 
   function onNode(type: string, node: KubeObject): void {
@@ -421,6 +457,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     if (type === 'DELETED') {
       nodeSigs.delete(name);
       state.removeNode(name);
+      // One topology domain fewer can lower the spread's global minimum.
+      requestMove(new Set([SPREAD_PLUGIN]));
       return;
     }
     const sig = nodeSignature(node);
@@ -433,16 +471,55 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     }
     const plugins = new Set<string>();
     if (prev.allocatable !== sig.allocatable) plugins.add(RESOURCES_PLUGIN);
-    if (prev.labels !== sig.labels) plugins.add('NodeAffinity');
-    if (prev.taints !== sig.taints) plugins.add('TaintToleration');
+    if (prev.labels !== sig.labels) {
+      plugins.add('NodeAffinity');
+      plugins.add(SPREAD_PLUGIN);
+      plugins.add(INTER_POD_PLUGIN);
+    }
+    if (prev.taints !== sig.taints) {
+      plugins.add('TaintToleration');
+      // Under nodeTaintsPolicy Honor a taint decides whether the node's domain counts.
+      plugins.add(SPREAD_PLUGIN);
+    }
     if (prev.unschedulable !== sig.unschedulable) plugins.add('NodeUnschedulable');
     if (plugins.size === 0) return;
     state.upsertNode(node as unknown as NodeLike);
     requestMove(plugins);
   }
 
-  const stopNodes = client.watch(GVR.nodes, onNode, { shared: true });
-  const stopPods = client.watch(GVR.pods, onPod, { shared: true });
+  function onNamespace(type: string, ns: KubeObject): void {
+    const name = ns.metadata.name ?? '';
+    if (type === 'DELETED') state.namespaceLabels.delete(name);
+    else state.namespaceLabels.set(name, ns.metadata.labels ?? {});
+  }
+
+  function onService(type: string, svc: KubeObject): void {
+    const { namespace = '', name = '' } = svc.metadata;
+    const selector = (svc.spec as { selector?: Record<string, string> | null } | undefined)?.selector;
+    if (type === 'DELETED') state.workloads.deleteService(namespace, name);
+    else state.workloads.setService(namespace, name, selector);
+  }
+
+  const onOwner = (kind: OwnerKind) => (type: string, obj: KubeObject) => {
+    const { namespace = '', name = '' } = obj.metadata;
+    if (type === 'DELETED') state.workloads.deleteOwner(kind, namespace, name);
+    else
+      state.workloads.setOwner(
+        kind,
+        namespace,
+        name,
+        (obj.spec as { selector?: unknown } | undefined)?.selector,
+      );
+  };
+
+  // Everything the pods' rules refer to is known before the first pod is scheduled.
+  const stops: (() => void)[] = [client.watch(GVR.namespaces, onNamespace, { shared: true })];
+  if (client.served(SERVICES)) stops.push(client.watch(SERVICES, onService, { shared: true }));
+  for (const [kind, gvr] of OWNERS) {
+    if (client.served(gvr)) stops.push(client.watch(gvr, onOwner(kind), { shared: true }));
+  }
+  stops.push(client.watch(GVR.nodes, onNode, { shared: true }));
+  stops.push(client.watch(GVR.pods, onPod, { shared: true }));
   const flushTimer = setInterval(
     () => {
       if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
@@ -467,8 +544,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
-      stopNodes();
-      stopPods();
+      for (const stopWatch of stops) stopWatch();
       clearInterval(flushTimer);
       if (backoffTimer) clearTimeout(backoffTimer);
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
@@ -484,6 +560,21 @@ function rejectingPlugins(err: FitError): Set<string> {
   for (const st of err.nodeStatuses.values()) out.add(st.plugin);
   if (err.absentStatus && err.nodeStatuses.size < err.numAllNodes) out.add(err.absentStatus.plugin);
   return out.size > 0 ? out : new Set(NO_MOVE);
+}
+
+/** What scheduling reads from a pending pod: a change to any of it is worth another attempt. */
+function schedulingInputs(pod: KubeObject): string {
+  return JSON.stringify([pod.spec ?? {}, pod.metadata.labels ?? {}, pod.metadata.ownerReferences ?? []]);
+}
+
+function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
 }
 
 function nodeSignature(node: KubeObject): NodeSignature {

@@ -1,17 +1,29 @@
 /**
  * The scheduler's cache: per-node allocation summaries kept up to date incrementally as pods
- * are added (bound or assumed) and removed, the way kube-scheduler's NodeInfo works. Filtering
- * and scoring read plain numbers from here; nothing is recomputed from pod lists per cycle.
+ * are added (bound or assumed) and removed, the way kube-scheduler's NodeInfo works, plus the
+ * indexes inter-pod rules read (pods by label, affinity terms of placed pods) and what they
+ * need from outside the nodes (namespace labels, workload selectors). Filtering and scoring
+ * read plain numbers and indexes from here; nothing is recomputed from pod lists per cycle.
  */
 
+import { ExistingPodTerms } from './existing-pod-terms.ts';
+import { compilePodAffinityTerms, type PodAffinityTerms } from './pod-affinity-terms.ts';
+import { PodLabelIndex } from './pod-label-index.ts';
 import { computePodRequests, type PodRequests, resourcesFromList } from './requests.ts';
 import type { NodeLike, PodLike, TaintLike } from './types.ts';
+import { WorkloadSelectors } from './workload-selectors.ts';
 
 export interface PodEntry {
   uid: string;
   nodeName: string;
   /** `namespace/name`, for victims and messages. */
   key: string;
+  namespace: string;
+  labels: Readonly<Record<string, string>>;
+  /** Deletion under way: topology spread no longer counts the pod. */
+  terminating: boolean;
+  /** Its pod (anti-)affinity terms, if it has any. */
+  affinity: PodAffinityTerms | undefined;
   requests: PodRequests;
   priority: number;
   /** status.startTime (or creationTimestamp) in epoch ms; orders preemption victims. */
@@ -110,6 +122,10 @@ export function podEntry(pod: PodLike, nodeName: string, requests?: PodRequests)
     uid,
     nodeName,
     key: podKey(pod),
+    namespace: pod.metadata?.namespace ?? '',
+    labels: pod.metadata?.labels ?? {},
+    terminating: pod.metadata?.deletionTimestamp != null,
+    affinity: compilePodAffinityTerms(pod),
     requests: requests ?? computePodRequests(pod),
     priority: pod.spec?.priority ?? 0,
     startTime: podStartTime(pod),
@@ -123,6 +139,11 @@ export class ClusterState {
   private readonly podIndex = new Map<string, PodEntry>();
   /** Where the next scheduling cycle starts scanning, as kube-scheduler rotates it. */
   nextStartNodeIndex = 0;
+  readonly podsByLabel = new PodLabelIndex();
+  readonly existingTerms = new ExistingPodTerms();
+  /** Namespace name → labels, for namespaceSelector in pod affinity terms. */
+  readonly namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
+  readonly workloads = new WorkloadSelectors();
 
   getNode(name: string): NodeInfo | undefined {
     const ni = this.byName.get(name);
@@ -180,6 +201,8 @@ export class ClusterState {
     ni.pods.set(entry.uid, entry);
     ni.apply(entry.requests, 1);
     this.podIndex.set(entry.uid, entry);
+    this.podsByLabel.add(entry);
+    this.existingTerms.add(entry);
     return entry;
   }
 
@@ -188,6 +211,8 @@ export class ClusterState {
     const entry = this.podIndex.get(uid);
     if (!entry) return false;
     this.podIndex.delete(uid);
+    this.podsByLabel.remove(entry);
+    this.existingTerms.remove(entry);
     const ni = this.byName.get(entry.nodeName);
     if (ni) {
       ni.pods.delete(uid);

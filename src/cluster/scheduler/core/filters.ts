@@ -1,13 +1,19 @@
 /**
- * kube-scheduler's default Filter plugins that matter without volumes or inter-pod affinity,
- * in the default profile's order, each returning upstream's reason strings and status codes.
+ * kube-scheduler's default Filter plugins that matter without volumes, in the default
+ * profile's order, each returning upstream's reason strings and status codes. The two that
+ * look at other pods (PodTopologySpread, InterPodAffinity) read what their PreFilter counted
+ * for the cycle; they live in spread-filter.ts and inter-pod-filter.ts.
  */
 
 import { type CompiledNodeAffinity, compileNodeAffinity } from './affinity.ts';
-import type { NodeInfo } from './cluster-state.ts';
+import type { NodeInfo, PodEntry } from './cluster-state.ts';
+import { filterInterPodAffinity, type InterPodFilterState, updateInterPodState } from './inter-pod-filter.ts';
+import { compilePodAffinityTerms, type PodAffinityTerms } from './pod-affinity-terms.ts';
 import { computePodRequests, type PodRequests } from './requests.ts';
+import { compileSpreadConstraints, type PodSpreadConstraints } from './spread-constraints.ts';
+import { filterTopologySpread, type SpreadFilterState, updateSpreadState } from './spread-filter.ts';
 import { firstUntoleratedTaint, tolerationsTolerate, UNSCHEDULABLE_TAINT } from './taints.ts';
-import type { PodLike, TolerationLike } from './types.ts';
+import type { OwnerReferenceLike, PodLike, TolerationLike } from './types.ts';
 
 export type StatusCode = 'Unschedulable' | 'UnschedulableAndUnresolvable';
 
@@ -28,6 +34,10 @@ export const ERR_REASON_TAINT_GENERIC = 'node(s) had untolerated taint(s)';
 export interface PreparedPod {
   pod: PodLike;
   uid: string;
+  namespace: string;
+  labels: Readonly<Record<string, string>>;
+  /** The controller owner reference, whose selector the default spreading uses. */
+  controller: OwnerReferenceLike | undefined;
   nodeName: string;
   tolerations: TolerationLike[];
   toleratesUnschedulable: boolean;
@@ -37,6 +47,8 @@ export interface PreparedPod {
   preemptNever: boolean;
   /** No cpu/memory/ephemeral/scalar request at all: only the pod count can fail. */
   zeroRequest: boolean;
+  spread: PodSpreadConstraints;
+  podAffinity: PodAffinityTerms | undefined;
 }
 
 export function preparePod(pod: PodLike, requests?: PodRequests): PreparedPod {
@@ -46,6 +58,9 @@ export function preparePod(pod: PodLike, requests?: PodRequests): PreparedPod {
   return {
     pod,
     uid: pod.metadata?.uid ?? `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
+    namespace: pod.metadata?.namespace ?? '',
+    labels: pod.metadata?.labels ?? {},
+    controller: pod.metadata?.ownerReferences?.find((o) => o.controller === true),
     nodeName: pod.spec?.nodeName ?? '',
     tolerations,
     toleratesUnschedulable: tolerationsTolerate(tolerations, UNSCHEDULABLE_TAINT),
@@ -55,6 +70,8 @@ export function preparePod(pod: PodLike, requests?: PodRequests): PreparedPod {
     preemptNever: pod.spec?.preemptionPolicy === 'Never',
     zeroRequest:
       q.milliCPU === 0 && q.memory === 0 && q.ephemeralStorage === 0 && (q.scalar?.size ?? 0) === 0,
+    spread: compileSpreadConstraints(pod),
+    podAffinity: compilePodAffinityTerms(pod),
   };
 }
 
@@ -183,13 +200,39 @@ export interface FilterOptions {
   detailedTaintReasons?: boolean;
 }
 
+/** What the PreFilters computed for this cycle; undefined where the plugin has nothing to check. */
+export interface CycleState {
+  spread?: SpreadFilterState;
+  interPod?: InterPodFilterState;
+}
+
+/** The filters that read other pods, after NodeResourcesFit as in the default profile. */
+export function runPodFilters(cycle: CycleState, ni: NodeInfo): FilterStatus | undefined {
+  return (
+    (cycle.spread && filterTopologySpread(cycle.spread, ni)) ??
+    (cycle.interPod && filterInterPodAffinity(cycle.interPod, ni))
+  );
+}
+
+/** PreFilterExtensions: `e` added to (1) or removed from (−1) node `ni` in the cycle's counts. */
+export function updateCycleState(cycle: CycleState, e: PodEntry, ni: NodeInfo, delta: 1 | -1): void {
+  if (cycle.spread) updateSpreadState(cycle.spread, e, ni, delta);
+  if (cycle.interPod) updateInterPodState(cycle.interPod, e, ni, delta);
+}
+
 /** Runs the filters in profile order and stops at the first failure, like the framework. */
-export function runFilters(p: PreparedPod, ni: NodeInfo, opts: FilterOptions = {}): FilterStatus | undefined {
+export function runFilters(
+  p: PreparedPod,
+  ni: NodeInfo,
+  opts: FilterOptions = {},
+  cycle: CycleState = {},
+): FilterStatus | undefined {
   return (
     filterNodeUnschedulable(p, ni) ??
     filterNodeName(p, ni) ??
     filterTaintToleration(p, ni, opts.detailedTaintReasons === true) ??
     filterNodeAffinity(p, ni) ??
-    fitsRequest(p, ni)
+    fitsRequest(p, ni) ??
+    runPodFilters(cycle, ni)
   );
 }

@@ -4,6 +4,7 @@ export { compileNodeAffinity, compileTerm, type CompiledNodeAffinity, type NodeM
 export { ClusterState, NodeInfo, type PodEntry, podEntry } from './cluster-state.ts';
 export { FitError, NO_NODES_AVAILABLE } from './fit-error.ts';
 export {
+  type CycleState,
   ERR_REASON_AFFINITY,
   ERR_REASON_AFFINITY_CONFLICT,
   ERR_REASON_NODE_NAME,
@@ -22,6 +23,24 @@ export {
   runFilters,
   type StatusCode,
 } from './filters.ts';
+export {
+  ERR_REASON_AFFINITY_RULES,
+  ERR_REASON_ANTI_AFFINITY_RULES,
+  ERR_REASON_EXISTING_ANTI_AFFINITY,
+  filterInterPodAffinity,
+  type InterPodFilterState,
+  interPodPreFilter,
+} from './inter-pod-filter.ts';
+export { interPodAffinityScores } from './inter-pod-score.ts';
+export {
+  ERR_REASON_SPREAD,
+  ERR_REASON_SPREAD_MISSING_LABEL,
+  filterTopologySpread,
+  type SpreadFilterState,
+  spreadPreFilter,
+} from './spread-filter.ts';
+export { topologySpreadScores } from './spread-score.ts';
+export type { OwnerKind } from './workload-selectors.ts';
 export { quantityMilliValue, quantityValue } from './quantity.ts';
 export {
   computePodRequests,
@@ -50,6 +69,8 @@ export {
   MAX_NODE_SCORE,
   mostRequestedScore,
   normalizeScores,
+  type PluginWeights,
+  pluginWeights,
   type ResourceWeight,
   resourceFitScore,
   type ScoringOptions,

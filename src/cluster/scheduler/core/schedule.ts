@@ -8,6 +8,7 @@
 import type { ClusterState, NodeInfo, PodEntry } from './cluster-state.ts';
 import { FitError } from './fit-error.ts';
 import {
+  type CycleState,
   ERR_REASON_AFFINITY_CONFLICT,
   type FilterOptions,
   type FilterStatus,
@@ -16,9 +17,15 @@ import {
   type PreparedPod,
   preparePod,
   runFilters,
+  runPodFilters,
+  updateCycleState,
 } from './filters.ts';
+import { interPodPreFilter } from './inter-pod-filter.ts';
+import { interPodAffinityScores } from './inter-pod-score.ts';
 import type { PodRequests } from './requests.ts';
-import { type ScoringOptions, scoreNodes } from './score.ts';
+import { pluginWeights, type ScoringOptions, scoreNodes } from './score.ts';
+import { spreadPreFilter } from './spread-filter.ts';
+import { topologySpreadScores } from './spread-score.ts';
 import type { PodLike } from './types.ts';
 
 /** Which kube-scheduler release's wording to reproduce. */
@@ -103,7 +110,7 @@ export function schedulePod(
       plugin: 'NodeAffinity',
       reasons: [ERR_REASON_AFFINITY_CONFLICT],
     };
-    return fail(state, p, opts, style, statuses, st, ERR_REASON_AFFINITY_CONFLICT);
+    return fail(state, p, opts, style, statuses, st, ERR_REASON_AFFINITY_CONFLICT, {});
   }
 
   let candidates: readonly NodeInfo[] = all;
@@ -124,6 +131,7 @@ export function schedulePod(
     };
   }
 
+  const cycle: CycleState = { spread: spreadPreFilter(state, p), interPod: interPodPreFilter(state, p) };
   const want = numFeasibleNodesToFind(numAll, opts.percentageOfNodesToScore ?? 0);
   const feasible: NodeInfo[] = [];
   const n = candidates.length;
@@ -131,13 +139,13 @@ export function schedulePod(
   for (let i = 0; i < n && feasible.length < want; i++) {
     const ni = candidates[(start + i) % n]!;
     processed++;
-    const st = runFilters(p, ni, filterOpts);
+    const st = runFilters(p, ni, filterOpts, cycle);
     if (st) statuses.set(ni.name, st);
     else feasible.push(ni);
   }
   if (!pinned) state.nextStartNodeIndex = (start + processed) % numAll;
 
-  if (feasible.length === 0) return fail(state, p, opts, style, statuses, absent, '');
+  if (feasible.length === 0) return fail(state, p, opts, style, statuses, absent, '', cycle);
 
   if (feasible.length === 1) {
     return {
@@ -149,6 +157,9 @@ export function schedulePod(
     };
   }
   const scores = scoreNodes(p, feasible, opts.scoring);
+  const w = pluginWeights(opts.scoring);
+  addWeighted(scores, w.spread, () => topologySpreadScores(state, p, feasible));
+  addWeighted(scores, w.interPod, () => interPodAffinityScores(state, p, feasible));
   const best = selectHost(scores, opts.tieBreak === 'random' ? (opts.random ?? Math.random) : undefined);
   return {
     status: 'Scheduled',
@@ -157,6 +168,14 @@ export function schedulePod(
     feasibleNodes: feasible.length,
     evaluatedNodes: processed,
   };
+}
+
+/** Adds a plugin's normalised scores, if it has any, with the plugin's weight. */
+function addWeighted(totals: number[], weight: number, plugin: () => number[] | undefined): void {
+  if (weight === 0) return;
+  const scores = plugin();
+  if (!scores) return;
+  for (let i = 0; i < totals.length; i++) totals[i]! += weight * scores[i]!;
 }
 
 /** Index of the highest score; ties go to the first, or to a uniform pick when `random` is given. */
@@ -185,13 +204,14 @@ function fail(
   statuses: Map<string, FilterStatus>,
   absent: FilterStatus | undefined,
   preFilterMessage: string,
+  cycle: CycleState,
 ): Unschedulable {
   const numAll = state.nodes.length;
   const postFilter: string[] = [];
   if (style.draPostFilter) postFilter.push('no new claims to deallocate');
   let nominated: { node: string; victims: PodEntry[] } | undefined;
   if (opts.preemption !== false) {
-    const pre = preempt(state, p, statuses, preFilterMessage !== '');
+    const pre = preempt(state, p, statuses, preFilterMessage !== '', cycle);
     if (pre.kind === 'message') postFilter.push(`preemption: ${pre.message}`);
     else nominated = { node: pre.node, victims: pre.victims };
   }
@@ -227,15 +247,17 @@ function moreImportant(a: PodEntry, b: PodEntry): number {
 }
 
 /**
- * DefaultPreemption's dry run without PodDisruptionBudgets: nodes rejected only for resources
- * are retried with every lower-priority pod removed, then as many victims as possible are
- * reprieved, most important first.
+ * DefaultPreemption's dry run without PodDisruptionBudgets: nodes whose rejection is not
+ * marked unresolvable (resources, topology spread skew, anti-affinity) are retried with
+ * every lower-priority pod removed, then as many victims as possible are reprieved, most
+ * important first.
  */
 function preempt(
   state: ClusterState,
   p: PreparedPod,
   statuses: ReadonlyMap<string, FilterStatus>,
   preFilterFailed: boolean,
+  cycle: CycleState,
 ): PreemptOutcome {
   if (p.preemptNever) return { kind: 'message', message: 'not eligible due to preemptionPolicy=Never.' };
   const numAll = state.nodes.length;
@@ -247,7 +269,7 @@ function preempt(
       if (st.code !== 'Unschedulable') continue;
       const ni = state.getNode(name);
       if (!ni) continue;
-      const r = selectVictimsOnNode(p, ni);
+      const r = selectVictimsOnNode(p, ni, cycle);
       if (r.ok) found.push({ node: ni, victims: r.victims });
       else dryRun.set(name, r.status);
     }
@@ -261,9 +283,15 @@ function preempt(
   return { kind: 'nominate', node: best.node.name, victims: best.victims };
 }
 
+/**
+ * The filters from NodeResourcesFit on are rerun (the earlier ones passed and do not depend
+ * on pods), with the cycle's topology counts updated for every pod taken off or put back;
+ * the counts are restored before returning, for the next node's dry run.
+ */
 function selectVictimsOnNode(
   p: PreparedPod,
   ni: NodeInfo,
+  cycle: CycleState,
 ): { ok: true; victims: PodEntry[] } | { ok: false; status: FilterStatus } {
   const potential: PodEntry[] = [];
   for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
@@ -291,19 +319,25 @@ function selectVictimsOnNode(
     usage.podCount += sign;
     if (q.scalar)
       for (const [k, v] of q.scalar) usage.scalarMap.set(k, (usage.scalarMap.get(k) ?? 0) + sign * v);
+    updateCycleState(cycle, e, ni, sign);
   };
+  const fits = () => fitsRequest(p, ni, usage) ?? runPodFilters(cycle, ni);
   for (const e of potential) apply(e, -1);
-  const st = fitsRequest(p, ni, usage);
-  if (st) return { ok: false, status: st };
+  const st = fits();
+  if (st) {
+    for (const e of potential) updateCycleState(cycle, e, ni, 1);
+    return { ok: false, status: st };
+  }
   potential.sort(moreImportant);
   const victims: PodEntry[] = [];
   for (const e of potential) {
     apply(e, 1);
-    if (fitsRequest(p, ni, usage)) {
+    if (fits()) {
       apply(e, -1);
       victims.push(e);
     }
   }
+  for (const e of victims) updateCycleState(cycle, e, ni, 1);
   return { ok: true, victims };
 }
 

@@ -2,7 +2,8 @@
  * Score plugins of the default profile that depend only on nodes and the pod:
  * NodeResourcesFit (LeastAllocated or MostAllocated), NodeResourcesBalancedAllocation,
  * TaintToleration (PreferNoSchedule) and NodeAffinity (preferred terms), with upstream's
- * integer arithmetic, normalisation and plugin weights.
+ * integer arithmetic, normalisation and plugin weights. The plugins that look at other pods
+ * (PodTopologySpread, InterPodAffinity) score in spread-score.ts and inter-pod-score.ts.
  */
 
 import type { NodeInfo } from './cluster-state.ts';
@@ -21,8 +22,24 @@ export interface ScoringOptions {
   strategy?: 'LeastAllocated' | 'MostAllocated';
   /** Resources the strategy scores; default cpu and memory with weight 1 each. */
   resources?: ResourceWeight[];
-  /** Plugin weights as in the default profile: fit 1, balanced 1, taint 3, affinity 2. */
-  weights?: { fit?: number; balanced?: number; taint?: number; affinity?: number };
+  /**
+   * Plugin weights as in the default profile: fit 1, balanced 1, taint 3, affinity 2,
+   * spread (PodTopologySpread) 2, interPod (InterPodAffinity) 2.
+   */
+  weights?: Partial<PluginWeights>;
+}
+
+export interface PluginWeights {
+  fit: number;
+  balanced: number;
+  taint: number;
+  affinity: number;
+  spread: number;
+  interPod: number;
+}
+
+export function pluginWeights(opts: ScoringOptions = {}): PluginWeights {
+  return { fit: 1, balanced: 1, taint: 3, affinity: 2, spread: 2, interPod: 2, ...opts.weights };
 }
 
 export const DEFAULT_SCORING_RESOURCES: ResourceWeight[] = [
@@ -144,7 +161,7 @@ export function normalizeScores(scores: number[], reverse: boolean): void {
 
 /** Weighted totals over the feasible nodes, in their order. */
 export function scoreNodes(p: PreparedPod, nodes: readonly NodeInfo[], opts: ScoringOptions = {}): number[] {
-  const w = { fit: 1, balanced: 1, taint: 3, affinity: 2, ...opts.weights };
+  const w = pluginWeights(opts);
   const strategy = opts.strategy ?? 'LeastAllocated';
   const resources = opts.resources ?? DEFAULT_SCORING_RESOURCES;
   const n = nodes.length;

@@ -49,18 +49,67 @@ export interface NodeAffinityLike {
   preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTermLike[] | null;
 }
 
+export interface LabelSelectorLike {
+  matchLabels?: Record<string, string> | null;
+  matchExpressions?: { key: string; operator: string; values?: string[] | null }[] | null;
+}
+
+export interface PodAffinityTermLike {
+  labelSelector?: LabelSelectorLike | null;
+  namespaces?: string[] | null;
+  namespaceSelector?: LabelSelectorLike | null;
+  topologyKey: string;
+  matchLabelKeys?: string[] | null;
+  mismatchLabelKeys?: string[] | null;
+}
+
+export interface WeightedPodAffinityTermLike {
+  weight: number;
+  podAffinityTerm: PodAffinityTermLike;
+}
+
+export interface PodAffinityLike {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTermLike[] | null;
+  preferredDuringSchedulingIgnoredDuringExecution?: WeightedPodAffinityTermLike[] | null;
+}
+
+export interface TopologySpreadConstraintLike {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: string;
+  labelSelector?: LabelSelectorLike | null;
+  minDomains?: number | null;
+  nodeAffinityPolicy?: string | null;
+  nodeTaintsPolicy?: string | null;
+  matchLabelKeys?: string[] | null;
+}
+
+export interface OwnerReferenceLike {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  controller?: boolean | null;
+}
+
 export interface PodLike {
   metadata?: {
     name?: string;
     namespace?: string;
     uid?: string;
     creationTimestamp?: string;
+    deletionTimestamp?: string | null;
     labels?: Record<string, string>;
+    ownerReferences?: OwnerReferenceLike[] | null;
   };
   spec?: {
     nodeName?: string;
     nodeSelector?: Record<string, string> | null;
-    affinity?: { nodeAffinity?: NodeAffinityLike | null } | null;
+    affinity?: {
+      nodeAffinity?: NodeAffinityLike | null;
+      podAffinity?: PodAffinityLike | null;
+      podAntiAffinity?: PodAffinityLike | null;
+    } | null;
+    topologySpreadConstraints?: TopologySpreadConstraintLike[] | null;
     tolerations?: TolerationLike[] | null;
     containers?: ContainerLike[] | null;
     initContainers?: ContainerLike[] | null;
