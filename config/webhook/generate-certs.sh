@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates the webhook's serving certificate for full mode and stores it in the Secret
 # the controller mounts (pod-sequence-system/podsequence-webhook-certs), then prints the
-# CA bundle and the command that puts it into the MutatingWebhookConfiguration.
+# CA bundle and the command that puts it into the MutatingWebhookConfiguration (and, for
+# troupe's Service in troupe-system, into the AppWrapper webhook configurations too).
 #
 #   ./config/webhook/generate-certs.sh
 #
@@ -55,3 +56,15 @@ echo "CA_BUNDLE=$CA_BUNDLE"
 echo
 echo "After 'kubectl apply -f config/webhook/webhook.yaml', run:"
 echo "kubectl patch mutatingwebhookconfiguration podsequence-mutating-webhook --type='json' -p='[{\"op\": \"replace\", \"path\": \"/webhooks/0/clientConfig/caBundle\", \"value\":\"$CA_BUNDLE\"}]'"
+
+# troupe's manager (config/webhook-server) serves the AppWrapper webhooks behind the same
+# Service when config/appwrapper-webhook is installed. Their configurations carry no
+# caBundle, so it is added rather than replaced.
+if [ "$NAMESPACE/$SERVICE" = "troupe-system/troupe-webhook-service" ]; then
+  echo
+  echo "For the AppWrapper webhooks (config/overlays/appwrapper-webhooks), after applying the overlay, run:"
+  for config in mutatingwebhookconfiguration/appwrapper-mutating-webhook-configuration \
+    validatingwebhookconfiguration/appwrapper-validating-webhook-configuration; do
+    echo "kubectl patch $config --type='json' -p='[{\"op\": \"add\", \"path\": \"/webhooks/0/clientConfig/caBundle\", \"value\":\"$CA_BUNDLE\"}]'"
+  done
+fi

@@ -1,5 +1,6 @@
 /** The options of the controller manager, shared by `troupe run` and `troupe up`. */
 import { type Command, Option } from 'commander';
+import { capabilities, selectControllers } from './capabilities.ts';
 import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveNumber } from './options.ts';
 
 export interface ManagerFlags {
@@ -25,6 +26,7 @@ export interface ManagerFlags {
   runpodBaseUrl?: string;
   remoteClusterSecret?: string;
   podsequenceMode: 'lite' | 'full';
+  appwrapperWebhooks: boolean;
   dashboardAddress: string;
   dashboardToken?: string;
 }
@@ -45,6 +47,7 @@ export function addManagerOptions(
   };
   return (
     cmd
+      .hook('preAction', (_, action) => checkManagerFlags(action.opts<ManagerFlags>()))
       .addOption(
         new Option('--config <file>', 'YAML file of option values (keys as flag names)').env('TROUPE_CONFIG'),
       )
@@ -121,6 +124,14 @@ export function addManagerOptions(
           .default('lite'),
       )
       .addOption(
+        new Option(
+          '--appwrapper-webhooks',
+          'serve the AppWrapper defaulting and validating webhooks (needs the appwrapper capability; `up` serves them whenever it runs)',
+        )
+          .env('TROUPE_APPWRAPPER_WEBHOOKS')
+          .default(false),
+      )
+      .addOption(
         new Option('--dashboard-address <addr>', 'address of the read-only web dashboard ("0" disables)')
           .env('TROUPE_DASHBOARD_ADDRESS')
           .default(defaults.dashboardAddress),
@@ -190,6 +201,20 @@ export function addManagerOptions(
         ).env('TROUPE_REMOTE_CLUSTER_SECRET'),
       )
   );
+}
+
+/**
+ * Combinations of flags that commander cannot check, refused before the command starts
+ * anything (`up` would otherwise start the embedded cluster first).
+ */
+function checkManagerFlags(flags: ManagerFlags): void {
+  if (!flags.appwrapperWebhooks) return;
+  const { capabilities: selected } = selectControllers(capabilities(), flags.controllers);
+  if (!selected.some((c) => c.name === 'appwrapper')) {
+    throw new Error(
+      `--appwrapper-webhooks serves the appwrapper capability's webhooks, but --controllers "${flags.controllers}" does not select it`,
+    );
+  }
 }
 
 /** The offload capability's options from the flags. */

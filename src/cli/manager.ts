@@ -23,7 +23,7 @@ export function buildManager(
     capabilities({
       offload: { ...offloadOptions(flags), ...extra.offload },
       podsequence: { mode: flags.podsequenceMode },
-      appwrapperWebhooks: extra.appwrapperWebhooks,
+      appwrapperWebhooks: flags.appwrapperWebhooks || extra.appwrapperWebhooks,
     }),
     flags.controllers,
   );

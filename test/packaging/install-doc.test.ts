@@ -1,7 +1,8 @@
 /**
  * docs/install.md holds up: the files it names exist, the kustomization it shows renders
- * config/default with the user's image and applies, and the dashboard's opt-in role gives
- * the manager's ServiceAccount read access (and nothing more).
+ * config/default with the user's image and applies, the one combining PodSequence's and
+ * AppWrapper's webhooks renders one webhook server for both, and the dashboard's opt-in role
+ * gives the manager's ServiceAccount read access (and nothing more).
  */
 
 import assert from 'node:assert/strict';
@@ -82,6 +83,47 @@ describe("docs/install.md's own kustomization over config/default", () => {
     ]);
     const lines = stdout.trim().split('\n');
     assert.equal(lines.length, parseManifests(await readFile(INSTALL_PATH, 'utf8')).length, stdout);
+  });
+});
+
+describe("docs/install.md's kustomization of full mode with the AppWrapper webhooks", () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'troupe-combined-'));
+    await symlink(ROOT, join(dir, 'troupe'));
+    await mkdir(join(dir, 'my-troupe'));
+    await writeFile(
+      join(dir, 'my-troupe', 'kustomization.yaml'),
+      await docBlock('full-and-appwrapper-webhooks'),
+    );
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  type Args = { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+  type Hook = KubeDoc & { webhooks: { clientConfig: { service: { name: string } } }[] };
+
+  test('one Service and one certificate serve both webhooks, with cert-manager injecting every CA', async () => {
+    const docs = parseManifests(await kustomize(join(dir, 'my-troupe')));
+    const args = (docs.find((d) => d.kind === 'Deployment') as KubeDoc & Args).spec.template.spec
+      .containers[0]!.args;
+    for (const flag of ['--appwrapper-webhooks', '--cert-dir=/tmp/k8s-webhook-server/serving-certs'])
+      assert.equal(args.filter((a) => a === flag).length, 1, flag);
+    const services = docs.filter((d) => d.kind === 'Service' && d.metadata.name === 'troupe-webhook-service');
+    assert.equal(services.length, 1);
+    const hooks = docs.filter((d) => d.kind.endsWith('WebhookConfiguration')) as Hook[];
+    assert.deepEqual(hooks.map((h) => h.metadata.name).sort(), [
+      'appwrapper-mutating-webhook-configuration',
+      'appwrapper-validating-webhook-configuration',
+      'podsequence-mutating-webhook',
+    ]);
+    for (const h of hooks) {
+      assert.equal(h.webhooks[0]!.clientConfig.service.name, 'troupe-webhook-service');
+      assert.equal(
+        (h.metadata.annotations as Record<string, string> | undefined)?.['cert-manager.io/inject-ca-from'],
+        'troupe-system/troupe-serving-cert',
+        h.metadata.name,
+      );
+    }
   });
 });
 

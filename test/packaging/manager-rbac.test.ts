@@ -11,63 +11,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Command } from 'commander';
 import { buildManager, type BuiltManager } from '../../src/cli/manager.ts';
-import { addManagerOptions, type ManagerFlags } from '../../src/cli/manager-flags.ts';
 import { kubeConfigFromString } from '../../src/runtime/index.ts';
-import { INSTALL_PATH, type KubeDoc, parseManifests, ROOT } from '../../scripts/gen-install.ts';
+import { INSTALL_PATH, parseManifests, ROOT } from '../../scripts/gen-install.ts';
 import { startTestCluster, type TestCluster } from '../support/cluster.ts';
 import { waitFor } from '../support/wait.ts';
-
-interface Container {
-  args: string[];
-  env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-}
-type Deployment = KubeDoc & {
-  spec: { template: { spec: { serviceAccountName: string; containers: Container[] } } };
-};
-
-/**
- * The flags `troupe run` would parse from the Deployment's container: its args, and its
- * environment with the downward API resolved. Probe and metrics servers move to free
- * loopback ports, and logs are silenced; nothing else changes.
- */
-function deploymentFlags(dep: Deployment): ManagerFlags {
-  const [c] = dep.spec.template.spec.containers;
-  assert.ok(c);
-  const env: Record<string, string> = {};
-  for (const e of c.env ?? []) {
-    const field = e.valueFrom?.fieldRef?.fieldPath;
-    if (field === 'metadata.namespace') env[e.name] = dep.metadata.namespace ?? '';
-    else if (e.value !== undefined) env[e.name] = e.value;
-    else assert.fail(`env ${e.name}: only values and metadata.namespace are resolved here`);
-  }
-  const cmd = addManagerOptions(new Command('run').exitOverride(), {
-    healthProbeBindAddress: ':8081',
-    metricsBindAddress: ':8080',
-    webhookPort: 9443,
-    dashboardAddress: '0',
-  });
-  assert.equal(c.args[0], 'run');
-  const saved = { ...process.env };
-  // commander reads option environment variables from process.env while parsing.
-  Object.assign(process.env, env);
-  try {
-    cmd.parse(
-      [
-        ...c.args.slice(1),
-        '--health-probe-bind-address=127.0.0.1:0',
-        '--metrics-bind-address=127.0.0.1:0',
-        '--log-level=silent',
-      ],
-      { from: 'user' },
-    );
-  } finally {
-    for (const k of Object.keys(env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-  return cmd.opts<ManagerFlags>();
-}
+import { type Deployment, deploymentFlags } from './deployment-flags.ts';
 
 describe('the manager under the RBAC of dist/install.yaml', () => {
   let t: TestCluster;

@@ -1,8 +1,10 @@
 /**
- * The overlays under config/overlays/ (lite, full, certmanager, offloader): each renders
- * with kubectl's built-in kustomize, its pieces point at each other (webhook configuration
- * to Service to the manager's port, Certificate to the mounted Secret, role bindings to
- * the manager's ServiceAccount), and `kubectl apply --dry-run=server` of each rendering
+ * The overlays under config/overlays/ (lite, full, certmanager, appwrapper-webhooks and its
+ * cert-manager variant, offloader): each renders with kubectl's built-in kustomize, its
+ * pieces point at each other (webhook configuration to Service to the manager's port,
+ * Certificate to the mounted Secret, role bindings to the manager's ServiceAccount), the
+ * AppWrapper configurations are the ones its code registers, and
+ * `kubectl apply --dry-run=server` of each rendering
  * passes against the embedded API server. cert-manager's kinds are not served there, so
  * the test installs a minimal CRD for Issuer and Certificate first, as installing
  * cert-manager would.
@@ -14,6 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import { capabilityNames } from '../../src/cli/capabilities.ts';
+import { appWrapperWebhookConfigurations } from '../../src/controllers/appwrapper/index.ts';
 import {
   DEFAULT_KUSTOMIZATION,
   type KubeDoc,
@@ -24,7 +27,14 @@ import {
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
 
 const NAMESPACE = 'troupe-system';
-const OVERLAYS = ['lite', 'full', 'certmanager', 'offloader'] as const;
+const OVERLAYS = [
+  'lite',
+  'full',
+  'certmanager',
+  'appwrapper-webhooks',
+  'appwrapper-webhooks-certmanager',
+  'offloader',
+] as const;
 type Overlay = (typeof OVERLAYS)[number];
 
 interface Rule {
@@ -67,10 +77,17 @@ interface Service extends KubeDoc {
 
 interface WebhookConfiguration extends KubeDoc {
   webhooks: {
-    clientConfig: { caBundle?: string; service: { name: string; namespace: string; port: number } };
-    namespaceSelector: { matchExpressions: { values: string[] }[] };
+    clientConfig: {
+      caBundle?: string;
+      service: { name: string; namespace: string; port: number; path: string };
+    };
+    namespaceSelector?: { matchExpressions: { values: string[] }[] };
   }[];
 }
+
+type Certificate = KubeDoc & {
+  spec: { secretName: string; dnsNames: string[]; issuerRef: { kind: string; name: string } };
+};
 
 interface Binding extends KubeDoc {
   roleRef: { kind: string; name: string };
@@ -108,6 +125,56 @@ const allows = (rules: Rule[], group: string, resource: string, verb: string) =>
       r.resources.includes(resource) &&
       r.verbs.includes(verb),
   );
+
+const webhookConfigurations = (docs: KubeDoc[]) =>
+  [
+    ...find(docs, 'MutatingWebhookConfiguration'),
+    ...find(docs, 'ValidatingWebhookConfiguration'),
+  ] as WebhookConfiguration[];
+
+/** The API server's call to `service` lands on the manager's webhook server port. */
+function assertReachesManager(docs: KubeDoc[], service: { name: string; namespace: string; port: number }) {
+  const { dep, c } = manager(docs);
+  const svc = find(docs, 'Service', service.name)[0] as Service | undefined;
+  assert.ok(svc, `Service ${service.name}`);
+  assert.equal(svc.metadata.namespace, service.namespace);
+  const port = svc.spec.ports.find((p) => p.port === service.port);
+  assert.ok(port);
+  const containerPort = c.ports.find((p) => p.name === port.targetPort);
+  assert.equal(containerPort?.containerPort, 9443, 'troupe run --webhook-port default');
+  for (const [k, v] of Object.entries(svc.spec.selector))
+    assert.equal(dep.spec.template.metadata.labels[k], v, `selector ${k}`);
+}
+
+/** The Secret mounted where the manager's --cert-dir points. */
+function certDirSecret(docs: KubeDoc[]): string | undefined {
+  const { dep, c } = manager(docs);
+  const certDir = c.args.find((a) => a.startsWith('--cert-dir='))?.slice('--cert-dir='.length);
+  assert.ok(certDir);
+  const mount = c.volumeMounts.find((m) => m.mountPath === certDir);
+  assert.ok(mount, 'a volume at --cert-dir');
+  return dep.spec.template.spec.volumes.find((v) => v.name === mount.name)?.secret?.secretName;
+}
+
+/** cert-manager issues the mounted Secret for the configuration's Service and injects its CA. */
+function assertCaInjected(docs: KubeDoc[], hook: WebhookConfiguration) {
+  const inject = (hook.metadata.annotations as Record<string, string> | undefined)?.[
+    'cert-manager.io/inject-ca-from'
+  ];
+  assert.ok(inject, `${hook.metadata.name} names its Certificate`);
+  const [ns, name] = inject.split('/');
+  const cert = find(docs, 'Certificate', name)[0] as Certificate | undefined;
+  assert.ok(cert, `Certificate ${inject}`);
+  assert.equal(cert.metadata.namespace, ns);
+  assert.equal(find(docs, cert.spec.issuerRef.kind, cert.spec.issuerRef.name)[0]?.metadata.namespace, ns);
+  for (const { clientConfig } of hook.webhooks) {
+    const { service } = clientConfig;
+    assert.ok(cert.spec.dnsNames.includes(`${service.name}.${service.namespace}.svc`));
+    // cainjector owns the bundle; an empty one in the file would blank it on every apply.
+    assert.equal(clientConfig.caBundle, undefined);
+  }
+  assert.equal(certDirSecret(docs), cert.spec.secretName);
+}
 
 describe('kubectl kustomize config/overlays/*', () => {
   const rendered = new Map<Overlay, KubeDoc[]>();
@@ -149,7 +216,7 @@ describe('kubectl kustomize config/overlays/*', () => {
 
   test('full runs PodSequence in full mode with rights on nodes and a webhook reaching the manager', () => {
     const docs = docsOf('full');
-    const { dep, c, env } = manager(docs);
+    const { dep, env } = manager(docs);
     assert.equal(env.get('TROUPE_PODSEQUENCE_MODE')?.value, 'full');
     const sa = dep.spec.template.spec.serviceAccountName;
     for (const verb of ['get', 'list', 'watch', 'patch', 'update'])
@@ -162,26 +229,10 @@ describe('kubectl kustomize config/overlays/*', () => {
     const [hook] = find(docs, 'MutatingWebhookConfiguration') as WebhookConfiguration[];
     assert.ok(hook);
     const entry = hook.webhooks[0]!;
-    // The API server's call lands on the manager's webhook server port...
-    const svc = find(docs, 'Service', entry.clientConfig.service.name)[0] as Service | undefined;
-    assert.ok(svc, `Service ${entry.clientConfig.service.name}`);
-    assert.equal(svc.metadata.namespace, entry.clientConfig.service.namespace);
-    const port = svc.spec.ports.find((p) => p.port === entry.clientConfig.service.port);
-    assert.ok(port);
-    const containerPort = c.ports.find((p) => p.name === port.targetPort);
-    assert.equal(containerPort?.containerPort, 9443, 'troupe run --webhook-port default');
-    for (const [k, v] of Object.entries(svc.spec.selector))
-      assert.equal(dep.spec.template.metadata.labels[k], v, `selector ${k}`);
-    // ...whose namespace it leaves alone, so the manager's pods never wait on themselves.
-    assert.deepEqual(entry.namespaceSelector.matchExpressions[0]?.values, [NAMESPACE]);
-
-    // The serving certificate's Secret is mounted where --cert-dir points.
-    const certDir = c.args.find((a) => a.startsWith('--cert-dir='))?.slice('--cert-dir='.length);
-    assert.ok(certDir);
-    const mount = c.volumeMounts.find((m) => m.mountPath === certDir);
-    assert.ok(mount, 'a volume at --cert-dir');
-    const volume = dep.spec.template.spec.volumes.find((v) => v.name === mount.name);
-    assert.equal(volume?.secret?.secretName, 'troupe-webhook-server-cert');
+    assertReachesManager(docs, entry.clientConfig.service);
+    // The webhook leaves the manager's namespace alone, so its pods never wait on themselves.
+    assert.deepEqual(entry.namespaceSelector?.matchExpressions[0]?.values, [NAMESPACE]);
+    assert.equal(certDirSecret(docs), 'troupe-webhook-server-cert');
   });
 
   test('config/webhook keeps the seed webhook.yaml and only retargets it', async () => {
@@ -193,36 +244,65 @@ describe('kubectl kustomize config/overlays/*', () => {
     const retargeted = structuredClone(seed);
     retargeted.webhooks[0]!.clientConfig.service.name = 'troupe-webhook-service';
     retargeted.webhooks[0]!.clientConfig.service.namespace = NAMESPACE;
-    retargeted.webhooks[0]!.namespaceSelector.matchExpressions[0]!.values = [NAMESPACE];
+    retargeted.webhooks[0]!.namespaceSelector!.matchExpressions[0]!.values = [NAMESPACE];
     assert.deepEqual(ours, retargeted);
   });
 
   test('certmanager issues the mounted Secret for the Service and has its CA injected', () => {
     const docs = docsOf('certmanager');
-    const { dep, c } = manager(docs);
-    const [hook] = find(docs, 'MutatingWebhookConfiguration') as WebhookConfiguration[];
-    assert.ok(hook);
-    const inject = (hook.metadata.annotations as Record<string, string> | undefined)?.[
-      'cert-manager.io/inject-ca-from'
-    ];
-    assert.ok(inject);
-    const [ns, name] = inject.split('/');
-    const cert = find(docs, 'Certificate', name)[0] as
-      | (KubeDoc & {
-          spec: { secretName: string; dnsNames: string[]; issuerRef: { kind: string; name: string } };
-        })
-      | undefined;
-    assert.ok(cert, `Certificate ${inject}`);
-    assert.equal(cert.metadata.namespace, ns);
-    assert.equal(find(docs, cert.spec.issuerRef.kind, cert.spec.issuerRef.name)[0]?.metadata.namespace, ns);
-    const { service } = hook.webhooks[0]!.clientConfig;
-    assert.ok(cert.spec.dnsNames.includes(`${service.name}.${service.namespace}.svc`));
-    const certDir = c.args.find((a) => a.startsWith('--cert-dir='))?.slice('--cert-dir='.length);
-    const mount = c.volumeMounts.find((m) => m.mountPath === certDir);
-    const volume = dep.spec.template.spec.volumes.find((v) => v.name === mount?.name);
-    assert.equal(volume?.secret?.secretName, cert.spec.secretName);
-    // cainjector owns the bundle; an empty one in the file would blank it on every apply.
-    assert.equal(hook.webhooks[0]!.clientConfig.caBundle, undefined);
+    const hooks = webhookConfigurations(docs);
+    assert.equal(hooks.length, 1);
+    assertCaInjected(docs, hooks[0]!);
+  });
+
+  test('appwrapper-webhooks registers the webhooks the code serves, at the manager behind the Service', () => {
+    const docs = docsOf('appwrapper-webhooks');
+    const { dep, c, env } = manager(docs);
+    assert.ok(c.args.includes('--appwrapper-webhooks'));
+    // troupe run refuses the flag without the capability.
+    assert.ok(env.get('TROUPE_CONTROLLERS')?.value?.split(',').includes('appwrapper'));
+    assert.equal(env.get('TROUPE_PODSEQUENCE_MODE')?.value, 'lite');
+    const hooks = webhookConfigurations(docs);
+    const service = hooks[0]?.webhooks[0]?.clientConfig.service;
+    assert.ok(service);
+    assertReachesManager(docs, service);
+    assert.equal(certDirSecret(docs), 'troupe-webhook-server-cert');
+    // What appWrapperWebhookConfigurations() gives for that Service: names, rules, paths,
+    // failure policy. Only the label every troupe object carries is added.
+    const unlabelled = hooks.map(({ metadata: { labels, ...metadata }, ...rest }) => ({ ...rest, metadata }));
+    const { name, namespace, port } = service;
+    assert.deepEqual(unlabelled, appWrapperWebhookConfigurations({ service: { name, namespace, port } }));
+
+    // The validating webhook's SubjectAccessReviews and the defaulting webhook's Namespace
+    // reads, in this overlay only.
+    const sa = dep.spec.template.spec.serviceAccountName;
+    const rules = clusterRulesOfManager(docs, sa);
+    assert.ok(allows(rules, 'authorization.k8s.io', 'subjectaccessreviews', 'create'));
+    assert.ok(allows(rules, '', 'namespaces', 'get'));
+    assert.ok(
+      !allows(
+        clusterRulesOfManager(docsOf('lite'), sa),
+        'authorization.k8s.io',
+        'subjectaccessreviews',
+        'create',
+      ),
+      'lite asks no SubjectAccessReviews',
+    );
+  });
+
+  test('appwrapper-webhooks-certmanager is appwrapper-webhooks with both CAs injected by cert-manager', () => {
+    const docs = docsOf('appwrapper-webhooks-certmanager');
+    const hooks = webhookConfigurations(docs);
+    assert.deepEqual(
+      hooks.map((h) => h.kind),
+      ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'],
+    );
+    for (const hook of hooks) assertCaInjected(docs, hook);
+    const withoutCertManager = structuredClone(docs).filter(
+      (d) => !d.apiVersion.startsWith('cert-manager.io/'),
+    );
+    for (const hook of webhookConfigurations(withoutCertManager)) delete hook.metadata.annotations;
+    assert.deepEqual(withoutCertManager, docsOf('appwrapper-webhooks'));
   });
 
   test('offloader runs offload with the RunPod key and the seed runpod-controller rights', async () => {
