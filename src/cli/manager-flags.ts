@@ -47,7 +47,10 @@ export function addManagerOptions(
   };
   return (
     cmd
-      .hook('preAction', (_, action) => checkManagerFlags(action.opts<ManagerFlags>()))
+      .hook('preAction', (_, action) => {
+        readSwitchesFromEnv(action);
+        checkManagerFlags(action.opts<ManagerFlags>());
+      })
       .addOption(
         new Option('--config <file>', 'YAML file of option values (keys as flag names)').env('TROUPE_CONFIG'),
       )
@@ -201,6 +204,30 @@ export function addManagerOptions(
         ).env('TROUPE_REMOTE_CLUSTER_SECRET'),
       )
   );
+}
+
+const TRUE_WORDS = ['true', '1', 'yes', 'on'];
+const FALSE_WORDS = ['false', '0', 'no', 'off', ''];
+
+/**
+ * Switches set from the environment (`TROUPE_LEADER_ELECT`, …) read the variable's value:
+ * commander turns a switch on whenever its variable is set, so `TROUPE_LEADER_ELECT=false`
+ * would elect a leader. A value that is neither true nor false is refused.
+ */
+function readSwitchesFromEnv(cmd: Command): void {
+  for (const option of cmd.options) {
+    if (option.required || option.optional || !option.envVar) continue;
+    const key = option.attributeName();
+    if (cmd.getOptionValueSource(key) !== 'env') continue;
+    const raw = (process.env[option.envVar] ?? '').trim().toLowerCase();
+    if (TRUE_WORDS.includes(raw)) continue;
+    if (!FALSE_WORDS.includes(raw)) {
+      throw new Error(
+        `${option.envVar}="${process.env[option.envVar]}" is not a switch value: use true or false (${option.long})`,
+      );
+    }
+    cmd.setOptionValueWithSource(key, false, 'env');
+  }
 }
 
 /**

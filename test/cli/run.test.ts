@@ -160,3 +160,23 @@ test('troupe run refuses --appwrapper-webhooks (flag or environment) without the
   assert.equal(byEnv.code, 1);
   assert.match(byEnv.stderr, /--appwrapper-webhooks serves .* --controllers "podgroup" does not select it/);
 });
+
+test('switches read their environment variable: false turns them off, anything else but true is refused', async () => {
+  const failing = (env: Record<string, string>) =>
+    run(process.execPath, [MAIN, 'run', '--controllers=podgroup'], {
+      env: { ...process.env, KUBECONFIG: '', HOME: '/nonexistent', ...env },
+    }).then(
+      () => assert.fail('troupe run succeeded without a cluster'),
+      (e: { code: number; stderr: string }) => e,
+    );
+  // Off: the appwrapper check passes, and the run stops only for want of a cluster.
+  const off = await failing({ TROUPE_APPWRAPPER_WEBHOOKS: 'false' });
+  assert.equal(off.code, 1);
+  assert.match(off.stderr, /^troupe: no cluster configuration/);
+  const bad = await failing({ TROUPE_LEADER_ELECT: 'maybe' });
+  assert.equal(bad.code, 1);
+  assert.equal(
+    bad.stderr,
+    'troupe: TROUPE_LEADER_ELECT="maybe" is not a switch value: use true or false (--leader-elect)\n',
+  );
+});
