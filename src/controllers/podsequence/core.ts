@@ -833,12 +833,14 @@ function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
   status.processedPods = capped(processed.sort(), max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
 
-  // Nodes whose turn moved on since the written status, by the group they finished.
+  // Nodes whose turn moved on since the written status, by the group they finished. A
+  // group with no pod on a node is not reported Ready there: nothing of it ran.
   const advanced = new Map<number, string[]>();
   for (const p of members) {
     const was = p.prev?.currentIndex;
     if (was === undefined || p.status === p.prev) continue;
     for (let k = was; k < p.status.currentIndex && k < n; k++) {
+      if (p.view.byGroup[k]!.length === 0) continue;
       const list = advanced.get(k);
       if (list) list.push(p.view.name);
       else advanced.set(k, [p.view.name]);

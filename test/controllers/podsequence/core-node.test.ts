@@ -46,6 +46,27 @@ describe('node scope with pinned pods (DaemonSets, explicit names)', () => {
     );
   });
 
+  test('GroupReady names the nodes where the group has pods, not nodes it skipped', () => {
+    const progress = [
+      pod('csi-a', { labels: driver, state: 'ready', pinned: 'node-a' }),
+      pod('csi-b', { labels: driver, state: 'scheduled', pinned: 'node-b' }),
+      pod('app-a', { labels: app, state: 'released', pinned: 'node-a' }),
+    ];
+    const seq = csi();
+    const before = decide(input(seq, progress));
+    const done = [
+      pod('csi-a', { labels: driver, state: 'ready', pinned: 'node-a' }),
+      pod('csi-b', { labels: driver, state: 'ready', pinned: 'node-b' }),
+      pod('app-a', { labels: app, state: 'ready', pinned: 'node-a' }),
+    ];
+    const after = decide(input({ ...seq, status: before.status }, done));
+    const notes = after.events.filter((e) => e.reason === 'GroupReady').map((e) => e.note);
+    assert.deepEqual(notes, [
+      "Group 'CSI Driver' (1/2) is Ready on node node-b",
+      "Group 'Application Pods' (2/2) is Ready on node node-a",
+    ]);
+  });
+
   test('the README example with explicit names per node', () => {
     const seq = sequence({
       scope: 'Node',
