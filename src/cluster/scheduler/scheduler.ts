@@ -489,8 +489,15 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   function onNamespace(type: string, ns: KubeObject): void {
     const name = ns.metadata.name ?? '';
-    if (type === 'DELETED') state.namespaceLabels.delete(name);
-    else state.namespaceLabels.set(name, ns.metadata.labels ?? {});
+    if (type === 'DELETED') {
+      state.namespaceLabels.delete(name);
+      return;
+    }
+    const before = state.namespaceLabels.get(name);
+    const labels = ns.metadata.labels ?? {};
+    state.namespaceLabels.set(name, labels);
+    // A namespace added or relabelled can start or stop matching a term's namespaceSelector.
+    if (!before || !sameLabels(before, labels)) requestMove(new Set([INTER_POD_PLUGIN]));
   }
 
   function onService(type: string, svc: KubeObject): void {

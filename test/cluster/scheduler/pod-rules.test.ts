@@ -7,7 +7,16 @@ import {
   type SchedulerOptions,
   startScheduler,
 } from '../../../src/cluster/scheduler/index.ts';
-import { type Harness, nodeObj, podObj, startHarness, waitBound, waitUnschedulable } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
+import {
+  type Harness,
+  nodeNameOf,
+  nodeObj,
+  podObj,
+  startHarness,
+  waitBound,
+  waitUnschedulable,
+} from './harness.ts';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const HOST = 'kubernetes.io/hostname';
@@ -119,6 +128,35 @@ describe('default-scheduler: topology spread and inter-pod affinity through the 
     await waitUnschedulable(h.client, 'client');
     await h.client.create(GVR.pods, labelledPod('api', { app: 'api' }, { nodeSelector: { [HOST]: 'a2' } }));
     assert.equal(zoneOf(h, await waitBound(h.client, 'client')), 'a');
+  });
+
+  test('a term with a namespaceSelector matches once the other namespace gets the label', async () => {
+    await h.client.create(GVR.nodes, nodeObj('n1', { cpu: '8' }));
+    start();
+    if (!h.client.get(GVR.namespaces, '', 'team-x'))
+      await h.client.create(GVR.namespaces, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'team-x' },
+      });
+    const db = labelledPod('db', { app: 'db' });
+    db.metadata.namespace = 'team-x';
+    await h.client.create(GVR.pods, db);
+    await waitFor('db bound', () => nodeNameOf(h.client.get(GVR.pods, 'team-x', 'db')));
+    const affinity = {
+      podAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { ...term({ app: 'db' }, HOST), namespaceSelector: { matchLabels: { team: 'x' } } },
+        ],
+      },
+    };
+    await h.client.create(GVR.pods, labelledPod('web', { app: 'web' }, { affinity }));
+    await waitUnschedulable(h.client, 'web');
+    await h.client.mutate(GVR.namespaces, '', 'team-x', (ns) => {
+      ns.metadata.labels = { ...ns.metadata.labels, team: 'x' };
+    });
+    assert.equal(await waitBound(h.client, 'web'), 'n1');
+    await h.client.delete(GVR.pods, 'team-x', 'db', { gracePeriodSeconds: 0 });
   });
 
   test('DoNotSchedule spread over zones; a pod waiting for its topology key binds once a node gets it', async () => {
