@@ -704,6 +704,7 @@ function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
     if (entry.releases.length > 0) memo.releasing.add(name);
     else memo.releasing.delete(name);
   }
+  memo.settle();
   for (const name of memo.releasingInOrder()) releases.push(...memo.passes[memo.position(name)!]!.releases);
   ctx.released = new Set(releases.map((r) => r.name));
   // Every node has its part by now (a new node list has every node checked). A copy: the
@@ -898,6 +899,8 @@ export class DecisionMemo {
   private tracker: MembershipTracker | undefined;
   private groups = 0;
   private serial = -1;
+  /** The last pass looked at every node it had to. */
+  private settled = false;
   private anywhere: number[] = [];
   private anyMin = -1;
   private heading: Map<string, string>[] = [];
@@ -935,8 +938,10 @@ export class DecisionMemo {
    * placement was taken without this memo): every node must then be looked at.
    */
   syncNodes(placement: Placement, cluster: readonly Node[] | undefined): boolean {
-    let changed = placement.serial !== this.serial + 1;
+    // A pass that threw half-way left some changed nodes unlooked-at: look at all of them.
+    let changed = placement.serial !== this.serial + 1 || !this.settled;
     this.serial = placement.serial;
+    this.settled = false;
     let names = this.cluster;
     if (cluster) {
       names = new Set();
@@ -996,6 +1001,11 @@ export class DecisionMemo {
   /** The written status's entry for a node. */
   prevOf(node: string): NodeSequenceStatus | undefined {
     return this.prevByNode.get(node);
+  }
+
+  /** The pass has looked at every node it had to (see `syncNodes`). */
+  settle(): void {
+    this.settled = true;
   }
 
   /** The nodes in `releasing`, in node order. */
