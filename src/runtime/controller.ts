@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cache } from './cache.ts';
 import { type Client, FencedError } from './client.ts';
+import type { MetricsContext } from './custom-metrics.ts';
 import { isTerminal } from './errors.ts';
 import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
@@ -37,7 +38,7 @@ export interface ReconcileResult {
 // biome-ignore lint/suspicious/noConfusingVoidType: lets `async reconcile() {}` (Promise<void>) satisfy the contract.
 export type ReconcileReturn = ReconcileResult | undefined | void;
 
-export interface ReconcileContext {
+export interface ReconcileContext<M = unknown> {
   /** The controller's name. */
   controller: string;
   key: string;
@@ -52,6 +53,8 @@ export interface ReconcileContext {
   signal: AbortSignal;
   /** Failed attempts of this key so far (0 on a first try). */
   retries: number;
+  /** What the definition's `metrics` hook returned for this manager (undefined without one). */
+  metrics: M;
 }
 
 export type WatchEventType = 'add' | 'update' | 'delete';
@@ -87,7 +90,7 @@ export interface IndexSpec {
   fn: IndexFunc;
 }
 
-export interface ControllerDefinition {
+export interface ControllerDefinition<M = unknown> {
   /** Unique; used in metrics, logs, `--controllers` and the work queue name. */
   name: string;
   /** The primary kind: each of its events enqueues its own key. */
@@ -104,7 +107,12 @@ export interface ControllerDefinition {
   transforms?: { kind: KindRef; fn: Transform }[];
   maxConcurrentReconciles?: number;
   rateLimiter?: () => RateLimiter<string>;
-  reconcile(key: string, ctx: ReconcileContext): ReconcileReturn | Promise<ReconcileReturn>;
+  /**
+   * Registers the controller's own metrics; called once by each manager the controller
+   * is added to (and only if it is enabled), its result handed to reconciles as `ctx.metrics`.
+   */
+  metrics?(m: MetricsContext): M;
+  reconcile(key: string, ctx: ReconcileContext<M>): ReconcileReturn | Promise<ReconcileReturn>;
 }
 
 // ---- mapping helpers -------------------------------------------------------
@@ -181,6 +189,8 @@ export interface ControllerDeps {
   recorder: EventRecorder;
   logger: Logger;
   metrics?: RuntimeMetrics;
+  /** The controller's own metrics, as its `metrics` hook returned them. */
+  custom?: unknown;
 }
 
 interface Source {
@@ -351,6 +361,7 @@ export class ControllerRunner {
       recorder: this.deps.recorder,
       signal: this.abort?.signal ?? new AbortController().signal,
       retries: queue.numRequeues(key),
+      metrics: this.deps.custom,
     };
     let result: ReconcileResult | undefined;
     try {

@@ -45,6 +45,12 @@ export {
   type WatchSpec,
 } from './controller.ts';
 export {
+  type CacheGaugeOptions,
+  type CacheView,
+  cacheGauge,
+  type MetricsContext,
+} from './custom-metrics.ts';
+export {
   ApiError,
   isAlreadyExists,
   isApiError,

@@ -18,6 +18,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Cache } from './cache.ts';
 import { Client } from './client.ts';
 import { type ControllerDefinition, ControllerRunner } from './controller.ts';
+import { cacheView } from './custom-metrics.ts';
 import { EventRecorder } from './events.ts';
 import { type Check, HealthServer } from './health.ts';
 import { defaultIdentity, LeaderElector } from './leader.ts';
@@ -172,6 +173,7 @@ export class Manager {
       onRecorded: (type, outcome) => this.metrics.eventsRecorded.inc({ type, outcome }),
     });
     this.recorders.set(def.name, recorder);
+    const custom = def.metrics?.({ registry: this.metrics.registry, cache: cacheView(this.cache) });
     this.runners.set(
       def.name,
       new ControllerRunner(def, {
@@ -180,6 +182,7 @@ export class Manager {
         recorder,
         logger: this.log,
         metrics: this.metrics,
+        custom,
       }),
     );
   }

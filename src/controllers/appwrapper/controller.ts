@@ -30,6 +30,7 @@ import {
   needsNamespaceLabels,
   needsObservation,
 } from './core.ts';
+import { type AppWrapperMetrics, appWrapperMetrics } from './metrics.ts';
 
 export interface AppWrapperOptions extends AppWrapperConfigInput {
   /** The controller's name in metrics, logs and `--controllers` (default `appwrapper`). */
@@ -56,7 +57,9 @@ const byOwner = (obj: KubeObject): string[] => {
   return v ? [`${obj.metadata.namespace ?? ''}/${v}`] : [];
 };
 
-export function appWrapperController(options: AppWrapperOptions = {}): ControllerDefinition {
+export function appWrapperController(
+  options: AppWrapperOptions = {},
+): ControllerDefinition<AppWrapperMetrics> {
   const config = resolveConfig(options);
   const clock = options.now ?? (() => new Date());
   const written = new OwnWrites<AppWrapper>();
@@ -67,6 +70,7 @@ export function appWrapperController(options: AppWrapperOptions = {}): Controlle
     watches: CACHED_KINDS.map((k) => ({ ...k, labelSelector: AW_LABEL, map: enqueueByLabel(AW_LABEL) })),
     indexes: CACHED_KINDS.map((kind) => ({ kind, name: AW_OWNER_INDEX, fn: byOwner })),
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 8,
+    metrics: appWrapperMetrics,
 
     async reconcile(key, ctx) {
       const ns = ctx.namespace ?? '';
@@ -134,7 +138,7 @@ async function componentsOf(ctx: ReconcileContext, aw: AppWrapper): Promise<(Kub
 }
 
 async function apply(
-  ctx: ReconcileContext,
+  ctx: ReconcileContext<AppWrapperMetrics>,
   aw: AppWrapper,
   d: Decision,
   remember: (fromRv: string | undefined, obj: AppWrapper) => void,
@@ -163,6 +167,7 @@ async function apply(
         status: { ...d.status, resettingCount: d.status.resettingCount || null },
       });
       remember(from, updated);
+      ctx.metrics.statusWritten(aw.status, d.status);
       aw = updated;
       const after = updated.status?.phase ?? '';
       if (after !== before) ctx.log.info({ phase: after }, after || 'Empty');

@@ -5,6 +5,7 @@
  * functions of it rather than closures over one controller.
  */
 import { OWNER_UID_INDEX, type ReconcileContext } from '../../runtime/index.ts';
+import type { OffloadMetrics } from './metrics.ts';
 import type { OffloadOptions } from './options.ts';
 import type { OffloadProvider } from './provider.ts';
 import type { Job, Pod } from './types.ts';
@@ -31,7 +32,7 @@ export interface OffloadShared {
   exclusive: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
-export type OffloadContext = ReconcileContext & OffloadShared;
+export type OffloadContext = ReconcileContext<OffloadMetrics> & OffloadShared;
 
 /** The Job's pods as the cache has them. */
 export const podsOf = async (c: OffloadContext, job: Job): Promise<Pod[]> =>

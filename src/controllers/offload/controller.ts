@@ -38,6 +38,7 @@ import { removeJobFinalizer, reportRunningLocally } from './job-writes.ts';
 import * as K from './keys.ts';
 import { offload } from './launch.ts';
 import { freshForLaunch, isLinked } from './launch-state.ts';
+import { type OffloadMetrics, offloadMetrics } from './metrics.ts';
 import { providerProbe, virtualNodeController } from './node.ts';
 import type { OffloadOptions } from './options.ts';
 import type { OffloadProvider } from './provider.ts';
@@ -131,7 +132,10 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     return out;
   };
 
-  const reconcileJob = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult | undefined> => {
+  const reconcileJob = async (
+    key: string,
+    ctx: ReconcileContext<OffloadMetrics>,
+  ): Promise<ReconcileResult | undefined> => {
     provider.attach?.(ctx.client);
     const c: OffloadContext = { ...ctx, ...shared };
     if (key === SWEEP_KEY) return sweep(c);
@@ -185,7 +189,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
     return offload(c, job, pods, decision);
   };
 
-  const jobController: ControllerDefinition = {
+  const jobController: ControllerDefinition<OffloadMetrics> = {
     name: 'offload',
     for: JOB,
     watches: [
@@ -195,6 +199,7 @@ export function offloadController(deps: OffloadDeps): OffloadController {
       { ...NAMESPACE, map: (_o, e) => (e.initialList ? [SWEEP_KEY] : []) },
     ],
     maxConcurrentReconciles: 4,
+    metrics: offloadMetrics,
     reconcile: reconcileJob,
   };
 

@@ -36,6 +36,7 @@ export async function markError(c: OffloadContext, job: Job, errorClass: string,
       ...retryLater(c, errorClass),
     });
     c.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
+    c.metrics.launchFailed(errorClass);
   }
 }
 

@@ -62,6 +62,9 @@ export async function link(
     remote,
   );
   await markOffloaded(c, job, linked, info.message);
+  // Counted where a launch (or the adoption of an interrupted one) ends, not in markOffloaded,
+  // which following the Job repeats while the cache still shows it Launching.
+  c.metrics.offloaded(job.metadata.annotations?.[K.REASON]);
   return { requeueAfter: Math.min(c.pollMs, 1000) };
 }
 
@@ -103,6 +106,7 @@ async function createAndLink(
     ...retryLater(c, outcome.errorClass),
   });
   c.recorder.warning(current, `Offload${outcome.errorClass}`, 'Offload', outcome.message);
+  c.metrics.launchFailed(outcome.errorClass);
   const retry = outcome.kind === 'unavailable' || outcome.errorClass === 'Payment';
   return retry ? { requeueAfter: c.intervalMs } : undefined;
 }
@@ -126,6 +130,7 @@ export async function proceed(
     const msg = `a pod named ${virtualPodName(job)} already exists and is not this Job's`;
     await rollback(c, job, undefined, { [K.ERROR]: msg, [K.ERROR_CLASS]: 'Unexpressible' });
     c.recorder.warning(job, 'OffloadUnexpressible', 'Offload', msg);
+    c.metrics.launchFailed('Unexpressible');
     return undefined;
   }
   const clear = await clearLocal(c, job);
@@ -143,6 +148,7 @@ export async function proceed(
       ...retryLater(c, built.errorClass),
     });
     c.recorder.warning(job, `Offload${built.errorClass}`, 'Offload', built.message);
+    c.metrics.launchFailed(built.errorClass);
     return built.errorClass === 'Unresolved' ? { requeueAfter: c.intervalMs } : undefined;
   }
   return createAndLink(c, job, claimed, built.request, message);

@@ -18,6 +18,7 @@ import {
 import { type PodGroup, type PodObject, POD_KIND, PODGROUP_KIND, READY_LABEL } from './api.ts';
 import { type Decision, decide, type PeerGroup, type PlannedEvent } from './core.ts';
 import { groupKeysOf } from './membership.ts';
+import { type PodGroupMetrics, podGroupMetrics } from './metrics.ts';
 import { groupPriority } from './tally.ts';
 
 /** Cache index of pods by every group key they name (`namespace/group`). */
@@ -61,7 +62,7 @@ interface GroupMemory {
 
 const MAX_WARNED = 10_000;
 
-export function podGroupController(options: PodGroupOptions = {}): ControllerDefinition {
+export function podGroupController(options: PodGroupOptions = {}): ControllerDefinition<PodGroupMetrics> {
   const opts = { ...DEFAULT_PODGROUP_OPTIONS, ...options };
   const scope = options.namespaces?.length ? new Set(options.namespaces) : undefined;
   const inScope = (ns: string | undefined) => !!ns && (!scope || scope.has(ns));
@@ -83,6 +84,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
     ],
     indexes: [{ kind: POD_KIND, name: GROUP_INDEX, fn: (obj) => groupKeysOf(obj as PodObject) }],
     maxConcurrentReconciles: opts.maxConcurrentReconciles,
+    metrics: podGroupMetrics,
 
     async reconcile(key, ctx) {
       const namespace = ctx.namespace;
@@ -150,7 +152,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
 }
 
 async function apply(
-  ctx: ReconcileContext,
+  ctx: ReconcileContext<PodGroupMetrics>,
   namespace: string,
   podGroup: PodGroup | undefined,
   d: Decision,
@@ -177,6 +179,7 @@ async function apply(
         { metadata: { uid: p.uid, labels: { [READY_LABEL]: 'true' } } },
       );
       mem.labelled.add(p.uid);
+      ctx.metrics.labelled();
     }),
   );
   const failure = results.find(
@@ -191,6 +194,7 @@ async function apply(
       status: d.status,
     });
     written.record(ctx.key, fromRv, updated);
+    ctx.metrics.statusWritten(podGroup.status, d.status);
     podGroup = updated;
   }
 

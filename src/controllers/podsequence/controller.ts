@@ -39,6 +39,7 @@ import {
 } from './core.ts';
 import { SequenceIndex } from './index-of-sequences.ts';
 import type { OtherSequence } from './membership.ts';
+import { type PodSequenceMetrics, podSequenceMetrics } from './metrics.ts';
 import { type PodSequenceOptions, type ResolvedOptions, resolveOptions } from './options.ts';
 import { resolveSpec } from './spec.ts';
 import { isSequenceTaint, reconcileTaints } from './taints.ts';
@@ -170,7 +171,7 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
     index.sequencesFor(obj.metadata.namespace, obj.metadata.name, obj.metadata.labels);
   const nodeToSequences: MapFunc = () => index.nodeScoped();
 
-  const controller: ControllerDefinition = {
+  const controller: ControllerDefinition<PodSequenceMetrics> = {
     name: CONTROLLER_NAME,
     for: PODSEQUENCE,
     predicates: [sequenceChangeMatters],
@@ -180,6 +181,7 @@ export function podSequenceControllers(options: PodSequenceOptions = {}): Contro
       ...(full ? [{ ...NODE, map: nodeToSequences, predicates: [nodeChangeMatters] }] : []),
     ],
     maxConcurrentReconciles: opts.maxConcurrentReconciles,
+    metrics: podSequenceMetrics,
     reconcile: (_key, ctx) => reconcile(ctx, opts, index, state),
   };
   return [controller];
@@ -196,11 +198,12 @@ interface State {
 }
 
 async function reconcile(
-  ctx: ReconcileContext,
+  ctx: ReconcileContext<PodSequenceMetrics>,
   opts: ResolvedOptions,
   index: SequenceIndex,
   state: State,
 ): Promise<ReconcileResult | undefined> {
+  const started = performance.now();
   const cached = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
   if (!cached) return undefined;
   const key = objectKey(cached);
@@ -243,7 +246,9 @@ async function reconcile(
   // derived once the API server has taken them, rather than in front of them or in
   // competition with them for the machine.
   const retry =
-    decision.releases.length > 0 ? await release(ctx, seq, decision, opts, state.expectations) : false;
+    decision.releases.length > 0
+      ? await release(ctx, seq, decision, opts, state.expectations, started)
+      : false;
   const plan = decision.plan();
   let requeueAfter = plan.requeueAfterMs;
   if (statusChanged(seq.status, plan.status)) {
@@ -286,11 +291,12 @@ function rivalVersion(o: OtherSequence): string {
  * on fresh data.
  */
 async function release(
-  ctx: ReconcileContext,
+  ctx: ReconcileContext<PodSequenceMetrics>,
   seq: PodSequence,
   plan: Pick<Decision, 'spec' | 'releases'>,
   opts: ResolvedOptions,
   expectations: ReleaseExpectations,
+  started: number,
 ): Promise<boolean> {
   let retry = false;
   const accepted: Release[] = [];
@@ -312,6 +318,7 @@ async function release(
       failures.push(`${r.name}: ${(err as Error).message}`);
     }
   });
+  ctx.metrics.released(plan.spec.scope, accepted, started);
   const sent = new Set(accepted);
   record(
     ctx,

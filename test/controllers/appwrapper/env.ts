@@ -45,6 +45,8 @@ export interface EnvOptions {
   /** Run on the whole embedded cluster (nodes, scheduler, kubelet, workload controllers). */
   embedded?: boolean;
   webhook?: boolean;
+  /** Serve the manager's probes and /metrics on a loopback port. */
+  probes?: boolean;
   aw?: AppWrapperOptions;
   kueue?: KueueOptions;
 }
@@ -74,7 +76,7 @@ export async function startEnv(opts: EnvOptions = {}): Promise<Env> {
   const kueue = await startKueue(client, { defaultQueues: true, ...opts.kueue });
   const manager = new Manager({
     kubeConfig: kubeConfigFromString(server.kubeconfig),
-    healthProbeAddress: false,
+    healthProbeAddress: opts.probes ? '127.0.0.1:0' : false,
     webhook: opts.webhook ? { port: 0 } : false,
     gracefulShutdownMs: 2000,
   });

@@ -1,0 +1,107 @@
+/**
+ * Burst offloading's Prometheus metrics (docs/offload.md, "Metrics"). Remote pods and what
+ * they cost are read from the virtual pods in the cache at scrape time (each remote pod
+ * has one, annotated with its id and price); the counters count writes the API server
+ * accepted.
+ */
+
+import { Counter } from 'prom-client';
+import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { POD } from './context.ts';
+import { currentSpend, isVirtualPod } from './core.ts';
+import * as K from './keys.ts';
+import type { Pod } from './types.ts';
+
+/** Why a Job was offloaded (`runpod.io/offload-reason`). */
+const REASONS = ['Requested', 'PendingTooLong', 'TooManyPending'] as const;
+/** Why a launch was refused (`runpod.io/offload-error-class`). */
+const ERROR_CLASSES = [
+  'Invalid',
+  'Unexpressible',
+  'Unresolved',
+  'Unauthorized',
+  'Rejected',
+  'Payment',
+  'NoCapacity',
+  'Budget',
+] as const;
+/** A value outside those lists (a newer troupe's, or another writer's). */
+const OTHER = 'Other';
+
+const STATES = ['Launching', 'Pending', 'Running', 'Terminating'] as const;
+type RemoteState = (typeof STATES)[number];
+
+function bounded(value: string | undefined, known: readonly string[]): string {
+  return value !== undefined && known.includes(value) ? value : OTHER;
+}
+
+/**
+ * Where a virtual pod's remote pod stands: Launching (claimed, the remote pod not created or
+ * not linked yet), Pending or Running (as mirrored on the virtual pod), Terminating (finished
+ * or deleted, the remote pod not terminated yet); undefined once it is terminated.
+ */
+export function remoteState(vpod: Pod): RemoteState | undefined {
+  const a = vpod.metadata.annotations ?? {};
+  if (a[K.REMOTE_TERMINATED] === 'true') return undefined;
+  if (!a[K.POD_ID]) return 'Launching';
+  const phase = vpod.status?.phase;
+  if (vpod.metadata.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed') return 'Terminating';
+  return phase === 'Running' ? 'Running' : 'Pending';
+}
+
+function virtualPods(pods: readonly KubeObject[]): Pod[] {
+  return (pods as readonly Pod[]).filter(isVirtualPod);
+}
+
+/** Remote pods by state; every state is reported, zero or not, so a series never vanishes. */
+export function remotePodsByState(pods: readonly KubeObject[]): [{ state: string }, number][] {
+  const counts = new Map<string, number>(STATES.map((s) => [s, 0]));
+  for (const p of virtualPods(pods)) {
+    const state = remoteState(p);
+    if (state) counts.set(state, counts.get(state)! + 1);
+  }
+  return [...counts].map(([state, n]) => [{ state }, n]);
+}
+
+export interface OffloadMetrics {
+  /** A Job's offload was written (`offload-state: Offloaded`), with its offload reason. */
+  offloaded(reason: string | undefined): void;
+  /** A launch was refused and the Job stays local (an `Offload<class>` Warning). */
+  launchFailed(errorClass: string): void;
+}
+
+export function offloadMetrics(m: MetricsContext): OffloadMetrics {
+  const registers = [m.registry];
+  cacheGauge(m, {
+    name: 'troupe_offload_remote_pods',
+    help: 'Remote pods by state, from the virtual pods in the cache (Launching: claimed, not linked to a remote pod yet; Terminating: finished or deleted, not terminated yet).',
+    labelNames: ['state'],
+    kind: POD,
+    samples: remotePodsByState,
+  });
+  cacheGauge(m, {
+    name: 'troupe_offload_spend_usd_per_hour',
+    help: 'What the remote pods troupe launched cost now, in USD per hour: runpod.io/cost-per-hr summed over virtual pods that have not finished.',
+    labelNames: [],
+    kind: POD,
+    samples: (pods) => [[{}, currentSpend(virtualPods(pods))]],
+  });
+  const offloaded = new Counter({
+    name: 'troupe_offload_jobs_offloaded_total',
+    help: 'Jobs offloaded to a remote pod, by reason (Requested, PendingTooLong, TooManyPending).',
+    labelNames: ['reason'],
+    registers,
+  });
+  const failures = new Counter({
+    name: 'troupe_offload_launch_failures_total',
+    help: 'Launches refused, the Job left local, by error class (runpod.io/offload-error-class).',
+    labelNames: ['reason'],
+    registers,
+  });
+  for (const reason of [...REASONS, OTHER]) offloaded.inc({ reason }, 0);
+  for (const reason of [...ERROR_CLASSES, OTHER]) failures.inc({ reason }, 0);
+  return {
+    offloaded: (reason) => offloaded.inc({ reason: bounded(reason, REASONS) }),
+    launchFailed: (errorClass) => failures.inc({ reason: bounded(errorClass, ERROR_CLASSES) }),
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The PodSequence controller's Prometheus metrics (docs/podsequence.md, "Metrics").
+ * Sequences by phase are counted from the cache at scrape time; releases are counted once
+ * the API server has accepted them.
+ */
+
+import { Counter, Histogram } from 'prom-client';
+import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import type { Release } from './core.ts';
+import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './types.ts';
+
+/** A sequence whose status has no phase yet. */
+const NO_PHASE = 'Unknown';
+
+/** Sequences by phase; every phase is reported, zero or not, so a series never vanishes. */
+export function sequencesByPhase(sequences: readonly KubeObject[]): [{ phase: string }, number][] {
+  const counts = new Map<string, number>([...PHASES, NO_PHASE].map((p) => [p, 0]));
+  for (const s of sequences) {
+    const phase = (s as PodSequence).status?.phase;
+    const label = phase && counts.has(phase) ? phase : NO_PHASE;
+    counts.set(label, counts.get(label)! + 1);
+  }
+  return [...counts].map(([phase, n]) => [{ phase }, n]);
+}
+
+/**
+ * How many groups following a satisfied one a batch of releases opens: the first group
+ * follows none, so its releases are not a step of the sequence.
+ */
+export function successorGroups(releases: readonly Release[]): number {
+  return new Set(releases.filter((r) => r.group > 0).map((r) => r.group)).size;
+}
+
+export interface PodSequenceMetrics {
+  /**
+   * Releases the API server accepted in one reconcile, started at `startedMs`
+   * (performance.now()); `scope` of the sequence.
+   */
+  released(scope: Scope, accepted: readonly Release[], startedMs: number): void;
+}
+
+export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
+  const registers = [m.registry];
+  cacheGauge(m, {
+    name: 'troupe_podsequence_sequences',
+    help: 'PodSequences in the cache by status.phase (Unknown: no phase written yet).',
+    labelNames: ['phase'],
+    kind: PODSEQUENCE,
+    samples: sequencesByPhase,
+  });
+  const pods = new Counter({
+    name: 'troupe_podsequence_pods_released_total',
+    help: 'Pods whose scheduling gate was removed (release patches the API server accepted), by sequence scope.',
+    labelNames: ['scope'],
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'troupe_podsequence_release_latency_seconds',
+    help:
+      'Seconds from the start of the reconcile that found a group satisfied to the API server accepting ' +
+      "the release of the next group's pods, one observation per released group (not the first). " +
+      'The time the pod event took to reach the work queue and waited there is not included: see workqueue_queue_duration_seconds.',
+    labelNames: ['scope'],
+    registers,
+  });
+  for (const scope of ['Cluster', 'Node']) {
+    pods.inc({ scope }, 0);
+    latency.zero({ scope });
+  }
+  return {
+    released(scope, accepted, startedMs) {
+      if (accepted.length === 0) return;
+      pods.inc({ scope }, accepted.length);
+      const seconds = (performance.now() - startedMs) / 1000;
+      for (let i = successorGroups(accepted); i > 0; i--) latency.observe({ scope }, seconds);
+    },
+  };
+}
