@@ -95,4 +95,34 @@ describe('bad input gets the Status kube-apiserver returns', () => {
     const got = await send('GET', '/api/v1/namespaces/default/configmaps/jp');
     assert.equal((got.json as unknown as { data: { a: string } }).data.a, '1');
   });
+
+  test('patches of the wrong JSON type are named with Go’s type names', async () => {
+    await send(
+      'POST',
+      '/api/v1/namespaces/default/configmaps',
+      JSON.stringify({ metadata: { name: 'typed' } }),
+    );
+    const patch = (body: string, type: string, query = '') =>
+      send('PATCH', `/api/v1/namespaces/default/configmaps/typed${query}`, body, `application/${type}`);
+    const smp = await patch('true', 'strategic-merge-patch+json');
+    assert.equal(smp.status, 400);
+    assert.equal(
+      smp.json.message,
+      'json: cannot unmarshal bool into Go value of type map[string]interface {}',
+    );
+    const ops = await patch('{"op":"add"}', 'json-patch+json');
+    assert.equal(ops.status, 400);
+    assert.equal(
+      ops.json.message,
+      'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp',
+    );
+    const ignored = await patch('{"op":"add"}', 'json-patch+json', '?fieldValidation=Ignore');
+    assert.equal(ignored.json.message, 'json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+    const order = await patch(
+      '{"metadata":{"$setElementOrder/finalizers":false}}',
+      'strategic-merge-patch+json',
+    );
+    assert.equal(order.status, 500);
+    assert.equal(order.json.message, 'expected a []interface {}, but received a bool');
+  });
 });

@@ -216,6 +216,24 @@ describe('kubectl against the embedded API server', () => {
     assert.match(bad.stderr, /is invalid/);
   });
 
+  test('default, kube-system and kube-public may not be deleted', async () => {
+    for (const ns of ['default', 'kube-system', 'kube-public']) {
+      for (const dryRun of [[], ['--dry-run=server']]) {
+        const r = await t.kubectlResult(['delete', 'namespace', ns, ...dryRun]);
+        assert.equal(r.code, 1);
+        assert.equal(
+          r.stderr.trim(),
+          `Error from server (Forbidden): namespaces "${ns}" is forbidden: this namespace may not be deleted`,
+        );
+      }
+      const got = JSON.parse((await t.kubectl(['get', 'namespace', ns, '-o', 'json'])).stdout);
+      assert.equal(got.metadata.deletionTimestamp, undefined);
+      assert.equal(got.status.phase, 'Active');
+    }
+    await t.kubectl(['create', 'namespace', 'mortal']);
+    await t.kubectl(['delete', 'namespace', 'mortal', '--wait=false']);
+  });
+
   test('delete removes objects', async () => {
     await t.kubectl(['delete', 'pod', 'gated', '--wait=false']);
     const r = await t.kubectlResult(['get', 'pod', 'gated']);

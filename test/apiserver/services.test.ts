@@ -14,6 +14,12 @@ async function serviceRows(t: TestServer, ...names: string[]): Promise<Map<strin
   );
 }
 
+interface ManagedFieldsEntry {
+  manager: string;
+  operation: string;
+  fieldsV1: { 'f:spec': Record<string, unknown> };
+}
+
 async function spec(t: TestServer, name: string): Promise<Record<string, unknown>> {
   return JSON.parse((await t.kubectl(['get', 'svc', name, '-o', 'json'])).stdout).spec;
 }
@@ -199,6 +205,55 @@ describe('Service cluster IPs and node ports', () => {
       '{"spec":{"type":"ClusterIP","externalName":null}}',
     ]);
     assert.ok(inServiceRange(String((await spec(t, 'kept')).clusterIP)));
+  });
+
+  test('allocated fields belong to no field manager, so another manager applies them without conflict', async () => {
+    const managed = async (name: string) =>
+      JSON.parse((await t.kubectl(['get', 'svc', name, '-o', 'json', '--show-managed-fields'])).stdout)
+        .metadata.managedFields as ManagedFieldsEntry[];
+    await t.kubectl(['create', 'service', 'clusterip', 'owned', '--tcp=80:8080']);
+    const [created] = await managed('owned');
+    assert.equal(created!.manager, 'kubectl-create');
+    // What the client sent and what defaulting filled in are the creator's; what the
+    // allocator chose is not.
+    assert.deepEqual(Object.keys(created!.fieldsV1['f:spec']).sort(), [
+      'f:internalTrafficPolicy',
+      'f:ports',
+      'f:selector',
+      'f:sessionAffinity',
+      'f:type',
+    ]);
+    const yaml = (await t.kubectl(['get', 'svc', 'owned', '-o', 'yaml', '--show-managed-fields'])).stdout;
+    assert.match(yaml, /manager: kubectl-create/);
+    assert.doesNotMatch(yaml, /f:clusterIP/);
+    const { clusterIP } = await spec(t, 'owned');
+    const applied = await t.kubectl(
+      ['apply', '--server-side', '--field-manager=pinner', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'owned' },
+        spec: { clusterIP, ports: [{ port: 80, protocol: 'TCP', targetPort: 8080 }] },
+      }),
+    );
+    assert.match(applied.stdout, /service\/owned serverside-applied/);
+    const pinner = (await managed('owned')).find((m) => m.manager === 'pinner')!;
+    assert.equal(pinner.operation, 'Apply');
+    assert.deepEqual(pinner.fieldsV1['f:spec']['f:clusterIP'], {});
+
+    // A node port the server picked may be replaced by one a manager asks for.
+    await t.kubectl(['create', 'service', 'nodeport', 'picked', '--tcp=80:8080']);
+    const asked = await t.kubectl(
+      ['apply', '--server-side', '--field-manager=pinner', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'picked' },
+        spec: { ports: [{ port: 80, protocol: 'TCP', nodePort: 30555 }] },
+      }),
+    );
+    assert.match(asked.stdout, /service\/picked serverside-applied/);
+    assert.equal(((await spec(t, 'picked')) as { ports: { nodePort: number }[] }).ports[0]!.nodePort, 30555);
   });
 });
 

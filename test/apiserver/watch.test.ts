@@ -167,6 +167,40 @@ describe('watch', () => {
     assert.equal(w.events.length, 0);
   });
 
+  test('a write answers with the object as stored and watched; each shape of it reaches every watcher', async () => {
+    const from = t.server.api.store.currentRv;
+    const core = [1, 2].map(() =>
+      rawWatch(t, `/api/v1/namespaces/default/events?watch=true&resourceVersion=${from}`),
+    );
+    const events = [1, 2].map(() =>
+      rawWatch(t, `/apis/events.k8s.io/v1/namespaces/default/events?watch=true&resourceVersion=${from}`),
+    );
+    const watchers = await Promise.all([...core, ...events]);
+    const created = await t.request('POST', '/api/v1/namespaces/default/events', {
+      body: JSON.stringify({
+        metadata: { name: 'shaped' },
+        involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+        reason: 'Tested',
+        message: 'in two shapes',
+      }),
+    });
+    assert.equal(created.status, 201);
+    await waitFor('every watcher to see the event', () => watchers.every((w) => w.events.length === 1));
+    for (const w of watchers) w.stop();
+    const [coreA, coreB, eventsA, eventsB] = watchers.map((w) => w.events[0]!.object) as [
+      Event['object'],
+      Event['object'],
+      Event['object'],
+      Event['object'],
+    ];
+    assert.deepEqual(coreA, JSON.parse(created.text));
+    assert.deepEqual(coreB, coreA);
+    assert.deepEqual(eventsB, eventsA);
+    assert.equal((eventsA as unknown as { apiVersion: string }).apiVersion, 'events.k8s.io/v1');
+    assert.equal((eventsA as unknown as { note: string }).note, 'in two shapes');
+    assert.equal(eventsA.metadata.resourceVersion, coreA.metadata.resourceVersion);
+  });
+
   test('fault injection cuts watch streams', async () => {
     const w = await rawWatch(
       t,

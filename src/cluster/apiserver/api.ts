@@ -14,6 +14,7 @@ import {
   type FieldRequirement,
   type Selector,
 } from '../../kube/labels.ts';
+import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, required } from './field-errors.ts';
 import { goSharpV } from './gofmt.ts';
@@ -30,6 +31,7 @@ import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fiel
 import type { Patcher, PatchRequest } from './patching.ts';
 import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
 import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
+import { rememberStoredJson } from './stored-json.ts';
 import {
   groupVersion,
   type FieldError,
@@ -130,6 +132,8 @@ export class Api {
   readonly store: ObjectStore;
   readonly registry: ResourceRegistry;
   readonly hooks: ApiHooks;
+  /** The record last converted to other versions or shapes, with its JSON in each. */
+  private converted: { rec: StoredRecord; json: Map<string, string> } | undefined;
 
   constructor(store: ObjectStore, registry: ResourceRegistry, hooks: ApiHooks = {}) {
     this.store = store;
@@ -166,12 +170,21 @@ export class Api {
 
   /** JSON of a record at this resource's version, without parsing when versions agree. */
   encode(rt: ResourceType, rec: StoredRecord): string {
-    if (rt.sharedStorage) return JSON.stringify(this.decode(rt, rec));
-    if (!rt.group) return rec.json;
-    // Records are serialized apiVersion first, so one stored at this version goes out as is.
-    // This runs per listed item and per watch event: no registry scan for the group's versions.
-    if (rec.json.startsWith(`{"apiVersion":"${groupVersion(rt)}"`)) return rec.json;
-    return JSON.stringify(this.decode(rt, rec));
+    if (!rt.sharedStorage) {
+      if (!rt.group) return rec.json;
+      // Records are serialized apiVersion first, so one stored at this version goes out as is.
+      // This runs per listed item and per watch event: no registry scan for the group's versions.
+      if (rec.json.startsWith(`{"apiVersion":"${groupVersion(rt)}"`)) return rec.json;
+    }
+    // One event reaches every watcher of the resource in turn: convert it once for all of them.
+    if (this.converted?.rec !== rec) this.converted = { rec, json: new Map() };
+    const as = `${groupVersion(rt)}/${rt.resource}`;
+    let json = this.converted.json.get(as);
+    if (json === undefined) {
+      json = JSON.stringify(this.decode(rt, rec));
+      this.converted.json.set(as, json);
+    }
+    return json;
   }
 
   list(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}): ListResult {
@@ -328,10 +341,13 @@ export class Api {
       }
     }
     const name = meta.name;
-    if (rt.namespaced) this.checkNamespaceForCreate(namespace, rt, name);
+    if (rt.namespaced) admitNamespacedCreate(this.store, rt, namespace, name);
     this.checkUnknownFields(rt, obj, opts);
     normalizeTimes(obj, isBuiltinGroup(rt.group));
     rt.strategy.default?.(obj);
+    // Ownership is recorded before admission and storage, as kube-apiserver's create handler
+    // does: what webhooks, allocators (Service IPs and ports) and the strategy add is no one's.
+    this.hooks.patcher?.trackCreate(rt, obj, opts);
     let admitted = obj;
     if (this.hooks.admission) {
       admitted = await this.hooks.admission.mutate(
@@ -359,7 +375,6 @@ export class Api {
     try {
       rt.strategy.prepareForCreate?.(admitted, ctx);
       this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? []);
-      this.hooks.patcher?.trackCreate(rt, admitted, opts);
       if (this.hooks.admission) {
         await this.hooks.admission.validate(
           this.admissionRequest('CREATE', rt, namespace, name, admitted, undefined, opts),
@@ -423,6 +438,8 @@ export class Api {
     normalizeTimes(desired, isBuiltinGroup(rt.group));
     let next = this.splitForSubresource(rt, desired, old, ctx.subresource);
     if (ctx.subresource === '') rt.strategy.default?.(next);
+    // As on create: the handler records ownership before admission and the store's hooks.
+    this.hooks.patcher?.trackUpdate(rt, next, old, opts);
     if (this.hooks.admission) {
       next = await this.hooks.admission.mutate(
         this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
@@ -447,7 +464,6 @@ export class Api {
         ...(rt.strategy.validateUpdate?.(next, old, ctx) ?? []),
       ];
       this.validateOrThrow(rt, name, errs);
-      this.hooks.patcher?.trackUpdate(rt, next, old, opts);
       if (this.hooks.admission) {
         await this.hooks.admission.validate(
           this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
@@ -522,6 +538,7 @@ export class Api {
     name: string,
     opts: DeleteOptions,
   ): Promise<{ object: KubeObject; deleted: boolean }> {
+    admitNamespaceDelete(rt, name);
     const rec = this.getRecord(rt, namespace, name);
     const obj = this.decode(rt, rec);
     const pre = opts.preconditions;
@@ -640,6 +657,7 @@ export class Api {
     obj.metadata.resourceVersion = String(rv);
     const rec = this.record(rt, obj, rv);
     this.store.remove(storageKey(rt), rec);
+    if (!rt.sharedStorage) rememberStoredJson(obj, rec.json);
     rt.storeHooks?.afterDelete?.(obj);
     this.hooks.afterWrite?.(rt, 'DELETED', obj);
     return obj;
@@ -648,7 +666,10 @@ export class Api {
   private commit(rt: ResourceType, obj: KubeObject, type: EventType): KubeObject {
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
-    this.store.put(storageKey(rt), this.record(rt, obj, rv));
+    const rec = this.record(rt, obj, rv);
+    this.store.put(storageKey(rt), rec);
+    // A resource sharing another's storage is stored in that one's shape: no bytes to reuse.
+    if (!rt.sharedStorage) rememberStoredJson(obj, rec.json);
     this.hooks.afterWrite?.(rt, type, obj);
     return obj;
   }
@@ -719,33 +740,6 @@ export class Api {
     }
     if (name !== undefined && !m.name) m.name = name;
     return obj;
-  }
-
-  private checkNamespaceForCreate(namespace: string, rt: ResourceType, name: string): void {
-    if (!namespace) {
-      throw errors.badRequest(
-        `the server could not find the requested resource: a namespace is required for ${rt.resource}`,
-      );
-    }
-    const ns = this.store.get('/namespaces', namespace);
-    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
-    if (ns.json.includes('"deletionTimestamp"')) {
-      throw errors.forbiddenRaw(
-        `${rt.resource}${rt.group ? `.${rt.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-        {
-          name,
-          group: rt.group,
-          kind: rt.resource,
-          causes: [
-            {
-              reason: 'NamespaceTerminating',
-              message: `namespace ${namespace} is being terminated`,
-              field: 'metadata.namespace',
-            },
-          ],
-        },
-      );
-    }
   }
 
   private checkUnknownFields(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void {

@@ -120,3 +120,35 @@ export function goTypeName(v: unknown): string {
   if (v === null) return '<nil>';
   return 'map[string]interface {}';
 }
+
+/** Go's %s of reflect.TypeOf(v), as apimachinery's ErrBadArgType prints it: nil has no type. */
+export function goReflectType(v: unknown): string {
+  return v === null || v === undefined ? '%!s(<nil>)' : goTypeName(v);
+}
+
+/** Go's %s: strings as they are, any other value as fmt reports a wrong verb, element by element. */
+export function goS(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return '%!s(<nil>)';
+  if (Array.isArray(v)) return `[${v.map(goS).join(' ')}]`;
+  if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `map[${Object.keys(o)
+      .sort()
+      .map((k) => `${k}:${goS(o[k])}`)
+      .join(' ')}]`;
+  }
+  return `%!s(${goTypeName(v)}=${goScalar(v)})`;
+}
+
+/**
+ * How encoding/json's UnmarshalTypeError names a JSON value it cannot store (null never
+ * fails: it leaves the target empty).
+ */
+export function goJsonKind(v: unknown): 'object' | 'array' | 'string' | 'number' | 'bool' {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'string') return 'string';
+  return 'object';
+}

@@ -37,7 +37,7 @@ export class DefaultPatcher implements Patcher {
       const type = checkPatchContentType(req.contentType, gvk);
       switch (type) {
         case 'application/json-patch+json':
-          return applyJsonPatch(current, decodeJson(req.body));
+          return applyJsonPatch(current, decodeJson(req.body), opts.fieldValidation !== 'Ignore');
         case 'application/merge-patch+json':
           return applyMergePatch(current, decodeJson(req.body));
         case 'application/strategic-merge-patch+json':

@@ -159,6 +159,46 @@ describe('default-scheduler: topology spread and inter-pod affinity through the 
     await h.client.delete(GVR.pods, 'team-x', 'db', { gracePeriodSeconds: 0 });
   });
 
+  test('matchLabelKeys and mismatchLabelKeys, merged by the API server, narrow a term to the pod’s own job', async () => {
+    for (const [n, zone] of [
+      ['n1', 'a'],
+      ['n2', 'a'],
+      ['n3', 'b'],
+      ['n4', 'b'],
+    ] as const)
+      await h.client.create(GVR.nodes, nodeObj(n, { cpu: '8' }, { labels: { [ZONE]: zone } }));
+    start();
+    await h.client.create(
+      GVR.pods,
+      labelledPod('one', { app: 'worker', job: 'one' }, { nodeSelector: { [HOST]: 'n1' } }),
+    );
+    await h.client.create(
+      GVR.pods,
+      labelledPod('two', { app: 'worker', job: 'two' }, { nodeSelector: { [HOST]: 'n3' } }),
+    );
+    await waitBound(h.client, 'one');
+    await waitBound(h.client, 'two');
+    const near = (keys: Record<string, string[]>) => ({
+      podAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [{ ...term({ app: 'worker' }, ZONE), ...keys }],
+      },
+    });
+    await h.client.create(
+      GVR.pods,
+      labelledPod('same-job', { app: 'worker', job: 'two' }, { affinity: near({ matchLabelKeys: ['job'] }) }),
+    );
+    await h.client.create(
+      GVR.pods,
+      labelledPod(
+        'other-job',
+        { app: 'worker', job: 'two' },
+        { affinity: near({ mismatchLabelKeys: ['job'] }) },
+      ),
+    );
+    assert.equal(zoneOf(h, await waitBound(h.client, 'same-job')), 'b');
+    assert.equal(zoneOf(h, await waitBound(h.client, 'other-job')), 'a');
+  });
+
   test('DoNotSchedule spread over zones; a pod waiting for its topology key binds once a node gets it', async () => {
     await h.client.create(GVR.nodes, nodeObj('a1', { cpu: '8' }, { labels: { [ZONE]: 'a' } }));
     await h.client.create(GVR.nodes, nodeObj('a2', { cpu: '8' }, { labels: { [ZONE]: 'a' } }));

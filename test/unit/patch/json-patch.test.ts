@@ -87,9 +87,48 @@ describe('applyJsonPatch', () => {
     }
   });
 
-  test('a body that is not a list of operations is a 400', () => {
-    assert.equal(rejects(() => applyJsonPatch(pod(), { op: 'add' })).status, 400);
-    assert.equal(rejects(() => applyJsonPatch(pod(), ['add'])).status, 400);
+  test('a body that is not a list of operations is a 400 in the handler decoder’s words', () => {
+    const message = (body: unknown, strict?: boolean) => {
+      const err = rejects(() => applyJsonPatch(pod(), body, strict));
+      assert.equal(err.status, 400);
+      return err.message;
+    };
+    // fieldValidation Warn (the default) and Strict decode into the handler's jsonPatchOp first.
+    assert.equal(
+      message({ op: 'add' }),
+      'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp',
+    );
+    assert.equal(
+      message(true),
+      'error decoding patch: json: cannot unmarshal bool into Go value of type []handlers.jsonPatchOp',
+    );
+    assert.equal(
+      message(['add']),
+      'error decoding patch: json: cannot unmarshal string into Go value of type handlers.jsonPatchOp',
+    );
+    assert.equal(
+      message([{ op: 'add', path: 5 }, 1.5]),
+      'error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.path of type string',
+    );
+    // fieldValidation Ignore goes straight to evanphx/json-patch's types.
+    assert.equal(message(false, false), 'json: cannot unmarshal bool into Go value of type jsonpatch.Patch');
+    assert.equal(
+      message([[]], false),
+      'json: cannot unmarshal array into Go value of type jsonpatch.Operation',
+    );
+  });
+
+  test('a null body patches nothing; a null or kindless operation is an unknown kind', () => {
+    assert.deepEqual(applyJsonPatch(pod(), null), pod());
+    for (const [ops, strict] of [
+      [[null], true],
+      [[{ path: '/x' }], true],
+      [[{ op: 5, path: '/x' }], false],
+    ] as const) {
+      const err = rejects(() => applyJsonPatch(pod(), ops, strict));
+      assert.equal(err.status, 422);
+      assert.equal(err.detail, 'Unexpected kind: unknown');
+    }
   });
 
   test('more than 10000 operations is 413', () => {

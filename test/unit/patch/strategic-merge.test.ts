@@ -44,6 +44,18 @@ const pod = (): Obj =>
     },
   });
 
+/** The message of the PatchError `fn` throws with `status`. */
+function failure(fn: () => unknown, status: number): string {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof PatchError, String(e));
+    assert.equal(e.status, status);
+    return e.message;
+  }
+  assert.fail('expected a PatchError');
+}
+
 function fails(fn: () => unknown, status: number, message?: RegExp): void {
   assert.throws(fn, (e: unknown) => {
     assert.ok(e instanceof PatchError, String(e));
@@ -440,6 +452,41 @@ describe('applyStrategicMergePatch: errors and purity', () => {
       () => smp(pod(), { spec: { containers: [[1]] } }, 'v1/Pod'),
       500,
       /list element types are not identical/,
+    );
+  });
+
+  test('a patch of the wrong JSON type is named as Go’s decoder names it; null patches nothing', () => {
+    for (const [patch, kind] of [
+      [[1], 'array'],
+      [true, 'bool'],
+      [1.5, 'number'],
+      ['x', 'string'],
+    ] as const) {
+      assert.equal(
+        failure(() => smp(pod(), patch, 'v1/Pod'), 400),
+        `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`,
+      );
+    }
+    assert.deepEqual(smp(pod(), null, 'v1/Pod'), pod());
+  });
+
+  test('values of the wrong type are named by their Go types', () => {
+    for (const [value, type] of [
+      [true, 'bool'],
+      [2, 'int64'],
+      [2.5, 'float64'],
+      ['a.io/one', 'string'],
+      [{ a: 1 }, 'map[string]interface {}'],
+      [null, '%!s(<nil>)'],
+    ] as const) {
+      assert.equal(
+        failure(() => smp(pod(), { metadata: { '$setElementOrder/finalizers': value } }, 'v1/Pod'), 500),
+        `expected a []interface {}, but received a ${type}`,
+      );
+    }
+    assert.equal(
+      failure(() => smp(pod(), { metadata: { labels: { $patch: 7 } } }, 'v1/Pod'), 500),
+      'unknown patch type: %!s(int64=7) in map: map[$patch:7]',
     );
   });
 

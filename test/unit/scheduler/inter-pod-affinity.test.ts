@@ -191,30 +191,6 @@ describe('InterPodAffinity filter', () => {
     assert.equal(verdicts(s, labelled('web', { app: 'web' }, undefined, { namespace: 'dev' })).n1, 'ok');
   });
 
-  test('matchLabelKeys and mismatchLabelKeys narrow a term with the pod’s own labels', () => {
-    const s = zones();
-    s.addPod(labelled('a', { app: 'worker', job: 'one' }), 'n1');
-    s.addPod(labelled('b', { app: 'worker', job: 'two' }), 'n3');
-    const sameJob = labelled(
-      'p',
-      { app: 'worker', job: 'two' },
-      requireWith(term('worker', ZONE, { matchLabelKeys: ['job'] })),
-    );
-    assert.deepEqual(
-      Object.keys(verdicts(s, sameJob)).filter((n) => verdicts(s, sameJob)[n] === 'ok'),
-      ['n3', 'n4'],
-    );
-    const otherJob = labelled(
-      'p',
-      { app: 'worker', job: 'two' },
-      requireWith(term('worker', ZONE, { mismatchLabelKeys: ['job'] })),
-    );
-    assert.deepEqual(
-      Object.keys(verdicts(s, otherJob)).filter((n) => verdicts(s, otherJob)[n] === 'ok'),
-      ['n1', 'n2'],
-    );
-  });
-
   test('a gang with one worker per node: each assumed worker blocks its node, the extra one gets the message', () => {
     const s = new ClusterState();
     for (const n of ['n1', 'n2', 'n3']) s.upsertNode(node(n, { cpu: '8' }));

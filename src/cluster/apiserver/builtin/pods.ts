@@ -23,6 +23,7 @@ import {
   str,
 } from './common.ts';
 import { child, dedupe, forbidden, index, invalid, notSupported, required } from './fielderrors.ts';
+import { mergeAffinityLabelKeys } from './pod-affinity.ts';
 import { defaultPodSpec, validatePodSpec, validateTolerations } from './podspec.ts';
 import {
   deepEqual,
@@ -113,6 +114,7 @@ function preparePodForCreate(obj: KubeObject, now: Date): void {
       now,
     );
   }
+  mergeAffinityLabelKeys(obj);
 }
 
 function preparePodForUpdate(obj: KubeObject, old: KubeObject, ctx: RequestContext): void {

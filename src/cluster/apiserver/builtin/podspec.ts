@@ -23,7 +23,8 @@ import {
   notSupported,
   required,
 } from './fielderrors.ts';
-import { validateNodeSelector, validateLabelSelector } from './selector.ts';
+import { validatePodAffinityTerms } from './pod-affinity.ts';
+import { validateNodeSelector } from './selector.ts';
 import {
   inclusiveRangeError,
   IS_NEGATIVE,
@@ -622,14 +623,7 @@ function validateAffinity(affinity: unknown, path: string): FieldError[] {
       errs.push(invalid(child(p, 'weight'), t.weight ?? 0, 'must be in the range 1-100'));
     }
   });
-  for (const kind of ['podAffinity', 'podAntiAffinity']) {
-    const pa = recordOf(a[kind]);
-    arrayOf(pa.requiredDuringSchedulingIgnoredDuringExecution).forEach((term, i) => {
-      const p = index(child(child(path, kind), 'requiredDuringSchedulingIgnoredDuringExecution'), i);
-      errs.push(...validateLabelSelector(term.labelSelector, child(p, 'labelSelector')));
-      if (!str(term.topologyKey)) errs.push(required(child(p, 'topologyKey'), 'can not be empty'));
-    });
-  }
+  errs.push(...validatePodAffinityTerms(a, path));
   return errs;
 }
 

@@ -13,6 +13,7 @@ import type { Faults } from '../faults.ts';
 import type { ApiMetrics } from '../metrics.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
+import { jsonOf } from '../stored-json.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
@@ -606,7 +607,7 @@ export function sendObject(
     sendJson(res, code, toTable(rt, [obj], { include: includeObject(q), version: tableVersion(accept) }));
     return;
   }
-  sendJson(res, code, obj);
+  sendRaw(res, code, jsonOf(obj));
 }
 
 export function sendJson(res: ServerResponse, code: number, body: unknown): void {

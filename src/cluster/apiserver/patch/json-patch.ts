@@ -1,6 +1,7 @@
 import jsonpatch from 'fast-json-patch';
 import { PatchError, badRequest, genericInvalid } from './errors.ts';
-import { clone, deepEqual, isObject } from './json-values.ts';
+import { goJsonKind } from '../gofmt.ts';
+import { clone, deepEqual, isObject, type JsonObject } from './json-values.ts';
 
 const { applyOperation, JsonPatchError } = jsonpatch;
 
@@ -9,15 +10,14 @@ const MAX_OPERATIONS = 10000;
 
 /**
  * Applies an RFC 6902 JSON patch the way kube-apiserver does (evanphx/json-patch): a body that
- * is not a list of operation objects is a 400; any operation that cannot be applied, including
- * a failed `test`, is a 422 whose message is the generic sentence the real server sends
- * (the specific reason is kept in `detail`). The input document is never mutated.
+ * does not decode as a list of operations is a 400; any operation that cannot be applied,
+ * including a failed `test`, is a 422 whose message is the generic sentence the real server
+ * sends (the specific reason is kept in `detail`). The input document is never mutated.
+ * `strictDecoding` is fieldValidation Warn or Strict (the server's default), under which the
+ * body is first decoded into the handler's own operation struct, with that struct's wording.
  */
-export function applyJsonPatch<T>(doc: T, ops: unknown): T {
-  if (!Array.isArray(ops) || !ops.every(isObject)) {
-    const got = Array.isArray(ops) ? 'array element' : ops === null ? 'null' : typeof ops;
-    throw badRequest(`json: cannot unmarshal ${got} into Go value of type jsonpatch.Patch`);
-  }
+export function applyJsonPatch<T>(doc: T, body: unknown, strictDecoding = true): T {
+  const ops = decodeOperations(body, strictDecoding);
   if (ops.length > MAX_OPERATIONS) {
     throw new PatchError(
       413,
@@ -27,6 +27,8 @@ export function applyJsonPatch<T>(doc: T, ops: unknown): T {
   }
   let document: unknown = clone(doc);
   for (const op of ops) {
+    // A null operation has no kind.
+    if (op === null) throw genericInvalid('Unexpected kind: unknown');
     if (op.op === 'test') {
       runTest(document, op);
       continue;
@@ -40,6 +42,30 @@ export function applyJsonPatch<T>(doc: T, ops: unknown): T {
   }
   return document as T;
 }
+
+/** A JSON null decodes to an empty patch; a null item to an operation without kind. */
+function decodeOperations(body: unknown, strict: boolean): (JsonObject | null)[] {
+  if (body === null) return [];
+  const prefix = strict ? 'error decoding patch: ' : '';
+  const typeError = (v: unknown, type: string) =>
+    badRequest(`${prefix}json: cannot unmarshal ${goJsonKind(v)} into Go ${type}`);
+  if (!Array.isArray(body))
+    throw typeError(body, `value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
+  for (const op of body) {
+    if (op === null) continue;
+    if (!isObject(op))
+      throw typeError(op, `value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
+    if (!strict) continue;
+    for (const [field, v] of Object.entries(op)) {
+      if (STRING_FIELDS.has(field) && v !== null && typeof v !== 'string')
+        throw typeError(v, `struct field jsonPatchOp.${field} of type string`);
+    }
+  }
+  return body as (JsonObject | null)[];
+}
+
+/** The string fields of the handler's jsonPatchOp (`value` takes any JSON). */
+const STRING_FIELDS = new Set(['op', 'path', 'from']);
 
 /**
  * evanphx's `test` treats a missing location as null, so `{"op":"test","value":null}` on an
@@ -83,7 +109,8 @@ function resolvePointer(doc: unknown, pointer: string): { value: unknown } | 'un
 
 /** evanphx-style wording of an operation failure, for `detail`. */
 function describe(op: Record<string, unknown>, code: string): string {
-  const kind = String(op.op);
+  // evanphx reads an `op` that is missing or not a string as kind "unknown".
+  const kind = typeof op.op === 'string' ? op.op : 'unknown';
   const path = String(op.path);
   switch (code) {
     case 'OPERATION_OP_INVALID':

@@ -25,17 +25,3 @@ export function clone<T>(v: T): T {
   // JSON values only: a JSON round trip copies them faster than structuredClone.
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
-
-/**
- * Renders a value the way Go's fmt `%v` prints decoded JSON (map[k:v] with sorted keys,
- * [a b] for slices), because strategic-merge error messages embed such renderings.
- */
-export function goFormat(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (Array.isArray(v)) return `[${v.map(goFormat).join(' ')}]`;
-  if (isObject(v)) {
-    const keys = Object.keys(v).sort();
-    return `map[${keys.map((k) => `${k}:${goFormat(v[k])}`).join(' ')}]`;
-  }
-  return String(v);
-}

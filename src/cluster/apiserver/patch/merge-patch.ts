@@ -1,5 +1,6 @@
 import { PatchError, badRequest } from './errors.ts';
-import { clone, goFormat, isObject } from './json-values.ts';
+import { goV } from '../gofmt.ts';
+import { clone, isObject } from './json-values.ts';
 
 /**
  * RFC 7396 JSON merge patch. Objects merge recursively, `null` deletes, anything else
@@ -12,7 +13,7 @@ export function applyMergePatch<T>(doc: T, patch: unknown): T {
     throw badRequest('Invalid JSON Patch');
   }
   if (Array.isArray(patch)) {
-    throw new PatchError(422, 'Invalid', `Patch is invalid: patch: Invalid value: "${goFormat(patch)}"`, {
+    throw new PatchError(422, 'Invalid', `Patch is invalid: patch: Invalid value: "${goV(patch)}"`, {
       causes: [
         {
           reason: 'FieldValueInvalid',

@@ -1,6 +1,7 @@
 import { unsupportedPatchType } from './content-types.ts';
 import { badRequest, genericInvalid, internalError } from './errors.ts';
-import { clone, goFormat, isObject, type JsonObject } from './json-values.ts';
+import { goJsonKind, goReflectType, goS, goV } from '../gofmt.ts';
+import { clone, isObject, type JsonObject } from './json-values.ts';
 import { type GroupVersionKind, type KindRules, rulesFor } from './smp-table.ts';
 
 /**
@@ -14,13 +15,14 @@ import { type GroupVersionKind, type KindRules, rulesFor } from './smp-table.ts'
 export function applyStrategicMergePatch<T>(doc: T, patch: unknown, kind: GroupVersionKind | string): T {
   const rules = rulesFor(kind);
   if (!rules) throw unsupportedPatchType(kind);
-  if (!isObject(patch)) {
+  // A JSON null decodes to an empty patch map.
+  if (patch !== null && !isObject(patch)) {
     throw badRequest(
-      `json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`,
+      `json: cannot unmarshal ${goJsonKind(patch)} into Go value of type map[string]interface {}`,
     );
   }
   const original = isObject(doc) ? clone(doc) : {};
-  return new Merger(rules).mergeMap(original, clone(patch), []) as T;
+  return new Merger(rules).mergeMap(original, clone(patch ?? {}), []) as T;
 }
 
 const DIRECTIVE = '$patch';
@@ -37,25 +39,10 @@ function jsonKind(v: unknown): ElemKind {
   return typeof v as ElemKind;
 }
 
-function goType(v: unknown): string {
-  switch (jsonKind(v)) {
-    case 'object':
-      return 'map[string]interface {}';
-    case 'array':
-      return '[]interface {}';
-    case 'number':
-      return Number.isInteger(v) ? 'int64' : 'float64';
-    case 'null':
-      return '<nil>';
-    default:
-      return String(typeof v);
-  }
-}
-
 const badArgType = (expected: string, actual: unknown) =>
-  internalError(`expected a ${expected}, but received a ${goType(actual)}`);
+  internalError(`expected a ${expected}, but received a ${goReflectType(actual)}`);
 const noMergeKey = (m: unknown, key: string) =>
-  internalError(`map: ${goFormat(m)} does not contain declared merge key: ${key}`);
+  internalError(`map: ${goV(m)} does not contain declared merge key: ${key}`);
 
 class Merger {
   readonly rules: KindRules;
@@ -80,7 +67,7 @@ class Merger {
         return stripDirectiveKeys(patch) as JsonObject;
       }
       if (directive === 'delete') return {};
-      throw internalError(`unknown patch type: ${goFormat(directive)} in map: ${goFormat(patch)}`);
+      throw internalError(`unknown patch type: ${goS(directive)} in map: ${goV(patch)}`);
     }
     applyRetainKeys(original, patch);
     this.mergeOrderedLists(original, patch, path);
@@ -285,7 +272,7 @@ function applySpecialElements(
     } else if (directive === 'merge') {
       throw internalError('merging lists cannot yet be specified in the patch');
     } else {
-      throw internalError(`unknown patch type: ${goFormat(directive)} in map: ${goFormat(v)}`);
+      throw internalError(`unknown patch type: ${goS(directive)} in map: ${goV(v)}`);
     }
   }
   return replace ? [plain, []] : [original, plain];
@@ -309,7 +296,7 @@ function sliceElementType(...slices: unknown[][]): ElemKind {
         if (k === 'array') throw genericInvalid('lists of lists are not supported');
         kind = k;
       } else if (k !== kind) {
-        throw internalError(`list element types are not identical: ${goFormat(slices)}`);
+        throw internalError(`list element types are not identical: ${goV(slices)}`);
       }
     }
   }
@@ -365,7 +352,7 @@ function validateAgainstOrder(patchList: unknown[], order: unknown[], mergeKey: 
   }
   if (p < nonDelete.length && o >= order.length) {
     throw internalError(
-      `the order in patch list:\n${goFormat(patchList)}\n doesn't match $setElementOrder list:\n${goFormat(order)}`,
+      `the order in patch list:\n${goV(patchList)}\n doesn't match $setElementOrder list:\n${goV(order)}`,
     );
   }
 }

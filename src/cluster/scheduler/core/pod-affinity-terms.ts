@@ -5,7 +5,7 @@
  * the incoming pod's own terms are resolved into a namespace set once per cycle instead.
  */
 
-import { compileSelector, type Selector, withPodLabelKeys } from './label-selectors.ts';
+import { compileSelector, type Selector } from './label-selectors.ts';
 import type { PodAffinityTermLike, PodLike } from './types.ts';
 
 export interface AffinityTerm {
@@ -35,9 +35,9 @@ export interface PodAffinityTerms {
 export const HARD_POD_AFFINITY_WEIGHT = 1;
 
 /**
- * The pod's terms, or undefined when it has none. matchLabelKeys and mismatchLabelKeys are
- * merged into the label selector with the pod's own labels, as the 1.32 API server does when
- * the pod is created.
+ * The pod's terms, or undefined when it has none. Their matchLabelKeys and
+ * mismatchLabelKeys are already in the label selector: the API server merges them when the
+ * pod is created (1.32, MatchLabelKeysInPodAffinity), so the scheduler reads the selector.
  */
 export function compilePodAffinityTerms(pod: PodLike): PodAffinityTerms | undefined {
   const a = pod.spec?.affinity;
@@ -45,8 +45,7 @@ export function compilePodAffinityTerms(pod: PodLike): PodAffinityTerms | undefi
   const anti = a?.podAntiAffinity;
   if (!aff && !anti) return undefined;
   const ns = pod.metadata?.namespace ?? '';
-  const labels = pod.metadata?.labels ?? {};
-  const term = (t: PodAffinityTermLike) => compileAffinityTerm(t, ns, labels);
+  const term = (t: PodAffinityTermLike) => compileAffinityTerm(t, ns);
   const terms: PodAffinityTerms = {
     required: (aff?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term),
     requiredAnti: (anti?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term),
@@ -70,17 +69,12 @@ export function compilePodAffinityTerms(pod: PodLike): PodAffinityTerms | undefi
 export function compileAffinityTerm(
   t: PodAffinityTermLike,
   podNamespace: string,
-  podLabels: Readonly<Record<string, string>>,
 ): AffinityTerm {
   const listed = t.namespaces ?? [];
   // Neither namespaces nor a namespaceSelector: the term looks in the pod's own namespace.
   const namespaces = new Set(listed.length === 0 && t.namespaceSelector == null ? [podNamespace] : listed);
   const namespaceSelector = compileSelector(t.namespaceSelector);
-  let selector = compileSelector(t.labelSelector);
-  if (selector) {
-    selector = withPodLabelKeys(selector, t.matchLabelKeys, podLabels, 'In');
-    selector = withPodLabelKeys(selector, t.mismatchLabelKeys, podLabels, 'NotIn');
-  }
+  const selector = compileSelector(t.labelSelector);
   const key = JSON.stringify([
     [...namespaces].sort(),
     namespaceSelector?.toString() ?? null,
