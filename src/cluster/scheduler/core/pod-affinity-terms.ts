@@ -66,10 +66,7 @@ export function compilePodAffinityTerms(pod: PodLike): PodAffinityTerms | undefi
   return none ? undefined : terms;
 }
 
-export function compileAffinityTerm(
-  t: PodAffinityTermLike,
-  podNamespace: string,
-): AffinityTerm {
+export function compileAffinityTerm(t: PodAffinityTermLike, podNamespace: string): AffinityTerm {
   const listed = t.namespaces ?? [];
   // Neither namespaces nor a namespaceSelector: the term looks in the pod's own namespace.
   const namespaces = new Set(listed.length === 0 && t.namespaceSelector == null ? [podNamespace] : listed);
