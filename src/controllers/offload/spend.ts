@@ -8,12 +8,20 @@ import { type OffloadContext, POD } from './context.ts';
 import * as K from './keys.ts';
 import type { Pod } from './types.ts';
 
-/** USD per hour spent now, reservations included (a reservation ends when its virtual pod shows). */
+/**
+ * USD per hour spent now, reservations included. A reservation ends when the cache shows
+ * its virtual pod carrying the remote pod's cost: the virtual pod exists from the claim on,
+ * before the remote create, and costs nothing in `currentSpend` until it is linked.
+ */
 export async function spendNow(c: OffloadContext): Promise<number> {
   const vpods = ((await c.cache.list(POD, { labelSelector: `${K.MANAGED}=true` })) as Pod[]).filter(
     isVirtualPod,
   );
-  const seen = new Set(vpods.map((p) => p.metadata.ownerReferences?.[0]?.uid));
+  const seen = new Set(
+    vpods
+      .filter((p) => p.metadata.annotations?.[K.COST_PER_HR] !== undefined)
+      .map((p) => p.metadata.ownerReferences?.[0]?.uid),
+  );
   for (const uid of [...c.reservations.keys()]) if (seen.has(uid)) c.reservations.delete(uid);
   let reserved = 0;
   for (const v of c.reservations.values()) reserved += v;
