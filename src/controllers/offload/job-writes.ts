@@ -43,6 +43,7 @@ export async function markError(c: OffloadContext, job: Job, errorClass: string,
 export async function removeJobFinalizer(c: OffloadContext, job: Job) {
   if (job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER))
     await c.client.removeFinalizer(job, K.CLEANUP_FINALIZER);
+  c.metrics.forget(job.metadata.uid ?? '');
 }
 
 export async function reportRunningLocally(c: OffloadContext, job: Job) {
@@ -88,6 +89,7 @@ export async function rollback(
 export async function markOffloaded(c: OffloadContext, job: Job, vpod: Pod, message: string) {
   const a = vpod.metadata.annotations ?? {};
   const id = a[K.POD_ID] ?? '';
+  const reason = job.metadata.annotations?.[K.REASON] ?? 'Requested';
   await annotateJob(
     c,
     job,
@@ -97,7 +99,7 @@ export async function markOffloaded(c: OffloadContext, job: Job, vpod: Pod, mess
       [K.COST_PER_HR]: a[K.COST_PER_HR] ?? '0',
       [K.PROVIDER]: c.provider.name,
       [K.STATE]: 'Offloaded',
-      [K.REASON]: job.metadata.annotations?.[K.REASON] ?? 'Requested',
+      [K.REASON]: reason,
       ...(a[K.GPU_TYPE] ? { [K.GPU_TYPE]: a[K.GPU_TYPE] } : {}),
       [K.CREATE_SENT_AT]: null,
       [K.RETRY_AT]: null,
@@ -106,6 +108,7 @@ export async function markOffloaded(c: OffloadContext, job: Job, vpod: Pod, mess
     },
     { [K.MANAGED]: 'true' },
   );
+  c.metrics.offloaded(job.metadata.uid ?? '', reason);
   c.recorder.normal(
     job,
     'Offloaded',

@@ -62,9 +62,6 @@ export async function link(
     remote,
   );
   await markOffloaded(c, job, linked, info.message);
-  // Counted where a launch (or the adoption of an interrupted one) ends, not in markOffloaded,
-  // which following the Job repeats while the cache still shows it Launching.
-  c.metrics.offloaded(job.metadata.annotations?.[K.REASON]);
   return { requeueAfter: Math.min(c.pollMs, 1000) };
 }
 

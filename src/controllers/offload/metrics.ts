@@ -8,7 +8,7 @@
 import { Counter } from 'prom-client';
 import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { POD } from './context.ts';
-import { currentSpend, isVirtualPod } from './core.ts';
+import { isVirtualPod } from './core.ts';
 import * as K from './keys.ts';
 import type { Pod } from './types.ts';
 
@@ -49,6 +49,20 @@ export function remoteState(vpod: Pod): RemoteState | undefined {
   return phase === 'Running' ? 'Running' : 'Pending';
 }
 
+/**
+ * What the remote pods not terminated yet cost, in USD per hour: a finished Job's remote
+ * pod bills until it is terminated, which is when an operator most needs to see it.
+ */
+export function billingSpend(vpods: readonly Pod[]): number {
+  let sum = 0;
+  for (const p of vpods) {
+    if (remoteState(p) === undefined) continue;
+    const c = Number(p.metadata.annotations?.[K.COST_PER_HR]);
+    if (Number.isFinite(c)) sum += c;
+  }
+  return Math.round(sum * 1000) / 1000;
+}
+
 function virtualPods(pods: readonly KubeObject[]): Pod[] {
   return (pods as readonly Pod[]).filter(isVirtualPod);
 }
@@ -64,8 +78,14 @@ export function remotePodsByState(pods: readonly KubeObject[]): [{ state: string
 }
 
 export interface OffloadMetrics {
-  /** A Job's offload was written (`offload-state: Offloaded`), with its offload reason. */
-  offloaded(reason: string | undefined): void;
+  /**
+   * A Job's offload was written (`offload-state: Offloaded`), with its offload reason.
+   * Counted once per Job by this process: the write is repeated while the cache still shows
+   * the Job Launching, and an interrupted launch is finished by the follow step.
+   */
+  offloaded(jobUid: string, reason: string): void;
+  /** The Job's offload is over (its finalizer removed): its uid need not be remembered. */
+  forget(jobUid: string): void;
   /** A launch was refused and the Job stays local (an `Offload<class>` Warning). */
   launchFailed(errorClass: string): void;
 }
@@ -81,10 +101,10 @@ export function offloadMetrics(m: MetricsContext): OffloadMetrics {
   });
   cacheGauge(m, {
     name: 'troupe_offload_spend_usd_per_hour',
-    help: 'What the remote pods troupe launched cost now, in USD per hour: runpod.io/cost-per-hr summed over virtual pods that have not finished.',
+    help: 'What the remote pods troupe launched cost now, in USD per hour: runpod.io/cost-per-hr summed over virtual pods whose remote pod is not terminated yet (finished ones included until it is).',
     labelNames: [],
     kind: POD,
-    samples: (pods) => [[{}, currentSpend(virtualPods(pods))]],
+    samples: (pods) => [[{}, billingSpend(virtualPods(pods))]],
   });
   const offloaded = new Counter({
     name: 'troupe_offload_jobs_offloaded_total',
@@ -94,14 +114,20 @@ export function offloadMetrics(m: MetricsContext): OffloadMetrics {
   });
   const failures = new Counter({
     name: 'troupe_offload_launch_failures_total',
-    help: 'Launches refused, the Job left local, by error class (runpod.io/offload-error-class).',
-    labelNames: ['reason'],
+    help: 'Launches refused, the Job left local, by error class (runpod.io/offload-error-class): one per remote create refused, and one per refusal before any create (an invalid Job) until its message changes.',
+    labelNames: ['error_class'],
     registers,
   });
   for (const reason of [...REASONS, OTHER]) offloaded.inc({ reason }, 0);
-  for (const reason of [...ERROR_CLASSES, OTHER]) failures.inc({ reason }, 0);
+  for (const errorClass of [...ERROR_CLASSES, OTHER]) failures.inc({ error_class: errorClass }, 0);
+  const counted = new Set<string>();
   return {
-    offloaded: (reason) => offloaded.inc({ reason: bounded(reason, REASONS) }),
-    launchFailed: (errorClass) => failures.inc({ reason: bounded(errorClass, ERROR_CLASSES) }),
+    offloaded: (jobUid, reason) => {
+      if (counted.has(jobUid)) return;
+      counted.add(jobUid);
+      offloaded.inc({ reason: bounded(reason, REASONS) });
+    },
+    forget: (jobUid) => counted.delete(jobUid),
+    launchFailed: (errorClass) => failures.inc({ error_class: bounded(errorClass, ERROR_CLASSES) }),
   };
 }

@@ -1,7 +1,7 @@
 /** The pure parts of burst offloading's metrics: where a remote pod stands, as its virtual pod says. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { remotePodsByState, remoteState } from '../../../src/controllers/offload/metrics.ts';
+import { billingSpend, remotePodsByState, remoteState } from '../../../src/controllers/offload/metrics.ts';
 import type { Pod } from '../../../src/controllers/offload/types.ts';
 
 function vpod(annotations: Record<string, string>, phase?: string, deleting = false): Pod {
@@ -39,5 +39,20 @@ describe('remote pod states', () => {
       [{ state: 'Running' }, 1],
       [{ state: 'Terminating' }, 0],
     ]);
+  });
+});
+
+describe('spend', () => {
+  test('a finished Job’s remote pod bills until it is terminated', () => {
+    const linked = (cost: string, phase: string, extra: Record<string, string> = {}) =>
+      vpod({ 'runpod.io/pod-id': 'p', 'runpod.io/cost-per-hr': cost, ...extra }, phase);
+    assert.equal(
+      billingSpend([
+        linked('0.5', 'Running'),
+        linked('0.25', 'Succeeded'),
+        linked('1', 'Failed', { 'runpod.io/remote-terminated': 'true' }),
+      ]),
+      0.75,
+    );
   });
 });

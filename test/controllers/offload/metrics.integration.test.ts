@@ -43,7 +43,7 @@ describe('offload metrics', () => {
     for (const state of STATES.filter((st) => st !== 'Running'))
       assert.equal(s.value('troupe_offload_remote_pods', { state }), 0, state);
     assert.equal(s.value('troupe_offload_jobs_offloaded_total', { reason: 'PendingTooLong' }), 0);
-    assert.equal(s.value('troupe_offload_launch_failures_total', { reason: 'Invalid' }), 0);
+    assert.equal(s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }), 0);
 
     // Refused before anything is written, and refused by the provider (no GPU that large).
     await env.client.create(
@@ -56,10 +56,10 @@ describe('offload metrics', () => {
       env.manager,
       'both refusals counted',
       (s) =>
-        s.value('troupe_offload_launch_failures_total', { reason: 'Invalid' }) === 1 &&
-        (s.value('troupe_offload_launch_failures_total', { reason: 'NoCapacity' }) ?? 0) >= 1,
+        s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }) === 1 &&
+        (s.value('troupe_offload_launch_failures_total', { error_class: 'NoCapacity' }) ?? 0) >= 1,
     );
-    assert.equal(s.value('troupe_offload_launch_failures_total', { reason: 'Other' }), 0);
+    assert.equal(s.value('troupe_offload_launch_failures_total', { error_class: 'Other' }), 0);
     assert.equal(s.value('troupe_offload_jobs_offloaded_total', { reason: 'Requested' }), 1);
 
     // Deleting the Job terminates its remote pod: nothing runs, nothing is spent.
