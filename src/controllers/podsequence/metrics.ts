@@ -58,7 +58,8 @@ export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
     name: 'troupe_podsequence_release_latency_seconds',
     help:
       'Seconds from the start of the reconcile that found a group satisfied to the API server accepting ' +
-      "the release of the next group's pods, one observation per released group (not the first). " +
+      "the release of the next group's pods: one observation per group (not the first) a reconcile releases pods of, " +
+      'so a group released over several reconciles (node scope: on several nodes at different times) counts once per reconcile. ' +
       'The time the pod event took to reach the work queue and waited there is not included: see workqueue_queue_duration_seconds.',
     labelNames: ['scope'],
     registers,
