@@ -11,7 +11,14 @@
  * they count, and a restarted manager reports them right from its first scrape.
  */
 
-import { Gauge, type Registry } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  Gauge,
+  Histogram,
+  type HistogramConfiguration,
+  type Registry,
+} from 'prom-client';
 import type { Cache } from './cache.ts';
 import { type KindRef, type KubeObject, kindKey } from './types.ts';
 
@@ -59,8 +66,37 @@ export interface CacheGaugeOptions<L extends string> {
   samples(objects: readonly KubeObject[]): Iterable<[Record<L, string>, number]>;
 }
 
+/**
+ * The registry's metric of this name, made the first time. A capability added to one
+ * manager twice (two PodGroup controllers of different names) then shares its metrics
+ * instead of failing to register the same names again.
+ */
+function once<T>(m: MetricsContext, name: string, make: () => T): T {
+  return (m.registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+/** A counter in the manager's registry (shared by every controller that asks for its name). */
+export function counter<L extends string>(
+  m: MetricsContext,
+  opts: Omit<CounterConfiguration<L>, 'registers'>,
+): Counter<L> {
+  return once(m, opts.name, () => new Counter<L>({ ...opts, registers: [m.registry] }));
+}
+
+/** A histogram in the manager's registry (shared by every controller that asks for its name). */
+export function histogram<L extends string>(
+  m: MetricsContext,
+  opts: Omit<HistogramConfiguration<L>, 'registers'>,
+): Histogram<L> {
+  return once(m, opts.name, () => new Histogram<L>({ ...opts, registers: [m.registry] }));
+}
+
 /** A gauge recomputed from the cached objects of one kind at every scrape. */
 export function cacheGauge<L extends string>(m: MetricsContext, opts: CacheGaugeOptions<L>): Gauge<L> {
+  return once(m, opts.name, () => makeCacheGauge(m, opts));
+}
+
+function makeCacheGauge<L extends string>(m: MetricsContext, opts: CacheGaugeOptions<L>): Gauge<L> {
   const { cache } = m;
   return new Gauge<L>({
     name: opts.name,

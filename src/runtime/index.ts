@@ -48,6 +48,8 @@ export {
   type CacheGaugeOptions,
   type CacheView,
   cacheGauge,
+  counter,
+  histogram,
   type MetricsContext,
 } from './custom-metrics.ts';
 export {

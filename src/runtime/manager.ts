@@ -164,6 +164,8 @@ export class Manager {
       this.log.info({ controller: def.name }, 'controller disabled by --controllers');
       return;
     }
+    // First: a hook that throws leaves the manager as it was.
+    const custom = def.metrics?.({ registry: this.metrics.registry, cache: cacheView(this.cache) });
     for (const ix of def.indexes ?? []) this.cache.addIndex(ix.kind, ix.name, ix.fn);
     for (const t of def.transforms ?? []) this.cache.setTransform(t.kind, t.fn);
     const recorder = new EventRecorder(this.controllerClient, {
@@ -173,7 +175,6 @@ export class Manager {
       onRecorded: (type, outcome) => this.metrics.eventsRecorded.inc({ type, outcome }),
     });
     this.recorders.set(def.name, recorder);
-    const custom = def.metrics?.({ registry: this.metrics.registry, cache: cacheView(this.cache) });
     this.runners.set(
       def.name,
       new ControllerRunner(def, {

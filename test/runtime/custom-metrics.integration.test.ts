@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Counter } from 'prom-client';
 import {
   cacheGauge,
   type Client,
+  counter,
   type ControllerDefinition,
   type KubeObject,
   Manager,
@@ -23,9 +23,9 @@ interface TallyMetrics {
 }
 
 /** Reconciles ConfigMaps, counting reconciles and reporting ConfigMaps by their `colour` label. */
-function tallyController(): ControllerDefinition<TallyMetrics> {
+function tallyController(name = 'tally'): ControllerDefinition<TallyMetrics> {
   return {
-    name: 'tally',
+    name,
     for: CONFIGMAP,
     metrics(m) {
       cacheGauge(m, {
@@ -50,11 +50,7 @@ function tallyController(): ControllerDefinition<TallyMetrics> {
         kind: SECRET,
         samples: (objects) => [[{}, objects.length]],
       });
-      const reconciles = new Counter({
-        name: 'test_reconciles_total',
-        help: 'Reconciles.',
-        registers: [m.registry],
-      });
+      const reconciles = counter(m, { name: 'test_reconciles_total', help: 'Reconciles.' });
       return { reconciled: () => reconciles.inc() };
     },
     reconcile(_key, ctx) {
@@ -116,6 +112,35 @@ describe("a controller's own metrics", () => {
       await scrapeUntil(mgr, 'the blue series gone', (s) => s.all('test_configmaps').length === 1);
     } finally {
       await mgr.stop();
+    }
+  });
+
+  test('two controllers of one kind in one manager share the metric names they both register', async () => {
+    const mgr = new Manager({
+      kubeConfig: cluster.newKubeConfig(),
+      namespace: ns,
+      healthProbeAddress: '127.0.0.1:0',
+      processMetrics: false,
+    });
+    mgr.add(tallyController('tally-a'));
+    mgr.add(tallyController('tally-b'));
+    await mgr.start();
+    try {
+      await client.create(configMap(ns, 'shared', 'violet'));
+      await scrapeUntil(
+        mgr,
+        'both controllers counted in the one counter',
+        (s) =>
+          (s.value('controller_runtime_reconcile_total', { controller: 'tally-a', result: 'success' }) ??
+            0) >= 1 &&
+          (s.value('controller_runtime_reconcile_total', { controller: 'tally-b', result: 'success' }) ??
+            0) >= 1 &&
+          (s.value('test_reconciles_total') ?? 0) >= 2 &&
+          s.value('test_configmaps', { colour: 'violet' }) === 1,
+      );
+    } finally {
+      await mgr.stop();
+      await client.delete(configMap(ns, 'shared', 'violet'));
     }
   });
 

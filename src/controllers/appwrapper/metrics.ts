@@ -5,8 +5,7 @@
  * transition counts once however many reconciles look at it.
  */
 
-import { Counter } from 'prom-client';
-import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { type AppWrapper, type AppWrapperStatus, AW_KIND, Conditions, Phases } from './api.ts';
 
 /** Why an AppWrapper became unhealthy: the Unhealthy condition's reasons the controller writes. */
@@ -61,7 +60,6 @@ export interface AppWrapperMetrics {
 }
 
 export function appWrapperMetrics(m: MetricsContext): AppWrapperMetrics {
-  const registers = [m.registry];
   cacheGauge(m, {
     name: 'troupe_appwrapper_appwrappers',
     help: 'AppWrappers in the cache by status.phase (Empty: not seen by the controller yet).',
@@ -70,17 +68,15 @@ export function appWrapperMetrics(m: MetricsContext): AppWrapperMetrics {
     samples: appWrappersByPhase,
   });
   const counters = {
-    reset: new Counter({
+    reset: counter(m, {
       name: 'troupe_appwrapper_resets_total',
       help: 'AppWrappers that entered Resetting (to be redeployed after a failure, retries left), by the Unhealthy reason.',
       labelNames: ['reason'],
-      registers,
     }),
-    failure: new Counter({
+    failure: counter(m, {
       name: 'troupe_appwrapper_failures_total',
       help: 'AppWrappers that entered Failed, by the Unhealthy reason (Other: not one the controller writes).',
       labelNames: ['reason'],
-      registers,
     }),
   };
   for (const reason of [...UNHEALTHY_REASONS, OTHER]) {

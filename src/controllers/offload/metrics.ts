@@ -5,8 +5,7 @@
  * accepted.
  */
 
-import { Counter } from 'prom-client';
-import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { POD } from './context.ts';
 import { isVirtualPod } from './core.ts';
 import * as K from './keys.ts';
@@ -91,7 +90,6 @@ export interface OffloadMetrics {
 }
 
 export function offloadMetrics(m: MetricsContext): OffloadMetrics {
-  const registers = [m.registry];
   cacheGauge(m, {
     name: 'troupe_offload_remote_pods',
     help: 'Remote pods by state, from the virtual pods in the cache (Launching: claimed, not linked to a remote pod yet; Terminating: finished or deleted, not terminated yet).',
@@ -106,17 +104,15 @@ export function offloadMetrics(m: MetricsContext): OffloadMetrics {
     kind: POD,
     samples: (pods) => [[{}, billingSpend(virtualPods(pods))]],
   });
-  const offloaded = new Counter({
+  const offloaded = counter(m, {
     name: 'troupe_offload_jobs_offloaded_total',
     help: 'Jobs offloaded to a remote pod, by reason (Requested, PendingTooLong, TooManyPending).',
     labelNames: ['reason'],
-    registers,
   });
-  const failures = new Counter({
+  const failures = counter(m, {
     name: 'troupe_offload_launch_failures_total',
     help: 'Launches refused, the Job left local, by error class (runpod.io/offload-error-class): one per remote create refused, and one per refusal before any create (an invalid Job) until its message changes.',
     labelNames: ['error_class'],
-    registers,
   });
   for (const reason of [...REASONS, OTHER]) offloaded.inc({ reason }, 0);
   for (const errorClass of [...ERROR_CLASSES, OTHER]) failures.inc({ error_class: errorClass }, 0);

@@ -4,8 +4,7 @@
  * accepted (a ready label, a status write), so a failed or repeated attempt is not counted.
  */
 
-import { Counter } from 'prom-client';
-import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { type PodGroup, PODGROUP_KIND, type PodGroupPhase, type PodGroupStatus } from './api.ts';
 
 const PHASES: readonly PodGroupPhase[] = ['Pending', 'Running', 'Recovering', 'Unschedulable', 'Completed'];
@@ -49,7 +48,6 @@ export interface PodGroupMetrics {
 }
 
 export function podGroupMetrics(m: MetricsContext): PodGroupMetrics {
-  const registers = [m.registry];
   cacheGauge(m, {
     name: 'troupe_podgroup_groups',
     help: 'PodGroups in the cache by status.state.phase (Unknown: no phase written yet).',
@@ -57,21 +55,18 @@ export function podGroupMetrics(m: MetricsContext): PodGroupMetrics {
     kind: PODGROUP_KIND,
     samples: groupsByPhase,
   });
-  const labels = new Counter({
+  const labels = counter(m, {
     name: 'troupe_podgroup_ready_labels_total',
     help: 'Pods given the ready label (podgroup.jhwagner.github.io/ready=true) because their gang was complete.',
-    registers,
   });
-  const transitions = new Counter({
+  const transitions = counter(m, {
     name: 'troupe_podgroup_phase_transitions_total',
     help: 'PodGroup phase changes written by this manager, by previous phase (None for the first) and new phase; to="Running" is a gang becoming ready.',
     labelNames: ['from', 'to'],
-    registers,
   });
-  const restarts = new Counter({
+  const restarts = counter(m, {
     name: 'troupe_podgroup_deadlock_restarts_total',
     help: 'Unschedulable PodGroups restarted by their deadlock policy (Restart).',
-    registers,
   });
   return {
     labelled: () => labels.inc(),

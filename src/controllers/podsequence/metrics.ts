@@ -4,8 +4,7 @@
  * the API server has accepted them.
  */
 
-import { Counter, Histogram } from 'prom-client';
-import { cacheGauge, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, counter, histogram, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import type { Release } from './core.ts';
 import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './types.ts';
 
@@ -40,7 +39,6 @@ export interface PodSequenceMetrics {
 }
 
 export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
-  const registers = [m.registry];
   cacheGauge(m, {
     name: 'troupe_podsequence_sequences',
     help: 'PodSequences in the cache by status.phase (Unknown: no phase written yet).',
@@ -48,13 +46,12 @@ export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
     kind: PODSEQUENCE,
     samples: sequencesByPhase,
   });
-  const pods = new Counter({
+  const pods = counter(m, {
     name: 'troupe_podsequence_pods_released_total',
     help: 'Pods whose scheduling gate was removed (release patches the API server accepted), by sequence scope.',
     labelNames: ['scope'],
-    registers,
   });
-  const latency = new Histogram({
+  const latency = histogram(m, {
     name: 'troupe_podsequence_release_latency_seconds',
     help:
       'Seconds from the start of the reconcile that found a group satisfied to the API server accepting ' +
@@ -62,7 +59,6 @@ export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
       'so a group released over several reconciles (node scope: on several nodes at different times) counts once per reconcile. ' +
       'The time the pod event took to reach the work queue and waited there is not included: see workqueue_queue_duration_seconds.',
     labelNames: ['scope'],
-    registers,
   });
   for (const scope of ['Cluster', 'Node']) {
     pods.inc({ scope }, 0);
