@@ -37,6 +37,9 @@ export function deploymentFlags(dep: Deployment, overrides: string[] = []): Mana
     webhookPort: 9443,
     dashboardAddress: '0',
   });
+  // An action, so that commander runs the preAction checks (switch values from the
+  // environment, flag combinations) as it does for `troupe run`.
+  cmd.action(() => {});
   assert.equal(c.args[0], 'run');
   const saved = { ...process.env };
   // commander reads option environment variables from process.env while parsing.
