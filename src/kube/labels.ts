@@ -106,6 +106,16 @@ const DNS1123_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** The shape of an RFC 1123 label (namespaces, most object names), without the 63-character limit. */
+/** Two label sets are equal (a missing set is empty). */
+export function sameLabels(
+  a: Readonly<Record<string, string>> | undefined | null,
+  b: Readonly<Record<string, string>> | undefined | null,
+): boolean {
+  const ak = Object.keys(a ?? {});
+  if (ak.length !== Object.keys(b ?? {}).length) return false;
+  return ak.every((k) => b![k] === a![k]);
+}
+
 export function isDNS1123Label(s: string): boolean {
   return DNS1123_LABEL_RE.test(s);
 }

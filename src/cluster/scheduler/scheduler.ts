@@ -11,6 +11,7 @@
  * default topology spreading.
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
+import { sameLabels } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -267,7 +268,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
         const e = state.getPod(qp.uid);
         if (e && e.nodeName === nodeName) {
           state.removePod(qp.uid);
-          requestMove(new Set([RESOURCES_PLUGIN]));
+          // As an assigned pod deleted: it counted for spreading and anti-affinity too.
+          requestMove(POD_REMOVED);
         }
       }
       if (isNotFound(err) || stopped) return;
@@ -457,8 +459,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     if (type === 'DELETED') {
       nodeSigs.delete(name);
       state.removeNode(name);
-      // One topology domain fewer can lower the spread's global minimum.
-      requestMove(new Set([SPREAD_PLUGIN]));
+      // Its pods stop counting at once: a domain with the fewest matching pods may go
+      // (raising the spread's minimum) and its pods' anti-affinity no longer holds.
+      requestMove(new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN]));
       return;
     }
     const sig = nodeSignature(node);
@@ -572,16 +575,6 @@ function rejectingPlugins(err: FitError): Set<string> {
 /** What scheduling reads from a pending pod: a change to any of it is worth another attempt. */
 function schedulingInputs(pod: KubeObject): string {
   return JSON.stringify([pod.spec ?? {}, pod.metadata.labels ?? {}, pod.metadata.ownerReferences ?? []]);
-}
-
-function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  let n = 0;
-  for (const k in a) {
-    if (a[k] !== b[k]) return false;
-    n++;
-  }
-  for (const _ in b) n--;
-  return n === 0;
 }
 
 function nodeSignature(node: KubeObject): NodeSignature {

@@ -5,13 +5,18 @@
  * which owners an event about a dependent concerns, and claiming pods (adopting matching
  * orphans, releasing owned pods that stopped matching).
  */
-import { type LabelSelectorObject, type Selector, selectorFromObject } from '../../kube/labels.ts';
+import {
+  type LabelSelectorObject,
+  type Selector,
+  sameLabels,
+  selectorFromObject,
+} from '../../kube/labels.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import type { KubeObject, OwnerReference } from '../apiserver/types.ts';
 import type { TolerationLike } from '../scheduler/core/types.ts';
 import type { EventRecorder } from './events.ts';
 import { BY_NAMESPACE, type Informer, type InformerEvent } from './informer.ts';
-import { errMessage, parseTime, sameLabels } from './util.ts';
+import { errMessage, parseTime } from './util.ts';
 
 export interface PodCondition {
   type: string;

@@ -108,13 +108,3 @@ export function clone<T>(v: T): T {
 export function jsonEqual(a: unknown, b: unknown): boolean {
   return stableJson(a) === stableJson(b);
 }
-
-/** Whether two label maps are equal (a missing map equals an empty one), without serializing either. */
-export function sameLabels(
-  a: Record<string, string> | undefined | null,
-  b: Record<string, string> | undefined | null,
-): boolean {
-  const ak = Object.keys(a ?? {});
-  if (ak.length !== Object.keys(b ?? {}).length) return false;
-  return ak.every((k) => b![k] === a![k]);
-}

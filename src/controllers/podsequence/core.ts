@@ -16,10 +16,11 @@ import {
   type GroupMembers,
   type GroupTotals,
   type Membership,
-  MembershipTracker,
+  type MembershipTracker,
   type NodePlacement,
   type OtherSequence,
   type Placement,
+  trackerOf,
 } from './membership.ts';
 import type { ResolvedOptions } from './options.ts';
 import { candidateNodes, describePod, hasGate, isDone, isFailed, isTerminating } from './pods.ts';
@@ -182,13 +183,7 @@ export function decideReleases(input: CoreInput): Decision {
   const invalid = [...spec.errors];
   if (input.readError) invalid.push(input.readError);
   if (invalid.length > 0) return decided(invalidPlan(ctx, invalid));
-  const tracker =
-    input.tracker ??
-    new MembershipTracker(
-      spec,
-      input.others,
-      input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
-    );
+  const tracker = input.tracker ?? trackerOf(spec, input.pods, input.others);
   return spec.scope === 'Node' ? decideNode(ctx, tracker) : decided(decideCluster(ctx, tracker.membership()));
 }
 
@@ -583,9 +578,12 @@ interface Inbound {
 }
 
 /**
- * Node scope. The releases come first and cost what the nodes a change touched cost: the
- * tracker says which nodes' pods changed, the memo keeps every other node's part of the
- * last pass. The report (status, events) walks every node, and is derived only when asked.
+ * Node scope. The releases come first and, in lite mode, cost what the nodes a change
+ * touched cost: the tracker says which nodes' pods changed, the memo keeps every other
+ * node's part of the last pass. Some passes still walk every node: after a status write
+ * (each node's entry is compared with the written one), in full mode (node list and
+ * taints), and when pods waiting for a node are released. The report (status, events)
+ * walks every node, and is derived only when asked.
  */
 function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   const { spec, n } = ctx;
@@ -687,9 +685,10 @@ function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
       sameNodeEntry(old.prev, prev)
     ) {
       // The written status comes back as new objects (the server's answer, then the cache's
-      // copy): remember this one, so the next pass matches it by identity.
-      old.prev = prev;
-      entry = old;
+      // copy): remember this one, so the next pass matches it by identity. A new part, not
+      // an edit of the old one, which an earlier decision's report may still read.
+      entry = old.prev === prev ? old : { ...old, prev };
+      memo.passes[i] = entry;
     } else {
       const pass = passForNode(ctx, totals.conflicts, prev, {
         name,

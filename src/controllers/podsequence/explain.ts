@@ -4,7 +4,7 @@
  */
 
 import { type CoreInput, decide, type Plan } from './core.ts';
-import { type Membership, MembershipTracker } from './membership.ts';
+import { type Membership, trackerOf } from './membership.ts';
 import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { describePod, hasGate, isDone, podNode } from './pods.ts';
 import { releasedBy } from './release.ts';
@@ -34,14 +34,7 @@ function planFor(input: ExplainInput): { plan: Plan; membership?: Membership } {
       spec: resolveSpec(s, options.defaultGateName),
     }));
   const spec = resolveSpec(input.seq, options.defaultGateName);
-  const tracker =
-    spec.errors.length === 0
-      ? new MembershipTracker(
-          spec,
-          others,
-          input.pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
-        )
-      : undefined;
+  const tracker = spec.errors.length === 0 ? trackerOf(spec, input.pods, others) : undefined;
   const core: CoreInput = {
     seq: input.seq,
     spec,

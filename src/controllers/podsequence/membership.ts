@@ -331,12 +331,7 @@ export class MembershipTracker {
       const all = !g.selector || this.failedOnly[g.index]!;
       members += all ? t.matched : t.matched - t.failed;
       if ((all ? t.ungated : t.ungatedLive) > 0) anyUngated = true;
-      let m = this.missingOf[g.index];
-      if (!m) {
-        m = (g.pods ?? []).filter((n) => !this.groupOf.has(n));
-        this.missingOf[g.index] = m;
-      }
-      return m;
+      return this.missingNames(g);
     });
     // A copy: the totals outlive this call (the report is derived after the releases went
     // out, while pod events keep coming).
@@ -375,10 +370,19 @@ export class MembershipTracker {
     return { groups, groupOf: this.groupOf, conflicts: this.conflicts };
   }
 
+  /** The group's explicit names with no pod, kept until a change touches the group. */
+  private missingNames(g: ResolvedGroup): readonly string[] {
+    let m = this.missingOf[g.index];
+    if (!m) {
+      m = (g.pods ?? []).filter((n) => !this.groupOf.has(n));
+      this.missingOf[g.index] = m;
+    }
+    return m;
+  }
+
   private build(g: ResolvedGroup): GroupMembers {
     const pods = [...this.matched[g.index]!.values()].sort(byName);
-    const missing = (g.pods ?? []).filter((n) => !this.groupOf.has(n));
-    this.missingOf[g.index] = missing;
+    const missing = this.missingNames(g);
     // A selector group whose every match failed has failed: keep those pods as members so
     // it cannot complete; otherwise their replacements stand for them.
     if (!g.selector || this.failedOnly[g.index])
@@ -390,6 +394,19 @@ export class MembershipTracker {
       ignoredFailed: pods.filter(isFailed),
     };
   }
+}
+
+/** A tracker of the pods of `spec.namespace` among `pods` (pods without a namespace count as in it). */
+export function trackerOf(
+  spec: ResolvedSpec,
+  pods: readonly Pod[],
+  others: OtherSequence[] = [],
+): MembershipTracker {
+  return new MembershipTracker(
+    spec,
+    others,
+    pods.filter((p) => (p.metadata.namespace ?? spec.namespace) === spec.namespace),
+  );
 }
 
 export function resolveMembership(spec: ResolvedSpec, pods: Pod[], others: OtherSequence[] = []): Membership {

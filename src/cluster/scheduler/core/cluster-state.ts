@@ -3,7 +3,8 @@
  * are added (bound or assumed) and removed, the way kube-scheduler's NodeInfo works, plus the
  * indexes inter-pod rules read (pods by label, affinity terms of placed pods) and what they
  * need from outside the nodes (namespace labels, workload selectors). Filtering and scoring
- * read plain numbers and indexes from here; nothing is recomputed from pod lists per cycle.
+ * read plain numbers and indexes from here: pods matching a selector are read from the label
+ * index, not found by walking every pod.
  */
 
 import { ExistingPodTerms } from './existing-pod-terms.ts';
