@@ -29,6 +29,15 @@ subjects:
   name: reader
   namespace: default
 roleRef: {kind: ClusterRole, name: not-there, apiGroup: rbac.authorization.k8s.io}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: dangling-too, namespace: default}
+subjects:
+- kind: ServiceAccount
+  name: reader
+  namespace: default
+roleRef: {kind: ClusterRole, name: not-there, apiGroup: rbac.authorization.k8s.io}
 `;
 
 /** kubectl auth can-i --list rows, whitespace collapsed, header first. */
@@ -150,6 +159,7 @@ describe('RBAC', () => {
     const body = answer.json() as { spec: unknown; status: Record<string, unknown> };
     assert.deepEqual(body.spec, {});
     assert.equal(body.status.incomplete, false);
+    // Two bindings to the missing role: the message once, unbracketed, as an error aggregate prints it.
     assert.equal(body.status.evaluationError, 'clusterrole.rbac.authorization.k8s.io "not-there" not found');
     assert.deepEqual((body.status.resourceRules as unknown[]).at(-1), {
       verbs: ['get', 'list', 'watch'],

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { startApiServer } from '../../src/cluster/apiserver/server.ts';
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
 
 /** kubectl get svc's columns by service name: TYPE, CLUSTER-IP, EXTERNAL-IP, PORT(S). */
@@ -49,6 +51,23 @@ describe('Service cluster IPs and node ports', () => {
     assert.deepEqual(s.clusterIPs, [ip]);
     assert.deepEqual(s.ipFamilies, ['IPv4']);
     assert.equal(s.ipFamilyPolicy, 'SingleStack');
+  });
+
+  test('the kubernetes Service comes back when deleted, so no other Service gets its address', async () => {
+    const { uid } = JSON.parse((await t.kubectl(['get', 'svc', 'kubernetes', '-o', 'json'])).stdout).metadata;
+    await t.kubectl(['delete', 'svc', 'kubernetes']);
+    const taker = await t.kubectlResult([
+      'create',
+      'service',
+      'clusterip',
+      'taker',
+      '--clusterip=10.96.0.1',
+      '--tcp=80:80',
+    ]);
+    assert.match(taker.stderr, /failed to allocate IP 10\.96\.0\.1: provided IP is already allocated/);
+    const back = JSON.parse((await t.kubectl(['get', 'svc', 'kubernetes', '-o', 'json'])).stdout);
+    assert.notEqual(back.metadata.uid, uid);
+    assert.equal(back.spec.clusterIP, '10.96.0.1');
   });
 
   test('a requested cluster IP is honoured once, and free again once its Service is gone', async () => {
@@ -278,4 +297,62 @@ describe('a small service range', () => {
     await t.kubectl(['create', 'service', 'clusterip', 's6', '--tcp=80:80']);
     assert.equal((await serviceRows(t, 's6')).get('s6')![1], freed);
   });
+});
+
+describe('a write hook that throws', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({
+      hooks: {
+        afterWrite: (rt, type, obj) => {
+          if (rt.resource === 'services' && type === 'ADDED' && obj.metadata.name === 'boom')
+            throw new Error('boom');
+        },
+      },
+    });
+  });
+  after(() => t.close());
+
+  test('leaves a stored Service its node port', async () => {
+    const create = (name: string) =>
+      t.request('POST', '/api/v1/namespaces/default/services', {
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name },
+          spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 30400 }] },
+        }),
+      });
+    assert.equal((await create('boom')).status, 500);
+    const stored = await t.request('GET', '/api/v1/namespaces/default/services/boom');
+    assert.equal((stored.json().spec as { ports: { nodePort: number }[] }).ports[0]!.nodePort, 30400);
+    const again = await create('again');
+    assert.equal(again.status, 422);
+    assert.match(String(again.json().message), /provided port is already allocated/);
+  });
+});
+
+test('a start that fails leaves nothing listening', async () => {
+  const free = createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const { port } = free.address() as { port: number };
+  await new Promise<void>((resolve) => free.close(() => resolve()));
+  await assert.rejects(
+    startApiServer({
+      port,
+      tls: false,
+      hooks: {
+        afterWrite: (rt, _type, obj) => {
+          if (rt.resource === 'services' && obj.metadata.name === 'kubernetes') throw new Error('refused');
+        },
+      },
+    }),
+    /refused/,
+  );
+  // The port is free again.
+  await new Promise<void>((resolve, reject) => {
+    free.once('error', reject);
+    free.listen(port, '127.0.0.1', resolve);
+  });
+  await new Promise<void>((resolve) => free.close(() => resolve()));
 });

@@ -15,6 +15,7 @@ import {
   type Selector,
 } from '../../kube/labels.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
+import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, required } from './field-errors.ts';
 import { goSharpV } from './gofmt.ts';
@@ -35,6 +36,7 @@ import { rememberStoredJson } from './stored-json.ts';
 import {
   groupVersion,
   type FieldError,
+  type FinishWrite,
   type KubeObject,
   type RequestContext,
   type ResourceType,
@@ -370,8 +372,7 @@ export class Api {
     if (rt.subresources.includes('status') && ctx.subresource === '') {
       if (!rt.strategy.prepareForCreate) delete admitted.status;
     }
-    const finish = rt.storeHooks?.beginCreate?.(admitted);
-    let stored = false;
+    const settle = settleOnce(rt.storeHooks?.beginCreate?.(admitted, ctx.dryRun));
     try {
       rt.strategy.prepareForCreate?.(admitted, ctx);
       this.validateOrThrow(rt, name, rt.strategy.validateCreate?.(admitted, ctx) ?? []);
@@ -383,11 +384,9 @@ export class Api {
       const key = objectKey(rt, namespace, name);
       if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
       if (opts.dryRun) return admitted;
-      const out = this.commit(rt, admitted, 'ADDED');
-      stored = true;
-      return out;
+      return this.commit(rt, admitted, 'ADDED', settle);
     } finally {
-      finish?.(stored);
+      settle(false);
     }
   }
 
@@ -400,7 +399,8 @@ export class Api {
     opts: WriteOptions,
   ): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, name);
-    return this.updateWith(rt, namespace, name, opts, () => obj, true);
+    // Each attempt gets the body as sent: admission and the allocators write into what they get.
+    return this.updateWith(rt, namespace, name, opts, () => clone(obj), true);
   }
 
   /**
@@ -447,8 +447,9 @@ export class Api {
       if (ctx.subresource === '') rt.strategy.default?.(next);
     }
     this.keepServerMetadata(next, old, rt);
-    let finish = ctx.subresource === '' ? rt.storeHooks?.beginUpdate?.(next, old) : undefined;
-    let stored = false;
+    const settle = settleOnce(
+      ctx.subresource === '' ? rt.storeHooks?.beginUpdate?.(next, old, ctx.dryRun) : undefined,
+    );
     try {
       rt.strategy.prepareForUpdate?.(next, old, ctx);
       // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
@@ -473,7 +474,7 @@ export class Api {
       delete next.metadata.resourceVersion;
       const { resourceVersion: _rv, ...oldMeta } = old.metadata;
       if (deepEqualJson(next, { ...old, metadata: oldMeta })) {
-        stored = true;
+        settle(true);
         return old;
       }
       if (opts.dryRun) return next;
@@ -488,20 +489,16 @@ export class Api {
             'the object has been modified; please apply your changes to the latest version and try again',
           );
         // The retry allocates afresh: give this attempt's allocations back first.
-        finish?.(false);
-        finish = undefined;
+        settle(false);
         return this.updateWith(rt, namespace, name, opts, mutate, checkRv);
       }
-      const out =
-        next.metadata.deletionTimestamp &&
+      return next.metadata.deletionTimestamp &&
         !next.metadata.finalizers?.length &&
         !this.deletionPending(rt, next)
-          ? this.removeNow(rt, next)
-          : this.commit(rt, next, 'MODIFIED');
-      stored = true;
-      return out;
+        ? this.removeNow(rt, next, settle)
+        : this.commit(rt, next, 'MODIFIED', settle);
     } finally {
-      finish?.(stored);
+      settle(false);
     }
   }
 
@@ -564,6 +561,10 @@ export class Api {
           dryRun: opts.dryRun,
         }),
       );
+      // Someone wrote while the webhooks ran: decide on what is stored now, as the storage's
+      // delete does by running its validation again on the current object.
+      if (this.store.get(storageKey(rt), rec.key)?.rv !== rec.rv)
+        return this.delete(rt, namespace, name, opts);
     }
     const meta = obj.metadata;
     const finalizers = [...(meta.finalizers ?? [])];
@@ -652,22 +653,25 @@ export class Api {
     return false;
   }
 
-  private removeNow(rt: ResourceType, obj: KubeObject): KubeObject {
+  private removeNow(rt: ResourceType, obj: KubeObject, stored?: FinishWrite): KubeObject {
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
     const rec = this.record(rt, obj, rv);
     this.store.remove(storageKey(rt), rec);
+    stored?.(true);
     if (!rt.sharedStorage) rememberStoredJson(obj, rec.json);
     rt.storeHooks?.afterDelete?.(obj);
     this.hooks.afterWrite?.(rt, 'DELETED', obj);
     return obj;
   }
 
-  private commit(rt: ResourceType, obj: KubeObject, type: EventType): KubeObject {
+  private commit(rt: ResourceType, obj: KubeObject, type: EventType, stored?: FinishWrite): KubeObject {
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
     const rec = this.record(rt, obj, rv);
     this.store.put(storageKey(rt), rec);
+    // Stored: what the store hook took is the object's now, whatever a hook below throws.
+    stored?.(true);
     // A resource sharing another's storage is stored in that one's shape: no bytes to reuse.
     if (!rt.sharedStorage) rememberStoredJson(obj, rec.json);
     this.hooks.afterWrite?.(rt, type, obj);
@@ -830,6 +834,16 @@ export class Api {
       dryRun: opts.dryRun ?? false,
     };
   }
+}
+
+/** A store hook's write settles once: what storage did first is what counts. */
+function settleOnce(finish: FinishWrite | undefined): FinishWrite {
+  let settled = false;
+  return (stored) => {
+    if (settled) return;
+    settled = true;
+    finish?.(stored);
+  };
 }
 
 function context(opts: WriteOptions): RequestContext {

@@ -18,6 +18,7 @@ import { Discovery } from './http/discovery.ts';
 import { createHandler } from './http/handler.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
+import { KubernetesService } from './lifecycle/kubernetes-service.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
 import { ApiMetrics } from './metrics.ts';
 import { DefaultPatcher } from './patcher.ts';
@@ -95,16 +96,17 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   hooks.patcher ??= new DefaultPatcher(schemas);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
+  // Made once the server listens: it needs the port.
+  let kubernetes: KubernetesService | undefined;
   const userAfterWrite = hooks.afterWrite;
   hooks.afterWrite = (rt, type, obj) => {
     if (rt.resource === 'customresourcedefinitions') schemas.invalidate();
     crds.onWrite(rt, type, obj);
     namespaces.onWrite(rt, type, obj);
+    kubernetes?.onWrite(rt, type, obj);
     userAfterWrite?.(rt, type, obj);
   };
   await bootstrap(api);
-  const servicesRt = registry.get('', 'v1', 'services')!;
-  services.restore(api.list(servicesRt, undefined).records.map((rec) => api.decode(servicesRt, rec)));
 
   const authn = new Authenticator(opts.adminToken);
   const authz = new Authorizer(api);
@@ -174,7 +176,22 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     });
   });
   const { port } = server.address() as AddressInfo;
-  await createKubernetesService(api, services.firstIP, port);
+  const close = async () => {
+    faults.stop();
+    namespaces.stop();
+    crds.stop();
+    kubernetes?.stop();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  try {
+    kubernetes = new KubernetesService(api, services.firstIP, port);
+    // No request is served before this ends: no webhook exists yet, so it waits on no I/O.
+    await kubernetes.ensure();
+  } catch (err) {
+    await close();
+    throw err;
+  }
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${port}`;
   const kubeconfigFor = (token: string) => kubeconfigYaml({ server: url, token, caPem: ca });
@@ -189,13 +206,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     authn,
     mintServiceAccountToken: (ns, name) => authn.mintServiceAccountToken(ns, name),
     kubeconfigFor,
-    close: async () => {
-      faults.stop();
-      namespaces.stop();
-      crds.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 
@@ -217,26 +228,4 @@ async function bootstrap(api: Api): Promise<void> {
     const rt = reg.get('rbac.authorization.k8s.io', 'v1', resource);
     if (rt) await api.create(rt, '', obj as KubeObject, { user: 'system:apiserver' });
   }
-}
-
-/**
- * The `default/kubernetes` Service kube-apiserver keeps for in-cluster clients, on the first
- * address of the service range and pointing at the port the server listens on.
- */
-async function createKubernetesService(api: Api, clusterIP: string, port: number): Promise<void> {
-  const rt = api.registry.get('', 'v1', 'services');
-  if (!rt) throw errors.internal('services are not served');
-  const svc: KubeObject = {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
-    spec: {
-      clusterIP,
-      ipFamilyPolicy: 'SingleStack',
-      ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }],
-      sessionAffinity: 'None',
-      type: 'ClusterIP',
-    },
-  };
-  await api.create(rt, 'default', svc, { user: 'system:apiserver' });
 }

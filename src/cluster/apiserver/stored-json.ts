@@ -1,8 +1,9 @@
 /**
- * The JSON a write stored, remembered for the object the write returns so that the HTTP
- * response sends those bytes rather than serializing the same object a second time. Only a
- * write's own result is registered, and the handler sends it unchanged; anything else is
- * serialized as usual.
+ * The JSON of a write's record (what a create or update stored, what a deletion's DELETED event
+ * carries), remembered for the object the write returns so that the HTTP response sends those
+ * bytes rather than serializing the same object a second time. Api registers the result when
+ * it writes the record, and nothing changes that object before a response sends it; responses
+ * of any other object, and Tables, are serialized as usual.
  */
 import type { KubeObject } from './types.ts';
 

@@ -124,12 +124,13 @@ export type FinishWrite = (stored: boolean) => void;
  * The generic registry store's BeginCreate, BeginUpdate and AfterDelete, for kinds whose
  * objects hold something outside themselves (a Service's cluster IPs and node ports). The
  * begin hooks run after mutating admission and before the strategy's prepare and validation,
- * may change the object, and throw an ApiError to refuse the write.
+ * may change the object, and throw an ApiError to refuse the write. A dry run must not take
+ * what another write could ask for while this one waits on validating admission.
  */
 export interface StoreHooks {
-  beginCreate?(obj: KubeObject): FinishWrite;
+  beginCreate?(obj: KubeObject, dryRun: boolean): FinishWrite;
   /** Writes to the main resource only: upstream's status stores have no BeginUpdate. */
-  beginUpdate?(obj: KubeObject, old: KubeObject): FinishWrite;
+  beginUpdate?(obj: KubeObject, old: KubeObject, dryRun: boolean): FinishWrite;
   /** Once the object has left storage (not when its deletion merely started). */
   afterDelete?(obj: KubeObject): void;
 }

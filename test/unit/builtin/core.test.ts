@@ -386,12 +386,12 @@ describe('services', () => {
 
   test('taken, foreign and exhausted addresses are refused; releases make room', () => {
     const alloc = new ServiceAllocator({ clusterIPRange: '10.96.0.0/29', nodePortRange: '30000-30001' });
-    alloc.restore([{ apiVersion: 'v1', kind: 'Service', metadata: {}, spec: { clusterIPs: ['10.96.0.1'] } }]);
     const asking = (ip: string) =>
       created(
         services,
         mutate(svc, (o: Any) => (o.spec.clusterIP = ip)),
       );
+    alloc.beginCreate(asking('10.96.0.1'))(true);
     assert.throws(
       () => alloc.beginCreate(asking('10.96.0.1')),
       refusal(
@@ -419,7 +419,7 @@ describe('services', () => {
       () => alloc.beginCreate(created(services, svc)),
       refusal('Internal error occurred: failed to allocate a serviceIP: range is full'),
     );
-    // A write that is not stored (refused later, or a dry run) gives its address back.
+    // A write that is not stored (refused later) gives its address back.
     alloc.afterDelete(made[0]!);
     alloc.beginCreate(created(services, svc))(false);
     const last = created(services, svc) as Any;
@@ -464,6 +464,42 @@ describe('services', () => {
       () => alloc.beginCreate(ports(0)),
       refusal('Internal error occurred: failed to allocate a nodePort: range is full'),
     );
+  });
+
+  test('a dry run reserves nothing and checks only what upstream’s dry-run allocators check', () => {
+    const alloc = new ServiceAllocator({ nodePortRange: '30000-30001' });
+    const service = (spec: Record<string, unknown>, ...nodePorts: number[]) =>
+      create(services, {
+        metadata: { name: 'np' },
+        spec: {
+          type: 'NodePort',
+          ...spec,
+          ports: nodePorts.map((nodePort, i) => ({ name: `p${i}`, port: 80 + i, nodePort })),
+        },
+      }).obj as Any;
+    alloc.beginCreate(service({ clusterIP: '10.96.0.10' }, 30000))(true);
+    // A held address and a port out of range pass; a held port does not.
+    const asked = service({ clusterIP: '10.96.0.10' }, 29999, 0);
+    alloc.beginCreate(asked, true)(false);
+    assert.equal(asked.spec.clusterIP, '10.96.0.10');
+    // A value to pick is a placeholder: the network address, the next port after the highest.
+    assert.deepEqual(
+      asked.spec.ports.map((p: Any) => p.nodePort),
+      [29999, 30000],
+    );
+    const picked = service({}, 0);
+    alloc.beginCreate(picked, true)(true);
+    assert.equal(picked.spec.clusterIP, '10.96.0.0');
+    assert.equal(picked.spec.ports[0].nodePort, 32769);
+    assert.throws(
+      () => alloc.beginCreate(service({}, 30000), true),
+      refusal(
+        'Service "np" is invalid: spec.ports[0].nodePort: Invalid value: 30000: provided port is already allocated',
+      ),
+    );
+    const real = service({}, 0);
+    alloc.beginCreate(real)(true);
+    assert.equal(real.spec.ports[0].nodePort, 30001);
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * What kube-apiserver's Service REST layer does around storage (registry/core/service/storage):
  * cluster IPs from the service CIDR and node ports from their range, taken before the strategy
- * and validation run, given back if the write fails, kept while the Service exists and
- * released once it is gone. The cluster is single-stack IPv4.
+ * and validation run, given back if the write is not stored, kept while the Service exists and
+ * released once it is gone. A dry run reserves nothing, so it cannot hold a value another write
+ * asks for while its admission runs. The cluster is single-stack IPv4, and the ranges start
+ * empty with the server's fresh store.
  */
 import { errors } from '../errors.ts';
 import type { FieldError, FinishWrite, KubeObject, StoreHooks } from '../types.ts';
@@ -18,6 +20,7 @@ import {
   type ServiceCIDR,
 } from './service-ranges.ts';
 import {
+  isHeadless,
   needsClusterIP,
   needsHealthCheckNodePort,
   needsNodePort,
@@ -36,6 +39,8 @@ export interface ServiceRangeOptions {
 
 /** What one write took, and what it gives back once stored. */
 interface Transaction {
+  /** Takes nothing: `ports` lists what it would have taken, for its own duplicates. */
+  dryRun: boolean;
   ips: number[];
   ports: number[];
   releaseIPs: number[];
@@ -56,18 +61,9 @@ export class ServiceAllocator implements StoreHooks {
     return this.cidr.firstIP;
   }
 
-  /** Marks what stored Services hold, as the repair controllers do when a server starts. */
-  restore(services: Iterable<KubeObject>): void {
-    for (const svc of services) {
-      const spec = recordOf(svc.spec);
-      for (const ip of heldIPs(spec)) this.cidr.range.restore(ip);
-      for (const port of heldPorts(spec)) this.nodePorts.range.restore(port);
-    }
-  }
-
-  beginCreate(svc: KubeObject): FinishWrite {
+  beginCreate(svc: KubeObject, dryRun = false): FinishWrite {
     const spec = ensureRecord(svc, 'spec');
-    return this.transact((txn) => {
+    return this.transact(dryRun, (txn) => {
       this.initIPFamilyFields(svc, undefined);
       this.allocClusterIPs(svc, txn);
       if (needsNodePort(spec)) this.initNodePorts(svc, txn);
@@ -75,12 +71,12 @@ export class ServiceAllocator implements StoreHooks {
     });
   }
 
-  beginUpdate(svc: KubeObject, old: KubeObject): FinishWrite {
+  beginUpdate(svc: KubeObject, old: KubeObject, dryRun = false): FinishWrite {
     const spec = ensureRecord(svc, 'spec');
     const oldSpec = recordOf(old.spec);
     patchAllocatedValues(spec, oldSpec);
     normalizeClusterIPs(spec, oldSpec);
-    return this.transact((txn) => {
+    return this.transact(dryRun, (txn) => {
       this.initIPFamilyFields(svc, oldSpec);
       if (!needsClusterIP(oldSpec) && needsClusterIP(spec)) this.allocClusterIPs(svc, txn);
       else if (!needsClusterIP(spec)) txn.releaseIPs.push(...heldIPs(oldSpec));
@@ -100,9 +96,10 @@ export class ServiceAllocator implements StoreHooks {
     for (const port of heldPorts(spec)) this.nodePorts.range.release(port);
   }
 
-  private transact(allocate: (txn: Transaction) => void): FinishWrite {
-    const txn: Transaction = { ips: [], ports: [], releaseIPs: [], releasePorts: [] };
+  private transact(dryRun: boolean, allocate: (txn: Transaction) => void): FinishWrite {
+    const txn: Transaction = { dryRun, ips: [], ports: [], releaseIPs: [], releasePorts: [] };
     const finish = (stored: boolean) => {
+      if (dryRun) return;
       const [ips, ports] = stored ? [txn.releaseIPs, txn.releasePorts] : [txn.ips, txn.ports];
       for (const ip of ips) this.cidr.range.release(ip);
       for (const port of ports) this.nodePorts.range.release(port);
@@ -202,16 +199,16 @@ export class ServiceAllocator implements StoreHooks {
   private allocClusterIPs(svc: KubeObject, txn: Transaction): void {
     const spec = ensureRecord(svc, 'spec');
     const ips = arrayOf<string>(spec.clusterIPs);
-    if (!needsClusterIP(spec) || ips[0] === 'None') return;
+    if (!needsClusterIP(spec) || isHeadless(spec)) return;
     const requested = ips[0] ?? '';
     let ip: number;
     if (requested === '') {
-      const next = this.cidr.range.next();
+      const next = this.nextIP(txn);
       if (next === undefined) throw errors.internal('failed to allocate a serviceIP: range is full');
       ip = next;
     } else {
       ip = ipv4ToInt(requested) ?? Number.NaN;
-      const failure = this.cidr.range.allocate(ip);
+      const failure = this.takeIP(ip, txn);
       if (failure) {
         const why =
           failure === 'taken'
@@ -222,7 +219,6 @@ export class ServiceAllocator implements StoreHooks {
         ]);
       }
     }
-    txn.ips.push(ip);
     spec.clusterIP = intToIpv4(ip);
     spec.clusterIPs = [spec.clusterIP, ...ips.slice(1)];
   }
@@ -278,37 +274,71 @@ export class ServiceAllocator implements StoreHooks {
   private allocHealthCheckNodePort(spec: Json, txn: Transaction): void {
     const asked = spec.healthCheckNodePort;
     if (asked == null || asked === 0) {
-      const next = this.nodePorts.range.next();
+      const next = this.nextPort(txn);
       if (next === undefined)
         throw errors.internal('failed to allocate a HealthCheck NodePort 0: range is full');
-      txn.ports.push(next);
       spec.healthCheckNodePort = next;
       return;
     }
-    const failure = typeof asked === 'number' ? this.nodePorts.range.allocate(asked) : 'out-of-range';
+    const failure = this.takePort(asked, txn);
     if (failure) {
       throw errors.internal(
         `failed to allocate requested HealthCheck NodePort ${String(asked)}: ${this.portFailure(failure)}`,
       );
     }
-    txn.ports.push(asked as number);
   }
 
   private nextNodePort(txn: Transaction): number {
-    const next = this.nodePorts.range.next();
+    const next = this.nextPort(txn);
     if (next === undefined) throw errors.internal('failed to allocate a nodePort: range is full');
-    txn.ports.push(next);
     return next;
   }
 
   private takeNodePort(svc: KubeObject, i: number, port: unknown, txn: Transaction): unknown {
-    const failure = typeof port === 'number' ? this.nodePorts.range.allocate(port) : 'out-of-range';
+    const failure = this.takePort(port, txn);
     if (failure) {
       const field = child(index('spec.ports', i), 'nodePort');
       throw invalidService(svc, [invalid(field, port, this.portFailure(failure))]);
     }
-    txn.ports.push(port as number);
     return port;
+  }
+
+  /** A dry run checks only that the address is in range, as upstream's dry-run allocator does. */
+  private takeIP(ip: number, txn: Transaction): AllocationFailure | undefined {
+    if (txn.dryRun) return this.cidr.range.contains(ip) ? undefined : 'out-of-range';
+    const failure = this.cidr.range.allocate(ip);
+    if (!failure) txn.ips.push(ip);
+    return failure;
+  }
+
+  /** A dry run looks for no free address (upstream shows the network address). */
+  private nextIP(txn: Transaction): number | undefined {
+    if (txn.dryRun) return this.cidr.network;
+    const next = this.cidr.range.next();
+    if (next !== undefined) txn.ips.push(next);
+    return next;
+  }
+
+  /**
+   * A dry run checks only that no one holds the port, itself included, and not the range: what
+   * portallocator's dry-run operation checks.
+   */
+  private takePort(port: unknown, txn: Transaction): AllocationFailure | undefined {
+    if (typeof port !== 'number') return 'out-of-range';
+    let failure: AllocationFailure | undefined;
+    if (!txn.dryRun) failure = this.nodePorts.range.allocate(port);
+    else if (this.nodePorts.range.has(port) || txn.ports.includes(port)) failure = 'taken';
+    if (!failure) txn.ports.push(port);
+    return failure;
+  }
+
+  /** A dry run looks for no free port: upstream's counts on from the highest it took, or 32768. */
+  private nextPort(txn: Transaction): number | undefined {
+    let next: number | undefined;
+    if (txn.dryRun) next = (txn.ports.length > 0 ? Math.max(...txn.ports) : 32768) + 1;
+    else next = this.nodePorts.range.next();
+    if (next !== undefined) txn.ports.push(next);
+    return next;
   }
 
   private portFailure(failure: AllocationFailure): string {
@@ -320,10 +350,6 @@ export class ServiceAllocator implements StoreHooks {
 
 function invalidService(svc: KubeObject, causes: FieldError[]) {
   return errors.invalid('Service', '', svc.metadata?.name ?? '', causes);
-}
-
-function isHeadless(spec: Json): boolean {
-  return arrayOf<unknown>(spec.clusterIPs)[0] === 'None';
 }
 
 function heldIPs(spec: Json): number[] {

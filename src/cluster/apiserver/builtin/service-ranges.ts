@@ -37,13 +37,12 @@ export class IntRange {
     return this.scan(this.staticBand, this.count) ?? this.scan(0, this.staticBand);
   }
 
-  release(v: number): void {
-    this.used.delete(v);
+  has(v: number): boolean {
+    return this.used.has(v);
   }
 
-  /** Marks a value found in storage; values outside the range (it changed) are ignored. */
-  restore(v: number): void {
-    if (this.contains(v)) this.used.add(v);
+  release(v: number): void {
+    this.used.delete(v);
   }
 
   private scan(lo: number, hi: number): number | undefined {
@@ -83,6 +82,8 @@ export function intToIpv4(n: number): string {
 export interface ServiceCIDR {
   /** The CIDR as messages print it, e.g. `10.96.0.0/12`. */
   cidr: string;
+  /** Its network address, what a dry run shows for an address it was to pick. */
+  network: number;
   /** Every address but the network and broadcast addresses. */
   range: IntRange;
   /** The first of them, which kube-apiserver gives the `kubernetes` Service. */
@@ -111,6 +112,7 @@ export function parseServiceCIDR(text: string): ServiceCIDR {
   const first = network + 1;
   return {
     cidr: `${intToIpv4(network)}/${prefix}`,
+    network,
     range: new IntRange(first, size - 2, staticBand(size, 16, 256, 16)),
     firstIP: intToIpv4(first),
   };

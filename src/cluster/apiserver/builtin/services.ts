@@ -82,6 +82,12 @@ export function needsClusterIP(spec: Json): boolean {
   return spec.type !== 'ExternalName';
 }
 
+/** Validation's isHeadlessService: clusterIPs is exactly ["None"] (defaulting fills it from clusterIP). */
+export function isHeadless(spec: Json): boolean {
+  const ips = arrayOf<unknown>(spec.clusterIPs);
+  return ips.length === 1 && ips[0] === 'None';
+}
+
 export function needsNodePort(spec: Json): boolean {
   return spec.type === 'NodePort' || spec.type === 'LoadBalancer';
 }
@@ -221,11 +227,6 @@ export function validateClusterIPFields(spec: Json): FieldError[] {
     });
   }
   return errs;
-}
-
-function isHeadless(spec: Json): boolean {
-  const ips = arrayOf<string>(spec.clusterIPs);
-  return (ips.length === 1 && ips[0] === 'None') || spec.clusterIP === 'None';
 }
 
 export function validateService(obj: KubeObject): FieldError[] {

@@ -7,6 +7,7 @@ import type { UserInfo } from '../auth/authn.ts';
 import type { PolicyRule, RequestAttributes } from '../auth/rbac.ts';
 import { isRecord } from '../builtin/common.ts';
 import { errors } from '../errors.ts';
+import { goJsonKind } from '../gofmt.ts';
 import type { KubeObject } from '../types.ts';
 import { type HandlerDeps, readDecoded, sendJson } from './handler.ts';
 import type { ResourcePath } from './router.ts';
@@ -84,7 +85,7 @@ export async function serveRulesReview(
   const namespace = isRecord(body.spec) ? body.spec.namespace : undefined;
   if (namespace != null && typeof namespace !== 'string') {
     throw errors.badRequest(
-      `SelfSubjectRulesReview in version "v1" cannot be handled as a SelfSubjectRulesReview: json: cannot unmarshal ${jsonType(namespace)} into Go struct field SelfSubjectRulesReviewSpec.spec.namespace of type string`,
+      `SelfSubjectRulesReview in version "v1" cannot be handled as a SelfSubjectRulesReview: json: cannot unmarshal ${goJsonKind(namespace)} into Go struct field SelfSubjectRulesReviewSpec.spec.namespace of type string`,
     );
   }
   if (!namespace) throw errors.badRequest('no namespace on request');
@@ -96,8 +97,10 @@ export async function serveRulesReview(
       .map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })),
     incomplete: false,
   };
-  if (failures.length > 0)
-    status.evaluationError = failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`;
+  // An error aggregate's message: each distinct message once, bracketed only when several.
+  const distinct = [...new Set(failures)];
+  if (distinct.length > 0)
+    status.evaluationError = distinct.length === 1 ? distinct[0] : `[${distinct.join(', ')}]`;
   sendJson(res, 201, {
     kind: 'SelfSubjectRulesReview',
     apiVersion: 'authorization.k8s.io/v1',
@@ -113,11 +116,4 @@ function resourceRule(r: PolicyRule): Record<string, unknown> {
   out.resources = r.resources;
   if (r.resourceNames?.length) out.resourceNames = r.resourceNames;
   return out;
-}
-
-/** How encoding/json names a JSON value's type in an unmarshal error. */
-function jsonType(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (isRecord(v)) return 'object';
-  return typeof v === 'boolean' ? 'bool' : typeof v;
 }
