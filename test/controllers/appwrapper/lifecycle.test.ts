@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { GVR } from '../../../src/cluster/client.ts';
+import { GVR, type Gvr } from '../../../src/cluster/client.ts';
 import { KGVR, type Workload } from '../../../src/cluster/kueue/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
@@ -109,6 +109,18 @@ describe('AppWrapper lifecycle (bare API server)', () => {
     );
     assert.equal(phaseOf(env, 'big-2'), 'Suspended');
     assert.equal(podOf('big-2'), undefined);
+    // Queue status is recounted once per burst of changes, a moment after them.
+    await waitFor('the queues to count one pending and one admitted', () => {
+      const counts = (gvr: Gvr, ns: string, name: string) => {
+        const st = env.client.get(gvr, ns, name)?.status as
+          | { pendingWorkloads?: number; admittedWorkloads?: number }
+          | undefined;
+        return st?.pendingWorkloads === 1 && st.admittedWorkloads === 1;
+      };
+      return (
+        counts(KGVR.localQueues, 'default', 'user-queue') && counts(KGVR.clusterQueues, '', 'cluster-queue')
+      );
+    });
     const queues = await env.kubectl(['get', 'localqueues,clusterqueues', '-o', 'wide']);
     assert.match(queues.stdout, /localqueue\.kueue\.x-k8s\.io\/user-queue\s+cluster-queue\s+1\s+1/);
     assert.match(queues.stdout, /clusterqueue\.kueue\.x-k8s\.io\/cluster-queue\s+BestEffortFIFO\s+1\s+1/);
