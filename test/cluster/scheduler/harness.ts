@@ -19,6 +19,17 @@ export async function startHarness(): Promise<Harness> {
   return { server, client, close: () => server.close() };
 }
 
+/** Empties the cluster between tests: the default namespace's pods, ReplicaSets and events, and every node. */
+export async function clearCluster(client: ClusterClient): Promise<void> {
+  for (const p of client.list(GVR.pods, 'default'))
+    await client.delete(GVR.pods, 'default', p.metadata.name!, { gracePeriodSeconds: 0 });
+  for (const rs of client.list(GVR.replicasets, 'default'))
+    await client.delete(GVR.replicasets, 'default', rs.metadata.name!);
+  for (const n of client.list(GVR.nodes)) await client.delete(GVR.nodes, '', n.metadata.name!);
+  for (const e of client.list(GVR.events, 'default'))
+    await client.delete(GVR.events, 'default', e.metadata.name!);
+}
+
 export function nodeObj(
   name: string,
   allocatable: Record<string, string>,

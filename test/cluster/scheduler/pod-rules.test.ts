@@ -9,6 +9,7 @@ import {
 } from '../../../src/cluster/scheduler/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
+  clearCluster,
   type Harness,
   nodeNameOf,
   nodeObj,
@@ -61,14 +62,7 @@ describe('default-scheduler: topology spread and inter-pod affinity through the 
   beforeEach(async () => {
     await sched?.stop();
     sched = undefined;
-    for (const p of h.client.list(GVR.pods, 'default')) {
-      await h.client.delete(GVR.pods, 'default', p.metadata.name!, { gracePeriodSeconds: 0 });
-    }
-    for (const rs of h.client.list(GVR.replicasets, 'default'))
-      await h.client.delete(GVR.replicasets, 'default', rs.metadata.name!);
-    for (const n of h.client.list(GVR.nodes)) await h.client.delete(GVR.nodes, '', n.metadata.name!);
-    for (const e of h.client.list(GVR.events, 'default'))
-      await h.client.delete(GVR.events, 'default', e.metadata.name!);
+    await clearCluster(h.client);
   });
 
   const start = (opts: SchedulerOptions = {}) => {

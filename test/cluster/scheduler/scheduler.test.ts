@@ -9,6 +9,7 @@ import {
 } from '../../../src/cluster/scheduler/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
+  clearCluster,
   condition,
   eventsFor,
   getPod,
@@ -53,12 +54,7 @@ describe('default-scheduler through the API', () => {
   beforeEach(async () => {
     await sched?.stop();
     sched = undefined;
-    for (const p of h.client.list(GVR.pods, 'default')) {
-      await h.client.delete(GVR.pods, 'default', p.metadata.name!, { gracePeriodSeconds: 0 });
-    }
-    for (const n of h.client.list(GVR.nodes)) await h.client.delete(GVR.nodes, '', n.metadata.name!);
-    for (const e of h.client.list(GVR.events, 'default'))
-      await h.client.delete(GVR.events, 'default', e.metadata.name!);
+    await clearCluster(h.client);
   });
 
   const start = (opts: SchedulerOptions = {}) => {

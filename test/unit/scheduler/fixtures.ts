@@ -1,9 +1,14 @@
-import type {
-  NodeLike,
-  PodLike,
-  TaintLike,
-  TolerationLike,
+import assert from 'node:assert/strict';
+import {
+  ClusterState,
+  type NodeLike,
+  type PodLike,
+  type ScheduleResult,
+  type TaintLike,
+  type TolerationLike,
 } from '../../../src/cluster/scheduler/core/index.ts';
+
+export const ZONE = 'topology.kubernetes.io/zone';
 
 export function node(
   name: string,
@@ -45,4 +50,36 @@ export function pod(
       containers: [{ name: 'c', resources: { requests, limits: opts.limits } }],
     },
   };
+}
+
+/** A pod with labels and extra spec and metadata fields on top of `pod`. */
+export function labelled(
+  name: string,
+  labels: Record<string, string>,
+  spec: Partial<NonNullable<PodLike['spec']>> = {},
+  meta: Partial<NonNullable<PodLike['metadata']>> = {},
+  requests: Record<string, string> = {},
+): PodLike {
+  const p = pod(name, requests);
+  return { ...p, metadata: { ...p.metadata, labels, ...meta }, spec: { ...p.spec, ...spec } };
+}
+
+/** n1, n2 in zone a; n3, n4 in zone b. */
+export function zones(): ClusterState {
+  const s = new ClusterState();
+  for (const [n, z] of [
+    ['n1', 'a'],
+    ['n2', 'a'],
+    ['n3', 'b'],
+    ['n4', 'b'],
+  ] as const) {
+    s.upsertNode(node(n, { cpu: '8', memory: '16Gi' }, { labels: { [ZONE]: z } }));
+  }
+  return s;
+}
+
+/** The message of a result that must be Unschedulable. */
+export function message(r: ScheduleResult): string {
+  assert.equal(r.status, 'Unschedulable');
+  return r.status === 'Unschedulable' ? r.error.message : '';
 }

@@ -10,10 +10,9 @@ import {
   interPodPreFilter,
   type PodLike,
   preparePod,
-  type ScheduleResult,
   schedulePod,
 } from '../../../src/cluster/scheduler/core/index.ts';
-import { node, pod } from './fixtures.ts';
+import { labelled as withLabels, message, node, ZONE, zones } from './fixtures.ts';
 
 type Spec = NonNullable<PodLike['spec']>;
 type Affinity = NonNullable<Spec['affinity']>;
@@ -21,7 +20,6 @@ type Term = NonNullable<
   NonNullable<Affinity['podAffinity']>['requiredDuringSchedulingIgnoredDuringExecution']
 >[number];
 
-const ZONE = 'topology.kubernetes.io/zone';
 const HOST = 'kubernetes.io/hostname';
 
 function labelled(
@@ -30,8 +28,8 @@ function labelled(
   affinity?: Affinity,
   opts: { namespace?: string; priority?: number; requests?: Record<string, string> } = {},
 ): PodLike {
-  const p = pod(name, opts.requests ?? {}, { affinity, priority: opts.priority });
-  return { ...p, metadata: { ...p.metadata, labels, namespace: opts.namespace ?? 'default' } };
+  const meta = opts.namespace ? { namespace: opts.namespace } : {};
+  return withLabels(name, labels, { affinity, priority: opts.priority }, meta, opts.requests);
 }
 
 function term(app: string, topologyKey: string, extra: Partial<Term> = {}): Term {
@@ -45,30 +43,11 @@ const requireApart = (...terms: Term[]): Affinity => ({
   podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: terms },
 });
 
-/** n1, n2 in zone a; n3, n4 in zone b. */
-function zones(): ClusterState {
-  const s = new ClusterState();
-  for (const [n, z] of [
-    ['n1', 'a'],
-    ['n2', 'a'],
-    ['n3', 'b'],
-    ['n4', 'b'],
-  ] as const) {
-    s.upsertNode(node(n, { cpu: '8', memory: '16Gi' }, { labels: { [ZONE]: z } }));
-  }
-  return s;
-}
-
 function verdicts(s: ClusterState, p: PodLike): Record<string, string> {
   const st = interPodPreFilter(s, preparePod(p));
   const out: Record<string, string> = {};
   for (const ni of s.nodes) out[ni.name] = (st && filterInterPodAffinity(st, ni)?.reasons[0]) ?? 'ok';
   return out;
-}
-
-function message(r: ScheduleResult): string {
-  assert.equal(r.status, 'Unschedulable');
-  return r.status === 'Unschedulable' ? r.error.message : '';
 }
 
 describe('InterPodAffinity filter', () => {

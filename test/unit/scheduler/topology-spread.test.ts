@@ -7,29 +7,14 @@ import {
   filterTopologySpread,
   type PodLike,
   preparePod,
-  type ScheduleResult,
   schedulePod,
   spreadPreFilter,
   topologySpreadScores,
 } from '../../../src/cluster/scheduler/core/index.ts';
-import { node, pod } from './fixtures.ts';
+import { labelled, message, node, pod, ZONE, zones } from './fixtures.ts';
 
 type Spec = NonNullable<PodLike['spec']>;
 type Constraint = NonNullable<Spec['topologySpreadConstraints']>[number];
-
-const ZONE = 'topology.kubernetes.io/zone';
-
-/** A pod with labels and extra spec fields on top of the shared fixture. */
-function labelled(
-  name: string,
-  labels: Record<string, string>,
-  spec: Partial<Spec> = {},
-  meta: Partial<NonNullable<PodLike['metadata']>> = {},
-  requests: Record<string, string> = {},
-): PodLike {
-  const p = pod(name, requests);
-  return { ...p, metadata: { ...p.metadata, labels, ...meta }, spec: { ...p.spec, ...spec } };
-}
 
 function zoneSpread(extra: Partial<Constraint> = {}): Constraint {
   return {
@@ -39,20 +24,6 @@ function zoneSpread(extra: Partial<Constraint> = {}): Constraint {
     labelSelector: { matchLabels: { app: 'web' } },
     ...extra,
   };
-}
-
-/** n1, n2 in zone a; n3, n4 in zone b. */
-function zones(): ClusterState {
-  const s = new ClusterState();
-  for (const [n, z] of [
-    ['n1', 'a'],
-    ['n2', 'a'],
-    ['n3', 'b'],
-    ['n4', 'b'],
-  ] as const) {
-    s.upsertNode(node(n, { cpu: '8', memory: '16Gi' }, { labels: { [ZONE]: z } }));
-  }
-  return s;
 }
 
 function web(name: string, extra: Record<string, string> = {}): PodLike {
@@ -66,11 +37,6 @@ function verdicts(s: ClusterState, p: PodLike): Record<string, string> {
   const out: Record<string, string> = {};
   for (const ni of s.nodes) out[ni.name] = filterTopologySpread(st, ni)?.reasons[0] ?? 'ok';
   return out;
-}
-
-function message(r: ScheduleResult): string {
-  assert.equal(r.status, 'Unschedulable');
-  return r.status === 'Unschedulable' ? r.error.message : '';
 }
 
 describe('PodTopologySpread filter', () => {
