@@ -40,6 +40,23 @@ export async function markError(c: OffloadContext, job: Job, errorClass: string,
   }
 }
 
+/** A refusal after the intent was written: the launch rolled back, then reported and counted. */
+export async function refuseLaunch(
+  c: OffloadContext,
+  job: Job,
+  vpod: Pod | undefined,
+  errorClass: string,
+  message: string,
+) {
+  await rollback(c, job, vpod, {
+    [K.ERROR]: message,
+    [K.ERROR_CLASS]: errorClass,
+    ...retryLater(c, errorClass),
+  });
+  c.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
+  c.metrics.launchFailed(errorClass);
+}
+
 export async function removeJobFinalizer(c: OffloadContext, job: Job) {
   if (job.metadata.finalizers?.includes(K.CLEANUP_FINALIZER))
     await c.client.removeFinalizer(job, K.CLEANUP_FINALIZER);

@@ -20,8 +20,8 @@ import {
   annotateJob,
   markError,
   markOffloaded,
+  refuseLaunch,
   reportRunningLocally,
-  retryLater,
   rollback,
 } from './job-writes.ts';
 import * as K from './keys.ts';
@@ -97,13 +97,7 @@ async function createAndLink(
     await annotateJob(c, current, { [K.CREATE_SENT_AT]: null });
     return { requeueAfter: Math.max(outcome.retryAfterMs, 100) };
   }
-  await rollback(c, current, vpod, {
-    [K.ERROR]: outcome.message,
-    [K.ERROR_CLASS]: outcome.errorClass,
-    ...retryLater(c, outcome.errorClass),
-  });
-  c.recorder.warning(current, `Offload${outcome.errorClass}`, 'Offload', outcome.message);
-  c.metrics.launchFailed(outcome.errorClass);
+  await refuseLaunch(c, current, vpod, outcome.errorClass, outcome.message);
   const retry = outcome.kind === 'unavailable' || outcome.errorClass === 'Payment';
   return retry ? { requeueAfter: c.intervalMs } : undefined;
 }
@@ -125,9 +119,7 @@ export async function proceed(
   if (claimed !== 'taken' && isLinked(claimed)) return { requeueAfter: 200 };
   if (claimed === 'taken') {
     const msg = `a pod named ${virtualPodName(job)} already exists and is not this Job's`;
-    await rollback(c, job, undefined, { [K.ERROR]: msg, [K.ERROR_CLASS]: 'Unexpressible' });
-    c.recorder.warning(job, 'OffloadUnexpressible', 'Offload', msg);
-    c.metrics.launchFailed('Unexpressible');
+    await refuseLaunch(c, job, undefined, 'Unexpressible', msg);
     return undefined;
   }
   const clear = await clearLocal(c, job);
@@ -139,13 +131,7 @@ export async function proceed(
   if (request) return createAndLink(c, job, claimed, request, message);
   const built = await buildRequest(c, job);
   if (!built.ok) {
-    await rollback(c, job, claimed, {
-      [K.ERROR]: built.message,
-      [K.ERROR_CLASS]: built.errorClass,
-      ...retryLater(c, built.errorClass),
-    });
-    c.recorder.warning(job, `Offload${built.errorClass}`, 'Offload', built.message);
-    c.metrics.launchFailed(built.errorClass);
+    await refuseLaunch(c, job, claimed, built.errorClass, built.message);
     return built.errorClass === 'Unresolved' ? { requeueAfter: c.intervalMs } : undefined;
   }
   return createAndLink(c, job, claimed, built.request, message);
