@@ -67,6 +67,27 @@ export interface CacheGaugeOptions<L extends string> {
 }
 
 /**
+ * Samples of a cache gauge counting objects by one label (`cacheGauge`'s `samples`). Every
+ * known value is reported, zero or not, so a series never vanishes; an object whose value
+ * is not known counts under `fallback`, or not at all without one.
+ */
+export function countBy<L extends string>(
+  objects: readonly KubeObject[],
+  label: L,
+  known: readonly string[],
+  valueOf: (o: KubeObject) => string | undefined,
+  fallback?: string,
+): [Record<L, string>, number][] {
+  const counts = new Map<string, number>([...known, ...(fallback ? [fallback] : [])].map((v) => [v, 0]));
+  for (const o of objects) {
+    const v = valueOf(o);
+    const key = v !== undefined && counts.has(v) ? v : fallback;
+    if (key !== undefined) counts.set(key, counts.get(key)! + 1);
+  }
+  return [...counts].map(([v, n]) => [{ [label]: v } as Record<L, string>, n]);
+}
+
+/**
  * The registry's metric of this name, made the first time. A capability added to one
  * manager twice (two PodGroup controllers of different names) then shares its metrics
  * instead of failing to register the same names again.

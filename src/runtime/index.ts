@@ -48,6 +48,7 @@ export {
   type CacheGaugeOptions,
   type CacheView,
   cacheGauge,
+  countBy,
   counter,
   histogram,
   type MetricsContext,

@@ -5,7 +5,7 @@
  * transition counts once however many reconciles look at it.
  */
 
-import { cacheGauge, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { type AppWrapper, type AppWrapperStatus, AW_KIND, Conditions, Phases } from './api.ts';
 
 /** Why an AppWrapper became unhealthy: the Unhealthy condition's reasons the controller writes. */
@@ -26,12 +26,8 @@ function phaseLabel(phase: string | undefined): string {
 
 /** AppWrappers by phase; every phase is reported, zero or not, so a series never vanishes. */
 export function appWrappersByPhase(objects: readonly KubeObject[]): [{ phase: string }, number][] {
-  const counts = new Map<string, number>(Object.values(Phases).map((p) => [phaseLabel(p), 0]));
-  for (const o of objects) {
-    const label = phaseLabel((o as AppWrapper).status?.phase);
-    if (counts.has(label)) counts.set(label, counts.get(label)! + 1);
-  }
-  return [...counts].map(([phase, n]) => [{ phase }, n]);
+  const known = Object.values(Phases).map(phaseLabel);
+  return countBy(objects, 'phase', known, (o) => phaseLabel((o as AppWrapper).status?.phase));
 }
 
 export interface Setback {

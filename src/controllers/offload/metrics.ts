@@ -5,7 +5,7 @@
  * accepted.
  */
 
-import { cacheGauge, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { POD } from './context.ts';
 import { isVirtualPod } from './core.ts';
 import * as K from './keys.ts';
@@ -68,12 +68,7 @@ function virtualPods(pods: readonly KubeObject[]): Pod[] {
 
 /** Remote pods by state; every state is reported, zero or not, so a series never vanishes. */
 export function remotePodsByState(pods: readonly KubeObject[]): [{ state: string }, number][] {
-  const counts = new Map<string, number>(STATES.map((s) => [s, 0]));
-  for (const p of virtualPods(pods)) {
-    const state = remoteState(p);
-    if (state) counts.set(state, counts.get(state)! + 1);
-  }
-  return [...counts].map(([state, n]) => [{ state }, n]);
+  return countBy(virtualPods(pods), 'state', STATES, (p) => remoteState(p as Pod));
 }
 
 export interface OffloadMetrics {

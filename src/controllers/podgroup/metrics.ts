@@ -4,7 +4,7 @@
  * accepted (a ready label, a status write), so a failed or repeated attempt is not counted.
  */
 
-import { cacheGauge, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import { type PodGroup, PODGROUP_KIND, type PodGroupPhase, type PodGroupStatus } from './api.ts';
 
 const PHASES: readonly PodGroupPhase[] = ['Pending', 'Running', 'Recovering', 'Unschedulable', 'Completed'];
@@ -15,13 +15,7 @@ const FIRST = 'None';
 
 /** PodGroups by phase; every phase is reported, zero or not, so a series never vanishes. */
 export function groupsByPhase(groups: readonly KubeObject[]): [{ phase: string }, number][] {
-  const counts = new Map<string, number>([...PHASES, NO_PHASE].map((p) => [p, 0]));
-  for (const g of groups) {
-    const phase = (g as PodGroup).status?.state?.phase;
-    const label = phase && counts.has(phase) ? phase : NO_PHASE;
-    counts.set(label, counts.get(label)! + 1);
-  }
-  return [...counts].map(([phase, n]) => [{ phase }, n]);
+  return countBy(groups, 'phase', PHASES, (g) => (g as PodGroup).status?.state?.phase, NO_PHASE);
 }
 
 export interface StatusChange {

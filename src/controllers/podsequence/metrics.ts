@@ -4,7 +4,14 @@
  * the API server has accepted them.
  */
 
-import { cacheGauge, counter, histogram, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
+import {
+  cacheGauge,
+  countBy,
+  counter,
+  histogram,
+  type KubeObject,
+  type MetricsContext,
+} from '../../runtime/index.ts';
 import type { Release } from './core.ts';
 import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './types.ts';
 
@@ -13,13 +20,7 @@ const NO_PHASE = 'Unknown';
 
 /** Sequences by phase; every phase is reported, zero or not, so a series never vanishes. */
 export function sequencesByPhase(sequences: readonly KubeObject[]): [{ phase: string }, number][] {
-  const counts = new Map<string, number>([...PHASES, NO_PHASE].map((p) => [p, 0]));
-  for (const s of sequences) {
-    const phase = (s as PodSequence).status?.phase;
-    const label = phase && counts.has(phase) ? phase : NO_PHASE;
-    counts.set(label, counts.get(label)! + 1);
-  }
-  return [...counts].map(([phase, n]) => [{ phase }, n]);
+  return countBy(sequences, 'phase', PHASES, (s) => (s as PodSequence).status?.phase, NO_PHASE);
 }
 
 /**
