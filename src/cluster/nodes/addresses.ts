@@ -1,28 +1,20 @@
 /**
  * InternalIP addresses for simulated nodes: each node keeps the address it was first given
- * from its pool's IPv4 range; addresses of removed nodes are reused. Hand-written: a few
- * lines of integer arithmetic, where an IP library would add a dependency for nothing.
+ * from its pool's IPv4 range; addresses of removed nodes are reused.
  */
+
+import { intToIpv4, parseIPv4CIDR } from '../../kube/ipv4.ts';
 
 export interface Cidr {
   base: number;
   size: number;
 }
 
+/** A node address range: an IPv4 CIDR with room for nodes (at most /30). */
 export function parseCIDR(cidr: string): Cidr | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
-  if (!m) return undefined;
-  const octets = [m[1], m[2], m[3], m[4]].map(Number);
-  if (octets.some((o) => o > 255)) return undefined;
-  const bits = Number(m[5]);
-  if (bits > 30) return undefined;
-  const size = 2 ** (32 - bits);
-  const ip = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
-  return { base: Math.floor(ip / size) * size, size };
-}
-
-export function formatIPv4(n: number): string {
-  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+  const block = parseIPv4CIDR(cidr);
+  if (!block || block.prefix > 30) return undefined;
+  return { base: block.network, size: block.size };
 }
 
 class Range {
@@ -43,13 +35,13 @@ class Range {
         // The network and broadcast addresses are never handed out.
         if (this.next >= this.cidr.size - 1)
           throw new Error(
-            `no addresses left in ${formatIPv4(this.cidr.base)}/${32 - Math.log2(this.cidr.size)}`,
+            `no addresses left in ${intToIpv4(this.cidr.base)}/${32 - Math.log2(this.cidr.size)}`,
           );
         off = this.next++;
       }
       this.byName.set(name, off);
     }
-    return formatIPv4(this.cidr.base + off);
+    return intToIpv4(this.cidr.base + off);
   }
 
   release(name: string): boolean {

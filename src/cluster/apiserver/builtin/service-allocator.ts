@@ -6,14 +6,13 @@
  * asks for while its admission runs. The cluster is single-stack IPv4, and the ranges start
  * empty with the server's fresh store.
  */
+import { intToIpv4, ipv4ToInt } from '../../../kube/ipv4.ts';
 import { errors } from '../errors.ts';
 import type { FieldError, FinishWrite, KubeObject, StoreHooks } from '../types.ts';
 import { arrayOf, ensureRecord, isRecord, type Json, recordOf, str } from './common.ts';
 import { child, index, invalid } from './fielderrors.ts';
 import {
   type AllocationFailure,
-  intToIpv4,
-  ipv4ToInt,
   type NodePortRange,
   parseNodePortRange,
   parseServiceCIDR,

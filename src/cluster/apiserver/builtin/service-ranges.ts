@@ -5,6 +5,8 @@
  * hand (10.96.0.10 for DNS, say) rarely collide with allocated ones.
  */
 
+import { intToIpv4, parseIPv4CIDR } from '../../../kube/ipv4.ts';
+
 export type AllocationFailure = 'taken' | 'out-of-range';
 
 export class IntRange {
@@ -65,20 +67,6 @@ function staticBand(size: number, lower: number, upper: number, step: number): n
   return Math.min(Math.max(Math.floor(size / step), lower), upper);
 }
 
-const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
-
-export function ipv4ToInt(ip: string): number | undefined {
-  const m = IPV4.exec(ip);
-  if (!m) return undefined;
-  const octets = m.slice(1).map(Number);
-  if (octets.some((o) => o > 255)) return undefined;
-  return octets.reduce((a, o) => a * 256 + o, 0);
-}
-
-export function intToIpv4(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-}
-
 export interface ServiceCIDR {
   /** The CIDR as messages print it, e.g. `10.96.0.0/12`. */
   cidr: string;
@@ -92,12 +80,9 @@ export interface ServiceCIDR {
 
 /** An IPv4 --service-cluster-ip-range; throws on anything a kube-apiserver would refuse. */
 export function parseServiceCIDR(text: string): ServiceCIDR {
-  const [ip = '', bits = ''] = text.split('/');
-  const addr = ipv4ToInt(ip);
-  const prefix = /^\d{1,2}$/.test(bits) ? Number(bits) : Number.NaN;
-  if (addr === undefined || !(prefix <= 32)) {
-    throw new Error(`invalid service cluster IP range ${JSON.stringify(text)}: not an IPv4 CIDR`);
-  }
+  const block = parseIPv4CIDR(text);
+  if (!block) throw new Error(`invalid service cluster IP range ${JSON.stringify(text)}: not an IPv4 CIDR`);
+  const { network, prefix, size } = block;
   // kube-apiserver keeps one bit per address and refuses ranges past 2^20 of them.
   if (prefix < 12) {
     throw new Error(
@@ -107,8 +92,6 @@ export function parseServiceCIDR(text: string): ServiceCIDR {
   if (prefix > 30) {
     throw new Error(`invalid service cluster IP range ${JSON.stringify(text)}: no usable addresses`);
   }
-  const size = 2 ** (32 - prefix);
-  const network = addr - (addr % size);
   const first = network + 1;
   return {
     cidr: `${intToIpv4(network)}/${prefix}`,

@@ -4,17 +4,12 @@
  * the kubelet shell owns one and releases pod addresses when pods go away.
  */
 
-function parseCIDR(cidr: string): { base: number; size: number } {
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
-  if (!m) throw new Error(`invalid CIDR ${cidr}`);
-  const base = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
-  const bits = Number(m[5]);
-  const size = 2 ** (32 - bits);
-  return { base: (base & ~(size - 1)) >>> 0, size };
-}
+import { intToIpv4, parseIPv4CIDR } from '../../../kube/ipv4.ts';
 
-function toIP(n: number): string {
-  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+function parseCIDR(cidr: string): { base: number; size: number } {
+  const block = parseIPv4CIDR(cidr);
+  if (!block) throw new Error(`invalid CIDR ${cidr}`);
+  return { base: block.network, size: block.size };
 }
 
 class Pool {
@@ -33,7 +28,7 @@ class Pool {
       if (off >= this.size - 1) throw new Error('address pool exhausted');
       this.byKey.set(key, off);
     }
-    return toIP(this.base + off);
+    return intToIpv4(this.base + off);
   }
   release(key: string): void {
     const off = this.byKey.get(key);
