@@ -75,12 +75,12 @@ export function countBy<L extends string>(
   objects: readonly KubeObject[],
   label: L,
   known: readonly string[],
-  valueOf: (o: KubeObject) => string | undefined,
+  labelOf: (o: KubeObject) => string | undefined,
   fallback?: string,
 ): [Record<L, string>, number][] {
   const counts = new Map<string, number>([...known, ...(fallback ? [fallback] : [])].map((v) => [v, 0]));
   for (const o of objects) {
-    const v = valueOf(o);
+    const v = labelOf(o);
     const key = v !== undefined && counts.has(v) ? v : fallback;
     if (key !== undefined) counts.set(key, counts.get(key)! + 1);
   }
