@@ -23,7 +23,7 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
 import type { PlayableStage } from './stage-set.ts';
 import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
-import type { TimerHandle, TimerQueue } from './timers.ts';
+import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import type { Anchors } from './runtime.ts';
 import { Fifo } from './fifo.ts';
 
@@ -73,7 +73,7 @@ interface Job {
   due: number;
   since: number;
   rand: number;
-  timer: TimerHandle | undefined;
+  timer: QueuedTimer | undefined;
   queued: boolean;
 }
 

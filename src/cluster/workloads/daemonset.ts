@@ -32,8 +32,9 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { computeHash, jsonEqual, parseTime, scaledValue, slowStartBatch } from './util.ts';
+import { computeHash, parseTime, scaledValue, slowStartBatch } from './util.ts';
 import { sameLabels } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export const DS_REVISION_LABEL = 'controller-revision-hash';
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';

@@ -32,7 +32,8 @@ import {
   readyCondition,
 } from './pods.ts';
 import { writeStatus } from './status.ts';
-import { errMessage, jsonEqual, parseTime, slowStartBatch } from './util.ts';
+import { errMessage, parseTime, slowStartBatch } from './util.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 export const JOB_COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';

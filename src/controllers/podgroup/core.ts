@@ -12,7 +12,6 @@
  *   controller-owned members so their workload controllers recreate them.
  */
 
-import { canonicalJson } from '../../kube/json.ts';
 import { rfc3339, withCondition } from '../../kube/conditions.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import {
@@ -30,6 +29,7 @@ import {
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
 import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';
+import { canonicalJson } from '../../lib/json.ts';
 
 export interface PodRef {
   name: string;
