@@ -26,6 +26,7 @@ import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight 
 import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import type { Anchors } from './runtime.ts';
 import { Fifo } from './fifo.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -438,7 +439,7 @@ export class StagePlayer {
       }
       if (retryable(err)) {
         e.failures++;
-        const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(e.failures - 1, 20));
+        const wait = backoffDelay(e.failures - 1, RETRY_BASE_MS, RETRY_MAX_MS);
         this.log(e.failures > 3 ? 'warn' : 'debug', 'kubelet: stage play failed, retrying', {
           key: e.key,
           stage: stage.name,
