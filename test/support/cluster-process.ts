@@ -54,11 +54,9 @@ export async function startClusterProcess(dir: string, args: string[] = []): Pro
       return exited;
     },
   };
-  await waitFor(
-    'the cluster process to serve or exit',
-    () => done || stdout.includes('Press Ctrl+C'),
-    { timeoutMs: 60_000 },
-  );
+  await waitFor('the cluster process to serve or exit', () => done || stdout.includes('Press Ctrl+C'), {
+    timeoutMs: 60_000,
+  });
   return proc;
 }
 
@@ -83,7 +81,8 @@ export function kubectlAt(
       'kubectl',
       ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args],
       { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
-      (err, stdout, stderr) => r({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        r({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
     c.stdin?.end(input);
   });

@@ -230,7 +230,9 @@ export class ObjectStore {
    */
   watch(watcher: Watcher, fromRv?: number): () => void {
     if (fromRv !== undefined) {
-      if (fromRv < this.compactedRv) throw new TooOldResourceVersionError(fromRv, this.compactedRv + 1);
+      // kube-apiserver's watch cache names the oldest resourceVersion one can still resume from
+      // (staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go: `oldest-1`).
+      if (fromRv < this.compactedRv) throw new TooOldResourceVersionError(fromRv, this.compactedRv);
       const cap = this.history.length;
       for (let i = 0; i < this.historyLen; i++) {
         const e = this.history[(this.historyStart + i) % cap]!;
