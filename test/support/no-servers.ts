@@ -12,10 +12,11 @@ import net from 'node:net';
 const rule =
   'a test that starts a server or a process is named *.integration.test.ts (docs/architecture.md, "Tests")';
 
-// Only in the process that runs one test file (the runner itself spawns them), and only
-// for a unit test file.
+// `npm test`: each file runs in its own process (the runner spawns them); only a unit test
+// file's is guarded. `npm run test:unit` runs its files (unit tests only) in one process.
 const file = process.env.NODE_TEST_CONTEXT ? process.argv[1] : undefined;
 if (file?.endsWith('.test.ts') && !file.endsWith('.integration.test.ts')) guard(file);
+else if (process.execArgv.includes('--test-isolation=none')) guard('a unit test');
 
 function guard(file: string): void {
   net.Server.prototype.listen = function listen(): never {
