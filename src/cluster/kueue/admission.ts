@@ -17,7 +17,6 @@ import {
   JOB_UID_LABEL,
   type Condition,
   type LocalQueue,
-  type PodSetAssignment,
   type ResourceFlavor,
   type Toleration,
   type Workload,
@@ -226,7 +225,8 @@ function flavorMatches(flavor: ResourceFlavor, spec: Record<string, unknown>): s
   const tols = [...((spec.tolerations ?? []) as Toleration[]), ...(flavor.spec?.tolerations ?? [])];
   const taint = firstUntoleratedTaint(flavor.spec?.nodeTaints ?? [], tols);
   // corev1.Taint.ToString: key=value:effect, or key:effect without a value.
-  if (taint) return `untolerated taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} in flavor ${name}`;
+  if (taint)
+    return `untolerated taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} in flavor ${name}`;
   const selector = (spec.nodeSelector ?? {}) as Record<string, string>;
   const labels = flavor.spec?.nodeLabels ?? {};
   for (const [k, v] of Object.entries(selector)) {
@@ -273,7 +273,10 @@ interface Fungibility {
 
 function fungibilityOf(cq: ClusterQueue): Fungibility {
   const f = (cq.spec?.flavorFungibility ?? {}) as Partial<Fungibility>;
-  return { whenCanBorrow: f.whenCanBorrow ?? 'MayStopSearch', whenCanPreempt: f.whenCanPreempt ?? 'TryNextFlavor' };
+  return {
+    whenCanBorrow: f.whenCanBorrow ?? 'MayStopSearch',
+    whenCanPreempt: f.whenCanPreempt ?? 'TryNextFlavor',
+  };
 }
 
 function shouldTryNextFlavor(m: Mode, f: Fungibility): boolean {
@@ -323,7 +326,12 @@ function assignmentMessage(podSets: PodSetFlavors[]): string {
  * FlavorAssigner.assignFlavors, without partial admission and topology): per pod set and
  * resource group, flavors in the queue's order, each checked with fitsResourceQuota.
  */
-export function assignFlavors(wl: Workload, cq: ClusterQueue, ctx: AssignContext, preemptor: Preemptor): Assignment {
+export function assignFlavors(
+  wl: Workload,
+  cq: ClusterQueue,
+  ctx: AssignContext,
+  preemptor: Preemptor,
+): Assignment {
   const cqName = cq.metadata.name ?? '';
   const node = ctx.tree.queues.get(cqName)!;
   const policy = ctx.preemption.policies.get(cqName)!;
@@ -344,7 +352,14 @@ export function assignFlavors(wl: Workload, cq: ClusterQueue, ctx: AssignContext
   let borrows = 0;
 
   /** fitsResourceQuota: how `request` more of `k` fits, on top of earlier pod sets' `assumed`. */
-  const fitsQuota = (k: FR, resource: string, flavor: string, assumed: bigint, request: bigint, reasons: string[]): Mode => {
+  const fitsQuota = (
+    k: FR,
+    resource: string,
+    flavor: string,
+    assumed: bigint,
+    request: bigint,
+    reasons: string[],
+  ): Mode => {
     const val = assumed + request;
     const maxCapacity = potentialAvailable(node, k);
     if (val > maxCapacity) {
@@ -356,10 +371,13 @@ export function assignFlavors(wl: Workload, cq: ClusterQueue, ctx: AssignContext
     const [borrow, mayReclaim] = borrowLevel(node, k, val);
     const avail = available(node, k);
     if (val <= avail) return { mode: FIT, borrow };
-    reasons.push(`insufficient unused quota for ${resource} in flavor ${flavor}, ${fmt(val - avail, resource)} more needed`);
+    reasons.push(
+      `insufficient unused quota for ${resource} in flavor ${flavor}, ${fmt(val - avail, resource)} more needed`,
+    );
     if (nominal(node, k) >= val || mayReclaim || canPreemptWhileBorrowing) {
       const [possibility, after] = simulatePreemption(ctx.preemption, preemptor, k, val);
-      const mode = possibility === 'NoCandidates' ? NO_CANDIDATES : possibility === 'Preempt' ? PREEMPT : RECLAIM;
+      const mode =
+        possibility === 'NoCandidates' ? NO_CANDIDATES : possibility === 'Preempt' ? PREEMPT : RECLAIM;
       return { mode, borrow: after };
     }
     return { mode: NO_FIT, borrow };
@@ -590,7 +608,12 @@ export function schedule(snap: Snapshot): ScheduleResult {
   }
   const lanes: Lane[] = [];
   for (const [cqName, list] of queued) {
-    const keyed = list.map((wl) => ({ wl, p: priorityOf(wl), t: queueTimestamp(wl, requeuing), o: order(wl) }));
+    const keyed = list.map((wl) => ({
+      wl,
+      p: priorityOf(wl),
+      t: queueTimestamp(wl, requeuing),
+      o: order(wl),
+    }));
     keyed.sort((a, b) => b.p - a.p || a.t - b.t || a.o - b.o);
     lanes.push({ cq: snap.clusterQueues.get(cqName)!, list: keyed, next: 0, open: true, misfits: new Map() });
   }
@@ -636,7 +659,15 @@ export function schedule(snap: Snapshot): ScheduleResult {
           settle(lane, head.wl, 'Pending', assignment.message);
           continue;
         }
-        entries.push({ wl: head.wl, key: keyOf(head.wl), cq: lane.cq, preemptor, order: head.o, assignment, targets });
+        entries.push({
+          wl: head.wl,
+          key: keyOf(head.wl),
+          cq: lane.cq,
+          preemptor,
+          order: head.o,
+          assignment,
+          targets,
+        });
         break;
       }
     }

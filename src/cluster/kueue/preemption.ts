@@ -98,7 +98,12 @@ export interface PreemptionContext {
   policies: Map<string, QueuePreemption>;
 }
 
-type Variant = 'Never' | 'WithinCQ' | 'HierarchicalReclaim' | 'ReclaimWithoutBorrowing' | 'ReclaimWhileBorrowing';
+type Variant =
+  | 'Never'
+  | 'WithinCQ'
+  | 'HierarchicalReclaim'
+  | 'ReclaimWithoutBorrowing'
+  | 'ReclaimWhileBorrowing';
 
 function reasonOf(v: Variant): string {
   if (v === 'WithinCQ') return PreemptionReasons.InClusterQueue;
@@ -143,10 +148,6 @@ function removeWl(tree: QuotaTree, a: Admitted): void {
 function addWl(tree: QuotaTree, a: Admitted): void {
   const n = tree.queues.get(a.cq);
   if (n) for (const [k, v] of a.usage) addUsage(n, k, v);
-}
-
-export function removeWorkloadUsage(tree: QuotaTree, a: Admitted): void {
-  removeWl(tree, a);
 }
 
 /**

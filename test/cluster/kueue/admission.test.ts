@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { queueCounts, schedule } from '../../../src/cluster/kueue/admission.ts';
+import type { Workload } from '../../../src/cluster/kueue/api.ts';
 import { admittedWith, cq, flavor, lq, snap, wl } from './fixtures.ts';
 
 describe('quota', () => {

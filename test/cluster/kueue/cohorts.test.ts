@@ -31,7 +31,9 @@ function quotaQueue(
     resourceGroups: [
       {
         coveredResources: ['cpu'],
-        flavors: [{ name: 'default-flavor', resources: [resource as { name: string; nominalQuota: number }] }],
+        flavors: [
+          { name: 'default-flavor', resources: [resource as { name: string; nominalQuota: number }] },
+        ],
       },
     ],
   });
@@ -85,7 +87,9 @@ describe('cohorts', () => {
       quotaQueue('cq-a', 4, { cohort: 'team' }),
       quotaQueue('cq-b', 4, { cohort: 'team', lendingLimit: 1 }),
     );
-    const r = schedule(snap([wl('big', '6', { queue: 'a' }), wl('fits', '5', { queue: 'a', created: 1 })], queues));
+    const r = schedule(
+      snap([wl('big', '6', { queue: 'a' }), wl('fits', '5', { queue: 'a', created: 1 })], queues),
+    );
     assert.match(r.pending.find((p) => p.key === 'default/big')!.message, /> maximum capacity \(5\)$/);
     assert.deepEqual(keys(r.admit), ['default/fits']);
   });
@@ -115,7 +119,11 @@ describe('cohorts', () => {
     const held = admittedWith(wl('held', '4', { queue: 'a' }), 'cq-a', '4');
     const r = schedule(
       snap(
-        [held, wl('borrows', '2', { queue: 'a', priority: 100 }), wl('nominal', '4', { queue: 'b', created: 5 })],
+        [
+          held,
+          wl('borrows', '2', { queue: 'a', priority: 100 }),
+          wl('nominal', '4', { queue: 'b', created: 5 }),
+        ],
         queues,
       ),
     );
@@ -129,7 +137,9 @@ describe('cohorts', () => {
 
 describe('preemption within a ClusterQueue', () => {
   const single = (preemption?: Record<string, unknown>) => ({
-    clusterQueues: new Map([['cluster-queue', quotaQueue('cluster-queue', 4, preemption ? { preemption } : {})]]),
+    clusterQueues: new Map([
+      ['cluster-queue', quotaQueue('cluster-queue', 4, preemption ? { preemption } : {})],
+    ]),
   });
 
   test('LowerPriority: a higher-priority workload preempts, with Kueue’s message on both sides', () => {
@@ -158,7 +168,9 @@ describe('preemption within a ClusterQueue', () => {
   test('Never (the default) and equal priorities under LowerPriority preempt nothing', () => {
     const low = admittedWith(wl('low', '4'), 'cluster-queue', '4');
     assert.deepEqual(schedule(snap([low, wl('high', '2', { priority: 10 })], single())).preempt, []);
-    const r = schedule(snap([low, wl('same', '2', { created: 5 })], single({ withinClusterQueue: 'LowerPriority' })));
+    const r = schedule(
+      snap([low, wl('same', '2', { created: 5 })], single({ withinClusterQueue: 'LowerPriority' })),
+    );
     assert.deepEqual(r.preempt, []);
     assert.match(r.pending[0]!.message, /2 more needed$/);
   });
@@ -170,7 +182,10 @@ describe('preemption within a ClusterQueue', () => {
     assert.deepEqual(keys(r.preempt), ['default/newer']);
     const r2 = schedule(
       snap(
-        [admittedWith(wl('old', '4', { created: 0 }), 'cluster-queue', '4'), wl('young', '2', { created: 10 })],
+        [
+          admittedWith(wl('old', '4', { created: 0 }), 'cluster-queue', '4'),
+          wl('young', '2', { created: 10 }),
+        ],
         single({ withinClusterQueue: 'LowerOrNewerEqualPriority' }),
       ),
     );
@@ -181,7 +196,9 @@ describe('preemption within a ClusterQueue', () => {
     const a = admittedWith(wl('a', '1', { priority: 1 }), 'cluster-queue', '1', 0);
     const b = admittedWith(wl('b', '1', { priority: 0 }), 'cluster-queue', '1', 1);
     const c = admittedWith(wl('c', '2', { priority: 0 }), 'cluster-queue', '2', 2);
-    const r = schedule(snap([a, b, c, wl('high', '2', { priority: 5 })], single({ withinClusterQueue: 'LowerPriority' })));
+    const r = schedule(
+      snap([a, b, c, wl('high', '2', { priority: 5 })], single({ withinClusterQueue: 'LowerPriority' })),
+    );
     // Order: c (prio 0, newest), b (prio 0), a (prio 1). c alone frees 2 CPUs: b and a stay.
     assert.deepEqual(keys(r.preempt), ['default/c']);
   });
@@ -189,7 +206,9 @@ describe('preemption within a ClusterQueue', () => {
   test('fill-back: a target found unnecessary once later ones are chosen is given back', () => {
     const small = admittedWith(wl('small', '1', { priority: 0 }), 'cluster-queue', '1', 5);
     const big = admittedWith(wl('big', '3', { priority: 0 }), 'cluster-queue', '3', 0);
-    const r = schedule(snap([small, big, wl('high', '3', { priority: 5 })], single({ withinClusterQueue: 'LowerPriority' })));
+    const r = schedule(
+      snap([small, big, wl('high', '3', { priority: 5 })], single({ withinClusterQueue: 'LowerPriority' })),
+    );
     // small (newest) is taken first, then big; with big gone small is not needed.
     assert.deepEqual(keys(r.preempt), ['default/big']);
   });
@@ -203,7 +222,9 @@ describe('preemption within a ClusterQueue', () => {
       message: 'x',
       lastTransitionTime: '2026-01-01T00:00:01Z',
     });
-    const r = schedule(snap([low, wl('high', '2', { priority: 10 })], single({ withinClusterQueue: 'LowerPriority' })));
+    const r = schedule(
+      snap([low, wl('high', '2', { priority: 10 })], single({ withinClusterQueue: 'LowerPriority' })),
+    );
     assert.deepEqual(r.preempt, []);
     assert.match(r.pending[0]!.message, /Pending the preemption of 1 workload\(s\)$/);
   });
@@ -236,10 +257,14 @@ describe('reclaim within a cohort', () => {
 
   test('LowerPriority reclaims only from lower priorities; Never not at all', () => {
     const { queues, b1, b2 } = borrowerSetup('LowerPriority');
-    assert.deepEqual(schedule(snap([b1, b2, wl('mine', '4', { queue: 'a', priority: 0 })], queues)).preempt, []);
+    assert.deepEqual(
+      schedule(snap([b1, b2, wl('mine', '4', { queue: 'a', priority: 0 })], queues)).preempt,
+      [],
+    );
     const never = borrowerSetup('Never');
     assert.deepEqual(
-      schedule(snap([never.b1, never.b2, wl('mine', '4', { queue: 'a', priority: 1000 })], never.queues)).preempt,
+      schedule(snap([never.b1, never.b2, wl('mine', '4', { queue: 'a', priority: 1000 })], never.queues))
+        .preempt,
       [],
     );
   });

@@ -125,4 +125,3 @@ export function admittedWith(w: Workload, cqName = 'cluster-queue', cpu = '1', r
     },
   };
 }
-
