@@ -329,7 +329,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (!restore) return;
     // Job.Stop: a started Job's template is immutable until its startTime is reset.
     const cur = c.get(adapter.gvr, job.metadata.namespace ?? '', job.metadata.name!);
-    if (!cur || cur.metadata.annotations?.[STOPPING_ANNOTATION] !== 'true') return;
+    if (!cur?.metadata.annotations || cur.metadata.annotations[STOPPING_ANNOTATION] !== 'true') return;
     if ((cur.status as { startTime?: string } | undefined)?.startTime) {
       await c.mutate(
         adapter.gvr,

@@ -178,7 +178,8 @@ describe('priorities and preemption on the embedded cluster', () => {
       [condition(preempted, 'Requeued')?.status, condition(preempted, 'Requeued')?.reason],
       ['True', 'Preempted'],
     );
-    assert.equal((client.get(GVR.jobs, 'default', 'low')?.spec as { suspend?: boolean }).suspend, true);
+    const lowJob = client.get(GVR.jobs, 'default', 'low');
+    assert.equal((lowJob?.spec as { suspend?: boolean } | undefined)?.suspend, true);
     const ev = await waitFor('Preempted event', () => events(preempted, 'Preempted')[0]);
     assert.equal(
       ev,
