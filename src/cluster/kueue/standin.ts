@@ -315,6 +315,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     });
   };
 
+  const isStopping = (job: KubeObject) => job.metadata.annotations?.[STOPPING_ANNOTATION] === 'true';
+
   const stopJob = async (
     adapter: JobAdapter,
     job: KubeObject,
@@ -329,7 +331,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (!restore) return;
     // Job.Stop: a started Job's template is immutable until its startTime is reset.
     const cur = c.get(adapter.gvr, job.metadata.namespace ?? '', job.metadata.name!);
-    if (!cur?.metadata.annotations || cur.metadata.annotations[STOPPING_ANNOTATION] !== 'true') return;
+    if (!cur || !isStopping(cur)) return;
     if ((cur.status as { startTime?: string } | undefined)?.startTime) {
       await c.mutate(
         adapter.gvr,
