@@ -160,7 +160,9 @@ describe('waitForPodsReady', () => {
     );
     await waitFor(
       'job suspended',
-      () => (client.get(GVR.jobs, 'default', 'stuck')?.spec as { suspend?: boolean }).suspend === true,
+      () =>
+        (client.get(GVR.jobs, 'default', 'stuck')?.spec as { suspend?: boolean } | undefined)?.suspend ===
+        true,
     );
   });
 });
