@@ -19,6 +19,7 @@ import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, required } from './field-errors.ts';
 import { goSharpV } from './gofmt.ts';
+import { checkBodyDecodes, checkPatchedDecodes, shapeForStorage, unshaped } from './gotypes/index.ts';
 import {
   deepEqualJson,
   generateNameSuffix,
@@ -332,6 +333,8 @@ export class Api {
 
   async create(rt: ResourceType, namespace: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, undefined);
+    checkBodyDecodes(rt, obj);
+    unshaped(obj);
     const ctx = context(opts);
     const meta = obj.metadata;
     if (!meta.name) {
@@ -383,7 +386,10 @@ export class Api {
       }
       const key = objectKey(rt, namespace, name);
       if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
-      if (opts.dryRun) return admitted;
+      if (opts.dryRun) {
+        shapeForStorage(rt, admitted);
+        return admitted;
+      }
       return this.commit(rt, admitted, 'ADDED', settle);
     } finally {
       settle(false);
@@ -399,6 +405,7 @@ export class Api {
     opts: WriteOptions,
   ): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, name);
+    checkBodyDecodes(rt, obj);
     // Each attempt gets the body as sent: admission and the allocators write into what they get.
     return this.updateWith(rt, namespace, name, opts, () => clone(obj), true);
   }
@@ -452,6 +459,8 @@ export class Api {
     );
     try {
       rt.strategy.prepareForUpdate?.(next, old, ctx);
+      // Compared with the stored object below (generation, no-op writes): give it the same shape.
+      shapeForStorage(rt, next);
       // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
       if (
         rt.strategy.tracksGeneration &&
@@ -524,7 +533,11 @@ export class Api {
       namespace,
       name,
       opts,
-      (current) => patcher.apply(rt, current, req, opts),
+      (current) => {
+        const patched = patcher.apply(rt, current, req, opts);
+        checkPatchedDecodes(rt, patched, req.contentType, req.body);
+        return patched;
+      },
       true,
     );
   }
@@ -687,6 +700,8 @@ export class Api {
       const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};
       return { ...rec, fields: { ...extra, ...rec.fields } };
     }
+    // The storage boundary: what is stored has the fields its Go type always encodes.
+    shapeForStorage(rt, obj);
     const m = obj.metadata;
     const namespace = rt.namespaced ? (m.namespace ?? '') : '';
     const name = m.name!;
