@@ -147,7 +147,8 @@ function readPackage(dir: string, pkgPath: string, importPath: string): Package 
           // An embedded struct without a JSON name: its fields are the outer struct's, as
           // encoding/json inlines them. With a name (`json:"metadata"`) it is an ordinary field.
           const type = qualify(name!, prefix, imports);
-          if (jsonName === '') fields.push({ json: '', type: type.replace(/^\*/, ''), omitempty: false, inline: true });
+          if (jsonName === '')
+            fields.push({ json: '', type: type.replace(/^\*/, ''), omitempty: false, inline: true });
           else fields.push({ json: jsonName, type, omitempty: opts.includes('omitempty'), inline: false });
           continue;
         }

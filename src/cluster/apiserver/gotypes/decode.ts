@@ -65,8 +65,7 @@ function wrongKind(ctx: JsonContext, value: unknown, typeName: string): DecodeFa
 }
 
 function unmarshalError(ctx: JsonContext, what: string, typeName: string): DecodeFailure {
-  const into =
-    ctx.path.length > 0 ? `Go struct field ${ctx.struct}.${ctx.path.join('.')}` : 'Go value';
+  const into = ctx.path.length > 0 ? `Go struct field ${ctx.struct}.${ctx.path.join('.')}` : 'Go value';
   return new DecodeFailure(`json: cannot unmarshal ${what} into ${into} of type ${typeName}`);
 }
 
@@ -82,7 +81,8 @@ function jsonWalk(type: GoType, value: unknown, ctx: JsonContext): void {
     case 'any':
       return;
     case 'ptr':
-      return jsonWalk(type.elem, value, ctx);
+      jsonWalk(type.elem, value, ctx);
+      return;
     case 'scalar':
       switch (type.go) {
         case 'string':
@@ -95,7 +95,8 @@ function jsonWalk(type: GoType, value: unknown, ctx: JsonContext): void {
           if (typeof value !== 'number') throw wrongKind(ctx, value, type.name);
           return;
         default:
-          return checkInt(ctx, value, type.goKind, type.name);
+          checkInt(ctx, value, type.goKind, type.name);
+          return;
       }
     case 'slice':
       if (type.bytes) {
@@ -134,7 +135,8 @@ function jsonWalk(type: GoType, value: unknown, ctx: JsonContext): void {
       return;
     }
     case 'custom':
-      return jsonCustom(type.custom, value, ctx);
+      jsonCustom(type.custom, value, ctx);
+      return;
   }
 }
 
@@ -162,7 +164,8 @@ function jsonCustom(custom: string, value: unknown, ctx: JsonContext): void {
 
 /** resource.Quantity's UnmarshalJSON parses a string's content or any other literal as written. */
 function quantityCheck(value: unknown): void {
-  const text = typeof value === 'string' ? value.trim() : typeof value === 'number' ? value : JSON.stringify(value);
+  const text =
+    typeof value === 'string' ? value.trim() : typeof value === 'number' ? value : JSON.stringify(value);
   try {
     parseQuantity(text);
   } catch (err) {
@@ -209,7 +212,8 @@ function convertWalk(type: GoType, value: unknown): void {
     case 'any':
       return;
     case 'ptr':
-      return convertWalk(type.elem, value);
+      convertWalk(type.elem, value);
+      return;
     case 'scalar': {
       const st = sourceKind(value);
       const unrecognized = () => new DecodeFailure(`unrecognized type: ${type.goKind}`);
@@ -262,6 +266,7 @@ function convertWalk(type: GoType, value: unknown): void {
     case 'custom':
       // Types with their own UnmarshalJSON get the value re-encoded as JSON: a fresh decode,
       // so an encoding/json error carries no struct context.
-      return jsonCustom(type.custom, value, { struct: '', path: [] });
+      jsonCustom(type.custom, value, { struct: '', path: [] });
+      return;
   }
 }

@@ -5,7 +5,7 @@
  * built-in resource gets both by being registered: the type is found from its group, version
  * and kind (custom resources have no Go type and are left to their CRD schema).
  */
-import { ApiError, errors } from '../errors.ts';
+import { type ApiError, errors } from '../errors.ts';
 import { goQuote, goV } from '../gofmt.ts';
 import { isBuiltinGroup } from '../registry.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
@@ -37,7 +37,9 @@ export function checkBodyDecodes(rt: ResourceType, obj: KubeObject): void {
   if (!t) return;
   const err = jsonDecodeError(t, obj);
   if (err !== undefined) {
-    throw errors.badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${err}`);
+    throw errors.badRequest(
+      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${err}`,
+    );
   }
 }
 
@@ -48,7 +50,12 @@ export function checkBodyDecodes(rt: ResourceType, obj: KubeObject): void {
  * serializer) and the patch itself for strategic merge patches (converted from a map).
  * Server-side apply is checked against the schema by the apply engine itself.
  */
-export function checkPatchedDecodes(rt: ResourceType, patched: KubeObject, contentType: string, body: string): void {
+export function checkPatchedDecodes(
+  rt: ResourceType,
+  patched: KubeObject,
+  contentType: string,
+  body: string,
+): void {
   const t = goKindOf(rt);
   if (!t) return;
   if (contentType === 'application/strategic-merge-patch+json') {

@@ -123,7 +123,8 @@ function planOf(t: GoType & { kind: 'struct' }): Plan {
       field,
       zero: zeroOf(ft)!,
       inner: innerOf(ft),
-      nullBecomesZero: ft.kind === 'struct' || ft.kind === 'custom' || (!field.omitempty && ft.kind === 'scalar'),
+      nullBecomesZero:
+        ft.kind === 'struct' || ft.kind === 'custom' || (!field.omitempty && ft.kind === 'scalar'),
     };
     byJson.set(field.json, fp);
     if (!field.omitempty || ft.kind === 'struct' || ft.kind === 'custom') always.push(fp);
