@@ -20,15 +20,7 @@ import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, required } from './field-errors.ts';
 import { goSharpV } from './gofmt.ts';
 import { checkBodyDecodes, checkPatchedDecodes, shapeForStorage, unshaped } from './gotypes/index.ts';
-import {
-  deepEqualJson,
-  generateNameSuffix,
-  newUid,
-  normalizeTimes,
-  nowRfc3339,
-  orderedMeta,
-  specOf,
-} from './meta.ts';
+import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
 import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
@@ -42,6 +34,7 @@ import {
   type RequestContext,
   type ResourceType,
 } from './types.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -465,7 +458,7 @@ export class Api {
       if (
         rt.strategy.tracksGeneration &&
         ctx.subresource !== 'binding' &&
-        !deepEqualJson(specOf(next), specOf(old))
+        !jsonEqual(specOf(next), specOf(old))
       ) {
         next.metadata.generation = (old.metadata.generation ?? 1) + 1;
       }
@@ -482,7 +475,7 @@ export class Api {
       // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
       delete next.metadata.resourceVersion;
       const { resourceVersion: _rv, ...oldMeta } = old.metadata;
-      if (deepEqualJson(next, { ...old, metadata: oldMeta })) {
+      if (jsonEqual(next, { ...old, metadata: oldMeta })) {
         settle(true);
         return old;
       }

@@ -1,7 +1,7 @@
 import jsonpatch from 'fast-json-patch';
 import { PatchError, badRequest, genericInvalid } from './errors.ts';
 import { goJsonKind } from '../gofmt.ts';
-import { clone, deepEqual, isObject, type JsonObject } from './json-values.ts';
+import { type JsonObject, clone, isObject, jsonEqual } from '../../../lib/json.ts';
 
 const { applyOperation, JsonPatchError } = jsonpatch;
 
@@ -79,7 +79,7 @@ function runTest(document: unknown, op: Record<string, unknown>): void {
   }
   const actual = found.value === undefined ? null : found.value;
   const expected = op.value === undefined ? null : op.value;
-  if (!deepEqual(actual, expected)) throw genericInvalid(`testing value ${path} failed: test failed`);
+  if (!jsonEqual(actual, expected)) throw genericInvalid(`testing value ${path} failed: test failed`);
 }
 
 function resolvePointer(doc: unknown, pointer: string): { value: unknown } | 'unresolvable' {
