@@ -415,15 +415,7 @@ export class Api {
       }
       const key = objectKey(rt, namespace, name);
       if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
-<<<<<<< HEAD
-      if (opts.dryRun) {
-        shapeForStorage(rt, admitted);
-        return admitted;
-      }
-      return this.commit(rt, admitted, 'ADDED', settle);
-=======
       return this.commit(rt, admitted, 'ADDED', ctx.dryRun, settle);
->>>>>>> main
     } finally {
       settle(false);
     }
@@ -723,6 +715,8 @@ export class Api {
     dryRun: boolean,
     stored?: FinishWrite,
   ): KubeObject {
+    // A dry run answers with what would be stored: the shape of the storage boundary too.
+    shapeForStorage(rt, obj);
     if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
