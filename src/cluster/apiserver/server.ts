@@ -16,10 +16,12 @@ import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
 import { createHandler } from './http/handler.ts';
+import type { PodLogs } from './http/pod-log-token.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { KubernetesService } from './lifecycle/kubernetes-service.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
+import { bootstrapSystemObjects } from './lifecycle/system-objects.ts';
 import { ApiMetrics } from './metrics.ts';
 import { DefaultPatcher } from './patcher.ts';
 import { ResourceRegistry } from './registry.ts';
@@ -29,6 +31,8 @@ import { selfSignedCert } from './tls.ts';
 import type { KubeObject } from './types.ts';
 
 export interface ApiServerOptions {
+  /** Container logs served by pods/log (the simulated kubelet's). */
+  podLogs?: PodLogs;
   /** Listen address; loopback unless told otherwise. */
   host?: string;
   /** 0 picks a free port. */
@@ -126,6 +130,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     version: KUBERNETES_VERSION,
     publicPaths: new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']),
     log: opts.log,
+    podLogs: opts.podLogs,
     extra: [
       (_req, res, path) => {
         if (
@@ -228,4 +233,5 @@ async function bootstrap(api: Api): Promise<void> {
     const rt = reg.get('rbac.authorization.k8s.io', 'v1', resource);
     if (rt) await api.create(rt, '', obj as KubeObject, { user: 'system:apiserver' });
   }
+  await bootstrapSystemObjects(api);
 }

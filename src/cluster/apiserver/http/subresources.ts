@@ -19,6 +19,7 @@ import {
   writeOptions,
 } from './handler.ts';
 import type { ResourcePath } from './router.ts';
+import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
 
 interface SubContext {
   deps: HandlerDeps;
@@ -178,6 +179,8 @@ const eviction: SubHandler = async ({ deps, req, res, p, method, user }) => {
 };
 
 export const subresourceHandlers: Record<string, SubHandler> = {
+  token: serveTokenRequest,
+  log: servePodLog,
   status,
   finalize,
   scale,
