@@ -91,7 +91,7 @@ export function addManagerOptions(
         new Option('--webhook-port <port>', 'port of the HTTPS admission webhook server')
           .env('TROUPE_WEBHOOK_PORT')
           .argParser(port)
-          .default(9443),
+          .default(defaults.webhookPort),
       )
       .addOption(
         new Option(

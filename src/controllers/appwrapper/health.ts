@@ -1,0 +1,82 @@
+/** Upstream's view of a running AppWrapper's health: its pods by phase, its components deployed or failed. */
+
+import { getControllerOf, type KubeObject } from '../../runtime/index.ts';
+import type { AppWrapper, AppWrapperComponentStatus, PodObject } from './api.ts';
+import type { Effective } from './config.ts';
+
+export interface PodSummary {
+  expected: number;
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  terminalFailure: boolean;
+}
+
+/** Upstream's getPodStatus: counts by phase and the exit-code rules on failed pods. */
+export function summarizePods(pods: PodObject[], expected: number, eff: Effective): PodSummary {
+  const s: PodSummary = { expected, pending: 0, running: 0, succeeded: 0, failed: 0, terminalFailure: false };
+  for (const pod of pods) {
+    switch (pod.status?.phase) {
+      case 'Pending':
+        s.pending++;
+        break;
+      case 'Running':
+        if (!pod.metadata.deletionTimestamp) s.running++;
+        break;
+      case 'Succeeded':
+        s.succeeded++;
+        break;
+      case 'Failed': {
+        s.failed++;
+        const codes = (pod.status?.containerStatuses ?? [])
+          .map((c) => c.state?.terminated?.exitCode)
+          .filter((c): c is number => typeof c === 'number' && c !== 0);
+        if (eff.terminalExitCodes.length > 0 && codes.some((c) => eff.terminalExitCodes.includes(c))) {
+          s.terminalFailure = true;
+        }
+        if (eff.retryableExitCodes.length > 0 && codes.some((c) => !eff.retryableExitCodes.includes(c))) {
+          s.terminalFailure = true;
+        }
+        break;
+      }
+    }
+  }
+  return s;
+}
+
+function conditionTrue(obj: KubeObject, type: string): boolean {
+  const conds = (obj.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions;
+  return Array.isArray(conds) && conds.some((c) => c.type === type && c.status === 'True');
+}
+
+/** A component object the AppWrapper controls (a namesake owned by someone else does not count). */
+export function ours(aw: AppWrapper, obj: KubeObject | undefined): obj is KubeObject {
+  if (!obj) return false;
+  const ref = getControllerOf(obj);
+  return (
+    ref !== undefined &&
+    ref.kind === 'AppWrapper' &&
+    ref.name === aw.metadata.name &&
+    (!aw.metadata.uid || ref.uid === aw.metadata.uid)
+  );
+}
+
+/** Upstream's getComponentStatus: deployed components and those their controller failed. */
+export function summarizeComponents(
+  aw: AppWrapper,
+  componentStatus: AppWrapperComponentStatus[],
+  components: (KubeObject | undefined)[],
+): { expected: number; deployed: number; failed: number } {
+  const out = { expected: componentStatus.length, deployed: 0, failed: 0 };
+  componentStatus.forEach((cs, i) => {
+    const obj = components[i];
+    if (!ours(aw, obj) || obj.metadata.deletionTimestamp) return;
+    out.deployed++;
+    const key = `${cs.apiVersion}:${cs.kind}`;
+    // Only these kinds have a failed state that does not heal itself (RayCluster's does).
+    if ((key === 'batch/v1:Job' || key === 'kubeflow.org/v1:PyTorchJob') && conditionTrue(obj, 'Failed'))
+      out.failed++;
+  });
+  return out;
+}
