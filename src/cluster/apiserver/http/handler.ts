@@ -30,6 +30,7 @@ import { parsePath, type ResourcePath } from './router.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
 import { serveAccessReview, serveRulesReview } from './reviews.ts';
 import { subresourceHandlers } from './subresources.ts';
+import { holdUntilDurable } from './durable-response.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 
 export interface OpenApiProvider {
@@ -68,6 +69,7 @@ export function createHandler(deps: HandlerDeps) {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'http://localhost');
     const labels = { verb: 'GET', group: '', version: '', resource: '', subresource: '', code: '0' };
+    holdUntilDurable(res, () => deps.api.store.pendingCommit());
     res.on('finish', () => {
       labels.code = String(res.statusCode);
       const secs = Number(process.hrtime.bigint() - started) / 1e9;
