@@ -14,6 +14,7 @@ import {
   RestMapper,
 } from '../runtime/index.ts';
 import { askedByName, type Capability } from './capabilities.ts';
+import { connectionProblem } from './output.ts';
 
 /** What `make install` runs; the CRDs of every capability. */
 export const INSTALL_CRDS_HINT =
@@ -87,6 +88,8 @@ export function describeMissing(missing: MissingKinds[]): string {
  */
 export async function checkCapabilityKinds(opts: {
   kubeConfig: KubeConfig;
+  /** Where the kubeconfig came from, for messages. */
+  origin: string;
   capabilities: Capability[];
   /** `--controllers`: a capability it names (not only through `*`) must have its kinds. */
   selector: string;
@@ -96,8 +99,16 @@ export async function checkCapabilityKinds(opts: {
   timeoutMs?: number;
 }): Promise<Capability[]> {
   const server = opts.kubeConfig.getCurrentCluster()?.server ?? '(unknown server)';
-  const rest = new RestClient(opts.kubeConfig, {});
+  // A quick client, so that an unreachable cluster is said at once, not after the manager's retries.
+  const rest = new RestClient(opts.kubeConfig, { timeoutMs: 15_000, maxRetries: 1 });
   try {
+    try {
+      await rest.request({ method: 'GET', path: '/version' });
+    } catch (err) {
+      throw new Error(
+        connectionProblem(err, server, opts.origin) ?? (err instanceof Error ? err.message : String(err)),
+      );
+    }
     const mapper = new RestMapper(rest);
     let missing = await findMissingKinds(mapper, opts.capabilities);
     if (missing.length > 0 && opts.installCrds) {

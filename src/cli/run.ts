@@ -27,11 +27,12 @@ export function runCommand(): Command {
     'install the CRDs of the selected capabilities when the cluster lacks them (development clusters; production installs them with `make install`)',
   );
   return cmd.action(async (flags: RunFlags) => {
-    const { kubeConfig, source } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+    const { kubeConfig, source, origin } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
     const log = managerLogger(flags);
     const wanted = selectControllers(allCapabilities(), flags.controllers).capabilities;
     const runnable = await checkCapabilityKinds({
       kubeConfig,
+      origin,
       capabilities: wanted,
       selector: flags.controllers,
       installCrds: flags.installCrds ?? false,
