@@ -12,6 +12,7 @@ import { bindPod } from './apiserver/binding.ts';
 import type { PatchRequest } from './apiserver/patching.ts';
 import type { EventType } from './apiserver/store.ts';
 import type { KubeObject, ResourceType } from './apiserver/types.ts';
+import { clone } from '../lib/json.ts';
 
 /** group/version/resource, e.g. { group: 'apps', version: 'v1', resource: 'deployments' }. */
 export interface Gvr {
@@ -102,14 +103,14 @@ export class ClusterClient {
   }
 
   create<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject): Promise<T> {
-    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', cloneJson(obj), {
+    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', clone(obj), {
       user: this.user,
       fieldManager: this.user,
     }) as Promise<T>;
   }
 
   update<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject, subresource = ''): Promise<T> {
-    return this.api.update(this.rt(gvr), obj.metadata.namespace ?? '', obj.metadata.name!, cloneJson(obj), {
+    return this.api.update(this.rt(gvr), obj.metadata.namespace ?? '', obj.metadata.name!, clone(obj), {
       user: this.user,
       fieldManager: this.user,
       subresource,
@@ -211,11 +212,6 @@ function deepFreeze(v: unknown): void {
   if (typeof v !== 'object' || v === null) return;
   Object.freeze(v);
   for (const x of Object.values(v)) deepFreeze(x);
-}
-
-/** The API takes ownership of what it stores; callers keep theirs. JSON beats structuredClone for plain objects. */
-function cloneJson(obj: KubeObject): KubeObject {
-  return JSON.parse(JSON.stringify(obj)) as KubeObject;
 }
 
 export function isNotFound(err: unknown): boolean {

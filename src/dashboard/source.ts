@@ -22,6 +22,7 @@ import {
 import { ALL_KINDS, CRD_KIND, POD_SEQUENCE, SEQUENCE_EVENT, type WatchedKind } from './kinds.ts';
 import { kindId, type Observed } from './snapshot.ts';
 import type { KindStatus } from './view-model.ts';
+import { backoffDelay } from '../lib/backoff.ts';
 
 export interface SourceOptions {
   cache: Cache;
@@ -176,7 +177,7 @@ export class DashboardSource {
             this.opts.onChange();
             return;
           }
-          await sleep(Math.min(100 * 2 ** attempt, 2_000));
+          await sleep(backoffDelay(attempt, 100, 2_000));
         }
       }
     }

@@ -6,7 +6,8 @@
  */
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Backoff, sleep } from './backoff.ts';
+import { Backoff } from '../lib/backoff.ts';
+import { sleep } from '../lib/clock.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { type ResourceInfo, RestMapper } from './resources.ts';
 import { type HttpMethod, type Query, RestClient, type RestClientOptions } from './rest.ts';

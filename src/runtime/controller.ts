@@ -22,11 +22,11 @@ import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
 import type { Logger } from './log.ts';
 import type { RuntimeMetrics } from './metrics.ts';
-import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.ts';
+import { defaultControllerRateLimiter, type RateLimiter } from '../lib/ratelimiter.ts';
 import type { IndexFunc } from './store.ts';
 import type { Transform } from './transform.ts';
 import { type KindRef, type KubeObject, keyOf, objectKey, parseKey } from './types.ts';
-import { WorkQueue } from './workqueue.ts';
+import { WorkQueue } from '../lib/workqueue.ts';
 
 export interface ReconcileResult {
   /** Reconcile this key again after this many ms (periodic checks, timeouts). */

@@ -1,6 +1,6 @@
 /** The troupe controller runtime: everything a controller or the CLI needs, from one import. */
 
-export { Backoff, type BackoffOptions, sleep } from './backoff.ts';
+export { Backoff, type BackoffOptions, backoffDelay } from '../lib/backoff.ts';
 export { Cache, type CacheListOptions, type CacheOptions, type InformerScope } from './cache.ts';
 export { generateServingCert, readCertDir, type ServingCert, watchCertDir } from './certs.ts';
 export {
@@ -16,7 +16,7 @@ export {
   retryOnConflict,
   type WriteOptions,
 } from './client.ts';
-export { type Clock, realClock } from './clock.ts';
+export { type Clock, isoNow, ManualClock, realClock, sleep, type TimerHandle } from '../lib/clock.ts';
 export {
   type LoadedKubeConfig,
   type LoadKubeConfigOptions,
@@ -101,7 +101,7 @@ export {
   MaxOfRateLimiter,
   type RateLimiter,
   TokenBucketRateLimiter,
-} from './ratelimiter.ts';
+} from '../lib/ratelimiter.ts';
 export { type ResourceInfo, RestMapper } from './resources.ts';
 export { RestClient, type RestClientOptions } from './rest.ts';
 export {
@@ -139,4 +139,4 @@ export {
   WebhookServer,
   type WebhookServerOptions,
 } from './webhook.ts';
-export { WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from './workqueue.ts';
+export { WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from '../lib/workqueue.ts';

@@ -12,7 +12,8 @@
  *   backoff and jitter, forever, until `stop`.
  */
 
-import { Backoff, type BackoffOptions, sleep } from './backoff.ts';
+import { Backoff, type BackoffOptions } from '../lib/backoff.ts';
+import { sleep } from '../lib/clock.ts';
 import { ApiError, isGone, type Status } from './errors.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';

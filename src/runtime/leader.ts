@@ -14,7 +14,7 @@
 
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { sleep } from './backoff.ts';
+import { sleep } from '../lib/clock.ts';
 import { type Client, FencedError } from './client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
 import { microTime } from './events.ts';

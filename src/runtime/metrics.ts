@@ -8,7 +8,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { InformerMetrics } from './informer.ts';
 import type { RestMetrics } from './rest.ts';
-import type { WorkQueueMetrics } from './workqueue.ts';
+import type { WorkQueueMetrics } from '../lib/workqueue.ts';
 
 /** What the queue gauges read at scrape time. */
 export interface QueueProbe {

@@ -15,6 +15,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import { ApiError, type Status } from './errors.ts';
+import { backoffDelay } from '../lib/backoff.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -102,7 +103,9 @@ export class RestClient {
       } catch (err) {
         this.metrics.request?.(opts.method, 0, (performance.now() - started) / 1000);
         if (opts.method === 'GET' && attempt < this.maxRetries && isRetriableNetworkError(err, opts.signal)) {
-          await delay(50 * 2 ** attempt, undefined, { signal: opts.signal }).catch(() => {});
+          await delay(backoffDelay(attempt, 50, Number.POSITIVE_INFINITY), undefined, {
+            signal: opts.signal,
+          }).catch(() => {});
           continue;
         }
         throw err;

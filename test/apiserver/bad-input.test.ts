@@ -71,7 +71,11 @@ describe('bad input gets the Status kube-apiserver returns', () => {
 
   test('bad selectors and unknown paths', async () => {
     assert.equal((await send('GET', '/api/v1/pods?labelSelector=a%20in%20(')).status, 400);
-    assert.equal((await send('GET', '/api/v1/pods?limit=-1')).status, 400);
+    // limit is an int64 parsed by strconv.ParseInt; a negative one means no limit upstream.
+    const bad = await send('GET', '/api/v1/pods?limit=abc');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.message, 'strconv.ParseInt: parsing "abc": invalid syntax');
+    assert.equal((await send('GET', '/api/v1/pods?limit=-1')).status, 200);
     assert.equal((await send('GET', '/api/v1/nonsense')).status, 404);
     assert.equal((await send('GET', '/apis/nope.example.com/v1/things')).status, 404);
   });

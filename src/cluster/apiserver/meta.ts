@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from './types.ts';
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */
@@ -29,11 +28,6 @@ export function generateNameSuffix(n = 5): string {
 export function specOf(obj: KubeObject): Record<string, unknown> {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
   return rest;
-}
-
-/** Structural equality of JSON values, ignoring key order. */
-export function deepEqualJson(a: unknown, b: unknown): boolean {
-  return isDeepStrictEqual(a, b);
 }
 
 /** ObjectMeta's JSON fields in its Go struct's order. */

@@ -3,6 +3,7 @@
  * codec, authentication, RBAC, admission, CRDs and the namespace lifecycle.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebhookAdmission } from './admission/webhooks.ts';
@@ -159,10 +160,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   if (tls) {
     const cert = await selfSignedCert();
     ca = cert.ca;
-    server = createHttpsServer({ cert: cert.cert, key: cert.key }, handler);
+    server = createHttpsServer({ cert: cert.cert, key: cert.key, maxHeaderSize: MAX_HEADER_BYTES }, handler);
   } else {
-    server = createHttpServer(handler);
+    server = createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
   }
+  server.on('clientError', answerClientError);
   // Long-lived watches must not be cut by Node's request timeouts.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
@@ -228,4 +230,26 @@ async function bootstrap(api: Api): Promise<void> {
     const rt = reg.get('rbac.authorization.k8s.io', 'v1', resource);
     if (rt) await api.create(rt, '', obj as KubeObject, { user: 'system:apiserver' });
   }
+}
+
+/**
+ * Request line and headers may take 1 MiB, as Go's http.Server allows by default
+ * (`DefaultMaxHeaderBytes`, which kube-apiserver keeps), plus the 4 KiB slack Go adds.
+ */
+const MAX_HEADER_BYTES = (1 << 20) + 4096;
+
+/**
+ * What Go's server answers to a request it cannot parse: 431 when the headers are too
+ * large, else 400, as plain text, then the connection closes.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${status}`,
+  );
 }

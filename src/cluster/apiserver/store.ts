@@ -28,7 +28,10 @@ export interface StoreEvent {
   readonly storage: string;
   readonly rv: number;
   readonly record: StoredRecord;
-  /** The record before a MODIFIED event; lets filtered watches turn a change into ADDED/DELETED. */
+  /**
+   * The record before a MODIFIED or DELETED event; lets filtered watches turn a change into
+   * ADDED/DELETED, and paginated lists read the table as of an earlier resourceVersion.
+   */
   readonly prev?: StoredRecord;
 }
 
@@ -121,9 +124,11 @@ export class ObjectStore {
     if (finalRecord.rv !== this.rv + 1)
       throw new Error(`store: delete with rv ${finalRecord.rv}, expected ${this.rv + 1}`);
     this.rv = finalRecord.rv;
-    this.table(storage).delete(finalRecord.key);
+    const t = this.table(storage);
+    const prev = t.get(finalRecord.key);
+    t.delete(finalRecord.key);
     this.sorted.delete(storage);
-    const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord };
+    const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord, prev };
     this.publish(event);
     return event;
   }
@@ -179,6 +184,25 @@ export class ObjectStore {
     }
     this.history[(this.historyStart + this.historyLen) % cap] = event;
     this.historyLen++;
+  }
+
+  /**
+   * What a table held at `rv` for the keys written since: each key's record then, or undefined
+   * if it did not exist. The rest of the table is as it is now. A paginated list reads its
+   * later pages through this, as etcd serves them at the first page's revision; once `rv` has
+   * left the history this throws TooOldResourceVersionError (etcd: compacted).
+   */
+  changedSince(storage: string, rv: number): Map<string, StoredRecord | undefined> {
+    if (rv < this.compactedRv) throw new TooOldResourceVersionError(rv, this.compactedRv + 1);
+    const changes = new Map<string, StoredRecord | undefined>();
+    const cap = this.history.length;
+    // Newest first, so the last write wins for the oldest event after rv: the state at rv.
+    for (let i = this.historyLen - 1; i >= 0; i--) {
+      const e = this.history[(this.historyStart + i) % cap]!;
+      if (e.rv <= rv) break;
+      if (e.storage === storage) changes.set(e.record.key, e.type === 'ADDED' ? undefined : e.prev);
+    }
+    return changes;
   }
 
   /** Fault injection: forget history so every resume from an older resourceVersion gets 410. */

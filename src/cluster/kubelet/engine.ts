@@ -23,9 +23,10 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
 import type { PlayableStage } from './stage-set.ts';
 import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
-import type { TimerHandle, TimerQueue } from './timers.ts';
+import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import type { Anchors } from './runtime.ts';
 import { Fifo } from './fifo.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -73,7 +74,7 @@ interface Job {
   due: number;
   since: number;
   rand: number;
-  timer: TimerHandle | undefined;
+  timer: QueuedTimer | undefined;
   queued: boolean;
 }
 
@@ -438,7 +439,7 @@ export class StagePlayer {
       }
       if (retryable(err)) {
         e.failures++;
-        const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(e.failures - 1, 20));
+        const wait = backoffDelay(e.failures - 1, RETRY_BASE_MS, RETRY_MAX_MS);
         this.log(e.failures > 3 ? 'warn' : 'debug', 'kubelet: stage play failed, retrying', {
           key: e.key,
           stage: stage.name,

@@ -20,7 +20,7 @@ import { StageObjects } from './stage-objects.ts';
 import { type PlayableStage, StageSet } from './stage-set.ts';
 import { createIPAM, planNext, type Stage } from './stages/index.ts';
 import { nodeTransitions, podTransitions } from './transitions.ts';
-import { TimerQueue } from './timers.ts';
+import { TimerQueue } from '../../lib/timer-queue.ts';
 import { troupeDefaultStages, troupeFuncs } from './troupe-stages.ts';
 
 export { STAGE_CRD_NAME, STAGE_GVR, stageCRD } from './crd.ts';

@@ -11,7 +11,7 @@
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import type { LogFn } from './engine.ts';
-import type { TimerHandle, TimerQueue } from './timers.ts';
+import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 
 export const LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;
@@ -30,7 +30,7 @@ export class NodeLeases {
   private readonly log: LogFn;
   private readonly nodes = new Map<
     string,
-    { uid: string; timer: TimerHandle | undefined; busy: boolean; wrote: string | undefined }
+    { uid: string; timer: QueuedTimer | undefined; busy: boolean; wrote: string | undefined }
   >();
   private stopped = false;
   renewals = 0;
@@ -46,7 +46,7 @@ export class NodeLeases {
     if (this.stopped || this.nodes.has(node)) return;
     const n = {
       uid,
-      timer: undefined as TimerHandle | undefined,
+      timer: undefined as QueuedTimer | undefined,
       busy: false,
       wrote: undefined as string | undefined,
     };

@@ -22,6 +22,7 @@
 
 import { parseGoDuration } from '../../kube/duration.ts';
 import { formatRFC3339Nano, parseRFC3339 } from './stages/index.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 export const RUN_DURATION_ANNOTATION = 'troupe.dev/run-duration';
 export const EXIT_CODE_ANNOTATION = 'troupe.dev/exit-code';
@@ -174,7 +175,7 @@ export function isTimed(pod: PodLike): boolean {
 /** Crash-loop back-off before restart number `restartCount + 1`. */
 export function backoffMs(restartCount: number, ranMs: number): number {
   if (restartCount <= 0 || ranMs >= BACKOFF_RESET_MS) return 0;
-  return Math.min(BACKOFF_INITIAL_MS * 2 ** (restartCount - 1), BACKOFF_MAX_MS);
+  return backoffDelay(restartCount - 1, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS);
 }
 
 /** Go's time.Duration String() for whole seconds and minutes, as back-off messages print it. */

@@ -10,6 +10,7 @@ import type { Gvr } from '../client.ts';
 import { GVR } from '../client.ts';
 import { KGVR, type PodSet, type PodSetInfo, type Workload } from './api.ts';
 import { appWrapperPodSets, inferAppWrapperPodSets, jobPodSets } from './podsets.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 type Json = Record<string, unknown>;
 
@@ -191,7 +192,7 @@ export const batchJobAdapter: JobAdapter = {
     if (Object.keys(sel).length > 0) ps.nodeSelector = sel;
     for (const tol of info.tolerations) {
       ps.tolerations ??= [];
-      if (!ps.tolerations.some((x) => JSON.stringify(x) === JSON.stringify(tol))) ps.tolerations.push(tol);
+      if (!ps.tolerations.some((x) => jsonEqual(x, tol))) ps.tolerations.push(tol);
     }
     for (const g of info.schedulingGates) {
       ps.schedulingGates ??= [];

@@ -8,12 +8,9 @@
 
 import type { KubeObject } from '../apiserver/types.ts';
 import type { PodSet, PodTemplate } from './api.ts';
+import { isObject } from '../../lib/json.ts';
 
 type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** The value at an AppWrapper pod-set path (`template.spec.template`, `template.x[0].y`). */
 export function valueAtPath(template: unknown, path: string): unknown {

@@ -13,6 +13,7 @@ import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import type { EventRecorder } from '../scheduler/events.ts';
 import { type TaintLike, type TolerationLike, toleratesTaint } from '../scheduler/core/index.ts';
 import { nodeTaints } from './node-object.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export type NodesLog = (
   level: 'debug' | 'info' | 'warn',
@@ -122,7 +123,7 @@ export class TaintEviction {
       tn.pods.set(uid, p);
     } else {
       // Tolerations may only be added (or their seconds changed): re-evaluate from scratch.
-      if (JSON.stringify(p.tolerations) === JSON.stringify(tolerations)) return;
+      if (jsonEqual(p.tolerations, tolerations)) return;
       p.tolerations = tolerations;
       if (p.timer) clearTimeout(p.timer);
       p.timer = undefined;

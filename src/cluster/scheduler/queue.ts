@@ -11,6 +11,7 @@
 import { Heap } from 'heap-js';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { PodRequests, PreparedPod } from './core/index.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 /** Matches any cluster event (a pod that found no nodes at all). */
 export const ANY_PLUGIN = '*';
@@ -221,12 +222,7 @@ export class SchedulingQueue {
 
   /** calculateBackoffDuration: initial × 2^(attempts−1), capped. */
   backoffDuration(qp: QueuedPod): number {
-    let d = this.opts.initialBackoffMs;
-    for (let i = 1; i < qp.attempts; i++) {
-      d *= 2;
-      if (d >= this.opts.maxBackoffMs) return this.opts.maxBackoffMs;
-    }
-    return Math.min(d, this.opts.maxBackoffMs);
+    return backoffDelay(qp.attempts - 1, this.opts.initialBackoffMs, this.opts.maxBackoffMs);
   }
 
   private requeue(qp: QueuedPod): void {

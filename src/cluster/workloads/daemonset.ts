@@ -32,8 +32,10 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { computeHash, jsonEqual, parseTime, scaledValue, slowStartBatch } from './util.ts';
+import { computeHash, parseTime, scaledValue, slowStartBatch } from './util.ts';
 import { sameLabels } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 export const DS_REVISION_LABEL = 'controller-revision-hash';
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
@@ -257,10 +259,7 @@ export class DaemonSetController extends LoopController {
             const bk = `${ds.metadata.uid}/${name}`;
             const b = this.failedBackoff.get(bk);
             const delay = b
-              ? Math.min(
-                  FAILED_POD_BACKOFF_MAX_MS,
-                  FAILED_POD_BACKOFF_BASE_MS * 2 ** Math.min(b.count - 1, 20),
-                )
+              ? backoffDelay(b.count - 1, FAILED_POD_BACKOFF_BASE_MS, FAILED_POD_BACKOFF_MAX_MS)
               : 0;
             if (b && now - b.last < delay) {
               this.loop.enqueueAfter(objKey(ds), delay - (now - b.last));

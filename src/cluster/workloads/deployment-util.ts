@@ -9,7 +9,8 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { int } from './context.ts';
 import type { PodTemplate } from './pods.ts';
 import type { ReplicaSet } from './replicaset.ts';
-import { computeHash, jsonEqual, parseTime, scaledValue } from './util.ts';
+import { computeHash, parseTime, scaledValue } from './util.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY_ANNOTATION = 'deployment.kubernetes.io/revision-history';

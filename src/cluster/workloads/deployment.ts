@@ -60,7 +60,8 @@ import {
 } from './pods.ts';
 import type { ReplicaSet } from './replicaset.ts';
 import { writeStatus } from './status.ts';
-import { jsonEqual, parseTime } from './util.ts';
+import { parseTime } from './util.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export class DeploymentController extends LoopController {
   private readonly deployments: Informer;

@@ -32,7 +32,9 @@ import {
   readyCondition,
 } from './pods.ts';
 import { writeStatus } from './status.ts';
-import { errMessage, jsonEqual, parseTime, slowStartBatch } from './util.ts';
+import { errMessage, parseTime, slowStartBatch } from './util.ts';
+import { jsonEqual } from '../../lib/json.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 export const JOB_COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
@@ -210,7 +212,7 @@ function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: 
 
 function remainingBackoff(rec: BackoffRecord, now: number, baseMs: number, maxMs: number): number {
   if (rec.failuresAfterLastSuccess === 0) return 0;
-  const backoff = Math.min(maxMs, baseMs * 2 ** Math.min(rec.failuresAfterLastSuccess - 1, 30));
+  const backoff = backoffDelay(rec.failuresAfterLastSuccess - 1, baseMs, maxMs);
   const elapsed = rec.lastFailureTime === undefined ? 0 : now - rec.lastFailureTime;
   return backoff < elapsed ? 0 : backoff - elapsed;
 }

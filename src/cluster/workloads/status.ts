@@ -2,7 +2,7 @@
 import type { ClusterClient, Gvr } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { objKey } from './informer.ts';
-import { jsonEqual } from './util.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 /**
  * Replaces the status of `obj`. A same-named object with another uid is left alone: the

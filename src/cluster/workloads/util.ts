@@ -3,6 +3,8 @@
  * int-or-percent scaling, template hashing, timestamps, slow-start batches.
  */
 
+import { canonicalJson } from '../../lib/json.ts';
+
 /** Kubernetes' intstr.GetScaledValueFromIntOrPercent: `25%` of 10 is 3 rounding up, 2 down. */
 export function scaledValue(v: number | string | undefined, total: number, roundUp: boolean): number {
   if (v === undefined || v === null) return 0;
@@ -30,16 +32,6 @@ function fnv1a32(bytes: Uint8Array, seed = 0x811c9dc5): number {
   return h >>> 0;
 }
 
-/** JSON with object keys sorted, so equal objects hash equally whatever their key order. */
-export function stableJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  const keys = Object.keys(v as Record<string, unknown>)
-    .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-}
-
 const SAFE_ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** rand.SafeEncodeString: maps each character to an alphabet without vowels (no accidental words). */
@@ -56,7 +48,7 @@ export function safeEncodeString(s: string): string {
  */
 export function computeHash(template: unknown, collisionCount?: number): string {
   const enc = new TextEncoder();
-  let h = fnv1a32(enc.encode(stableJson(template ?? {})));
+  let h = fnv1a32(enc.encode(canonicalJson(template ?? {})));
   if (collisionCount !== undefined && collisionCount !== null) {
     const b = new Uint8Array(8);
     new DataView(b.buffer).setUint32(0, collisionCount >>> 0, true);
@@ -99,12 +91,4 @@ export async function slowStartBatch(
 
 export function errMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-export function clone<T>(v: T): T {
-  return structuredClone(v);
-}
-
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  return stableJson(a) === stableJson(b);
 }

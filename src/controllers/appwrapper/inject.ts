@@ -13,7 +13,8 @@ import {
   type AppWrapperComponentStatus,
   type AppWrapperPodSetInfo,
 } from './api.ts';
-import { isObject, type Json, objectAtPath } from './paths.ts';
+import { isObject } from '../../lib/json.ts';
+import { type Json, objectAtPath } from './paths.ts';
 
 /** A component that cannot be rendered: upstream treats every such error as fatal. */
 export class RenderError extends Error {}

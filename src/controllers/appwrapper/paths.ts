@@ -4,11 +4,9 @@
  * like upstream's so users see the same messages.
  */
 
-export type Json = Record<string, unknown>;
+import { isObject } from '../../lib/json.ts';
 
-export function isObject(v: unknown): v is Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
+export type Json = Record<string, unknown>;
 
 export class PathError extends Error {}
 

@@ -11,7 +11,8 @@ import {
   type AppWrapperPodSet,
   PodSetAnnotations,
 } from './api.ts';
-import { intAtPath, isObject, type Json, objectAtPath, PathError, valueAtPath } from './paths.ts';
+import { isObject } from '../../lib/json.ts';
+import { intAtPath, type Json, objectAtPath, PathError, valueAtPath } from './paths.ts';
 
 const JOB_COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
 const JOBSET_JOB_INDEX = 'jobset.sigs.k8s.io/job-index';

@@ -5,7 +5,6 @@
  * kind, pod-set paths that reach a PodSpec, 1 to 8 pod specs, immutable components).
  */
 
-import { canonicalJson } from '../../kube/json.ts';
 import {
   type AdmissionHandler,
   type AdmissionRequest,
@@ -27,8 +26,9 @@ import {
 } from './api.ts';
 import { type AppWrapperConfig, type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import { managedElsewhere, shouldSuspend } from './core.ts';
-import { isObject } from './paths.ts';
+import { isObject } from '../../lib/json.ts';
 import { checkPodSpecAt, gvkOf, inferPodSets, replicasOf, validatePodSets } from './podsets.ts';
+import { canonicalJson } from '../../lib/json.ts';
 
 export const MUTATING_PATH = '/mutate-workload-codeflare-dev-v1beta2-appwrapper';
 export const VALIDATING_PATH = '/validate-workload-codeflare-dev-v1beta2-appwrapper';

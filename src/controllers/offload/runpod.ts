@@ -12,6 +12,8 @@
  * which is why the candidate loop lives here.
  */
 import { createParser } from 'eventsource-parser';
+import { backoffDelay } from '../../lib/backoff.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import { quote } from 'shell-quote';
 import { EXIT_WRAPPER, exitCodeFromLogLine } from './core.ts';
 import { type CatalogGpu, chooseGpuCandidates, classifyCreate, retryAfterMs } from './gpus.ts';
@@ -39,6 +41,8 @@ export interface RunPodProviderOptions {
   /** Backoff before the first transient retry (ms, default 200; doubles). */
   retryBaseMs?: number;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Time for the catalog's age and the retry waits (default the real clock). */
+  clock?: Clock;
 }
 
 interface ApiPod {
@@ -104,6 +108,7 @@ export class RunPodProvider implements OffloadProvider {
       catalogTtlMs: 60_000,
       transientAttempts: 3,
       retryBaseMs: 200,
+      clock: realClock,
       ...opts,
       baseUrl: opts.baseUrl.replace(/\/+$/, ''),
     };
@@ -166,12 +171,12 @@ export class RunPodProvider implements OffloadProvider {
   }
 
   private async gpuCatalog(signal?: AbortSignal): Promise<CatalogGpu[]> {
-    if (this.catalog && Date.now() - this.catalog.at < this.o.catalogTtlMs) return this.catalog.gpus;
+    if (this.catalog && this.o.clock.now() - this.catalog.at < this.o.catalogTtlMs) return this.catalog.gpus;
     const r = await this.expect('GET', '/catalog/gpus', [200], signal);
     const gpus = ((r.json as { gpus?: CatalogGpu[] })?.gpus ?? []).filter(
       (g) => g && typeof g.id === 'string',
     );
-    this.catalog = { at: Date.now(), gpus };
+    this.catalog = { at: this.o.clock.now(), gpus };
     return gpus;
   }
 
@@ -263,7 +268,7 @@ export class RunPodProvider implements OffloadProvider {
             status: r.status,
           });
         }
-        await new Promise((res) => setTimeout(res, this.o.retryBaseMs * 2 ** (attempt - 1)));
+        await this.o.clock.sleep(backoffDelay(attempt - 1, this.o.retryBaseMs, Number.POSITIVE_INFINITY));
       }
     }
     return {

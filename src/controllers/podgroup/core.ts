@@ -12,7 +12,6 @@
  *   controller-owned members so their workload controllers recreate them.
  */
 
-import { canonicalJson } from '../../kube/json.ts';
 import { rfc3339, withCondition } from '../../kube/conditions.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import {
@@ -30,6 +29,8 @@ import {
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
 import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';
+import { canonicalJson } from '../../lib/json.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 
 export interface PodRef {
   name: string;
@@ -331,7 +332,7 @@ export function deadlockTimeoutMs(podGroup: PodGroup, restarts: number): number 
     base,
     positiveInt(spec?.deadlockPolicy?.maxTimeoutSeconds) ?? DEFAULT_DEADLOCK_MAX_TIMEOUT_S,
   );
-  return Math.min(base * 2 ** Math.min(restarts, 30), cap) * 1000;
+  return backoffDelay(restarts, base, cap) * 1000;
 }
 
 /** Who gives way among stuck groups: the lowest priority, then the youngest, then the last by key. */

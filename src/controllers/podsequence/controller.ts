@@ -13,7 +13,6 @@
  * on every tier step.
  */
 
-import { isDeepStrictEqual } from 'node:util';
 import pLimit from 'p-limit';
 import {
   type Client,
@@ -57,6 +56,7 @@ import {
   TAINT_FINALIZER,
   type Taint,
 } from './types.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export const CONTROLLER_NAME = 'podsequence';
 
@@ -76,10 +76,6 @@ const STATUS_KEYS: (keyof PodSequenceStatus)[] = [
   'currentGroupReady',
 ];
 
-function same(a: unknown, b: unknown): boolean {
-  return isDeepStrictEqual(a ?? null, b ?? null);
-}
-
 /** Pod updates that can change a decision (status heartbeats and the like are dropped). */
 export const podChangeMatters: Predicate = (e) => {
   if (e.type !== 'update' || !e.old) return true;
@@ -88,14 +84,14 @@ export const podChangeMatters: Predicate = (e) => {
   if (a.metadata.resourceVersion === b.metadata.resourceVersion) return false;
   const ready = (p: Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   return (
-    !same(a.metadata.labels, b.metadata.labels) ||
-    !same(a.spec?.schedulingGates, b.spec?.schedulingGates) ||
+    !jsonEqual(a.metadata.labels, b.metadata.labels) ||
+    !jsonEqual(a.spec?.schedulingGates, b.spec?.schedulingGates) ||
     a.spec?.nodeName !== b.spec?.nodeName ||
     a.status?.phase !== b.status?.phase ||
     ready(a) !== ready(b) ||
     a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
     a.metadata.annotations?.[RELEASED_BY_ANNOTATION] !== b.metadata.annotations?.[RELEASED_BY_ANNOTATION] ||
-    !same(a.spec?.affinity, b.spec?.affinity)
+    !jsonEqual(a.spec?.affinity, b.spec?.affinity)
   );
 };
 
@@ -110,7 +106,7 @@ export const sequenceChangeMatters: Predicate = (e) => {
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    !same(a.finalizers, b.finalizers) ||
+    !jsonEqual(a.finalizers, b.finalizers) ||
     a.uid !== b.uid
   );
 };
@@ -121,7 +117,7 @@ export const nodeChangeMatters: Predicate = (e) => {
   const a = e.old as Node;
   const b = e.obj as Node;
   return (
-    !same(a.spec?.taints, b.spec?.taints) ||
+    !jsonEqual(a.spec?.taints, b.spec?.taints) ||
     a.metadata.labels?.['kubernetes.io/hostname'] !== b.metadata.labels?.['kubernetes.io/hostname']
   );
 };
@@ -363,7 +359,7 @@ async function setTaints(
 
 function statusChanged(current: PodSequenceStatus | undefined, next: PodSequenceStatus): boolean {
   return !STATUS_KEYS.every((k) =>
-    k === 'nodeStatus' ? sameEntries(current?.nodeStatus, next.nodeStatus) : same(current?.[k], next[k]),
+    k === 'nodeStatus' ? sameEntries(current?.nodeStatus, next.nodeStatus) : jsonEqual(current?.[k], next[k]),
   );
 }
 
@@ -374,8 +370,8 @@ function statusChanged(current: PodSequenceStatus | undefined, next: PodSequence
  */
 function sameEntries(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
   if (a === b) return true;
-  if (!a || !b) return same(a, b);
-  return a.length === b.length && a.every((x, i) => x === b[i] || same(x, b[i]));
+  if (!a || !b) return jsonEqual(a, b);
+  return a.length === b.length && a.every((x, i) => x === b[i] || jsonEqual(x, b[i]));
 }
 
 /** Writes the status; resolves with the stored sequence, or undefined when the sequence is gone. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { IndexSet } from '../../../src/cluster/workloads/job-indexes.ts';
-import { computeHash, scaledValue, stableJson } from '../../../src/cluster/workloads/util.ts';
+import { computeHash, scaledValue } from '../../../src/cluster/workloads/util.ts';
+import { canonicalJson } from '../../../src/lib/json.ts';
 
 describe('workload utilities', () => {
   test('scaledValue follows intstr rounding', () => {
@@ -15,7 +16,7 @@ describe('workload utilities', () => {
   test('template hashes ignore key order and change with the collision count', () => {
     const a = { metadata: { labels: { a: '1', b: '2' } }, spec: { containers: [{ name: 'c', image: 'x' }] } };
     const b = { spec: { containers: [{ image: 'x', name: 'c' }] }, metadata: { labels: { b: '2', a: '1' } } };
-    assert.equal(stableJson(a), stableJson(b));
+    assert.equal(canonicalJson(a), canonicalJson(b));
     assert.equal(computeHash(a), computeHash(b));
     assert.notEqual(computeHash(a, 1), computeHash(a));
     assert.match(computeHash(a), /^[bcdfghjklmnpqrstvwxz2456789]+$/);

@@ -5,12 +5,12 @@ import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts
 import { AGE_COLUMN, column, NAME_COLUMN, recordOf } from './common.ts';
 import { dedupe, forbidden, invalid, key, tooLong } from './fielderrors.ts';
 import {
-  deepEqual,
   isConfigMapKey,
   nameIsDNSSubdomain,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 
 /** core.MaxSecretSize, shared by ConfigMaps and Secrets. */
 export const MAX_DATA_SIZE = 1024 * 1024;
@@ -46,7 +46,7 @@ export function validateImmutableData(obj: KubeObject, old: KubeObject, fields: 
   const errs: FieldError[] = [];
   if (obj.immutable !== true) errs.push(forbidden('immutable', 'field is immutable when `immutable` is set'));
   for (const f of fields)
-    if (!deepEqual(obj[f], old[f])) errs.push(forbidden(f, 'field is immutable when `immutable` is set'));
+    if (!semanticEqual(obj[f], old[f])) errs.push(forbidden(f, 'field is immutable when `immutable` is set'));
   return errs;
 }
 

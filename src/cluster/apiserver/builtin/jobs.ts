@@ -31,7 +31,6 @@ import {
   validateLabelSelector,
 } from './selector.ts';
 import {
-  deepEqual,
   FIELD_IMMUTABLE,
   IS_NEGATIVE,
   nameIsDNSSubdomain,
@@ -40,6 +39,7 @@ import {
   validateObjectMetaUpdate,
 } from './validation.ts';
 import { SELECTOR_MISMATCH } from './workload.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 
 export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
@@ -234,7 +234,7 @@ function validateJobSpecUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const template = recordOf(spec.template);
   const oldTemplate = recordOf(oldSpec.template);
   const compareTo = suspendedNeverStarted ? maskSchedulingDirectives(template, oldTemplate) : oldTemplate;
-  if (!deepEqual(template, compareTo)) errs.push(invalid('spec.template', template, FIELD_IMMUTABLE));
+  if (!semanticEqual(template, compareTo)) errs.push(invalid('spec.template', template, FIELD_IMMUTABLE));
   for (const f of [
     'completionMode',
     'podFailurePolicy',

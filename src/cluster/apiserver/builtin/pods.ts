@@ -26,7 +26,6 @@ import { child, dedupe, forbidden, index, invalid, notSupported, required } from
 import { mergeAffinityLabelKeys } from './pod-affinity.ts';
 import { defaultPodSpec, validatePodSpec, validateTolerations } from './podspec.ts';
 import {
-  deepEqual,
   inclusiveRangeError,
   isDNS1123Subdomain,
   isQualifiedName,
@@ -36,6 +35,7 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 
 const MAX_INT32 = 2147483647;
 
@@ -232,13 +232,13 @@ function termHasOnlyAdditions(next: Json, prev: Json): boolean {
     return false;
   if (
     oldExprs.length > 0 &&
-    (newExprs.length < oldExprs.length || !deepEqual(newExprs.slice(0, oldExprs.length), oldExprs))
+    (newExprs.length < oldExprs.length || !semanticEqual(newExprs.slice(0, oldExprs.length), oldExprs))
   ) {
     return false;
   }
   if (
     oldFields.length > 0 &&
-    (newFields.length < oldFields.length || !deepEqual(newFields.slice(0, oldFields.length), oldFields))
+    (newFields.length < oldFields.length || !semanticEqual(newFields.slice(0, oldFields.length), oldFields))
   ) {
     return false;
   }
@@ -276,7 +276,7 @@ function validateNodeAffinityMutation(next: unknown, prev: unknown, path: string
 
 /** A short old/new listing of what differs, standing in for the Go cmp.Diff kube appends. */
 export function specDiff(prev: unknown, next: unknown, path = ''): string[] {
-  if (deepEqual(prev, next)) return [];
+  if (semanticEqual(prev, next)) return [];
   if (isRecord(prev) && isRecord(next)) {
     const keys = [...new Set([...Object.keys(prev), ...Object.keys(next)])].sort();
     return keys.flatMap((k) => specDiff(prev[k], next[k], path ? `${path}.${k}` : k));
@@ -324,7 +324,7 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
       'spec.schedulingGates',
     ),
   );
-  if (deepEqual(spec, oldSpec)) return dedupe(errs);
+  if (semanticEqual(spec, oldSpec)) return dedupe(errs);
 
   const munged = clone(spec);
   for (const list of ['containers', 'initContainers']) {
@@ -345,7 +345,7 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
   }
 
   if (arrayOf(oldSpec.schedulingGates).length > 0) {
-    if (!deepEqual(munged.nodeSelector, oldSpec.nodeSelector)) {
+    if (!semanticEqual(munged.nodeSelector, oldSpec.nodeSelector)) {
       errs.push(
         ...validateNodeSelectorMutation(munged.nodeSelector, oldSpec.nodeSelector, 'spec.nodeSelector'),
       );
@@ -354,7 +354,7 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
     const oldNA = recordOf(oldSpec.affinity).nodeAffinity;
     const mungedAffinity = isRecord(munged.affinity) ? munged.affinity : undefined;
     const mungedNA = mungedAffinity?.nodeAffinity;
-    if (!deepEqual(oldNA, mungedNA)) {
+    if (!semanticEqual(oldNA, mungedNA)) {
       errs.push(...validateNodeAffinityMutation(mungedNA, oldNA, 'spec.affinity.nodeAffinity'));
       if (!mungedAffinity && oldNA == null) {
         // nothing to restore
@@ -374,7 +374,7 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
     }
   }
 
-  if (!deepEqual(munged, oldSpec)) {
+  if (!semanticEqual(munged, oldSpec)) {
     const diff = ['  core.PodSpec{', ...specDiff(oldSpec, munged), '  }'].join('\n');
     errs.push(
       forbidden(

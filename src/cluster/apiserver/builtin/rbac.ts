@@ -16,12 +16,12 @@ import {
 import { child, dedupe, index, invalid, notSupported, required } from './fielderrors.ts';
 import { validateLabelSelector } from './selector.ts';
 import {
-  deepEqual,
   isDNS1123Subdomain,
   nameIsPathSegment,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
@@ -139,7 +139,7 @@ function validateBinding(obj: KubeObject, namespaced: boolean): FieldError[] {
 
 function validateBindingUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
-  if (!deepEqual(obj.roleRef, old.roleRef))
+  if (!semanticEqual(obj.roleRef, old.roleRef))
     errs.push(invalid('roleRef', obj.roleRef ?? null, 'cannot change roleRef'));
   return errs;
 }

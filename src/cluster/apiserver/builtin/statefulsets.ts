@@ -17,7 +17,7 @@ import {
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
 import { forbidden, invalid, notSupported } from './fielderrors.ts';
-import { deepEqual, IS_NEGATIVE, isDNS1123Label } from './validation.ts';
+import { IS_NEGATIVE, isDNS1123Label } from './validation.ts';
 import {
   defaultWorkloadTemplate,
   validateNonnegativeSpecField,
@@ -26,6 +26,7 @@ import {
   validateWorkloadSelector,
   workloadStrategy,
 } from './workload.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 
 export function defaultStatefulSet(obj: KubeObject): void {
   const spec = ensureRecord(obj, 'spec');
@@ -100,7 +101,7 @@ function validateStatefulSetUpdate(obj: KubeObject, old: KubeObject): FieldError
     if (oldSpec[f] === undefined) delete spec[f];
     else spec[f] = oldSpec[f];
   }
-  if (deepEqual(spec, oldSpec)) return [];
+  if (semanticEqual(spec, oldSpec)) return [];
   return [
     forbidden(
       'spec',

@@ -3,6 +3,7 @@
  * messages verbatim: clients and tests match on these texts.
  */
 
+import { semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, ObjectMeta } from '../types.ts';
 import { child, forbidden, invalid, required, tooLong } from './fielderrors.ts';
 
@@ -269,7 +270,7 @@ export function validateNonnegative(value: unknown, path: string): FieldError[] 
 }
 
 export function validateImmutable(newValue: unknown, oldValue: unknown, path: string): FieldError[] {
-  return deepEqual(newValue, oldValue) ? [] : [invalid(path, newValue ?? null, FIELD_IMMUTABLE)];
+  return semanticEqual(newValue, oldValue) ? [] : [invalid(path, newValue ?? null, FIELD_IMMUTABLE)];
 }
 
 function validateOwnerReferences(refs: unknown, path: string): FieldError[] {
@@ -368,33 +369,4 @@ export function validateObjectMetaUpdate(
   errs.push(...validateAnnotations(m.annotations, child(path, 'annotations')));
   errs.push(...validateOwnerReferences(m.ownerReferences, child(path, 'ownerReferences')));
   return errs;
-}
-
-/**
- * Semantic deep equality for JSON values, treating absent, null, empty maps and empty lists
- * alike (apiequality.Semantic.DeepEqual sees Go zero values the same way after decoding).
- */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (isEmpty(a) && isEmpty(b)) return true;
-  if (a === b) return true;
-  if (typeof a !== typeof b) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (a && b && typeof a === 'object') {
-    const ao = a as Record<string, unknown>;
-    const bo = b as Record<string, unknown>;
-    const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-    for (const k of keys) if (!deepEqual(ao[k], bo[k])) return false;
-    return true;
-  }
-  return false;
-}
-
-function isEmpty(v: unknown): boolean {
-  if (v === undefined || v === null) return true;
-  if (Array.isArray(v)) return v.length === 0;
-  if (typeof v === 'object') return Object.keys(v as object).length === 0;
-  return false;
 }

@@ -28,13 +28,13 @@ import {
 } from './fielderrors.ts';
 import { validateLabelSelector } from './selector.ts';
 import {
-  deepEqual,
   isDNS1035Label,
   isDNS1123Subdomain,
   nameIsDNSSubdomain,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
 const MATCH_POLICIES = ['Equivalent', 'Exact'];
@@ -218,7 +218,7 @@ export function webhookConfigurationStrategy(mutating: boolean): Strategy {
     prepareForUpdate(obj, old) {
       // Generation follows `webhooks`, the closest thing these objects have to a spec.
       const gen = old.metadata?.generation ?? 1;
-      obj.metadata.generation = deepEqual(obj.webhooks, old.webhooks) ? gen : gen + 1;
+      obj.metadata.generation = semanticEqual(obj.webhooks, old.webhooks) ? gen : gen + 1;
     },
     validateCreate: (obj) => dedupe(validateConfiguration(obj, mutating)),
     validateUpdate: (obj, old) =>

@@ -11,10 +11,11 @@ import { child, forbidden, index, invalid, key, notSupported, required } from '.
 import { GoRaw, GoStruct } from '../gofmt.ts';
 import { validateEmbeddedResources, validateListSetsAndMaps } from './list-validation.ts';
 import { pruneUnknownFields } from './prune.ts';
-import { additionalProps, deepCopy, isEmbedded, itemsSchema } from './schema-util.ts';
+import { additionalProps, isEmbedded, itemsSchema } from './schema-util.ts';
 import { validateStructural } from './structural.ts';
 import type { JSONSchemaProps, ValidationRule } from './types.ts';
 import { validateValueAt } from './value-validation.ts';
+import { clone } from '../../../lib/json.ts';
 
 const OPENAPI_V3_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 
@@ -436,7 +437,7 @@ function rebase(errs: FieldError[], base: string): FieldError[] {
 function validateDefaults(s: JSONSchemaProps, path: string, root: boolean, errs: FieldError[]): void {
   if (s.default !== undefined && !root) {
     const dp = child(path, 'default');
-    if (pruneUnknownFields(deepCopy(s.default), s, isEmbedded(s)).length > 0)
+    if (pruneUnknownFields(clone(s.default), s, isEmbedded(s)).length > 0)
       errs.push(invalid(dp, s.default, 'must not have unknown fields'));
     const valueErrs = validateValueAt(s, s.default, '');
     if (valueErrs.length > 0) errs.push(...rebase(valueErrs, dp));

@@ -6,8 +6,8 @@
 
 import type { KubeObject, Strategy } from '../types.ts';
 import { applyCRDDefaults, storedVersionsAfterWrite, validateCRD } from './crd-validation.ts';
-import { deepCopy } from './schema-util.ts';
 import type { CustomResourceDefinition } from './types.ts';
+import { clone } from '../../../lib/json.ts';
 
 function asCRD(obj: KubeObject): CustomResourceDefinition {
   return obj as unknown as CustomResourceDefinition;
@@ -30,11 +30,11 @@ export const crdStrategy: Strategy = {
     if (ctx.subresource === 'status') {
       const status = crd.status;
       for (const k of Object.keys(obj)) if (k !== 'metadata' && k !== 'status') delete obj[k];
-      Object.assign(obj, deepCopy({ ...old, metadata: obj.metadata, status }));
+      Object.assign(obj, clone({ ...old, metadata: obj.metadata, status }));
       return;
     }
     applyCRDDefaults(crd);
-    crd.status = deepCopy(previous.status ?? {});
+    crd.status = clone(previous.status ?? {});
     crd.status.storedVersions = storedVersionsAfterWrite(crd, previous);
   },
   validateCreate(obj) {

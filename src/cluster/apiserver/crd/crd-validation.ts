@@ -22,7 +22,7 @@ import {
 } from '../field-errors.ts';
 import { GoRaw, GoStruct } from '../gofmt.ts';
 import { isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain } from '../builtin/validation.ts';
-import { additionalProps, deepCopy, deepEqual } from './schema-util.ts';
+import { additionalProps } from './schema-util.ts';
 import { validateValidation } from './crd-schema-validation.ts';
 import type {
   CustomResourceColumnDefinition,
@@ -34,6 +34,7 @@ import type {
   JSONSchemaProps,
   SelectableField,
 } from './types.ts';
+import { clone, jsonEqual } from '../../../lib/json.ts';
 
 const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
@@ -76,7 +77,7 @@ interface Hoisted {
 
 function hoisting(versions: CustomResourceDefinitionVersion[]): Hoisted {
   const same = (f: (v: CustomResourceDefinitionVersion) => unknown) =>
-    versions.length > 0 && versions.every((v) => deepEqual(f(v) ?? null, f(versions[0]!) ?? null));
+    versions.length > 0 && versions.every((v) => jsonEqual(f(v) ?? null, f(versions[0]!) ?? null));
   return {
     schema: same((v) => v.schema),
     subresources: same((v) => v.subresources),
@@ -441,7 +442,7 @@ function isEstablished(crd: CustomResourceDefinition): boolean {
  * to a copy first, and status.storedVersions is taken as the server's create/update sets it.
  */
 export function validateCRD(input: CustomResourceDefinition, old?: CustomResourceDefinition): FieldError[] {
-  const crd = deepCopy(input);
+  const crd = clone(input);
   applyCRDDefaults(crd);
   const spec = crd.spec ?? {};
   const errs: FieldError[] = [];

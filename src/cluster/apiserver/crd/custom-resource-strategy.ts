@@ -11,8 +11,8 @@ import { forbidden, invalid, required } from '../field-errors.ts';
 import { goTypeName, goV } from '../gofmt.ts';
 import { isDNS1123Label, nameIsDNSSubdomain } from '../builtin/validation.ts';
 import { tableForColumns } from './printer.ts';
-import { deepCopy, deepEqual, isObject } from './schema-util.ts';
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from './types.ts';
+import { clone, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /** A Strategy with the extras the HTTP layer needs for custom resources. */
 export interface CustomResourceStrategy extends Strategy {
@@ -142,19 +142,19 @@ export function customResourceStrategy(
         const hasStatus = 'status' in obj;
         const managedFields = obj.metadata.managedFields;
         for (const k of Object.keys(obj)) delete obj[k];
-        Object.assign(obj, deepCopy(old));
+        Object.assign(obj, clone(old));
         if (managedFields !== undefined) obj.metadata.managedFields = managedFields;
         if (hasStatus) obj.status = status;
         else delete obj.status;
         return;
       }
       if (statusEnabled) {
-        if ('status' in old) obj.status = deepCopy(old.status);
+        if ('status' in old) obj.status = clone(old.status);
         else delete obj.status;
       }
       const { metadata: _n, ...newContent } = obj;
       const { metadata: _o, ...oldContent } = old;
-      obj.metadata.generation = deepEqual(newContent, oldContent)
+      obj.metadata.generation = jsonEqual(newContent, oldContent)
         ? (old.metadata.generation ?? obj.metadata.generation)
         : (old.metadata.generation ?? 0) + 1;
     },

@@ -5,8 +5,9 @@
  * of its own), for non-nullable nulls, and inside array items and map values.
  */
 
-import { additionalProps, deepCopy, isObject, itemsSchema } from './schema-util.ts';
+import { additionalProps, itemsSchema } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
+import { clone, isObject } from '../../../lib/json.ts';
 
 function isNonNullableNull(x: unknown, s: JSONSchemaProps | undefined): boolean {
   return x === null && s !== undefined && !s.nullable;
@@ -39,14 +40,14 @@ export function applyDefaults(x: unknown, s: JSONSchemaProps | undefined): void 
   if (isObject(x)) {
     for (const [k, prop] of Object.entries(s.properties ?? {})) {
       if (prop.default === undefined) continue;
-      if (!(k in x) || isNonNullableNull(x[k], prop)) x[k] = deepCopy(prop.default);
+      if (!(k in x) || isNonNullableNull(x[k], prop)) x[k] = clone(prop.default);
     }
     const ap = additionalProps(s)?.schema;
     for (const k of Object.keys(x)) {
       const prop = s.properties?.[k];
       if (prop) applyDefaults(x[k], prop);
       else if (ap) {
-        if (isNonNullableNull(x[k], ap) && ap.default !== undefined) x[k] = deepCopy(ap.default);
+        if (isNonNullableNull(x[k], ap) && ap.default !== undefined) x[k] = clone(ap.default);
         applyDefaults(x[k], ap);
       }
     }
@@ -54,7 +55,7 @@ export function applyDefaults(x: unknown, s: JSONSchemaProps | undefined): void 
     const items = itemsSchema(s);
     if (!items) return;
     for (let i = 0; i < x.length; i++) {
-      if (isNonNullableNull(x[i], items) && items.default !== undefined) x[i] = deepCopy(items.default);
+      if (isNonNullableNull(x[i], items) && items.default !== undefined) x[i] = clone(items.default);
       applyDefaults(x[i], items);
     }
   }

@@ -6,12 +6,13 @@
 import type { FieldError } from '../types.ts';
 import { child, duplicate, index, invalid, required } from '../field-errors.ts';
 import { isDNS1035Label } from '../builtin/validation.ts';
-import { additionalProps, deepEqual, isEmbedded, isObject, itemsSchema } from './schema-util.ts';
+import { additionalProps, isEmbedded, itemsSchema } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
+import { isObject, jsonEqual } from '../../../lib/json.ts';
 
 function validateListSet(path: string, list: unknown[], errs: FieldError[]): void {
   list.forEach((v, i) => {
-    if (list.findIndex((w) => deepEqual(v, w)) < i) errs.push(duplicate(index(path, i), v));
+    if (list.findIndex((w) => jsonEqual(v, w)) < i) errs.push(duplicate(index(path, i), v));
   });
 }
 
@@ -32,7 +33,7 @@ function validateListMap(path: string, s: JSONSchemaProps, list: unknown[], errs
       }
     }
     if (!complete) return;
-    if (seen.some((other) => deepEqual(other, keyValues))) errs.push(duplicate(index(path, i), keyValues));
+    if (seen.some((other) => jsonEqual(other, keyValues))) errs.push(duplicate(index(path, i), keyValues));
     else seen.push(keyValues);
   });
 }

@@ -6,8 +6,9 @@
  */
 
 import { OBJECT_META_FIELDS } from '../meta.ts';
-import { additionalProps, isEmbedded, isObject, itemsSchema, preservesUnknown } from './schema-util.ts';
+import { additionalProps, isEmbedded, itemsSchema, preservesUnknown } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
+import { isObject } from '../../../lib/json.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 

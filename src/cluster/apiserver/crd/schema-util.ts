@@ -1,12 +1,9 @@
 /** Small accessors over JSONSchemaProps and JSON values shared by the schema algorithms. */
 
+import { isObject, jsonEqual } from '../../../lib/json.ts';
 import type { JSONSchemaProps } from './types.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export function itemsSchema(s: JSONSchemaProps | undefined): JSONSchemaProps | undefined {
   const items = s?.items;
@@ -52,28 +49,6 @@ export function jsonTypeOf(v: unknown): string {
   return 'object';
 }
 
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (typeof a === 'object') {
-    if (Array.isArray(b)) return false;
-    const ak = Object.keys(a as object).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-    const bk = Object.keys(b as object).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-    if (ak.length !== bk.length) return false;
-    return ak.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-  }
-  return false;
-}
-
-export function deepCopy<T>(v: T): T {
-  // JSON values only: a JSON round trip copies them faster than structuredClone.
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
-}
-
 /**
  * The old value correlated with one list item, for ratcheting and CEL transition rules:
  * map lists correlate by their keys; set lists (ratcheting only) by equal value.
@@ -89,11 +64,11 @@ export function correlateItem(
   if (listType === 'map') {
     const keys = listSchema['x-kubernetes-list-map-keys'] ?? [];
     if (!isObject(item) || keys.length === 0) return { found: false };
-    const match = oldList.find((o) => isObject(o) && keys.every((k) => deepEqual(o[k], item[k])));
+    const match = oldList.find((o) => isObject(o) && keys.every((k) => jsonEqual(o[k], item[k])));
     return match === undefined ? { found: false } : { found: true, old: match };
   }
   if (listType === 'set' && allowSets) {
-    const match = oldList.find((o) => deepEqual(o, item));
+    const match = oldList.find((o) => jsonEqual(o, item));
     return match === undefined ? { found: false } : { found: true, old: match };
   }
   return { found: false };

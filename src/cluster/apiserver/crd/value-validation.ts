@@ -14,16 +14,9 @@ import type { FieldError } from '../types.ts';
 import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../field-errors.ts';
 import { formatGoFloat, GoFloat, goQuote } from '../gofmt.ts';
 import { checkFormat, isKnownFormat } from './formats.ts';
-import {
-  additionalProps,
-  correlateItem,
-  deepEqual,
-  isObject,
-  itemsSchema,
-  jsonTypeOf,
-  schemaTypes,
-} from './schema-util.ts';
+import { additionalProps, correlateItem, itemsSchema, jsonTypeOf, schemaTypes } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
+import { isObject, jsonEqual } from '../../../lib/json.ts';
 
 /** The old value a node is compared with when ratcheting an update. */
 export interface OldValue {
@@ -183,7 +176,7 @@ function validateArray(s: JSONSchemaProps, data: unknown[], name: string, old: O
   }
   if (s.maxItems !== undefined && data.length > s.maxItems)
     r.errors.push(tooMany(path, data.length, s.maxItems));
-  if (s.uniqueItems && data.some((x, i) => data.findIndex((y) => deepEqual(x, y)) !== i)) {
+  if (s.uniqueItems && data.some((x, i) => data.findIndex((y) => jsonEqual(x, y)) !== i)) {
     r.errors.push(invalid(path, '', `${name} in body shouldn't contain duplicates`));
   }
 }
@@ -195,7 +188,7 @@ function enumValueText(v: unknown): string {
 function validateEnum(s: JSONSchemaProps, data: unknown, name: string, r: Result): void {
   if (!s.enum || s.enum.length === 0) return;
   const value = data === undefined ? null : data;
-  if (s.enum.some((e) => deepEqual(e, value))) return;
+  if (s.enum.some((e) => jsonEqual(e, value))) return;
   r.errors.push(notSupported(errPath(name), value, s.enum.map(enumValueText)));
 }
 
@@ -305,7 +298,7 @@ function merge(into: Result, from: Result): void {
 function validateNode(s: JSONSchemaProps, data: unknown, name: string, old: OldValue): Result {
   const r: Result = { errors: [], matches: 0 };
   // Ratcheting (CRDValidationRatcheting): a value left unchanged by an update keeps passing.
-  if (old.found && deepEqual(data, old.value)) return r;
+  if (old.found && jsonEqual(data, old.value)) return r;
   const before = () => r.errors.length;
   let n = before();
   if (data === null || data === undefined) {

@@ -14,12 +14,9 @@ import {
   type JSONSchema,
   refName,
 } from './schemas.ts';
+import { isObject } from '../../../lib/json.ts';
 
 type Resolve = (name: string) => JSONSchema | undefined;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Follows `$ref` and single-element `allOf` wrappers down to the schema that has the shape.
@@ -58,7 +55,7 @@ function declaredProperties(schema: JSONSchema, resolve: Resolve): Map<string, J
   declaredCache.set(schema, out);
   const add = (s: JSONSchema) => {
     const props = s.properties;
-    if (isPlainObject(props))
+    if (isObject(props))
       for (const [k, v] of Object.entries(props)) if (!out.has(k)) out.set(k, v as JSONSchema);
   };
   add(schema);
@@ -87,13 +84,13 @@ function walk(
   const structural = structuralIn && !viaRef;
   if (Array.isArray(value)) {
     const items = schema.items;
-    if (!isPlainObject(items)) return;
+    if (!isObject(items)) return;
     value.forEach((item, i) => {
       walk(items, item, `${path}[${i}]`, structural, resolve, out);
     });
     return;
   }
-  if (!isPlainObject(value)) return;
+  if (!isObject(value)) return;
 
   const properties = declaredProperties(schema, resolve);
   if (schema['x-kubernetes-embedded-resource'] === true) {
@@ -112,7 +109,7 @@ function walk(
     const childPath = path === '' ? key : `${path}.${key}`;
     const declared = properties.get(key);
     if (declared) walk(declared, child, childPath, structural, resolve, out);
-    else if (isPlainObject(additional)) walk(additional, child, childPath, structural, resolve, out);
+    else if (isObject(additional)) walk(additional, child, childPath, structural, resolve, out);
     else if (!open) out.push(childPath);
   }
 }

@@ -1,4 +1,4 @@
-import { isObject } from './json-values.ts';
+import { isObject } from '../../../lib/json.ts';
 
 /**
  * A set of field paths, as structured-merge-diff's fieldpath.Set: a trie whose edges are path

@@ -1,6 +1,6 @@
 import { FieldSet, pathToString } from './fieldset.ts';
-import { deepEqual, isObject, type JsonObject } from './json-values.ts';
 import type { ListSemantics, ListSemanticsLookup } from './list-semantics.ts';
+import { type JsonObject, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /**
  * The structured-merge-diff walks server-side apply is built from (ToFieldSet, Compare,
@@ -104,7 +104,7 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
   const leaf = (l: unknown, r: unknown, pes: string[]) => {
     if (l === undefined) out.added.insert(pes);
     else if (r === undefined) out.removed.insert(pes);
-    else if (!deepEqual(l, r)) out.modified.insert(pes);
+    else if (!jsonEqual(l, r)) out.modified.insert(pes);
   };
   const containerHook = (l: unknown, r: unknown, pes: string[]) => {
     if (pes.length === 0) return;

@@ -1,10 +1,10 @@
 import type { FieldError, KubeObject, ManagedFieldsEntry } from '../types.ts';
 import { badRequest, internalError } from './errors.ts';
 import { FieldSet, namesToPath, pathToString } from './fieldset.ts';
-import { clone, deepEqual, isObject, type JsonObject } from './json-values.ts';
 import { builtinListSemantics, type ListSemanticsLookup } from './list-semantics.ts';
 import { objectGvkKey } from './smp-table.ts';
 import { ApplyConfigError, compare, mergeApplied, removeItems, toFieldSet } from './ssa-walk.ts';
+import { type JsonObject, clone, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /**
  * Server-side apply and field ownership tracking, following kube-apiserver's field manager
@@ -328,7 +328,7 @@ export function serverSideApply(opts: ServerSideApplyOptions): ServerSideApplyRe
 
   const own = managers.get(applierId);
   // A no-op apply keeps the entry's previous timestamp (the real server returns the live object).
-  if (own && (!opts.live || !deepEqual(liveObj, result))) own.time = now;
+  if (own && (!opts.live || !jsonEqual(liveObj, result))) own.time = now;
   return { ok: true, object: setManagedFields(result, managers) };
 }
 

@@ -6,6 +6,7 @@
  */
 
 import jqjs from '@michaelhomer/jqjs';
+import { jsonEqual } from '../../../lib/json.ts';
 
 export type JqResult = unknown[] | undefined;
 
@@ -60,12 +61,6 @@ function applyPath(inputs: unknown[], steps: readonly Step[]): unknown[] | typeo
     cur = next;
   }
   return cur;
-}
-
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** Parses `.a.b["c"].[] | select(.x == "y") | .z` into steps; undefined when it is anything richer. */

@@ -19,18 +19,12 @@ import {
   OMIT,
   required,
 } from '../../field-errors.ts';
-import {
-  additionalProps,
-  correlateItem,
-  deepEqual,
-  isEmbedded,
-  isObject,
-  itemsSchema,
-} from '../schema-util.ts';
+import { additionalProps, correlateItem, isEmbedded, itemsSchema } from '../schema-util.ts';
 import type { JSONSchemaProps, ValidationRule } from '../types.ts';
 import type { OldValue } from '../value-validation.ts';
 import { type CompiledRule, compileRules } from './compile.ts';
 import { toCel } from './values.ts';
+import { isObject, jsonEqual } from '../../../../lib/json.ts';
 
 const NONE: OldValue = { found: false };
 
@@ -161,7 +155,7 @@ function walk(n: Node, errs: FieldError[]): void {
     x.forEach((v, i) => {
       const c = n.old.found ? correlateItem(s, v, n.old.value, false) : { found: false };
       const old: OldValue = c.found ? { found: true, value: c.old } : NONE;
-      const ratchet = old.found && n.ratcheting ? deepEqual(v, old.value) : n.ratchet;
+      const ratchet = old.found && n.ratcheting ? jsonEqual(v, old.value) : n.ratchet;
       walk(
         {
           ...n,
@@ -184,7 +178,7 @@ function walk(n: Node, errs: FieldError[]): void {
       const sub = prop ?? ap;
       if (!sub) continue;
       const old: OldValue = oldObj && k in oldObj ? { found: true, value: oldObj[k] } : NONE;
-      const ratchet = old.found && n.ratcheting ? deepEqual(v, old.value) : n.ratchet;
+      const ratchet = old.found && n.ratcheting ? jsonEqual(v, old.value) : n.ratchet;
       const path = prop ? child(n.path, k) : key(n.path, k);
       walk({ ...n, schema: sub, value: v, path, old, resourceRoot: isEmbedded(sub), ratchet }, errs);
     }
@@ -212,7 +206,7 @@ export function validateRules(
         path: '',
         old: o,
         resourceRoot,
-        ratchet: ratchet && o.found && deepEqual(obj, o.value),
+        ratchet: ratchet && o.found && jsonEqual(obj, o.value),
         ratcheting: ratchet,
       },
       errs,

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Backoff } from '../../src/runtime/backoff.ts';
+import { Backoff } from '../../../src/lib/backoff.ts';
 import {
   defaultControllerRateLimiter,
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
   TokenBucketRateLimiter,
-} from '../../src/runtime/ratelimiter.ts';
-import { FakeClock } from './fake-clock.ts';
+} from '../../../src/lib/ratelimiter.ts';
+import { ManualClock } from '../../../src/lib/clock.ts';
 
 describe('ItemExponentialRateLimiter', () => {
   test('doubles from 5 ms per failure and caps at 1000 s', () => {
@@ -41,7 +41,7 @@ describe('ItemExponentialRateLimiter', () => {
 
 describe('TokenBucketRateLimiter', () => {
   test('allows a burst, then spaces reservations at 1/qps', () => {
-    const clock = new FakeClock();
+    const clock = new ManualClock();
     const rl = new TokenBucketRateLimiter<string>(10, 100, clock);
     for (let i = 0; i < 100; i++) assert.equal(rl.when(`k${i}`), 0);
     assert.equal(rl.when('k100'), 100);
@@ -49,7 +49,7 @@ describe('TokenBucketRateLimiter', () => {
   });
 
   test('refills at qps, never above burst', () => {
-    const clock = new FakeClock();
+    const clock = new ManualClock();
     const rl = new TokenBucketRateLimiter<string>(10, 3, clock);
     for (let i = 0; i < 3; i++) rl.when('x');
     clock.advance(200); // two tokens back
@@ -66,7 +66,7 @@ describe('TokenBucketRateLimiter', () => {
 
 describe('MaxOfRateLimiter', () => {
   test('default controller limiter is the max of backoff and bucket', () => {
-    const clock = new FakeClock();
+    const clock = new ManualClock();
     const rl = defaultControllerRateLimiter<string>(clock);
     // Distinct items within the burst: only the 5 ms base applies.
     for (let i = 0; i < 100; i++) assert.equal(rl.when(`item-${i}`), 5);

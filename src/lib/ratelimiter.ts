@@ -4,6 +4,7 @@
  * clears an item's failure history, `numRequeues(item)` reports it.
  */
 
+import { backoffDelay } from './backoff.ts';
 import { type Clock, realClock } from './clock.ts';
 
 export interface RateLimiter<T> {
@@ -27,8 +28,7 @@ export class ItemExponentialRateLimiter<T> implements RateLimiter<T> {
   when(item: T): number {
     const exp = this.failures.get(item) ?? 0;
     this.failures.set(item, exp + 1);
-    // 2^exp overflows to Infinity long after it passes maxMs, so min() still holds.
-    return Math.min(this.maxMs, this.baseMs * 2 ** exp);
+    return backoffDelay(exp, this.baseMs, this.maxMs);
   }
 
   forget(item: T): void {

@@ -1,9 +1,19 @@
 /**
- * Exponential backoff with jitter, used wherever the runtime retries a connection
- * (informer watches, leader election, status-conflict retries). Jitter spreads the
- * reconnects of many clients after an API server restart, as client-go's
+ * Exponential backoff: the one formula (`backoffDelay`) every retry, restart and requeue
+ * delay of the program uses, and `Backoff`, a stateful sequence of such delays with jitter
+ * for reconnect loops (informer watches, leader election, status-conflict retries). Jitter
+ * spreads the reconnects of many clients after an API server restart, as client-go's
  * wait.Backoff does.
  */
+
+/**
+ * `baseMs * factor^exponent`, capped at `maxMs`: the delay after `exponent + 1` consecutive
+ * failures (exponent 0 is the first retry). The exponent is clamped so the power stays
+ * finite and the cap always wins for long failure streaks.
+ */
+export function backoffDelay(exponent: number, baseMs: number, maxMs: number, factor = 2): number {
+  return Math.min(maxMs, baseMs * factor ** Math.min(Math.max(0, exponent), 30));
+}
 
 export interface BackoffOptions {
   /** First delay in ms. */
@@ -41,7 +51,7 @@ export class Backoff {
 
   /** The next delay in ms; grows until `maxMs` (jitter may exceed it by `jitter`). */
   next(): number {
-    const base = Math.min(this.maxMs, this.initialMs * this.factor ** this.attempt);
+    const base = backoffDelay(this.attempt, this.initialMs, this.maxMs, this.factor);
     this.attempt++;
     return base * (1 + this.jitter * this.random());
   }
@@ -49,23 +59,4 @@ export class Backoff {
   reset(): void {
     this.attempt = 0;
   }
-}
-
-/** Resolves after `ms`, or early (without rejecting) when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) {
-      resolve();
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -12,7 +12,7 @@
  */
 
 import { type Clock, realClock, type TimerHandle } from './clock.ts';
-import { MinHeap } from './heap.ts';
+import { Heap } from 'heap-js';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.ts';
 
 /** Observation hooks, called synchronously; metrics.ts binds them to Prometheus. */
@@ -51,7 +51,7 @@ export class WorkQueue<T> {
   private getters: ((item: T | undefined) => void)[] = [];
 
   private readonly waitingReadyAt = new Map<T, number>();
-  private readonly waitingHeap = new MinHeap<T>();
+  private readonly waitingHeap = new Heap<{ value: T; priority: number }>((a, b) => a.priority - b.priority);
   private timer: TimerHandle | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -110,7 +110,7 @@ export class WorkQueue<T> {
     if (existing !== undefined && existing <= readyAt) return;
     this.waitingReadyAt.set(item, readyAt);
     // Stale heap entries (superseded times) are skipped when popped.
-    this.waitingHeap.push(item, readyAt);
+    this.waitingHeap.push({ value: item, priority: readyAt });
     this.armTimer();
   }
 

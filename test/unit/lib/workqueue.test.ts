@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ItemExponentialRateLimiter } from '../../src/runtime/ratelimiter.ts';
-import { WorkQueue } from '../../src/runtime/workqueue.ts';
-import { FakeClock } from './fake-clock.ts';
+import { ItemExponentialRateLimiter } from '../../../src/lib/ratelimiter.ts';
+import { WorkQueue } from '../../../src/lib/workqueue.ts';
+import { ManualClock } from '../../../src/lib/clock.ts';
 
-function newQueue(clock = new FakeClock()) {
+function newQueue(clock = new ManualClock()) {
   return {
     clock,
     q: new WorkQueue<string>({ clock, rateLimiter: new ItemExponentialRateLimiter<string>(5, 1_000_000) }),
@@ -156,7 +156,7 @@ describe('WorkQueue', () => {
   });
 
   test('reports adds, depth, latency, work duration, retries and unfinished work', async () => {
-    const clock = new FakeClock();
+    const clock = new ManualClock();
     const seen = {
       added: 0,
       depth: [] as number[],

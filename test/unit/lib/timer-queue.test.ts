@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { TimerQueue } from '../../../src/cluster/kubelet/timers.ts';
+import { TimerQueue } from '../../../src/lib/timer-queue.ts';
 
 describe('TimerQueue', () => {
   test('fires callbacks in deadline order, past deadlines at once', async () => {
