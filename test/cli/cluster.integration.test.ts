@@ -14,9 +14,13 @@ const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
 test('troupe cluster serves kubectl until SIGTERM', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const child = spawn(process.execPath, [MAIN, 'cluster', '--port', '0', '--kubeconfig-out', kubeconfig], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'cluster', '--port', '0', '--data-dir', dir, '--kubeconfig-out', kubeconfig],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
