@@ -17,8 +17,9 @@ import {
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
 import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
-import { forbidden, required } from './field-errors.ts';
-import { goSharpV } from './gofmt.ts';
+import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
+import { goQuote, goSharpV } from './gofmt.ts';
+import { checkBodyDecodes, checkPatchedDecodes, shapeForStorage, unshaped } from './gotypes/index.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
@@ -203,38 +204,74 @@ export class Api {
         throw errors.timeout(`Too large resource version: ${asked}, current: ${current}`);
       }
     }
-    let startAfter: string | undefined;
+    let startAt: string | undefined;
     let listRv = current;
-    if (opts.continue) {
-      const token = decodeContinue(opts.continue);
-      startAfter = token.start;
-      listRv = token.rv;
-    }
     const sk = storageKey(rt);
-    const table = this.store.table(sk);
-    const keys = this.store.sortedKeys(sk);
+    let table: ReadonlyMap<string, StoredRecord> = this.store.table(sk);
+    let keys = this.store.sortedKeys(sk);
+    if (opts.continue) {
+      if (opts.resourceVersion && opts.resourceVersion !== '0')
+        throw errors.badRequest('specifying resource version is not allowed when using continue');
+      const token = decodeContinue(opts.continue);
+      startAt = token.start;
+      // rv -1: the client chose to go on with the current data after its snapshot expired.
+      if (token.rv !== -1) {
+        listRv = token.rv;
+        ({ table, keys } = this.snapshot(sk, token.rv, token.start, table, keys));
+      }
+    }
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     // Namespaced keys are `ns/name`, so one namespace is a contiguous run of keys.
     const prefix = rt.namespaced && namespace !== undefined ? `${namespace}/` : '';
-    let i = startAfter !== undefined ? upperBound(keys, startAfter) : prefix ? lowerBound(keys, prefix) : 0;
+    // '0' follows '/': the first key past the namespace's run.
+    const end = prefix ? lowerBound(keys, `${namespace}0`) : keys.length;
+    let i = lowerBound(keys, startAt !== undefined && startAt > prefix ? startAt : prefix);
     const records: StoredRecord[] = [];
-    for (; i < keys.length; i++) {
+    for (; i < end; i++) {
       const key = keys[i]!;
-      if (prefix && !key.startsWith(prefix)) break;
-      const rec = table.get(key)!;
-      if (!filter.matches(rec)) continue;
+      const rec = table.get(key);
+      if (!rec || !filter.matches(rec)) continue;
       if (limit && records.length === limit) {
         return {
           records,
           resourceVersion: String(listRv),
           continue: encodeContinue(listRv, records.at(-1)!.key),
-          // Exact only without a filter; kube-apiserver omits it otherwise.
-          remainingItemCount: filter.trivial && !prefix ? keys.length - i : undefined,
+          // kube-apiserver counts what is left only when no selector filters the list.
+          remainingItemCount: filter.trivial ? remainingKeys(table, keys, i, end) : undefined,
         };
       }
       records.push(rec);
     }
     return { records, resourceVersion: String(listRv) };
+  }
+
+  /**
+   * The table as of `rv` for a continued list: the current records with every key written
+   * since put back as it was. An expired `rv` is etcd's compaction: 410 with a token that
+   * goes on with the current data (`handleCompactedErrorForPaging` in storage/etcd3).
+   */
+  private snapshot(
+    sk: string,
+    rv: number,
+    start: string,
+    table: ReadonlyMap<string, StoredRecord>,
+    keys: readonly string[],
+  ): { table: ReadonlyMap<string, StoredRecord>; keys: readonly string[] } {
+    let changes: Map<string, StoredRecord | undefined>;
+    try {
+      changes = this.store.changedSince(sk, rv);
+    } catch (err) {
+      if (err instanceof TooOldResourceVersionError)
+        throw errors.expired(INCONSISTENT_CONTINUE, encodeContinueToken(-1, start));
+      throw err;
+    }
+    if (changes.size === 0) return { table, keys };
+    const merged = new Map(table);
+    for (const [k, rec] of changes) {
+      if (rec) merged.set(k, rec);
+      else merged.delete(k);
+    }
+    return { table: merged, keys: [...merged.keys()].sort() };
   }
 
   /**
@@ -256,7 +293,7 @@ export class Api {
         sink.event('BOOKMARK', this.bookmarkJson(rt, this.store.currentRv, true));
       }
     }
-    const from = initial ? undefined : parseRv(rv!);
+    const from = initial ? undefined : parseWatchRv(rt, rv!);
     if (from !== undefined && from > this.store.currentRv) {
       throw errors.timeout(`Too large resource version: ${from}, current: ${this.store.currentRv}`);
     }
@@ -325,6 +362,8 @@ export class Api {
 
   async create(rt: ResourceType, namespace: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, undefined);
+    checkBodyDecodes(rt, obj);
+    unshaped(obj);
     const ctx = context(opts);
     const meta = obj.metadata;
     if (!meta.name) {
@@ -376,8 +415,7 @@ export class Api {
       }
       const key = objectKey(rt, namespace, name);
       if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
-      if (opts.dryRun) return admitted;
-      return this.commit(rt, admitted, 'ADDED', settle);
+      return this.commit(rt, admitted, 'ADDED', ctx.dryRun, settle);
     } finally {
       settle(false);
     }
@@ -392,6 +430,7 @@ export class Api {
     opts: WriteOptions,
   ): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, name);
+    checkBodyDecodes(rt, obj);
     // Each attempt gets the body as sent: admission and the allocators write into what they get.
     return this.updateWith(rt, namespace, name, opts, () => clone(obj), true);
   }
@@ -445,6 +484,8 @@ export class Api {
     );
     try {
       rt.strategy.prepareForUpdate?.(next, old, ctx);
+      // Compared with the stored object below (generation, no-op writes): give it the same shape.
+      shapeForStorage(rt, next);
       // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
       if (
         rt.strategy.tracksGeneration &&
@@ -470,7 +511,6 @@ export class Api {
         settle(true);
         return old;
       }
-      if (opts.dryRun) return next;
       const current = this.store.get(storageKey(rt), rec.key);
       if (!current || current.rv !== rec.rv) {
         // Someone wrote while admission webhooks were awaited: the real server retries
@@ -488,8 +528,8 @@ export class Api {
       return next.metadata.deletionTimestamp &&
         !next.metadata.finalizers?.length &&
         !this.deletionPending(rt, next)
-        ? this.removeNow(rt, next, settle)
-        : this.commit(rt, next, 'MODIFIED', settle);
+        ? this.removeNow(rt, next, ctx.dryRun, settle)
+        : this.commit(rt, next, 'MODIFIED', ctx.dryRun, settle);
     } finally {
       settle(false);
     }
@@ -517,7 +557,12 @@ export class Api {
       namespace,
       name,
       opts,
-      (current) => patcher.apply(rt, current, req, opts),
+      (current) => {
+        const patched = patcher.apply(rt, current, req, opts);
+        // The patched object is decoded into the kind's Go type before its name is looked at.
+        checkPatchedDecodes(rt, patched, req.contentType, req.body);
+        return checkPatchedName(rt, namespace, name, patched);
+      },
       true,
     );
   }
@@ -571,7 +616,6 @@ export class Api {
     const now = new Date();
     const specFinalized = rt.group === '' && rt.resource === 'namespaces' && this.deletionPending(rt, obj);
     if (finalizers.length > 0 || grace > 0 || specFinalized) {
-      if (opts.dryRun) return { object: obj, deleted: false };
       let changed = false;
       if (!meta.deletionTimestamp) {
         meta.deletionTimestamp = nowRfc3339(new Date(now.getTime() + grace * 1000));
@@ -592,10 +636,9 @@ export class Api {
         (obj.status as Record<string, unknown> | undefined) ??= {};
         (obj.status as Record<string, unknown>).phase = 'Terminating';
       }
-      return { object: this.commit(rt, obj, 'MODIFIED'), deleted: false };
+      return { object: this.commit(rt, obj, 'MODIFIED', opts.dryRun ?? false), deleted: false };
     }
-    if (opts.dryRun) return { object: obj, deleted: true };
-    return { object: this.removeNow(rt, obj), deleted: true };
+    return { object: this.removeNow(rt, obj, opts.dryRun ?? false), deleted: true };
   }
 
   /** Deletes every matching object (DELETE on a collection). */
@@ -646,7 +689,14 @@ export class Api {
     return false;
   }
 
-  private removeNow(rt: ResourceType, obj: KubeObject, stored?: FinishWrite): KubeObject {
+  /**
+   * The two storage writes. Dry run stops here, and only here, for every write path (create,
+   * update, every patch type, delete, deletecollection, every subresource), as
+   * `genericregistry.DryRunnableStorage` does: everything before runs, nothing is stored, no
+   * watch event is sent, no hook sees a change.
+   */
+  private removeNow(rt: ResourceType, obj: KubeObject, dryRun: boolean, stored?: FinishWrite): KubeObject {
+    if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
     const rec = this.record(rt, obj, rv);
@@ -658,7 +708,16 @@ export class Api {
     return obj;
   }
 
-  private commit(rt: ResourceType, obj: KubeObject, type: EventType, stored?: FinishWrite): KubeObject {
+  private commit(
+    rt: ResourceType,
+    obj: KubeObject,
+    type: EventType,
+    dryRun: boolean,
+    stored?: FinishWrite,
+  ): KubeObject {
+    // A dry run answers with what would be stored: the shape of the storage boundary too.
+    shapeForStorage(rt, obj);
+    if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
     const rec = this.record(rt, obj, rv);
@@ -674,12 +733,18 @@ export class Api {
   private record(rt: ResourceType, obj: KubeObject, rv: number): StoredRecord {
     if (rt.sharedStorage) {
       // Stored in the owning resource's shape, with both resources' selectable fields.
-      const owner = this.registry.get(rt.sharedStorage.group, 'v1', rt.sharedStorage.resource);
+      const owner = this.registry.get(
+        rt.sharedStorage.group,
+        rt.sharedStorage.version ?? 'v1',
+        rt.sharedStorage.resource,
+      );
       const stored = rt.sharedStorage.toStorage(obj);
       const rec = this.record(owner ?? { ...rt, sharedStorage: undefined }, stored, rv);
       const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};
       return { ...rec, fields: { ...extra, ...rec.fields } };
     }
+    // The storage boundary: what is stored has the fields its Go type always encodes.
+    shapeForStorage(rt, obj);
     const m = obj.metadata;
     const namespace = rt.namespaced ? (m.namespace ?? '') : '';
     const name = m.name!;
@@ -829,6 +894,27 @@ export class Api {
   }
 }
 
+/**
+ * A patch may not rename an object or move it to another namespace: `checkName` and
+ * `EnsureObjectNamespaceMatchesRequestNamespace` in `handlers/patch.go` answer 400.
+ */
+function checkPatchedName(rt: ResourceType, namespace: string, name: string, obj: KubeObject): KubeObject {
+  const meta = (obj.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  const objName = typeof meta.name === 'string' ? meta.name : '';
+  if (objName !== name) {
+    throw errors.badRequest(
+      `the name of the object (${objName}) does not match the name on the URL (${name})`,
+    );
+  }
+  const objNs = typeof meta.namespace === 'string' ? meta.namespace : '';
+  if (rt.namespaced && objNs !== '' && objNs !== namespace) {
+    throw errors.badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+  return obj;
+}
+
 /** A store hook's write settles once: what storage did first is what counts. */
 function settleOnce(finish: FinishWrite | undefined): FinishWrite {
   let settled = false;
@@ -878,18 +964,6 @@ function lowerBound(keys: readonly string[], k: string): number {
   return lo;
 }
 
-/** First index whose key is > k. */
-function upperBound(keys: readonly string[], k: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! <= k) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 function parseRv(rv: string): number {
   const n = Number(rv);
   if (!Number.isInteger(n) || n < 0)
@@ -897,23 +971,64 @@ function parseRv(rv: string): number {
   return n;
 }
 
-function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'troupe.k8s.io/v1', rv, start })).toString('base64url');
+/**
+ * A watch's resourceVersion, parsed as the storage's APIObjectVersioner does
+ * (`storage/api_object_versioner.go` ParseResourceVersion): 422 on `resourceVersion` with
+ * strconv.ParseUint's error, named after the resource as InterpretWatchError does.
+ */
+function parseWatchRv(rt: ResourceType, rv: string): number {
+  if (/^[0-9]+$/.test(rv) && BigInt(rv) < 2n ** 64n) return Number(rv);
+  const why = /^[0-9]+$/.test(rv) ? 'value out of range' : 'invalid syntax';
+  throw errors.invalid(rt.resource, rt.group, '', [
+    invalidValue('resourceVersion', rv, `strconv.ParseUint: parsing ${goQuote(rv)}: ${why}`),
+  ]);
 }
 
+/** The keys from `i` to `end` that hold a record (a snapshot's table may lack some). */
+function remainingKeys(
+  table: ReadonlyMap<string, StoredRecord>,
+  keys: readonly string[],
+  i: number,
+  end: number,
+): number {
+  let n = end - i;
+  if (keys.length !== table.size) for (let j = i; j < end; j++) if (!table.has(keys[j]!)) n--;
+  return n;
+}
+
+const INCONSISTENT_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/**
+ * Continue tokens as `storage.EncodeContinue` writes them: base64url (unpadded) of
+ * `{"v":"meta.k8s.io/v1","rv":…,"start":…}`, where start is the next key to read (the last
+ * key returned plus a NUL byte).
+ */
+function encodeContinue(rv: number, lastKey: string): string {
+  return encodeContinueToken(rv, `${lastKey}\u0000`);
+}
+
+function encodeContinueToken(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
+}
+
+/** storage.DecodeContinue, with its error texts. */
 function decodeContinue(token: string): { rv: number; start: string } {
+  const invalidRv =
+    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)';
+  let t: { v?: unknown; rv?: unknown; start?: unknown };
   try {
-    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
-      v?: string;
-      rv?: number;
-      start?: string;
-    };
-    if (t.v !== 'troupe.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string')
-      throw new Error('bad');
-    return { rv: t.rv, start: t.start };
+    t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as typeof t;
   } catch {
-    throw errors.badRequest(
-      'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
-    );
+    throw errors.badRequest(invalidRv);
   }
+  if (t === null || typeof t !== 'object') throw errors.badRequest(invalidRv);
+  if (t.v !== 'meta.k8s.io/v1')
+    throw errors.badRequest(
+      `continue key is not valid: server does not recognize this encoded version ${String(t.v ?? '')}`,
+    );
+  if (typeof t.rv !== 'number' || !Number.isInteger(t.rv) || t.rv === 0) throw errors.badRequest(invalidRv);
+  if (typeof t.start !== 'string' || t.start === '')
+    throw errors.badRequest('continue key is not valid: encoded start key is not valid');
+  return { rv: t.rv, start: t.start };
 }

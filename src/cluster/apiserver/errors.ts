@@ -33,12 +33,13 @@ export interface StatusDetails {
 export interface StatusObject {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  /** metav1.ListMeta: only an expired list's fresh continue token is ever set. */
+  metadata: { continue?: string };
   status: 'Failure' | 'Success';
-  message: string;
+  message?: string;
   reason?: StatusReason;
   details?: StatusDetails;
-  code: number;
+  code?: number;
 }
 
 /** An error that the HTTP layer renders as a metav1.Status with the given code. */
@@ -58,8 +59,53 @@ export class ApiError extends Error {
     if (details) this.status.details = details;
   }
   get code(): number {
-    return this.status.code;
+    return this.status.code ?? 500;
   }
+}
+
+/**
+ * A metav1.Status as kube-apiserver's JSON serializer writes it: the Go struct's field order
+ * (`details` before `code`), every `omitempty` field left out when empty (no `"group":""`, no
+ * `"code":0`), and json.Encoder's trailing newline. Clients compare these bytes, so every
+ * Status the server sends, errors and successes alike, goes through here.
+ * (apimachinery `pkg/apis/meta/v1/types.go` Status, StatusDetails, StatusCause.)
+ */
+export function encodeStatus(s: StatusObject): string {
+  const meta: Record<string, string> = {};
+  if (s.metadata.continue) meta.continue = s.metadata.continue;
+  const out: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: meta };
+  if (s.status) out.status = s.status;
+  if (s.message) out.message = s.message;
+  if (s.reason) out.reason = s.reason;
+  if (s.details) {
+    const d = s.details;
+    const details: Record<string, unknown> = {};
+    if (d.name) details.name = d.name;
+    if (d.group) details.group = d.group;
+    if (d.kind) details.kind = d.kind;
+    if (d.uid) details.uid = d.uid;
+    if (d.causes?.length) {
+      details.causes = d.causes.map((c) => {
+        const cause: Record<string, string> = {};
+        if (c.reason) cause.reason = c.reason;
+        if (c.message) cause.message = c.message;
+        if (c.field) cause.field = c.field;
+        return cause;
+      });
+    }
+    if (d.retryAfterSeconds) details.retryAfterSeconds = d.retryAfterSeconds;
+    out.details = details;
+  }
+  if (s.code) out.code = s.code;
+  return `${JSON.stringify(out)}\n`;
+}
+
+/** The Status of a successful call (deletions, bindings, evictions). */
+export function successStatus(code?: number, details?: StatusDetails): StatusObject {
+  const s: StatusObject = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' };
+  if (details) s.details = details;
+  if (code) s.code = code;
+  return s;
 }
 
 /** The qualified resource as kube-apiserver prints it in messages: `pods`, `deployments.apps`. */
@@ -110,7 +156,11 @@ export const errors = {
       causes: [{ message: `${verb} is not supported on ${qualified(qr)}` }],
     }),
   notFoundPath: () => new ApiError(404, 'NotFound', 'the server could not find the requested resource'),
-  expired: (message: string) => new ApiError(410, 'Expired', message),
+  expired: (message: string, continueToken?: string) => {
+    const e = new ApiError(410, 'Expired', message);
+    if (continueToken) e.status.metadata.continue = continueToken;
+    return e;
+  },
   gone: (message: string) => new ApiError(410, 'Gone', message),
   unsupportedMediaType: (type: string) =>
     new ApiError(

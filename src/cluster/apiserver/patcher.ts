@@ -21,6 +21,8 @@ import {
 import type { Patcher, PatchRequest } from './patching.ts';
 import type { SchemaService } from './schemas.ts';
 import { crdSchemaKey } from './openapi/index.ts';
+import { invalid } from './field-errors.ts';
+import { checkNestingDepth } from './http/body.ts';
 import { groupVersion, type KubeObject, type ResourceType } from './types.ts';
 
 export class DefaultPatcher implements Patcher {
@@ -33,7 +35,7 @@ export class DefaultPatcher implements Patcher {
 
   apply(rt: ResourceType, current: KubeObject, req: PatchRequest, opts: WriteOptions): KubeObject {
     const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
-    return translate(() => {
+    const patched = translatePatchError(() => {
       const type = checkPatchContentType(req.contentType, gvk);
       switch (type) {
         case 'application/json-patch+json':
@@ -48,6 +50,8 @@ export class DefaultPatcher implements Patcher {
           throw errors.unsupportedMediaType(type);
       }
     });
+    checkPatchedKind(rt, patched);
+    return patched;
   }
 
   applyToNew(
@@ -57,7 +61,7 @@ export class DefaultPatcher implements Patcher {
     req: PatchRequest,
     opts: WriteOptions,
   ): KubeObject {
-    return translate(() => {
+    return translatePatchError(() => {
       checkPatchContentType(req.contentType, { group: rt.group, version: rt.version, kind: rt.kind });
       const obj = this.serverSideApply(rt, undefined, req, opts);
       obj.metadata.name = name;
@@ -146,6 +150,25 @@ export class DefaultPatcher implements Patcher {
   }
 }
 
+/**
+ * A patch may not turn an object into another kind or version, whatever the patch type.
+ * kube-apiserver decodes the patched JSON into the resource's Go type, and a different
+ * kind/apiVersion fails that decoding (`handlers/patch.go` jsonPatcher): 422 on the `patch`
+ * field with the patched object as the bad value and the scheme's conversion error.
+ */
+function checkPatchedKind(rt: ResourceType, patched: KubeObject): void {
+  const gv = groupVersion(rt);
+  if (patched.kind === rt.kind && patched.apiVersion === gv) return;
+  const [group, version] = String(patched.apiVersion ?? '').includes('/')
+    ? String(patched.apiVersion).split('/', 2)
+    : ['', String(patched.apiVersion ?? '')];
+  const why =
+    group === rt.group && version === rt.version
+      ? `converting (${version}.${String(patched.kind)}) to (${rt.group || 'core'}.${rt.kind}): unknown conversion`
+      : `no kind "${String(patched.kind)}" is registered for version "${String(patched.apiVersion ?? '')}"`;
+  throw errors.invalid('', '', '', [invalid('patch', JSON.stringify(patched), why)]);
+}
+
 /** The manager name the real server derives from the User-Agent when none is given. */
 function defaultManager(opts: WriteOptions): string {
   const ua = opts.userAgent ?? '';
@@ -153,11 +176,14 @@ function defaultManager(opts: WriteOptions): string {
 }
 
 function decodeJson(body: string): unknown {
+  let v: unknown;
   try {
-    return JSON.parse(body);
+    v = JSON.parse(body);
   } catch (err) {
     throw errors.badRequest(`error decoding patch: ${err instanceof Error ? err.message : String(err)}`);
   }
+  checkNestingDepth(v, body.length);
+  return v;
 }
 
 function decodeApplied(body: string): Record<string, unknown> {
@@ -171,11 +197,12 @@ function decodeApplied(body: string): Record<string, unknown> {
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v))
     throw errors.badRequest('the applied configuration must be an object');
+  checkNestingDepth(v, body.length);
   return v as Record<string, unknown>;
 }
 
 /** Engine errors carry their HTTP status; the HTTP layer speaks ApiError. */
-function translate<T>(fn: () => T): T {
+export function translatePatchError<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {

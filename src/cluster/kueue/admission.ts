@@ -1,11 +1,10 @@
 /**
  * Kueue's scheduling decision, as a pure function of a snapshot: which pending Workloads
- * each ClusterQueue admits now, with which flavors, and why the others wait. Per
- * ClusterQueue, workloads are taken by priority then age; a workload fits when every pod set
- * finds, for each resource group, the first flavor (in the ClusterQueue's order) that its
- * node labels and taints allow and whose nominal quota has room. StrictFIFO stops at the
- * first workload that does not fit; BestEffortFIFO goes on to the next. No cohorts,
- * borrowing or preemption.
+ * the ClusterQueues admit now, with which flavors, which admitted Workloads are preempted
+ * for them, and why the others wait. Read from kueue v0.19's pkg/scheduler/scheduler.go
+ * (cycles, entry order, fits re-check, preemption issuing) and
+ * pkg/scheduler/flavorassigner/flavorassigner.go (flavor choice, fungibility, messages);
+ * quota arithmetic with cohorts is in quota.ts, preemption in preemption.ts.
  */
 
 import { labelSelectorMatches } from '../../kube/labels.ts';
@@ -15,14 +14,38 @@ import { firstUntoleratedTaint } from '../scheduler/core/taints.ts';
 import {
   type Admission,
   type ClusterQueue,
+  JOB_UID_LABEL,
   type Condition,
   type LocalQueue,
-  type PodSetAssignment,
   type ResourceFlavor,
   type Toleration,
   type Workload,
   WorkloadConditions,
 } from './api.ts';
+import {
+  type Admitted,
+  getTargets,
+  type PreemptionContext,
+  type Preemptor,
+  preemptionMessage,
+  preemptionOf,
+  type QueuePreemption,
+  queuePath,
+  simulatePreemption,
+  type Target,
+} from './preemption.ts';
+import {
+  addUsage,
+  available,
+  borrowLevel,
+  buildQuotaTree,
+  type FR,
+  fr,
+  nominal,
+  potentialAvailable,
+  type QuotaNode,
+  type QuotaTree,
+} from './quota.ts';
 
 export interface Snapshot {
   flavors: Map<string, ResourceFlavor>;
@@ -34,17 +57,24 @@ export interface Snapshot {
   workloads: Workload[];
   /** Tie-break between workloads created in the same second (first seen first). */
   order?: (wl: Workload) => number;
+  /** waitForPodsReady.blockAdmission: admit one at a time until admitted pods are ready. */
+  blockAdmission?: boolean;
+  /** waitForPodsReady.requeuingStrategy.timestamp (default Eviction). */
+  requeuingTimestamp?: 'Eviction' | 'Creation';
 }
 
 export interface Pending {
   key: string;
-  reason: 'Pending' | 'Inadmissible';
+  /** QuotaReserved=False reason: Pending, Inadmissible, or Waiting (blockAdmission). */
+  reason: 'Pending' | 'Inadmissible' | 'Waiting';
   message: string;
 }
 
 export interface ScheduleResult {
   admit: { key: string; workload: Workload; admission: Admission }[];
   pending: Pending[];
+  /** Admitted workloads to evict (reason InClusterQueue, InCohortReclamation...). */
+  preempt: { key: string; reason: string; message: string; preemptorKey: string }[];
 }
 
 export function keyOf(wl: Workload): string {
@@ -185,16 +215,24 @@ function requestsOf(wl: Workload, index: number, coversPods: boolean): Map<strin
   return reqs;
 }
 
-/** Whether a flavor can host a pod set: its node labels agree with the nodeSelector, its taints are tolerated. */
+/**
+ * Whether a flavor can host a pod set (checkFlavorForPodSets): its taints are tolerated (by
+ * the pod set or the flavor's own tolerations) and, on the flavor's own label keys, the
+ * nodeSelector agrees with its node labels.
+ */
 function flavorMatches(flavor: ResourceFlavor, spec: Record<string, unknown>): string | undefined {
+  const name = flavor.metadata.name;
+  const tols = [...((spec.tolerations ?? []) as Toleration[]), ...(flavor.spec?.tolerations ?? [])];
+  const taint = firstUntoleratedTaint(flavor.spec?.nodeTaints ?? [], tols);
+  // corev1.Taint.ToString: key=value:effect, or key:effect without a value.
+  if (taint)
+    return `untolerated taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} in flavor ${name}`;
   const selector = (spec.nodeSelector ?? {}) as Record<string, string>;
   const labels = flavor.spec?.nodeLabels ?? {};
   for (const [k, v] of Object.entries(selector)) {
-    if (k in labels && labels[k] !== v) return `flavor ${flavor.metadata.name} doesn't match node affinity`;
+    if (k in labels && labels[k] !== v) return `flavor ${name} doesn't match node affinity`;
   }
-  const tols = [...((spec.tolerations ?? []) as Toleration[]), ...(flavor.spec?.tolerations ?? [])];
-  const taint = firstUntoleratedTaint(flavor.spec?.nodeTaints ?? [], tols);
-  return taint && `untolerated taint {${taint.key}: ${taint.value ?? ''}} in flavor ${flavor.metadata.name}`;
+  return undefined;
 }
 
 function fmt(milli: bigint, resource: string): string {
@@ -202,107 +240,222 @@ function fmt(milli: bigint, resource: string): string {
   return formatQuantity(quantityFromMilli(resource === 'pods' ? (milli / 1000n) * 1000n : milli));
 }
 
-function nominal(cq: ClusterQueue): Map<string, Map<string, bigint>> {
-  const out = new Map<string, Map<string, bigint>>();
-  for (const rg of cq.spec?.resourceGroups ?? []) {
-    for (const f of rg.flavors ?? []) {
-      for (const r of f.resources ?? []) {
-        let milli = 0n;
-        try {
-          milli = parseQuantityMilli(r.nominalQuota);
-        } catch {
-          milli = 0n;
-        }
-        let m = out.get(f.name);
-        if (!m) {
-          m = new Map();
-          out.set(f.name, m);
-        }
-        m.set(r.name, milli);
-      }
-    }
-  }
-  return out;
+/**
+ * How a flavor can take a request, from worst to best (flavorassigner's preemptionMode):
+ * not at all, only by preempting though no candidate exists, by preempting within the
+ * ClusterQueue, by reclaiming from the cohort, or right away.
+ */
+const NO_FIT = 0;
+const NO_CANDIDATES = 1;
+const PREEMPT = 2;
+const RECLAIM = 3;
+const FIT = 4;
+
+interface Mode {
+  mode: number;
+  borrow: number;
+}
+
+/** isPreferred with the default preference, BorrowingOverPreemption. */
+function isPreferred(a: Mode, b: Mode): boolean {
+  if (a.mode === NO_FIT) return false;
+  if (b.mode === NO_FIT) return true;
+  const aNone = a.mode === NO_CANDIDATES;
+  if (aNone !== (b.mode === NO_CANDIDATES)) return !aNone;
+  if (a.mode !== b.mode) return a.mode > b.mode;
+  return a.borrow < b.borrow;
+}
+
+interface Fungibility {
+  whenCanBorrow: 'MayStopSearch' | 'TryNextFlavor';
+  whenCanPreempt: 'MayStopSearch' | 'TryNextFlavor';
+}
+
+function fungibilityOf(cq: ClusterQueue): Fungibility {
+  const f = (cq.spec?.flavorFungibility ?? {}) as Partial<Fungibility>;
+  return {
+    whenCanBorrow: f.whenCanBorrow ?? 'MayStopSearch',
+    whenCanPreempt: f.whenCanPreempt ?? 'TryNextFlavor',
+  };
+}
+
+function shouldTryNextFlavor(m: Mode, f: Fungibility): boolean {
+  if (m.mode === NO_FIT || m.mode === NO_CANDIDATES) return true;
+  if ((m.mode === PREEMPT || m.mode === RECLAIM) && f.whenCanPreempt === 'TryNextFlavor') return true;
+  return m.borrow > 0 && f.whenCanBorrow === 'TryNextFlavor';
+}
+
+export interface PodSetFlavors {
+  name: string;
+  count: number;
+  /** Flavor by resource, and how it was assigned. */
+  flavors: Record<string, string>;
+  modes: Record<string, number>;
+  requests: Map<string, bigint>;
+  /** Why the pod set does not simply fit (Kueue's Status reasons); empty when it fits. */
+  reasons: string[];
+  assigned: boolean;
+}
+
+export interface Assignment {
+  podSets: PodSetFlavors[];
+  mode: 'Fit' | 'Preempt' | 'NoFit';
+  /** How far from the ClusterQueue the quota comes from (0: within nominal quota). */
+  borrows: number;
+  /** Usage by flavor/resource (milli-units). */
+  usage: Map<FR, bigint>;
+  message: string;
+}
+
+/** What the flavor assigner reads besides the workload: the queue's node, flavors, preemption. */
+export interface AssignContext {
+  tree: QuotaTree;
+  flavors: Map<string, ResourceFlavor>;
+  preemption: PreemptionContext;
+}
+
+function assignmentMessage(podSets: PodSetFlavors[]): string {
+  return podSets
+    .filter((ps) => ps.reasons.length > 0)
+    .map((ps) => `couldn't assign flavors to pod set ${ps.name}: ${[...ps.reasons].sort().join(', ')}`)
+    .join('; ');
 }
 
 /**
- * Flavors for every pod set of `wl` in `cq`, given what is already used. Returns the
- * assignments (and the usage they add), or the reason it does not fit.
+ * Flavors for every pod set of `wl` in `cq` given the tree's current usage (Kueue's
+ * FlavorAssigner.assignFlavors, without partial admission and topology): per pod set and
+ * resource group, flavors in the queue's order, each checked with fitsResourceQuota.
  */
 export function assignFlavors(
   wl: Workload,
   cq: ClusterQueue,
-  flavors: Map<string, ResourceFlavor>,
-  used: Usage,
-): { assignments: PodSetAssignment[]; adds: Usage } | { message: string } {
+  ctx: AssignContext,
+  preemptor: Preemptor,
+): Assignment {
+  const cqName = cq.metadata.name ?? '';
+  const node = ctx.tree.queues.get(cqName)!;
+  const policy = ctx.preemption.policies.get(cqName)!;
+  const fungibility = fungibilityOf(cq);
   const groups = cq.spec?.resourceGroups ?? [];
   const covers = new Set(groups.flatMap((g) => g.coveredResources ?? []));
-  const quota = nominal(cq);
-  const adds: Usage = new Map();
-  const assignments: PodSetAssignment[] = [];
+  const canPreemptWhileBorrowing = policy.borrowWithinCohort !== 'Never';
+  const usage = new Map<FR, bigint>();
+  const podSets: PodSetFlavors[] = [];
+  const done = (mode: Assignment['mode'], borrows: number): Assignment => ({
+    podSets,
+    mode,
+    borrows,
+    usage,
+    message: assignmentMessage(podSets),
+  });
+  let worst = FIT;
+  let borrows = 0;
+
+  /** fitsResourceQuota: how `request` more of `k` fits, on top of earlier pod sets' `assumed`. */
+  const fitsQuota = (
+    k: FR,
+    resource: string,
+    flavor: string,
+    assumed: bigint,
+    request: bigint,
+    reasons: string[],
+  ): Mode => {
+    const val = assumed + request;
+    const maxCapacity = potentialAvailable(node, k);
+    if (val > maxCapacity) {
+      reasons.push(
+        `insufficient quota for ${resource} in flavor ${flavor}, previously considered podsets requests (${fmt(assumed, resource)}) + current podset request (${fmt(request, resource)}) > maximum capacity (${fmt(maxCapacity, resource)})`,
+      );
+      return { mode: NO_FIT, borrow: 0 };
+    }
+    const [borrow, mayReclaim] = borrowLevel(node, k, val);
+    const avail = available(node, k);
+    if (val <= avail) return { mode: FIT, borrow };
+    reasons.push(
+      `insufficient unused quota for ${resource} in flavor ${flavor}, ${fmt(val - avail, resource)} more needed`,
+    );
+    if (nominal(node, k) >= val || mayReclaim || canPreemptWhileBorrowing) {
+      const [possibility, after] = simulatePreemption(ctx.preemption, preemptor, k, val);
+      const mode =
+        possibility === 'NoCandidates' ? NO_CANDIDATES : possibility === 'Preempt' ? PREEMPT : RECLAIM;
+      return { mode, borrow: after };
+    }
+    return { mode: NO_FIT, borrow };
+  };
+
   for (const [psIndex, ps] of (wl.spec.podSets ?? []).entries()) {
     const spec = (ps.template?.spec ?? {}) as Record<string, unknown>;
-    const reqs = requestsOf(wl, psIndex, covers.has('pods'));
-    const chosen: Record<string, string> = {};
-    for (const res of reqs.keys()) {
-      if (!covers.has(res))
-        return {
-          message: `couldn't assign flavors to pod set ${ps.name}: resource ${res} unavailable in ClusterQueue`,
-        };
+    const requests = requestsOf(wl, psIndex, covers.has('pods'));
+    const out: PodSetFlavors = {
+      name: ps.name,
+      count: ps.count ?? 1,
+      flavors: {},
+      modes: {},
+      requests,
+      reasons: [],
+      assigned: true,
+    };
+    podSets.push(out);
+    for (const res of requests.keys()) {
+      if (!covers.has(res)) {
+        out.reasons.push(`resource ${res} unavailable in ClusterQueue`);
+        out.assigned = false;
+        return done('NoFit', borrows);
+      }
     }
     for (const g of groups) {
-      const wanted = (g.coveredResources ?? []).filter((r) => reqs.has(r));
+      const wanted = (g.coveredResources ?? []).filter((r) => requests.has(r));
       if (wanted.length === 0) continue;
+      let best: { flavor: string; modes: Record<string, Mode> } | undefined;
+      let bestMode: Mode = { mode: NO_FIT, borrow: Number.MAX_SAFE_INTEGER };
       const reasons: string[] = [];
-      let picked: string | undefined;
       for (const f of g.flavors ?? []) {
-        const flavor = flavors.get(f.name);
-        if (!flavor) continue;
+        const flavor = ctx.flavors.get(f.name);
+        if (!flavor) {
+          reasons.push(`flavor ${f.name} not found`);
+          continue;
+        }
         const mismatch = flavorMatches(flavor, spec);
         if (mismatch) {
           reasons.push(mismatch);
           continue;
         }
-        let fits = true;
+        let rep: Mode = { mode: FIT, borrow: 0 };
+        const modes: Record<string, Mode> = {};
         for (const res of wanted) {
-          const need = reqs.get(res)!;
-          const cap = quota.get(f.name)?.get(res) ?? 0n;
-          const inUse = get(used, f.name, res) + get(adds, f.name, res);
-          if (need > cap) {
-            reasons.push(
-              `insufficient quota for ${res} in flavor ${f.name}, request > maximum capacity (${fmt(need, res)} > ${fmt(cap, res)})`,
-            );
-            fits = false;
-            break;
-          }
-          if (inUse + need > cap) {
-            reasons.push(
-              `insufficient unused quota for ${res} in flavor ${f.name}, ${fmt(inUse + need - cap, res)} more needed`,
-            );
-            fits = false;
-            break;
-          }
+          const k = fr(f.name, res);
+          const m = fitsQuota(k, res, f.name, usage.get(k) ?? 0n, requests.get(res)!, reasons);
+          if (isPreferred(rep, m)) rep = m;
+          if (rep.mode === NO_FIT) break;
+          modes[res] = m;
         }
-        if (fits) {
-          picked = f.name;
+        if (!shouldTryNextFlavor(rep, fungibility)) {
+          best = { flavor: f.name, modes };
+          bestMode = rep;
           break;
         }
+        if (isPreferred(rep, bestMode)) {
+          best = { flavor: f.name, modes };
+          bestMode = rep;
+        }
       }
-      if (!picked) {
-        return {
-          message: `couldn't assign flavors to pod set ${ps.name}: ${reasons.join(', ') || 'no flavor'}`,
-        };
+      if (!best) {
+        out.reasons.push(...reasons);
+        out.assigned = false;
+        return done('NoFit', borrows);
       }
+      if (bestMode.mode !== FIT) out.reasons.push(...reasons);
+      worst = Math.min(worst, bestMode.mode);
+      borrows = Math.max(borrows, bestMode.borrow);
       for (const res of wanted) {
-        chosen[res] = picked;
-        add(adds, picked, res, reqs.get(res)!);
+        out.flavors[res] = best.flavor;
+        out.modes[res] = best.modes[res]?.mode ?? NO_FIT;
+        const k = fr(best.flavor, res);
+        usage.set(k, (usage.get(k) ?? 0n) + requests.get(res)!);
       }
     }
-    const resourceUsage: Record<string, string> = {};
-    for (const [res, milli] of reqs) resourceUsage[res] = fmt(milli, res);
-    assignments.push({ name: ps.name, flavors: chosen, resourceUsage, count: ps.count ?? 1 });
   }
-  return { assignments, adds };
+  return done(worst === FIT ? 'Fit' : 'Preempt', borrows);
 }
 
 /** What admission looks at in a workload's pod sets: names, counts and pod specs. */
@@ -326,24 +479,106 @@ export function pendingGist(message: string): string {
   return message.replace(/, [^,]* more needed/g, '');
 }
 
-function priorityOf(wl: Workload): number {
+export function priorityOf(wl: Workload): number {
   return typeof wl.spec.priority === 'number' ? wl.spec.priority : 0;
 }
 
+function timeOf(s: string | undefined | null): number {
+  return (s && Date.parse(s)) || 0;
+}
+
+/**
+ * GetQueueOrderTimestamp: creation time, or (requeuingStrategy.timestamp `Eviction`, the
+ * default) the time of the last eviction for a PodsReady timeout.
+ */
+export function queueTimestamp(wl: Workload, requeuing: 'Eviction' | 'Creation' = 'Eviction'): number {
+  if (requeuing === 'Eviction') {
+    const ev = cond(wl, WorkloadConditions.Evicted);
+    if (ev?.status === 'True' && ev.reason === 'PodsReadyTimeout') return timeOf(ev.lastTransitionTime);
+  }
+  return timeOf(wl.metadata.creationTimestamp);
+}
+
+function admittedInfo(wl: Workload, requeuing: 'Eviction' | 'Creation'): Admitted {
+  const usage = new Map<FR, bigint>();
+  for (const [f, m] of usageOf(wl)) for (const [r, v] of m) usage.set(fr(f, r), v);
+  return {
+    key: keyOf(wl),
+    uid: wl.metadata.uid ?? '',
+    cq: wl.status!.admission!.clusterQueue,
+    usage,
+    priority: priorityOf(wl),
+    queueTs: queueTimestamp(wl, requeuing),
+    reservedAt: timeOf(cond(wl, WorkloadConditions.QuotaReserved)?.lastTransitionTime),
+    evicted: isTrue(wl, WorkloadConditions.Evicted),
+  };
+}
+
+/** quotaResourcesToReserve: what a preempting workload holds back in this cycle. */
+function toReserve(a: Assignment, node: QuotaNode): Map<FR, bigint> {
+  if (a.mode !== 'Preempt') return a.usage;
+  const out = new Map<FR, bigint>();
+  for (const [k, v] of a.usage) {
+    const q = node.quotas.get(k);
+    const used = node.usage.get(k) ?? 0n;
+    const nominalQuota = q?.nominal ?? 0n;
+    let r: bigint;
+    if (a.borrows > 0) {
+      r = q?.borrowingLimit === undefined ? v : bmin(v, nominalQuota + q.borrowingLimit - used);
+    } else r = bmax(0n, bmin(v, nominalQuota - used));
+    out.set(k, r);
+  }
+  return out;
+}
+
+const bmin = (a: bigint, b: bigint) => (a < b ? a : b);
+const bmax = (a: bigint, b: bigint) => (a > b ? a : b);
+
+function fitsNow(node: QuotaNode, usage: Map<FR, bigint>): boolean {
+  for (const [k, v] of usage) if (v > available(node, k)) return false;
+  return true;
+}
+
+interface Entry {
+  wl: Workload;
+  key: string;
+  cq: ClusterQueue;
+  preemptor: Preemptor;
+  order: number;
+  assignment: Assignment;
+  targets: Target[];
+}
+
+/**
+ * One scheduling pass. Kueue's scheduler runs cycles: it takes the head of every
+ * ClusterQueue, assigns flavors against the current usage, orders the heads (within nominal
+ * quota before borrowing, then priority, then queue time), and admits each that still fits
+ * or preempts for it. A pass runs such cycles until no ClusterQueue has a head left:
+ * BestEffortFIFO moves past a head that does not fit, StrictFIFO stops at it, and a
+ * ClusterQueue waiting for its preemptions stops until they are done.
+ */
 export function schedule(snap: Snapshot): ScheduleResult {
-  const result: ScheduleResult = { admit: [], pending: [] };
-  const used = new Map<string, Usage>();
+  const result: ScheduleResult = { admit: [], pending: [], preempt: [] };
+  const requeuing = snap.requeuingTimestamp ?? 'Eviction';
+  const tree = buildQuotaTree(snap.clusterQueues.values());
+  const admittedByCq = new Map<string, Admitted[]>();
+  const policies = new Map<string, QueuePreemption>();
+  for (const [name, cq] of snap.clusterQueues) policies.set(name, preemptionOf(cq));
   const queued = new Map<string, Workload[]>();
+  let notReady = false;
   for (const wl of snap.workloads) {
     if (isFinished(wl)) continue;
     if (hasQuotaReservation(wl)) {
-      const cqName = wl.status!.admission!.clusterQueue;
-      let u = used.get(cqName);
-      if (!u) {
-        u = new Map();
-        used.set(cqName, u);
+      const info = admittedInfo(wl, requeuing);
+      const node = tree.queues.get(info.cq);
+      if (node) for (const [k, v] of info.usage) addUsage(node, k, v);
+      let list = admittedByCq.get(info.cq);
+      if (!list) {
+        list = [];
+        admittedByCq.set(info.cq, list);
       }
-      usageOf(wl, u);
+      list.push(info);
+      if (!isTrue(wl, WorkloadConditions.PodsReady)) notReady = true;
       continue;
     }
     if (!isCandidate(wl)) continue;
@@ -360,43 +595,157 @@ export function schedule(snap: Snapshot): ScheduleResult {
     }
     list.push(wl);
   }
+  const preemption: PreemptionContext = { tree, admittedByCq, policies };
+  const ctx: AssignContext = { tree, flavors: snap.flavors, preemption };
   const order = snap.order ?? (() => 0);
+
+  interface Lane {
+    cq: ClusterQueue;
+    list: { wl: Workload; p: number; t: number; o: number }[];
+    next: number;
+    open: boolean;
+    misfits: Map<string, string>;
+  }
+  const lanes: Lane[] = [];
   for (const [cqName, list] of queued) {
-    const cq = snap.clusterQueues.get(cqName)!;
-    const strict = cq.spec?.queueingStrategy === 'StrictFIFO';
     const keyed = list.map((wl) => ({
       wl,
       p: priorityOf(wl),
-      t: Date.parse(wl.metadata.creationTimestamp ?? '') || 0,
+      t: queueTimestamp(wl, requeuing),
       o: order(wl),
     }));
     keyed.sort((a, b) => b.p - a.p || a.t - b.t || a.o - b.o);
-    list.length = 0;
-    for (const k of keyed) list.push(k.wl);
-    let u = used.get(cqName);
-    if (!u) {
-      u = new Map();
-      used.set(cqName, u);
+    lanes.push({ cq: snap.clusterQueues.get(cqName)!, list: keyed, next: 0, open: true, misfits: new Map() });
+  }
+  const preempted = new Set<string>();
+  let blocked = Boolean(snap.blockAdmission) && notReady;
+
+  const settle = (lane: Lane, wl: Workload, reason: Pending['reason'], message: string) => {
+    result.pending.push({ key: keyOf(wl), reason, message });
+    if (lane.cq.spec?.queueingStrategy === 'StrictFIFO') lane.open = false;
+    else lane.next++;
+  };
+  const holdRest = (lane: Lane) => {
+    lane.open = false;
+  };
+
+  for (;;) {
+    const entries: Entry[] = [];
+    for (const lane of lanes) {
+      while (lane.open && lane.next < lane.list.length) {
+        const head = lane.list[lane.next]!;
+        const cqName = lane.cq.metadata.name!;
+        const preemptor: Preemptor = { cq: cqName, priority: head.p, queueTs: head.t };
+        const pol = policies.get(cqName)!;
+        // Within a pass usage only grows and candidates only shrink: a workload shaped like
+        // one that found no way in finds none either, which keeps a long queue cheap.
+        const cacheKey = `${shapeOf(head.wl)}|${head.p}${pol.withinClusterQueue === 'LowerOrNewerEqualPriority' ? `|${head.t}` : ''}`;
+        const known = lane.misfits.get(cacheKey);
+        if (known !== undefined) {
+          settle(lane, head.wl, 'Pending', known);
+          continue;
+        }
+        const assignment = assignFlavors(head.wl, lane.cq, ctx, preemptor);
+        let targets: Target[] = [];
+        if (assignment.mode === 'Preempt') {
+          const need = new Set<FR>();
+          for (const ps of assignment.podSets)
+            for (const [res, f] of Object.entries(ps.flavors))
+              if ((ps.modes[res] ?? FIT) !== FIT) need.add(fr(f, res));
+          targets = getTargets(preemption, preemptor, assignment.usage, need);
+        }
+        if (assignment.mode === 'NoFit' || (assignment.mode === 'Preempt' && targets.length === 0)) {
+          lane.misfits.set(cacheKey, assignment.message);
+          settle(lane, head.wl, 'Pending', assignment.message);
+          continue;
+        }
+        entries.push({
+          wl: head.wl,
+          key: keyOf(head.wl),
+          cq: lane.cq,
+          preemptor,
+          order: head.o,
+          assignment,
+          targets,
+        });
+        break;
+      }
     }
-    // Within a pass usage only grows: a workload shaped like one that did not fit does not
-    // fit either, which keeps a pass linear when a long queue waits for quota.
-    const misfits = new Map<string, string>();
-    for (const wl of list) {
-      const shape = shapeOf(wl);
-      const known = misfits.get(shape);
-      const r = known !== undefined ? { message: known } : assignFlavors(wl, cq, snap.flavors, u);
-      if ('message' in r) {
-        misfits.set(shape, r.message);
-        result.pending.push({ key: keyOf(wl), reason: 'Pending', message: r.message });
-        if (strict) break;
+    if (entries.length === 0) break;
+    entries.sort(
+      (a, b) =>
+        a.assignment.borrows - b.assignment.borrows ||
+        b.preemptor.priority - a.preemptor.priority ||
+        a.preemptor.queueTs - b.preemptor.queueTs ||
+        a.order - b.order,
+    );
+    for (const e of entries) {
+      const lane = lanes.find((l) => l.cq === e.cq)!;
+      const node = tree.queues.get(e.preemptor.cq)!;
+      if (e.assignment.mode === 'Preempt') {
+        if (e.targets.some((t) => preempted.has(t.victim.key))) {
+          // Another workload of this cycle preempts the same ones: wait for them.
+          result.pending.push({
+            key: e.key,
+            reason: 'Pending',
+            message: 'Workload has overlapping preemption targets with another workload',
+          });
+          holdRest(lane);
+          continue;
+        }
+        const reserve = toReserve(e.assignment, node);
+        for (const [k, v] of reserve) addUsage(node, k, v);
+        const preemptorPath = queuePath(tree, e.preemptor.cq);
+        for (const t of e.targets) {
+          preempted.add(t.victim.key);
+          if (t.victim.evicted) continue; // "Preemption ongoing": already on its way out
+          result.preempt.push({
+            key: t.victim.key,
+            reason: t.reason,
+            preemptorKey: e.key,
+            message: preemptionMessage(
+              e.wl.metadata.uid ?? '',
+              e.wl.metadata.labels?.[JOB_UID_LABEL] ?? '',
+              t.reason,
+              preemptorPath,
+              queuePath(tree, t.victim.cq),
+            ),
+          });
+        }
+        result.pending.push({
+          key: e.key,
+          reason: 'Pending',
+          message: `${e.assignment.message}. Pending the preemption of ${e.targets.length} workload(s)`,
+        });
+        holdRest(lane);
         continue;
       }
-      for (const [f, m] of r.adds) for (const [res, milli] of m) add(u, f, res, milli);
+      if (!fitsNow(node, e.assignment.usage)) continue; // re-nominated next cycle
+      if (blocked) {
+        result.pending.push({
+          key: e.key,
+          reason: 'Waiting',
+          message: 'waiting for all admitted workloads to be in PodsReady condition',
+        });
+        holdRest(lane);
+        continue;
+      }
+      for (const [k, v] of e.assignment.usage) addUsage(node, k, v);
       result.admit.push({
-        key: keyOf(wl),
-        workload: wl,
-        admission: { clusterQueue: cqName, podSetAssignments: r.assignments },
+        key: e.key,
+        workload: e.wl,
+        admission: {
+          clusterQueue: e.preemptor.cq,
+          podSetAssignments: e.assignment.podSets.map((ps) => {
+            const resourceUsage: Record<string, string> = {};
+            for (const [res, milli] of ps.requests) resourceUsage[res] = fmt(milli, res);
+            return { name: ps.name, flavors: ps.flavors, resourceUsage, count: ps.count };
+          }),
+        },
       });
+      lane.next++;
+      // waitForPodsReady.blockAdmission: the next admission waits for this one's pods.
+      if (snap.blockAdmission) blocked = true;
     }
   }
   return result;
@@ -483,7 +832,21 @@ export function usageList(
         name: r,
         total: fmt(get(u, name, r), r),
       };
-      if (withBorrowed) entry.borrowed = '0';
+      if (withBorrowed) {
+        // What the queue uses past its nominal quota comes from its cohort.
+        const q = cq?.spec?.resourceGroups
+          ?.flatMap((g) => g.flavors ?? [])
+          .find((f) => f.name === name)
+          ?.resources?.find((x) => x.name === r)?.nominalQuota;
+        let nominalMilli = 0n;
+        try {
+          nominalMilli = q === undefined ? 0n : parseQuantityMilli(q);
+        } catch {
+          nominalMilli = 0n;
+        }
+        const over = get(u, name, r) - nominalMilli;
+        entry.borrowed = fmt(over > 0n ? over : 0n, r);
+      }
       return entry;
     }),
   }));

@@ -17,6 +17,11 @@ export const KGVR = {
   clusterQueues: { group: KUEUE_GROUP, version: KUEUE_VERSION, resource: 'clusterqueues' },
   localQueues: { group: KUEUE_GROUP, version: KUEUE_VERSION, resource: 'localqueues' },
   workloads: { group: KUEUE_GROUP, version: KUEUE_VERSION, resource: 'workloads' },
+  workloadPriorityClasses: {
+    group: KUEUE_GROUP,
+    version: KUEUE_VERSION,
+    resource: 'workloadpriorityclasses',
+  },
   appWrappers: { group: 'workload.codeflare.dev', version: 'v1beta2', resource: 'appwrappers' },
   crds: { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' },
 } as const satisfies Record<string, Gvr>;
@@ -36,7 +41,9 @@ export const WorkloadConditions = {
   Finished: 'Finished',
   PodsReady: 'PodsReady',
   Evicted: 'Evicted',
+  Preempted: 'Preempted',
   Requeued: 'Requeued',
+  DeactivationTarget: 'DeactivationTarget',
 } as const;
 
 export interface Condition {
@@ -123,12 +130,15 @@ export interface Workload extends KubeObject {
     podSets: PodSet[];
     queueName?: string;
     priority?: number;
+    priorityClassRef?: { group: string; kind: string; name: string };
     active?: boolean;
     [k: string]: unknown;
   };
   status?: {
     conditions?: Condition[];
     admission?: Admission | null;
+    /** Re-queueing after PodsReady timeouts: how often, and not before when. */
+    requeueState?: { count?: number; requeueAt?: string } | null;
     [k: string]: unknown;
   };
 }

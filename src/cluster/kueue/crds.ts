@@ -1,9 +1,10 @@
 /**
  * Kueue's CustomResourceDefinitions (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue,
- * LocalQueue and Workload, with Kueue's short names and printer columns, so Kueue manifests
- * and `kubectl get localqueues,clusterqueues -o wide` work as against real Kueue. The
- * schemas spell out the fields the stand-in reads; fields it does not act on (preemption,
- * fair sharing, admission checks, topology) are accepted as written and left alone.
+ * LocalQueue, Workload and WorkloadPriorityClass, with Kueue's short names and printer
+ * columns, so Kueue manifests and `kubectl get localqueues,clusterqueues -o wide` work as
+ * against real Kueue. The schemas spell out the fields the stand-in reads, with Kueue's
+ * enums and defaults (apis/kueue/v1beta2); fields it does not act on (fair sharing,
+ * admission checks, topology) are accepted as written and left alone.
  */
 
 import type { KubeObject } from '../apiserver/types.ts';
@@ -222,8 +223,12 @@ export function kueueCRDs(): KubeObject[] {
                           properties: {
                             name: str('A resource name (cpu, memory, nvidia.com/gpu, pods...).'),
                             nominalQuota: quantity('What workloads of this queue may use of it at once.'),
-                            borrowingLimit: quantity('Cohort borrowing (not acted on by the stand-in).'),
-                            lendingLimit: quantity('Cohort lending (not acted on by the stand-in).'),
+                            borrowingLimit: quantity(
+                              'The most this queue may borrow from its cohort past its nominal quota (unset: no limit).',
+                            ),
+                            lendingLimit: quantity(
+                              'The most of its nominal quota this queue lends to its cohort (unset: all of it).',
+                            ),
                           },
                         },
                       },
@@ -233,15 +238,57 @@ export function kueueCRDs(): KubeObject[] {
               },
             },
           },
-          cohortName: str('Cohort for borrowing (recorded, not acted on by the stand-in).'),
+          cohortName: str('The cohort whose ClusterQueues lend each other unused quota.'),
           queueingStrategy: str('StrictFIFO or BestEffortFIFO.', {
             enum: ['StrictFIFO', 'BestEffortFIFO'],
             default: 'BestEffortFIFO',
           }),
           namespaceSelector: labelSelector('Namespaces allowed to submit; unset allows none, {} allows all.'),
           stopPolicy: stopPolicy('ClusterQueue'),
-          flavorFungibility: open('Flavor fungibility (not acted on by the stand-in).'),
-          preemption: open('Preemption policies (not acted on by the stand-in).'),
+          flavorFungibility: {
+            type: 'object',
+            description: 'Whether to try the next flavor when this one needs borrowing or preemption.',
+            default: {},
+            properties: {
+              whenCanBorrow: str('Default MayStopSearch.', {
+                enum: ['MayStopSearch', 'TryNextFlavor'],
+                default: 'MayStopSearch',
+              }),
+              whenCanPreempt: str('Default TryNextFlavor.', {
+                enum: ['MayStopSearch', 'TryNextFlavor'],
+                default: 'TryNextFlavor',
+              }),
+              preference: str('Not acted on by the stand-in.', {
+                enum: ['BorrowingOverPreemption', 'PreemptionOverBorrowing'],
+              }),
+            },
+          },
+          preemption: {
+            type: 'object',
+            description: 'Which admitted workloads a pending one may preempt.',
+            default: {},
+            properties: {
+              withinClusterQueue: str('Candidates in the same ClusterQueue.', {
+                enum: ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'],
+                default: 'Never',
+              }),
+              reclaimWithinCohort: str('Candidates in ClusterQueues of the cohort that borrow.', {
+                enum: ['Never', 'LowerPriority', 'Any'],
+                default: 'Never',
+              }),
+              borrowWithinCohort: {
+                type: 'object',
+                default: {},
+                properties: {
+                  policy: str('Whether to preempt in the cohort while borrowing.', {
+                    enum: ['Never', 'LowerPriority'],
+                    default: 'Never',
+                  }),
+                  maxPriorityThreshold: { type: 'integer', format: 'int32' },
+                },
+              },
+            },
+          },
           admissionChecksStrategy: open('Admission checks (not acted on by the stand-in).'),
           fairSharing: open('Fair sharing (not acted on by the stand-in).'),
           admissionScope: open('Admission fair sharing (not acted on by the stand-in).'),
@@ -360,7 +407,43 @@ export function kueueCRDs(): KubeObject[] {
         },
       },
     }),
+    workloadPriorityClassCRD(),
   ];
+}
+
+/** WorkloadPriorityClass: `value` and `description` at the top level, like PriorityClass. */
+function workloadPriorityClassCRD(): KubeObject {
+  const obj = crd({
+    plural: 'workloadpriorityclasses',
+    singular: 'workloadpriorityclass',
+    kind: 'WorkloadPriorityClass',
+    shortNames: ['wpc'],
+    scope: 'Cluster',
+    status: false,
+    description: 'WorkloadPriorityClass is the Schema for the workloadPriorityClass API',
+    columns: [
+      {
+        name: 'Value',
+        type: 'integer',
+        jsonPath: '.value',
+        description: "Value of workloadPriorityClass's Priority",
+      },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    spec: { type: 'object' },
+  });
+  const version = (obj.spec as { versions: { schema: { openAPIV3Schema: Schema } }[] }).versions[0]!;
+  const schema = version.schema.openAPIV3Schema as { properties: Schema; required?: string[] };
+  delete schema.properties.spec;
+  schema.properties.value = {
+    type: 'integer',
+    format: 'int32',
+    description:
+      'The priority of workloads whose job names this class in its kueue.x-k8s.io/priority-class label.',
+  };
+  schema.properties.description = { type: 'string', maxLength: 2048 };
+  schema.required = ['value'];
+  return obj;
 }
 
 /** Creates the Kueue CRDs that are missing (Kueue's own, when installed, are kept). */

@@ -34,7 +34,24 @@ export interface JobAdapter {
   run(job: KubeObject, infos: PodSetInfo[]): void;
   /** Suspends `job` (in place) and undoes what `run` injected. */
   stop(job: KubeObject, wl: Workload | undefined): void;
+  /**
+   * For kinds whose pod template may change only while suspended (batch/v1 Job): `stop`
+   * only suspends and marks the job, and this second write, once the suspension is stored,
+   * undoes what `run` injected. Returns false when there is nothing to undo.
+   */
+  restore?(job: KubeObject, wl: Workload | undefined): boolean;
 }
+
+/** Kueue's mark on a Job it suspended but has not restored yet (job_controller.go StoppingAnnotation). */
+export const STOPPING_ANNOTATION = 'kueue.x-k8s.io/stopping';
+
+/** Labels the Job controller owns in the template, kept when restoring (job_controller.go managedLabels). */
+const MANAGED_LABELS = [
+  'job-name',
+  'controller-uid',
+  'batch.kubernetes.io/job-name',
+  'batch.kubernetes.io/controller-uid',
+];
 
 function conditions(obj: KubeObject): { type?: string; status?: string; message?: string }[] {
   const c = (obj.status as { conditions?: unknown } | undefined)?.conditions;
@@ -201,23 +218,33 @@ export const batchJobAdapter: JobAdapter = {
     s.template = t;
     s.suspend = false;
   },
-  stop(job, wl) {
-    const s = spec(job);
-    s.suspend = true;
-    // Kueue's RestorePodSetsInfo: back to the template the Workload was made from.
+  // Job.Stop: the API server lets a Job's template change only while it is suspended, so
+  // suspend first (marked as stopping), then restore in a second write.
+  stop(job) {
+    spec(job).suspend = true;
+    job.metadata.annotations = { ...(job.metadata.annotations ?? {}), [STOPPING_ANNOTATION]: 'true' };
+  },
+  restore(job, wl) {
+    if (job.metadata.annotations?.[STOPPING_ANNOTATION] !== 'true') return false;
+    delete job.metadata.annotations[STOPPING_ANNOTATION];
+    // RestorePodSetsInfo: back to the template the Workload was made from.
     const original = wl?.spec.podSets?.[0]?.template;
-    const t = s.template as { metadata?: Json; spec?: Json } | undefined;
-    if (!original || !t) return;
+    const t = spec(job).template as { metadata?: Json; spec?: Json } | undefined;
+    if (!original || !t) return true;
     t.metadata ??= {};
     t.spec ??= {};
-    const restore = (target: Json, key: string, value: unknown) => {
+    const put = (target: Json, key: string, value: unknown) => {
       if (value === undefined) delete target[key];
       else target[key] = structuredClone(value);
     };
-    restore(t.metadata, 'labels', original.metadata?.labels);
-    restore(t.metadata, 'annotations', original.metadata?.annotations);
-    restore(t.spec, 'nodeSelector', original.spec.nodeSelector);
-    restore(t.spec, 'tolerations', original.spec.tolerations);
-    restore(t.spec, 'schedulingGates', original.spec.schedulingGates);
+    const labels = { ...(original.metadata?.labels ?? {}) };
+    const current = (t.metadata.labels ?? {}) as Record<string, string>;
+    for (const l of MANAGED_LABELS) if (l in current) labels[l] = current[l]!;
+    put(t.metadata, 'labels', Object.keys(labels).length > 0 ? labels : undefined);
+    put(t.metadata, 'annotations', original.metadata?.annotations);
+    put(t.spec, 'nodeSelector', original.spec.nodeSelector);
+    put(t.spec, 'tolerations', original.spec.tolerations);
+    put(t.spec, 'schedulingGates', original.spec.schedulingGates);
+    return true;
   },
 };

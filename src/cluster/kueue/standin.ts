@@ -10,7 +10,7 @@
  * and requeueing) and the scheduler (one pass over every queue, then queue status).
  */
 
-import { type Condition, setCondition } from '../../kube/conditions.ts';
+import { type Condition, rfc3339, setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient, Gvr } from '../client.ts';
 import { GVR, isNotFound } from '../client.ts';
@@ -41,8 +41,22 @@ import {
   WorkloadConditions,
 } from './api.ts';
 import { ensureKueueCRDs } from './crds.ts';
+import {
+  notReadyTimeout,
+  podsReadyCondition,
+  podsReadySettings,
+  requeueBackoffMs,
+  type WaitForPodsReadyConfig,
+} from './podsready.ts';
+import { PriorityClassNotFound, workloadPriority } from './priority.ts';
 import { defaultQueueObjects, type DefaultQueuesOptions } from './defaults.ts';
-import { appWrapperAdapter, batchJobAdapter, type JobAdapter, PodSetInfoError } from './jobs.ts';
+import {
+  appWrapperAdapter,
+  batchJobAdapter,
+  type JobAdapter,
+  PodSetInfoError,
+  STOPPING_ANNOTATION,
+} from './jobs.ts';
 import {
   admit,
   evict,
@@ -50,6 +64,7 @@ import {
   markPending,
   newWorkload,
   podSetInfos,
+  preempt,
   requeue,
   unsetQuota,
 } from './workloads.ts';
@@ -69,6 +84,11 @@ export interface KueueOptions {
   log?: LogFn;
   /** Admission, eviction and condition times; default the real clock. */
   clock?: Clock;
+  /**
+   * Kueue's waitForPodsReady configuration section (off when absent): PodsReady conditions
+   * on Workloads, eviction after `timeout` (default 5m) with re-queueing backoff.
+   */
+  waitForPodsReady?: WaitForPodsReadyConfig;
 }
 
 export interface KueueStandIn {
@@ -107,6 +127,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   const log: LogFn = opts.log ?? (() => {});
   const clock = opts.clock ?? realClock;
   const now = () => new Date(clock.now());
+  const podsReady = opts.waitForPodsReady ? podsReadySettings(opts.waitForPodsReady) : undefined;
   const c = client.as(KUEUE_USER);
   await ensureKueueCRDs(client);
   await waitServed(client, [KGVR.resourceFlavors, KGVR.clusterQueues, KGVR.localQueues, KGVR.workloads]);
@@ -175,6 +196,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     namespaces: new Map(namespaces.list().map((n) => [n.metadata.name!, n.metadata.labels ?? {}])),
     workloads: workloads.list() as Workload[],
     order: (wl) => firstSeen.get(wl.metadata.uid ?? '') ?? 0,
+    blockAdmission: podsReady?.blockAdmission ?? false,
+    requeuingTimestamp: podsReady?.timestamp ?? 'Eviction',
   });
 
   // ---- event handlers (they run inside the write that caused them: enqueue only) ----
@@ -301,15 +324,37 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     });
   };
 
+  const isStopping = (job: KubeObject) => job.metadata.annotations?.[STOPPING_ANNOTATION] === 'true';
+
   const stopJob = async (
     adapter: JobAdapter,
     job: KubeObject,
     wl: Workload | undefined,
     message: string,
   ): Promise<void> => {
-    if (adapter.isSuspended(job)) return;
-    await writeJob(adapter, job, (cur) => adapter.stop(cur, wl));
-    recorder.event(job, 'Normal', 'Stopped', message);
+    if (!adapter.isSuspended(job)) {
+      await writeJob(adapter, job, (cur) => adapter.stop(cur, wl));
+      recorder.event(job, 'Normal', 'Stopped', message);
+    }
+    const restore = adapter.restore;
+    if (!restore) return;
+    // Job.Stop: a started Job's template is immutable until its startTime is reset.
+    const cur = c.get(adapter.gvr, job.metadata.namespace ?? '', job.metadata.name!);
+    if (!cur || !isStopping(cur)) return;
+    if ((cur.status as { startTime?: string } | undefined)?.startTime) {
+      await c.mutate(
+        adapter.gvr,
+        job.metadata.namespace ?? '',
+        job.metadata.name!,
+        (o) => {
+          delete (o.status as { startTime?: string }).startTime;
+        },
+        'status',
+      );
+    }
+    await writeJob(adapter, job, (o) => {
+      restore(o, wl);
+    });
   };
 
   async function syncJob(key: string): Promise<void> {
@@ -362,7 +407,15 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     if (!wl) {
       const podSets = adapter.podSets(job);
       if (!podSets) return; // nothing to queue (yet): the next change of the job brings it back
-      const created = newWorkload(job, adapter.kind, adapter.group, queue ?? '', podSets);
+      let priority: ReturnType<typeof workloadPriority>;
+      try {
+        priority = workloadPriority(c, KGVR.workloadPriorityClasses, job, podSets);
+      } catch (err) {
+        if (!(err instanceof PriorityClassNotFound)) throw err;
+        // As Kueue: no Workload until the class exists; the job is retried with backoff.
+        throw new Error(`${kind} ${nsName}: ${err.message}`);
+      }
+      const created = newWorkload(job, adapter.kind, adapter.group, queue ?? '', podSets, priority);
       try {
         await c.create(KGVR.workloads, created);
         recorder.event(job, 'Normal', 'CreatedWorkload', `Created Workload: ${objKey(created)}`);
@@ -370,6 +423,23 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         if ((err as { code?: number }).code !== 409) throw err;
       }
       return;
+    }
+
+    if (podsReady) {
+      const want = podsReadyCondition(wl, isAdmitted(wl), adapter.podsReady(job));
+      const cur = cond(wl, WorkloadConditions.PodsReady);
+      if (cur?.status !== want.status || cur.reason !== want.reason) {
+        await writeWorkloadStatus(wl, (w) => {
+          w.status ??= {};
+          w.status.conditions ??= [];
+          setCondition(
+            w.status.conditions,
+            { type: WorkloadConditions.PodsReady, ...want, lastTransitionTime: '' },
+            now(),
+          );
+        });
+        return;
+      }
     }
 
     const evicted = cond(wl, WorkloadConditions.Evicted);
@@ -422,14 +492,38 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       | LocalQueue
       | undefined;
     const cq = clusterQueues.getByName('', lq?.spec?.clusterQueue ?? '') as ClusterQueue | undefined;
+    const dt = cond(wl, WorkloadConditions.DeactivationTarget);
+    if (dt?.status === 'True' && wl.spec.active !== false) {
+      // A workload marked for deactivation (re-queueing limit) is deactivated, then evicted.
+      await c.mutate<Workload>(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, (cur) => {
+        cur.spec.active = false;
+      });
+      return;
+    }
+    if (wl.spec.active === false && wl.status?.requeueState && !hasQuotaReservation(wl)) {
+      await writeWorkloadStatus(wl, (cur) => {
+        if (!cur.status?.requeueState) return false;
+        delete cur.status.requeueState;
+      });
+      return;
+    }
     if (hasQuotaReservation(wl) && !condTrue(wl, WorkloadConditions.Evicted)) {
       const admittedIn = clusterQueues.getByName('', wl.status!.admission!.clusterQueue) as
         | ClusterQueue
         | undefined;
       let reason: string | undefined;
       let message = '';
-      if (wl.spec.active === false) [reason, message] = ['Deactivated', 'The workload is deactivated'];
-      else if (admittedIn?.spec?.stopPolicy === 'HoldAndDrain')
+      let eventReason = '';
+      if (wl.spec.active === false) {
+        // Kueue names the cause: DeactivatedDueToRequeuingLimitExceeded and its message.
+        reason = dt?.status === 'True' ? `DeactivatedDueTo${dt.reason}` : 'Deactivated';
+        message =
+          dt?.status === 'True'
+            ? `The workload is deactivated due to ${dt.message}`
+            : 'The workload is deactivated';
+        eventReason =
+          dt?.status === 'True' ? `EvictedDueToDeactivatedDueTo${dt.reason}` : 'EvictedDueToDeactivated';
+      } else if (admittedIn?.spec?.stopPolicy === 'HoldAndDrain')
         [reason, message] = ['ClusterQueueStopped', 'The ClusterQueue is stopped'];
       else if (lq?.spec?.stopPolicy === 'HoldAndDrain')
         [reason, message] = ['LocalQueueStopped', 'The LocalQueue is stopped'];
@@ -438,23 +532,34 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         await writeWorkloadStatus(wl, (cur) => {
           if (!hasQuotaReservation(cur)) return false;
           evict(cur, r, message, now());
+          if (cur.spec.active === false) {
+            cur.status!.conditions = cur.status!.conditions!.filter(
+              (x) => x.type !== WorkloadConditions.DeactivationTarget,
+            );
+            delete cur.status!.requeueState;
+          }
         });
-        recorder.event(
-          wl,
-          'Normal',
-          `EvictedDue${r === 'Deactivated' ? 'ToDeactivated' : `To${r}`}`,
-          message,
-        );
+        recorder.event(wl, 'Normal', eventReason || `EvictedDueTo${r}`, message);
+        return;
       }
+      if (podsReady && isAdmitted(wl)) await checkPodsReadyTimeout(key, wl);
       return;
     }
     const rq = cond(wl, WorkloadConditions.Requeued);
     if (!hasQuotaReservation(wl) && rq?.status === 'False') {
       let reason: string | undefined;
       let message = '';
-      if (rq.reason === 'Deactivated' && wl.spec.active !== false)
+      if (rq.reason.startsWith('Deactivated') && wl.spec.active !== false)
         [reason, message] = ['Reactivated', 'The workload was reactivated'];
-      else if (rq.reason === 'ClusterQueueStopped' && cq && !clusterQueueInactive(cq, flavorsByName())) {
+      else if (rq.reason === 'PodsReadyTimeout') {
+        const at = Date.parse(wl.status?.requeueState?.requeueAt ?? '') || 0;
+        const wait = at - now().getTime();
+        if (wait > 0) {
+          wlLoop.enqueueAfter(key, wait);
+          return;
+        }
+        [reason, message] = ['BackoffFinished', 'The workload backoff was finished'];
+      } else if (rq.reason === 'ClusterQueueStopped' && cq && !clusterQueueInactive(cq, flavorsByName())) {
         [reason, message] = ['ClusterQueueRestarted', 'The ClusterQueue was restarted after being stopped'];
       } else if (
         rq.reason === 'LocalQueueStopped' &&
@@ -467,9 +572,55 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         const r = reason;
         await writeWorkloadStatus(wl, (cur) => {
           requeue(cur, r, message, now());
+          if (r === 'BackoffFinished' && cur.status?.requeueState) delete cur.status.requeueState.requeueAt;
         });
       }
     }
+  }
+
+  /**
+   * reconcileNotReadyTimeout: an admitted workload whose pods are not ready in time is
+   * evicted (PodsReadyTimeout) and re-queued after a backoff, or past backoffLimitCount
+   * marked for deactivation.
+   */
+  async function checkPodsReadyTimeout(key: string, wl: Workload): Promise<void> {
+    const settings = podsReady!;
+    const t = notReadyTimeout(wl, settings, now().getTime());
+    if (!t) return;
+    if (t.remainingMs > 0) {
+      wlLoop.enqueueAfter(key, t.remainingMs);
+      return;
+    }
+    const count = wl.status?.requeueState?.count ?? 0;
+    if (settings.backoffLimitCount !== undefined && count + 1 > settings.backoffLimitCount) {
+      await writeWorkloadStatus(wl, (cur) => {
+        cur.status ??= {};
+        cur.status.conditions ??= [];
+        setCondition(
+          cur.status.conditions,
+          {
+            type: WorkloadConditions.DeactivationTarget,
+            status: 'True',
+            reason: 'RequeuingLimitExceeded',
+            message: 'exceeding the maximum number of re-queuing retries',
+            lastTransitionTime: '',
+          },
+          now(),
+        );
+      });
+      return;
+    }
+    const message = `Exceeded the PodsReady timeout ${key}`;
+    let evicted = false;
+    await writeWorkloadStatus(wl, (cur) => {
+      if (!hasQuotaReservation(cur) || condTrue(cur, WorkloadConditions.Evicted)) return false;
+      const n = (cur.status?.requeueState?.count ?? 0) + 1;
+      const delay = requeueBackoffMs(n, settings.backoffBaseSeconds, settings.backoffMaxSeconds);
+      evict(cur, 'PodsReadyTimeout', message, now());
+      cur.status!.requeueState = { count: n, requeueAt: rfc3339(new Date(now().getTime() + delay)) };
+      evicted = true;
+    });
+    if (evicted) recorder.event(wl, 'Normal', 'EvictedDueToPodsReadyTimeout', message);
   }
 
   // ---- the scheduler ----
@@ -498,6 +649,31 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
           `Admitted by ClusterQueue ${a.admission.clusterQueue}`,
         );
       }
+    }
+    for (const p of result.preempt) {
+      const target = workloads.get(p.key) as Workload | undefined;
+      const preemptor = workloads.get(p.preemptorKey) as Workload | undefined;
+      if (!target) continue;
+      let done = false;
+      await writeWorkloadStatus(target, (cur) => {
+        if (!hasQuotaReservation(cur) || condTrue(cur, WorkloadConditions.Evicted)) return false;
+        preempt(cur, p.reason, p.message, now());
+        done = true;
+      });
+      if (!done) continue;
+      // IssuePreemptions' events (no priority boost: base and effective priority agree).
+      const pp = preemptor?.spec.priority ?? 0;
+      const tp = target.spec.priority ?? 0;
+      const priorities = `preemptor effective priority: ${pp} (base: ${pp}, boost: 0); preemptee effective priority: ${tp} (base: ${tp}, boost: 0)`;
+      recorder.event(target, 'Normal', 'EvictedDueToPreempted', p.message);
+      recorder.event(target, 'Normal', 'Preempted', `${p.message}; ${priorities}`);
+      if (preemptor)
+        recorder.event(
+          preemptor,
+          'Normal',
+          'PreemptedWorkload',
+          `Preempted workload ${p.key} (UID: ${target.metadata.uid ?? ''}) in ClusterQueue ${target.status?.admission?.clusterQueue ?? ''}; ${priorities}`,
+        );
     }
     for (const p of result.pending) {
       const wl = workloads.get(p.key) as Workload | undefined;

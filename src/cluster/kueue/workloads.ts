@@ -33,6 +33,9 @@ export function newWorkload(
   group: string,
   queueName: string,
   podSets: PodSet[],
+  priority: { priority: number; priorityClassRef?: { group: string; kind: string; name: string } } = {
+    priority: 0,
+  },
 ): Workload {
   const uid = job.metadata.uid ?? '';
   return {
@@ -54,7 +57,13 @@ export function newWorkload(
         },
       ],
     },
-    spec: { podSets, queueName, priority: 0, active: true },
+    spec: {
+      podSets,
+      queueName,
+      ...(priority.priorityClassRef ? { priorityClassRef: priority.priorityClassRef } : {}),
+      priority: priority.priority,
+      active: true,
+    },
   };
 }
 
@@ -115,9 +124,12 @@ export function admit(wl: Workload, admission: Admission, now: Date): void {
     now,
   );
   set(wl.status, WorkloadConditions.Admitted, 'True', 'Admitted', 'The workload is admitted', now);
-  const ev = wl.status.conditions?.find((c) => c.type === WorkloadConditions.Evicted);
-  if (ev?.status === 'True')
-    set(wl.status, WorkloadConditions.Evicted, 'False', 'QuotaReserved', `Previously: ${ev.message}`, now);
+  // resetActiveCondition: an eviction or preemption that held is now history.
+  for (const type of [WorkloadConditions.Evicted, WorkloadConditions.Preempted]) {
+    const prev = wl.status.conditions?.find((c) => c.type === type);
+    if (prev?.status === 'True')
+      set(wl.status, type, 'False', 'QuotaReserved', `Previously: ${prev.message}`, now);
+  }
 }
 
 /** QuotaReserved=False with the reason the scheduler could not admit it. */
@@ -129,6 +141,12 @@ export function markPending(wl: Workload, reason: string, message: string, now: 
 export function evict(wl: Workload, reason: string, message: string, now: Date): void {
   wl.status ??= {};
   set(wl.status, WorkloadConditions.Evicted, 'True', reason, message, now);
+}
+
+/** The preemption's eviction: Evicted=True `Preempted` and Preempted=True with the finer reason. */
+export function preempt(wl: Workload, reason: string, message: string, now: Date): void {
+  evict(wl, 'Preempted', message, now);
+  set(wl.status!, WorkloadConditions.Preempted, 'True', reason, message, now);
 }
 
 /** After an evicted job stopped: quota released, requeued unless the eviction holds it back. */

@@ -1,129 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { queueCounts, schedule, type Snapshot } from '../../../src/cluster/kueue/admission.ts';
-import type { ClusterQueue, LocalQueue, ResourceFlavor, Workload } from '../../../src/cluster/kueue/api.ts';
-
-function flavor(name: string, spec: ResourceFlavor['spec'] = {}): ResourceFlavor {
-  return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name }, spec };
-}
-
-function cq(name: string, spec: Partial<NonNullable<ClusterQueue['spec']>> = {}): ClusterQueue {
-  return {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
-    kind: 'ClusterQueue',
-    metadata: { name },
-    spec: {
-      namespaceSelector: {},
-      queueingStrategy: 'BestEffortFIFO',
-      resourceGroups: [
-        {
-          coveredResources: ['cpu'],
-          flavors: [{ name: 'default-flavor', resources: [{ name: 'cpu', nominalQuota: 4 }] }],
-        },
-      ],
-      ...spec,
-    },
-  };
-}
-
-function lq(name: string, clusterQueue: string, ns = 'default'): LocalQueue {
-  return {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
-    kind: 'LocalQueue',
-    metadata: { name, namespace: ns },
-    spec: { clusterQueue },
-  };
-}
-
-let n = 0;
-function wl(
-  name: string,
-  cpu: string,
-  opts: {
-    count?: number;
-    queue?: string;
-    ns?: string;
-    created?: number;
-    priority?: number;
-    nodeSelector?: Record<string, string>;
-    tolerations?: unknown[];
-    memory?: string;
-  } = {},
-): Workload {
-  const requests: Record<string, string> = { cpu };
-  if (opts.memory) requests.memory = opts.memory;
-  return {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
-    kind: 'Workload',
-    metadata: {
-      name,
-      namespace: opts.ns ?? 'default',
-      uid: `uid-${name}-${++n}`,
-      creationTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, opts.created ?? 0))
-        .toISOString()
-        .replace('.000', ''),
-    },
-    spec: {
-      queueName: opts.queue ?? 'user-queue',
-      priority: opts.priority ?? 0,
-      active: true,
-      podSets: [
-        {
-          name: 'main',
-          count: opts.count ?? 1,
-          template: {
-            spec: {
-              nodeSelector: opts.nodeSelector,
-              tolerations: opts.tolerations,
-              containers: [{ name: 'c', resources: { requests } }],
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
-function snap(workloads: Workload[], over: Partial<Snapshot> = {}): Snapshot {
-  return {
-    flavors: new Map([['default-flavor', flavor('default-flavor')]]),
-    clusterQueues: new Map([['cluster-queue', cq('cluster-queue')]]),
-    localQueues: new Map([['default/user-queue', lq('user-queue', 'cluster-queue')]]),
-    namespaces: new Map([['default', { 'kubernetes.io/metadata.name': 'default' }]]),
-    workloads,
-    ...over,
-  };
-}
-
-function admittedWith(w: Workload, cqName = 'cluster-queue', cpu = '1'): Workload {
-  return {
-    ...w,
-    status: {
-      admission: {
-        clusterQueue: cqName,
-        podSetAssignments: [
-          { name: 'main', flavors: { cpu: 'default-flavor' }, resourceUsage: { cpu }, count: 1 },
-        ],
-      },
-      conditions: [
-        {
-          type: 'QuotaReserved',
-          status: 'True',
-          reason: 'QuotaReserved',
-          message: '',
-          lastTransitionTime: '2026-01-01T00:00:00Z',
-        },
-        {
-          type: 'Admitted',
-          status: 'True',
-          reason: 'Admitted',
-          message: '',
-          lastTransitionTime: '2026-01-01T00:00:00Z',
-        },
-      ],
-    },
-  };
-}
+import { queueCounts, schedule } from '../../../src/cluster/kueue/admission.ts';
+import type { Workload } from '../../../src/cluster/kueue/api.ts';
+import { admittedWith, cq, flavor, lq, snap, wl } from './fixtures.ts';
 
 describe('quota', () => {
   test('admits within nominal quota and records flavors, usage and count', () => {
@@ -180,7 +59,11 @@ describe('quota', () => {
 
   test('more than the whole quota can never fit', () => {
     const r = schedule(snap([wl('big', '5')]));
-    assert.match(r.pending[0]!.message, /request > maximum capacity \(5 > 4\)/);
+    // Kueue v0.15+ wording (flavorassigner.fitsResourceQuota).
+    assert.equal(
+      r.pending[0]!.message,
+      "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default-flavor, previously considered podsets requests (0) + current podset request (5) > maximum capacity (4)",
+    );
   });
 
   test('a resource the queue does not cover makes a workload inadmissible there', () => {
@@ -274,7 +157,7 @@ describe('flavors', () => {
     });
     const r = schedule(s);
     assert.equal(r.admit.length, 0);
-    assert.match(r.pending[0]!.message, /untolerated taint \{spot: true\} in flavor spot/);
+    assert.match(r.pending[0]!.message, /untolerated taint spot=true:NoSchedule in flavor spot/);
     assert.match(r.pending[1]!.message, /flavor on-demand doesn't match node affinity/);
   });
 
@@ -374,7 +257,7 @@ describe('queues and namespaces', () => {
         { type: 'Requeued', status: 'False', reason: 'Deactivated', message: '', lastTransitionTime: '' },
       ],
     };
-    assert.deepEqual(schedule(snap([off, held])), { admit: [], pending: [] });
+    assert.deepEqual(schedule(snap([off, held])), { admit: [], pending: [], preempt: [] });
   });
 
   test('queue counts: pending, reserving, admitted and usage per queue', () => {

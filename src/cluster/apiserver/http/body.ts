@@ -53,10 +53,35 @@ export function decodeRequestBody(bytes: Buffer, contentType: string, customReso
 export function decodeBody(text: string, contentType: string): unknown {
   if (text.trim() === '') throw errors.badRequest('the body of the request was empty');
   const yaml = contentType.includes('yaml');
+  let value: unknown;
   try {
-    return yaml ? parseYaml(text, { maxAliasCount: 100 }) : JSON.parse(text);
+    value = yaml ? parseYaml(text, { maxAliasCount: 100 }) : JSON.parse(text);
   } catch (err) {
     const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
     throw new ApiError(400, 'BadRequest', `error decoding ${yaml ? 'YAML' : 'JSON'}: ${why}`);
+  }
+  checkNestingDepth(value, text.length);
+  return value;
+}
+
+/** Go's encoding/json (and sigs.k8s.io/json, which kube-apiserver decodes with) nests at most this deep. */
+export const MAX_NESTING_DEPTH = 10_000;
+
+/**
+ * Refuses values nested deeper than Go's decoder accepts, as a 400 with its scanner's wording,
+ * so no recursive walk further on (defaulting, validation, pruning) can overflow the stack.
+ * A value that deep needs two bytes per level, so smaller bodies are not walked at all.
+ */
+export function checkNestingDepth(value: unknown, textLength: number): void {
+  if (textLength <= 2 * MAX_NESTING_DEPTH) return;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_NESTING_DEPTH) {
+      const c = Array.isArray(v) ? '[' : '{';
+      throw errors.badRequest(`json: invalid character '${c}' exceeded max nesting depth`);
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
   }
 }

@@ -8,7 +8,16 @@ import { qr } from '../api.ts';
 import type { Authenticator, UserInfo } from '../auth/authn.ts';
 import type { Authorizer, RequestAttributes } from '../auth/rbac.ts';
 import { bindPod } from '../binding.ts';
-import { type ApiError, errors, toApiError } from '../errors.ts';
+import {
+  type ApiError,
+  encodeStatus,
+  errors,
+  type StatusObject,
+  successStatus,
+  toApiError,
+} from '../errors.ts';
+import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
+import type { FieldError } from '../types.ts';
 import type { Faults } from '../faults.ts';
 import type { ApiMetrics } from '../metrics.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
@@ -19,8 +28,11 @@ import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
 import { parsePath, type ResourcePath } from './router.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
-import { serveAccessReview, serveRulesReview } from './reviews.ts';
+import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
 import { subresourceHandlers } from './subresources.ts';
+import { holdUntilDurable } from './durable-response.ts';
+import type { PodLogs } from './pod-log-token.ts';
+import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 
 export interface OpenApiProvider {
   v3Paths(): unknown;
@@ -51,6 +63,8 @@ export interface HandlerDeps {
   log?: (msg: string, fields: Record<string, unknown>) => void;
   /** Paths anyone may read without a token, as system:public-info-viewer allows. */
   publicPaths: Set<string>;
+  /** Container logs for pods/log (the simulated kubelet's); empty logs without it. */
+  podLogs?: PodLogs;
 }
 
 export function createHandler(deps: HandlerDeps) {
@@ -58,6 +72,7 @@ export function createHandler(deps: HandlerDeps) {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'http://localhost');
     const labels = { verb: 'GET', group: '', version: '', resource: '', subresource: '', code: '0' };
+    holdUntilDurable(res, () => deps.api.store.pendingCommit());
     res.on('finish', () => {
       labels.code = String(res.statusCode);
       const secs = Number(process.hrtime.bigint() - started) / 1e9;
@@ -103,7 +118,7 @@ async function handle(
   }
   const p = parsed;
   const q = url.searchParams;
-  const watching = isTrue(q.get('watch')) || path.includes('/watch/');
+  const watching = queryBool(q, 'watch') || path.includes('/watch/');
   const verb = verbFor(method, p, watching);
   Object.assign(labels, {
     verb: verb.toUpperCase(),
@@ -133,16 +148,14 @@ async function handle(
     if (p.rt.resource === 'selfsubjectrulesreviews') return serveRulesReview(deps, req, res, caller);
     return serveAccessReview(deps, req, res, p, caller);
   }
+  if (p.rt.group === 'authentication.k8s.io' && verb === 'create') {
+    if (p.rt.resource === 'selfsubjectreviews') return serveSelfSubjectReview(deps, req, res, caller);
+    return serveTokenReview(deps, req, res);
+  }
   if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
     const body = (await readDecoded(req)) as KubeObject;
-    await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, caller, 'binding'));
-    return sendJson(res, 201, {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Success',
-      code: 201,
-    });
+    await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, caller, 'binding', undefined, 'create'));
+    return sendStatusObject(res, 201, successStatus(201));
   }
   if (p.subresource && subresourceHandlers[p.subresource]) {
     return subresourceHandlers[p.subresource]!({ deps, req, res, p, q, method, user: effective! });
@@ -160,7 +173,7 @@ async function handle(
       return serveWatch(deps, req, res, p, q);
     case 'create': {
       const body = await readDecoded(req, p.rt);
-      const opts = writeOptions(q, caller, p.subresource, req.headers['user-agent']);
+      const opts = writeOptions(q, caller, p.subresource, req.headers['user-agent'], 'create');
       const ns = p.namespace ?? (p.rt.namespaced ? namespaceOf(body) : '');
       const obj = await deps.api.create(p.rt, ns, body, opts);
       warn(res, opts);
@@ -168,7 +181,7 @@ async function handle(
     }
     case 'update': {
       const body = await readDecoded(req, p.rt);
-      const opts = writeOptions(q, caller, p.subresource, req.headers['user-agent']);
+      const opts = writeOptions(q, caller, p.subresource, req.headers['user-agent'], 'update');
       const obj = await deps.api.update(p.rt, p.namespace ?? '', p.name!, body, opts);
       warn(res, opts);
       return sendObject(req, res, 200, p.rt, obj, q);
@@ -182,13 +195,16 @@ async function handle(
       const { object, deleted } = await deps.api.delete(p.rt, p.namespace ?? '', p.name!, opts);
       // Most kinds answer a completed deletion with a Status; pods return the object.
       if (deleted && !(p.rt.group === '' && p.rt.resource === 'pods')) {
-        return sendJson(res, 200, {
-          kind: 'Status',
-          apiVersion: 'v1',
-          metadata: {},
-          status: 'Success',
-          details: { name: p.name, group: p.rt.group, kind: p.rt.resource, uid: object.metadata.uid },
-        });
+        return sendStatusObject(
+          res,
+          200,
+          successStatus(undefined, {
+            name: p.name,
+            group: p.rt.group,
+            kind: p.rt.resource,
+            uid: object.metadata.uid,
+          }),
+        );
       }
       return sendObject(req, res, 200, p.rt, object, q);
     }
@@ -222,16 +238,10 @@ export async function patchFromRequest(
     'application/apply-patch+yaml',
   ];
   if (!known.includes(contentType)) throw errors.unsupportedMediaType(contentType || '<none>');
+  const opts = writeOptions(q, user, p.subresource, req.headers['user-agent'], 'patch', contentType);
   const body = await readBody(req);
   if (body.trim() === '') throw errors.badRequest('the body of the request was empty');
-  const opts = writeOptions(q, user, p.subresource, req.headers['user-agent']);
-  if (contentType === 'application/apply-patch+yaml' && !opts.fieldManager) {
-    throw errors.badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
-  }
-  const force = isTrue(q.get('force'));
-  if (q.has('force') && contentType !== 'application/apply-patch+yaml') {
-    throw errors.badRequest('force: Invalid value: true: may not be specified for non-apply patch');
-  }
+  const force = queryBool(q, 'force');
   const object = await deps.api.patch(p.rt, p.namespace ?? '', p.name!, { contentType, body, force }, opts);
   return { object, warnings: opts.warnings ?? [] };
 }
@@ -395,7 +405,7 @@ function serveList(
       size = 0;
     }
   }
-  chunk.push(']}');
+  chunk.push(']}\n');
   res.end(chunk.join(''));
 }
 
@@ -408,8 +418,8 @@ function serveWatch(
 ): void {
   const opts: WatchOptions = {
     ...listOptions(q),
-    allowWatchBookmarks: isTrue(q.get('allowWatchBookmarks')),
-    sendInitialEvents: q.has('sendInitialEvents') ? isTrue(q.get('sendInitialEvents')) : undefined,
+    allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks'),
+    sendInitialEvents: queryOptionalBool(q, 'sendInitialEvents'),
   };
   if (p.name !== undefined) {
     // GET /.../pods/<name>?watch=true watches one object.
@@ -434,10 +444,11 @@ function serveWatch(
     // buffering without bound; the client relists or resumes.
     if (!ok && res.writableLength > 64 * 1024 * 1024) stop('slow consumer');
   };
+  // Headers go out with the first event or once the watch is registered: a request the
+  // storage refuses outright (a malformed resourceVersion, a bad selector) gets an HTTP error.
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Transfer-Encoding', 'chunked');
-  res.writeHead(200);
-  res.flushHeaders();
+  res.statusCode = 200;
   let cancel: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   let bookmarkTimer: NodeJS.Timeout | undefined;
@@ -457,11 +468,15 @@ function serveWatch(
     cancel = deps.api.watch(p.rt, p.namespace, opts, { event: (type, json) => write(type, json) });
   } catch (err) {
     const e = toApiError(err);
-    res.write(`{"type":"ERROR","object":${JSON.stringify(e.status)}}\n`);
+    // The watch cache reports a resourceVersion it cannot serve (expired, too large) as an
+    // ERROR event on an established watch (`newErrWatcher` in storage/cacher/cacher.go).
+    if (!res.headersSent && e.code !== 410 && e.code !== 504) throw e;
+    res.write(`{"type":"ERROR","object":${encodeStatus(e.status).trimEnd()}}\n`);
     stop('error');
     return;
   }
-  const timeout = Number(q.get('timeoutSeconds') ?? 0);
+  res.flushHeaders();
+  const timeout = queryInt64(q, 'timeoutSeconds') ?? 0;
   const limitMs = timeout > 0 ? timeout * 1000 : (1800 + Math.random() * 1800) * 1000;
   timer = setTimeout(() => stop('timeout'), limitMs);
   if (opts.allowWatchBookmarks) {
@@ -473,57 +488,90 @@ function serveWatch(
 }
 
 export function listOptions(q: URLSearchParams): ListOptions {
-  const limit = q.get('limit');
   const opts: ListOptions = {};
-  const ls = q.get('labelSelector');
-  const fs = q.get('fieldSelector');
+  const ls = queryString(q, 'labelSelector');
+  const fs = queryString(q, 'fieldSelector');
   if (ls) opts.labelSelector = ls;
   if (fs) opts.fieldSelector = fs;
-  if (limit) {
-    const n = Number(limit);
-    if (!Number.isInteger(n) || n < 0)
-      throw errors.badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
-    opts.limit = n;
-  }
-  const cont = q.get('continue');
+  const limit = queryInt64(q, 'limit');
+  // The storage layer treats a limit of zero or less as no limit.
+  if (limit !== undefined && limit > 0) opts.limit = limit;
+  const cont = queryString(q, 'continue');
   if (cont) opts.continue = cont;
-  const rv = q.get('resourceVersion');
-  if (rv !== null) opts.resourceVersion = rv;
-  const rvm = q.get('resourceVersionMatch');
+  const rv = queryString(q, 'resourceVersion');
+  if (rv !== undefined) opts.resourceVersion = rv;
+  const rvm = queryString(q, 'resourceVersionMatch');
   if (rvm) opts.resourceVersionMatch = rvm;
+  // Decoded for lists too, as the parameter codec decodes every ListOptions field.
+  queryInt64(q, 'timeoutSeconds');
   return opts;
 }
 
+/** The verbs whose options kube-apiserver validates (`ValidateCreateOptions` and siblings). */
+export type WriteVerb = 'create' | 'update' | 'patch';
+const OPTIONS_KIND: Record<WriteVerb, string> = {
+  create: 'CreateOptions',
+  update: 'UpdateOptions',
+  patch: 'PatchOptions',
+};
+
+/**
+ * Create, update and patch options from the query, validated as
+ * `apimachinery/pkg/apis/meta/v1/validation` does: a 422 naming e.g. `PatchOptions.meta.k8s.io ""`.
+ */
 export function writeOptions(
   q: URLSearchParams,
   user: UserInfo,
   subresource: string,
-  userAgent?: string,
+  userAgent: string | undefined,
+  verb: WriteVerb,
+  patchType?: string,
 ): WriteOptions {
   const dryRun = q.getAll('dryRun');
-  for (const d of dryRun) {
-    if (d !== 'All') throw errors.badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
+  const fv = queryString(q, 'fieldValidation') ?? '';
+  const fieldManager = queryString(q, 'fieldManager') ?? '';
+  const errs: FieldError[] = [];
+  if (verb === 'patch') {
+    if (patchType !== 'application/apply-patch+yaml') {
+      if (q.has('force')) errs.push(forbidden('force', 'may not be specified for non-apply patch'));
+    } else if (fieldManager === '') errs.push(required('fieldManager', 'is required for apply patch'));
   }
-  const fv = q.get('fieldValidation');
-  if (fv && fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') {
-    throw errors.badRequest(
-      `fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Warn", "Strict"`,
-    );
-  }
-  const fieldManager = q.get('fieldManager') ?? undefined;
-  if (fieldManager !== undefined && fieldManager.length > 128) {
-    throw errors.badRequest(`fieldManager: Too long: may not be longer than 128`);
-  }
+  errs.push(...fieldManagerErrors(fieldManager), ...dryRunErrors(dryRun));
+  if (!['', 'Ignore', 'Warn', 'Strict'].includes(fv))
+    errs.push(notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn']));
+  if (errs.length) throw errors.invalid(OPTIONS_KIND[verb], 'meta.k8s.io', '', errs);
   return {
     user: user.name,
     groups: user.groups,
     dryRun: dryRun.length > 0,
-    fieldManager,
-    fieldValidation: (fv as FieldValidation | null) ?? undefined,
+    fieldManager: fieldManager || undefined,
+    fieldValidation: (fv || undefined) as FieldValidation | undefined,
     subresource,
     warnings: [],
     userAgent,
   };
+}
+
+/** ValidateFieldManager: at most 128 bytes, printable characters only. */
+function fieldManagerErrors(fm: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(fm) > 128) errs.push(tooLong('fieldManager', 128));
+  let at = 0;
+  for (const ch of fm) {
+    if (/[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/u.test(ch)) {
+      const cp = ch.codePointAt(0)!;
+      const u = `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+      errs.push(invalid('fieldManager', fm, `invalid character ${u} (at position ${at})`));
+    }
+    at += Buffer.byteLength(ch);
+  }
+  return errs;
+}
+
+/** ValidateDryRun: every value must be `All`; the bad value prints as the Go slice it is. */
+function dryRunErrors(dryRun: string[]): FieldError[] {
+  if (dryRun.every((d) => d === 'All')) return [];
+  return [notSupported('dryRun', dryRun, ['All'])];
 }
 
 async function deleteOptions(
@@ -538,17 +586,16 @@ async function deleteOptions(
     if (decoded && typeof decoded === 'object') body = decoded as Record<string, unknown>;
   }
   const opts: DeleteOptions = { user: user.name, groups: user.groups };
-  const grace = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
+  const grace = queryInt64(q, 'gracePeriodSeconds') ?? body.gracePeriodSeconds;
   if (grace !== undefined && grace !== null) {
-    const n = Number(grace);
-    if (!Number.isInteger(n))
+    if (!Number.isInteger(grace))
       throw errors.badRequest(
         `gracePeriodSeconds: Invalid value: ${JSON.stringify(grace)}: must be an integer`,
       );
-    opts.gracePeriodSeconds = n;
+    opts.gracePeriodSeconds = grace as number;
   }
-  const policy = (q.get('propagationPolicy') ?? body.propagationPolicy) as string | undefined;
-  const orphan = q.get('orphanDependents') ?? body.orphanDependents;
+  const policy = (queryString(q, 'propagationPolicy') ?? body.propagationPolicy) as string | undefined;
+  const orphan = queryOptionalBool(q, 'orphanDependents') ?? body.orphanDependents;
   if (policy !== undefined && policy !== null) {
     if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
       throw errors.badRequest(
@@ -556,9 +603,11 @@ async function deleteOptions(
       );
     }
     opts.propagationPolicy = policy;
-  } else if (orphan === true || orphan === 'true') opts.propagationPolicy = 'Orphan';
+  } else if (orphan === true) opts.propagationPolicy = 'Orphan';
   const dry = [...q.getAll('dryRun'), ...((body.dryRun as string[] | undefined) ?? [])];
-  opts.dryRun = dry.includes('All');
+  const dryErrs = dryRunErrors(dry);
+  if (dryErrs.length) throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', dryErrs);
+  opts.dryRun = dry.length > 0;
   const pre = body.preconditions as { uid?: string; resourceVersion?: string } | undefined;
   if (pre) opts.preconditions = pre;
   return opts;
@@ -576,7 +625,7 @@ function namespaceOf(body: unknown): string {
 }
 
 function includeObject(q: URLSearchParams): IncludeObject {
-  const v = q.get('includeObject');
+  const v = queryString(q, 'includeObject');
   return v === 'None' || v === 'Object' ? v : 'PartialObjectMetadata';
 }
 
@@ -614,6 +663,7 @@ export function sendJson(res: ServerResponse, code: number, body: unknown): void
   sendRaw(res, code, JSON.stringify(body));
 }
 
+/** A JSON body ends with a newline, as Go's json.Encoder (kube-apiserver's serializer) writes it. */
 export function sendRaw(res: ServerResponse, code: number, json: string): void {
   if (res.headersSent) {
     res.end();
@@ -621,18 +671,18 @@ export function sendRaw(res: ServerResponse, code: number, json: string): void {
   }
   res.setHeader('Content-Type', 'application/json');
   res.writeHead(code);
-  res.end(json);
+  res.end(json.endsWith('\n') ? json : `${json}\n`);
+}
+
+export function sendStatusObject(res: ServerResponse, code: number, status: StatusObject): void {
+  sendRaw(res, code, encodeStatus(status));
 }
 
 export function sendStatus(res: ServerResponse, err: ApiError): void {
   if (err.status.details?.retryAfterSeconds !== undefined && !res.headersSent) {
     res.setHeader('Retry-After', String(err.status.details.retryAfterSeconds));
   }
-  sendJson(res, err.code, err.status);
-}
-
-function isTrue(v: string | null | undefined): boolean {
-  return v === 'true' || v === '1';
+  sendStatusObject(res, err.code, err.status);
 }
 
 export type { StoredRecord };

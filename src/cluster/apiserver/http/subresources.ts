@@ -9,16 +9,24 @@ import { bindPod } from '../binding.ts';
 import { invalid } from '../builtin/fielderrors.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
 import { getPath, setPath } from '../meta.ts';
+import type { WriteOptions } from '../api.ts';
+import { checkPatchContentType } from '../patch/index.ts';
+import { translatePatchError } from '../patcher.ts';
 import type { KubeObject } from '../types.ts';
+import { queryBool } from './query.ts';
+import { successStatus } from '../errors.ts';
+import { notSupported } from '../field-errors.ts';
 import {
   type HandlerDeps,
   patchFromRequest,
   readDecoded,
   sendJson,
   sendObject,
+  sendStatusObject,
   writeOptions,
 } from './handler.ts';
 import type { ResourcePath } from './router.ts';
+import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
 
 interface SubContext {
   deps: HandlerDeps;
@@ -38,7 +46,7 @@ const status: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method === 'GET') return sendObject(req, res, 200, p.rt, deps.api.get(p.rt, ns, name), q);
   if (method === 'PUT') {
     const body = await readDecoded(req);
-    const opts = writeOptions(q, user, p.subresource);
+    const opts = writeOptions(q, user, p.subresource, req.headers['user-agent'], 'update');
     const obj = await deps.api.update(p.rt, ns, name, body, opts);
     return sendObject(req, res, 200, p.rt, obj, q, opts.warnings);
   }
@@ -61,7 +69,7 @@ const finalize: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     p.rt,
     '',
     p.name!,
-    writeOptions(q, user, 'finalize'),
+    writeOptions(q, user, 'finalize', req.headers['user-agent'], 'update'),
     (cur) => ({
       ...cur,
       spec: {
@@ -101,6 +109,12 @@ function toScale(
   };
 }
 
+/**
+ * GET/PUT/PATCH <resource>/scale: the autoscaling/v1 Scale view of a workload. A patch takes
+ * the patch types of the parent's endpoint (strategic merge for built-in kinds only, as
+ * kube-apiserver's installer and the CRD handler's `serveScale` offer) and is applied to the
+ * Scale, whose spec.replicas is then carried over to the object.
+ */
 const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   const sc = p.rt.scale;
   if (!sc) throw errors.notFoundPath();
@@ -111,18 +125,24 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method === 'GET') return sendJson(res, 200, render(deps.api.get(p.rt, ns, name)));
   let replicas: number;
   let asked: string | undefined;
+  let opts: WriteOptions;
   if (method === 'PUT') {
+    opts = writeOptions(q, user, 'scale', req.headers['user-agent'], 'update');
     const body = (await readDecoded(req)) as KubeObject;
     replicas = (body.spec as { replicas?: number } | undefined)?.replicas ?? 0;
     asked = body.metadata?.resourceVersion;
   } else if (method === 'PATCH') {
-    // Patch the Scale view, then carry spec.replicas over to the object.
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+    opts = writeOptions(q, user, 'scale', req.headers['user-agent'], 'patch', contentType);
+    translatePatchError(() =>
+      checkPatchContentType(contentType, { group: p.rt.group, version: p.rt.version, kind: p.rt.kind }),
+    );
     const current = render(deps.api.get(p.rt, ns, name));
     const patched = deps.api.hooks.patcher!.apply(
       { ...p.rt, kind: 'Scale', group: 'autoscaling', version: 'v1', strategy: {} },
       current,
-      { contentType: (req.headers['content-type'] ?? '').split(';')[0]!, body: await readBody(req) },
-      writeOptions(q, user, 'scale'),
+      { contentType, body: await readBody(req), force: queryBool(q, 'force') },
+      opts,
     );
     replicas = (patched.spec as { replicas?: number } | undefined)?.replicas ?? 0;
   } else {
@@ -140,7 +160,7 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     p.rt,
     ns,
     name,
-    writeOptions(q, user, ''),
+    { ...opts, subresource: '', applying: false },
     (cur) => {
       if (asked) cur.metadata.resourceVersion = asked;
       setPath(cur as Record<string, unknown>, sc.specReplicasPath, replicas);
@@ -157,27 +177,54 @@ const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/binding' });
   const body = (await readDecoded(req)) as KubeObject;
   body.metadata = { ...(body.metadata ?? {}), name: p.name };
-  await bindPod(deps.api, p.namespace ?? '', body, writeOptions(q, user, 'binding'));
-  sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+  await bindPod(
+    deps.api,
+    p.namespace ?? '',
+    body,
+    writeOptions(q, user, 'binding', req.headers['user-agent'], 'create'),
+  );
+  sendStatusObject(res, 201, successStatus(201));
 };
 
-/** POST pods/<name>/eviction: a graceful delete (no PodDisruptionBudgets are served). */
-const eviction: SubHandler = async ({ deps, req, res, p, method, user }) => {
+/**
+ * POST pods/<name>/eviction: a graceful delete (no PodDisruptionBudgets are served). The dry
+ * run of the request (query) and of its deleteOptions must agree, as `propagateDryRun` in
+ * `pkg/registry/core/pod/storage/eviction.go` requires.
+ */
+const eviction: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/eviction' });
+  const create = writeOptions(q, user, 'eviction', req.headers['user-agent'], 'create');
   const body = (await readDecoded(req)) as {
-    deleteOptions?: { gracePeriodSeconds?: number; preconditions?: { uid?: string } };
+    deleteOptions?: {
+      gracePeriodSeconds?: number;
+      preconditions?: { uid?: string };
+      dryRun?: string[];
+    };
   };
+  const queryDry = q.getAll('dryRun');
+  const bodyDry = body.deleteOptions?.dryRun ?? [];
+  if (queryDry.length && bodyDry.length && queryDry.join('\u0000') !== bodyDry.join('\u0000')) {
+    throw errors.badRequest(
+      `Inconsistent dryRun options, createOptions: [${queryDry.join(' ')}], deleteOptions: [${bodyDry.join(' ')}]`,
+    );
+  }
+  if (bodyDry.some((d) => d !== 'All')) {
+    throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [notSupported('dryRun', bodyDry, ['All'])]);
+  }
   await deps.api.delete(p.rt, p.namespace ?? '', p.name!, {
     user: user.name,
     groups: user.groups,
+    dryRun: create.dryRun || bodyDry.length > 0,
     gracePeriodSeconds: body.deleteOptions?.gracePeriodSeconds,
     preconditions: body.deleteOptions?.preconditions,
   });
-  sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+  sendStatusObject(res, 201, successStatus(201));
 };
 
 export const subresourceHandlers: Record<string, SubHandler> = {
+  token: serveTokenRequest,
+  log: servePodLog,
   status,
   finalize,
   scale,

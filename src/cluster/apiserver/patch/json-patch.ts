@@ -33,11 +33,16 @@ export function applyJsonPatch<T>(doc: T, body: unknown, strictDecoding = true):
       runTest(document, op);
       continue;
     }
+    if (op.op === 'move' && typeof op.from === 'string' && typeof op.path === 'string') {
+      // evanphx removes `from` first, so a destination inside it no longer exists.
+      if (op.path.startsWith(`${op.from}/`))
+        throw genericInvalid(`move operation does not apply: doc is missing destination path: ${op.path}`);
+    }
     try {
       document = applyOperation(document, op as never, true, true).newDocument;
     } catch (err) {
-      if (err instanceof JsonPatchError) throw genericInvalid(describe(op, err.name));
-      throw err;
+      // Whatever the library trips on is the client's patch not applying: 422, never a 500.
+      throw genericInvalid(describe(op, err instanceof JsonPatchError ? err.name : String(err)));
     }
   }
   return document as T;

@@ -218,6 +218,8 @@ export const SMP_TABLE: Readonly<Record<string, KindRules>> = {
   'storage.k8s.io/v1/CSINode': { ...META_ONLY, spec: { alwaysPresent: true } },
   'storage.k8s.io/v1/VolumeAttachment': WITH_SPEC_STATUS,
   'autoscaling/v1/HorizontalPodAutoscaler': WITH_SPEC_STATUS,
+  // The view of workloads' scale subresource: a typed kind, so strategic merge applies to it.
+  'autoscaling/v1/Scale': WITH_SPEC_STATUS,
   'autoscaling/v2/HorizontalPodAutoscaler': { ...WITH_SPEC_STATUS, ...STATUS_CONDITIONS },
   'node.k8s.io/v1/RuntimeClass': META_ONLY,
   'certificates.k8s.io/v1/CertificateSigningRequest': {

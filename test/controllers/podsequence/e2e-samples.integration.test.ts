@@ -1,0 +1,282 @@
+/**
+ * Acceptance: the five samples, applied verbatim with kubectl to the embedded cluster
+ * (API server, nodes, scheduler, KWOK-compatible kubelet, workload controllers), release
+ * their pods in exactly the order the README describes, and `kubectl get pods -w` would
+ * show every pod go SchedulingGated → Pending → Running. Lite mode first, then the
+ * node-scoped sample again in full mode (taints and the webhook).
+ */
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { GVR } from '../../../src/cluster/client.ts';
+import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
+import {
+  podSequenceControllers,
+  podSequenceWebhookConfiguration,
+  registerPodSequenceWebhooks,
+  taintKey,
+} from '../../../src/controllers/podsequence/index.ts';
+import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import { podStatusString } from '../../../src/kube/pod.ts';
+import { kubeConfigFromString, Manager, silentLogger } from '../../../src/runtime/index.ts';
+import { type Kubectl, kubectlFor } from '../../support/kubectl.ts';
+import { OrderChecker, PODSEQ_GVR } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
+
+const root = new URL('../../../', import.meta.url);
+const path = (p: string) => new URL(p, root).pathname;
+
+let cluster: EmbeddedCluster;
+let k: Kubectl;
+let manager: Manager | undefined;
+
+async function kubectl(args: string[]): Promise<string> {
+  return (await k.run(args)).stdout;
+}
+
+async function startManager(mode: 'lite' | 'full'): Promise<Manager> {
+  const mgr = new Manager({
+    kubeConfig: kubeConfigFromString(cluster.server.kubeconfig),
+    healthProbeAddress: false,
+    processMetrics: false,
+    logger: silentLogger(),
+    webhook: mode === 'full' ? { port: 0, host: '127.0.0.1' } : false,
+  });
+  for (const c of podSequenceControllers({ mode })) mgr.add(c);
+  if (mode === 'full') registerPodSequenceWebhooks(mgr, { mode });
+  await mgr.start();
+  if (mode === 'full') {
+    // As `troupe up` does on the embedded cluster: under its own name, so that applying
+    // config/webhook/webhook.yaml (a real cluster's service-based entry) cannot replace it.
+    const cfg = podSequenceWebhookConfiguration({
+      name: 'troupe-podsequence-webhook',
+      url: `https://127.0.0.1:${mgr.webhooks!.port}`,
+      caBundle: mgr.webhooks!.caBundle,
+    });
+    await cluster.client.create(
+      { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations' },
+      cfg,
+    );
+  }
+  return mgr;
+}
+
+before(async () => {
+  cluster = await startEmbeddedCluster({ port: 0, nodes: 3, timeScale: 10 });
+  k = await kubectlFor(cluster.server.kubeconfig);
+  await kubectl(['apply', '-f', path('config/crd/podsequence-crd.yaml')]);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    'crd/podsequences.scheduling.example.com',
+    '--timeout=30s',
+  ]);
+});
+
+after(async () => {
+  await manager?.stop();
+  await cluster?.stop();
+  await k?.cleanup();
+});
+
+/** Per pod, the STATUS column `kubectl get pods -w` would print, without repeats. */
+class DisplayTracker {
+  readonly shown = new Map<string, string[]>();
+  private readonly stop: () => void;
+  constructor() {
+    this.stop = cluster.client.watch(
+      GVR.pods,
+      (type, obj) => {
+        if (type === 'DELETED') return;
+        const pod = obj as Pod;
+        const list = this.shown.get(pod.metadata.name!) ?? [];
+        const s = podStatusString(pod);
+        if (list.at(-1) !== s) list.push(s);
+        this.shown.set(pod.metadata.name!, list);
+      },
+      { namespace: 'default' },
+    );
+  }
+  close(): void {
+    this.stop();
+  }
+}
+
+async function sampleSequence(file: string): Promise<PodSequence> {
+  const docs = parseAllDocuments(await readFile(path(file), 'utf8')).map((d) => d.toJS() as PodSequence);
+  return docs.find((d) => d?.kind === 'PodSequence')!;
+}
+
+interface Run {
+  seq: PodSequence;
+  checker: OrderChecker;
+  display: DisplayTracker;
+}
+
+async function runSample(file: string): Promise<Run> {
+  const seq = await sampleSequence(file);
+  const checker = new OrderChecker(cluster.client, seq);
+  const display = new DisplayTracker();
+  await kubectl(['apply', '-f', path(file)]);
+  const name = seq.metadata.name!;
+  await waitFor(
+    `${name} Completed`,
+    () =>
+      (cluster.client.get(PODSEQ_GVR, 'default', name) as PodSequence | undefined)?.status?.phase ===
+      'Completed',
+    // Long enough for the scheduler's periodic retry of unschedulable pods (scaled by the
+    // cluster's timeScale) to rescue a pod whose event-driven requeue was missed (see notes).
+    { timeoutMs: 120_000 },
+  ).catch((err) => {
+    const got = cluster.client.get(PODSEQ_GVR, 'default', name) as PodSequence | undefined;
+    // Say why pods are stuck: the scheduler's message is the useful part of a failure.
+    const stuck = (cluster.client.list(GVR.pods, 'default') as Pod[])
+      .filter((p) => !p.spec?.nodeName)
+      .map(
+        (p) =>
+          `${p.metadata?.name}: ${JSON.stringify(p.status?.conditions)} tolerations=${JSON.stringify(p.spec?.tolerations)} affinity=${JSON.stringify(p.spec?.affinity)}`,
+      );
+    const taints = (cluster.client.list(GVR.nodes) as Node[]).map(
+      (n) => `${n.metadata?.name}: ${JSON.stringify(n.spec?.taints)}`,
+    );
+    throw new Error(
+      `${(err as Error).message}: ${got?.status?.phase} ${got?.status?.message}\n${stuck.join('\n')}\n${taints.join('\n')}`,
+    );
+  });
+  checker.stop();
+  display.close();
+  assert.deepEqual(checker.violations, [], 'no pod released before its predecessors were Ready');
+  for (const [pod, shown] of display.shown) {
+    if (checker.groupOf(cluster.client.get(GVR.pods, 'default', pod) as Pod) === undefined) continue;
+    const gated = shown.indexOf('SchedulingGated');
+    const pending = shown.indexOf('Pending');
+    const running = shown.indexOf('Running');
+    assert.ok(gated === 0 && pending > gated && running > pending, `${pod} went ${shown.join(' → ')}`);
+  }
+  return { seq, checker, display };
+}
+
+async function deleteSample(file: string): Promise<void> {
+  await kubectl(['delete', '-f', path(file), '--wait=true', '--timeout=60s']);
+  await waitFor('pods gone', () => cluster.client.list(GVR.pods, 'default').length === 0, {
+    timeoutMs: 60_000,
+  });
+}
+
+/** Groups in the order they were released (each group's releases contiguous). */
+function releaseOrder(run: Run): number[] {
+  const order: number[] = [];
+  for (const r of [...run.checker.releases].sort((a, b) => a.rv - b.rv))
+    if (order.at(-1) !== r.group) order.push(r.group);
+  return order;
+}
+
+describe('lite mode', () => {
+  before(async () => {
+    manager = await startManager('lite');
+  });
+  after(async () => {
+    await manager?.stop();
+    manager = undefined;
+  });
+
+  test('example-podsequence.yaml: pod-1, then pod-2, then pod-3', async (t) => {
+    const run = await runSample('config/samples/example-podsequence.yaml');
+    for (const [pod, shown] of run.display.shown) t.diagnostic(`${pod}: ${shown.join(' → ')}`);
+    assert.deepEqual(
+      [...run.checker.releases].sort((a, b) => a.rv - b.rv).map((r) => r.pod),
+      ['pod-1', 'pod-2', 'pod-3'],
+    );
+    const s = (cluster.client.get(PODSEQ_GVR, 'default', 'example-sequence') as PodSequence).status!;
+    assert.deepEqual(s.processedPods, ['pod-1', 'pod-2', 'pod-3']);
+    await deleteSample('config/samples/example-podsequence.yaml');
+  });
+
+  test('podgroups-example.yaml: database layer, application layer, frontend', async () => {
+    const run = await runSample('config/samples/podgroups-example.yaml');
+    assert.deepEqual(releaseOrder(run), [0, 1, 2]);
+    const table = await kubectl(['get', 'podseq', 'podgroups-example']);
+    assert.match(table, /podgroups-example\s+Cluster\s+Completed\s+3\/3\s+Frontend Layer\s+1\/1/);
+    await deleteSample('config/samples/podgroups-example.yaml');
+  });
+
+  test('database-init-example.yaml: init-db, database, migrate, app', async () => {
+    const run = await runSample('config/samples/database-init-example.yaml');
+    assert.deepEqual(
+      [...run.checker.releases].sort((a, b) => a.rv - b.rv).map((r) => r.pod),
+      ['init-db', 'database', 'migrate', 'app'],
+    );
+    await deleteSample('config/samples/database-init-example.yaml');
+  });
+
+  for (const [file, name, second] of [
+    ['config/samples/node-scoped-csi-example.yaml', 'csi-driver-sequence', 'my-app'],
+    ['config/samples/node-scoped-device-plugin-example.yaml', 'daemonset-sequence', 'ml-training'],
+  ] as const) {
+    test(`${file.split('/').pop()}: per node, the DaemonSet's pod before the workload's`, async () => {
+      await runSample(file);
+      const s = (cluster.client.get(PODSEQ_GVR, 'default', name) as PodSequence).status!;
+      const nodes = cluster.client.list(GVR.nodes).map((n) => n.metadata.name!);
+      assert.deepEqual(
+        s.nodeStatus!.map((n) => n.nodeName),
+        nodes.sort(),
+        'every node has the DaemonSet pod',
+      );
+      assert.ok(s.nodeStatus!.every((n) => n.phase === 'Completed' && n.currentIndex === 2));
+      const workload = cluster.client.list(GVR.pods, 'default', {
+        labelSelector: `app=${second}`,
+      }) as unknown as Pod[];
+      assert.ok(workload.length >= 2);
+      for (const p of workload) {
+        const terms =
+          p.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms!;
+        const allowed = terms.flatMap((t) => t.matchFields?.[0]?.values ?? []);
+        assert.ok(
+          allowed.includes(p.spec!.nodeName!),
+          `${p.metadata.name} runs on a node it was released to`,
+        );
+      }
+      await deleteSample(file);
+    });
+  }
+});
+
+describe('full mode', () => {
+  before(async () => {
+    manager = await startManager('full');
+  });
+  after(async () => {
+    await manager?.stop();
+    manager = undefined;
+  });
+
+  test('node-scoped-csi-example.yaml with node taints and the webhook', async () => {
+    const key = taintKey('default', 'csi-driver-sequence', 1);
+    const seen = new Set<string>();
+    const stopNodes = cluster.client.watch(GVR.nodes, (_t, obj) => {
+      if (((obj as Node).spec?.taints ?? []).some((t) => t.key === key)) seen.add(obj.metadata.name!);
+    });
+    try {
+      await runSample('config/samples/node-scoped-csi-example.yaml');
+    } finally {
+      stopNodes();
+    }
+    assert.equal(seen.size, 3, 'every node was tainted until its driver was Ready');
+    const ds = cluster.client.get(GVR.daemonsets, 'default', 'csi-driver') as unknown as {
+      spec: { template: { spec: { tolerations?: { key?: string }[] } } };
+    };
+    assert.ok(
+      ds.spec.template.spec.tolerations?.some((t) => t.key === key),
+      'the webhook added the toleration to the template',
+    );
+    for (const node of cluster.client.list(GVR.nodes) as unknown as Node[]) {
+      assert.ok(
+        !(node.spec?.taints ?? []).some((t) => t.key === key),
+        `${node.metadata.name} untainted once done`,
+      );
+    }
+    await deleteSample('config/samples/node-scoped-csi-example.yaml');
+  });
+});
