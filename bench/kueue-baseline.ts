@@ -173,6 +173,7 @@ async function main(): Promise<void> {
               status: 'False',
               reason: 'Pending',
               message: 'Evicted by the test runner',
+              lastTransitionTime: '',
             },
             at,
           );
@@ -183,6 +184,7 @@ async function main(): Promise<void> {
               status: 'False',
               reason: 'NoReservation',
               message: 'The workload has no reservation',
+              lastTransitionTime: '',
             },
             at,
           );
