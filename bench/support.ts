@@ -37,8 +37,18 @@ export interface BenchServer {
   cpuSeconds(): Promise<number>;
 }
 
-export async function startClusterProcess(args: string[] = []): Promise<BenchServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
+export interface BenchClusterOptions {
+  /** Keep the state in SQLite in this directory (default: a fresh temporary one, memory only). */
+  dataDir?: string;
+  /** Store on disk (the default of `troupe cluster`) rather than `--ephemeral`. */
+  durable?: boolean;
+}
+
+export async function startClusterProcess(
+  args: string[] = [],
+  opts: BenchClusterOptions = {},
+): Promise<BenchServer> {
+  const dir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'troupe-bench-')));
   const kubeconfigPath = join(dir, 'kubeconfig');
   const child = spawn(
     process.execPath,
@@ -52,6 +62,10 @@ export async function startClusterProcess(args: string[] = []): Promise<BenchSer
       '0',
       '--kubeconfig-out',
       kubeconfigPath,
+      // Each bench server its own directory: never the checkout's .troupe/ of a running instance.
+      '--data-dir',
+      dir,
+      ...(opts.durable ? [] : ['--ephemeral']),
       ...args,
     ],
     {

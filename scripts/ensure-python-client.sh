@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's Python Kubernetes client (python3-kubernetes), the second official client
-# the API server's conformance tests drive (test/apiserver/python/). Idempotent; needs root or
+# the API server's conformance tests drive (test/cluster/apiserver/python/). Idempotent; needs root or
 # sudo for apt-get. Debian's package belongs to the system interpreter, /usr/bin/python3.
 set -euo pipefail
 PYTHON="${TROUPE_PYTHON:-/usr/bin/python3}"

@@ -1,5 +1,6 @@
 /** Flags of the embedded cluster, shared by `troupe cluster` and `troupe up`. */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { EmbeddedClusterOptions } from '../cluster/index.ts';
 import { parseNodeConfig } from '../cluster/nodes/index.ts';
@@ -8,7 +9,11 @@ import { parseNonNegativeInt, parsePort, parsePositiveNumber } from './options.t
 export interface ClusterFlags {
   port: number;
   host: string;
-  kubeconfigOut: string;
+  /** Defaults to <data-dir>/kubeconfig. */
+  kubeconfigOut?: string;
+  dataDir: string;
+  ephemeral?: boolean;
+  reset?: boolean;
   tls: boolean;
   authorizationMode: 'AlwaysAllow' | 'RBAC';
   nodes: number;
@@ -22,7 +27,10 @@ export function addClusterOptions(cmd: Command): Command {
   return cmd
     .option('--port <n>', 'API server port (0 picks a free one)', parsePort, 0)
     .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
-    .option('--kubeconfig-out <file>', 'where to write the kubeconfig', '.troupe/kubeconfig')
+    .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
+    .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
+    .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
+    .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
     .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
     .addOption(
       new Option(
@@ -49,7 +57,15 @@ export function addClusterOptions(cmd: Command): Command {
     );
 }
 
+/** Where the kubeconfig goes: --kubeconfig-out, or the data directory. */
+export function kubeconfigPath(flags: ClusterFlags): string {
+  return flags.kubeconfigOut ?? join(flags.dataDir, 'kubeconfig');
+}
+
 export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
+  if (flags.ephemeral && flags.reset) {
+    throw new Error('--reset deletes stored state and --ephemeral stores none: give one of them');
+  }
   let nodes: EmbeddedClusterOptions['nodes'] = flags.nodes;
   if (flags.nodeConfig) {
     let text: string;
@@ -71,5 +87,10 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     timeScale: flags.timeScale,
     scoring: flags.scoring,
     dataPlane: flags.dataPlane,
+    // --ephemeral still holds the directory: its kubeconfig is written there.
+    dataDir: flags.dataDir,
+    ephemeral: flags.ephemeral,
+    reset: flags.reset,
+    kubeconfigPath: kubeconfigPath(flags),
   };
 }

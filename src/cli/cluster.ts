@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command } from 'commander';
+import type { ApiServerHandle } from '../cluster/apiserver/server.ts';
 import { startEmbeddedCluster } from '../cluster/index.ts';
-import { addClusterOptions, type ClusterFlags, clusterOptions } from './cluster-flags.ts';
+import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
 import { untilSignal } from './options.ts';
 
 export async function writeKubeconfig(path: string, content: string): Promise<string> {
@@ -13,15 +14,40 @@ export async function writeKubeconfig(path: string, content: string): Promise<st
   return file;
 }
 
+/** What the CLI says about the stored state: where it is, what was restored, a port that moved. */
+export function stateLines(server: ApiServerHandle, kubeconfigFile: string): string[] {
+  const dir = server.dataDir?.dir;
+  const r = server.restart;
+  if (!dir) return [];
+  if (!r) return [`state: in memory only (--ephemeral); nothing is kept when it stops`];
+  const lines = [
+    r.restored
+      ? `state: restored ${r.objects} objects from ${dir} (resourceVersion ${r.rv}); --reset starts afresh`
+      : `state: kept in ${dir} (a restart keeps the cluster; --reset starts afresh)`,
+  ];
+  if (r.portTakenWas !== undefined) {
+    lines.push(
+      `note: port ${r.portTakenWas} of the previous run is taken; serving on ${new URL(server.url).port}, ` +
+        `kubeconfig ${kubeconfigFile} rewritten (clients using the old one must reload it)`,
+    );
+  }
+  return lines;
+}
+
 export function clusterCommand(): Command {
   const cmd = new Command('cluster').description(
     'Run the embedded Kubernetes-compatible cluster (API server and simulated nodes) until interrupted',
   );
   return addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
-    const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);
+    // Written only now that the instance serves: a start that fails leaves a running
+    // instance's kubeconfig alone.
+    const file = await writeKubeconfig(kubeconfigPath(flags), cluster.server.kubeconfig);
     process.stdout.write(
       `troupe cluster: API server at ${cluster.server.url}\n` +
+        stateLines(cluster.server, file)
+          .map((l) => `${l}\n`)
+          .join('') +
         `kubeconfig written to ${file}\n` +
         `  export KUBECONFIG=${file}\n  kubectl get nodes\n` +
         `Press Ctrl+C to stop.\n`,

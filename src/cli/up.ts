@@ -3,8 +3,8 @@ import { startEmbeddedCluster } from '../cluster/index.ts';
 import { startRunPodStandIn } from '../cluster/runpod/index.ts';
 import { startDashboard } from '../dashboard/index.ts';
 import { kubeConfigFromString } from '../runtime/index.ts';
-import { writeKubeconfig } from './cluster.ts';
-import { addClusterOptions, type ClusterFlags, clusterOptions } from './cluster-flags.ts';
+import { stateLines, writeKubeconfig } from './cluster.ts';
+import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
 import { buildManager } from './manager.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
 import { untilSignal } from './options.ts';
@@ -30,7 +30,6 @@ export function upCommand(): Command {
   });
   return cmd.action(async (flags: UpFlags) => {
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
-    const file = await writeKubeconfig(flags.kubeconfigOut, cluster.server.kubeconfig);
     // Offloading talks to the RunPod stand-in unless a real endpoint is configured.
     const runpod = flags.runpodBaseUrl ? undefined : await startRunPodStandIn({ timeScale: flags.timeScale });
     const { manager, log, capabilities, stop } = buildManager(
@@ -58,10 +57,14 @@ export function upCommand(): Command {
       flags.dashboardAddress === '0'
         ? undefined
         : await startDashboard({ manager, address: flags.dashboardAddress, token: flags.dashboardToken });
+    // Written only once everything serves: a start that fails leaves a running instance's
+    // kubeconfig alone.
+    const file = await writeKubeconfig(kubeconfigPath(flags), cluster.server.kubeconfig);
     process.stdout.write(
       [
         '',
         `troupe is up: embedded cluster at ${cluster.server.url} with ${cluster.nodes?.names().length ?? 0} simulated nodes`,
+        ...stateLines(cluster.server, file),
         `controllers: ${capabilities.map((c) => `${c.name} (${c.summary})`).join(', ')}`,
         ...(runpod ? [`RunPod stand-in for offloading at ${runpod.url}`] : []),
         ...(dashboard ? ['', `Dashboard: ${dashboard.url}`] : []),

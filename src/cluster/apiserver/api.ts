@@ -720,7 +720,11 @@ export class Api {
   private record(rt: ResourceType, obj: KubeObject, rv: number): StoredRecord {
     if (rt.sharedStorage) {
       // Stored in the owning resource's shape, with both resources' selectable fields.
-      const owner = this.registry.get(rt.sharedStorage.group, 'v1', rt.sharedStorage.resource);
+      const owner = this.registry.get(
+        rt.sharedStorage.group,
+        rt.sharedStorage.version ?? 'v1',
+        rt.sharedStorage.resource,
+      );
       const stored = rt.sharedStorage.toStorage(obj);
       const rec = this.record(owner ?? { ...rt, sharedStorage: undefined }, stored, rv);
       const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};

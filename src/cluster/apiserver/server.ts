@@ -17,19 +17,26 @@ import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
 import { createHandler } from './http/handler.ts';
+import type { PodLogs } from './http/pod-log-token.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { KubernetesService } from './lifecycle/kubernetes-service.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
+import { bootstrapSystemObjects } from './lifecycle/system-objects.ts';
 import { ApiMetrics } from './metrics.ts';
 import { DefaultPatcher } from './patcher.ts';
-import { ResourceRegistry } from './registry.ts';
+import { ResourceRegistry, storageKey } from './registry.ts';
 import { SchemaService } from './schemas.ts';
+import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
+import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { ObjectStore } from './store.ts';
-import { selfSignedCert } from './tls.ts';
-import type { KubeObject } from './types.ts';
+import type { RestoredState } from './store-backend.ts';
+import { type ServingCert, selfSignedCert } from './tls.ts';
+import type { KubeObject, ResourceType } from './types.ts';
 
 export interface ApiServerOptions {
+  /** Container logs served by pods/log (the simulated kubelet's). */
+  podLogs?: PodLogs;
   /** Listen address; loopback unless told otherwise. */
   host?: string;
   /** 0 picks a free port. */
@@ -49,6 +56,28 @@ export interface ApiServerOptions {
   serviceClusterIPRange?: string;
   /** --service-node-port-range (default 30000-32767). */
   serviceNodePortRange?: string;
+  /**
+   * Keep the cluster in this directory (SQLite, see src/cluster/state) and restart from what it
+   * holds; without it the cluster lives in memory only.
+   */
+  dataDir?: string;
+  /** Hold dataDir (one instance per directory) but keep the cluster in memory only. */
+  ephemeral?: boolean;
+  /** Delete the state held in dataDir before starting (`--reset`). */
+  reset?: boolean;
+  /** The kubeconfig this instance will write, named to a second instance that finds it running. */
+  kubeconfigPath?: string;
+}
+
+/** How a server started from a data directory relates to its previous run. */
+export interface RestartInfo {
+  /** Objects were loaded from the data directory. */
+  restored: boolean;
+  /** The resourceVersion the previous run reached. */
+  rv: number;
+  objects: number;
+  /** The port of the previous run, when it was taken and another one was chosen. */
+  portTakenWas?: number;
 }
 
 export interface ApiServerHandle {
@@ -65,6 +94,10 @@ export interface ApiServerHandle {
   mintServiceAccountToken(namespace: string, name: string): string;
   /** kubeconfig YAML authenticating with a given token. */
   kubeconfigFor(token: string): string;
+  /** Set when the server keeps its state in a data directory. */
+  restart?: RestartInfo;
+  /** The data directory held by this server, if any. */
+  dataDir?: DataDirClaim;
   close(): Promise<void>;
 }
 
@@ -81,7 +114,46 @@ export const KUBERNETES_VERSION = {
 };
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServerHandle> {
-  const store = new ObjectStore({ historySize: opts.historySize });
+  const durable = opts.dataDir === undefined ? undefined : openDataDir(opts.dataDir, opts);
+  try {
+    return await serve(opts, durable);
+  } catch (err) {
+    durable?.backend?.close();
+    durable?.claim.release();
+    throw err;
+  }
+}
+
+interface Durable {
+  claim: DataDirClaim;
+  /** Absent for an ephemeral cluster, which only holds the directory. */
+  backend?: SqliteBackend;
+  restored?: RestoredState;
+}
+
+/** Takes the data directory (refusing if another instance holds it) and loads its state. */
+function openDataDir(dir: string, opts: ApiServerOptions): Durable {
+  const claim = claimDataDir(dir, { kubeconfig: opts.kubeconfigPath });
+  let backend: SqliteBackend | undefined;
+  try {
+    if (opts.reset) resetState(claim);
+    if (opts.ephemeral) return { claim };
+    backend = SqliteBackend.open(claim.stateFile);
+    return { claim, backend, restored: backend.load() };
+  } catch (err) {
+    backend?.close();
+    claim.release();
+    throw err;
+  }
+}
+
+async function serve(opts: ApiServerOptions, durable: Durable | undefined): Promise<ApiServerHandle> {
+  const store = new ObjectStore({
+    historySize: opts.historySize,
+    backend: durable?.backend,
+    restored: durable?.restored,
+  });
+  const restored = [...(durable?.restored?.tables.values() ?? [])].some((t) => t.length > 0);
   const registry = new ResourceRegistry();
   const services = new ServiceAllocator({
     clusterIPRange: opts.serviceClusterIPRange,
@@ -107,9 +179,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     kubernetes?.onWrite(rt, type, obj);
     userAfterWrite?.(rt, type, obj);
   };
+  if (restored) restoreLifecycles(api, services, hooks);
   await bootstrap(api);
 
-  const authn = new Authenticator(opts.adminToken);
+  const saved = durable?.backend;
+  const authn = new Authenticator(opts.adminToken ?? saved?.setting('token'));
   const authz = new Authorizer(api);
   const faults = new Faults(store);
   if (opts.faults) faults.configure(opts.faults);
@@ -127,6 +201,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     version: KUBERNETES_VERSION,
     publicPaths: new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']),
     log: opts.log,
+    podLogs: opts.podLogs,
     extra: [
       (_req, res, path) => {
         if (
@@ -156,9 +231,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   let server: Server;
   let ca: string | undefined;
+  let servingCert: ServingCert | undefined;
   const tls = opts.tls ?? true;
   if (tls) {
-    const cert = await selfSignedCert();
+    // The same certificate across restarts keeps the CA in existing kubeconfigs valid.
+    const stored = saved?.setting('tls');
+    const cert = stored ? (JSON.parse(stored) as ServingCert) : await selfSignedCert();
+    servingCert = cert;
     ca = cert.ca;
     server = createHttpsServer({ cert: cert.cert, key: cert.key, maxHeaderSize: MAX_HEADER_BYTES }, handler);
   } else {
@@ -170,13 +249,28 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   server.headersTimeout = 60_000;
   server.keepAliveTimeout = 65_000;
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (p: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(p, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  // Without an explicit port, the previous run's port, so existing kubeconfigs keep working.
+  const previousPort = Number(saved?.setting('port') ?? 0);
+  let portTakenWas: number | undefined;
+  if (!opts.port && previousPort > 0) {
+    try {
+      await listen(previousPort);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      portTakenWas = previousPort;
+      await listen(0);
+    }
+  } else {
+    await listen(opts.port ?? 0);
+  }
   const { port } = server.address() as AddressInfo;
   const close = async () => {
     faults.stop();
@@ -185,6 +279,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     kubernetes?.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    store.close();
+    durable?.claim.release();
   };
   try {
     kubernetes = new KubernetesService(api, services.firstIP, port);
@@ -197,7 +293,21 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${port}`;
   const kubeconfigFor = (token: string) => kubeconfigYaml({ server: url, token, caPem: ca });
+  let restart: RestartInfo | undefined;
+  durable?.claim.update({ url });
+  if (durable?.backend && durable.restored) {
+    durable.backend.saveSettings({
+      port: String(port),
+      token: authn.adminToken,
+      ...(servingCert ? { tls: JSON.stringify(servingCert) } : {}),
+    });
+    let objects = 0;
+    for (const t of durable.restored.tables.values()) objects += t.length;
+    restart = { restored, rv: durable.restored.rv, objects, portTakenWas };
+  }
   return {
+    restart,
+    dataDir: durable?.claim,
     url,
     token: authn.adminToken,
     kubeconfig: kubeconfigFor(authn.adminToken),
@@ -212,24 +322,42 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   };
 }
 
+/**
+ * What kube-apiserver rebuilds from etcd when it starts: the served CRDs, namespaces being
+ * finalized, and the Services' allocated addresses and ports.
+ */
+function restoreLifecycles(api: Api, services: ServiceAllocator, hooks: ApiHooks): void {
+  const reg = api.registry;
+  const replay = (group: string, resource: string, each: (rt: ResourceType, obj: KubeObject) => void) => {
+    const rt = reg.get(group, 'v1', resource);
+    if (!rt) return;
+    for (const rec of api.store.table(storageKey(rt)).values()) each(rt, JSON.parse(rec.json) as KubeObject);
+  };
+  replay('apiextensions.k8s.io', 'customresourcedefinitions', (rt, obj) =>
+    hooks.afterWrite?.(rt, 'ADDED', obj),
+  );
+  replay('', 'namespaces', (rt, obj) => hooks.afterWrite?.(rt, 'ADDED', obj));
+  replay('', 'services', (_rt, obj) => services.restore(obj));
+}
+
 /** The objects a fresh kube-apiserver (with its controllers) starts with. */
 async function bootstrap(api: Api): Promise<void> {
   const reg = api.registry;
   const ns = reg.get('', 'v1', 'namespaces');
   if (!ns) throw errors.internal('namespaces are not served');
+  // After a restart most exist already; what a newer troupe adds is created.
+  const ensure = async (rt: ResourceType, obj: KubeObject) => {
+    if (!api.tryGet(rt, '', obj.metadata.name!)) await api.create(rt, '', obj, { user: 'system:apiserver' });
+  };
   for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
-    await api.create(
-      ns,
-      '',
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
-      { user: 'system:apiserver' },
-    );
+    await ensure(ns, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
   for (const obj of bootstrapRbacObjects()) {
     const resource = obj.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings';
     const rt = reg.get('rbac.authorization.k8s.io', 'v1', resource);
-    if (rt) await api.create(rt, '', obj as KubeObject, { user: 'system:apiserver' });
+    if (rt) await ensure(rt, obj as KubeObject);
   }
+  await bootstrapSystemObjects(api);
 }
 
 /**

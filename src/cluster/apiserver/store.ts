@@ -1,3 +1,5 @@
+import type { RestoredState, StoreBackend } from './store-backend.ts';
+
 /**
  * In-memory object storage with a global, monotonic resourceVersion and watch fan-out.
  *
@@ -60,6 +62,10 @@ export class TooOldResourceVersionError extends Error {
 export interface StoreOptions {
   /** Events kept for watch resumption; older resourceVersions answer 410 Expired. */
   historySize?: number;
+  /** Durable storage beneath the in-memory tables (none: memory only, `--ephemeral`). */
+  backend?: StoreBackend;
+  /** Objects and resourceVersion loaded from the backend at start. */
+  restored?: RestoredState;
 }
 
 export class ObjectStore {
@@ -73,11 +79,36 @@ export class ObjectStore {
   private readonly watchers = new Map<string, Set<Watcher>>();
   /** Keys of each table in order, rebuilt lazily after an add or delete (not on updates). */
   private readonly sorted = new Map<string, string[]>();
+  private readonly backend: StoreBackend | undefined;
 
   constructor(opts: StoreOptions = {}) {
     // kube-apiserver keeps a few minutes of events (etcd compaction); 10k events is generous and
     // keeps old records from lingering in the heap.
     this.history = new Array(opts.historySize ?? 10_000);
+    this.backend = opts.backend;
+    if (opts.restored) {
+      // Events before a restart are gone, as after an etcd compaction: a watch resumed from an
+      // older resourceVersion gets 410 Expired and its informer relists.
+      this.rv = opts.restored.rv;
+      this.compactedRv = opts.restored.rv;
+      for (const [storage, records] of opts.restored.tables) {
+        const t = this.table(storage);
+        for (const r of records) t.set(r.key, r);
+      }
+    }
+  }
+
+  /**
+   * Settles once every write made so far is durable; undefined when none waits (always so
+   * without a backend). Responses wait on it, so a client never sees what a crash could lose.
+   */
+  pendingCommit(): Promise<void> | undefined {
+    return this.backend?.pending();
+  }
+
+  /** Commits what is open and closes the backend. */
+  close(): void {
+    this.backend?.close();
   }
 
   /** The resourceVersion of the latest write (what a list at "now" reports). */
@@ -108,6 +139,7 @@ export class ObjectStore {
     if (record.rv !== this.rv + 1)
       throw new Error(`store: write with rv ${record.rv}, expected ${this.rv + 1}`);
     this.rv = record.rv;
+    this.backend?.put(storage, record);
     const t = this.table(storage);
     const prev = t.get(record.key);
     t.set(record.key, record);
@@ -124,6 +156,7 @@ export class ObjectStore {
     if (finalRecord.rv !== this.rv + 1)
       throw new Error(`store: delete with rv ${finalRecord.rv}, expected ${this.rv + 1}`);
     this.rv = finalRecord.rv;
+    this.backend?.remove(storage, finalRecord.key, finalRecord.rv);
     const t = this.table(storage);
     const prev = t.get(finalRecord.key);
     t.delete(finalRecord.key);
@@ -135,6 +168,7 @@ export class ObjectStore {
 
   /** Drops a whole table (CRD deletion) without events; callers delete objects first for watchers. */
   dropTable(storage: string): void {
+    this.backend?.dropTable(storage, this.rv);
     this.tables.delete(storage);
     this.sorted.delete(storage);
   }
@@ -220,7 +254,9 @@ export class ObjectStore {
    */
   watch(watcher: Watcher, fromRv?: number): () => void {
     if (fromRv !== undefined) {
-      if (fromRv < this.compactedRv) throw new TooOldResourceVersionError(fromRv, this.compactedRv + 1);
+      // kube-apiserver's watch cache names the oldest resourceVersion one can still resume from
+      // (staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go: `oldest-1`).
+      if (fromRv < this.compactedRv) throw new TooOldResourceVersionError(fromRv, this.compactedRv);
       const cap = this.history.length;
       for (let i = 0; i < this.historyLen; i++) {
         const e = this.history[(this.historyStart + i) % cap]!;

@@ -1,348 +1,603 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
-import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
-import { GVR } from '../../../src/cluster/client.ts';
-import { STAGE_GVR } from '../../../src/cluster/kubelet/index.ts';
-import type { Stage } from '../../../src/cluster/kubelet/stages/index.ts';
-import { waitFor } from '../../support/wait.ts';
+import { describe, test } from 'node:test';
 import {
-  condition,
-  createNode,
-  createPod,
-  eventsFor,
-  getPod,
-  type KubeletEnv,
-  startKubeletEnv,
-  waitForPod,
-} from './helpers.ts';
+  type CompiledStage,
+  compileStage,
+  compileStages,
+  createIPAM,
+  finalizerOps,
+  loadDefaultStages,
+  matchStages,
+  parseStagesYAML,
+  planNext,
+  type Stage,
+  type StageEnv,
+  type StageObject,
+  stageDelay,
+} from '../../../src/cluster/kubelet/stages/index.ts';
+import { parseGoDuration } from '../../../src/kube/duration.ts';
 
-// The seed README's Stage, kept verbatim in the repository's samples.
-const SEED_STAGE = readFileSync(
-  new URL('../../../config/samples/podgroup/kwok-stage-pod-complete-on-ready.yaml', import.meta.url),
-  'utf8',
-);
+const NOW = Date.parse('2026-03-04T05:06:07.123Z');
+const env: StageEnv = { now: () => NOW, random: () => 0 };
 
-type Cond = { type: string; status: string; reason: string; message: string };
-
-function accepted(env: KubeletEnv, name: string): Cond | undefined {
-  const s = env.admin.get(STAGE_GVR, '', name);
-  return (s?.status as { conditions?: Cond[] } | undefined)?.conditions?.find((c) => c.type === 'Accepted');
+function compiled(stage: Stage): CompiledStage {
+  const r = compileStage(stage);
+  if (!r.ok) throw new Error(r.errors.join('\n'));
+  return r.stage;
 }
 
-function waitAccepted(env: KubeletEnv, name: string): Promise<Cond> {
-  return waitFor(`Stage ${name} Accepted condition`, () => accepted(env, name));
-}
-
-/** The YAML a user would write for a Stage on pods; `spec` is what follows resourceRef, unindented. */
-function podStage(name: string, spec: string): string {
-  return `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: ${name}
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-${spec.replace(/^(?=.)/gm, '  ')}`;
-}
-
-/** Applies a pod Stage with kubectl, as a user would. */
-function applyPodStage(env: KubeletEnv, name: string, spec: string) {
-  return env.ts.kubectl(['apply', '-f', '-'], podStage(name, spec));
-}
-
-/** A Stage that moves pods in phase `from` to Running. */
-function toRunningStage(name: string, from: string): Stage & KubeObject {
+function podStage(name: string, spec: Partial<Stage['spec']>): Stage {
   return {
     apiVersion: 'kwok.x-k8s.io/v1alpha1',
     kind: 'Stage',
     metadata: { name },
-    spec: {
-      resourceRef: { apiGroup: 'v1', kind: 'Pod' },
-      selector: { matchExpressions: [{ key: '.status.phase', operator: 'In', values: [from] }] },
-      next: { statusTemplate: 'phase: Running' },
-    },
+    spec: { resourceRef: { apiGroup: 'v1', kind: 'Pod' }, selector: {}, next: {}, ...spec },
   };
 }
 
-async function startWithNode(): Promise<KubeletEnv> {
-  const env = await startKubeletEnv({ timeScale: 20 });
-  await createNode(env.admin, 'node-1');
-  return env;
+function pod(
+  extra: {
+    metadata?: Record<string, unknown>;
+    spec?: Record<string, unknown>;
+    status?: Record<string, unknown>;
+  } = {},
+): StageObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'worker-1', namespace: 'default', uid: 'uid-1', ...extra.metadata },
+    spec: { nodeName: 'node-1', containers: [{ name: 'worker', image: 'fake-image' }], ...extra.spec },
+    status: { phase: 'Pending', ...extra.status },
+  };
 }
 
-describe('kubelet: Stage objects', () => {
-  let env: KubeletEnv;
-  before(async () => {
-    env = await startWithNode();
+describe('the podgroup seed stage', () => {
+  // The seed README's Stage, kept verbatim in the repository's samples.
+  const yamlBlock = readFileSync(
+    new URL('../../../config/samples/podgroup/kwok-stage-pod-complete-on-ready.yaml', import.meta.url),
+    'utf8',
+  );
+  const [seedStage] = parseStagesYAML(yamlBlock);
+
+  test('compiles verbatim from the README', () => {
+    assert.equal(seedStage?.metadata.name, 'pod-complete-on-ready');
+    const r = compileStage(seedStage!);
+    assert.equal(r.ok, true, r.ok ? '' : r.errors.join('\n'));
   });
-  after(() => env.close());
 
-  test('the podgroup seed Stage, applied verbatim with kubectl, completes pods labelled ready', async () => {
-    assert.match(SEED_STAGE, /name: pod-complete-on-ready/);
-    const out = await env.ts.kubectl(['apply', '-f', '-'], SEED_STAGE);
-    assert.match(out.stdout, /stage.kwok.x-k8s.io\/pod-complete-on-ready created/);
-    const c = await waitAccepted(env, 'pod-complete-on-ready');
-    assert.equal(c.status, 'True');
-    const table = await env.ts.kubectl(['get', 'stages']);
-    assert.match(table.stdout, /pod-complete-on-ready\s+Pod\s+True/);
-
-    // A gang member that would otherwise run for an hour, like the README's fake-image worker.
-    await createPod(env.admin, 'worker-1', {
-      labels: { 'podgroup.jhwagner.github.io/name': 'training-job-1' },
-      annotations: { 'troupe.dev/run-duration': '1h' },
-      containers: [{ name: 'worker', image: 'fake-image' }],
+  test('matches only pods labelled ready and renders a Succeeded status with a real time', () => {
+    const stage = compiled(seedStage!);
+    const running = pod({
+      metadata: { labels: { 'podgroup.jhwagner.github.io/name': 'training-job-1' } },
+      status: { phase: 'Running' },
     });
-    await waitForPod(env.admin, 'worker-1', 'Running', (p) => p.status?.phase === 'Running');
-    await env.ts.kubectl(['label', 'pod', 'worker-1', 'podgroup.jhwagner.github.io/ready=true']);
-    const p = await waitForPod(env.admin, 'worker-1', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
-    assert.equal(condition(p, 'Ready'), 'True');
+    assert.equal(matchStages([stage], running), undefined);
+    const ready = pod({
+      metadata: {
+        labels: {
+          'podgroup.jhwagner.github.io/name': 'training-job-1',
+          'podgroup.jhwagner.github.io/ready': 'true',
+        },
+      },
+      status: { phase: 'Running' },
+    });
+    assert.equal(matchStages([stage], ready), stage);
+    const r = planNext(stage, ready, env);
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    if (!r.ok) return;
+    assert.deepEqual(r.plan.patches, [
+      {
+        subresource: 'status',
+        type: 'strategic',
+        impersonate: undefined,
+        patch: {
+          status: {
+            conditions: [{ lastTransitionTime: '2026-03-04T05:06:07.123Z', status: 'True', type: 'Ready' }],
+            phase: 'Succeeded',
+          },
+        },
+      },
+    ]);
+    assert.equal(r.plan.delete, false);
+    assert.equal(r.plan.delayMs, undefined);
+  });
+});
+
+describe('selectors', () => {
+  const expr = (key: string, operator: string, values?: string[]) =>
+    compiled(podStage('s', { selector: { matchExpressions: [{ key, operator, values }] } }));
+  const matches = (s: CompiledStage, o: StageObject) => matchStages([s], o) === s;
+
+  test('deletionTimestamp and finalizers', () => {
+    const deleting = pod({
+      metadata: { deletionTimestamp: '2026-03-04T05:00:00Z', finalizers: ['kwok.x-k8s.io/fake'] },
+    });
+    assert.equal(matches(expr('.metadata.deletionTimestamp', 'Exists'), deleting), true);
+    assert.equal(matches(expr('.metadata.deletionTimestamp', 'DoesNotExist'), deleting), false);
+    assert.equal(matches(expr('.metadata.deletionTimestamp', 'DoesNotExist'), pod()), true);
+    assert.equal(matches(expr('.metadata.finalizers.[]', 'In', ['kwok.x-k8s.io/fake']), deleting), true);
+    // Iterating a missing list is an error in jq, which reads as "no value".
+    assert.equal(matches(expr('.metadata.finalizers.[]', 'DoesNotExist'), pod()), true);
+    assert.equal(
+      matches(expr('.metadata.finalizers.[]', 'DoesNotExist'), pod({ metadata: { finalizers: [] } })),
+      true,
+    );
   });
 
-  test('a Stage whose JQ key or template does not parse is reported and ignored', async () => {
-    const brokenKey = podStage(
-      'broken-key',
-      `selector:
-  matchExpressions:
-  - key: '.status.phase | ]['
-    operator: Exists
-next:
-  statusTemplate: |
-    phase: Failed
-`,
-    );
-    const brokenTemplate = podStage(
-      'broken-template',
-      `selector:
-  matchLabels:
-    app: anything
-next:
-  statusTemplate: |
-    phase: {{ .status.phase
-`,
-    );
-    const bad = `${brokenKey}---\n${brokenTemplate}`;
-    await env.ts.kubectl(['apply', '-f', '-'], bad);
-    const key = await waitAccepted(env, 'broken-key');
-    assert.equal(key.status, 'False');
-    assert.equal(key.reason, 'InvalidStage');
-    assert.match(key.message, /spec\.selector\.matchExpressions\[0\]\.key: Invalid value/);
-    const tpl = await waitAccepted(env, 'broken-template');
-    assert.equal(tpl.status, 'False');
-    assert.match(tpl.message, /spec\.next\.statusTemplate: Invalid value/);
-    const ev = await waitFor('InvalidStage event', () =>
-      eventsFor(env.admin, 'Stage', 'broken-template').find((e) => e.reason === 'InvalidStage'),
-    );
-    assert.equal(ev.type, 'Warning');
-    assert.match(String(ev.message), /statusTemplate/);
-    const described = await env.ts.kubectl(['describe', 'stage', 'broken-key']);
-    assert.match(described.stdout, /InvalidStage/);
-
-    // The kubelet carries on.
-    await createPod(env.admin, 'after-broken', { labels: { app: 'anything' } });
-    const p = await waitForPod(env.admin, 'after-broken', 'Ready', (p) => condition(p, 'Ready') === 'True');
-    assert.equal(p.status?.phase, 'Running');
-    await env.ts.kubectl(['delete', 'stage', 'broken-key', 'broken-template']);
+  test('status.phase, spec.nodeName, owner kinds and the Ready condition', () => {
+    const running = pod({
+      metadata: { ownerReferences: [{ kind: 'Job', name: 'j' }] },
+      status: {
+        phase: 'Running',
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ],
+      },
+    });
+    assert.equal(matches(expr('.status.phase', 'In', ['Running']), running), true);
+    assert.equal(matches(expr('.status.phase', 'NotIn', ['Running', 'Succeeded']), running), false);
+    assert.equal(matches(expr('.spec.nodeName', 'Exists'), running), true);
+    assert.equal(matches(expr('.spec.nodeName', 'Exists'), pod({ spec: { nodeName: undefined } })), false);
+    assert.equal(matches(expr('.metadata.ownerReferences.[].kind', 'In', ['Job']), running), true);
+    const ready = expr('.status.conditions.[] | select(.type == "Ready") | .status', 'In', ['True']);
+    assert.equal(matches(ready, running), true);
+    assert.equal(matches(ready, pod()), false);
+    const notReady = expr('.status.conditions.[] | select( .type == "Ready" ) | .status', 'NotIn', ['True']);
+    assert.equal(matches(notReady, pod()), true);
   });
 
-  test('kubectl rejects a Stage with fields KWOK does not define (strict validation)', async () => {
-    const r = await env.ts.kubectlResult(
-      ['apply', '-f', '-'],
-      `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: typo
-spec:
-  resourceRef: {kind: Pod}
-  selector: {}
-  nxt: {}
-  next: {}
-`,
+  test('annotation keys in brackets, booleans compared as text, richer jq through the library', () => {
+    assert.equal(
+      matches(
+        expr('.metadata.annotations["x.io/mode"]', 'In', ['slow']),
+        pod({ metadata: { annotations: { 'x.io/mode': 'slow' } } }),
+      ),
+      true,
     );
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /unknown field "spec\.nxt"/);
+    assert.equal(
+      matches(expr('.spec.hostNetwork', 'In', ['true']), pod({ spec: { hostNetwork: true } })),
+      true,
+    );
+    assert.equal(matches(expr('.spec.containers | length', 'In', ['1']), pod()), true);
+    assert.equal(matches(expr('[.spec.containers[].name] | join(",")', 'In', ['worker']), pod()), true);
   });
 
-  test('a KWOK-style Stage using delay, weight, finalizers, event and patches plays', async () => {
-    await applyPodStage(
-      env,
-      'mark-slow',
-      `selector:
-  matchLabels:
-    chaos: slow
-  matchExpressions:
-  - key: .status.phase
-    operator: In
-    values: [Running]
-  - key: .metadata.annotations["marked"]
-    operator: DoesNotExist
-weight: 5
-weightFrom:
-  expressionFrom: .metadata.annotations["weight"]
-delay:
-  durationMilliseconds: 2000
-  jitterDurationMilliseconds: 4000
-next:
-  event:
-    type: Warning
-    reason: Slow
-    message: pod is slow
-  finalizers:
-    add:
-    - value: example.com/slow
-  patches:
-  - root: metadata
-    type: merge
-    template: |
-      annotations:
-        marked: {{ .metadata.name | Quote }}
-immediateNextStage: true
-`,
+  test('matchLabels, matchAnnotations and resourceRef must all agree', () => {
+    const s = compiled(
+      podStage('s', { selector: { matchLabels: { a: '1' }, matchAnnotations: { b: '2' } } }),
     );
-    assert.equal((await waitAccepted(env, 'mark-slow')).status, 'True');
-    await createPod(env.admin, 'slow', { labels: { chaos: 'slow' } });
-    const p = await waitForPod(env.admin, 'slow', 'marked', (p) => p.metadata.annotations?.marked === 'slow');
-    assert.deepEqual(p.metadata.finalizers, ['example.com/slow']);
-    const ev = await waitFor('Slow event', () =>
-      eventsFor(env.admin, 'Pod', 'slow').find((e) => e.reason === 'Slow'),
+    assert.equal(matches(s, pod({ metadata: { labels: { a: '1' }, annotations: { b: '2' } } })), true);
+    assert.equal(matches(s, pod({ metadata: { labels: { a: '1' } } })), false);
+    assert.equal(
+      matches(s, { ...pod({ metadata: { labels: { a: '1' }, annotations: { b: '2' } } }), kind: 'Node' }),
+      false,
     );
-    assert.equal(ev.type, 'Warning');
-    await env.admin.patch(GVR.pods, 'default', 'slow', 'json', [
+  });
+
+  test('a stage without a selector never matches, as KWOK ignores it', () => {
+    const s = compiled({ metadata: { name: 'n' }, spec: { resourceRef: { kind: 'Pod' }, next: {} } });
+    assert.equal(matchStages([s], pod()), undefined);
+  });
+});
+
+describe('weights', () => {
+  const a = compiled(podStage('a', { weight: 1 }));
+  const b = compiled(podStage('b', { weight: 3 }));
+
+  test('the draw follows the weights and is repeatable with an injected random source', () => {
+    assert.equal(matchStages([a, b], pod(), () => 0)?.name, 'a');
+    assert.equal(matchStages([a, b], pod(), () => 0.24)?.name, 'a');
+    assert.equal(matchStages([a, b], pod(), () => 0.25)?.name, 'b');
+    assert.equal(matchStages([a, b], pod(), () => 0.99)?.name, 'b');
+  });
+
+  test('all-zero weights draw uniformly; weightFrom reads the object', () => {
+    const z1 = compiled(podStage('z1', {}));
+    const z2 = compiled(podStage('z2', {}));
+    assert.equal(matchStages([z1, z2], pod(), () => 0.4)?.name, 'z1');
+    assert.equal(matchStages([z1, z2], pod(), () => 0.6)?.name, 'z2');
+    const dyn = compiled(
+      podStage('dyn', { weight: 0, weightFrom: { expressionFrom: '.metadata.annotations["w"]' } }),
+    );
+    assert.equal(matchStages([a, dyn], pod(), () => 0.5)?.name, 'a');
+    assert.equal(
+      matchStages([a, dyn], pod({ metadata: { annotations: { w: '9' } } }), () => 0.5)?.name,
+      'dyn',
+    );
+  });
+});
+
+describe('delays', () => {
+  const delayed = (delay: Stage['spec']['delay']) => compiled(podStage('d', { delay }));
+
+  test('fixed duration and uniform jitter up to the jitter bound', () => {
+    const s = delayed({ durationMilliseconds: 1000, jitterDurationMilliseconds: 5000 });
+    assert.equal(stageDelay(s, pod(), { now: () => NOW, random: () => 0 }), 1000);
+    assert.equal(stageDelay(s, pod(), { now: () => NOW, random: () => 0.5 }), 3000);
+    assert.equal(stageDelay(s, pod(), { now: () => NOW, random: () => 0.999999 }), 4999);
+    assert.equal(stageDelay(delayed({ durationMilliseconds: 250 }), pod(), env), 250);
+    assert.equal(stageDelay(compiled(podStage('none', {})), pod(), env), undefined);
+  });
+
+  test('a jitter bound below the duration caps the delay', () => {
+    assert.equal(
+      stageDelay(delayed({ durationMilliseconds: 5000, jitterDurationMilliseconds: 2000 }), pod(), env),
+      2000,
+    );
+  });
+
+  test('durationFrom reads Go durations or a deadline from the object, else falls back', () => {
+    const s = delayed({
+      durationMilliseconds: 100,
+      durationFrom: { expressionFrom: '.metadata.annotations["run-for"]' },
+    });
+    assert.equal(stageDelay(s, pod({ metadata: { annotations: { 'run-for': '1m30s' } } }), env), 90_000);
+    assert.equal(
+      stageDelay(s, pod({ metadata: { annotations: { 'run-for': '2026-03-04T05:06:17.123Z' } } }), env),
+      10_000,
+    );
+    assert.equal(stageDelay(s, pod({ metadata: { annotations: { 'run-for': 'soon' } } }), env), 100);
+    assert.equal(stageDelay(s, pod(), env), 100);
+    assert.equal(stageDelay(s, pod({ metadata: { annotations: { 'run-for': '' } } }), env), undefined);
+  });
+
+  test('jitterDurationFrom a deletionTimestamp keeps the delay within the grace period', () => {
+    const s = delayed({
+      durationMilliseconds: 1000,
+      jitterDurationFrom: { jq: { expression: '.metadata.deletionTimestamp' } },
+    });
+    const deleting = pod({ metadata: { deletionTimestamp: '2026-03-04T05:06:37.123Z' } });
+    assert.equal(stageDelay(s, deleting, { now: () => NOW, random: () => 0.5 }), 1000 + 14_500);
+  });
+
+  test('Go duration syntax', () => {
+    assert.equal(parseGoDuration('1h2m3.5s'), 3_723_500);
+    assert.equal(parseGoDuration('300ms'), 300);
+    assert.equal(parseGoDuration('-1.5h'), -5_400_000);
+    assert.equal(parseGoDuration('0'), 0);
+    assert.equal(parseGoDuration('10'), undefined);
+    assert.equal(parseGoDuration('1d'), undefined);
+  });
+});
+
+describe('bad stages are rejected with the field named', () => {
+  const errors = (s: Stage) => {
+    const r = compileStage(s);
+    assert.equal(r.ok, false);
+    return r.ok ? [] : r.errors;
+  };
+
+  test('unparseable jq key', () => {
+    const e = errors(
+      podStage('bad', { selector: { matchExpressions: [{ key: '.status.[', operator: 'Exists' }] } }),
+    );
+    assert.equal(e.length, 1);
+    assert.match(e[0]!, /^spec\.selector\.matchExpressions\[0\]\.key: Invalid value: "\.status\.\[": /);
+    const fn = errors(
+      podStage('bad', { selector: { matchExpressions: [{ key: '.a | nosuchfn', operator: 'Exists' }] } }),
+    );
+    assert.match(fn[0]!, /^spec\.selector\.matchExpressions\[0\]\.key: Invalid value: .*no such function/);
+  });
+
+  test('unknown operator and missing values', () => {
+    assert.deepEqual(
+      errors(
+        podStage('bad', { selector: { matchExpressions: [{ key: '.a', operator: 'Gt', values: ['1'] }] } }),
+      ),
+      [
+        'spec.selector.matchExpressions[0].operator: Unsupported value: "Gt": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+      ],
+    );
+    assert.deepEqual(
+      errors(podStage('bad', { selector: { matchExpressions: [{ key: '.a', operator: 'In' }] } })),
+      ['spec.selector.matchExpressions[0].values: Required value: must be specified when operator is In'],
+    );
+  });
+
+  test('a template that does not parse', () => {
+    const e = errors(podStage('bad', { next: { statusTemplate: 'phase: {{ .status.phase ' } }));
+    assert.equal(e[0], 'spec.next.statusTemplate: Invalid value: template: _:1: unclosed action');
+    const unknown = errors(podStage('bad', { next: { statusTemplate: 'phase: {{ Nope }}' } }));
+    assert.equal(
+      unknown[0],
+      'spec.next.statusTemplate: Invalid value: template: _:1: function "Nope" not defined',
+    );
+  });
+
+  test('missing kind, negative delay, CEL, bad event type, several errors at once', () => {
+    const e = errors({
+      metadata: { name: 'x' },
+      spec: {
+        resourceRef: { kind: '' },
+        delay: { durationMilliseconds: -1, durationFrom: { cel: { expression: 'x' } } },
+        next: { event: { type: 'Info', reason: 'r' } },
+      },
+    });
+    assert.deepEqual(e, [
+      'spec.resourceRef.kind: Required value',
+      'spec.delay.durationMilliseconds: Invalid value: -1: must be a non-negative integer',
+      'spec.delay.durationFrom.cel: Unsupported value: CEL expressions are not supported; use jq',
+      'spec.next.event.type: Unsupported value: "Info": supported values: "Normal", "Warning"',
+    ]);
+    const many = compileStages([podStage('ok', {}), podStage('bad', { weight: -2 })]);
+    assert.equal(many.stages.length, 1);
+    assert.deepEqual(many.errors, [
+      'stage bad: spec.weight: Invalid value: -2: must be a non-negative integer',
+    ]);
+  });
+});
+
+describe('planning the next step', () => {
+  test('finalizer edits as JSON patch operations', () => {
+    assert.deepEqual(finalizerOps([], { add: ['a', 'b'], remove: [], empty: false }), [
+      { op: 'add', path: '/metadata/finalizers', value: ['a', 'b'] },
+    ]);
+    assert.deepEqual(finalizerOps(['x'], { add: ['x', 'y'], remove: [], empty: false }), [
+      { op: 'add', path: '/metadata/finalizers/-', value: 'y' },
+    ]);
+    assert.deepEqual(finalizerOps(['a', 'k', 'b', 'k'], { add: [], remove: ['k'], empty: false }), [
+      { op: 'remove', path: '/metadata/finalizers/3' },
+      { op: 'remove', path: '/metadata/finalizers/1' },
+    ]);
+    assert.deepEqual(finalizerOps(['k'], { add: [], remove: ['k'], empty: false }), [
       { op: 'remove', path: '/metadata/finalizers' },
     ]);
-    await env.ts.kubectl(['delete', 'stage', 'mark-slow']);
+    assert.deepEqual(finalizerOps(['a'], { add: ['n'], remove: [], empty: true }), [
+      { op: 'remove', path: '/metadata/finalizers' },
+      { op: 'add', path: '/metadata/finalizers', value: ['n'] },
+    ]);
   });
 
-  test('a Stage that fails while rendering gets a StageFailed event; other pods are unaffected', async () => {
-    await applyPodStage(
-      env,
-      'renders-badly',
-      `selector:
-  matchLabels:
-    render: bad
-next:
-  statusTemplate: |
-    phase: {{ index .spec.containers 7 }}
-`,
+  test('event message templates, delete without patches, extra patches with roots', () => {
+    const s = compiled(
+      podStage('kill', {
+        next: {
+          event: {
+            type: 'Normal',
+            reason: 'Killing',
+            message: 'Stopping container {{ (index .spec.containers 0).name }}',
+          },
+          finalizers: { empty: true },
+          delete: true,
+          statusTemplate: 'phase: Failed',
+        },
+      }),
     );
-    assert.equal((await waitAccepted(env, 'renders-badly')).status, 'True');
-    await createPod(env.admin, 'rendered', { labels: { render: 'bad' } });
-    const ev = await waitFor('StageFailed event', () =>
-      eventsFor(env.admin, 'Stage', 'renders-badly').find((e) => e.reason === 'StageFailed'),
+    const r = planNext(s, pod({ metadata: { finalizers: ['f'] } }), env);
+    assert.ok(r.ok);
+    if (!r.ok) return;
+    assert.deepEqual(r.plan.event, {
+      type: 'Normal',
+      reason: 'Killing',
+      message: 'Stopping container worker',
+    });
+    assert.deepEqual(r.plan.finalizers, [{ op: 'remove', path: '/metadata/finalizers' }]);
+    assert.equal(r.plan.delete, true);
+    assert.deepEqual(r.plan.patches, []);
+
+    const p = compiled(
+      podStage('label', {
+        next: {
+          patches: [
+            { root: 'metadata', template: 'labels:\n  done: "yes"' },
+            { type: 'json', root: 'metadata', template: '- op: add\n  path: /annotations\n  value: {a: b}' },
+          ],
+        },
+      }),
     );
-    assert.match(String(ev.message), /playing on Pod default\/rendered: /);
-    // The failed stage does not block the pod's other stages.
-    await waitForPod(env.admin, 'rendered', 'Ready', (p) => condition(p, 'Ready') === 'True');
-    await env.ts.kubectl(['delete', 'stage', 'renders-badly']);
+    const rp = planNext(p, pod(), env);
+    assert.ok(rp.ok);
+    if (!rp.ok) return;
+    assert.deepEqual(rp.plan.patches, [
+      {
+        subresource: '',
+        type: 'strategic',
+        impersonate: undefined,
+        patch: { metadata: { labels: { done: 'yes' } } },
+      },
+      {
+        subresource: '',
+        type: 'json',
+        impersonate: undefined,
+        patch: [{ op: 'add', path: '/metadata/annotations', value: { a: 'b' } }],
+      },
+    ]);
   });
 
-  test('a Stage for a kind the kubelet does not simulate is accepted as stored but reported', async () => {
-    await env.ts.kubectl(
-      ['apply', '-f', '-'],
-      `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: deployment-stage
-spec:
-  resourceRef:
-    apiGroup: apps/v1
-    kind: Deployment
-  selector: {}
-  next: {}
-`,
+  test('render failures come back as errors', () => {
+    const s = compiled(podStage('x', { next: { statusTemplate: 'phase: {{ index .spec.containers 7 }}' } }));
+    const r = planNext(s, pod(), env);
+    assert.equal(r.ok, false);
+    assert.match(
+      r.ok ? '' : r.error,
+      /^stage x: template: _:1: executing "_": error calling index: index out of range: 7/,
     );
-    const c = await waitAccepted(env, 'deployment-stage');
-    assert.equal(c.status, 'False');
-    assert.equal(c.reason, 'UnsupportedKind');
-    await env.ts.kubectl(['delete', 'stage', 'deployment-stage']);
+  });
+
+  test('a delay hook can replace the computed delay', () => {
+    const s = compiled(podStage('x', { delay: { durationMilliseconds: 10 } }));
+    const r = planNext(s, pod(), { ...env, adjustDelay: (_s, _o, d) => (d ?? 0) * 3 });
+    assert.equal(r.ok && r.plan.delayMs, 30);
   });
 });
 
-describe('kubelet: combining Stage objects with the defaults', () => {
-  let env: KubeletEnv;
-  before(async () => {
-    env = await startWithNode();
-  });
-  after(() => env.close());
+describe('default stages', () => {
+  const { stages, errors } = compileStages(loadDefaultStages());
+  const ipam = createIPAM();
+  const envIP: StageEnv = {
+    ...env,
+    nodeIPWith: ipam.nodeIP,
+    podIPWith: (n, h, uid) => ipam.podIP(n, h, uid),
+    nodePort: 10250,
+  };
 
-  const jobOwner = [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'job-uid', controller: true }];
-
-  test('a Stage named like a default replaces it; deleting it brings the default back', async () => {
-    // No selector: KWOK plays nothing for it, so this switches Job completion off.
-    await applyPodStage(
-      env,
-      'pod-complete',
-      `next:
-  statusTemplate: "phase: Succeeded"
-`,
+  test('all compile', () => {
+    assert.deepEqual(errors, []);
+    assert.deepEqual(
+      stages.map((s) => s.name),
+      [
+        'node-initialize',
+        'node-heartbeat-with-lease',
+        'pod-ready',
+        'pod-complete',
+        'pod-remove-finalizer',
+        'pod-delete',
+      ],
     );
-    assert.equal((await waitAccepted(env, 'pod-complete')).status, 'True');
-    await createPod(env.admin, 'job-pod', { restartPolicy: 'Never', ownerReferences: jobOwner });
-    await waitForPod(env.admin, 'job-pod', 'Ready', (p) => condition(p, 'Ready') === 'True');
-    await env.kubelet.idle();
-    assert.equal(getPod(env.admin, 'job-pod')?.status?.phase, 'Running');
-    assert.equal(env.kubelet.pending('Pod', 'default', 'job-pod'), undefined);
-    assert.ok(env.kubelet.stages().some((s) => s.name === 'pod-complete' && s.origin === 'cluster'));
-
-    await env.ts.kubectl(['delete', 'stage', 'pod-complete']);
-    await waitForPod(env.admin, 'job-pod', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
-    assert.ok(env.kubelet.stages().some((s) => s.name === 'pod-complete' && s.origin === 'default'));
   });
 
-  test('a user Stage that changes nothing does not starve the defaults', async () => {
-    // Matches every pod and writes what pod-ready wrote already: a no-op once the pod runs.
-    await env.admin.create(STAGE_GVR, toRunningStage('noop', 'Running'));
-    await waitAccepted(env, 'noop');
-    await createPod(env.admin, 'timed', {
-      restartPolicy: 'Never',
-      annotations: { 'troupe.dev/run-duration': '1s' },
+  test('a new node is initialised, then only heartbeats', () => {
+    const node: StageObject = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'node-1', creationTimestamp: '2026-03-04T05:00:00Z' },
+      status: { allocatable: { cpu: '8', memory: '32Gi', pods: '110', 'nvidia.com/gpu': '4' } },
+    };
+    const init = matchStages(stages, node);
+    assert.equal(init?.name, 'node-initialize');
+    const r = planNext(init!, node, envIP);
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    if (!r.ok) return;
+    const status = (r.plan.patches[0]!.patch as { status: Record<string, unknown> }).status;
+    assert.equal(status.phase, 'Running');
+    assert.deepEqual(status.allocatable, { cpu: '8', memory: '32Gi', pods: '110', 'nvidia.com/gpu': '4' });
+    assert.deepEqual(status.capacity, status.allocatable);
+    assert.deepEqual(status.addresses, [
+      { type: 'InternalIP', address: ipam.nodeIP('node-1') },
+      { type: 'Hostname', address: 'node-1' },
+    ]);
+    assert.deepEqual(status.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
+    const conditions = status.conditions as { type: string; status: string; lastHeartbeatTime: string }[];
+    assert.deepEqual(
+      conditions.map((c) => [c.type, c.status]),
+      [
+        ['Ready', 'True'],
+        ['MemoryPressure', 'False'],
+        ['DiskPressure', 'False'],
+        ['PIDPressure', 'False'],
+        ['NetworkUnavailable', 'False'],
+      ],
+    );
+    assert.equal(conditions[0]!.lastHeartbeatTime, '2026-03-04T05:06:07.123Z');
+    const up = { ...node, status: { ...(node.status as object), ...status } };
+    const hb = matchStages(stages, up);
+    assert.equal(hb?.name, 'node-heartbeat-with-lease');
+    assert.equal(stageDelay(hb!, up, env), 600_000);
+  });
+
+  test('a Job pod runs, completes, and is removed after deletion', () => {
+    const jobPod = pod({
+      metadata: { ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'j1' }] },
+      spec: {
+        restartPolicy: 'Never',
+        readinessGates: [{ conditionType: 'example.com/gate' }],
+        initContainers: [
+          { name: 'setup', image: 'i' },
+          { name: 'proxy', image: 'p', restartPolicy: 'Always' },
+        ],
+      },
     });
-    await waitForPod(env.admin, 'timed', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
-    await createPod(env.admin, 'deleted');
-    await waitForPod(env.admin, 'deleted', 'Running', (p) => p.status?.phase === 'Running');
-    await env.admin.delete(GVR.pods, 'default', 'deleted');
-    await waitFor('pod removed', () => getPod(env.admin, 'deleted') === undefined);
-    await env.admin.delete(STAGE_GVR, '', 'noop');
+    assert.equal(
+      matchStages(stages, { ...jobPod, spec: { ...(jobPod.spec as object), nodeName: undefined } }),
+      undefined,
+    );
+    const ready = matchStages(stages, jobPod);
+    assert.equal(ready?.name, 'pod-ready');
+    const r = planNext(ready!, jobPod, envIP);
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    if (!r.ok) return;
+    const status = (r.plan.patches[0]!.patch as { status: Record<string, unknown> }).status;
+    assert.equal(status.phase, 'Running');
+    assert.equal(status.podIP, ipam.podIP('node-1', false, 'uid-1'));
+    assert.equal(status.hostIP, ipam.nodeIP('node-1'));
+    assert.deepEqual(
+      (status.conditions as { type: string }[]).map((c) => c.type),
+      ['Initialized', 'Ready', 'ContainersReady', 'example.com/gate'],
+    );
+    const inits = status.initContainerStatuses as { name: string; state: Record<string, unknown> }[];
+    assert.deepEqual(
+      inits.map((c) => [c.name, Object.keys(c.state)[0]]),
+      [
+        ['setup', 'terminated'],
+        ['proxy', 'running'],
+      ],
+    );
+
+    const running: StageObject = { ...jobPod, status: status };
+    const complete = matchStages(stages, running);
+    assert.equal(complete?.name, 'pod-complete');
+    const rc = planNext(complete!, running, envIP);
+    assert.ok(rc.ok);
+    if (!rc.ok) return;
+    const done = (rc.plan.patches[0]!.patch as { status: Record<string, unknown> }).status;
+    assert.equal(done.phase, 'Succeeded');
+    const cs = done.containerStatuses as { state: { terminated: { exitCode: number; reason: string } } }[];
+    assert.deepEqual(cs[0]!.state.terminated.exitCode, 0);
+    assert.equal(cs[0]!.state.terminated.reason, 'Completed');
+
+    const deleting = pod({
+      metadata: { deletionTimestamp: '2026-03-04T05:06:30Z', finalizers: ['kwok.x-k8s.io/fake'] },
+    });
+    const rm = matchStages(stages, deleting);
+    assert.equal(rm?.name, 'pod-remove-finalizer');
+    const rr = planNext(rm!, deleting, envIP);
+    assert.ok(rr.ok);
+    assert.deepEqual(rr.ok && rr.plan.finalizers, [{ op: 'remove', path: '/metadata/finalizers' }]);
+    assert.deepEqual(rr.ok && rr.plan.event, {
+      type: 'Normal',
+      reason: 'Killing',
+      message: 'Stopping container',
+    });
+
+    const gone = pod({ metadata: { deletionTimestamp: '2026-03-04T05:06:30Z' } });
+    const del = matchStages(stages, gone);
+    assert.equal(del?.name, 'pod-delete');
+    const rd = planNext(del!, gone, envIP);
+    assert.ok(rd.ok && rd.plan.delete && rd.plan.patches.length === 0);
+  });
+
+  test('a pod owned by a Deployment keeps running', () => {
+    const rsPod = pod({
+      metadata: { ownerReferences: [{ kind: 'ReplicaSet', name: 'rs' }] },
+      spec: { restartPolicy: 'Always' },
+      status: { phase: 'Running', podIP: '10.0.0.9', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    assert.equal(matchStages(stages, rsPod), undefined);
   });
 });
 
-describe('kubelet: defaults switched off', () => {
-  test('disabledStages leaves a default out; without cluster Stages no CRD is installed', async () => {
-    const env = await startKubeletEnv({
-      timeScale: 20,
-      disabledStages: ['pod-complete'],
-      clusterStages: false,
-    });
-    try {
-      const names = env.kubelet.stages().map((s) => s.name);
-      assert.ok(!names.includes('pod-complete'));
-      assert.ok(names.includes('pod-ready'));
-      assert.equal(env.admin.served(STAGE_GVR), false);
-    } finally {
-      await env.close();
-    }
+describe('KWOK template functions', () => {
+  test('Quote, YAML with indent, Now in RFC3339Nano', async () => {
+    const { kwokQuote, kwokYAML, formatRFC3339Nano } = await import(
+      '../../../src/cluster/kubelet/stages/index.ts'
+    );
+    assert.equal(kwokQuote('a"b'), '"a\\"b"');
+    assert.equal(kwokQuote(3), '"3"');
+    assert.equal(kwokQuote({ a: '<x>' }), '"{\\"a\\":\\"\\\\u003cx\\\\u003e\\"}"');
+    assert.equal(kwokQuote(undefined), '"null"');
+    assert.equal(
+      kwokYAML([{ type: 'InternalIP', address: '1.2.3.4' }], 1),
+      '\n  - address: 1.2.3.4\n    type: InternalIP\n  ',
+    );
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07Z')), '2026-03-04T05:06:07Z');
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.120Z')), '2026-03-04T05:06:07.12Z');
   });
 
-  test('defaultStages: false plays only the stages given', async () => {
-    const only = toRunningStage('only-phase', 'Pending');
-    const env = await startKubeletEnv({ timeScale: 20, defaultStages: false, stages: [only] });
-    try {
-      assert.deepEqual(
-        env.kubelet.stages().map((s) => `${s.name}/${s.origin}`),
-        ['only-phase/option'],
-      );
-      await createNode(env.admin, 'node-1');
-      await createPod(env.admin, 'bare');
-      const p = await waitForPod(env.admin, 'bare', 'Running', (p) => p.status?.phase === 'Running');
-      assert.equal(p.status?.podIP, undefined);
-      // No node stages either: the node never reports conditions.
-      assert.equal(
-        (env.admin.get(GVR.nodes, '', 'node-1')?.status as { conditions?: unknown })?.conditions,
-        undefined,
-      );
-    } finally {
-      await env.close();
-    }
+  test('existing node addresses are kept through YAML', () => {
+    const { stages } = compileStages(loadDefaultStages());
+    const node: StageObject = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n' },
+      status: { addresses: [{ type: 'InternalIP', address: '192.0.2.7' }], capacity: { cpu: '2' } },
+    };
+    const r = planNext(matchStages(stages, node)!, node, env);
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    const status = r.ok ? (r.plan.patches[0]!.patch as { status: Record<string, unknown> }).status : {};
+    assert.deepEqual(status.addresses, [{ type: 'InternalIP', address: '192.0.2.7' }]);
+    assert.deepEqual(status.allocatable, { cpu: '2' });
+    assert.equal(status.daemonEndpoints, undefined);
   });
 });

@@ -89,6 +89,17 @@ export class ServiceAllocator implements StoreHooks {
     });
   }
 
+  /**
+   * Marks a stored Service's addresses and ports as taken, as kube-apiserver's repair loops
+   * rebuild their bitmaps from the Services in etcd (pkg/registry/core/service/ipallocator/
+   * controller/repair.go, portallocator/controller/repair.go) after a restart.
+   */
+  restore(svc: KubeObject): void {
+    const spec = recordOf(svc.spec);
+    for (const ip of heldIPs(spec)) this.cidr.range.allocate(ip);
+    for (const port of heldPorts(spec)) this.nodePorts.range.allocate(port);
+  }
+
   afterDelete(svc: KubeObject): void {
     const spec = recordOf(svc.spec);
     for (const ip of heldIPs(spec)) this.cidr.range.release(ip);

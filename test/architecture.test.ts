@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+const SRC = resolve(import.meta.dirname, '../src');
+
+async function* files(dir: string): AsyncGenerator<string> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* files(p);
+    else if (p.endsWith('.ts')) yield p;
+  }
+}
+
+/**
+ * Which top-level parts each part may import, as docs/architecture.md states. `lib` (the
+ * shelf of plain mechanisms) imports nothing of the project, and everyone may import it.
+ */
+const ALLOWED: Record<string, string[]> = {
+  lib: ['lib'],
+  kube: ['kube', 'lib'],
+  runtime: ['runtime', 'kube', 'lib'],
+  controllers: ['controllers', 'runtime', 'kube', 'lib'],
+  cluster: ['cluster', 'kube', 'lib'],
+  cli: ['cli', 'cluster', 'runtime', 'controllers', 'kube', 'dashboard', 'lib'],
+  dashboard: ['dashboard', 'runtime', 'kube', 'lib'],
+};
+
+test('parts of the program only meet over the Kubernetes API', async () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for await (const file of files(SRC)) {
+    const part = relative(SRC, file).split('/')[0]!;
+    const allowed = ALLOWED[part];
+    assert.ok(allowed, `unexpected top-level folder src/${part}`);
+    const text = await readFile(file, 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
+      const target = relative(SRC, resolve(join(file, '..'), m[1]!)).split('/')[0]!;
+      if (!allowed.includes(target))
+        violations.push(`${relative(SRC, file)} imports ${m[1]} (${part} -> ${target})`);
+    }
+    checked++;
+  }
+  assert.ok(checked > 0);
+  assert.deepEqual(violations, []);
+});
+
+const TEST = resolve(import.meta.dirname);
+/** Test folders with no src/ counterpart: shared helpers, and the tests of config/ and deploy/. */
+const NOT_MIRRORED = ['support', 'packaging'];
+
+async function* dirs(dir: string): AsyncGenerator<string> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    yield join(dir, e.name);
+    yield* dirs(join(dir, e.name));
+  }
+}
+
+test('the test tree mirrors src/: test/<path>/ holds the tests of src/<path>/', async () => {
+  const strays: string[] = [];
+  for await (const dir of dirs(TEST)) {
+    const rel = relative(TEST, dir);
+    if (NOT_MIRRORED.includes(rel.split('/')[0]!)) continue;
+    // Folders of data or of another language's scripts that the tests beside them use.
+    if (!(await readdir(dir)).some((f) => f.endsWith('.ts'))) continue;
+    try {
+      await readdir(join(SRC, rel));
+    } catch {
+      strays.push(`test/${rel}/ has no src/${rel}/: move its tests beside the tests of the code they test`);
+    }
+  }
+  assert.deepEqual(strays, []);
+});

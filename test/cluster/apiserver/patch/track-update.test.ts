@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  listSemanticsFromSchema,
+  type TrackUpdateOptions,
+  trackUpdate,
+} from '../../../../src/cluster/apiserver/patch/index.ts';
+import type { KubeObject } from '../../../../src/cluster/apiserver/types.ts';
+import { deepFreeze } from './freeze.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: fixtures navigate free-form JSON objects.
+type Obj = Record<string, any>;
+const T0 = '2024-05-01T10:00:00Z';
+const T1 = '2024-05-01T10:05:00Z';
+
+const pod = (spec: Obj, metadata: Obj = {}): KubeObject =>
+  deepFreeze({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'default', ...metadata },
+    spec,
+  }) as KubeObject;
+
+/** `manager` creates a pod with `spec` through v1 at T0. */
+const create = (spec: Obj, manager: string) =>
+  trackUpdate({ old: undefined, updated: pod(spec), manager, apiVersion: 'v1', now: T0 });
+
+/** `manager` writes `updated` over `old`, through v1 at T1 unless `over` says otherwise. */
+const update = (
+  old: KubeObject,
+  updated: KubeObject,
+  manager: string,
+  over: Partial<TrackUpdateOptions> = {},
+) => trackUpdate({ old, updated, manager, apiVersion: 'v1', now: T1, ...over });
+
+const fields = (obj: KubeObject, manager: string, apiVersion?: string) =>
+  obj.metadata.managedFields?.find(
+    (e) => e.manager === manager && (!apiVersion || e.apiVersion === apiVersion),
+  )?.fieldsV1;
+
+describe('trackUpdate', () => {
+  test('a create records every field as the real server does for kubectl run', () => {
+    const obj = trackUpdate({
+      old: undefined,
+      updated: pod(
+        {
+          containers: [{ name: 'nginx', image: 'nginx', resources: {}, env: [{ name: 'A', value: '1' }] }],
+          restartPolicy: 'Always',
+          securityContext: {},
+        },
+        { labels: { run: 'nginx' } },
+      ),
+      manager: 'kubectl-run',
+      apiVersion: 'v1',
+      now: T0,
+    });
+    assert.deepEqual(obj.metadata.managedFields, [
+      {
+        manager: 'kubectl-run',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: T0,
+        fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:metadata': { 'f:labels': { '.': {}, 'f:run': {} } },
+          'f:spec': {
+            'f:containers': {
+              'k:{"name":"nginx"}': {
+                '.': {},
+                'f:env': { '.': {}, 'k:{"name":"A"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+                'f:image': {},
+                'f:name': {},
+                'f:resources': {},
+              },
+            },
+            'f:restartPolicy': {},
+            'f:securityContext': {},
+          },
+        },
+      },
+    ]);
+  });
+
+  test('custom resources own their new top-level objects too (no typed defaults)', () => {
+    const obj = trackUpdate({
+      old: undefined,
+      updated: { apiVersion: 'example.com/v1', kind: 'Pool', metadata: { name: 'x' }, spec: { size: 1 } },
+      manager: 'kubectl-create',
+      apiVersion: 'example.com/v1',
+      now: T0,
+      listSemantics: listSemanticsFromSchema({ type: 'object' }),
+    });
+    assert.deepEqual(fields(obj, 'kubectl-create'), { 'f:spec': { '.': {}, 'f:size': {} } });
+  });
+
+  test('an update takes the fields it changes from their previous owner', () => {
+    const created = create({ containers: [{ name: 'c', image: 'i1' }], nodeName: '' }, 'creator');
+    const updated = update(
+      created,
+      { ...created, spec: { containers: [{ name: 'c', image: 'i2' }], nodeName: '' } } as KubeObject,
+      'editor',
+    );
+    assert.deepEqual(fields(updated, 'creator'), {
+      'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:name': {} } }, 'f:nodeName': {} },
+    });
+    assert.deepEqual(fields(updated, 'editor'), {
+      'f:spec': { 'f:containers': { 'k:{"name":"c"}': { 'f:image': {} } } },
+    });
+    assert.deepEqual(
+      updated.metadata.managedFields?.map((e) => [e.manager, e.time]),
+      [
+        ['creator', T0],
+        ['editor', T1],
+      ],
+    );
+  });
+
+  test('removed fields leave every owner; a write that changes nothing keeps the timestamp', () => {
+    const created = create({ nodeName: 'n1', hostname: 'h' }, 'creator');
+    const removed = update(created, { ...created, spec: { hostname: 'h' } } as KubeObject, 'editor');
+    assert.deepEqual(fields(removed, 'creator'), { 'f:spec': { 'f:hostname': {} } });
+    assert.equal(fields(removed, 'editor'), undefined);
+    const same = update(removed, removed, 'creator');
+    assert.equal(same.metadata.managedFields?.[0]?.time, T0);
+  });
+
+  test('the same manager writing through another version is a separate entry; repeated writes accumulate', () => {
+    const created = create({ nodeName: 'n1' }, 'm');
+    const again = update(created, { ...created, spec: { nodeName: 'n1', hostname: 'h' } } as KubeObject, 'm');
+    assert.deepEqual(fields(again, 'm'), { 'f:spec': { 'f:hostname': {}, 'f:nodeName': {} } });
+    const other = update(again, { ...again, spec: { nodeName: 'n1', hostname: 'h2' } } as KubeObject, 'm', {
+      apiVersion: 'v2',
+    });
+    assert.deepEqual(fields(other, 'm', 'v1'), { 'f:spec': { 'f:nodeName': {} } });
+    assert.deepEqual(fields(other, 'm', 'v2'), { 'f:spec': { 'f:hostname': {} } });
+  });
+
+  test('a status write records its subresource and ignores managedFields in the body', () => {
+    const created = create({ nodeName: 'n' }, 'c');
+    const status = update(
+      created,
+      {
+        ...created,
+        metadata: {
+          ...created.metadata,
+          managedFields: [{ manager: 'forged', operation: 'Update', fieldsV1: { 'f:x': {} } }],
+        },
+        status: { phase: 'Running' },
+      } as KubeObject,
+      'kubelet',
+      { subresource: 'status' },
+    );
+    assert.deepEqual(
+      status.metadata.managedFields?.map((e) => [e.manager, e.subresource]),
+      [
+        ['c', undefined],
+        ['kubelet', 'status'],
+      ],
+    );
+    assert.deepEqual(fields(status, 'kubelet'), { 'f:status': { 'f:phase': {} } });
+  });
+
+  test('clients may replace managedFields on the main resource, and [{}] clears them', () => {
+    const created = create({ nodeName: 'n' }, 'c');
+    const cleared = update(
+      created,
+      { ...created, metadata: { ...created.metadata, managedFields: [{}] } } as KubeObject,
+      'kubectl-edit',
+    );
+    assert.equal(cleared.metadata.managedFields, undefined);
+    const rewritten = update(
+      created,
+      {
+        ...created,
+        metadata: {
+          ...created.metadata,
+          managedFields: [
+            {
+              manager: 'x',
+              operation: 'Apply',
+              apiVersion: 'v1',
+              fieldsType: 'FieldsV1',
+              fieldsV1: { 'f:spec': { 'f:nodeName': {} } },
+            },
+          ],
+        },
+      } as KubeObject,
+      'kubectl-edit',
+    );
+    assert.deepEqual(
+      rewritten.metadata.managedFields?.map((e) => e.manager),
+      ['x'],
+    );
+  });
+
+  test('an existing object without managedFields stays untracked', () => {
+    const old = pod({ nodeName: 'n' }, { uid: 'u' });
+    const out = update(old, pod({ nodeName: 'm' }, { uid: 'u' }), 'x');
+    assert.equal(out.metadata.managedFields, undefined);
+    assert.equal((out.spec as Obj).nodeName, 'm');
+  });
+});
