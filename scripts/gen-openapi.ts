@@ -44,8 +44,12 @@ const ROOT_KINDS: Array<[groupDir: string, version: string, kinds: string[]]> = 
       'Endpoints',
       'Binding',
       'PersistentVolumeClaim',
+      'PersistentVolume',
       'ResourceQuota',
       'LimitRange',
+      'ComponentStatus',
+      'PodTemplate',
+      'ReplicationController',
     ],
   ],
   ['apps', 'v1', ['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'ControllerRevision']],
@@ -53,17 +57,38 @@ const ROOT_KINDS: Array<[groupDir: string, version: string, kinds: string[]]> = 
   ['coordination.k8s.io', 'v1', ['Lease']],
   ['events.k8s.io', 'v1', ['Event']],
   ['rbac.authorization.k8s.io', 'v1', ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']],
-  ['admissionregistration.k8s.io', 'v1', ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']],
+  [
+    'admissionregistration.k8s.io',
+    'v1',
+    [
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ],
+  ],
   ['apiextensions.k8s.io', 'v1', ['CustomResourceDefinition']],
+  ['apiregistration.k8s.io', 'v1', ['APIService']],
+  ['authentication.k8s.io', 'v1', ['TokenReview', 'SelfSubjectReview', 'TokenRequest']],
   [
     'authorization.k8s.io',
     'v1',
     ['SubjectAccessReview', 'SelfSubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'],
   ],
-  ['autoscaling', 'v1', ['Scale']],
+  ['autoscaling', 'v1', ['Scale', 'HorizontalPodAutoscaler']],
+  ['autoscaling', 'v2', ['HorizontalPodAutoscaler']],
+  ['certificates.k8s.io', 'v1', ['CertificateSigningRequest']],
+  ['flowcontrol.apiserver.k8s.io', 'v1', ['FlowSchema', 'PriorityLevelConfiguration']],
+  ['networking.k8s.io', 'v1', ['Ingress', 'IngressClass', 'NetworkPolicy']],
+  ['node.k8s.io', 'v1', ['RuntimeClass']],
   ['policy', 'v1', ['Eviction', 'PodDisruptionBudget']],
   ['scheduling.k8s.io', 'v1', ['PriorityClass']],
   ['discovery.k8s.io', 'v1', ['EndpointSlice']],
+  [
+    'storage.k8s.io',
+    'v1',
+    ['StorageClass', 'CSIDriver', 'CSINode', 'CSIStorageCapacity', 'VolumeAttachment'],
+  ],
 ];
 /** Kinds that have no List type (subresource bodies and review requests). */
 const NO_LIST = new Set([
@@ -74,6 +99,9 @@ const NO_LIST = new Set([
   'SelfSubjectAccessReview',
   'LocalSubjectAccessReview',
   'SelfSubjectRulesReview',
+  'TokenReview',
+  'SelfSubjectReview',
+  'TokenRequest',
 ]);
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';

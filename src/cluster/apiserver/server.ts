@@ -17,10 +17,12 @@ import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
 import { createHandler } from './http/handler.ts';
+import type { PodLogs } from './http/pod-log-token.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { KubernetesService } from './lifecycle/kubernetes-service.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
+import { bootstrapSystemObjects } from './lifecycle/system-objects.ts';
 import { ApiMetrics } from './metrics.ts';
 import { DefaultPatcher } from './patcher.ts';
 import { ResourceRegistry, storageKey } from './registry.ts';
@@ -33,6 +35,8 @@ import { type ServingCert, selfSignedCert } from './tls.ts';
 import type { KubeObject, ResourceType } from './types.ts';
 
 export interface ApiServerOptions {
+  /** Container logs served by pods/log (the simulated kubelet's). */
+  podLogs?: PodLogs;
   /** Listen address; loopback unless told otherwise. */
   host?: string;
   /** 0 picks a free port. */
@@ -197,6 +201,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     version: KUBERNETES_VERSION,
     publicPaths: new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']),
     log: opts.log,
+    podLogs: opts.podLogs,
     extra: [
       (_req, res, path) => {
         if (
@@ -352,6 +357,7 @@ async function bootstrap(api: Api): Promise<void> {
     const rt = reg.get('rbac.authorization.k8s.io', 'v1', resource);
     if (rt) await ensure(rt, obj as KubeObject);
   }
+  await bootstrapSystemObjects(api);
 }
 
 /**

@@ -166,6 +166,8 @@ export interface ResourceType {
    */
   sharedStorage?: {
     group: string;
+    /** The owning resource's version (v1 when absent). */
+    version?: string;
     resource: string;
     toStorage(obj: KubeObject): KubeObject;
     fromStorage(obj: KubeObject): KubeObject;

@@ -11,9 +11,15 @@ export interface UserInfo {
   groups: string[];
 }
 
+/** The API server's own audience, what tokens are issued for when a request names none. */
+export const API_AUDIENCES = ['https://kubernetes.default.svc.cluster.local'];
+
 export class Authenticator {
   private readonly tokens = new Map<string, UserInfo>();
+  /** Expiry (epoch ms) of tokens issued by TokenRequest. */
+  private readonly expiry = new Map<string, number>();
   readonly adminToken: string;
+  readonly audiences = API_AUDIENCES;
 
   constructor(adminToken = randomToken()) {
     this.adminToken = adminToken;
@@ -23,7 +29,17 @@ export class Authenticator {
   authenticate(req: IncomingMessage): UserInfo | undefined {
     const h = req.headers.authorization;
     if (!h?.startsWith('Bearer ')) return undefined;
-    const token = h.slice(7).trim();
+    return this.authenticateToken(h.slice(7).trim());
+  }
+
+  /** The user a bearer token authenticates as (TokenReview asks this too). */
+  authenticateToken(token: string): UserInfo | undefined {
+    const expires = this.expiry.get(token);
+    if (expires !== undefined && expires <= Date.now()) {
+      this.tokens.delete(token);
+      this.expiry.delete(token);
+      return undefined;
+    }
     const user = this.tokens.get(token);
     if (!user) return undefined;
     // Map lookup already matched; compare again in constant time so response timing
@@ -34,9 +50,10 @@ export class Authenticator {
   }
 
   /** Mints a token for a service account (what TokenRequest does on a real cluster). */
-  mintServiceAccountToken(namespace: string, name: string): string {
+  mintServiceAccountToken(namespace: string, name: string, expiresAt?: number): string {
     const token = randomToken();
     this.tokens.set(token, this.impersonated(`system:serviceaccount:${namespace}:${name}`, []));
+    if (expiresAt !== undefined) this.expiry.set(token, expiresAt);
     return token;
   }
 

@@ -48,3 +48,33 @@ export function subjectAccessReviewStrategy(): Strategy {
     },
   };
 }
+
+/**
+ * LocalSubjectAccessReview (ValidateLocalSubjectAccessReview): a SubjectAccessReview scoped to
+ * metadata.namespace; the resource attributes must name that namespace and non-resource
+ * attributes are refused.
+ */
+export function localSubjectAccessReviewStrategy(): Strategy {
+  const sar = subjectAccessReviewStrategy();
+  return {
+    validateCreate(obj, ctx) {
+      const spec = recordOf(obj.spec);
+      const errs = sar.validateCreate!(obj, ctx);
+      const ra = recordOf(spec.resourceAttributes);
+      const ns = obj.metadata?.namespace ?? '';
+      if (spec.resourceAttributes != null && str(ra.namespace) !== ns)
+        errs.push(
+          invalid('spec.resourceAttributes.namespace', str(ra.namespace), 'must match metadata.namespace'),
+        );
+      if (spec.nonResourceAttributes != null)
+        errs.push(
+          invalid(
+            'spec.nonResourceAttributes',
+            spec.nonResourceAttributes,
+            'disallowed on this kind of request',
+          ),
+        );
+      return errs;
+    },
+  };
+}

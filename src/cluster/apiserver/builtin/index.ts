@@ -4,6 +4,7 @@
  */
 
 import { crdStrategy } from '../crd/crd-strategy.ts';
+import { ALL_VERBS, CREATE_ONLY, type CatalogEntry, catalogEntries, catalogResourceType } from './catalog.ts';
 import type { ResourceType, StoreHooks, Strategy } from '../types.ts';
 import { selfSubjectAccessReviewStrategy, subjectAccessReviewStrategy } from './authorization.ts';
 import { configMapStrategy } from './configmaps.ts';
@@ -25,9 +26,8 @@ import { statefulSetStrategy } from './statefulsets.ts';
 import { webhookConfigurationStrategy } from './webhooks.ts';
 import { specScale } from './workload.ts';
 
-export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export { ALL_VERBS } from './catalog.ts';
 const NAMESPACE_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-const CREATE_ONLY = ['create'];
 
 interface Spec {
   group: string;
@@ -73,6 +73,8 @@ const API_EXTENSIONS = ['api-extensions'];
 export interface BuiltinOptions {
   /** The Service REST layer (cluster IPs, node ports); without it Services get no addresses. */
   serviceHooks?: StoreHooks;
+  /** Behaviour added to catalog kinds, keyed `group/version/resource`. */
+  catalog?: Record<string, Partial<CatalogEntry>>;
 }
 
 /**
@@ -92,7 +94,7 @@ export function builtinResourceTypes(opts: BuiltinOptions = {}): ResourceType[] 
       namespaced: false,
       shortNames: ['ns'],
       verbs: NAMESPACE_VERBS,
-      subresources: ['status'],
+      subresources: ['finalize', 'status'],
       strategy: namespaceStrategy(),
     }),
     rt({
@@ -104,7 +106,7 @@ export function builtinResourceTypes(opts: BuiltinOptions = {}): ResourceType[] 
       namespaced: true,
       shortNames: ['po'],
       categories: ALL,
-      subresources: ['status', 'binding', 'eviction'],
+      subresources: ['status', 'binding', 'eviction', 'log'],
       strategy: podStrategy(),
     }),
     rt({
@@ -168,6 +170,7 @@ export function builtinResourceTypes(opts: BuiltinOptions = {}): ResourceType[] 
       kind: 'ServiceAccount',
       namespaced: true,
       shortNames: ['sa'],
+      subresources: ['token'],
       strategy: serviceAccountStrategy(),
     }),
     rt({
@@ -377,5 +380,6 @@ export function builtinResourceTypes(opts: BuiltinOptions = {}): ResourceType[] 
       verbs: CREATE_ONLY,
       strategy: subjectAccessReviewStrategy(),
     }),
+    ...catalogEntries(opts.catalog).map(catalogResourceType),
   ];
 }

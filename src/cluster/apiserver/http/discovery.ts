@@ -41,6 +41,21 @@ function subresources(rt: ResourceType): SubresourceInfo[] {
       case 'eviction':
         out.push({ name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] });
         break;
+      case 'token':
+        out.push({
+          name: 'token',
+          kind: 'TokenRequest',
+          group: 'authentication.k8s.io',
+          version: 'v1',
+          verbs: ['create'],
+        });
+        break;
+      case 'finalize':
+        out.push({ name: 'finalize', kind: rt.kind, verbs: ['update'] });
+        break;
+      case 'approval':
+        out.push({ name: 'approval', kind: rt.kind, verbs: ['get', 'patch', 'update'] });
+        break;
       default:
         out.push({ name: s, kind: rt.kind, verbs: ['get'] });
     }

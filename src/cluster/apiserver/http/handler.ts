@@ -28,9 +28,10 @@ import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
 import { parsePath, type ResourcePath } from './router.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
-import { serveAccessReview, serveRulesReview } from './reviews.ts';
+import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
 import { subresourceHandlers } from './subresources.ts';
 import { holdUntilDurable } from './durable-response.ts';
+import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 
 export interface OpenApiProvider {
@@ -62,6 +63,8 @@ export interface HandlerDeps {
   log?: (msg: string, fields: Record<string, unknown>) => void;
   /** Paths anyone may read without a token, as system:public-info-viewer allows. */
   publicPaths: Set<string>;
+  /** Container logs for pods/log (the simulated kubelet's); empty logs without it. */
+  podLogs?: PodLogs;
 }
 
 export function createHandler(deps: HandlerDeps) {
@@ -144,6 +147,10 @@ async function handle(
   if (p.rt.group === 'authorization.k8s.io' && verb === 'create') {
     if (p.rt.resource === 'selfsubjectrulesreviews') return serveRulesReview(deps, req, res, caller);
     return serveAccessReview(deps, req, res, p, caller);
+  }
+  if (p.rt.group === 'authentication.k8s.io' && verb === 'create') {
+    if (p.rt.resource === 'selfsubjectreviews') return serveSelfSubjectReview(deps, req, res, caller);
+    return serveTokenReview(deps, req, res);
   }
   if (p.rt === deps.registry.get('', 'v1', 'bindings') && verb === 'create') {
     const body = (await readDecoded(req)) as KubeObject;
@@ -609,7 +616,7 @@ async function deleteOptions(
 export async function readDecoded(req: IncomingMessage, rt?: ResourceType): Promise<unknown> {
   const bytes = await readBodyBytes(req);
   const ct = req.headers['content-type'] ?? 'application/json';
-  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group));
+  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group), rt?.kind);
 }
 
 function namespaceOf(body: unknown): string {

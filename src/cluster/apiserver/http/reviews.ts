@@ -34,13 +34,23 @@ export async function serveAccessReview(
   user: UserInfo,
 ): Promise<void> {
   const body = (await readDecoded(req)) as KubeObject & { spec?: ReviewSpec };
+  const local = p.rt.resource === 'localsubjectaccessreviews';
+  if (local) {
+    if (!isRecord(body.metadata)) body.metadata = {};
+    const ns = p.namespace ?? '';
+    if (!body.metadata.namespace) body.metadata.namespace = ns;
+    // LocalSubjectAccessReview REST: the object's namespace is the request's.
+    if (body.metadata.namespace !== ns) {
+      throw errors.badRequest(`spec.resourceAttributes.namespace must match namespace: ${ns}`);
+    }
+  }
   // The kind's strategy holds ValidateSubjectAccessReviewSpec; reviews are answered, not stored.
   const errs =
     p.rt.strategy.validateCreate?.(body, { subresource: '', dryRun: false, user: user.name }) ?? [];
   if (errs.length > 0) throw errors.invalid(p.rt.kind, p.rt.group, '', errs);
   const spec = body.spec!;
   const subject =
-    p.rt.resource === 'subjectaccessreviews'
+    p.rt.resource === 'subjectaccessreviews' || local
       ? deps.authn.impersonated(spec.user ?? '', spec.groups ?? [])
       : user;
   const ra = spec.resourceAttributes;
@@ -64,7 +74,58 @@ export async function serveAccessReview(
     ...body,
     apiVersion: 'authorization.k8s.io/v1',
     kind: p.rt.kind,
+    metadata: local
+      ? { namespace: body.metadata.namespace, creationTimestamp: null }
+      : { creationTimestamp: null },
+    status,
+  });
+}
+
+function userInfoOf(user: UserInfo): Record<string, unknown> {
+  return { username: user.name, groups: user.groups };
+}
+
+/**
+ * SelfSubjectReview (pkg/registry/authentication/selfsubjectreview/rest.go): the caller's
+ * user info, what `kubectl auth whoami` prints.
+ */
+export async function serveSelfSubjectReview(
+  _deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  user: UserInfo,
+): Promise<void> {
+  await readDecoded(req);
+  sendJson(res, 201, {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
     metadata: { creationTimestamp: null },
+    status: { userInfo: userInfoOf(user) },
+  });
+}
+
+/**
+ * TokenReview (pkg/registry/authentication/tokenreview/storage.go): whether spec.token
+ * authenticates, and as whom; an empty token is a bad request.
+ */
+export async function serveTokenReview(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const body = await readDecoded(req);
+  const spec = isRecord(body) && isRecord(body.spec) ? body.spec : {};
+  const token = typeof spec.token === 'string' ? spec.token : '';
+  if (token === '') throw errors.badRequest('token is required for TokenReview in authentication');
+  const user = deps.authn.authenticateToken(token);
+  const status: Record<string, unknown> = user
+    ? { authenticated: true, user: userInfoOf(user), audiences: deps.authn.audiences }
+    : { authenticated: false, user: {} };
+  sendJson(res, 201, {
+    kind: 'TokenReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec: { token, ...(Array.isArray(spec.audiences) ? { audiences: spec.audiences } : {}) },
     status,
   });
 }

@@ -26,6 +26,7 @@ import {
   writeOptions,
 } from './handler.ts';
 import type { ResourcePath } from './router.ts';
+import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
 
 interface SubContext {
   deps: HandlerDeps;
@@ -222,6 +223,8 @@ const eviction: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
 };
 
 export const subresourceHandlers: Record<string, SubHandler> = {
+  token: serveTokenRequest,
+  log: servePodLog,
   status,
   finalize,
   scale,

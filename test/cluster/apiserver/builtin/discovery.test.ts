@@ -40,9 +40,42 @@ describe('builtinResourceTypes', () => {
       'authorization.k8s.io/selfsubjectaccessreviews',
       'authorization.k8s.io/selfsubjectrulesreviews',
       'authorization.k8s.io/subjectaccessreviews',
+      // The kinds registered as data (builtin/catalog.ts).
+      '/componentstatuses',
+      '/limitranges',
+      '/persistentvolumeclaims',
+      '/persistentvolumes',
+      '/podtemplates',
+      '/replicationcontrollers',
+      '/resourcequotas',
+      'admissionregistration.k8s.io/validatingadmissionpolicies',
+      'admissionregistration.k8s.io/validatingadmissionpolicybindings',
+      'apiregistration.k8s.io/apiservices',
+      'apps/controllerrevisions',
+      'authentication.k8s.io/selfsubjectreviews',
+      'authentication.k8s.io/tokenreviews',
+      'authorization.k8s.io/localsubjectaccessreviews',
+      'autoscaling/horizontalpodautoscalers',
+      'batch/cronjobs',
+      'certificates.k8s.io/certificatesigningrequests',
+      'discovery.k8s.io/endpointslices',
+      'flowcontrol.apiserver.k8s.io/flowschemas',
+      'flowcontrol.apiserver.k8s.io/prioritylevelconfigurations',
+      'networking.k8s.io/ingressclasses',
+      'networking.k8s.io/ingresses',
+      'networking.k8s.io/networkpolicies',
+      'node.k8s.io/runtimeclasses',
+      'policy/poddisruptionbudgets',
+      'scheduling.k8s.io/priorityclasses',
+      'storage.k8s.io/csidrivers',
+      'storage.k8s.io/csinodes',
+      'storage.k8s.io/csistoragecapacities',
+      'storage.k8s.io/storageclasses',
+      'storage.k8s.io/volumeattachments',
     ];
     assert.deepEqual([...byKey.keys()].sort(), expected.sort());
-    assert.equal(types.length, expected.length);
+    // HorizontalPodAutoscalers are served at autoscaling/v1 and v2.
+    assert.equal(types.length, expected.length + 1);
   });
 
   test('short names, singulars and categories as discovery shows them', () => {
@@ -71,11 +104,15 @@ describe('builtinResourceTypes', () => {
       .sort();
     assert.deepEqual(all, [
       '/pods',
+      '/replicationcontrollers',
       '/services',
       'apps/daemonsets',
       'apps/deployments',
       'apps/replicasets',
       'apps/statefulsets',
+      'autoscaling/horizontalpodautoscalers',
+      'autoscaling/horizontalpodautoscalers',
+      'batch/cronjobs',
       'batch/jobs',
     ]);
     assert.equal(get('', 'endpoints').singular, 'endpoints');
@@ -96,21 +133,39 @@ describe('builtinResourceTypes', () => {
       .map((t) => t.resource)
       .sort();
     assert.deepEqual(clusterScoped, [
+      'apiservices',
+      'certificatesigningrequests',
       'clusterrolebindings',
       'clusterroles',
+      'componentstatuses',
+      'csidrivers',
+      'csinodes',
       'customresourcedefinitions',
+      'flowschemas',
+      'ingressclasses',
       'mutatingwebhookconfigurations',
       'namespaces',
       'nodes',
+      'persistentvolumes',
+      'priorityclasses',
+      'prioritylevelconfigurations',
+      'runtimeclasses',
       'selfsubjectaccessreviews',
+      'selfsubjectreviews',
       'selfsubjectrulesreviews',
+      'storageclasses',
       'subjectaccessreviews',
+      'tokenreviews',
+      'validatingadmissionpolicies',
+      'validatingadmissionpolicybindings',
       'validatingwebhookconfigurations',
+      'volumeattachments',
     ]);
   });
 
   test('subresources and scale paths', () => {
-    assert.deepEqual(get('', 'pods').subresources, ['status', 'binding', 'eviction']);
+    assert.deepEqual(get('', 'pods').subresources, ['status', 'binding', 'eviction', 'log']);
+    assert.deepEqual(get('', 'serviceaccounts').subresources, ['token']);
     assert.deepEqual(get('', 'nodes').subresources, ['status']);
     assert.deepEqual(get('batch', 'jobs').subresources, ['status']);
     for (const r of ['deployments', 'replicasets', 'statefulsets']) {
