@@ -131,12 +131,12 @@ export function goJsonSyntaxError(text: string): string | undefined {
         fail('after array element');
       }
     }
-    if (c === '"') return string();
-    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return number();
-    if (c === 't') return literal('true');
-    if (c === 'f') return literal('false');
-    if (c === 'n') return literal('null');
-    fail('looking for beginning of value');
+    if (c === '"') string();
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) number();
+    else if (c === 't') literal('true');
+    else if (c === 'f') literal('false');
+    else if (c === 'n') literal('null');
+    else fail('looking for beginning of value');
   };
   try {
     value();
