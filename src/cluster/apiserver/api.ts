@@ -19,6 +19,7 @@ import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
 import { goQuote, goSharpV } from './gofmt.ts';
+import { checkBodyDecodes, checkPatchedDecodes, shapeForStorage, unshaped } from './gotypes/index.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
@@ -361,6 +362,8 @@ export class Api {
 
   async create(rt: ResourceType, namespace: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, undefined);
+    checkBodyDecodes(rt, obj);
+    unshaped(obj);
     const ctx = context(opts);
     const meta = obj.metadata;
     if (!meta.name) {
@@ -427,6 +430,7 @@ export class Api {
     opts: WriteOptions,
   ): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, name);
+    checkBodyDecodes(rt, obj);
     // Each attempt gets the body as sent: admission and the allocators write into what they get.
     return this.updateWith(rt, namespace, name, opts, () => clone(obj), true);
   }
@@ -480,6 +484,8 @@ export class Api {
     );
     try {
       rt.strategy.prepareForUpdate?.(next, old, ctx);
+      // Compared with the stored object below (generation, no-op writes): give it the same shape.
+      shapeForStorage(rt, next);
       // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
       if (
         rt.strategy.tracksGeneration &&
@@ -551,7 +557,12 @@ export class Api {
       namespace,
       name,
       opts,
-      (current) => checkPatchedName(rt, namespace, name, patcher.apply(rt, current, req, opts)),
+      (current) => {
+        const patched = patcher.apply(rt, current, req, opts);
+        // The patched object is decoded into the kind's Go type before its name is looked at.
+        checkPatchedDecodes(rt, patched, req.contentType, req.body);
+        return checkPatchedName(rt, namespace, name, patched);
+      },
       true,
     );
   }
@@ -704,6 +715,8 @@ export class Api {
     dryRun: boolean,
     stored?: FinishWrite,
   ): KubeObject {
+    // A dry run answers with what would be stored: the shape of the storage boundary too.
+    shapeForStorage(rt, obj);
     if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
@@ -730,6 +743,8 @@ export class Api {
       const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};
       return { ...rec, fields: { ...extra, ...rec.fields } };
     }
+    // The storage boundary: what is stored has the fields its Go type always encodes.
+    shapeForStorage(rt, obj);
     const m = obj.metadata;
     const namespace = rt.namespaced ? (m.namespace ?? '') : '';
     const name = m.name!;
@@ -758,11 +773,7 @@ export class Api {
     }
     const obj = body as KubeObject;
     const gv = groupVersion(rt);
-    if (obj.kind !== undefined && obj.kind !== rt.kind) {
-      throw errors.badRequest(
-        `the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)} in ${JSON.stringify(obj.apiVersion ?? '')}`,
-      );
-    }
+    if (obj.kind !== undefined && obj.kind !== rt.kind) throw this.wrongKind(rt, obj);
     if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
       throw errors.badRequest(
         `the API version in the data (${obj.apiVersion}) does not match the expected API version (${gv})`,
@@ -787,6 +798,23 @@ export class Api {
     }
     if (name !== undefined && !m.name) m.name = name;
     return obj;
+  }
+
+  /**
+   * A body of another kind, as `transformDecodeError` in `handlers/rest.go` words it: the
+   * codec decodes the kind the body names, then fails to convert it into the endpoint's type
+   * (or finds no such kind in the scheme).
+   */
+  private wrongKind(rt: ResourceType, obj: KubeObject): ApiError {
+    const apiVersion = typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+    const kind = String(obj.kind);
+    const why = this.registry.byKind(group!, version!, kind)
+      ? `converting (${version}.${kind}) to (${internalPackage(rt.group)}.${rt.kind}): unknown conversion`
+      : `no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "pkg/api/legacyscheme/scheme.go:30"`;
+    return errors.badRequest(
+      `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}: ${why}`,
+    );
   }
 
   private checkUnknownFields(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void {
@@ -898,6 +926,11 @@ function checkPatchedName(rt: ResourceType, namespace: string, name: string, obj
     );
   }
   return obj;
+}
+
+/** The Go package of a group's internal types, which conversion errors name (`core.Pod`, `apps.Deployment`). */
+function internalPackage(group: string): string {
+  return group === '' ? 'core' : group.split('.')[0]!;
 }
 
 /** A store hook's write settles once: what storage did first is what counts. */
