@@ -149,7 +149,7 @@ export class DeploymentController extends LoopController {
     const existing = findNewReplicaSet(d, rsList);
     const olds = rsList.filter((rs) => rs !== existing);
     const newRevision = maxRevision(olds) + 1;
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     if (existing) {
       let rs = existing;
       const copy: ReplicaSet = structuredClone(existing);
@@ -332,7 +332,7 @@ export class DeploymentController extends LoopController {
     const cond = getCondition(d.status, 'Progressing');
     if (cond?.reason === 'ProgressDeadlineExceeded') return d;
     const pausedCond = cond?.reason === 'DeploymentPaused';
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     const status = structuredClone(d.status ?? {});
     if (d.spec?.paused && !pausedCond) {
       setCondition(
@@ -553,7 +553,12 @@ export class DeploymentController extends LoopController {
     all: ReplicaSet[],
     newRs: ReplicaSet | undefined,
   ): Promise<void> {
-    const status = calculateStatus(this.refresh(all), this.refreshOne(newRs), d, new Date());
+    const status = calculateStatus(
+      this.refresh(all),
+      this.refreshOne(newRs),
+      d,
+      new Date(this.ctx.clock.now()),
+    );
     if (jsonEqual(serializedStatus(status), d.status ?? {})) return;
     await this.writeStatus(d, status);
   }
@@ -563,7 +568,7 @@ export class DeploymentController extends LoopController {
     all: ReplicaSet[],
     newRs: ReplicaSet | undefined,
   ): Promise<void> {
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     const status = calculateStatus(all, newRs, d, now);
     if (!hasProgressDeadline(d)) removeCondition(status, 'Progressing');
     const cur = getCondition(status, 'Progressing');

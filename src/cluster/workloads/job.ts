@@ -175,7 +175,7 @@ function ensureCondition(
 }
 
 /** The time a pod finished, for failure backoff (getFinishedTime). */
-function finishedTime(pod: Pod): number {
+function finishedTime(pod: Pod, now: number): number {
   let latest: number | undefined;
   for (const c of pod.status?.containerStatuses ?? []) {
     const t = parseTime(c.state?.terminated?.finishedAt);
@@ -187,7 +187,7 @@ function finishedTime(pod: Pod): number {
     const t = parseTime(ready.lastTransitionTime);
     if (t !== undefined) return t;
   }
-  return parseTime(pod.metadata.deletionTimestamp) ?? parseTime(pod.metadata.creationTimestamp) ?? Date.now();
+  return parseTime(pod.metadata.deletionTimestamp) ?? parseTime(pod.metadata.creationTimestamp) ?? now;
 }
 
 interface BackoffRecord {
@@ -196,8 +196,13 @@ interface BackoffRecord {
 }
 
 /** backoffStore.newBackoffRecord: failures since the last success, and when the last one happened. */
-function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: Pod[]): BackoffRecord {
-  const failedTimes = newFailed.map(finishedTime).sort((a, b) => a - b);
+function nextBackoffRecord(
+  prev: BackoffRecord,
+  newSucceeded: Pod[],
+  newFailed: Pod[],
+  now: number,
+): BackoffRecord {
+  const failedTimes = newFailed.map((p) => finishedTime(p, now)).sort((a, b) => a - b);
   if (newSucceeded.length === 0) {
     if (failedTimes.length === 0) return prev;
     return {
@@ -205,7 +210,7 @@ function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: 
       lastFailureTime: failedTimes.at(-1),
     };
   }
-  const lastSuccess = Math.max(...newSucceeded.map(finishedTime));
+  const lastSuccess = Math.max(...newSucceeded.map((p) => finishedTime(p, now)));
   const after = failedTimes.filter((t) => t > lastSuccess);
   return { failuresAfterLastSuccess: after.length, lastFailureTime: after.at(-1) };
 }
@@ -290,7 +295,7 @@ export class JobController extends LoopController {
       start !== undefined &&
       old?.spec?.activeDeadlineSeconds !== ads
     ) {
-      this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - Date.now());
+      this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - this.ctx.clock.now());
     }
   }
 
@@ -376,7 +381,7 @@ export class JobController extends LoopController {
           : undefined;
     if (isIndexed(job) && completions === undefined) return;
     const backoffLimit = int(spec.backoffLimit, 6);
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     const status: JobStatus = structuredClone(job.status ?? {});
     status.uncountedTerminatedPods ??= {};
 
@@ -414,6 +419,7 @@ export class JobController extends LoopController {
         this.backoffStore.get(key) ?? { failuresAfterLastSuccess: 0 },
         newSucceeded,
         newFailed,
+        now.getTime(),
       ),
       completions,
       parallelism,
@@ -542,7 +548,7 @@ export class JobController extends LoopController {
     const terminating = onlyReplaceFailedPods(job) ? c.terminating : 0;
     let diff = wantActive - terminating - c.active;
     if (diff <= 0) return undefined;
-    const wait = remainingBackoff(c.backoff, Date.now(), this.baseMs, this.maxMs);
+    const wait = remainingBackoff(c.backoff, this.ctx.clock.now(), this.baseMs, this.maxMs);
     if (wait > 0) {
       this.loop.enqueueAfter(`job:${c.key}`, wait);
       return undefined;
@@ -693,7 +699,7 @@ export class JobController extends LoopController {
       c.status.succeeded = c.succeededIndexes.total;
       c.status.completedIndexes = s;
     }
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     if (c.finished?.type === 'FailureTarget') {
       c.status.conditions = [...(c.status.conditions ?? []), c.finished];
       needsFlush = true;
