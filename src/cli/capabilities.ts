@@ -33,6 +33,11 @@ export interface Capability {
   /** CRDs the controllers read or write; `troupe up` installs them. */
   crds: Manifest[];
   readyChecks?: [string, Check][];
+  /**
+   * Why the capability cannot do its work yet (no credentials), or undefined when it can.
+   * Such a capability's ready checks count only when the user asked for it by name.
+   */
+  unconfigured?(): string | undefined;
   /** Admission webhooks served by the manager's webhook server. */
   webhooks?: {
     register(manager: Manager): void;
@@ -107,6 +112,10 @@ export function capabilities(opts: CapabilityOptions = {}): Capability[] {
       controllers: offload.controllers,
       crds: [],
       readyChecks: offload.readyChecks,
+      unconfigured: () =>
+        offload.provider.configured()
+          ? undefined
+          : 'no provider credentials are configured (set RUNPOD_KEY, or --remote-cluster-secret)',
       stop: () => offload.stop(),
     },
   ];
@@ -144,4 +153,10 @@ export function selectControllers(
     );
   }
   return { capabilities: chosen, controllers };
+}
+
+/** Whether `--controllers` names the capability or one of its controllers (not only `*`). */
+export function askedByName(cap: Capability, selector: string): boolean {
+  const wanted = selector.split(',').map((s) => s.trim());
+  return wanted.includes(cap.name) || cap.controllers.some((d) => wanted.includes(d.name));
 }

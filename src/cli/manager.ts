@@ -1,7 +1,7 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
-import { type Capability, capabilities, selectControllers } from './capabilities.ts';
+import { askedByName, type Capability, capabilities, selectControllers } from './capabilities.ts';
 import { type ManagerFlags, offloadOptions } from './manager-flags.ts';
 import type { OffloadOptions } from '../controllers/offload/index.ts';
 
@@ -13,13 +13,26 @@ export interface BuiltManager {
   stop(): Promise<void>;
 }
 
+/** The logger of the manager and of the command around it, as the flags ask. */
+export function managerLogger(flags: Pick<ManagerFlags, 'logLevel' | 'logFormat'>): Logger {
+  return createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'troupe' });
+}
+
 export function buildManager(
   kubeConfig: KubeConfig,
   flags: ManagerFlags,
-  extra: { offload?: Partial<OffloadOptions>; webhookHost?: string; appwrapperWebhooks?: boolean } = {},
+  extra: {
+    offload?: Partial<OffloadOptions>;
+    webhookHost?: string;
+    appwrapperWebhooks?: boolean;
+    /** The logger the command already made (see managerLogger). */
+    log?: Logger;
+    /** Only these of the capabilities `--controllers` selects (`run` leaves out those whose CRDs are missing). */
+    only?: string[];
+  } = {},
 ): BuiltManager {
-  const log = createLogger({ level: flags.logLevel, format: flags.logFormat, name: 'troupe' });
-  const selected = selectControllers(
+  const log = extra.log ?? managerLogger(flags);
+  const chosen = selectControllers(
     capabilities({
       offload: { ...offloadOptions(flags), ...extra.offload },
       podsequence: { mode: flags.podsequenceMode },
@@ -27,6 +40,11 @@ export function buildManager(
     }),
     flags.controllers,
   );
+  const kept = chosen.capabilities.filter((c) => !extra.only || extra.only.includes(c.name));
+  const selected = {
+    capabilities: kept,
+    controllers: chosen.controllers.filter((d) => kept.some((c) => c.controllers.includes(d))),
+  };
   const metrics = flags.metricsBindAddress === '0' ? false : flags.metricsBindAddress;
   const probes = flags.healthServerAddress ?? flags.healthProbeBindAddress;
   const needsWebhooks = selected.capabilities.some((c) => c.webhooks);
@@ -53,8 +71,22 @@ export function buildManager(
   });
   for (const def of selected.controllers) manager.add(def);
   for (const cap of selected.capabilities) cap.webhooks?.register(manager);
-  for (const cap of selected.capabilities)
+  for (const cap of selected.capabilities) {
+    // A capability without credentials runs (it keeps its objects' status honest) but only
+    // holds readiness back when the user asked for it by name.
+    const missing = cap.unconfigured?.();
+    const byName = askedByName(cap, flags.controllers);
+    if (missing) {
+      log.warn(
+        { capability: cap.name },
+        byName
+          ? `${cap.name}: ${missing}; /readyz fails until it is configured`
+          : `${cap.name}: ${missing}; it runs without effect and does not hold /readyz back (name it in --controllers to make readiness wait for it)`,
+      );
+      if (!byName) continue;
+    }
     for (const [name, check] of cap.readyChecks ?? []) manager.addReadyzCheck(name, check);
+  }
   return {
     manager,
     log,

@@ -71,27 +71,33 @@ export function table(header: string[], rows: string[][], p: Painter, indent = '
 }
 
 /**
- * A one-line, human message for a failure to talk to the API server, or undefined when the
- * error is not of that kind.
+ * A one-line, human message for a failure to talk to the API server (what failed, where,
+ * what to do), or undefined when the error is not of that kind. `origin` is where the
+ * address came from (the kubeconfig file).
  */
-export function connectionProblem(err: unknown, server: string): string | undefined {
+export function connectionProblem(err: unknown, server: string, origin?: string): string | undefined {
   if (isApiError(err)) {
     if (err.statusCode === 401)
-      return `the API server at ${server} rejected the credentials (401 Unauthorized): check the kubeconfig's user`;
+      return `the API server at ${server} rejected the credentials (401 Unauthorized): check the user in ${origin ?? 'the kubeconfig'}`;
     if (err.statusCode === 403) return `not allowed: ${err.message}`;
     return undefined;
   }
-  const e = err as { code?: string; cause?: { code?: string }; message?: string } | undefined;
+  const e = err as
+    | { code?: string; cause?: { code?: string; message?: string }; message?: string }
+    | undefined;
   const code = e?.code ?? e?.cause?.code;
+  const fix = origin
+    ? `; is the cluster running, and does ${origin} name the right server?`
+    : '; is the cluster running?';
   if (
     code &&
     /^(ECONN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EAI_|UND_ERR|CERT_|ERR_TLS|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO)/.test(
       code,
     )
   )
-    return `cannot reach the API server at ${server}: ${e?.message ?? code}`;
+    return `cannot reach the API server at ${server}: ${e?.message ?? code}${fix}`;
   if (e?.message && /fetch failed|socket|timeout|certificate/i.test(e.message))
-    return `cannot reach the API server at ${server}: ${e.message}`;
+    return `cannot reach the API server at ${server}: ${e.message}${fix}`;
   return undefined;
 }
 

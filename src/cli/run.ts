@@ -1,12 +1,15 @@
 import { Command } from 'commander';
 import { startDashboard } from '../dashboard/index.ts';
 import { loadKubeConfig } from '../runtime/index.ts';
-import { buildManager } from './manager.ts';
+import { capabilities as allCapabilities, selectControllers } from './capabilities.ts';
+import { checkCapabilityKinds } from './crds.ts';
+import { buildManager, managerLogger } from './manager.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
 import { untilSignal } from './options.ts';
 
 interface RunFlags extends ManagerFlags {
   kubeconfig?: string;
+  installCrds?: boolean;
 }
 
 export function runCommand(): Command {
@@ -19,9 +22,27 @@ export function runCommand(): Command {
     webhookPort: 9443,
     dashboardAddress: '0',
   });
+  cmd.option(
+    '--install-crds',
+    'install the CRDs of the selected capabilities when the cluster lacks them (development clusters; production installs them with `make install`)',
+  );
   return cmd.action(async (flags: RunFlags) => {
-    const { kubeConfig, source } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
-    const { manager, log, capabilities, stop } = buildManager(kubeConfig, flags);
+    const { kubeConfig, source, origin } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+    const log = managerLogger(flags);
+    const wanted = selectControllers(allCapabilities(), flags.controllers).capabilities;
+    const runnable = await checkCapabilityKinds({
+      kubeConfig,
+      origin,
+      capabilities: wanted,
+      selector: flags.controllers,
+      installCrds: flags.installCrds ?? false,
+      log,
+    });
+    // With `*`, the capabilities whose kinds are missing were left out (and said so).
+    const { manager, capabilities, stop } = buildManager(kubeConfig, flags, {
+      log,
+      only: runnable.map((c) => c.name),
+    });
     log.info(
       { kubeconfig: source, capabilities: capabilities.map((c) => c.name) },
       'starting troupe controller manager',

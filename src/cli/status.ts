@@ -59,7 +59,7 @@ export async function openCluster(kubeconfig: string | undefined): Promise<Clust
     await client.rest.request({ method: 'GET', path: '/version' });
   } catch (err) {
     await close();
-    throw new CliError(connectionProblem(err, server) ?? describe(err), EXIT_FAILURE);
+    throw new CliError(connectionProblem(err, server, loaded.origin) ?? describe(err), EXIT_FAILURE);
   }
   return { client, server, namespace: loaded.namespace, close };
 }

@@ -29,28 +29,35 @@ export interface LoadedKubeConfig {
   source: KubeConfigSource;
   /** The namespace of the current context, or the pod's namespace in-cluster. */
   namespace: string | undefined;
+  /** Where the cluster's address came from (a file, or the service account), for messages. */
+  origin: string;
 }
 
 export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): LoadedKubeConfig {
   const env = opts.env ?? process.env;
   const kc = new KubeConfig();
   let source: KubeConfigSource;
+  let origin: string;
   if (opts.kubeconfig) {
-    if (!existsSync(opts.kubeconfig)) throw new Error(`kubeconfig ${opts.kubeconfig} does not exist`);
-    kc.loadFromFile(opts.kubeconfig);
+    if (!existsSync(opts.kubeconfig))
+      throw new Error(`kubeconfig ${opts.kubeconfig} does not exist: check the --kubeconfig path`);
+    loadFile(kc, opts.kubeconfig);
     source = 'explicit';
+    origin = opts.kubeconfig;
   } else if (env.KUBECONFIG && existingFiles(env.KUBECONFIG).length > 0) {
     const files = existingFiles(env.KUBECONFIG);
-    kc.loadFromFile(files[0]!);
+    loadFile(kc, files[0]!);
     for (const f of files.slice(1)) {
       const extra = new KubeConfig();
-      extra.loadFromFile(f);
+      loadFile(extra, f);
       mergeMissing(kc, extra);
     }
     source = 'env';
+    origin = files.join(delimiter);
   } else if (inClusterAvailable(env, `${opts.pathPrefix ?? ''}${SERVICE_ACCOUNT_DIR}`)) {
     kc.loadFromCluster(opts.pathPrefix);
     source = 'in-cluster';
+    origin = 'the in-cluster service account';
   } else {
     const file = join(opts.home ?? homedir(), '.kube', 'config');
     if (!existsSync(file)) {
@@ -58,16 +65,32 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): LoadedKubeConf
         'no cluster configuration: pass --kubeconfig, set KUBECONFIG, run in a pod, or create ~/.kube/config',
       );
     }
-    kc.loadFromFile(file);
+    loadFile(kc, file);
     source = 'home';
+    origin = file;
   }
   if (opts.context) {
     if (!kc.getContextObject(opts.context))
-      throw new Error(`context ${opts.context} not found in kubeconfig`);
+      throw new Error(`context ${opts.context} not found in kubeconfig ${origin}`);
     kc.setCurrentContext(opts.context);
   }
-  if (!kc.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
-  return { kubeConfig: kc, source, namespace: currentNamespace(kc, source, opts.pathPrefix) };
+  if (!kc.getCurrentCluster())
+    throw new Error(
+      `kubeconfig ${origin} has no current cluster: set current-context to a context whose cluster it defines`,
+    );
+  return { kubeConfig: kc, source, origin, namespace: currentNamespace(kc, source, opts.pathPrefix) };
+}
+
+/** Loads one kubeconfig file; a parse error names the file (the YAML parser's own message does not). */
+function loadFile(kc: KubeConfig, file: string): void {
+  try {
+    kc.loadFromFile(file);
+  } catch (err) {
+    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new Error(
+      `kubeconfig ${file} is not a valid kubeconfig: ${why}; fix the file, or point --kubeconfig or KUBECONFIG at another`,
+    );
+  }
 }
 
 /** A KubeConfig from YAML text (e.g. the embedded cluster's kubeconfig). */

@@ -4,7 +4,7 @@
  * refreshed on a miss so a CRD installed after start is found.
  */
 
-import { NoKindMatchError } from './errors.ts';
+import { isNotFound, NoKindMatchError } from './errors.ts';
 import type { RestClient } from './rest.ts';
 import type { KindRef } from './types.ts';
 
@@ -111,6 +111,11 @@ export class RestMapper {
             if (r.name.includes('/')) continue; // subresources
             this.register({ apiVersion, kind: r.kind, plural: r.name, namespaced: r.namespaced });
           }
+        })
+        // A group/version nobody serves (its CRD is not installed) has no kinds: resourceFor
+        // then says NoKindMatch, as client-go's discovery-backed RESTMapper does.
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
         })
         .finally(() => this.inflight.delete(apiVersion));
       this.inflight.set(apiVersion, p);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Client, EventRecorder, type KubeObject } from '../../src/runtime/index.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
-import { eventually } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 const EVENT = { apiVersion: 'events.k8s.io/v1', kind: 'Event' };
 
@@ -61,7 +61,7 @@ describe('EventRecorder against the embedded API server', () => {
     const rec = new EventRecorder(client, { reportingController: 'troupe/test', seriesUpdateMs: 0 });
     for (let i = 0; i < 5; i++) rec.warning(subject, 'Flapping', 'Check', 'it flaps');
     await rec.flush();
-    await eventually(async () => (await events('Flapping'))[0]?.series?.count === 5);
+    await waitFor(async () => (await events('Flapping'))[0]?.series?.count === 5);
     assert.equal((await events('Flapping')).length, 1);
     // A different note is a different event.
     rec.warning(subject, 'Flapping', 'Check', 'it flaps differently');
@@ -77,9 +77,9 @@ describe('EventRecorder against the embedded API server', () => {
       onRecorded: (_t, outcome) => writes.push(outcome),
     });
     rec.normal(subject, 'Busy', 'Work', 'working');
-    await eventually(() => writes.length === 1);
+    await waitFor(() => writes.length === 1);
     rec.normal(subject, 'Busy', 'Work', 'working');
-    await eventually(() => writes.length === 2);
+    await waitFor(() => writes.length === 2);
     assert.deepEqual(writes, ['created', 'series'], 'the first repeat is written at once');
     for (let i = 0; i < 18; i++) rec.normal(subject, 'Busy', 'Work', 'working');
     await rec.flush();

@@ -11,7 +11,7 @@ import {
   labelIndexName,
 } from '../../src/runtime/index.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
-import { eventually } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
 const POD = { apiVersion: 'v1', kind: 'Pod' };
@@ -62,7 +62,7 @@ describe('Informer against the embedded API server', () => {
     const a = await client.create(cm(ns, 'a'));
     const a2 = await client.mergePatch(a, { data: { v: '2' } });
     await client.delete(a2);
-    await eventually(() => seen.deletes.length === 1);
+    await waitFor(() => seen.deletes.length === 1);
     assert.deepEqual(seen.adds, ['before', 'a']);
     assert.deepEqual(seen.updates, [['a', a.metadata.resourceVersion, a2.metadata.resourceVersion]]);
     assert.deepEqual(seen.deletes, [['a', false]]);
@@ -101,7 +101,7 @@ describe('Informer against the embedded API server', () => {
       cluster.server.faults.cutWatches();
       await client.create(cm(ns, `cut-${i}`));
     }
-    await eventually(() => seen.adds.length === 5, { message: `adds ${seen.adds.join(',')}` });
+    await waitFor('five adds', () => seen.adds.length === 5);
     assert.deepEqual(seen.adds.sort(), ['cut-0', 'cut-1', 'cut-2', 'cut-3', 'cut-4']);
     assert.equal(lists.length, 1, 'a cut watch resumes from its resourceVersion');
     await inf.stop();
@@ -127,7 +127,7 @@ describe('Informer against the embedded API server', () => {
     cluster.server.faults.configure({ errorRate: 1, errorCodes: [500], verbs: ['watch'] });
     try {
       cluster.server.faults.cutWatches();
-      await eventually(() => reasons.includes('error'), { message: 'watch not refused' });
+      await waitFor('watch not refused', () => reasons.includes('error'));
       changed = await client.mergePatch(keep, { data: { v: 'changed' } });
       await client.delete(gone);
       await client.create(cm(ns, 'new'));
@@ -135,8 +135,8 @@ describe('Informer against the embedded API server', () => {
     } finally {
       cluster.server.faults.configure({});
     }
-    await eventually(() => reasons.includes('gone'), { message: `restarts: ${reasons.join(',')}` });
-    await eventually(
+    await waitFor('a restart after 410 Gone', () => reasons.includes('gone'));
+    await waitFor(
       () =>
         inf.get(`${ns}/keep`)?.metadata.resourceVersion === changed.metadata.resourceVersion &&
         inf.get(`${ns}/new`) !== undefined &&
@@ -161,7 +161,7 @@ describe('Informer against the embedded API server', () => {
     });
     try {
       inf.start();
-      await eventually(() => restarts.filter((r) => r === 'error').length >= 3);
+      await waitFor(() => restarts.filter((r) => r === 'error').length >= 3);
       assert.equal(inf.hasSynced, false);
     } finally {
       cluster.server.faults.configure({});
@@ -183,7 +183,7 @@ describe('Informer against the embedded API server', () => {
     });
     inf.start();
     await inf.waitForSync();
-    await eventually(() => resyncs >= 2);
+    await waitFor(() => resyncs >= 2);
     await inf.stop();
   });
 

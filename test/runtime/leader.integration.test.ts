@@ -11,7 +11,7 @@ import {
   Client as RuntimeClient,
 } from '../../src/runtime/index.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
-import { eventually } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 import { PartitionableProxy } from './proxy.ts';
 
 const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' };
@@ -71,10 +71,10 @@ describe('LeaderElector against the embedded API server', () => {
     const ns = await createNamespace(client);
     const cands = [0, 1, 2].map((i) => candidate(client, { namespace: ns, identity: `c${i}` }));
     const runs = cands.map((c) => c.elector.run());
-    const leader = await eventually(() => cands.find((c) => c.elector.isLeader));
+    const leader = await waitFor(() => cands.find((c) => c.elector.isLeader));
     assert.equal(cands.filter((c) => c.elector.isLeader).length, 1);
     // Leadership is stable while the leader renews.
-    await eventually(() => {
+    await waitFor(() => {
       const lease = cands[0]!.elector; // any candidate observes the holder
       return lease.leader === leader.elector.identity;
     });
@@ -86,7 +86,7 @@ describe('LeaderElector against the embedded API server', () => {
     await leader.elector.stop();
     assert.equal(leader.elector.isLeader, false);
     assert.equal(leader.stopped.length, 1);
-    const next = await eventually(() => cands.find((c) => c !== leader && c.elector.isLeader));
+    const next = await waitFor(() => cands.find((c) => c !== leader && c.elector.isLeader));
     assert.ok(next.started[0]! > leader.stopped[0]!, 'the successor starts after the leader stopped');
     assert.equal(cands.filter((c) => c.elector.isLeader).length, 1);
     const after = await client.get<Lease>(LEASE, 'troupe-test', ns);
@@ -102,14 +102,14 @@ describe('LeaderElector against the embedded API server', () => {
     const ns = await createNamespace(client);
     const a = candidate(client, { namespace: ns, identity: 'a', releaseOnCancel: false });
     void a.elector.run();
-    await eventually(() => a.elector.isLeader);
+    await waitFor(() => a.elector.isLeader);
     const b = candidate(client, { namespace: ns, identity: 'b' });
     void b.elector.run();
-    await eventually(() => b.elector.leader === 'a');
+    await waitFor(() => b.elector.leader === 'a');
     assert.equal(b.elector.isLeader, false, 'b waits while a renews');
     await a.elector.stop(); // a dies: stops renewing, leaves the lease as it is
     assert.equal((await client.get<Lease>(LEASE, 'troupe-test', ns)).spec?.holderIdentity, 'a');
-    await eventually(() => b.elector.isLeader);
+    await waitFor(() => b.elector.isLeader);
     assert.ok(b.started[0]! > a.stopped[0]!);
     await b.elector.stop();
   });
@@ -126,7 +126,7 @@ describe('LeaderElector against the embedded API server', () => {
     try {
       const a = candidate(partitionedClient, { namespace: ns, identity: 'a' });
       void a.elector.run();
-      await eventually(() => a.elector.isLeader);
+      await waitFor(() => a.elector.isLeader);
       let aWasLeaderWhenBStarted: boolean | undefined;
       const b = candidate(client, {
         namespace: ns,
@@ -136,9 +136,9 @@ describe('LeaderElector against the embedded API server', () => {
         },
       });
       void b.elector.run();
-      await eventually(() => b.elector.leader === 'a');
+      await waitFor(() => b.elector.leader === 'a');
       proxy.partition();
-      await eventually(() => b.elector.isLeader, { timeoutMs: 20_000 });
+      await waitFor(() => b.elector.isLeader, { timeoutMs: 20_000 });
       assert.equal(a.stopped.length, 1, 'a noticed it lost leadership');
       assert.ok(a.stopped[0]! < b.started[0]!, 'a stopped before b started');
       assert.equal(aWasLeaderWhenBStarted, false);

@@ -23,7 +23,7 @@ import {
   SECRET,
   validateGreeting,
 } from './example-controller.ts';
-import { eventually } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 import { PartitionableProxy } from './proxy.ts';
 import { kubeConfigFromString } from '../../src/runtime/index.ts';
 
@@ -95,7 +95,7 @@ describe('Manager running the example controller', () => {
 
   test('converges a Greeting: owned children, finalizer, status and an event', async () => {
     await client.create(greeting(ns, 'g1', 2));
-    await eventually(() => converged(client, ns, 'g1', 2));
+    await waitFor(() => converged(client, ns, 'g1', 2));
     const g = await client.get<Greeting>(GREETING, 'g1', ns);
     assert.deepEqual(g.metadata.finalizers, [FINALIZER]);
     const cs = await children(client, ns, 'g1');
@@ -103,7 +103,7 @@ describe('Manager running the example controller', () => {
       (c.metadata.managedFields as { manager: string }[]).map((m) => m.manager),
     );
     assert.ok(managers.includes('troupe'), 'children are applied with field manager troupe');
-    await eventually(async () => {
+    await waitFor(async () => {
       const evs = (await client.list<KubeObject & { reason: string }>(EVENT, { namespace: ns })).items;
       return evs.some((e) => e.reason === 'Reconciled');
     });
@@ -111,33 +111,33 @@ describe('Manager running the example controller', () => {
 
   test('recreates a deleted child, scales down, and follows a labelled Secret', async () => {
     await client.create(greeting(ns, 'g2', 3));
-    await eventually(() => converged(client, ns, 'g2', 3));
+    await waitFor(() => converged(client, ns, 'g2', 3));
     const [victim] = await children(client, ns, 'g2');
     await client.delete(victim!);
-    await eventually(async () =>
+    await waitFor(async () =>
       (await children(client, ns, 'g2')).some(
         (c) => c.metadata.uid !== victim!.metadata.uid && c.metadata.name === victim!.metadata.name,
       ),
     );
     await client.mergePatch(greeting(ns, 'g2', 1), { spec: { replicas: 1 } });
-    await eventually(() => converged(client, ns, 'g2', 1));
+    await waitFor(() => converged(client, ns, 'g2', 1));
     await client.create({
       ...SECRET,
       metadata: { name: 'suffix', namespace: ns, labels: { [GREETING_LABEL]: 'g2' } },
       data: { suffix: Buffer.from(', world').toString('base64') },
     });
-    await eventually(() => converged(client, ns, 'g2', 1, 'hello, world'));
+    await waitFor(() => converged(client, ns, 'g2', 1, 'hello, world'));
   });
 
   test('a TerminalError is recorded and not retried', async () => {
     await client.create(greeting(ns, 'bad', -1));
-    await eventually(async () => {
+    await waitFor(async () => {
       const evs = (await client.list<KubeObject & { reason: string }>(EVENT, { namespace: ns })).items;
       return evs.some((e) => e.reason === 'InvalidSpec');
     });
     const queue = mgr.getController('greeting')?.workQueue;
     assert.ok(queue);
-    await eventually(() => queue.inFlight() === 0 && queue.len() === 0);
+    await waitFor(() => queue.inFlight() === 0 && queue.len() === 0);
     assert.equal(queue.numRequeues(`${ns}/bad`), 0);
     assert.equal(queue.delayedLen(), 0, 'nothing waits for a retry');
     const metrics = await mgr.metrics.registry.getSingleMetricAsString(
@@ -150,16 +150,16 @@ describe('Manager running the example controller', () => {
     const g = greeting(ns, 'periodic', 1);
     g.spec.recheckSeconds = 1;
     await client.create(g);
-    await eventually(() => converged(client, ns, 'periodic', 1));
+    await waitFor(() => converged(client, ns, 'periodic', 1));
     const seen = reconciles.get(`${ns}/periodic`) ?? 0;
-    await eventually(() => (reconciles.get(`${ns}/periodic`) ?? 0) >= seen + 2, { timeoutMs: 10_000 });
+    await waitFor(() => (reconciles.get(`${ns}/periodic`) ?? 0) >= seen + 2, { timeoutMs: 10_000 });
   });
 
   test('deleting a Greeting runs its finalizer logic', async () => {
     await client.create(greeting(ns, 'doomed', 2));
-    await eventually(() => converged(client, ns, 'doomed', 2));
+    await waitFor(() => converged(client, ns, 'doomed', 2));
     await client.delete(greeting(ns, 'doomed', 0));
-    await eventually(async () => (await client.tryGet(GREETING, 'doomed', ns)) === undefined);
+    await waitFor(async () => (await client.tryGet(GREETING, 'doomed', ns)) === undefined);
     assert.deepEqual(await children(client, ns, 'doomed'), []);
   });
 
@@ -169,7 +169,7 @@ describe('Manager running the example controller', () => {
     for (let i = 0; i < 20; i++) {
       await client.mergePatch(greeting(ns, 'busy', 1), { metadata: { labels: { bump: String(i) } } });
     }
-    await eventually(() => converged(client, ns, 'busy', 1));
+    await waitFor(() => converged(client, ns, 'busy', 1));
     assert.equal(sameKeyOverlap, false);
   });
 
@@ -222,7 +222,7 @@ describe('Manager options', () => {
     try {
       await cluster.client.create(greeting(other, 'outside', 1));
       await cluster.client.create(greeting(mine, 'inside', 1));
-      await eventually(() => converged(cluster.client, mine, 'inside', 1));
+      await waitFor(() => converged(cluster.client, mine, 'inside', 1));
       assert.ok(
         seen.every((k) => k.startsWith(`${mine}/`)),
         seen.join(','),
@@ -249,13 +249,13 @@ describe('Manager options', () => {
     );
     await first.start();
     for (let i = 0; i < 5; i++) await cluster.client.create(greeting(ns, `work-${i}`, 1));
-    await eventually(() => converged(cluster.client, ns, 'work-0', 1));
+    await waitFor(() => converged(cluster.client, ns, 'work-0', 1));
     await first.stop();
     gate = undefined;
     const second = newManager(cluster, {}, { namespace: ns, healthProbeAddress: false });
     await second.start();
     try {
-      for (let i = 0; i < 5; i++) await eventually(() => converged(cluster.client, ns, `work-${i}`, 1));
+      for (let i = 0; i < 5; i++) await waitFor(() => converged(cluster.client, ns, `work-${i}`, 1));
     } finally {
       await second.stop();
     }
@@ -297,11 +297,11 @@ describe('Manager shutdown', () => {
     );
     await mgr.start();
     await cluster.client.create(greeting(ns, 'slow', 1));
-    await eventually(() => signal !== undefined);
+    await waitFor(() => signal !== undefined);
     await mgr.stop();
     assert.equal(signal?.aborted, true);
     release();
-    await eventually(() => outcome !== undefined);
+    await waitFor(() => outcome !== undefined);
     assert.ok(outcome instanceof FencedError, String(outcome));
     assert.equal(await cluster.client.tryGet(CONFIGMAP, 'late', ns), undefined);
   });
@@ -337,7 +337,7 @@ describe('Manager with a webhook server', () => {
         cluster.client.create(greeting(ns, 'chatty', 1, 'x'.repeat(41))),
         /at most 40 characters/,
       );
-      await eventually(() => converged(cluster.client, ns, 'defaulted', 1));
+      await waitFor(() => converged(cluster.client, ns, 'defaulted', 1));
       const metrics = await mgr.metrics.registry.getSingleMetricAsString(
         'controller_runtime_webhook_requests_total',
       );
@@ -375,10 +375,10 @@ describe('Two managers with leader election', () => {
     );
     await Promise.all(managers.map((m) => m.start()));
     try {
-      const leader = await eventually(() => managers.find((m) => m.running));
+      const leader = await waitFor(() => managers.find((m) => m.running));
       const follower = managers.find((m) => m !== leader)!;
       for (let i = 0; i < 3; i++) await cluster.client.create(greeting(ns, `ha-${i}`, 1));
-      for (let i = 0; i < 3; i++) await eventually(() => converged(cluster.client, ns, `ha-${i}`, 1));
+      for (let i = 0; i < 3; i++) await waitFor(() => converged(cluster.client, ns, `ha-${i}`, 1));
       assert.ok(log.length > 0);
       assert.ok(
         log.every((e) => e.who === leader.identity),
@@ -388,9 +388,9 @@ describe('Two managers with leader election', () => {
 
       await leader.stop();
       const stoppedAt = performance.now();
-      await eventually(() => follower.running);
+      await waitFor(() => follower.running);
       await cluster.client.create(greeting(ns, 'after-failover', 2));
-      await eventually(() => converged(cluster.client, ns, 'after-failover', 2));
+      await waitFor(() => converged(cluster.client, ns, 'after-failover', 2));
       const byOld = log.filter((e) => e.who === leader.identity);
       const byNew = log.filter((e) => e.who === follower.identity);
       assert.ok(byNew.length > 0, 'the new leader reconciles');
@@ -437,13 +437,13 @@ describe('Two managers with leader election', () => {
     const b = make('b');
     try {
       await a.start();
-      await eventually(() => a.running);
+      await waitFor(() => a.running);
       await b.start();
       await cluster.client.create(greeting(ns, 'k-0', 1));
-      await eventually(() => converged(cluster.client, ns, 'k-0', 1));
+      await waitFor(() => converged(cluster.client, ns, 'k-0', 1));
 
       proxy.partition();
-      await eventually(() => b.running, { timeoutMs: 20_000 });
+      await waitFor(() => b.running, { timeoutMs: 20_000 });
       const aUnlead = timeline.find((e) => e.what === 'unlead' && e.who === 'a');
       const bLead = timeline.find((e) => e.what === 'lead' && e.who === 'b');
       assert.ok(aUnlead && bLead);
@@ -454,7 +454,7 @@ describe('Two managers with leader election', () => {
         'a did not reconcile after losing leadership',
       );
       await cluster.client.create(greeting(ns, 'k-1', 2));
-      await eventually(() => converged(cluster.client, ns, 'k-1', 2));
+      await waitFor(() => converged(cluster.client, ns, 'k-1', 2));
     } finally {
       await Promise.all([a.stop(), b.stop()]);
       await proxy.close();

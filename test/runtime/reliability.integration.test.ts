@@ -10,7 +10,7 @@ import {
   greetingController,
   installGreetingCrd,
 } from './example-controller.ts';
-import { eventually } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 describe('Controllers under injected faults', () => {
   let cluster: TestCluster;
@@ -41,15 +41,14 @@ describe('Controllers under injected faults', () => {
     try {
       const names = Array.from({ length: 10 }, (_, i) => `r-${i}`);
       for (const n of names) {
-        await eventually(() =>
-          checker.create(greeting(ns, n, (Number(n.slice(2)) % 3) + 1)).then(() => true),
-        );
+        await waitFor(() => checker.create(greeting(ns, n, (Number(n.slice(2)) % 3) + 1)).then(() => true));
       }
       // Keep changing specs until the manager has met injected errors, cut watches and 410s.
       const metric = () =>
         mgr.metrics.registry.getSingleMetricAsString('troupe_informer_watch_restarts_total');
       let round = 0;
-      await eventually(
+      await waitFor(
+        'faults exercised',
         async () => {
           round++;
           const name = names[round % names.length]!;
@@ -60,9 +59,9 @@ describe('Controllers under injected faults', () => {
           const codes = await mgr.metrics.registry.getSingleMetricAsString('rest_client_requests_total');
           return /reason="gone"/.test(m) && /reason="closed"/.test(m) && /code="(500|429|409)"/.test(codes);
         },
-        { timeoutMs: 30_000, intervalMs: 100, message: 'faults were not exercised' },
+        { timeoutMs: 30_000, intervalMs: 100 },
       );
-      await eventually(
+      await waitFor(
         async () => {
           const gs = (await checker.list<Greeting>(GREETING, { namespace: ns })).items;
           const cms = (await checker.list(CONFIGMAP, { namespace: ns })).items;

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { generateServingCert } from '../../src/runtime/certs.ts';
 import type { KubeObject } from '../../src/runtime/types.ts';
 import { allowed, denied, patched, WebhookServer } from '../../src/runtime/webhook.ts';
-import { eventually } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 function post(
   port: number,
@@ -172,9 +172,10 @@ describe('WebhookServer with a certificate directory', () => {
     renameSync(join(dir, 'tls.crt.new'), join(dir, 'tls.crt'));
     renameSync(join(dir, 'ca.crt.new'), join(dir, 'ca.crt'));
     const want = new X509Certificate(second.cert).fingerprint256;
-    await eventually(async () => (await servedFingerprint(server.port, second.ca!)) === want, {
-      message: 'rotated certificate not served',
-    });
+    await waitFor(
+      'the rotated certificate served',
+      async () => (await servedFingerprint(server.port, second.ca!)) === want,
+    );
     const res = await post(server.port, '/validate', review(pod), second.ca!);
     assert.equal(res.status, 200);
   });

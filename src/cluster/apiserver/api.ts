@@ -19,6 +19,7 @@ import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
 import { goQuote, goSharpV } from './gofmt.ts';
+import { checkBodyDecodes, checkPatchedDecodes, shapeForStorage, unshaped } from './gotypes/index.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
@@ -361,6 +362,8 @@ export class Api {
 
   async create(rt: ResourceType, namespace: string, body: unknown, opts: WriteOptions): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, undefined);
+    checkBodyDecodes(rt, obj);
+    unshaped(obj);
     const ctx = context(opts);
     const meta = obj.metadata;
     if (!meta.name) {
@@ -427,6 +430,7 @@ export class Api {
     opts: WriteOptions,
   ): Promise<KubeObject> {
     const obj = this.checkBody(rt, body, namespace, name);
+    checkBodyDecodes(rt, obj);
     // Each attempt gets the body as sent: admission and the allocators write into what they get.
     return this.updateWith(rt, namespace, name, opts, () => clone(obj), true);
   }
@@ -480,6 +484,8 @@ export class Api {
     );
     try {
       rt.strategy.prepareForUpdate?.(next, old, ctx);
+      // Compared with the stored object below (generation, no-op writes): give it the same shape.
+      shapeForStorage(rt, next);
       // Binding writes nodeName straight to storage in kube-apiserver: no generation bump.
       if (
         rt.strategy.tracksGeneration &&
@@ -551,7 +557,12 @@ export class Api {
       namespace,
       name,
       opts,
-      (current) => checkPatchedName(rt, namespace, name, patcher.apply(rt, current, req, opts)),
+      (current) => {
+        const patched = patcher.apply(rt, current, req, opts);
+        // The patched object is decoded into the kind's Go type before its name is looked at.
+        checkPatchedDecodes(rt, patched, req.contentType, req.body);
+        return checkPatchedName(rt, namespace, name, patched);
+      },
       true,
     );
   }
@@ -704,6 +715,8 @@ export class Api {
     dryRun: boolean,
     stored?: FinishWrite,
   ): KubeObject {
+    // A dry run answers with what would be stored: the shape of the storage boundary too.
+    shapeForStorage(rt, obj);
     if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
@@ -730,6 +743,8 @@ export class Api {
       const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};
       return { ...rec, fields: { ...extra, ...rec.fields } };
     }
+    // The storage boundary: what is stored has the fields its Go type always encodes.
+    shapeForStorage(rt, obj);
     const m = obj.metadata;
     const namespace = rt.namespaced ? (m.namespace ?? '') : '';
     const name = m.name!;

@@ -13,8 +13,10 @@ export const OFFLOAD = 'runpod.io/offload';
 export const REQUIRED_GPU_MEMORY = 'runpod.io/required-gpu-memory';
 /** Written on an offloaded Job. */
 export const OFFLOADED = 'runpod.io/offloaded';
-/** The remote pod's id, on the Job and on its virtual pod. */
+/** The remote pod's id: annotation on the Job and its virtual pod, and label on the virtual pod (as upstream). */
 export const POD_ID = 'runpod.io/pod-id';
+/** On a virtual pod, as the upstream controller writes it: the pod stands for a remote one. */
+export const EXTERNAL = 'runpod.io/external';
 /** The remote pod's cost in USD per hour, on the Job and on its virtual pod. */
 export const COST_PER_HR = 'runpod.io/cost-per-hr';
 /** Optional on a Job: SECURE (default) or COMMUNITY. */
@@ -60,7 +62,10 @@ export const REMOTE_STARTED_AT = 'runpod.io/remote-started-at';
 export const EXIT_CODE_ASSUMED = 'runpod.io/exit-code-assumed';
 /** On a virtual pod: the remote pod has been terminated. */
 export const REMOTE_TERMINATED = 'runpod.io/remote-terminated';
-/** On a virtual pod: the owning Job's name (for `kubectl get pods -l`). */
+/**
+ * On a virtual pod: the owning Job's name, as an annotation (the upstream controller's) and
+ * as a label (troupe's, for `kubectl get pods -l`).
+ */
 export const JOB_NAME_LABEL = 'runpod.io/job-name';
 /** On an offloaded Job: removed only once its remote pod is terminated. */
 export const CLEANUP_FINALIZER = 'runpod.io/offload-cleanup';

@@ -29,6 +29,7 @@ import { buildRequest } from './launch-request.ts';
 import { freshForLaunch, isLinked } from './launch-state.ts';
 import { spendNow } from './spend.ts';
 import type { Job, Pod, RemotePod } from './types.ts';
+import { podIdLabel } from './virtual.ts';
 import { writeVirtualPodStatus } from './virtual-pod-writes.ts';
 import { type LaunchRequest, virtualPodName } from './workload.ts';
 
@@ -44,6 +45,7 @@ export async function link(
     vpod,
     {
       metadata: {
+        labels: podIdLabel(remote.id),
         annotations: {
           [K.POD_ID]: remote.id,
           [K.COST_PER_HR]: String(info.costPerHr),

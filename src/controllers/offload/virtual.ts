@@ -6,6 +6,7 @@
  * controller counts it as the Job's active pod: it creates no local pod while the remote
  * one runs, and ends the Job Complete or Failed from the virtual pod's final phase.
  */
+import { validateLabelValue } from '../../kube/labels.ts';
 import type { KubeObject } from '../../runtime/index.ts';
 import * as K from './keys.ts';
 import type { Job, Pod } from './types.ts';
@@ -85,6 +86,14 @@ export interface VirtualPodInfo {
 }
 
 /**
+ * The `runpod.io/pod-id` label of a linked virtual pod. A provider id that is not a valid
+ * label value (none of RunPod's is) is kept in the annotation only.
+ */
+export function podIdLabel(remoteId: string | undefined): Record<string, string> {
+  return remoteId && !validateLabelValue(remoteId) ? { [K.POD_ID]: remoteId } : {};
+}
+
+/**
  * The virtual pod standing for a Job's remote pod (its status is written separately).
  * It is created before the remote pod, unlinked, to take the Job's active slot; the
  * remote pod's id is added once it exists.
@@ -104,8 +113,12 @@ export function virtualPod(job: Job, info: VirtualPodInfo): Pod {
         ...(job.spec?.selector?.matchLabels ?? {}),
         [K.MANAGED]: 'true',
         [K.JOB_NAME_LABEL]: name,
+        ...podIdLabel(info.remoteId),
       },
       annotations: {
+        // What the upstream controller's CreateVirtualPod puts on it (users select on them).
+        [K.EXTERNAL]: 'true',
+        [K.JOB_NAME_LABEL]: name,
         [K.PROVIDER]: info.provider,
         ...(info.remoteId ? { [K.POD_ID]: info.remoteId } : {}),
         ...(info.costPerHr !== undefined ? { [K.COST_PER_HR]: String(info.costPerHr) } : {}),

@@ -197,6 +197,24 @@ describe('priorities and preemption on the embedded cluster', () => {
     );
   });
 
+  test("a pod's PriorityClass gives the Workload its priority when no WorkloadPriorityClass is named", async () => {
+    await ts.kubectl(
+      ['apply', '-f', '-'],
+      'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch-high}\nvalue: 500\n',
+    );
+    const j = job('pc-job', 'prio', '1');
+    (j.spec as { template: { spec: Record<string, unknown> } }).template.spec.priorityClassName =
+      'batch-high';
+    await client.create(GVR.jobs, j);
+    const wl = await waitFor('workload', () => workloadOf('pc-job'));
+    assert.equal(wl.spec.priority, 500);
+    assert.deepEqual(wl.spec.priorityClassRef, {
+      group: 'scheduling.k8s.io',
+      kind: 'PriorityClass',
+      name: 'batch-high',
+    });
+  });
+
   test('a missing WorkloadPriorityClass keeps the Workload from being created until it exists', async () => {
     await client.create(
       GVR.jobs,

@@ -16,8 +16,8 @@ import {
   startCluster,
   status,
   type TestCluster,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const NS = 'deploy';
 

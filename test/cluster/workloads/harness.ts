@@ -12,9 +12,6 @@ import {
   type WorkloadControllersOptions,
 } from '../../../src/cluster/workloads/index.ts';
 import { after, before } from 'node:test';
-import { waitFor } from '../../support/wait.ts';
-
-export { waitFor };
 
 export interface TestCluster {
   handle: ApiServerHandle;

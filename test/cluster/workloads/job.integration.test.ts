@@ -11,8 +11,8 @@ import {
   podsOwnedBy,
   setPodStatus,
   status,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const NS = 'jobs';
 const FINALIZER = 'batch.kubernetes.io/job-tracking';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Loop } from '../../../src/cluster/workloads/loop.ts';
-import { waitFor } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 describe('work loop', () => {
   test('deduplicates queued keys', async () => {

@@ -10,8 +10,8 @@ import {
   podsOwnedBy,
   setPodStatus,
   status,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const NS = 'rs';
 

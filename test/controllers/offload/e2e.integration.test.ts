@@ -60,6 +60,21 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     assert.equal(vpod.spec?.nodeName, 'runpod-virtual-node');
     assert.equal(vpod.metadata.annotations?.['runpod.io/pod-id'], remote.id);
     assert.equal(vpod.metadata.annotations?.['runpod.io/cost-per-hr'], '0.25');
+    // What the upstream controller puts on its virtual pod, which users select on.
+    assert.equal(vpod.metadata.labels?.['runpod.io/pod-id'], remote.id);
+    assert.equal(vpod.metadata.annotations?.['runpod.io/external'], 'true');
+    assert.equal(vpod.metadata.annotations?.['runpod.io/job-name'], 'my-gpu-job');
+    const byId = await env.kubectl([
+      'get',
+      'pods',
+      '-n',
+      ns,
+      '-l',
+      `runpod.io/pod-id=${remote.id}`,
+      '-o',
+      'name',
+    ]);
+    assert.equal(byId.trim(), 'pod/my-gpu-job-runpod');
 
     const node = (await env.client.get(NODE, 'runpod-virtual-node')) as Obj;
     assert.deepEqual((node.spec?.taints as unknown[])?.[0], {

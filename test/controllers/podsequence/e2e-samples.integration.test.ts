@@ -22,7 +22,8 @@ import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequenc
 import { podStatusString } from '../../../src/kube/pod.ts';
 import { kubeConfigFromString, Manager, silentLogger } from '../../../src/runtime/index.ts';
 import { type Kubectl, kubectlFor } from '../../support/kubectl.ts';
-import { OrderChecker, PODSEQ_GVR, waitFor } from './harness.ts';
+import { OrderChecker, PODSEQ_GVR } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const root = new URL('../../../', import.meta.url);
 const path = (p: string) => new URL(p, root).pathname;
@@ -127,7 +128,7 @@ async function runSample(file: string): Promise<Run> {
       'Completed',
     // Long enough for the scheduler's periodic retry of unschedulable pods (scaled by the
     // cluster's timeScale) to rescue a pod whose event-driven requeue was missed (see notes).
-    120_000,
+    { timeoutMs: 120_000 },
   ).catch((err) => {
     const got = cluster.client.get(PODSEQ_GVR, 'default', name) as PodSequence | undefined;
     // Say why pods are stuck: the scheduler's message is the useful part of a failure.
@@ -159,7 +160,9 @@ async function runSample(file: string): Promise<Run> {
 
 async function deleteSample(file: string): Promise<void> {
   await kubectl(['delete', '-f', path(file), '--wait=true', '--timeout=60s']);
-  await waitFor('pods gone', () => cluster.client.list(GVR.pods, 'default').length === 0, 60_000);
+  await waitFor('pods gone', () => cluster.client.list(GVR.pods, 'default').length === 0, {
+    timeoutMs: 60_000,
+  });
 }
 
 /** Groups in the order they were released (each group's releases contiguous). */

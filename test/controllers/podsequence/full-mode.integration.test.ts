@@ -14,7 +14,8 @@ import {
   taintKey,
 } from '../../../src/controllers/podsequence/index.ts';
 import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
-import { type Harness, OrderChecker, PODSEQ_GVR, startHarness, waitFor } from './harness.ts';
+import { type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 let h: Harness;
 const WEBHOOKS = {

@@ -25,29 +25,10 @@ import {
   type ManagerOptions,
   silentLogger,
 } from '../../../src/runtime/index.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const CRD_GVR = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 export const PODSEQ_GVR = { group: 'scheduling.example.com', version: 'v1alpha1', resource: 'podsequences' };
-
-export async function waitFor<T>(
-  what: string,
-  fn: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 export interface Harness {
   server: ApiServerHandle;

@@ -9,7 +9,8 @@ import { GVR } from '../../../src/cluster/client.ts';
 import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import type { Manager } from '../../../src/runtime/index.ts';
 import { scrapeUntil } from '../../runtime/scrape.ts';
-import { gatedPod, type Harness, PODSEQ_GVR, startHarness, waitFor } from './harness.ts';
+import { gatedPod, type Harness, PODSEQ_GVR, startHarness } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const NS = 'default';
 const CLUSTER = { scope: 'Cluster' };

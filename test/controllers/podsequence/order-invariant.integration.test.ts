@@ -12,7 +12,8 @@ import { GVR } from '../../../src/cluster/client.ts';
 import { isSequenceTaint } from '../../../src/controllers/podsequence/taints.ts';
 import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import { seededRandom } from '../../support/random.ts';
-import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness, waitFor } from './harness.ts';
+import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const NODES = ['node-a', 'node-b', 'node-c'];
 const SEED = Number(process.env.PODSEQ_SEED ?? Date.now() % 1_000_000);
@@ -122,7 +123,7 @@ async function runRound(
     }
   }
   h.server.faults.configure({});
-  await waitFor('every sequence Completed', () => allDone(), 30_000).catch((err) => {
+  await waitFor('every sequence Completed', () => allDone(), { timeoutMs: 30_000 }).catch((err) => {
     const states = scenarios.map(
       (s) => `${s.seq.metadata.name} (${s.seq.spec.scope}): ${phaseOf(s)?.phase} ${phaseOf(s)?.message}`,
     );
@@ -164,7 +165,7 @@ async function runRound(
     () =>
       scenarios.every((s) => !h.cluster.get(PODSEQ_GVR, ns, s.seq.metadata.name!)) &&
       leftTaints().length === 0,
-    30_000,
+    { timeoutMs: 30_000 },
   ).catch((err) => {
     const left = scenarios
       .map((s) => h.cluster.get(PODSEQ_GVR, ns, s.seq.metadata.name!) as PodSequence | undefined)

@@ -81,6 +81,23 @@ export function admitPodCreate(pod: KubeObject): void {
   if (spec.priority != null) spec.preemptionPolicy ??= 'PreemptLowerPriority';
 }
 
+/**
+ * The same plugins on a pod update of the main resource, each as it treats UPDATE:
+ * DefaultTolerationSeconds adds its tolerations on every write (only additions, which update
+ * validation allows), Priority keeps the priority and preemptionPolicy the pod was created with
+ * (plugin/pkg/admission/priority/admission.go), and ServiceAccount mutates on create only.
+ * So the manifest a pod was created from can be sent again (`kubectl replace -f`).
+ */
+export function admitPodUpdate(pod: KubeObject, old: KubeObject): void {
+  const spec = podSpec(pod);
+  const oldSpec = recordOf(old.spec);
+  addDefaultTolerations(spec);
+  if (oldSpec.priority === undefined) delete spec.priority;
+  else spec.priority = oldSpec.priority;
+  if (oldSpec.preemptionPolicy === undefined) delete spec.preemptionPolicy;
+  else spec.preemptionPolicy = oldSpec.preemptionPolicy;
+}
+
 /** podutil.UpdatePodCondition: replaces the condition, keeping lastTransitionTime when status is unchanged. */
 export function updatePodCondition(status: Json, condition: Json, now: Date): boolean {
   const conditions = arrayOf(status.conditions);
@@ -133,7 +150,10 @@ function preparePodForUpdate(obj: KubeObject, old: KubeObject, ctx: RequestConte
     return;
   }
   // pods/binding (and other pod subresources) write status themselves.
-  if (ctx.subresource === '') keepOldStatus(obj, old);
+  if (ctx.subresource === '') {
+    admitPodUpdate(obj, old);
+    keepOldStatus(obj, old);
+  }
 }
 
 export function validatePodCreate(obj: KubeObject): FieldError[] {

@@ -74,13 +74,21 @@ export function canonicalizeResourceMap(m: unknown): void {
   }
 }
 
+/** SetDefaults_HTTPGetAction. */
+function defaultHttpGet(h: unknown): void {
+  if (!isRecord(h)) return;
+  h.path ||= '/';
+  h.scheme ||= 'HTTP';
+}
+
+/** SetDefaults_Probe (zero counts as unset: the Go fields are plain int32). */
 function defaultProbe(p: unknown): void {
   if (!isRecord(p)) return;
-  p.timeoutSeconds ??= 1;
-  p.periodSeconds ??= 10;
-  p.successThreshold ??= 1;
-  p.failureThreshold ??= 3;
-  if (isRecord(p.httpGet)) p.httpGet.scheme ??= 'HTTP';
+  p.timeoutSeconds ||= 1;
+  p.periodSeconds ||= 10;
+  p.successThreshold ||= 1;
+  p.failureThreshold ||= 3;
+  defaultHttpGet(p.httpGet);
   if (isRecord(p.grpc)) p.grpc.service ??= '';
 }
 
@@ -100,17 +108,29 @@ function defaultContainer(c: Json): void {
   defaultProbe(c.readinessProbe);
   defaultProbe(c.startupProbe);
   for (const h of [recordOf(c.lifecycle).postStart, recordOf(c.lifecycle).preStop]) {
-    if (isRecord(h) && isRecord(h.httpGet)) h.httpGet.scheme ??= 'HTTP';
+    if (isRecord(h)) defaultHttpGet(h.httpGet);
   }
 }
 
+/** SetDefaults_Volume, SetDefaults_*VolumeSource and what they hold. */
 function defaultVolume(v: Json): void {
+  // A volume naming no source is an emptyDir (ptr.AllPtrFieldsNil of its VolumeSource).
+  if (!VOLUME_SOURCES.some((s) => v[s] != null)) v.emptyDir = {};
   const mode = 0o644;
   if (isRecord(v.secret)) v.secret.defaultMode ??= mode;
   if (isRecord(v.configMap)) v.configMap.defaultMode ??= mode;
   if (isRecord(v.downwardAPI)) v.downwardAPI.defaultMode ??= mode;
   if (isRecord(v.projected)) v.projected.defaultMode ??= mode;
   if (isRecord(v.hostPath)) v.hostPath.type ??= '';
+  if (isRecord(v.projected)) {
+    for (const source of arrayOf(v.projected.sources)) {
+      // SetDefaults_ServiceAccountTokenProjection: an hour.
+      if (isRecord(source.serviceAccountToken)) source.serviceAccountToken.expirationSeconds ??= 3600;
+    }
+  }
+  // SetDefaults_PersistentVolumeClaimSpec of an ephemeral volume's claim template.
+  const claim = recordOf(recordOf(v.ephemeral).volumeClaimTemplate).spec;
+  if (isRecord(claim)) claim.volumeMode ??= 'Filesystem';
   if (isRecord(v.emptyDir) && v.emptyDir.sizeLimit != null) {
     const holder: Json = { sizeLimit: v.emptyDir.sizeLimit };
     canonicalizeResourceMap(holder);

@@ -362,10 +362,18 @@ describe('pod update validation', () => {
       mutate(base, (p: Any) => (p.spec.tolerations[0].tolerationSeconds = 60)),
     );
     assert.deepEqual(retimed.errors, []);
-    const removed = update(
+    // A default toleration left out is added again by DefaultTolerationSeconds, as on create.
+    const defaultsLeftOut = update(
       pods,
       base,
       mutate(base, (p: Any) => p.spec.tolerations.pop()),
+    );
+    assert.deepEqual(defaultsLeftOut.errors, []);
+    assert.deepEqual((defaultsLeftOut.obj as Any).spec.tolerations, (base as Any).spec.tolerations);
+    const removed = update(
+      pods,
+      added.obj,
+      mutate(added.obj, (p: Any) => p.spec.tolerations.pop()),
     );
     assert.deepEqual(messages(removed.errors), [
       'spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds',

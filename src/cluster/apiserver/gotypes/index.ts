@@ -1,0 +1,103 @@
+/**
+ * The Go types of the built-in kinds at the API server's two boundaries: decoding (a write's
+ * body must fit the kind's Go struct, or the write is refused with kube-apiserver's words) and
+ * encoding (a stored object has every field its Go struct always encodes). Every served
+ * built-in resource gets both by being registered: the type is found from its group, version
+ * and kind (custom resources have no Go type and are left to their CRD schema).
+ */
+import { type ApiError, errors } from '../errors.ts';
+import { goQuote, goV } from '../gofmt.ts';
+import { isBuiltinGroup } from '../registry.ts';
+import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
+import { jsonDecodeError, unstructuredDecodeError } from './decode.ts';
+import { shapeAsGo } from './shape.ts';
+import { type GoType, kindType } from './types.ts';
+
+export { type GoType, kindType } from './types.ts';
+
+const byResource = new WeakMap<ResourceType, GoType | null>();
+
+/** The Go struct of a served built-in resource's kind, undefined for custom resources. */
+export function goKindOf(rt: ResourceType): GoType | undefined {
+  let t = byResource.get(rt);
+  if (t === undefined) {
+    t = isBuiltinGroup(rt.group) ? (kindType(groupVersion(rt), rt.kind) ?? null) : null;
+    byResource.set(rt, t);
+  }
+  return t ?? undefined;
+}
+
+/**
+ * Refuses a create or update body that does not decode into the kind's Go type: 400 with
+ * transformDecodeError's words (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go),
+ * `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ...`.
+ */
+export function checkBodyDecodes(rt: ResourceType, obj: KubeObject): void {
+  const t = goKindOf(rt);
+  if (!t) return;
+  const err = jsonDecodeError(t, obj);
+  if (err !== undefined) {
+    throw errors.badRequest(
+      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${err}`,
+    );
+  }
+}
+
+/**
+ * Refuses a patch whose result does not decode into the kind's Go type, as the patch handler
+ * (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go) does: 422 on the `patch`
+ * field, showing the patched object for JSON and merge patches (decoded by the JSON
+ * serializer) and the patch itself for strategic merge patches (converted from a map).
+ * Server-side apply is checked against the schema by the apply engine itself.
+ */
+export function checkPatchedDecodes(
+  rt: ResourceType,
+  patched: KubeObject,
+  contentType: string,
+  body: string,
+): void {
+  const t = goKindOf(rt);
+  if (!t) return;
+  if (contentType === 'application/strategic-merge-patch+json') {
+    const err = unstructuredDecodeError(t, patched);
+    if (err !== undefined) throw patchInvalid(goV(parseOr(body)), err);
+    return;
+  }
+  if (contentType === 'application/json-patch+json' || contentType === 'application/merge-patch+json') {
+    const err = jsonDecodeError(t, patched);
+    if (err !== undefined) throw patchInvalid(JSON.stringify(patched), err);
+  }
+}
+
+function parseOr(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+function patchInvalid(value: string, detail: string): ApiError {
+  return errors.invalid('', '', '', [
+    { reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(value)}: ${detail}` },
+  ]);
+}
+
+/** Objects already given their Go shape, so the storage boundary does not walk them twice. */
+const shaped = new WeakSet<object>();
+
+/**
+ * Gives a built-in object the fields its Go struct always encodes (see shape.ts), in place.
+ * Called where objects are stored and where a write compares the new object with the stored one.
+ */
+export function shapeForStorage(rt: ResourceType, obj: KubeObject): void {
+  if (shaped.has(obj)) return;
+  const t = goKindOf(rt);
+  if (t) shapeAsGo(t, obj);
+  shaped.add(obj);
+}
+
+/** Forgets that `obj` was shaped: it is about to be changed again. */
+export function unshaped(obj: KubeObject): void {
+  shaped.delete(obj);
+}

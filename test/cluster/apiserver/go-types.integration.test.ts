@@ -1,0 +1,242 @@
+/**
+ * The built-in kinds as their Go types make them in kube-apiserver: bodies that do not decode
+ * are refused with the decoder's words on every write path, stored objects carry the fields
+ * Go always encodes, SetDefaults_* apply, and admission runs again on update.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApiException, AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { startTestServer, type TestServer } from '../../support/apiserver.ts';
+
+async function failure(p: Promise<unknown>): Promise<{ code: number; body: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiException) return { code: err.code, body: JSON.parse(err.body as string) };
+    throw err;
+  }
+  assert.fail('expected the request to fail');
+}
+
+const DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      volumes:
+      - name: scratch
+      containers:
+      - name: c
+        image: nginx:1.27
+        livenessProbe:
+          httpGet: {port: 80}
+`;
+
+const POD = `apiVersion: v1
+kind: Pod
+metadata:
+  name: replaced
+  namespace: default
+spec:
+  serviceAccountName: default
+  containers:
+  - name: c
+    image: nginx:1.27
+`;
+
+describe('built-in kinds decode, encode and default as their Go types', () => {
+  let t: TestServer;
+  let core: CoreV1Api;
+  let apps: AppsV1Api;
+  before(async () => {
+    t = await startTestServer();
+    core = t.kc.makeApiClient(CoreV1Api);
+    apps = t.kc.makeApiClient(AppsV1Api);
+  });
+  after(() => t.close());
+
+  test('create and update bodies of the wrong type are 400 with the JSON decoder words', async () => {
+    const create = await t.request('POST', '/api/v1/namespaces/default/configmaps', {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: 'x' }),
+    });
+    assert.equal(create.status, 400);
+    assert.equal(create.json().reason, 'BadRequest');
+    assert.equal(
+      create.json().message,
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string',
+    );
+    const r = await t.kubectlResult(
+      ['apply', '-f', '-'],
+      DEPLOYMENT.replace('replicas: 1', 'replicas: three'),
+    );
+    assert.notEqual(r.code, 0);
+    assert.match(
+      r.stderr,
+      /Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32/,
+    );
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'cm' }, data: { a: 'b' } },
+    });
+    const put = await t.request('PUT', '/api/v1/namespaces/default/configmaps/cm', {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: 1 } }),
+    });
+    assert.equal(put.status, 400);
+    assert.match(String(put.json().message), /Go struct field ConfigMap.data of type string$/);
+  });
+
+  test('every patch type refuses a result of the wrong type with 422 on the patch field', async () => {
+    await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'patched' },
+        spec: {
+          selector: { matchLabels: { app: 'p' } },
+          template: { metadata: { labels: { app: 'p' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        },
+      },
+    });
+    const path = '/apis/apps/v1/namespaces/default/deployments/patched';
+    const merge = await t.request('PATCH', path, {
+      body: JSON.stringify({ spec: { replicas: 'three' } }),
+      contentType: 'application/merge-patch+json',
+    });
+    assert.equal(merge.status, 422);
+    const cause = (merge.json().details as { causes: Array<{ field: string; message: string }> }).causes[0]!;
+    assert.equal(cause.field, 'patch');
+    assert.match(
+      cause.message,
+      /json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32$/,
+    );
+    const json = await t.request('PATCH', path, {
+      body: JSON.stringify([{ op: 'replace', path: '/spec/replicas', value: true }]),
+      contentType: 'application/json-patch+json',
+    });
+    assert.equal(json.status, 422);
+    assert.match(
+      String(json.json().message),
+      /cannot unmarshal bool into Go struct field DeploymentSpec.spec.replicas of type int32$/,
+    );
+    const smp = await failure(
+      apps.patchNamespacedDeployment(
+        { name: 'patched', namespace: 'default', body: { spec: { replicas: 'three' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      ),
+    );
+    assert.equal(smp.code, 422);
+    assert.equal(
+      smp.body.message,
+      ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:three]]": unrecognized type: int32',
+    );
+    const kubectl = await t.kubectlResult([
+      'patch',
+      'deployment',
+      'patched',
+      '-p',
+      '{"spec":{"template":"x"}}',
+    ]);
+    assert.notEqual(kubectl.code, 0);
+    assert.match(kubectl.stderr, /cannot restore struct from: string/);
+    const stored = await apps.readNamespacedDeployment({ name: 'patched', namespace: 'default' });
+    assert.equal(stored.spec?.replicas, 1);
+  });
+
+  test('status writes are decoded too', async () => {
+    const r = await t.request('PUT', '/apis/apps/v1/namespaces/default/deployments/patched/status', {
+      body: JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'patched' },
+        status: { readyReplicas: '1' },
+      }),
+    });
+    assert.equal(r.status, 400);
+    assert.match(
+      String(r.json().message),
+      /Go struct field DeploymentStatus.status.readyReplicas of type int32$/,
+    );
+  });
+
+  test('stored objects carry every field their Go type always encodes', async () => {
+    await apps.createNamespacedDaemonSet({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'ds' },
+        spec: {
+          selector: { matchLabels: { app: 'ds' } },
+          template: {
+            metadata: { labels: { app: 'ds' } },
+            spec: { containers: [{ name: 'c', image: 'x' }] },
+          },
+        },
+      },
+    });
+    const ds = await t.request('GET', '/apis/apps/v1/namespaces/default/daemonsets/ds');
+    const status = ds.json().status as Record<string, unknown>;
+    for (const f of [
+      'currentNumberScheduled',
+      'numberMisscheduled',
+      'desiredNumberScheduled',
+      'numberReady',
+    ]) {
+      assert.equal(status[f], 0, f);
+    }
+    const template = (ds.json().spec as { template: { metadata: Record<string, unknown> } }).template;
+    assert.equal(template.metadata.creationTimestamp, null);
+    // A pod status written without the fields a ContainerStatus always has reads back with them.
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    });
+    await core.replaceNamespacedPodStatus({
+      name: 'p',
+      namespace: 'default',
+      body: {
+        metadata: { name: 'p' },
+        spec: { containers: [{ name: 'c', image: 'x' }] },
+        status: { phase: 'Pending', containerStatuses: [{ name: 'c' }] } as never,
+      },
+    });
+    const pod = await t.request('GET', '/api/v1/namespaces/default/pods/p');
+    const cs = (pod.json().status as { containerStatuses: Array<Record<string, unknown>> })
+      .containerStatuses[0]!;
+    assert.deepEqual(
+      { image: cs.image, imageID: cs.imageID, ready: cs.ready, restartCount: cs.restartCount },
+      { image: '', imageID: '', ready: false, restartCount: 0 },
+    );
+  });
+
+  test('SetDefaults_*: a volume without a source is an emptyDir, an httpGet probe gets its path', async () => {
+    await t.kubectl(['apply', '-f', '-'], DEPLOYMENT);
+    const d = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
+    const spec = d.spec!.template.spec!;
+    assert.equal(JSON.stringify(spec.volumes![0]!.emptyDir), '{}');
+    assert.equal(spec.containers[0]!.livenessProbe!.httpGet!.path, '/');
+    assert.equal(spec.containers[0]!.livenessProbe!.httpGet!.scheme, 'HTTP');
+  });
+
+  test('kubectl replace -f of the manifest a pod was created from keeps what admission added', async () => {
+    await t.kubectl(['create', '-f', '-'], POD);
+    const created = await core.readNamespacedPod({ name: 'replaced', namespace: 'default' });
+    assert.equal(created.spec?.priority, 0);
+    assert.equal(created.spec?.preemptionPolicy, 'PreemptLowerPriority');
+    const out = await t.kubectl(
+      ['replace', '-f', '-'],
+      POD.replace('  name: replaced\n', '  name: replaced\n  labels: {v: "2"}\n'),
+    );
+    assert.match(out.stdout, /pod\/replaced replaced/);
+    const replaced = await core.readNamespacedPod({ name: 'replaced', namespace: 'default' });
+    assert.equal(replaced.metadata?.labels?.v, '2');
+    assert.deepEqual(replaced.spec?.tolerations, created.spec?.tolerations);
+    assert.equal(replaced.spec?.priority, 0);
+    assert.equal(replaced.spec?.preemptionPolicy, 'PreemptLowerPriority');
+  });
+});
