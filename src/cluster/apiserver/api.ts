@@ -773,11 +773,7 @@ export class Api {
     }
     const obj = body as KubeObject;
     const gv = groupVersion(rt);
-    if (obj.kind !== undefined && obj.kind !== rt.kind) {
-      throw errors.badRequest(
-        `the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)} in ${JSON.stringify(obj.apiVersion ?? '')}`,
-      );
-    }
+    if (obj.kind !== undefined && obj.kind !== rt.kind) throw this.wrongKind(rt, obj);
     if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
       throw errors.badRequest(
         `the API version in the data (${obj.apiVersion}) does not match the expected API version (${gv})`,
@@ -802,6 +798,23 @@ export class Api {
     }
     if (name !== undefined && !m.name) m.name = name;
     return obj;
+  }
+
+  /**
+   * A body of another kind, as `transformDecodeError` in `handlers/rest.go` words it: the
+   * codec decodes the kind the body names, then fails to convert it into the endpoint's type
+   * (or finds no such kind in the scheme).
+   */
+  private wrongKind(rt: ResourceType, obj: KubeObject): ApiError {
+    const apiVersion = typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+    const kind = String(obj.kind);
+    const why = this.registry.byKind(group!, version!, kind)
+      ? `converting (${version}.${kind}) to (${internalPackage(rt.group)}.${rt.kind}): unknown conversion`
+      : `no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "pkg/api/legacyscheme/scheme.go:30"`;
+    return errors.badRequest(
+      `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}: ${why}`,
+    );
   }
 
   private checkUnknownFields(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void {
@@ -913,6 +926,11 @@ function checkPatchedName(rt: ResourceType, namespace: string, name: string, obj
     );
   }
   return obj;
+}
+
+/** The Go package of a group's internal types, which conversion errors name (`core.Pod`, `apps.Deployment`). */
+function internalPackage(group: string): string {
+  return group === '' ? 'core' : group.split('.')[0]!;
 }
 
 /** A store hook's write settles once: what storage did first is what counts. */

@@ -616,7 +616,7 @@ async function deleteOptions(
 export async function readDecoded(req: IncomingMessage, rt?: ResourceType): Promise<unknown> {
   const bytes = await readBodyBytes(req);
   const ct = req.headers['content-type'] ?? 'application/json';
-  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group));
+  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group), rt?.kind);
 }
 
 function namespaceOf(body: unknown): string {
