@@ -349,7 +349,6 @@ function preferredVersion(api: Api, rt: ResourceType): string {
   return api.registry.versions(rt.group)[0] ?? rt.version;
 }
 
-
 /** The `group/resource` whose objects a quota key counts. */
 function resourceOfQuotaKey(key: string): string {
   if (key.startsWith('count/')) {
