@@ -22,6 +22,7 @@ import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
 import type { Logger } from './log.ts';
 import type { RuntimeMetrics } from './metrics.ts';
+import { type Clock, realClock } from '../lib/clock.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from '../lib/ratelimiter.ts';
 import type { IndexFunc } from './store.ts';
 import type { Transform } from './transform.ts';
@@ -55,6 +56,8 @@ export interface ReconcileContext<M = unknown> {
   retries: number;
   /** What the definition's `metrics` hook returned for this manager (undefined without one). */
   metrics: M;
+  /** The time to decide by: never Date.now(), so tests and simulations can move it. */
+  clock: Clock;
 }
 
 export type WatchEventType = 'add' | 'update' | 'delete';
@@ -191,6 +194,8 @@ export interface ControllerDeps {
   metrics?: RuntimeMetrics;
   /** The controller's own metrics, as its `metrics` hook returned them. */
   custom?: unknown;
+  /** Default the real clock. */
+  clock?: Clock;
 }
 
 interface Source {
@@ -210,6 +215,7 @@ export class ControllerRunner {
   readonly def: ControllerDefinition;
   readonly name: string;
   private readonly deps: ControllerDeps;
+  private readonly clock: Clock;
   private readonly log: Logger;
   private readonly maxConcurrent: number;
   private queue: WorkQueue<string> | undefined;
@@ -222,6 +228,7 @@ export class ControllerRunner {
     this.def = def;
     this.name = def.name;
     this.deps = deps;
+    this.clock = deps.clock ?? realClock;
     this.log = deps.logger.child({ controller: def.name });
     this.maxConcurrent = Math.max(1, def.maxConcurrentReconciles ?? 1);
     deps.metrics?.initController(def.name, this.maxConcurrent);
@@ -259,7 +266,8 @@ export class ControllerRunner {
     const metrics = this.deps.metrics;
     const queue = new WorkQueue<string>({
       name: this.name,
-      rateLimiter: this.def.rateLimiter?.() ?? defaultControllerRateLimiter<string>(),
+      clock: this.clock,
+      rateLimiter: this.def.rateLimiter?.() ?? defaultControllerRateLimiter<string>(this.clock),
       metrics: metrics?.queueHooks(this.name),
     });
     metrics?.trackQueue(this.name, queue);
@@ -349,7 +357,7 @@ export class ControllerRunner {
     const controller = this.name;
     const { namespace, name } = parseKey(key);
     const log = this.log.child({ key, reconcileID: randomUUID() });
-    const started = performance.now();
+    const started = this.clock.now();
     const ctx: ReconcileContext = {
       controller,
       key,
@@ -362,6 +370,7 @@ export class ControllerRunner {
       signal: this.abort?.signal ?? new AbortController().signal,
       retries: queue.numRequeues(key),
       metrics: this.deps.custom,
+      clock: this.clock,
     };
     let result: ReconcileResult | undefined;
     try {
@@ -381,7 +390,7 @@ export class ControllerRunner {
       }
       return;
     } finally {
-      metrics?.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+      metrics?.reconcileTime.observe({ controller }, (this.clock.now() - started) / 1000);
     }
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
       queue.forget(key);
