@@ -5,6 +5,9 @@
  * the status split and admission. The HTTP layer is a thin codec over this class, and
  * in-process components (the simulated data plane) call it directly with the same
  * semantics as over HTTP.
+ *
+ * Why one file: the generic store's verbs share storage, watch and admission plumbing, as
+ * upstream's registry store.go does.
  */
 import {
   fieldsMatch,
