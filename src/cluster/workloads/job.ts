@@ -9,6 +9,9 @@
  *
  * Not implemented: podFailurePolicy, backoffLimitPerIndex/maxFailedIndexes, successPolicy
  * (Jobs using them are synced as if the fields were absent).
+ *
+ * Why one file: until it is split into pure helpers and the controller (issue 18 item 4, the
+ * shelf's part); the sync pass is one algorithm, as upstream's job controller.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import { type LabelSelectorObject, selectorFromObject, type Selector } from '../../kube/labels.ts';
