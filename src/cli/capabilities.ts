@@ -3,6 +3,7 @@
  * installed. `--controllers` selects by capability name or controller name.
  */
 import {
+  type AppWrapperConfigInput,
   appWrapperControllers,
   appWrapperCrdManifests,
   appWrapperWebhookConfigurations,
@@ -52,6 +53,8 @@ export interface CapabilityOptions {
   podsequence?: PodSequenceOptions;
   /** Serve the AppWrapper defaulting/validating webhooks (embedded mode registers them). */
   appwrapperWebhooks?: boolean;
+  /** Upstream AppWrapper's configuration (`--appwrapper-config`), for the controller and its webhooks. */
+  appwrapper?: AppWrapperConfigInput;
 }
 
 /** Names of the capabilities, for tools that list them (install manifests). */
@@ -94,12 +97,12 @@ export function capabilities(opts: CapabilityOptions = {}): Capability[] {
     {
       name: 'appwrapper',
       summary: 'bundles of resources admitted as one unit through Kueue',
-      controllers: appWrapperControllers(),
+      controllers: appWrapperControllers(opts.appwrapper),
       crds: appWrapperCrdManifests() as Manifest[],
       ...(opts.appwrapperWebhooks
         ? {
             webhooks: {
-              register: (m: Manager) => registerAppWrapperWebhooks(m.webhooks!, m.client),
+              register: (m: Manager) => registerAppWrapperWebhooks(m.webhooks!, m.client, opts.appwrapper),
               configurations: (url: string, caBundle: string) =>
                 appWrapperWebhookConfigurations({ url, caBundle }) as Manifest[],
             },
