@@ -5,6 +5,9 @@
  * the status split and admission. The HTTP layer is a thin codec over this class, and
  * in-process components (the simulated data plane) call it directly with the same
  * semantics as over HTTP.
+ *
+ * Why one file: the generic store's verbs share storage, watch and admission plumbing, as
+ * upstream's registry store.go does.
  */
 import {
   fieldsMatch,
@@ -107,6 +110,16 @@ export interface AdmissionRequest {
   dryRun: boolean;
 }
 
+/** A write as {@link ApiHooks.guardWrite} sees it. `groups` is absent for in-process callers. */
+export interface GuardedWrite {
+  rt: ResourceType;
+  namespace: string;
+  obj: KubeObject;
+  old?: KubeObject;
+  user: string;
+  groups?: string[];
+}
+
 /** Lists unknown fields of an object for fieldValidation (strict decoding). */
 export type UnknownFieldsFn = (rt: ResourceType, obj: KubeObject) => string[];
 
@@ -114,6 +127,11 @@ export interface ApiHooks {
   admission?: Admission;
   patcher?: Patcher;
   unknownFields?: UnknownFieldsFn;
+  /**
+   * A resource storage's own check of who may write what, after mutating admission (RBAC's
+   * escalation prevention). Throws ApiError to refuse the write.
+   */
+  guardWrite?: (w: GuardedWrite) => void;
   /** Called after a committed write, e.g. to (un)register CRD resources. */
   afterWrite?: (rt: ResourceType, type: EventType, obj: KubeObject) => void;
 }
@@ -389,6 +407,7 @@ export class Api {
       );
       rt.strategy.default?.(admitted);
     }
+    this.hooks.guardWrite?.({ rt, namespace, obj: admitted, user: opts.user, groups: opts.groups });
     // Server-owned metadata is set after admission so webhooks cannot forge it.
     const m = admitted.metadata;
     m.name = name;
@@ -479,6 +498,7 @@ export class Api {
       if (ctx.subresource === '') rt.strategy.default?.(next);
     }
     this.keepServerMetadata(next, old, rt);
+    this.hooks.guardWrite?.({ rt, namespace, obj: next, old, user: opts.user, groups: opts.groups });
     const settle = settleOnce(
       ctx.subresource === '' ? rt.storeHooks?.beginUpdate?.(next, old, ctx.dryRun) : undefined,
     );
@@ -773,11 +793,7 @@ export class Api {
     }
     const obj = body as KubeObject;
     const gv = groupVersion(rt);
-    if (obj.kind !== undefined && obj.kind !== rt.kind) {
-      throw errors.badRequest(
-        `the object provided is unrecognized (must be of type ${rt.kind}): kind ${JSON.stringify(obj.kind)} in ${JSON.stringify(obj.apiVersion ?? '')}`,
-      );
-    }
+    if (obj.kind !== undefined && obj.kind !== rt.kind) throw this.wrongKind(rt, obj);
     if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
       throw errors.badRequest(
         `the API version in the data (${obj.apiVersion}) does not match the expected API version (${gv})`,
@@ -802,6 +818,23 @@ export class Api {
     }
     if (name !== undefined && !m.name) m.name = name;
     return obj;
+  }
+
+  /**
+   * A body of another kind, as `transformDecodeError` in `handlers/rest.go` words it: the
+   * codec decodes the kind the body names, then fails to convert it into the endpoint's type
+   * (or finds no such kind in the scheme).
+   */
+  private wrongKind(rt: ResourceType, obj: KubeObject): ApiError {
+    const apiVersion = typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+    const kind = String(obj.kind);
+    const why = this.registry.byKind(group!, version!, kind)
+      ? `converting (${version}.${kind}) to (${internalPackage(rt.group)}.${rt.kind}): unknown conversion`
+      : `no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "pkg/api/legacyscheme/scheme.go:30"`;
+    return errors.badRequest(
+      `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}: ${why}`,
+    );
   }
 
   private checkUnknownFields(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void {
@@ -913,6 +946,11 @@ function checkPatchedName(rt: ResourceType, namespace: string, name: string, obj
     );
   }
   return obj;
+}
+
+/** The Go package of a group's internal types, which conversion errors name (`core.Pod`, `apps.Deployment`). */
+function internalPackage(group: string): string {
+  return group === '' ? 'core' : group.split('.')[0]!;
 }
 
 /** A store hook's write settles once: what storage did first is what counts. */

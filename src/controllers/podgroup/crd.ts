@@ -1,28 +1,13 @@
-/**
- * The CustomResourceDefinition the podgroup controller needs installed. The YAML file under
- * config/crd/ is the single source: users `kubectl apply` it and the CLI installs it from here.
- */
+/** The CustomResourceDefinition the podgroup controller needs installed: config/crd/podgroup-crd.yaml. */
 
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../../runtime/index.ts';
+import { crdPath, loadCrds } from '../crds.ts';
 
-// Three levels up is the package root both from src/controllers/podgroup and from the build
-// output (build/controllers/podgroup).
-const CRD_URL = new URL('../../../config/crd/podgroup-crd.yaml', import.meta.url);
+export const PODGROUP_CRD_FILE = 'podgroup-crd.yaml';
 
 /** Absolute path of config/crd/podgroup-crd.yaml. */
-export const PODGROUP_CRD_PATH = fileURLToPath(CRD_URL);
+export const PODGROUP_CRD_PATH = crdPath(PODGROUP_CRD_FILE);
 
 /** The CRD manifests the controller needs, parsed from PODGROUP_CRD_PATH. */
-export function podGroupCrdManifests(): KubeObject[] {
-  const out: KubeObject[] = [];
-  for (const doc of parseAllDocuments(readFileSync(CRD_URL, 'utf8'))) {
-    if (doc.errors.length > 0)
-      throw new Error(`${PODGROUP_CRD_PATH}: ${doc.errors.map((e) => e.message).join('; ')}`);
-    const obj = doc.toJS() as KubeObject | null;
-    if (obj) out.push(obj);
-  }
-  return out;
+export function podGroupCrdManifests() {
+  return loadCrds(PODGROUP_CRD_FILE);
 }

@@ -44,7 +44,11 @@ describe('bad input gets the Status kube-apiserver returns', () => {
       JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }),
     );
     assert.equal(r.status, 400);
-    assert.match(r.json.message!, /must be of type ConfigMap/);
+    // transformDecodeError: the codec decodes a Secret, then cannot convert it to a ConfigMap.
+    assert.equal(
+      r.json.message,
+      'Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion',
+    );
   });
 
   test('a missing name is 422 with a cause', async () => {

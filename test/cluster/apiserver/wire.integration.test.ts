@@ -340,4 +340,37 @@ describe('the wire contract of kube-apiserver', () => {
     );
     assert.ok(longUrl.status >= 400 && longUrl.status < 500, `status ${longUrl.status}`);
   });
+
+  test('undecodable bodies and bodies of another kind get transformDecodeError’s wording', async () => {
+    const yaml = await send(
+      'POST',
+      '/api/v1/namespaces',
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: y\n',
+    );
+    assert.equal(yaml.status, 400);
+    assert.equal(
+      yaml.json().message,
+      `the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (${Buffer.from('apiVersion: v1\nkind: Namespace\nmetadata:\n  name: y\n').subarray(0, 30).toString('hex')} ...)`,
+    );
+    const truncated = await send('POST', '/api/v1/namespaces', '{"metadata": ');
+    assert.equal(
+      truncated.json().message,
+      'the object provided is unrecognized (must be of type Namespace): couldn\'t get version/kind; json parse error: unexpected end of JSON input ({"metadata": )',
+    );
+    const array = await send('POST', '/api/v1/namespaces', '[]');
+    assert.match(
+      array.json().message,
+      /json: cannot unmarshal array into Go value of type struct \{ APIVersion string/,
+    );
+    const pod = await send('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'x' },
+    });
+    assert.equal(pod.status, 400);
+    assert.equal(
+      pod.json().message,
+      'Pod in version "v1" cannot be handled as a Namespace: converting (v1.Pod) to (core.Namespace): unknown conversion',
+    );
+  });
 });

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, errors } from '../errors.ts';
+import { goJsonKind } from '../gofmt.ts';
+import { goJsonSyntaxError } from '../gojson.ts';
 import { decodeKubernetesProtobuf, isKubernetesProtobuf, ProtobufDecodeError } from '../protobuf/index.ts';
 
 /** kube-apiserver's default limit for request bodies (3 MiB). */
@@ -31,7 +33,12 @@ export async function readBodyBytes(req: IncomingMessage, limit = MAX_BODY_BYTES
  * kubectl's typed clients send for `kubectl create <kind>`, `auth can-i`, drain's
  * DeleteOptions). Protobuf only exists for built-in kinds; custom resources get 415.
  */
-export function decodeRequestBody(bytes: Buffer, contentType: string, customResource: boolean): unknown {
+export function decodeRequestBody(
+  bytes: Buffer,
+  contentType: string,
+  customResource: boolean,
+  kind?: string,
+): unknown {
   if (isKubernetesProtobuf(contentType)) {
     if (customResource) throw errors.unsupportedMediaType(contentType);
     try {
@@ -46,7 +53,45 @@ export function decodeRequestBody(bytes: Buffer, contentType: string, customReso
     }
   }
   if (!/json|yaml/.test(contentType)) throw errors.unsupportedMediaType(contentType);
-  return decodeBody(bytes.toString('utf8'), contentType);
+  const text = bytes.toString('utf8');
+  if (kind === undefined || customResource || contentType.includes('yaml') || text.trim() === '')
+    return decodeBody(text, contentType);
+  // A built-in kind's JSON body goes through the codec, whose first step reads apiVersion and
+  // kind (SimpleMetaFactory.Interpret): a body that is not a JSON object fails there.
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw unrecognized(kind, `json parse error: ${goJsonSyntaxError(text) ?? 'invalid JSON'}`, bytes);
+  }
+  if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+    throw unrecognized(
+      kind,
+      `json parse error: json: cannot unmarshal ${goJsonKind(value)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+      bytes,
+    );
+  }
+  checkNestingDepth(value, text.length);
+  return value;
+}
+
+/**
+ * `transformDecodeError` in `handlers/rest.go` for a body whose kind could not be read: the
+ * endpoint's kind, the codec's error, and `summarizeData` of the body (its first 30 bytes,
+ * as text when it starts with `{`, else in hex).
+ */
+function unrecognized(kind: string, why: string, bytes: Buffer): ApiError {
+  const head = bytes.subarray(0, 30);
+  const more = bytes.length > 30 ? ' ...' : '';
+  const summary =
+    bytes.length === 0
+      ? '<empty>'
+      : bytes[0] === 0x7b
+        ? `${head.toString('utf8')}${more}`
+        : `${head.toString('hex')}${more}`;
+  return errors.badRequest(
+    `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; ${why} (${summary})`,
+  );
 }
 
 /** Decodes a JSON body, or YAML when the content type says so (kubectl sends YAML for apply). */

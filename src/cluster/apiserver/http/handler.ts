@@ -1,6 +1,9 @@
 /**
  * The HTTP codec over Api: routing, authentication, authorization, content
  * negotiation (JSON, YAML, Table), watch streaming, Status errors and metrics.
+ *
+ * Why one file: one request's path through routing, authentication, authorization,
+ * negotiation and the verbs; the codecs and helpers are beside it in http/.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, DeleteOptions, FieldValidation, ListOptions, WatchOptions, WriteOptions } from '../api.ts';
@@ -616,7 +619,7 @@ async function deleteOptions(
 export async function readDecoded(req: IncomingMessage, rt?: ResourceType): Promise<unknown> {
   const bytes = await readBodyBytes(req);
   const ct = req.headers['content-type'] ?? 'application/json';
-  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group));
+  return decodeRequestBody(bytes, ct, rt !== undefined && !isBuiltinGroup(rt.group), rt?.kind);
 }
 
 function namespaceOf(body: unknown): string {

@@ -1,0 +1,24 @@
+/**
+ * Every capability troupe has, in one list: the CLI (`--controllers`, `troupe up`, readiness),
+ * the install manifests and the tests iterate over it. A new capability is a folder under
+ * src/controllers/ with a `capability.ts`, and one entry here (docs/architecture.md,
+ * "Adding a capability"; test/controllers/capabilities.test.ts checks the rest).
+ */
+
+import { appWrapperCapability } from './appwrapper/capability.ts';
+import type { Capability, CapabilityOptions } from './capability.ts';
+import { offloadCapability } from './offload/capability.ts';
+import { podGroupCapability } from './podgroup/capability.ts';
+import { podSequenceCapability } from './podsequence/capability.ts';
+
+export type { Capability, CapabilityOptions, PolicyRule } from './capability.ts';
+
+/** Builds every capability; cheap, nothing starts until the manager does. */
+export function capabilities(opts: CapabilityOptions = {}): Capability[] {
+  return [
+    podGroupCapability(),
+    podSequenceCapability(opts.podsequence),
+    appWrapperCapability({ webhooks: opts.appwrapperWebhooks, config: opts.appwrapper }),
+    offloadCapability(opts.offload),
+  ];
+}

@@ -1,0 +1,66 @@
+/**
+ * The contract each capability folder fulfils (`<folder>/capability.ts`), and the one list
+ * of them is `capabilities.ts`: the CLI, the install manifests and the tests iterate over
+ * that list, as Kueue's pkg/controller/jobs/jobs.go lists its integrations, so adding a
+ * capability is a folder plus one entry there (docs/architecture.md, "Adding a capability").
+ */
+
+import type { Check, ControllerDefinition, KubeObject, Manager } from '../runtime/index.ts';
+import type { AppWrapperConfigInput } from './appwrapper/config.ts';
+import type { OffloadOptions } from './offload/options.ts';
+import type { PodSequenceOptions } from './podsequence/options.ts';
+
+/** One rule of a ClusterRole, as config/rbac/ writes it. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export interface Capability {
+  /** The name `--controllers` selects it by, and its folder under src/controllers/. */
+  name: string;
+  summary: string;
+  controllers: ControllerDefinition[];
+  /** Files under config/crd/ with the CRDs its controllers read or write (src/controllers/crds.ts loads them). */
+  crdFiles: string[];
+  /** The CRDs of `crdFiles`, parsed; `troupe up` and `--install-crds` install them. */
+  crds: KubeObject[];
+  /**
+   * What the manager may do for it, and the file under config/ whose ClusterRole grants it:
+   * that ClusterRole's rules are the union of the rules of the capabilities naming it
+   * (test/controllers/capabilities.test.ts keeps them equal).
+   */
+  rbac: { file: string; rules: PolicyRule[] };
+  readyChecks?: [string, Check][];
+  /**
+   * Why the capability cannot do its work yet (no credentials), or undefined when it can.
+   * Such a capability's ready checks count only when the user asked for it by name.
+   */
+  unconfigured?(): string | undefined;
+  /** Admission webhooks served by the manager's webhook server. */
+  webhooks?: {
+    register(manager: Manager): void;
+    /** The webhook configurations pointing the API server at `url` (embedded mode registers them). */
+    configurations(url: string, caBundle: string): KubeObject[];
+  };
+  stop?(): void | Promise<void>;
+}
+
+/** What the flags of `troupe run`/`up` set for the capabilities, each reading its own part. */
+export interface CapabilityOptions {
+  offload?: Partial<OffloadOptions>;
+  podsequence?: PodSequenceOptions;
+  /** Serve the AppWrapper defaulting/validating webhooks (embedded mode registers them). */
+  appwrapperWebhooks?: boolean;
+  /** Upstream AppWrapper's configuration (`--appwrapper-config`), for the controller and its webhooks. */
+  appwrapper?: AppWrapperConfigInput;
+}
+
+/** The rule every controller needs: it records events.k8s.io/v1 Events (one create, then patches). */
+export const EVENTS_RULE: PolicyRule = {
+  apiGroups: ['events.k8s.io'],
+  resources: ['events'],
+  verbs: ['create', 'patch'],
+};

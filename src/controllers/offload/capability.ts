@@ -1,0 +1,46 @@
+/** The offload capability (docs/architecture.md, "Adding a capability"). */
+
+import { type Capability, EVENTS_RULE } from '../capability.ts';
+import { createOffload } from './index.ts';
+import type { OffloadOptions } from './options.ts';
+
+export function offloadCapability(opts: Partial<OffloadOptions> = {}): Capability {
+  const offload = createOffload(opts);
+  return {
+    name: 'offload',
+    summary: 'burst offloading of GPU Jobs to RunPod',
+    controllers: offload.controllers,
+    crdFiles: [],
+    crds: [],
+    // A role of its own, so that the default install never holds these rights; the virtual
+    // node's heartbeat Lease is a Role in kube-node-lease beside it (node_lease_role.yaml).
+    rbac: {
+      file: 'config/overlays/offloader/offload_role.yaml',
+      rules: [
+        // Managed Jobs: watched, annotated, finalized while a remote pod runs.
+        { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+        { apiGroups: ['batch'], resources: ['jobs/finalizers'], verbs: ['update'] },
+        // Virtual pods created, deleted and given the remote pod's status; local pods deleted.
+        {
+          apiGroups: [''],
+          resources: ['pods'],
+          verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'],
+        },
+        { apiGroups: [''], resources: ['pods/status'], verbs: ['patch', 'update'] },
+        // The virtual node: registered if missing, reported Ready while the provider answers.
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'create'] },
+        { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+        // Env values from Secrets and ConfigMaps: one by one, never listed.
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] },
+        EVENTS_RULE,
+      ],
+    },
+    readyChecks: offload.readyChecks,
+    unconfigured: () =>
+      offload.provider.configured()
+        ? undefined
+        : 'no provider credentials are configured (set RUNPOD_KEY, or --remote-cluster-secret)',
+    stop: () => offload.stop(),
+  };
+}
