@@ -11,7 +11,6 @@ import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } f
 import {
   AGE_COLUMN,
   arrayOf,
-  clone,
   column,
   isRecord,
   type Json,
@@ -35,7 +34,7 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { semanticEqual } from '../../../lib/json.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 
 const MAX_INT32 = 2147483647;
 
