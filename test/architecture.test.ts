@@ -111,3 +111,21 @@ test('the test tree mirrors src/: test/<path>/ holds the tests of src/<path>/', 
   }
   assert.deepEqual(strays, []);
 });
+
+/** Past this many lines a source file says at its top why it is one file ("~500", with slack). */
+const LONG_FILE_LINES = 600;
+
+test('a source file over ~500 lines says at its top why it is one file', async () => {
+  const unexplained: string[] = [];
+  for await (const file of files(SRC)) {
+    const text = await readFile(file, 'utf8');
+    const lines = text.split('\n').length;
+    if (lines <= LONG_FILE_LINES) continue;
+    const header = text.startsWith('/**') ? text.slice(0, text.indexOf('*/')) : '';
+    if (!header.includes('Why one file:'))
+      unexplained.push(
+        `${relative(SRC, file)} (${lines} lines): split it, or add "Why one file: …" to its top comment`,
+      );
+  }
+  assert.deepEqual(unexplained, []);
+});

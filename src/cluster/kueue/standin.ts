@@ -8,6 +8,9 @@
  *
  * Three loops: jobs (`Kind|ns/name`: Kueue's job reconciler), workloads (`ns/name`: eviction
  * and requeueing) and the scheduler (one pass over every queue, then queue status).
+ *
+ * Why one file: the three loops share the stand-in's cache and queues; the decisions are pure
+ * and elsewhere (admission.ts, quota.ts, preemption.ts).
  */
 
 import { type Condition, rfc3339, setCondition } from '../../kube/conditions.ts';

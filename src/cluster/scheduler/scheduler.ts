@@ -9,6 +9,9 @@
  * itself edited). Namespaces and the selectors of Services, ReplicaSets, StatefulSets and
  * ReplicationControllers are watched too, for pod affinity's namespaceSelector and the
  * default topology spreading.
+ *
+ * Why one file: the shell's watches, queue and retry rules share one event-driven state; the
+ * decisions themselves are in core/.
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';

@@ -4,6 +4,9 @@
  * rollouts, proportional scaling during a rollout, pause, revision annotations, cleanup of
  * old ReplicaSets past revisionHistoryLimit, and status with the Available and Progressing
  * conditions (including progressDeadlineSeconds).
+ *
+ * Why one file: the rollout strategies share one sync pass, as in upstream's deployment
+ * controller; the pure helpers are in deployment-util.ts.
  */
 import { selectorFromObject, type Selector } from '../../kube/labels.ts';
 import { GVR, isNotFound } from '../client.ts';

@@ -10,9 +10,9 @@
  * Not implemented: podFailurePolicy, backoffLimitPerIndex/maxFailedIndexes, successPolicy
  * (Jobs using them are synced as if the fields were absent).
  *
- * The pure pieces (API shape, conditions, backoff, indexes) live in job-util.ts. What is
- * left here (over 500 lines) is the controller: one sync pass that follows upstream's
- * syncJob step by step, kept in one file so it reads side by side with job_controller.go.
+ * Why one file: the pure pieces (API shape, conditions, backoff, indexes) live in
+ * job-util.ts; what is left is the controller, one sync pass that follows upstream's syncJob
+ * step by step, kept whole so it reads side by side with job_controller.go.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import type { Selector } from '../../kube/labels.ts';
