@@ -28,22 +28,28 @@ function isReady(pod: KubeObject): boolean {
 export async function takeDisruption(api: Api, pod: KubeObject, dryRun: boolean): Promise<void> {
   const phase = str(recordOf(pod.status).phase);
   // canIgnorePDB: terminal, pending and terminating pods are not protected.
-  if (pod.metadata.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending') return;
+  if (pod.metadata.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending')
+    return;
   const rt = api.registry.get('policy', 'v1', 'poddisruptionbudgets');
   if (!rt) return;
   const ns = pod.metadata.namespace ?? '';
-  const pdbs = api.list(rt, ns).records.map((r) => api.decode(rt, r)).filter((pdb) => {
-    const sel = recordOf(pdb.spec).selector;
-    if (!sel) return false;
-    try {
-      return selectorFromObject(sel as never).matches(pod.metadata.labels ?? {});
-    } catch {
-      return false;
-    }
-  });
+  const pdbs = api
+    .list(rt, ns)
+    .records.map((r) => api.decode(rt, r))
+    .filter((pdb) => {
+      const sel = recordOf(pdb.spec).selector;
+      if (!sel) return false;
+      try {
+        return selectorFromObject(sel as never).matches(pod.metadata.labels ?? {});
+      } catch {
+        return false;
+      }
+    });
   if (pdbs.length === 0) return;
   if (pdbs.length > 1) {
-    throw errors.internal('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+    throw errors.internal(
+      'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    );
   }
   const pdb = pdbs[0]!;
   const status = recordOf(pdb.status);
@@ -52,7 +58,10 @@ export async function takeDisruption(api: Api, pod: KubeObject, dryRun: boolean)
   const policy = str(recordOf(pdb.spec).unhealthyPodEvictionPolicy) || 'IfHealthyBudget';
   if (!isReady(pod)) {
     if (policy === 'AlwaysAllow') return;
-    if (Number(status.currentHealthy ?? 0) >= Number(status.desiredHealthy ?? 0) && Number(status.desiredHealthy ?? 0) > 0)
+    if (
+      Number(status.currentHealthy ?? 0) >= Number(status.desiredHealthy ?? 0) &&
+      Number(status.desiredHealthy ?? 0) > 0
+    )
       return;
   }
   if (Number(status.observedGeneration ?? 0) < Number(pdb.metadata.generation ?? 0)) {
@@ -74,7 +83,10 @@ export async function takeDisruption(api: Api, pod: KubeObject, dryRun: boolean)
     (cur) => {
       const st = recordOf(cur.status);
       const left = Number(st.disruptionsAllowed ?? 0);
-      if (left <= 0) throw budgetError(`The disruption budget ${name} needs ${Number(st.desiredHealthy ?? 0)} healthy pods and has ${Number(st.currentHealthy ?? 0)} currently`);
+      if (left <= 0)
+        throw budgetError(
+          `The disruption budget ${name} needs ${Number(st.desiredHealthy ?? 0)} healthy pods and has ${Number(st.currentHealthy ?? 0)} currently`,
+        );
       return {
         ...cur,
         status: {

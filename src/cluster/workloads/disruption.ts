@@ -119,7 +119,8 @@ export class DisruptionController extends LoopController {
         : { type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods', message: '' };
     const old = (pdb.status?.conditions ?? []).find((c) => c.type === 'DisruptionAllowed');
     cond.observedGeneration = generation;
-    cond.lastTransitionTime = old && old.status === cond.status ? old.lastTransitionTime : rfc3339(new Date(now));
+    cond.lastTransitionTime =
+      old && old.status === cond.status ? old.lastTransitionTime : rfc3339(new Date(now));
     const status: Record<string, unknown> = {
       observedGeneration: generation,
       ...(Object.keys(disrupted).length ? { disruptedPods: disrupted } : {}),
@@ -142,11 +143,15 @@ export class DisruptionController extends LoopController {
       const ref = controllerRefOf(pod);
       if (!ref) return `found no controller ref for pod "${pod.metadata.name}"`;
       let owner = this.scaleSources[ref.kind]?.get(`${pod.metadata.namespace}/${ref.name}`);
-      if (!owner || owner.metadata.uid !== ref.uid) return `found no controllers for pod "${pod.metadata.name}"`;
+      if (!owner || owner.metadata.uid !== ref.uid)
+        return `found no controllers for pod "${pod.metadata.name}"`;
       if (ref.kind === 'ReplicaSet') {
         // A Deployment's ReplicaSets take their scale from the Deployment.
         const dref = controllerRefOf(owner);
-        const dep = dref?.kind === 'Deployment' ? this.scaleSources.Deployment!.get(`${pod.metadata.namespace}/${dref.name}`) : undefined;
+        const dep =
+          dref?.kind === 'Deployment'
+            ? this.scaleSources.Deployment!.get(`${pod.metadata.namespace}/${dref.name}`)
+            : undefined;
         if (dep && dep.metadata.uid === dref!.uid) owner = dep;
       }
       seen.set(owner.metadata.uid!, int((owner.spec as { replicas?: number } | undefined)?.replicas, 1));
