@@ -37,13 +37,13 @@ import {
   isTrue,
   newDecision,
   requeue,
-  sameJson,
   unhealthy,
 } from './decision.ts';
 import { planDeletion } from './deletion.ts';
 import { initialComponentStatus } from './podsets.ts';
 import { planResume } from './resuming.ts';
 import { running } from './running.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export {
   CREATE_RETRY_MS,
@@ -136,7 +136,7 @@ export function decide(input: CoreInput): Decision {
           if (!aw.spec.suspend && shouldSuspend(labels, config, input.namespaceLabels)) suspend = true;
         }
         d.update = { finalizers: [...(aw.metadata.finalizers ?? []), AW_FINALIZER] };
-        if (!sameJson(labels, aw.metadata.labels ?? {})) d.update.labels = labels;
+        if (!jsonEqual(labels, aw.metadata.labels ?? {})) d.update.labels = labels;
         if (suspend) d.update.suspend = true;
       }
       let cs: AppWrapperComponentStatus[] | undefined;
