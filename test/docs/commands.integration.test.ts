@@ -19,12 +19,20 @@ import { after, before, describe, test } from 'node:test';
 import { MAIN, ROOT, scratchCheckout, spawnTroupe, type TroupeProcess } from '../support/troupe-process.ts';
 import { bannerCommands, type DocBlock, docFiles, shellBlocks } from './doc-commands.ts';
 
+const PERSISTENCE_WALKTHROUGH =
+  'a walk-through of stopping and restarting a cluster that runs in the foreground until Ctrl+C; test/cli/persistence.integration.test.ts runs it';
+
 /** Blocks that cannot run against an embedded cluster in a test: `file:first command` → why. */
 const CANNOT_RUN: Record<string, string> = {
   'README.md:npm install && npm start':
     'npm install needs the registry and npm start runs until stopped; test/cli/up.integration.test.ts runs npm start',
   'docs/embedded-cluster.md:npm run troupe -- cluster --nodes 3':
     'each command runs until Ctrl+C; test/cli/cluster.integration.test.ts runs troupe cluster',
+  // The restart walk-through: each step starts the cluster in the foreground until Ctrl+C.
+  'docs/persistence.md:npm run troupe -- cluster --nodes 2': PERSISTENCE_WALKTHROUGH,
+  "docs/persistence.md:node -e \"new (require('node:sqlite').DatabaseSync)('.troupe/state.db').exec(\\\"VACUUM INTO 'troupe-backup.db'\\\")\"":
+    PERSISTENCE_WALKTHROUGH,
+  'docs/persistence.md:# stop the cluster first (Ctrl+C), then:': PERSISTENCE_WALKTHROUGH,
   'docs/install.md:make docker-build docker-push IMG=registry.example.com/troupe:0.1.0':
     'builds and pushes a container image: needs docker and a registry',
   'docs/install.md:kubectl -n troupe-system rollout status deployment/troupe-controller-manager':
