@@ -312,6 +312,16 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status'],
       generation: true,
       table: printers.cronJobTable,
+      strategy: {
+        // SetDefaults_CronJob (pkg/apis/batch/v1/defaults.go).
+        default(obj) {
+          const spec = (obj.spec ??= {}) as Record<string, unknown>;
+          spec.concurrencyPolicy ??= 'Allow';
+          spec.suspend ??= false;
+          spec.successfulJobsHistoryLimit ??= 3;
+          spec.failedJobsHistoryLimit ??= 1;
+        },
+      },
     },
     // certificates.k8s.io/v1
     {
