@@ -21,7 +21,7 @@ import { GVR, isNotFound } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_CONTROLLER_UID, type Informer, objKey, splitKey } from './informer.ts';
-import { finishedCondition, type Job } from './job.ts';
+import { finishedCondition, type Job } from './job-util.ts';
 import { controllerRefOf, newControllerRef } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
 import { errMessage } from './util.ts';
