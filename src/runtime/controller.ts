@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cache } from './cache.ts';
 import { type Client, FencedError } from './client.ts';
 import type { MetricsContext } from './custom-metrics.ts';
-import { isTerminal } from './errors.ts';
+import { isConflict, isTerminal } from './errors.ts';
 import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
 import type { Logger } from './log.ts';
@@ -28,6 +28,13 @@ import type { IndexFunc } from './store.ts';
 import type { Transform } from './transform.ts';
 import { type KindRef, type KubeObject, keyOf, objectKey, parseKey } from './types.ts';
 import { WorkQueue } from '../lib/workqueue.ts';
+
+/**
+ * Retries after which a key's write conflicts are no longer routine: something keeps
+ * rewriting the object under the controller (another controller fighting over a field),
+ * which a person should look at, so they are logged as errors again.
+ */
+const PERSISTENT_CONFLICT = 5;
 
 export interface ReconcileResult {
   /** Reconcile this key again after this many ms (periodic checks, timeouts). */
@@ -384,6 +391,14 @@ export class ControllerRunner {
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else if (ctx.signal.aborted) {
         log.debug({ err }, 'reconcile interrupted by shutdown');
+      } else if (isConflict(err) && ctx.retries < PERSISTENT_CONFLICT) {
+        // A version-guarded write lost a race with another writer: the retry reads the new
+        // version and usually succeeds. Routine, so no one needs to act on it.
+        queue.addRateLimited(key);
+        log.debug(
+          { reason: (err as Error).message, retries: ctx.retries },
+          'reconcile hit a write conflict; retrying with the latest object',
+        );
       } else {
         queue.addRateLimited(key);
         log.error({ err, retries: ctx.retries }, 'reconcile failed; retrying with backoff');

@@ -18,7 +18,6 @@ import {
   type Selector,
 } from '../../kube/labels.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
-import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
 import { goQuote, goSharpV } from './gofmt.ts';
@@ -37,7 +36,7 @@ import {
   type RequestContext,
   type ResourceType,
 } from './types.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { clone, jsonEqual } from '../../lib/json.ts';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -110,6 +109,16 @@ export interface AdmissionRequest {
   dryRun: boolean;
 }
 
+/** A write as {@link ApiHooks.guardWrite} sees it. `groups` is absent for in-process callers. */
+export interface GuardedWrite {
+  rt: ResourceType;
+  namespace: string;
+  obj: KubeObject;
+  old?: KubeObject;
+  user: string;
+  groups?: string[];
+}
+
 /** Lists unknown fields of an object for fieldValidation (strict decoding). */
 export type UnknownFieldsFn = (rt: ResourceType, obj: KubeObject) => string[];
 
@@ -117,6 +126,11 @@ export interface ApiHooks {
   admission?: Admission;
   patcher?: Patcher;
   unknownFields?: UnknownFieldsFn;
+  /**
+   * A resource storage's own check of who may write what, after mutating admission (RBAC's
+   * escalation prevention). Throws ApiError to refuse the write.
+   */
+  guardWrite?: (w: GuardedWrite) => void;
   /** Called after a committed write, e.g. to (un)register CRD resources. */
   afterWrite?: (rt: ResourceType, type: EventType, obj: KubeObject) => void;
 }
@@ -392,6 +406,7 @@ export class Api {
       );
       rt.strategy.default?.(admitted);
     }
+    this.hooks.guardWrite?.({ rt, namespace, obj: admitted, user: opts.user, groups: opts.groups });
     // Server-owned metadata is set after admission so webhooks cannot forge it.
     const m = admitted.metadata;
     m.name = name;
@@ -482,6 +497,7 @@ export class Api {
       if (ctx.subresource === '') rt.strategy.default?.(next);
     }
     this.keepServerMetadata(next, old, rt);
+    this.hooks.guardWrite?.({ rt, namespace, obj: next, old, user: opts.user, groups: opts.groups });
     const settle = settleOnce(
       ctx.subresource === '' ? rt.storeHooks?.beginUpdate?.(next, old, ctx.dryRun) : undefined,
     );

@@ -90,18 +90,6 @@ export class SqliteBackend implements StoreBackend {
           `it was written by a newer troupe (schema version ${version}; this troupe reads up to ${SCHEMA_VERSION}); upgrade troupe to use it`,
         );
       }
-      if (version > 0) {
-        const check = db.prepare('PRAGMA quick_check').all() as { quick_check: string }[];
-        if (check.length !== 1 || check[0]!.quick_check !== 'ok') {
-          throw new StateError(
-            file,
-            `the database is damaged (${check
-              .map((c) => c.quick_check)
-              .slice(0, 3)
-              .join('; ')})`,
-          );
-        }
-      }
       if (version < SCHEMA_VERSION) {
         db.exec('BEGIN IMMEDIATE');
         for (let v = version; v < SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
@@ -161,13 +149,13 @@ export class SqliteBackend implements StoreBackend {
 
   /** Stores settings (port, token, certificate) durably at once. */
   saveSettings(values: Record<string, string>): void {
-    this.begin();
+    if (!this.begin()) return;
     for (const [k, v] of Object.entries(values)) this.setSetting.run(k, v);
     this.commit();
   }
 
   put(storage: string, r: StoredRecord): void {
-    this.begin();
+    if (!this.begin()) return;
     this.upsert.run(
       storage,
       r.key,
@@ -183,13 +171,13 @@ export class SqliteBackend implements StoreBackend {
   }
 
   remove(storage: string, key: string, rv: number): void {
-    this.begin();
+    if (!this.begin()) return;
     this.del.run(storage, key);
     this.lastRv = rv;
   }
 
   dropTable(storage: string, rv: number): void {
-    this.begin();
+    if (!this.begin()) return;
     this.drop.run(storage);
     this.lastRv = rv;
   }
@@ -205,9 +193,14 @@ export class SqliteBackend implements StoreBackend {
     this.db.close();
   }
 
-  private begin(): void {
-    if (this.open) return;
-    if (this.closed) throw new Error(`state database ${this.file} is closed`);
+  /**
+   * Opens the batch writes join; false once closed. What in-process components still write
+   * while the cluster shuts down (the server no longer answers) is acknowledged to nobody and
+   * not stored.
+   */
+  private begin(): boolean {
+    if (this.closed) return false;
+    if (this.open) return true;
     this.db.exec('BEGIN');
     let resolve!: () => void;
     const promise = new Promise<void>((r) => {
@@ -218,6 +211,7 @@ export class SqliteBackend implements StoreBackend {
     setImmediate(() => {
       if (this.open?.promise === promise) this.commit();
     });
+    return true;
   }
 
   private commit(): void {
