@@ -26,6 +26,7 @@ import {
   writeOptions,
 } from './handler.ts';
 import type { ResourcePath } from './router.ts';
+import { takeDisruption } from '../eviction.ts';
 import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
 
 interface SubContext {
@@ -212,10 +213,12 @@ const eviction: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (bodyDry.some((d) => d !== 'All')) {
     throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [notSupported('dryRun', bodyDry, ['All'])]);
   }
+  const dryRun = create.dryRun || bodyDry.length > 0;
+  await takeDisruption(deps.api, deps.api.get(p.rt, p.namespace ?? '', p.name!), dryRun);
   await deps.api.delete(p.rt, p.namespace ?? '', p.name!, {
     user: user.name,
     groups: user.groups,
-    dryRun: create.dryRun || bodyDry.length > 0,
+    dryRun,
     gracePeriodSeconds: body.deleteOptions?.gracePeriodSeconds,
     preconditions: body.deleteOptions?.preconditions,
   });
