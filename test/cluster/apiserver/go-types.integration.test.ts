@@ -149,6 +149,41 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
     assert.equal(stored.spec?.replicas, 1);
   });
 
+  test('subresource bodies are decoded as their own kinds (Scale, Eviction)', async () => {
+    const scale = await t.request('PUT', '/apis/apps/v1/namespaces/default/deployments/patched/scale', {
+      body: JSON.stringify({
+        apiVersion: 'autoscaling/v1',
+        kind: 'Scale',
+        metadata: { name: 'patched', namespace: 'default' },
+        spec: { replicas: '3' },
+      }),
+    });
+    assert.equal(scale.status, 400);
+    assert.equal(
+      scale.json().message,
+      'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32',
+    );
+    const patched = await t.request('PATCH', '/apis/apps/v1/namespaces/default/deployments/patched/scale', {
+      body: JSON.stringify({ spec: { replicas: 'three' } }),
+      contentType: 'application/merge-patch+json',
+    });
+    assert.equal(patched.status, 422);
+    assert.match(String(patched.json().message), /Go struct field ScaleSpec.spec.replicas of type int32$/);
+    const evict = await t.request('POST', '/api/v1/namespaces/default/pods/nobody/eviction', {
+      body: JSON.stringify({
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: 'nobody' },
+        deleteOptions: { gracePeriodSeconds: 'soon' },
+      }),
+    });
+    assert.equal(evict.status, 400);
+    assert.match(
+      String(evict.json().message),
+      /^Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal string into Go struct field DeleteOptions.deleteOptions.gracePeriodSeconds of type int64$/,
+    );
+  });
+
   test('status writes are decoded too', async () => {
     const r = await t.request('PUT', '/apis/apps/v1/namespaces/default/deployments/patched/status', {
       body: JSON.stringify({
