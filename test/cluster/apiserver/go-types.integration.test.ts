@@ -256,6 +256,27 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
     assert.equal(JSON.stringify(spec.volumes![0]!.emptyDir), '{}');
     assert.equal(spec.containers[0]!.livenessProbe!.httpGet!.path, '/');
     assert.equal(spec.containers[0]!.livenessProbe!.httpGet!.scheme, 'HTTP');
+    // The `+default=` markers of the Go types (declarative defaults) apply too.
+    const pod = await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'volumes' },
+        spec: {
+          containers: [{ name: 'c', image: 'x' }],
+          volumes: [
+            { name: 'rbd', rbd: { monitors: ['10.0.0.1:6789'], image: 'img' } },
+            { name: 'disk', azureDisk: { diskName: 'd', diskURI: 'https://example/d' } },
+          ],
+        },
+      },
+    });
+    const rbd = pod.spec!.volumes![0]!.rbd!;
+    assert.deepEqual([rbd.pool, rbd.user, rbd.keyring], ['rbd', 'admin', '/etc/ceph/keyring']);
+    const disk = pod.spec!.volumes![1]!.azureDisk!;
+    assert.deepEqual(
+      [disk.cachingMode, disk.fsType, disk.readOnly, disk.kind],
+      ['ReadWrite', 'ext4', false, 'Shared'],
+    );
   });
 
   test('kubectl replace -f of the manifest a pod was created from keeps what admission added', async () => {

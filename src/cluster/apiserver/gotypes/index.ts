@@ -10,6 +10,7 @@ import { goQuote, goV } from '../gofmt.ts';
 import { isBuiltinGroup } from '../registry.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { jsonDecodeError, unstructuredDecodeError } from './decode.ts';
+import { applyMarkerDefaults } from './defaults.ts';
 import { shapeAsGo } from './shape.ts';
 import { type GoType, kindType } from './types.ts';
 
@@ -125,4 +126,15 @@ export function shapeForStorage(rt: ResourceType, obj: KubeObject): void {
 /** Forgets that `obj` was shaped: it is about to be changed again. */
 export function unshaped(obj: KubeObject): void {
   shaped.delete(obj);
+}
+
+/**
+ * Defaulting of a built-in object as kube-apiserver's decoder does it: the kind's
+ * SetDefaults_* functions (the strategy's `default` hook), then the `+default=` markers of its
+ * Go types.
+ */
+export function defaultAsGo(rt: ResourceType, obj: KubeObject): void {
+  rt.strategy.default?.(obj);
+  const t = goKindOf(rt);
+  if (t) applyMarkerDefaults(t, obj);
 }
