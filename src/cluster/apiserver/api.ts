@@ -18,7 +18,6 @@ import {
   type Selector,
 } from '../../kube/labels.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
-import { clone } from './builtin/common.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
 import { goQuote, goSharpV } from './gofmt.ts';
@@ -43,7 +42,7 @@ import {
   type RequestContext,
   type ResourceType,
 } from './types.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { clone, jsonEqual } from '../../lib/json.ts';
 
 export interface ListOptions {
   labelSelector?: string;
