@@ -279,6 +279,58 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
     );
   });
 
+  test('SetDefaults_* of the kinds without strategies apply wherever their Go types occur', async () => {
+    await t.kubectl(['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 0 * * *']);
+    const cj = JSON.parse((await t.kubectl(['get', 'cronjob', 'nightly', '-o', 'json'])).stdout);
+    assert.deepEqual(
+      [
+        cj.spec.concurrencyPolicy,
+        cj.spec.suspend,
+        cj.spec.successfulJobsHistoryLimit,
+        cj.spec.failedJobsHistoryLimit,
+      ],
+      ['Allow', false, 3, 1],
+    );
+    assert.equal(cj.spec.jobTemplate.spec.template.spec.dnsPolicy, 'ClusterFirst');
+    await t.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: example.com/fast
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny, namespace: default}
+spec:
+  podSelector: {}
+  egress:
+  - ports: [{port: 53}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: b}
+spec:
+  policyName: p
+  validationActions: [Deny]
+  matchResources: {}
+`,
+    );
+    const sc = JSON.parse((await t.kubectl(['get', 'storageclass', 'fast', '-o', 'json'])).stdout);
+    assert.deepEqual([sc.reclaimPolicy, sc.volumeBindingMode], ['Delete', 'Immediate']);
+    const np = JSON.parse((await t.kubectl(['get', 'networkpolicy', 'deny', '-o', 'json'])).stdout);
+    assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
+    assert.equal(np.spec.egress[0].ports[0].protocol, 'TCP');
+    const vapb = JSON.parse(
+      (await t.kubectl(['get', 'validatingadmissionpolicybinding', 'b', '-o', 'json'])).stdout,
+    );
+    assert.deepEqual(vapb.spec.matchResources, {
+      matchPolicy: 'Equivalent',
+      namespaceSelector: {},
+      objectSelector: {},
+    });
+  });
+
   test('kubectl replace -f of the manifest a pod was created from keeps what admission added', async () => {
     await t.kubectl(['create', '-f', '-'], POD);
     const created = await core.readNamespacedPod({ name: 'replaced', namespace: 'default' });

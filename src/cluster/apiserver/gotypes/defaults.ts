@@ -1,15 +1,18 @@
 /**
- * Declarative defaulting: the `// +default=` markers on the Go types' fields, which
- * defaulter-gen turns into the generated SetObjectDefaults_* functions next to the hand-written
- * SetDefaults_* ones (the strategies' `default` hooks here). A pointer field gets its default
- * when nil, a value field when it holds its zero value (`""`, `0`, `false`). Only the paths that
- * can reach a marked field are walked.
+ * Defaulting by Go type, as defaulter-gen's generated SetObjectDefaults_* functions do it:
+ * wherever a type occurs in an object, its SetDefaults_* function (builtin/go-defaults.ts) and
+ * then the `// +default=` markers on its fields. A pointer field gets its marker's default when
+ * nil, a value field when it holds its zero value (`""`, `0`, `false`). Only the paths that can
+ * reach a function or a marker are walked.
  */
+import { SET_DEFAULTS } from '../builtin/go-defaults.ts';
 import type { GoField, GoType } from './types.ts';
 
 type Obj = Record<string, unknown>;
 
 interface Plan {
+  /** The type's SetDefaults_* function. */
+  setDefaults: ((o: Obj) => void) | undefined;
   /** Marked fields of this struct. */
   marked: GoField[];
   /** Fields whose values can hold marked fields further down, with how to walk them. */
@@ -27,7 +30,9 @@ function reachesDefault(t: GoType): boolean {
   let out: boolean;
   switch (t.kind) {
     case 'struct':
-      out = t.fields().some((f) => f.defaultValue !== undefined || reachesDefault(f.type));
+      out =
+        SET_DEFAULTS[t.qualified] !== undefined ||
+        t.fields().some((f) => f.defaultValue !== undefined || reachesDefault(f.type));
       break;
     case 'ptr':
     case 'slice':
@@ -77,7 +82,8 @@ function planOf(t: GoType & { kind: 'struct' }): Plan | null {
     const walk = walker(f.type);
     if (walk) inner.push({ json: f.json, walk });
   }
-  plan = marked.length === 0 && inner.length === 0 ? null : { marked, inner };
+  const setDefaults = SET_DEFAULTS[t.qualified];
+  plan = marked.length === 0 && inner.length === 0 && !setDefaults ? null : { setDefaults, marked, inner };
   plans.set(t, plan);
   return plan;
 }
@@ -93,6 +99,7 @@ function isZero(v: unknown): boolean {
 function defaultStruct(t: GoType & { kind: 'struct' }, obj: Obj): void {
   const plan = planOf(t);
   if (!plan) return;
+  plan.setDefaults?.(obj);
   for (const f of plan.marked) {
     const v = obj[f.json];
     if (f.type.kind === 'ptr' ? v === undefined || v === null : isZero(v)) obj[f.json] = f.defaultValue;

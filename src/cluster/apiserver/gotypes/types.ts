@@ -16,7 +16,14 @@ export type GoType =
   | { kind: 'ptr'; elem: GoType; name: string }
   | { kind: 'slice'; elem: GoType; name: string; bytes: boolean }
   | { kind: 'map'; elem: GoType; name: string }
-  | { kind: 'struct'; name: string; fields: () => GoField[]; byJson: () => Map<string, GoField> }
+  | {
+      kind: 'struct';
+      name: string;
+      /** The component-style name, `io.k8s.api.core.v1.PodSpec`. */
+      qualified: string;
+      fields: () => GoField[];
+      byJson: () => Map<string, GoField>;
+    }
   | { kind: 'custom'; custom: CustomType; name: string }
   | { kind: 'any'; name: string };
 
@@ -173,6 +180,7 @@ function structType(qualified: string, raw: RawField[]): GoType {
   return {
     kind: 'struct',
     name: shortName(qualified),
+    qualified,
     fields: all,
     byJson: () => {
       byJson ??= new Map(all().map((f) => [f.json, f]));
