@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decide } from '../../../src/controllers/podsequence/core.ts';
+import { explainPod, explainSequence } from '../../../src/controllers/podsequence/explain.ts';
 import type { Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import { input, names, pod, sequence } from './fixtures.ts';
 
@@ -123,5 +124,24 @@ describe('timeout', () => {
     // B released at T0+30s: its minute runs until T0+90s.
     assert.equal(decide(input(seqOf(groups), pods, at(T0 + 80_000))).status.phase, 'InProgress');
     assert.equal(decide(input(seqOf(groups), pods, at(T0 + 91_000))).status.phase, 'Failed');
+  });
+});
+
+describe('troupe explain', () => {
+  test('shows each group’s wait and timeout, and why a pod is held by a wait', () => {
+    const groups: PodGroup[] = [
+      { name: 'Database', pods: ['db'], waitDuration: '10s' },
+      { name: 'Application', pods: ['app'], timeout: '2m', timeoutPolicy: 'Continue' },
+    ];
+    const seq = seqOf(groups);
+    const pods = [readyAt('db', T0), pod('app')];
+    const now = new Date(T0 + 4_000);
+    const text = explainSequence({ seq, pods, now });
+    assert.match(text, /Group 'Database' \(1\/2\) \[Ready\], pods 1, then waits 10s:/);
+    assert.match(text, /Group 'Application' \(2\/2\) \[current\], pods 1, timeout 2m0s \(Continue\):/);
+    assert.match(
+      explainPod(pods[1]!, { sequences: [seq], pods, now }),
+      /group 'Database' \(1\/2\) is Ready; its waitDuration 10s holds group 'Application' \(2\/2\) until 2026-06-01T12:00:10Z/,
+    );
   });
 });
