@@ -182,15 +182,15 @@ describe('lite mode', () => {
     manager = undefined;
   });
 
-  test('example-podsequence.yaml: pod-1, then pod-2, then pod-3', async (t) => {
+  test('example-podsequence.yaml: example-pod-1, then example-pod-2, then example-pod-3', async (t) => {
     const run = await runSample('config/samples/example-podsequence.yaml');
     for (const [pod, shown] of run.display.shown) t.diagnostic(`${pod}: ${shown.join(' → ')}`);
     assert.deepEqual(
       [...run.checker.releases].sort((a, b) => a.rv - b.rv).map((r) => r.pod),
-      ['pod-1', 'pod-2', 'pod-3'],
+      ['example-pod-1', 'example-pod-2', 'example-pod-3'],
     );
     const s = (cluster.client.get(PODSEQ_GVR, 'default', 'example-sequence') as PodSequence).status!;
-    assert.deepEqual(s.processedPods, ['pod-1', 'pod-2', 'pod-3']);
+    assert.deepEqual(s.processedPods, ['example-pod-1', 'example-pod-2', 'example-pod-3']);
     await deleteSample('config/samples/example-podsequence.yaml');
   });
 
