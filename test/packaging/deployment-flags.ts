@@ -33,7 +33,8 @@ export function deploymentFlags(dep: Deployment, overrides: string[] = []): Mana
   }
   const cmd = addManagerOptions(new Command('run').exitOverride(), {
     healthProbeBindAddress: ':8081',
-    metricsBindAddress: ':8080',
+    metricsBindAddress: ':8443',
+    metricsSecure: true,
     webhookPort: 9443,
     dashboardAddress: '0',
   });
