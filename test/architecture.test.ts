@@ -46,6 +46,44 @@ test('parts of the program only meet over the Kubernetes API', async () => {
   assert.deepEqual(violations, []);
 });
 
+/**
+ * Parts that decide by time read it from an injected Clock (src/lib/clock.ts), so tests and
+ * a simulation's virtual clock can move it. Real time on purpose (HTTP latencies, TLS
+ * certificates, a shutdown bound) is written `realClock.now()`, which says so.
+ */
+const CLOCK_CHECKED = [
+  'controllers',
+  'runtime',
+  'cluster/nodes',
+  'cluster/scheduler',
+  'cluster/kubelet',
+  'cluster/workloads',
+  'cluster/kueue',
+  'cluster/runpod',
+  'cluster/events.ts',
+  'cluster/client.ts',
+  'cluster/index.ts',
+];
+
+test('controllers, the runtime and the data plane read time from the injected Clock', async () => {
+  const violations: string[] = [];
+  let checked = 0;
+  for await (const file of files(SRC)) {
+    const rel = relative(SRC, file);
+    if (!CLOCK_CHECKED.some((p) => rel === p || rel.startsWith(`${p}/`))) continue;
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, '');
+      if (/^\s*(\/\*|\*)/.test(code)) return; // a comment line
+      if (/\bDate\.now\b|new Date\(\)|\bperformance\.now\b/.test(code))
+        violations.push(`${rel}:${i + 1}: ${line.trim()}`);
+    });
+    checked++;
+  }
+  assert.ok(checked > 100, `checked ${checked} files`);
+  assert.deepEqual(violations, []);
+});
+
 const TEST = resolve(import.meta.dirname);
 /** Test folders with no src/ counterpart: shared helpers, and the tests of config/ and deploy/. */
 const NOT_MIRRORED = ['support', 'packaging'];
@@ -72,4 +110,22 @@ test('the test tree mirrors src/: test/<path>/ holds the tests of src/<path>/', 
     }
   }
   assert.deepEqual(strays, []);
+});
+
+/** Past this many lines a source file says at its top why it is one file ("~500", with slack). */
+const LONG_FILE_LINES = 600;
+
+test('a source file over ~500 lines says at its top why it is one file', async () => {
+  const unexplained: string[] = [];
+  for await (const file of files(SRC)) {
+    const text = await readFile(file, 'utf8');
+    const lines = text.split('\n').length;
+    if (lines <= LONG_FILE_LINES) continue;
+    const header = text.startsWith('/**') ? text.slice(0, text.indexOf('*/')) : '';
+    if (!header.includes('Why one file:'))
+      unexplained.push(
+        `${relative(SRC, file)} (${lines} lines): split it, or add "Why one file: …" to its top comment`,
+      );
+  }
+  assert.deepEqual(unexplained, []);
 });

@@ -12,6 +12,7 @@
  */
 import type { KubeObject } from './apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from './client.ts';
+import { type Clock, realClock } from '../lib/clock.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -89,13 +90,15 @@ export class EventWriter {
   /** Event written for each aggregation key (LRU by insertion order). */
   private readonly written = new Map<string, { namespace: string; name: string }>();
   private lastNanos = 0n;
+  private readonly clock: Clock;
 
-  constructor(client: ClusterClient) {
+  constructor(client: ClusterClient, clock: Clock = realClock) {
     this.client = client;
+    this.clock = clock;
   }
 
   /** A nanosecond time for an Event's name, after every one this writer gave before. */
-  stamp(at: Date = new Date()): bigint {
+  stamp(at: Date = new Date(this.clock.now())): bigint {
     let n = BigInt(at.getTime()) * 1_000_000n;
     if (n <= this.lastNanos) n = this.lastNanos + 1n;
     this.lastNanos = n;

@@ -5,6 +5,7 @@
  * the real one.
  */
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
+import { type Clock, realClock } from '../lib/clock.ts';
 import { ClusterClient } from './client.ts';
 import { startKubelet } from './kubelet/index.ts';
 import { startKueue } from './kueue/index.ts';
@@ -21,6 +22,8 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   scoring?: 'LeastAllocated' | 'MostAllocated';
   /** Run the data plane (default true); false gives a bare API server. */
   dataPlane?: boolean;
+  /** The time the data plane runs by (default the real clock). */
+  clock?: Clock;
 }
 
 export interface EmbeddedCluster {
@@ -39,20 +42,22 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   if (opts.dataPlane !== false) {
     const timeScale = opts.timeScale ?? 1;
     const config = typeof opts.nodes === 'object' ? opts.nodes : defaultNodeConfig(opts.nodes ?? 3);
-    const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'));
+    const clock = opts.clock ?? realClock;
+    const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'), { clock });
     stops.push(() => workloads.stop());
     // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
-    const kueue = await startKueue(client, { defaultQueues: true });
+    const kueue = await startKueue(client, { defaultQueues: true, clock });
     stops.push(() => kueue.stop());
     // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
-    const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false });
+    const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false, clock });
     stops.push(() => kubelet.stop());
-    nodes = await startNodes(client.as('system:node-controller'), config, { timeScale });
+    nodes = await startNodes(client.as('system:node-controller'), config, { timeScale, clock });
     const n = nodes;
     stops.push(() => n.stop());
     const scheduler = startScheduler(client.as('system:kube-scheduler'), {
       scoringStrategy: opts.scoring ?? 'LeastAllocated',
       timeScale,
+      clock,
     });
     stops.push(() => scheduler.stop());
   }

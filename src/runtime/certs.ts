@@ -5,6 +5,8 @@
  * cluster, whose caller registers the CA as the webhook's caBundle.
  */
 
+// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
+import { realClock } from '../lib/clock.ts';
 import { watch as fsWatch, type FSWatcher, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -64,7 +66,7 @@ export async function generateServingCert(
   hosts: string[] = ['localhost', '127.0.0.1'],
   validityDays = 365,
 ): Promise<ServingCert & { caKey: string }> {
-  const notBeforeDate = new Date(Date.now() - 60_000);
+  const notBeforeDate = new Date(realClock.now() - 60_000);
   const notAfterDate = new Date(notBeforeDate.getTime() + validityDays * 86_400_000);
   const ca = await generate([{ name: 'commonName', value: 'troupe-webhook-ca' }], {
     keyType: 'ec',

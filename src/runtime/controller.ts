@@ -17,16 +17,24 @@ import { randomUUID } from 'node:crypto';
 import type { Cache } from './cache.ts';
 import { type Client, FencedError } from './client.ts';
 import type { MetricsContext } from './custom-metrics.ts';
-import { isTerminal } from './errors.ts';
+import { isConflict, isTerminal } from './errors.ts';
 import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
 import type { Logger } from './log.ts';
 import type { RuntimeMetrics } from './metrics.ts';
+import { type Clock, realClock } from '../lib/clock.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from '../lib/ratelimiter.ts';
 import type { IndexFunc } from './store.ts';
 import type { Transform } from './transform.ts';
 import { type KindRef, type KubeObject, keyOf, objectKey, parseKey } from './types.ts';
 import { WorkQueue } from '../lib/workqueue.ts';
+
+/**
+ * Retries after which a key's write conflicts are no longer routine: something keeps
+ * rewriting the object under the controller (another controller fighting over a field),
+ * which a person should look at, so they are logged as errors again.
+ */
+const PERSISTENT_CONFLICT = 5;
 
 export interface ReconcileResult {
   /** Reconcile this key again after this many ms (periodic checks, timeouts). */
@@ -55,6 +63,8 @@ export interface ReconcileContext<M = unknown> {
   retries: number;
   /** What the definition's `metrics` hook returned for this manager (undefined without one). */
   metrics: M;
+  /** The time to decide by: never Date.now(), so tests and simulations can move it. */
+  clock: Clock;
 }
 
 export type WatchEventType = 'add' | 'update' | 'delete';
@@ -191,6 +201,8 @@ export interface ControllerDeps {
   metrics?: RuntimeMetrics;
   /** The controller's own metrics, as its `metrics` hook returned them. */
   custom?: unknown;
+  /** Default the real clock. */
+  clock?: Clock;
 }
 
 interface Source {
@@ -210,6 +222,7 @@ export class ControllerRunner {
   readonly def: ControllerDefinition;
   readonly name: string;
   private readonly deps: ControllerDeps;
+  private readonly clock: Clock;
   private readonly log: Logger;
   private readonly maxConcurrent: number;
   private queue: WorkQueue<string> | undefined;
@@ -222,6 +235,7 @@ export class ControllerRunner {
     this.def = def;
     this.name = def.name;
     this.deps = deps;
+    this.clock = deps.clock ?? realClock;
     this.log = deps.logger.child({ controller: def.name });
     this.maxConcurrent = Math.max(1, def.maxConcurrentReconciles ?? 1);
     deps.metrics?.initController(def.name, this.maxConcurrent);
@@ -259,7 +273,8 @@ export class ControllerRunner {
     const metrics = this.deps.metrics;
     const queue = new WorkQueue<string>({
       name: this.name,
-      rateLimiter: this.def.rateLimiter?.() ?? defaultControllerRateLimiter<string>(),
+      clock: this.clock,
+      rateLimiter: this.def.rateLimiter?.() ?? defaultControllerRateLimiter<string>(this.clock),
       metrics: metrics?.queueHooks(this.name),
     });
     metrics?.trackQueue(this.name, queue);
@@ -349,7 +364,7 @@ export class ControllerRunner {
     const controller = this.name;
     const { namespace, name } = parseKey(key);
     const log = this.log.child({ key, reconcileID: randomUUID() });
-    const started = performance.now();
+    const started = this.clock.now();
     const ctx: ReconcileContext = {
       controller,
       key,
@@ -362,6 +377,7 @@ export class ControllerRunner {
       signal: this.abort?.signal ?? new AbortController().signal,
       retries: queue.numRequeues(key),
       metrics: this.deps.custom,
+      clock: this.clock,
     };
     let result: ReconcileResult | undefined;
     try {
@@ -375,13 +391,21 @@ export class ControllerRunner {
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else if (ctx.signal.aborted) {
         log.debug({ err }, 'reconcile interrupted by shutdown');
+      } else if (isConflict(err) && ctx.retries < PERSISTENT_CONFLICT) {
+        // A version-guarded write lost a race with another writer: the retry reads the new
+        // version and usually succeeds. Routine, so no one needs to act on it.
+        queue.addRateLimited(key);
+        log.debug(
+          { reason: (err as Error).message, retries: ctx.retries },
+          'reconcile hit a write conflict; retrying with the latest object',
+        );
       } else {
         queue.addRateLimited(key);
         log.error({ err, retries: ctx.retries }, 'reconcile failed; retrying with backoff');
       }
       return;
     } finally {
-      metrics?.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+      metrics?.reconcileTime.observe({ controller }, (this.clock.now() - started) / 1000);
     }
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
       queue.forget(key);

@@ -11,6 +11,7 @@
  * Recording is fire-and-forget and best-effort: a failure is logged, never thrown.
  */
 
+import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 import { hostname } from 'node:os';
 import { isNotFound } from './errors.ts';
 import type { Client } from './client.ts';
@@ -43,6 +44,8 @@ export interface EventRecorderOptions {
   maxTracked?: number;
   /** Outcome counter hook. */
   onRecorded?(type: EventType, outcome: 'created' | 'series' | 'dropped'): void;
+  /** Event times and series spacing; default the real clock. */
+  clock?: Clock;
 }
 
 interface Tracked {
@@ -52,7 +55,7 @@ interface Tracked {
   count: number;
   lastObserved: number;
   lastPatched: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   body: Record<string, unknown>;
 }
 
@@ -60,7 +63,8 @@ const NOTE_LIMIT = 1024;
 
 export class EventRecorder {
   private readonly client: Client;
-  private readonly opts: Required<Omit<EventRecorderOptions, 'logger' | 'onRecorded'>>;
+  private readonly opts: Required<Omit<EventRecorderOptions, 'logger' | 'onRecorded' | 'clock'>>;
+  private readonly clock: Clock;
   private readonly log: Logger;
   private readonly onRecorded: EventRecorderOptions['onRecorded'];
   private readonly tracked = new Map<string, Tracked>();
@@ -79,6 +83,7 @@ export class EventRecorder {
     };
     this.log = opts.logger ?? silentLogger();
     this.onRecorded = opts.onRecorded;
+    this.clock = opts.clock ?? realClock;
   }
 
   /**
@@ -113,7 +118,7 @@ export class EventRecorder {
       type,
       trimmed,
     ]);
-    const now = Date.now();
+    const now = this.clock.now();
     const existing = this.tracked.get(key);
     if (existing && now - existing.lastObserved < this.opts.seriesWindowMs) {
       existing.count++;
@@ -124,7 +129,7 @@ export class EventRecorder {
       this.scheduleSeries(existing, type);
       return;
     }
-    if (existing?.timer) clearTimeout(existing.timer);
+    if (existing?.timer) existing.timer.cancel();
     const namespace = ref.namespace || 'default';
     const body: Record<string, unknown> = {
       apiVersion: 'events.k8s.io/v1',
@@ -155,7 +160,7 @@ export class EventRecorder {
     while (this.tracked.size > this.opts.maxTracked) {
       const oldest = this.tracked.keys().next().value as string;
       const t = this.tracked.get(oldest);
-      if (t?.timer) clearTimeout(t.timer);
+      if (t?.timer) t.timer.cancel();
       this.tracked.delete(oldest);
     }
   }
@@ -172,7 +177,7 @@ export class EventRecorder {
   async flush(): Promise<void> {
     for (const entry of this.tracked.values()) {
       if (entry.timer) {
-        clearTimeout(entry.timer);
+        entry.timer.cancel();
         entry.timer = undefined;
         this.track(this.patchSeries(entry, entry.body.type as EventType));
       }
@@ -195,12 +200,11 @@ export class EventRecorder {
   private scheduleSeries(entry: Tracked, type: EventType): void {
     if (entry.timer) return;
     const wait =
-      entry.count === 2 ? 0 : Math.max(0, entry.lastPatched + this.opts.seriesUpdateMs - Date.now());
-    entry.timer = setTimeout(() => {
+      entry.count === 2 ? 0 : Math.max(0, entry.lastPatched + this.opts.seriesUpdateMs - this.clock.now());
+    entry.timer = this.clock.setTimer(() => {
       entry.timer = undefined;
       this.track(this.patchSeries(entry, type));
     }, wait);
-    entry.timer.unref();
   }
 
   private async create(entry: Tracked, type: EventType): Promise<boolean> {
@@ -218,7 +222,7 @@ export class EventRecorder {
 
   private async patchSeries(entry: Tracked, type: EventType): Promise<void> {
     if (!(await entry.created) || !entry.name) return;
-    entry.lastPatched = Date.now();
+    entry.lastPatched = this.clock.now();
     const series = { count: entry.count, lastObservedTime: microTime(entry.lastObserved) };
     try {
       await this.client.mergePatch(
@@ -236,7 +240,7 @@ export class EventRecorder {
         const metadata = { ...(entry.body.metadata as Record<string, unknown>) };
         metadata.name = this.eventName(
           (entry.body.regarding as ObjectReference).name ?? 'object',
-          Date.now(),
+          this.clock.now(),
         );
         entry.body = { ...entry.body, metadata, series };
         entry.created = this.track(this.create(entry, type));

@@ -14,7 +14,7 @@
 
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { sleep } from '../lib/clock.ts';
+import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 import { type Client, FencedError } from './client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
 import { microTime } from './events.ts';
@@ -50,6 +50,8 @@ export interface LeaderElectionOptions {
   /** leader_election_master_status hook. */
   onStatus?(leading: boolean): void;
   logger?: Logger;
+  /** Lease times and deadlines; default the real clock. */
+  clock?: Clock;
 }
 
 const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' };
@@ -70,8 +72,9 @@ export class LeaderElector {
   private readonly log: Logger;
   private readonly stopController = new AbortController();
   private leading = false;
-  private lastRenew = Number.NEGATIVE_INFINITY; // monotonic ms when the last successful renewal was sent
-  private deadlineTimer: NodeJS.Timeout | undefined;
+  private lastRenew = Number.NEGATIVE_INFINITY; // clock ms when the last successful renewal was sent
+  private deadlineTimer: TimerHandle | undefined;
+  private readonly clock: Clock;
   private observed: { spec: LeaseSpec; at: number; resourceVersion?: string } | undefined;
   private observedHolder: string | undefined;
   private running: Promise<void> | undefined;
@@ -82,6 +85,7 @@ export class LeaderElector {
     this.name = opts.name;
     this.namespace = opts.namespace;
     this.identity = opts.identity ?? defaultIdentity();
+    this.clock = opts.clock ?? realClock;
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
@@ -96,7 +100,7 @@ export class LeaderElector {
 
   /** Leading, and the last renewal is recent enough to act on. */
   get isLeader(): boolean {
-    return this.leading && performance.now() - this.lastRenew < this.renewDeadlineMs;
+    return this.leading && this.clock.now() - this.lastRenew < this.renewDeadlineMs;
   }
 
   /** The holder last observed on the Lease. */
@@ -137,7 +141,7 @@ export class LeaderElector {
     while (!this.stopped) {
       if (await this.tryAcquireOrRenew(this.retryPeriodMs)) break;
       // client-go jitters the retry period by up to 20% so candidates do not move in lockstep.
-      await sleep(this.retryPeriodMs * (1 + 0.2 * Math.random()), signal);
+      await this.clock.sleep(this.retryPeriodMs * (1 + 0.2 * Math.random()), signal);
     }
     if (this.stopped) return;
     this.leading = true;
@@ -148,16 +152,16 @@ export class LeaderElector {
 
     // Renew.
     while (!this.stopped && this.leading) {
-      await sleep(this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
       if (this.stopped || !this.leading) break;
       let renewed = false;
       while (!this.stopped && this.isLeader) {
-        const remaining = this.lastRenew + this.renewDeadlineMs - performance.now();
+        const remaining = this.lastRenew + this.renewDeadlineMs - this.clock.now();
         if (await this.tryAcquireOrRenew(Math.max(1, remaining))) {
           renewed = true;
           break;
         }
-        await sleep(Math.min(this.retryPeriodMs / 2, Math.max(0, remaining)), signal);
+        await this.clock.sleep(Math.min(this.retryPeriodMs / 2, Math.max(0, remaining)), signal);
       }
       if (!renewed && !this.stopped) this.lose('failed to renew the lease within the renew deadline');
     }
@@ -174,7 +178,7 @@ export class LeaderElector {
     if (!this.leading) return;
     this.leading = false;
     this.lastRenew = Number.NEGATIVE_INFINITY;
-    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer?.cancel();
     this.log.info({ why }, 'stopped leading');
     this.opts.onStatus?.(false);
     this.opts.onStoppedLeading?.();
@@ -182,20 +186,19 @@ export class LeaderElector {
 
   /** Fires when the renew deadline passes without a renewal, even if a request is still hanging. */
   private armDeadline(): void {
-    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
-    const wait = this.lastRenew + this.renewDeadlineMs - performance.now();
-    this.deadlineTimer = setTimeout(
+    this.deadlineTimer?.cancel();
+    const wait = this.lastRenew + this.renewDeadlineMs - this.clock.now();
+    this.deadlineTimer = this.clock.setTimer(
       () => {
         if (this.leading && !this.isLeader) this.lose('renew deadline passed');
       },
       Math.max(0, wait),
     );
-    this.deadlineTimer.unref();
   }
 
   private async tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
-    const sentAt = performance.now();
-    const now = Date.now();
+    const sentAt = this.clock.now();
+    const now = this.clock.now();
     const signal = AbortSignal.any([this.stopController.signal, AbortSignal.timeout(Math.ceil(timeoutMs))]);
     try {
       let lease: Lease | undefined;
@@ -216,15 +219,15 @@ export class LeaderElector {
           { ...LEASE, metadata: { name: this.name, namespace: this.namespace }, spec: mine },
           { signal },
         );
-        this.observe(created, performance.now());
+        this.observe(created, this.clock.now());
         return this.renewed(sentAt);
       }
       const spec = lease.spec ?? {};
-      this.observe(lease, performance.now());
+      this.observe(lease, this.clock.now());
       const holder = spec.holderIdentity ?? '';
-      const observedAt = this.observed?.at ?? performance.now();
+      const observedAt = this.observed?.at ?? this.clock.now();
       const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.leaseDurationMs / 1000)) * 1000;
-      if (holder && holder !== this.identity && observedAt + durationMs > performance.now()) {
+      if (holder && holder !== this.identity && observedAt + durationMs > this.clock.now()) {
         return false; // held by another candidate and not expired by our clock
       }
       if (holder === this.identity) {
@@ -234,7 +237,7 @@ export class LeaderElector {
         mine.leaseTransitions = (spec.leaseTransitions ?? 0) + 1;
       }
       const updated = await this.client.update<Lease>({ ...lease, spec: mine }, { signal });
-      this.observe(updated, performance.now());
+      this.observe(updated, this.clock.now());
       return this.renewed(sentAt);
     } catch (err) {
       if (!isConflict(err) && !isAlreadyExists(err) && !this.stopped) {
@@ -276,7 +279,7 @@ export class LeaderElector {
         signal: AbortSignal.timeout(this.renewDeadlineMs),
       });
       if (lease.spec?.holderIdentity !== this.identity) return;
-      const now = microTime(Date.now());
+      const now = microTime(this.clock.now());
       await this.client.update<Lease>(
         {
           ...lease,

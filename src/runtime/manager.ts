@@ -21,6 +21,7 @@ import { Cache } from './cache.ts';
 import { Client } from './client.ts';
 import { type ControllerDefinition, ControllerRunner } from './controller.ts';
 import { cacheView } from './custom-metrics.ts';
+import { type Clock, realClock } from '../lib/clock.ts';
 import { EventRecorder } from './events.ts';
 import { type Check, HealthServer } from './health.ts';
 import { generateServingCert } from './certs.ts';
@@ -72,6 +73,11 @@ export interface ManagerOptions {
   rest?: Omit<RestClientOptions, 'metrics'>;
   /** Include process metrics in /metrics (default true). */
   processMetrics?: boolean;
+  /**
+   * The time controllers decide by (ReconcileContext.clock, requeues, Event series, Lease
+   * times); default the real clock. Network timeouts and the shutdown bound stay real.
+   */
+  clock?: Clock;
   /** Called when this manager becomes the leader (before its controllers start). */
   onStartedLeading?(): void;
   /** Called the moment leadership is lost (controllers are being stopped). */
@@ -95,6 +101,8 @@ export class Manager {
   readonly webhooks: WebhookServer | undefined;
   readonly elector: LeaderElector | undefined;
   readonly identity: string;
+  /** The time controllers decide by (ManagerOptions.clock). */
+  readonly clock: Clock;
   private readonly opts: ManagerOptions;
   private readonly runners = new Map<string, ControllerRunner>();
   private readonly recorders = new Map<string, EventRecorder>();
@@ -113,6 +121,7 @@ export class Manager {
 
   constructor(opts: ManagerOptions) {
     this.opts = opts;
+    this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? silentLogger();
     this.done = new Promise((r) => {
       this.doneResolve = r;
@@ -143,6 +152,7 @@ export class Manager {
         retryPeriodMs: le.retryPeriodMs,
         releaseOnCancel: le.releaseOnCancel,
         logger: this.log,
+        clock: this.clock,
         onStartedLeading: () => {
           opts.onStartedLeading?.();
           this.controllersStarting = this.startControllers();
@@ -182,6 +192,7 @@ export class Manager {
       reportingController: `troupe/${def.name}`,
       reportingInstance: this.identity,
       logger: this.log,
+      clock: this.clock,
       onRecorded: (type, outcome) => this.metrics.eventsRecorded.inc({ type, outcome }),
     });
     this.recorders.set(def.name, recorder);
@@ -194,6 +205,7 @@ export class Manager {
         logger: this.log,
         metrics: this.metrics,
         custom,
+        clock: this.clock,
       }),
     );
   }
@@ -280,8 +292,9 @@ export class Manager {
   }
 
   private async shutdown(): Promise<void> {
-    const deadline = performance.now() + (this.opts.gracefulShutdownMs ?? 30_000);
-    const remaining = () => Math.max(0, deadline - performance.now());
+    // Real time on purpose: the bound protects the process, whatever clock controllers use.
+    const deadline = realClock.now() + (this.opts.gracefulShutdownMs ?? 30_000);
+    const remaining = () => Math.max(0, deadline - realClock.now());
     this.log.info('shutting down');
     await this.controllersStarting?.catch(() => {});
     await this.stopControllers(remaining());

@@ -10,6 +10,8 @@
  * our own inactivity timeout, which the library's Watch class fixes at 30 s.
  */
 
+// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
+import { realClock } from '../lib/clock.ts';
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { KubeConfig, RequestContext } from '@kubernetes/client-node';
@@ -97,11 +99,11 @@ export class RestClient {
   async request<T = unknown>(opts: RequestOptions): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
-      const started = performance.now();
+      const started = realClock.now();
       try {
         res = await this.send(opts, opts.timeoutMs ?? this.timeoutMs, opts.timeoutMs ?? this.timeoutMs);
       } catch (err) {
-        this.metrics.request?.(opts.method, 0, (performance.now() - started) / 1000);
+        this.metrics.request?.(opts.method, 0, (realClock.now() - started) / 1000);
         if (opts.method === 'GET' && attempt < this.maxRetries && isRetriableNetworkError(err, opts.signal)) {
           await delay(backoffDelay(attempt, 50, Number.POSITIVE_INFINITY), undefined, {
             signal: opts.signal,
@@ -111,7 +113,7 @@ export class RestClient {
         throw err;
       }
       const text = await res.body.text();
-      this.metrics.request?.(opts.method, res.statusCode, (performance.now() - started) / 1000);
+      this.metrics.request?.(opts.method, res.statusCode, (realClock.now() - started) / 1000);
       if (res.statusCode >= 200 && res.statusCode < 300) {
         return (text.length > 0 ? JSON.parse(text) : undefined) as T;
       }
@@ -136,15 +138,15 @@ export class RestClient {
    * `idleTimeoutMs` bounds the silence between two chunks.
    */
   async stream(opts: RequestOptions & { idleTimeoutMs: number }): Promise<StreamResponse> {
-    const started = performance.now();
+    const started = realClock.now();
     let res: Dispatcher.ResponseData;
     try {
       res = await this.send(opts, this.timeoutMs, opts.idleTimeoutMs);
     } catch (err) {
-      this.metrics.request?.(opts.method, 0, (performance.now() - started) / 1000);
+      this.metrics.request?.(opts.method, 0, (realClock.now() - started) / 1000);
       throw err;
     }
-    this.metrics.request?.(opts.method, res.statusCode, (performance.now() - started) / 1000);
+    this.metrics.request?.(opts.method, res.statusCode, (realClock.now() - started) / 1000);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.body.text().catch(() => '');
       throw toApiError(opts, res.statusCode, res.headers, text);
@@ -211,7 +213,7 @@ export class RestClient {
 
   private getAuth(): Promise<Auth> {
     const current = this.authValue;
-    if (current && current.expires > Date.now()) return Promise.resolve(current);
+    if (current && current.expires > realClock.now()) return Promise.resolve(current);
     if (!this.auth) {
       this.auth = this.loadAuth().then(
         (auth) => {
@@ -242,7 +244,7 @@ export class RestClient {
     // Keep the pooled connections when only headers could have changed.
     const reuse = previous && sameTls(this.kc) ? previous.dispatcher : dispatcher;
     if (reuse !== dispatcher && dispatcher !== this.ownAgent) dispatcher.close().catch(() => {});
-    return { headers, dispatcher: reuse, expires: Date.now() + AUTH_TTL_MS };
+    return { headers, dispatcher: reuse, expires: realClock.now() + AUTH_TTL_MS };
   }
 }
 
@@ -301,7 +303,7 @@ function toApiError(
     if (Number.isFinite(n)) retryAfterSeconds = n;
     else {
       const at = Date.parse(raw);
-      if (!Number.isNaN(at)) retryAfterSeconds = Math.max(0, (at - Date.now()) / 1000);
+      if (!Number.isNaN(at)) retryAfterSeconds = Math.max(0, (at - realClock.now()) / 1000);
     }
   }
   return new ApiError({

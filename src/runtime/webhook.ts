@@ -6,6 +6,8 @@
  * generated at start, in which case `caBundle` is what to register with the API server.
  */
 
+// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
+import { realClock } from '../lib/clock.ts';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -195,12 +197,12 @@ export class WebhookServer {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
-    const started = performance.now();
+    const started = realClock.now();
     metrics?.webhookInFlight.inc({ webhook: path });
     const finish = (code: number) => {
       metrics?.webhookInFlight.dec({ webhook: path });
       metrics?.webhookRequests.inc({ webhook: path, code: String(code) });
-      metrics?.webhookLatency.observe({ webhook: path }, (performance.now() - started) / 1000);
+      metrics?.webhookLatency.observe({ webhook: path }, (realClock.now() - started) / 1000);
     };
     const limit = this.opts.maxBodyBytes ?? 7 * 1024 * 1024;
     const chunks: Buffer[] = [];

@@ -77,3 +77,31 @@ test("each ClusterRole config/ ships for the manager is the union of its capabil
     assert.deepEqual(grants(roles[0].rules), declared, `${file} grants what its capabilities declare`);
   }
 });
+
+test("the dashboard's viewer role may read every capability's CRD kinds", () => {
+  const role = parseAllDocuments(readFileSync(join(ROOT, 'config/rbac/dashboard_viewer_role.yaml'), 'utf8'))
+    .map((d) => d.toJS())
+    .find((d) => d?.kind === 'ClusterRole');
+  const granted = new Set(grants(role.rules));
+  const missing: string[] = [];
+  for (const c of all) {
+    for (const crd of c.crds) {
+      const spec = crd.spec as { group: string; names: { plural: string } };
+      for (const verb of ['get', 'list', 'watch']) {
+        const g = `${spec.group}/${spec.names.plural} ${verb} *`;
+        if (!granted.has(g)) missing.push(`${c.name}: ${g}`);
+      }
+    }
+  }
+  assert.deepEqual(missing, []);
+});
+
+test('docs/architecture.md names every capability folder', () => {
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const line = doc.split('\n').find((l) => l.includes('one folder per capability:')) ?? '';
+  assert.deepEqual(
+    all.map((c) => c.name).filter((n) => !line.includes(`${n}/`)),
+    [],
+    'the folder list in docs/architecture.md',
+  );
+});

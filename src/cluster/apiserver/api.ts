@@ -5,6 +5,9 @@
  * the status split and admission. The HTTP layer is a thin codec over this class, and
  * in-process components (the simulated data plane) call it directly with the same
  * semantics as over HTTP.
+ *
+ * Why one file: the generic store's verbs share storage, watch and admission plumbing, as
+ * upstream's registry store.go does.
  */
 import {
   fieldsMatch,
@@ -107,6 +110,16 @@ export interface AdmissionRequest {
   dryRun: boolean;
 }
 
+/** A write as {@link ApiHooks.guardWrite} sees it. `groups` is absent for in-process callers. */
+export interface GuardedWrite {
+  rt: ResourceType;
+  namespace: string;
+  obj: KubeObject;
+  old?: KubeObject;
+  user: string;
+  groups?: string[];
+}
+
 /** Lists unknown fields of an object for fieldValidation (strict decoding). */
 export type UnknownFieldsFn = (rt: ResourceType, obj: KubeObject) => string[];
 
@@ -114,6 +127,11 @@ export interface ApiHooks {
   admission?: Admission;
   patcher?: Patcher;
   unknownFields?: UnknownFieldsFn;
+  /**
+   * A resource storage's own check of who may write what, after mutating admission (RBAC's
+   * escalation prevention). Throws ApiError to refuse the write.
+   */
+  guardWrite?: (w: GuardedWrite) => void;
   /** Called after a committed write, e.g. to (un)register CRD resources. */
   afterWrite?: (rt: ResourceType, type: EventType, obj: KubeObject) => void;
 }
@@ -389,6 +407,7 @@ export class Api {
       );
       rt.strategy.default?.(admitted);
     }
+    this.hooks.guardWrite?.({ rt, namespace, obj: admitted, user: opts.user, groups: opts.groups });
     // Server-owned metadata is set after admission so webhooks cannot forge it.
     const m = admitted.metadata;
     m.name = name;
@@ -479,6 +498,7 @@ export class Api {
       if (ctx.subresource === '') rt.strategy.default?.(next);
     }
     this.keepServerMetadata(next, old, rt);
+    this.hooks.guardWrite?.({ rt, namespace, obj: next, old, user: opts.user, groups: opts.groups });
     const settle = settleOnce(
       ctx.subresource === '' ? rt.storeHooks?.beginUpdate?.(next, old, ctx.dryRun) : undefined,
     );

@@ -27,6 +27,7 @@ import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import type { Anchors } from './runtime.ts';
 import { Fifo } from './fifo.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
+import { realClock } from '../../lib/clock.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -119,7 +120,7 @@ export class StagePlayer {
 
   constructor(o: PlayerOptions) {
     this.o = o;
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? (() => realClock.now());
     this.random = o.random ?? Math.random;
     this.concurrency = o.concurrency ?? 64;
     this.log = o.log ?? (() => {});

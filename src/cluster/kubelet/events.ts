@@ -17,6 +17,7 @@ import { rfc3339 } from '../../kube/conditions.ts';
 import type { ClusterClient } from '../client.ts';
 import { aggregationKey, type EventOccurrences, EventWriter, type ObjectReference } from '../events.ts';
 import { Fifo } from './fifo.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export { objectReference as targetOf } from '../events.ts';
 
@@ -30,6 +31,7 @@ export interface KubeletEvent {
 }
 
 export class KubeletEvents {
+  private readonly clock: Clock;
   private readonly writer: EventWriter;
   private readonly component: string;
   private readonly maxBacklog: number;
@@ -46,9 +48,16 @@ export class KubeletEvents {
 
   constructor(
     client: ClusterClient,
-    opts: { component?: string; maxBacklog?: number; concurrency?: number; busy?: () => boolean } = {},
+    opts: {
+      component?: string;
+      maxBacklog?: number;
+      concurrency?: number;
+      busy?: () => boolean;
+      clock?: Clock;
+    } = {},
   ) {
-    this.writer = new EventWriter(client);
+    this.clock = opts.clock ?? realClock;
+    this.writer = new EventWriter(client, this.clock);
     this.component = opts.component ?? 'kubelet';
     this.maxBacklog = opts.maxBacklog ?? 10_000;
     this.concurrency = opts.concurrency ?? 4;
@@ -61,7 +70,7 @@ export class KubeletEvents {
       this.dropped++;
       return;
     }
-    const at = new Date();
+    const at = new Date(this.clock.now());
     this.queue.push({ ev, at, nanos: this.writer.stamp(at) });
     this.pump();
   }

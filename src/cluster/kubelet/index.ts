@@ -22,6 +22,7 @@ import { createIPAM, planNext, type Stage } from './stages/index.ts';
 import { nodeTransitions, podTransitions } from './transitions.ts';
 import { TimerQueue } from '../../lib/timer-queue.ts';
 import { troupeDefaultStages, troupeFuncs } from './troupe-stages.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export { STAGE_CRD_NAME, STAGE_GVR, stageCRD } from './crd.ts';
 export type { LogFn } from './engine.ts';
@@ -62,6 +63,8 @@ export interface KubeletOptions {
   events?: boolean;
   /** Renew node Leases in kube-node-lease (default true). */
   leases?: boolean;
+  /** The time stages are played by (delays, timestamps, leases); default the real clock. */
+  clock?: Clock;
   /**
    * Addresses for nodes that have no InternalIP of their own (default 10.200.0.0/16, apart from
    * the 10.240.0.0/16 the nodes component hands out, so adopted nodes never share one).
@@ -130,13 +133,16 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     opts.defaultStages === false ? [] : troupeDefaultStages().filter((s) => !disabled.has(s.metadata.name));
   const set = new StageSet(defaults, opts.stages ?? []);
 
-  const timers = new TimerQueue();
+  const clock = opts.clock ?? realClock;
+  const startTime = clock.now();
+  const timers = new TimerQueue({ clock });
   const anchors = new Anchors();
   const ipam = createIPAM({ nodeCIDR: opts.nodeCIDR ?? '10.200.0.0/16', podCIDR: opts.podCIDR });
   // Event writes yield to status work (see events.ts); the players are defined below.
   let busy = () => false;
-  const events = new KubeletEvents(client, { busy: () => busy() });
-  const leases = opts.leases === false ? undefined : new NodeLeases(client, timers, { timeScale, log });
+  const events = new KubeletEvents(client, { busy: () => busy(), clock });
+  const leases =
+    opts.leases === false ? undefined : new NodeLeases(client, timers, { timeScale, log, clock });
 
   const managedNodes = new Set<string>();
   const nodeAddresses = new Map<string, string>();
@@ -152,7 +158,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
   let stageObjects: StageObjects | undefined;
   const lastFailure = new Map<string, number>();
   const stageFailed = (stage: PlayableStage, obj: KubeObject, message: string) => {
-    const now = Date.now();
+    const now = clock.now();
     if ((lastFailure.get(stage.name) ?? 0) + FAILURE_REPORT_MS > now) return;
     lastFailure.set(stage.name, now);
     const text = `playing on ${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}: ${message}`;
@@ -175,6 +181,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
       timeScale,
       anchors,
       random,
+      now: () => clock.now(),
       concurrency: opts.concurrency,
       log,
       onIdle: () => events.pump(),
@@ -187,6 +194,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
             nodeIPWith,
             podIPWith: (node: string, hostNetwork: boolean, uid: string) =>
               hostNetwork ? nodeIPWith(node) : ipam.podIP(node, false, uid),
+            startTime,
             extra: troupeFuncs({ now, timeScale, anchors }),
           }),
         stageFailed,
@@ -224,7 +232,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
 
   if (opts.clusterStages !== false) {
     await ensureStageCRD(client);
-    stageObjects = new StageObjects(client, set, events, log);
+    stageObjects = new StageObjects(client, set, events, log, clock);
     stageObjects.start();
   }
 

@@ -12,6 +12,7 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import type { LogFn } from './engine.ts';
 import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export const LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;
@@ -24,6 +25,7 @@ export function microTime(ms: number): string {
 }
 
 export class NodeLeases {
+  private readonly clock: Clock;
   private readonly client: ClusterClient;
   private readonly timers: TimerQueue;
   private readonly intervalMs: number;
@@ -35,8 +37,13 @@ export class NodeLeases {
   private stopped = false;
   renewals = 0;
 
-  constructor(client: ClusterClient, timers: TimerQueue, opts: { timeScale: number; log?: LogFn }) {
+  constructor(
+    client: ClusterClient,
+    timers: TimerQueue,
+    opts: { timeScale: number; log?: LogFn; clock?: Clock },
+  ) {
     this.client = client;
+    this.clock = opts.clock ?? realClock;
     this.timers = timers;
     this.intervalMs = Math.min(RENEW_MS, Math.max(MIN_RENEW_MS, RENEW_MS / opts.timeScale));
     this.log = opts.log ?? (() => {});
@@ -51,7 +58,7 @@ export class NodeLeases {
       wrote: undefined as string | undefined,
     };
     this.nodes.set(node, n);
-    n.timer = this.timers.schedule(Date.now(), () => void this.renew(node));
+    n.timer = this.timers.schedule(this.clock.now(), () => void this.renew(node));
   }
 
   stop(node: string): void {
@@ -74,7 +81,9 @@ export class NodeLeases {
       const cur = this.client.get(GVR.leases, LEASE_NAMESPACE, node);
       const renewed = (cur?.spec as { renewTime?: string } | undefined)?.renewTime;
       const othersFresh =
-        renewed !== undefined && renewed !== n.wrote && Date.now() - Date.parse(renewed) < this.intervalMs;
+        renewed !== undefined &&
+        renewed !== n.wrote &&
+        this.clock.now() - Date.parse(renewed) < this.intervalMs;
       if (!othersFresh) {
         n.wrote = await this.write(node, n.uid);
         this.renewals++;
@@ -90,13 +99,16 @@ export class NodeLeases {
       n.busy = false;
       if (this.nodes.get(node) === n) {
         const jitter = 1 + (Math.random() - 0.5) * 0.2;
-        n.timer = this.timers.schedule(Date.now() + this.intervalMs * jitter, () => void this.renew(node));
+        n.timer = this.timers.schedule(
+          this.clock.now() + this.intervalMs * jitter,
+          () => void this.renew(node),
+        );
       }
     }
   }
 
   private async write(node: string, uid: string): Promise<string> {
-    const now = microTime(Date.now());
+    const now = microTime(this.clock.now());
     await writeNodeLease(this.client, node, uid, LEASE_DURATION_SECONDS, now);
     return now;
   }

@@ -13,6 +13,7 @@ import { type KubeletEvents, targetOf } from './events.ts';
 import { compilePlayable, PLAYED_KINDS, type StageSet } from './stage-set.ts';
 import type { Stage } from './stages/index.ts';
 import { formatRFC3339Nano } from './stages/index.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 interface Verdict {
   status: 'True' | 'False';
@@ -25,12 +26,20 @@ export class StageObjects {
   private readonly set: StageSet;
   private readonly events: KubeletEvents | undefined;
   private readonly log: LogFn;
+  private readonly clock: Clock;
   /** name -> uid/generation last compiled. */
   private readonly compiled = new Map<string, string>();
   private chain: Promise<void> = Promise.resolve();
   private stopWatch: (() => void) | undefined;
 
-  constructor(client: ClusterClient, set: StageSet, events: KubeletEvents | undefined, log: LogFn) {
+  constructor(
+    client: ClusterClient,
+    set: StageSet,
+    events: KubeletEvents | undefined,
+    log: LogFn,
+    clock: Clock = realClock,
+  ) {
+    this.clock = clock;
     this.client = client;
     this.set = set;
     this.events = events;
@@ -121,7 +130,7 @@ export class StageObjects {
       lastTransitionTime:
         prev?.status === v.status && typeof prev.lastTransitionTime === 'string'
           ? prev.lastTransitionTime
-          : formatRFC3339Nano(Math.floor(Date.now() / 1000) * 1000),
+          : formatRFC3339Nano(Math.floor(this.clock.now() / 1000) * 1000),
     };
     if (generation !== undefined) cond.observedGeneration = generation;
     await this.client.patch(

@@ -5,6 +5,9 @@
  * (cycles, entry order, fits re-check, preemption issuing) and
  * pkg/scheduler/flavorassigner/flavorassigner.go (flavor choice, fungibility, messages);
  * quota arithmetic with cohorts is in quota.ts, preemption in preemption.ts.
+ *
+ * Why one file: one scheduling cycle in upstream's order (entries, flavor assignment, fit,
+ * preemption), read together against scheduler.go and flavorassigner.go.
  */
 
 import { labelSelectorMatches } from '../../kube/labels.ts';

@@ -8,6 +8,7 @@
  */
 
 import { parseGoDuration } from '../../kube/duration.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 import type { Condition, Workload } from './api.ts';
 import { WorkloadConditions } from './api.ts';
 
@@ -73,11 +74,7 @@ export function requeueBackoffMs(
   maxSeconds: number,
   random: () => number = Math.random,
 ): number {
-  const base = baseSeconds * 1000;
-  const cap = maxSeconds * 1000;
-  let d = base;
-  for (let i = 1; i < n && d < cap; i++) d *= 2;
-  d = Math.min(d, cap);
+  const d = backoffDelay(n - 1, baseSeconds * 1000, maxSeconds * 1000);
   return d + d * 0.0001 * random();
 }
 

@@ -8,6 +8,9 @@
  *
  * Three loops: jobs (`Kind|ns/name`: Kueue's job reconciler), workloads (`ns/name`: eviction
  * and requeueing) and the scheduler (one pass over every queue, then queue status).
+ *
+ * Why one file: the three loops share the stand-in's cache and queues; the decisions are pure
+ * and elsewhere (admission.ts, quota.ts, preemption.ts).
  */
 
 import { type Condition, rfc3339, setCondition } from '../../kube/conditions.ts';
@@ -68,6 +71,7 @@ import {
   requeue,
   unsetQuota,
 } from './workloads.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type Integration = 'workload.codeflare.dev/appwrapper' | 'batch/job';
 
@@ -81,8 +85,8 @@ export interface KueueOptions {
   /** Jobs synced concurrently (default 4). */
   workers?: number;
   log?: LogFn;
-  /** Clock for condition timestamps (default: the wall clock). */
-  now?: () => Date;
+  /** Admission, eviction and condition times; default the real clock. */
+  clock?: Clock;
   /**
    * Kueue's waitForPodsReady configuration section (off when absent): PodsReady conditions
    * on Workloads, eviction after `timeout` (default 5m) with re-queueing backoff.
@@ -124,7 +128,8 @@ async function waitServed(client: ClusterClient, gvrs: Gvr[]): Promise<void> {
 
 export async function startKueue(client: ClusterClient, opts: KueueOptions = {}): Promise<KueueStandIn> {
   const log: LogFn = opts.log ?? (() => {});
-  const now = opts.now ?? (() => new Date());
+  const clock = opts.clock ?? realClock;
+  const now = () => new Date(clock.now());
   const podsReady = opts.waitForPodsReady ? podsReadySettings(opts.waitForPodsReady) : undefined;
   const c = client.as(KUEUE_USER);
   await ensureKueueCRDs(client);
@@ -140,7 +145,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     }
   }
 
-  const recorder = new EventRecorder(c, 'kueue', log);
+  const recorder = new EventRecorder(c, 'kueue', log, clock);
   const integrations = new Set(opts.integrations ?? (Object.keys(ADAPTERS) as Integration[]));
   const adapters = new Map<string, JobAdapter>();
   for (const i of integrations) adapters.set(ADAPTERS[i].kind, ADAPTERS[i]);
@@ -164,10 +169,17 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   let seq = 0;
   const firstSeen = new Map<string, number>();
 
-  const jobLoop = new Loop({ name: 'kueue-jobs', workers: opts.workers ?? 4, sync: (k) => syncJob(k), log });
-  const wlLoop = new Loop({ name: 'kueue-workloads', workers: 2, sync: (k) => syncWorkload(k), log });
+  const jobLoop = new Loop({
+    name: 'kueue-jobs',
+    workers: opts.workers ?? 4,
+    sync: (k) => syncJob(k),
+    log,
+    clock,
+  });
+  const wlLoop = new Loop({ name: 'kueue-workloads', workers: 2, sync: (k) => syncWorkload(k), log, clock });
   const schedLoop = new Loop({
     name: 'kueue-scheduler',
+    clock,
     workers: 1,
     sync: (k) => (k === 'schedule' ? schedulePass() : statusPass()),
     log,

@@ -26,6 +26,7 @@ import {
   unknownConditions,
 } from './node-object.ts';
 import { type NodesLog, setDisruptionTarget, TaintEviction } from './taint-eviction.ts';
+import type { Clock } from '../../lib/clock.ts';
 
 export interface LifecycleOptions {
   timeScale: number;
@@ -38,6 +39,7 @@ export interface LifecycleOptions {
   recorder?: EventRecorder;
   evictionRecorder?: EventRecorder;
   log: NodesLog;
+  clock: Clock;
 }
 
 interface Health {
@@ -113,7 +115,7 @@ export class NodeLifecycle {
     if (!h) return;
     if (renew !== h.leaseRenew) {
       h.leaseRenew = renew;
-      h.probe = Date.now();
+      h.probe = this.opts.clock.now();
     }
   }
 
@@ -129,7 +131,7 @@ export class NodeLifecycle {
     let h = this.health.get(name);
     if (!h) {
       h = {
-        probe: Date.now(),
+        probe: this.opts.clock.now(),
         leaseRenew: undefined,
         heartbeat: ready?.lastHeartbeatTime ?? undefined,
         ready: ready?.status,
@@ -141,7 +143,7 @@ export class NodeLifecycle {
       const hb = ready?.lastHeartbeatTime ?? undefined;
       if (hb !== h.heartbeat) {
         h.heartbeat = hb;
-        h.probe = Date.now();
+        h.probe = this.opts.clock.now();
       }
       if (ready?.status === 'Unknown' && h.ready !== 'Unknown') this.onUnreachable(node);
       else if (ready?.status === 'False' && h.ready !== 'False') this.recordStatus(node, 'NodeNotReady');
@@ -153,7 +155,7 @@ export class NodeLifecycle {
 
   /** Grace period passed without a lease renewal or a heartbeat: the kubelet is gone. */
   private monitor(): void {
-    const now = Date.now();
+    const now = this.opts.clock.now();
     const grace = this.opts.gracePeriodMs / this.opts.timeScale;
     for (const [name, h] of this.health) {
       if (h.ready === 'Unknown' || now - h.probe <= grace) continue;

@@ -33,6 +33,7 @@ import {
   unknownConditions,
 } from './node-object.ts';
 import type { NodesLog } from './taint-eviction.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export interface NodesOptions {
   /** Every duration (lease renewal, grace periods, tolerationSeconds) is divided by this. Default 1. */
@@ -56,6 +57,8 @@ export interface NodesOptions {
   /** Write events (NodeReady, NodeNotReady, TaintManagerEviction). Default true. */
   events?: boolean;
   log?: NodesLog;
+  /** Lease times, health and eviction deadlines; default the real clock. */
+  clock?: Clock;
 }
 
 /** A node added at run time: the pool's shape by default, any field overridable. */
@@ -104,17 +107,20 @@ export async function startNodes(
   const timeScale = opts.timeScale ?? 1;
   if (!(timeScale > 0)) throw new Error(`timeScale must be > 0, got ${timeScale}`);
   const log: NodesLog = opts.log ?? (() => {});
+  const clock = opts.clock ?? realClock;
   const renewMs = (opts.leaseRenewIntervalMs ?? 10_000) / timeScale;
   const leaseDuration = opts.leaseDurationSeconds ?? 40;
   const events = opts.events !== false;
   const evLog = (msg: string, f: Record<string, unknown>) => log('debug', msg, f);
   const controllerEvents = events
-    ? new EventRecorder(client, { component: 'node-controller' }, evLog)
+    ? new EventRecorder(client, { component: 'node-controller' }, evLog, clock)
     : undefined;
   const evictionEvents = events
-    ? new EventRecorder(client, { component: 'taint-eviction-controller' }, evLog)
+    ? new EventRecorder(client, { component: 'taint-eviction-controller' }, evLog, clock)
     : undefined;
-  const kubeletEvents = events ? new EventRecorder(client, { component: 'kubelet' }, evLog) : undefined;
+  const kubeletEvents = events
+    ? new EventRecorder(client, { component: 'kubelet' }, evLog, clock)
+    : undefined;
   const addresses = new AddressBook();
   const managed = new Map<string, Managed>();
   const inflight = new Set<Promise<unknown>>();
@@ -137,21 +143,22 @@ export async function startNodes(
           recorder: controllerEvents,
           evictionRecorder: evictionEvents,
           log,
+          clock,
         });
 
-  const nextDue = () => Date.now() + renewMs * (1 - 0.04 * Math.random());
+  const nextDue = () => clock.now() + renewMs * (1 - 0.04 * Math.random());
 
   async function renewLease(m: Managed): Promise<void> {
     if (opts.leases === false) return;
     // A Lease created by another writer between our update and our create is renewed next time.
-    await writeNodeLease(client, m.name, m.uid, leaseDuration, microTime(Date.now())).catch((e: unknown) => {
+    await writeNodeLease(client, m.name, m.uid, leaseDuration, microTime(clock.now())).catch((e: unknown) => {
       if (!isConflict(e)) throw e;
     });
   }
 
   const leaseTimer = setInterval(
     () => {
-      const now = Date.now();
+      const now = clock.now();
       for (const m of managed.values()) {
         if (m.mode === 'Unreachable' || m.leaseDue > now) continue;
         m.leaseDue = nextDue();

@@ -17,6 +17,7 @@ import { DEFAULT_GPU_TYPES, type GpuType, Stock } from './catalog.ts';
 import { type FaultRule, Faults } from './faults.ts';
 import { type ImageConfig, type LogEntry, type PodHistory, PodStore, type PodStatus } from './pods.ts';
 import { podJson, type RequestRecord, serverUrl, startHttpServer } from './server.ts';
+import type { Clock } from '../../lib/clock.ts';
 
 export type { Cloud, GpuType } from './catalog.ts';
 export { DEFAULT_GPU_TYPES } from './catalog.ts';
@@ -25,6 +26,8 @@ export { NO_CAPACITY_DETAIL, type RequestRecord } from './server.ts';
 export type { ImageConfig, LogEntry, PodHistory, PodStatus };
 
 export interface RunPodStandInOptions {
+  /** Pod lifecycle times, uptimes and the rate-limit window; default the real clock. */
+  clock?: Clock;
   host?: string;
   /** 0 (default) picks a free port. */
   port?: number;
@@ -123,6 +126,7 @@ export async function startRunPodStandIn(opts: RunPodStandInOptions = {}): Promi
       restartDelayMs: opts.restartDelayMs ?? 1000,
       timeScale: opts.timeScale ?? 1,
     },
+    clock: opts.clock,
   });
   const server: Server = await startHttpServer(
     {

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Cloud, GpuType, Stock } from './catalog.ts';
 import { type ProcessIO, runProcess, splitArgs } from './shell.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type PodStatus = 'PROVISIONING' | 'STARTING' | 'RUNNING' | 'EXITED' | 'ERROR' | 'TERMINATED';
 export type PodAction = 'start' | 'stop' | 'restart' | 'terminate';
@@ -98,6 +99,7 @@ export class PodStore {
   private readonly images: Record<string, ImageConfig>;
   private readonly defaultImage: ImageConfig;
   readonly timing: Timing;
+  readonly clock: Clock;
 
   constructor(opts: {
     stock: Stock;
@@ -105,7 +107,9 @@ export class PodStore {
     images: Record<string, ImageConfig>;
     defaultImage: ImageConfig;
     timing: Timing;
+    clock?: Clock;
   }) {
+    this.clock = opts.clock ?? realClock;
     this.stock = opts.stock;
     this.gpus = opts.gpus;
     this.images = opts.images;
@@ -159,7 +163,7 @@ export class PodStore {
       gpu,
       cpu,
       status: 'PROVISIONING',
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(this.clock.now()).toISOString(),
       startedAt: null,
       startedMs: 0,
       holdsStock: gpu !== undefined,
@@ -194,7 +198,7 @@ export class PodStore {
 
   private setStatus(pod: PodRecord, status: PodStatus): void {
     pod.status = status;
-    this.histories.get(pod.id)?.transitions.push({ status, at: Date.now() });
+    this.histories.get(pod.id)?.transitions.push({ status, at: this.clock.now() });
   }
 
   /** Valid actions by status, as RunPod publishes them in `actions`. */
@@ -293,7 +297,7 @@ export class PodStore {
     if (!this.pods.has(pod.id)) return;
     this.setStatus(pod, 'RUNNING');
     pod.starts++;
-    pod.startedMs = Date.now();
+    pod.startedMs = this.clock.now();
     pod.startedAt = new Date(pod.startedMs).toISOString();
     this.log(pod, 'system', 'container started');
     const image = this.imageOf(pod);
@@ -352,7 +356,7 @@ export class PodStore {
   }
 
   log(pod: PodRecord, source: LogSource, line: string): void {
-    const e: LogEntry = { ts: new Date().toISOString(), seq: ++this.seq, source, line };
+    const e: LogEntry = { ts: new Date(this.clock.now()).toISOString(), seq: ++this.seq, source, line };
     pod.logs.push(e);
     if (pod.logs.length > MAX_LOG_LINES) pod.logs.splice(0, pod.logs.length - MAX_LOG_LINES);
     for (const l of pod.listeners) l(e);

@@ -15,6 +15,7 @@ import type { Cloud, GpuType, Stock } from './catalog.ts';
 import type { Faults } from './faults.ts';
 import type { CreatePodInput, LogEntry, LogSource, PodAction, PodRecord, PodStore } from './pods.ts';
 import { actionViolations, createPodRuleViolation, createPodViolations } from './validation.ts';
+import type { Clock } from '../../lib/clock.ts';
 
 export interface ServerDeps {
   store: PodStore;
@@ -64,15 +65,17 @@ export const NO_CAPACITY_DETAIL =
   'There are no instances currently available with the requested GPU type in this cloud; try another GPU type or data center.';
 
 class RateLimiter {
+  private readonly clock: Clock;
   private readonly windows = new Map<string, { start: number; used: number }>();
   private readonly quota: number;
-  constructor(quota: number) {
+  constructor(quota: number, clock: Clock) {
+    this.clock = clock;
     this.quota = quota;
   }
 
   /** Counts one request; returns the remaining quota and the seconds until the window resets. */
   take(key: string): { ok: boolean; remaining: number; reset: number } {
-    const now = Date.now();
+    const now = this.clock.now();
     let w = this.windows.get(key);
     if (!w || now - w.start >= 60_000) {
       w = { start: now, used: 0 };
@@ -86,13 +89,13 @@ class RateLimiter {
 }
 
 export function startHttpServer(deps: ServerDeps, host: string, port: number): Promise<Server> {
-  const limiter = new RateLimiter(deps.rateLimitPerMinute);
+  const limiter = new RateLimiter(deps.rateLimitPerMinute, deps.store.clock);
   const server = createServer((req, res) => {
     if (deps.onRequest) {
       const record: RequestRecord = {
         method: req.method ?? 'GET',
         path: new URL(req.url ?? '/', 'http://localhost').pathname,
-        at: Date.now(),
+        at: deps.store.clock.now(),
       };
       deps.onRequest(record);
       res.on('finish', () => {
@@ -391,7 +394,7 @@ export function podJson(store: PodStore, p: PodRecord): Record<string, unknown> 
     globalNetworking: { enabled: false },
     runtime: running
       ? {
-          uptime: Math.floor((Date.now() - p.startedMs) / 1000),
+          uptime: Math.floor((store.clock.now() - p.startedMs) / 1000),
           gpus: p.gpu ? Array.from({ length: p.gpu.count }, () => ({ util: 0, memoryUtil: 0 })) : [],
           cpu: { util: 0 },
           memory: { util: 0 },

@@ -18,6 +18,7 @@ import {
   EventWriter,
   objectReference,
 } from '../events.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type { EventSource, EventType } from '../events.ts';
 
@@ -39,16 +40,18 @@ export class EventRecorder {
   private head = 0;
   private draining: Promise<void> | undefined;
   private stopped = false;
+  private readonly clock: Clock;
 
-  constructor(client: ClusterClient, source: EventSource, log?: EventLog) {
-    this.writer = new EventWriter(client);
+  constructor(client: ClusterClient, source: EventSource, log?: EventLog, clock: Clock = realClock) {
+    this.clock = clock;
+    this.writer = new EventWriter(client, clock);
     this.source = source;
     this.log = log ?? (() => {});
   }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string, action?: string): void {
     if (this.stopped) return;
-    const ts = rfc3339(new Date());
+    const ts = rfc3339(new Date(this.clock.now()));
     const e: EventOccurrences = {
       involved: objectReference(obj),
       source: this.source,

@@ -12,6 +12,7 @@ import { Heap } from 'heap-js';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { PodRequests, PreparedPod } from './core/index.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
+import { realClock } from '../../lib/clock.ts';
 
 /** Matches any cluster event (a pod that found no nodes at all). */
 export const ANY_PLUGIN = '*';
@@ -69,7 +70,7 @@ export class SchedulingQueue {
 
   constructor(opts: QueueOptions) {
     this.opts = opts;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? (() => realClock.now());
   }
 
   get(uid: string): QueuedPod | undefined {

@@ -9,6 +9,9 @@
  * itself edited). Namespaces and the selectors of Services, ReplicaSets, StatefulSets and
  * ReplicationControllers are watched too, for pod affinity's namespaceSelector and the
  * default topology spreading.
+ *
+ * Why one file: the shell's watches, queue and retry rules share one event-driven state; the
+ * decisions themselves are in core/.
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
@@ -32,6 +35,7 @@ import {
 } from './core/index.ts';
 import { EventRecorder } from './events.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
@@ -42,6 +46,8 @@ export type SchedulerLog = (
 ) => void;
 
 export interface SchedulerOptions {
+  /** Backoff and unschedulable times, Event times; default the real clock. */
+  clock?: Clock;
   /** Pods naming another `spec.schedulerName` are left alone. */
   schedulerName?: string;
   /** NodeResourcesFit scoring: LeastAllocated spreads (default), MostAllocated bin-packs. */
@@ -129,10 +135,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const schedulerName = opts.schedulerName ?? DEFAULT_SCHEDULER_NAME;
   const log: SchedulerLog = opts.log ?? (() => {});
   const scale = opts.timeScale && opts.timeScale > 0 ? opts.timeScale : 1;
+  const clock = opts.clock ?? realClock;
   const state = new ClusterState();
   const queue = new SchedulingQueue({
     initialBackoffMs: (opts.podInitialBackoffMs ?? 1000) / scale,
     maxBackoffMs: (opts.podMaxBackoffMs ?? 10_000) / scale,
+    now: () => clock.now(),
   });
   const scheduleOpts: ScheduleOptions = {
     scoring: {
@@ -150,6 +158,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
           client,
           { component: schedulerName, instance: opts.instance ?? `${schedulerName}-troupe` },
           (msg, f) => log('debug', msg, f),
+          clock,
         );
   const budgetMs = opts.tickBudgetMs ?? 10;
   const maxUnschedulableMs = (opts.podMaxInUnschedulableMs ?? 300_000) / scale;
@@ -192,7 +201,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
         backoffDue = Number.POSITIVE_INFINITY;
         kick();
       },
-      Math.max(0, due - Date.now()),
+      Math.max(0, due - clock.now()),
     );
     backoffTimer.unref();
   }
@@ -206,13 +215,14 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       queue.moveForEvent(m);
     }
     queue.flushBackoff();
-    const deadline = performance.now() + budgetMs;
+    // Real time on purpose: the budget bounds how long one tick holds the event loop.
+    const deadline = realClock.now() + budgetMs;
     let n = 0;
     for (;;) {
       const qp = queue.pop();
       if (!qp) break;
       scheduleOne(qp);
-      if ((++n & 15) === 0 && performance.now() > deadline) break;
+      if ((++n & 15) === 0 && realClock.now() > deadline) break;
     }
     flushBackoff();
   }

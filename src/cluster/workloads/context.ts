@@ -3,6 +3,7 @@ import type { ClusterClient } from '../client.ts';
 import type { EventRecorder } from './events.ts';
 import type { InformerFactory } from './informer.ts';
 import { type LogFn, Loop } from './loop.ts';
+import type { Clock } from '../../lib/clock.ts';
 
 export interface ControllerContext {
   /** A client acting as this controller's service account. */
@@ -17,6 +18,8 @@ export interface ControllerContext {
    * would rescan its pods after every single pod write.
    */
   batchMs: number;
+  /** The time syncs decide by (deadlines, backoffs, timestamps). */
+  clock: Clock;
 }
 
 export interface RunningController {
@@ -35,7 +38,13 @@ export abstract class LoopController implements RunningController {
 
   constructor(ctx: ControllerContext, name: string) {
     this.ctx = ctx;
-    this.loop = new Loop({ name, workers: ctx.workers, log: ctx.log, sync: (k) => this.sync(k) });
+    this.loop = new Loop({
+      name,
+      workers: ctx.workers,
+      log: ctx.log,
+      clock: ctx.clock,
+      sync: (k) => this.sync(k),
+    });
   }
 
   protected abstract sync(key: string): Promise<void>;

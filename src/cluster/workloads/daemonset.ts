@@ -240,7 +240,7 @@ export class DaemonSetController extends LoopController {
   ): Promise<void> {
     const needPods: string[] = [];
     const toDelete: Pod[] = [];
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     const nodeNames = new Set<string>();
     for (const n of this.nodes.list() as Node[]) {
       const name = n.metadata.name!;
@@ -326,7 +326,7 @@ export class DaemonSetController extends LoopController {
     hash: string,
   ): Promise<void> {
     const minReady = int(ds.spec?.minReadySeconds, 0);
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     let desired = 0;
     let unavailable = 0;
     const oldAvailable: Pod[] = [];
@@ -364,7 +364,7 @@ export class DaemonSetController extends LoopController {
     hash: string,
   ): Promise<void> {
     const minReady = int(ds.spec?.minReadySeconds, 0);
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     let desired = 0;
     let current = 0;
     let misscheduled = 0;

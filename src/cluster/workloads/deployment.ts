@@ -4,6 +4,9 @@
  * rollouts, proportional scaling during a rollout, pause, revision annotations, cleanup of
  * old ReplicaSets past revisionHistoryLimit, and status with the Available and Progressing
  * conditions (including progressDeadlineSeconds).
+ *
+ * Why one file: the rollout strategies share one sync pass, as in upstream's deployment
+ * controller; the pure helpers are in deployment-util.ts.
  */
 import { selectorFromObject, type Selector } from '../../kube/labels.ts';
 import { GVR, isNotFound } from '../client.ts';
@@ -149,7 +152,7 @@ export class DeploymentController extends LoopController {
     const existing = findNewReplicaSet(d, rsList);
     const olds = rsList.filter((rs) => rs !== existing);
     const newRevision = maxRevision(olds) + 1;
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     if (existing) {
       let rs = existing;
       const copy: ReplicaSet = structuredClone(existing);
@@ -332,7 +335,7 @@ export class DeploymentController extends LoopController {
     const cond = getCondition(d.status, 'Progressing');
     if (cond?.reason === 'ProgressDeadlineExceeded') return d;
     const pausedCond = cond?.reason === 'DeploymentPaused';
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     const status = structuredClone(d.status ?? {});
     if (d.spec?.paused && !pausedCond) {
       setCondition(
@@ -553,7 +556,12 @@ export class DeploymentController extends LoopController {
     all: ReplicaSet[],
     newRs: ReplicaSet | undefined,
   ): Promise<void> {
-    const status = calculateStatus(this.refresh(all), this.refreshOne(newRs), d, new Date());
+    const status = calculateStatus(
+      this.refresh(all),
+      this.refreshOne(newRs),
+      d,
+      new Date(this.ctx.clock.now()),
+    );
     if (jsonEqual(serializedStatus(status), d.status ?? {})) return;
     await this.writeStatus(d, status);
   }
@@ -563,7 +571,7 @@ export class DeploymentController extends LoopController {
     all: ReplicaSet[],
     newRs: ReplicaSet | undefined,
   ): Promise<void> {
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     const status = calculateStatus(all, newRs, d, now);
     if (!hasProgressDeadline(d)) removeCondition(status, 'Progressing');
     const cur = getCondition(status, 'Progressing');

@@ -17,6 +17,7 @@ import {
   objectReference,
 } from '../events.ts';
 import type { LogFn } from './loop.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export class EventRecorder {
   readonly component: string;
@@ -24,16 +25,18 @@ export class EventRecorder {
   private readonly log: LogFn;
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly clock: Clock;
 
-  constructor(client: ClusterClient, component: string, log?: LogFn) {
-    this.writer = new EventWriter(client);
+  constructor(client: ClusterClient, component: string, log?: LogFn, clock: Clock = realClock) {
+    this.clock = clock;
+    this.writer = new EventWriter(client, clock);
     this.component = component;
     this.log = log ?? (() => {});
   }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
     if (this.stopped) return;
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const stamp = this.writer.stamp(now);
     const ts = rfc3339(now);
     const e: EventOccurrences = {

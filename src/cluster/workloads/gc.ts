@@ -11,6 +11,7 @@
  *    it, then the finalizer.
  * Resources added at run time (CRDs) are picked up when the registry changes.
  */
+import type { Clock } from '../../lib/clock.ts';
 import { type ClusterClient, type Gvr, isConflict, isNotFound } from '../client.ts';
 import type { KubeObject, OwnerReference, ResourceType } from '../apiserver/types.ts';
 import type { RunningController } from './context.ts';
@@ -61,6 +62,7 @@ function splitApiVersion(apiVersion: string): { group: string; version: string }
 export interface GarbageCollectorOptions {
   workers?: number;
   log?: LogFn;
+  clock?: Clock;
 }
 
 export class GarbageCollector implements RunningController {
@@ -81,6 +83,7 @@ export class GarbageCollector implements RunningController {
       name: 'garbagecollector',
       workers: opts.workers ?? 4,
       log: this.log,
+      clock: opts.clock,
       sync: (k) => this.sync(k),
     });
     this.syncMonitors(false);

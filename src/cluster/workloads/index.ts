@@ -17,6 +17,7 @@ import type { LogFn } from './loop.ts';
 import { ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type WorkloadControllerName =
   | 'job'
@@ -47,6 +48,8 @@ export interface WorkloadControllersOptions {
   /** Job pod-failure backoff: base * 2^(failures-1) up to max (default 10 s and 6 min, as upstream). */
   jobBackoff?: { baseMs?: number; maxMs?: number };
   log?: LogFn;
+  /** Default the real clock. */
+  clock?: Clock;
 }
 
 export interface WorkloadControllers {
@@ -69,6 +72,7 @@ export function startWorkloadControllers(
   opts: WorkloadControllersOptions = {},
 ): WorkloadControllers {
   const log: LogFn = opts.log ?? (() => {});
+  const clock = opts.clock ?? realClock;
   const enabled = new Set(opts.controllers ?? ALL_WORKLOAD_CONTROLLERS);
   const informers = new InformerFactory(client, log);
   const workers = opts.workers ?? 4;
@@ -77,9 +81,9 @@ export function startWorkloadControllers(
   const ctxFor = (name: WorkloadControllerName): ControllerContext => {
     const id = IDENTITY[name];
     const c = client.as(`system:serviceaccount:kube-system:${id.sa}`);
-    const recorder = new EventRecorder(c, id.component, log);
+    const recorder = new EventRecorder(c, id.component, log, clock);
     recorders.push(recorder);
-    return { client: c, informers, recorder, log, workers, batchMs: opts.batchMs ?? 50 };
+    return { client: c, informers, recorder, log, workers, batchMs: opts.batchMs ?? 50, clock };
   };
   if (enabled.has('job')) {
     running.push(
@@ -98,7 +102,7 @@ export function startWorkloadControllers(
   if (enabled.has('garbagecollector')) {
     // Created last so it shares the informers the controllers asked for instead of opening its own.
     const gcClient = client.as(`system:serviceaccount:kube-system:${IDENTITY.garbagecollector.sa}`);
-    running.push(new GarbageCollector(gcClient, informers, { workers, log }));
+    running.push(new GarbageCollector(gcClient, informers, { workers, log, clock }));
   }
   // Handlers are all subscribed: start the watches (each first replays existing objects), then the workers.
   informers.startAll();

@@ -9,6 +9,9 @@
  *
  * Not implemented: podFailurePolicy, backoffLimitPerIndex/maxFailedIndexes, successPolicy
  * (Jobs using them are synced as if the fields were absent).
+ *
+ * Why one file: until it is split into pure helpers and the controller (issue 18 item 4, the
+ * shelf's part); the sync pass is one algorithm, as upstream's job controller.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import { type LabelSelectorObject, selectorFromObject, type Selector } from '../../kube/labels.ts';
@@ -175,7 +178,7 @@ function ensureCondition(
 }
 
 /** The time a pod finished, for failure backoff (getFinishedTime). */
-function finishedTime(pod: Pod): number {
+function finishedTime(pod: Pod, now: number): number {
   let latest: number | undefined;
   for (const c of pod.status?.containerStatuses ?? []) {
     const t = parseTime(c.state?.terminated?.finishedAt);
@@ -187,7 +190,7 @@ function finishedTime(pod: Pod): number {
     const t = parseTime(ready.lastTransitionTime);
     if (t !== undefined) return t;
   }
-  return parseTime(pod.metadata.deletionTimestamp) ?? parseTime(pod.metadata.creationTimestamp) ?? Date.now();
+  return parseTime(pod.metadata.deletionTimestamp) ?? parseTime(pod.metadata.creationTimestamp) ?? now;
 }
 
 interface BackoffRecord {
@@ -196,8 +199,13 @@ interface BackoffRecord {
 }
 
 /** backoffStore.newBackoffRecord: failures since the last success, and when the last one happened. */
-function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: Pod[]): BackoffRecord {
-  const failedTimes = newFailed.map(finishedTime).sort((a, b) => a - b);
+function nextBackoffRecord(
+  prev: BackoffRecord,
+  newSucceeded: Pod[],
+  newFailed: Pod[],
+  now: number,
+): BackoffRecord {
+  const failedTimes = newFailed.map((p) => finishedTime(p, now)).sort((a, b) => a - b);
   if (newSucceeded.length === 0) {
     if (failedTimes.length === 0) return prev;
     return {
@@ -205,7 +213,7 @@ function nextBackoffRecord(prev: BackoffRecord, newSucceeded: Pod[], newFailed: 
       lastFailureTime: failedTimes.at(-1),
     };
   }
-  const lastSuccess = Math.max(...newSucceeded.map(finishedTime));
+  const lastSuccess = Math.max(...newSucceeded.map((p) => finishedTime(p, now)));
   const after = failedTimes.filter((t) => t > lastSuccess);
   return { failuresAfterLastSuccess: after.length, lastFailureTime: after.at(-1) };
 }
@@ -290,7 +298,7 @@ export class JobController extends LoopController {
       start !== undefined &&
       old?.spec?.activeDeadlineSeconds !== ads
     ) {
-      this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - Date.now());
+      this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - this.ctx.clock.now());
     }
   }
 
@@ -376,7 +384,7 @@ export class JobController extends LoopController {
           : undefined;
     if (isIndexed(job) && completions === undefined) return;
     const backoffLimit = int(spec.backoffLimit, 6);
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     const status: JobStatus = structuredClone(job.status ?? {});
     status.uncountedTerminatedPods ??= {};
 
@@ -414,6 +422,7 @@ export class JobController extends LoopController {
         this.backoffStore.get(key) ?? { failuresAfterLastSuccess: 0 },
         newSucceeded,
         newFailed,
+        now.getTime(),
       ),
       completions,
       parallelism,
@@ -542,7 +551,7 @@ export class JobController extends LoopController {
     const terminating = onlyReplaceFailedPods(job) ? c.terminating : 0;
     let diff = wantActive - terminating - c.active;
     if (diff <= 0) return undefined;
-    const wait = remainingBackoff(c.backoff, Date.now(), this.baseMs, this.maxMs);
+    const wait = remainingBackoff(c.backoff, this.ctx.clock.now(), this.baseMs, this.maxMs);
     if (wait > 0) {
       this.loop.enqueueAfter(`job:${c.key}`, wait);
       return undefined;
@@ -693,7 +702,7 @@ export class JobController extends LoopController {
       c.status.succeeded = c.succeededIndexes.total;
       c.status.completedIndexes = s;
     }
-    const now = new Date();
+    const now = new Date(this.ctx.clock.now());
     if (c.finished?.type === 'FailureTarget') {
       c.status.conditions = [...(c.status.conditions ?? []), c.finished];
       needsFlush = true;

@@ -94,7 +94,7 @@ export class ReplicaSetController extends LoopController {
         manageErr = err;
       }
     }
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     // Pods created or deleted above are already in the cache: recount from it.
     const current = (claimCandidates(this.pods, rs) as Pod[]).filter(
       (p) =>

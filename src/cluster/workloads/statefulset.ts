@@ -175,7 +175,7 @@ export class StatefulSetController extends LoopController {
     const start = int(set.spec?.ordinals?.start, 0);
     const parallel = set.spec?.podManagementPolicy === 'Parallel';
     const minReady = int(set.spec?.minReadySeconds, 0);
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     const slots: (Pod | undefined)[] = new Array(replicas).fill(undefined);
     const condemned: Pod[] = [];
     for (const p of pods) {
@@ -385,7 +385,7 @@ export class StatefulSetController extends LoopController {
     currentRevision: string,
     updateRevision: string,
   ): Promise<void> {
-    const now = Date.now();
+    const now = this.ctx.clock.now();
     const minReady = int(set.spec?.minReadySeconds, 0);
     const pods = (claimCandidates(this.pods, set) as Pod[]).filter(
       (p) => controllerRefOf(p)?.uid === set.metadata.uid && ordinalOf(set, p) >= 0,

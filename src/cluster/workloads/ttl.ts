@@ -27,7 +27,7 @@ export class TtlAfterFinishedController extends LoopController {
   protected async sync(key: string): Promise<void> {
     const job = this.jobs.get(key) as Job | undefined;
     if (!job || !needsCleanup(job)) return;
-    const left = expiresAt(job)! - Date.now();
+    const left = expiresAt(job)! - this.ctx.clock.now();
     if (left > 0) {
       this.loop.enqueueAfter(key, left);
       return;
@@ -36,7 +36,7 @@ export class TtlAfterFinishedController extends LoopController {
     const { namespace, name } = splitKey(key);
     const fresh = this.ctx.client.get<Job>(GVR.jobs, namespace, name);
     if (!fresh || fresh.metadata.uid !== job.metadata.uid || !needsCleanup(fresh)) return;
-    const freshLeft = expiresAt(fresh)! - Date.now();
+    const freshLeft = expiresAt(fresh)! - this.ctx.clock.now();
     if (freshLeft > 0) {
       this.loop.enqueueAfter(key, freshLeft);
       return;

@@ -37,8 +37,6 @@ export interface AppWrapperOptions extends AppWrapperConfigInput {
   name?: string;
   /** Parallel reconciles (default 8). */
   maxConcurrentReconciles?: number;
-  /** Clock, for tests. */
-  now?: () => Date;
 }
 
 /** Index of pods (and cached components) by `namespace/<appwrapper>`. */
@@ -61,7 +59,6 @@ export function appWrapperController(
   options: AppWrapperOptions = {},
 ): ControllerDefinition<AppWrapperMetrics> {
   const config = resolveConfig(options);
-  const clock = options.now ?? (() => new Date());
   const written = new OwnWrites<AppWrapper>();
 
   return {
@@ -82,7 +79,7 @@ export function appWrapperController(
       let aw = written.latest(key, cached);
       if (managedElsewhere(aw)) return;
 
-      const input: CoreInput = { aw, now: clock(), config };
+      const input: CoreInput = { aw, now: new Date(ctx.clock.now()), config };
       if (needsObservation(aw)) {
         input.pods = await podsOf(ctx, aw);
         input.components = await componentsOf(ctx, aw);
@@ -99,7 +96,7 @@ export function appWrapperController(
       aw = await apply(ctx, aw, d, remember);
       if (d.deploy) {
         const results = await deploy(ctx, aw, d.deploy);
-        const after = afterDeploy({ ...input, aw, now: clock() }, results);
+        const after = afterDeploy({ ...input, aw, now: new Date(ctx.clock.now()) }, results);
         aw = await apply(ctx, aw, after, remember);
         return after.requeueAfterMs !== undefined ? { requeueAfter: after.requeueAfterMs } : undefined;
       }

@@ -14,6 +14,7 @@
  * The remote client is built from the Secret (key `kubeconfig`), read through the local
  * cluster's client that the controller attaches, and rebuilt when the Secret changes.
  */
+import { type Clock, realClock } from '../../lib/clock.ts';
 import {
   Client,
   isAlreadyExists,
@@ -58,6 +59,8 @@ export interface ClusterProviderOptions {
   clusterName: string;
   /** Per-request timeout towards the remote cluster (ms). */
   timeoutMs: number;
+  /** Age of the cached remote client; default the real clock. */
+  clock?: Clock;
 }
 
 interface ContainerStatus {
@@ -167,7 +170,8 @@ export class ClusterProvider implements OffloadProvider {
 
   /** The remote cluster's client; throws a 401-status ProviderError when the Secret is unusable. */
   private async client(signal?: AbortSignal): Promise<Client> {
-    if (this.remote && Date.now() - this.remote.readAt < SECRET_TTL_MS) return this.remote.client;
+    if (this.remote && (this.o.clock ?? realClock).now() - this.remote.readAt < SECRET_TTL_MS)
+      return this.remote.client;
     if (!this.local) throw new ProviderError('the local cluster is not attached yet', { status: 503 });
     const where = `${this.secretNamespace}/${this.secretName}`;
     let secret: (KubeObject & { data?: Record<string, string> }) | undefined;
@@ -186,7 +190,7 @@ export class ClusterProvider implements OffloadProvider {
     }
     const version = secret.metadata.resourceVersion ?? '';
     if (this.remote?.secretVersion === version) {
-      this.remote.readAt = Date.now();
+      this.remote.readAt = (this.o.clock ?? realClock).now();
       return this.remote.client;
     }
     let client: Client;
@@ -201,7 +205,7 @@ export class ClusterProvider implements OffloadProvider {
       });
     }
     const old = this.remote?.client;
-    this.remote = { client, secretVersion: version, readAt: Date.now() };
+    this.remote = { client, secretVersion: version, readAt: (this.o.clock ?? realClock).now() };
     if (old) void old.rest.close();
     return client;
   }

@@ -11,6 +11,7 @@
  * the remote pods' tags; memory holds only caches (the GPU catalog, log watchers, spend
  * reservations while a launch is in flight).
  */
+import { type Clock, realClock } from '../../lib/clock.ts';
 import {
   type Check,
   type ControllerDefinition,
@@ -63,12 +64,14 @@ export interface OffloadController {
 export interface OffloadDeps {
   options: OffloadOptions;
   provider: OffloadProvider;
-  now?: () => number;
+  /** Default the real clock. */
+  clock?: Clock;
 }
 
 export function offloadController(deps: OffloadDeps): OffloadController {
   const { options: opts, provider } = deps;
-  const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? realClock;
+  const now = () => clock.now();
   const shared: OffloadShared = {
     opts,
     provider,

@@ -14,6 +14,7 @@
  * | 429    | rate limited                              | wait Retry-After, then resume       |
  * | 5xx    | transient upstream failure                | retry the same candidate, backoff   |
  */
+import { realClock } from '../../lib/clock.ts';
 import type { CloudType } from './options.ts';
 
 export interface CatalogGpu {
@@ -76,22 +77,25 @@ export type CreateStep =
   | { step: 'retry' };
 
 /** What a create answer means (the table above). */
-export function classifyCreate(status: number, retryAfter?: string | null): CreateStep {
+export function classifyCreate(status: number, retryAfter?: string | null, now?: number): CreateStep {
   if (status === 201 || status === 200) return { step: 'done' };
   if (status === 400 || status === 404) return { step: 'next', why: 'capacity-or-rule' };
   if (status === 403) return { step: 'next', why: 'forbidden' };
   if (status === 401) return { step: 'stop', errorClass: 'Unauthorized' };
   if (status === 402) return { step: 'stop', errorClass: 'Payment' };
-  if (status === 429) return { step: 'wait', retryAfterMs: retryAfterMs(retryAfter) };
+  if (status === 429) return { step: 'wait', retryAfterMs: retryAfterMs(retryAfter, now) };
   if (status >= 500) return { step: 'retry' };
   return { step: 'stop', errorClass: 'Rejected' };
 }
 
-/** `Retry-After` in ms: integer seconds (RunPod's form) or an HTTP date; 1 s when absent or unreadable. */
-export function retryAfterMs(v: string | null | undefined, now = Date.now()): number {
+/**
+ * `Retry-After` in ms: integer seconds (RunPod's form) or an HTTP date, counted from `now`
+ * (default the real clock); 1 s when absent or unreadable.
+ */
+export function retryAfterMs(v: string | null | undefined, now?: number): number {
   if (!v) return 1000;
   const s = Number(v.trim());
   if (Number.isFinite(s) && s >= 0) return Math.max(0, Math.round(s * 1000));
   const d = Date.parse(v);
-  return Number.isNaN(d) ? 1000 : Math.max(0, d - now);
+  return Number.isNaN(d) ? 1000 : Math.max(0, d - (now ?? realClock.now()));
 }

@@ -12,6 +12,7 @@
  * createOffload({ remoteClusterSecret: 'kube-system/gpu-cluster' });
  * ```
  */
+import type { Clock } from '../../lib/clock.ts';
 import type { Check, ControllerDefinition } from '../../runtime/index.ts';
 import { ClusterProvider } from './cluster-provider.ts';
 import { offloadController } from './controller.ts';
@@ -53,7 +54,8 @@ export interface CreateOffloadDeps {
   /** Another provider (tests); default: the cluster provider with `remoteClusterSecret`, else RunPod REST v2. */
   provider?: OffloadProvider;
   env?: Record<string, string | undefined>;
-  now?: () => number;
+  /** Default the real clock. */
+  clock?: Clock;
 }
 
 /** Everything burst offloading registers on a manager. Throws on invalid options. */
@@ -66,14 +68,16 @@ export function createOffload(partial: Partial<OffloadOptions> = {}, deps: Creat
           secret: options.remoteClusterSecret,
           clusterName: options.clusterName,
           timeoutMs: options.requestTimeout * 1000,
+          clock: deps.clock,
         })
       : new RunPodProvider({
           baseUrl: options.runpodBaseUrl,
           apiKey: options.runpodKey,
           clusterName: options.clusterName,
           timeoutMs: options.requestTimeout * 1000,
+          clock: deps.clock,
         }));
-  const c = offloadController({ options, provider, now: deps.now });
+  const c = offloadController({ options, provider, clock: deps.clock });
   return { controllers: c.controllers, readyChecks: c.readyChecks, options, provider, stop: c.stop };
 }
 

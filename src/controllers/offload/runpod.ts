@@ -108,8 +108,8 @@ export class RunPodProvider implements OffloadProvider {
       catalogTtlMs: 60_000,
       transientAttempts: 3,
       retryBaseMs: 200,
-      clock: realClock,
       ...opts,
+      clock: opts.clock ?? realClock,
       baseUrl: opts.baseUrl.replace(/\/+$/, ''),
     };
   }
@@ -161,7 +161,8 @@ export class RunPodProvider implements OffloadProvider {
     if (ok.includes(r.status)) return r;
     throw new ProviderError(`RunPod ${method} ${path}: ${describe(r.json as Problem, r.status)}`, {
       status: r.status,
-      retryAfterMs: r.status === 429 ? retryAfterMs(r.headers.get('retry-after')) : undefined,
+      retryAfterMs:
+        r.status === 429 ? retryAfterMs(r.headers.get('retry-after'), this.o.clock.now()) : undefined,
     });
   }
 
@@ -244,7 +245,7 @@ export class RunPodProvider implements OffloadProvider {
         // the pod by its tags.
         await hooks?.beforeCreate?.();
         const r = await this.call('POST', '/pods', { ...base, gpu }, signal);
-        const step = classifyCreate(r.status, r.headers.get('retry-after'));
+        const step = classifyCreate(r.status, r.headers.get('retry-after'), this.o.clock.now());
         const problem = r.json as Problem | undefined;
         if (step.step === 'done') {
           const pod = toRemotePod(r.json as ApiPod);
@@ -315,7 +316,7 @@ export class RunPodProvider implements OffloadProvider {
           });
           if (res.status === 404) return;
           if (res.status === 429) {
-            delay = Math.max(delay, retryAfterMs(res.headers.get('retry-after')));
+            delay = Math.max(delay, retryAfterMs(res.headers.get('retry-after'), this.o.clock.now()));
             throw new Error('rate limited');
           }
           if (res.status !== 200 || !res.body) throw new Error(`log stream answered ${res.status}`);

@@ -39,8 +39,6 @@ export interface PodGroupOptions {
   maxConcurrentReconciles?: number;
   /** The controller's name in metrics, logs and `--controllers` (default `podgroup`). */
   name?: string;
-  /** Clock, for tests. */
-  now?: () => Date;
 }
 
 export const DEFAULT_PODGROUP_OPTIONS = {
@@ -66,7 +64,6 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
   const opts = { ...DEFAULT_PODGROUP_OPTIONS, ...options };
   const scope = options.namespaces?.length ? new Set(options.namespaces) : undefined;
   const inScope = (ns: string | undefined) => !!ns && (!scope || scope.has(ns));
-  const clock = options.now ?? (() => new Date());
   const memory = new Map<string, GroupMemory>();
   // The PodGroup as our last status write returned it.
   const written = new OwnWrites<PodGroup>();
@@ -89,7 +86,7 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
     async reconcile(key, ctx) {
       const namespace = ctx.namespace;
       if (!namespace || !inScope(namespace)) return;
-      const now = clock();
+      const now = new Date(ctx.clock.now());
       const nowMs = now.getTime();
       const pods = await ctx.cache.list<PodObject>(POD_KIND, { index: { name: GROUP_INDEX, value: key } });
       let podGroup = await ctx.cache.get<PodGroup>(PODGROUP_KIND, ctx.name, namespace);

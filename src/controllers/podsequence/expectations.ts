@@ -14,30 +14,24 @@ const SWEEP_AT = 10_000;
 
 export class ReleaseExpectations {
   private readonly sent = new Map<string, { rv: string; at: number }>();
-  private readonly now: () => number;
 
-  constructor(now: () => number = () => performance.now()) {
-    this.now = now;
-  }
-
-  /** True when a release of `pod` (namespace/name) was sent from resourceVersion `rv`. */
-  pending(pod: string, rv: string | undefined): boolean {
+  /** True when a release of `pod` (namespace/name) was sent from resourceVersion `rv`; `now` in clock ms. */
+  pending(pod: string, rv: string | undefined, now: number): boolean {
     const e = this.sent.get(pod);
     if (!e) return false;
-    if (e.rv === rv && this.now() - e.at < TTL_MS) return true;
+    if (e.rv === rv && now - e.at < TTL_MS) return true;
     this.sent.delete(pod);
     return false;
   }
 
   /** A release of `pod` decided on resourceVersion `rv` was accepted. */
-  expect(pod: string, rv: string | undefined): void {
+  expect(pod: string, rv: string | undefined, now: number): void {
     if (rv === undefined) return;
-    if (this.sent.size >= SWEEP_AT) this.sweep();
-    this.sent.set(pod, { rv, at: this.now() });
+    if (this.sent.size >= SWEEP_AT) this.sweep(now);
+    this.sent.set(pod, { rv, at: now });
   }
 
-  private sweep(): void {
-    const now = this.now();
+  private sweep(now: number): void {
     for (const [k, e] of this.sent) if (now - e.at >= TTL_MS) this.sent.delete(k);
   }
 

@@ -3,6 +3,7 @@
  * in plain text, from the same decision the controller makes. Pure.
  */
 
+import { realClock } from '../../lib/clock.ts';
 import { type CoreInput, decide, type Plan } from './core.ts';
 import { type Membership, trackerOf } from './membership.ts';
 import { type PodSequenceOptions, resolveOptions } from './options.ts';
@@ -42,7 +43,7 @@ function planFor(input: ExplainInput): { plan: Plan; membership?: Membership } {
     tracker,
     nodes: input.nodes,
     others,
-    now: input.now ?? new Date(),
+    now: input.now ?? new Date(realClock.now()),
     options,
   };
   return { plan: decide(core), membership: tracker?.membership() };

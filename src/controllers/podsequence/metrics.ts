@@ -33,10 +33,10 @@ export function successorGroups(releases: readonly Release[]): number {
 
 export interface PodSequenceMetrics {
   /**
-   * Releases the API server accepted in one reconcile, started at `startedMs`
-   * (performance.now()); `scope` of the sequence.
+   * Releases the API server accepted in one reconcile, `seconds` after it started (by the
+   * reconcile's clock); `scope` of the sequence.
    */
-  released(scope: Scope, accepted: readonly Release[], startedMs: number): void;
+  released(scope: Scope, accepted: readonly Release[], seconds: number): void;
 }
 
 export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
@@ -66,10 +66,9 @@ export function podSequenceMetrics(m: MetricsContext): PodSequenceMetrics {
     latency.zero({ scope });
   }
   return {
-    released(scope, accepted, startedMs) {
+    released(scope, accepted, seconds) {
       if (accepted.length === 0) return;
       pods.inc({ scope }, accepted.length);
-      const seconds = (performance.now() - startedMs) / 1000;
       for (let i = successorGroups(accepted); i > 0; i--) latency.observe({ scope }, seconds);
     },
   };

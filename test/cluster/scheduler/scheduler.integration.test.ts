@@ -40,6 +40,26 @@ function setTaints(node: KubeObject, taints: { key: string; effect: string }[]):
   (node.spec as Record<string, unknown>).taints = taints;
 }
 
+/** Pods get their priority from a PriorityClass (the Priority admission plugin), as on a real cluster. */
+async function priorityClass(
+  client: { create(g: unknown, o: KubeObject): Promise<unknown> },
+  value: number,
+): Promise<string> {
+  const name = `prio-${value}`;
+  await client
+    .create({ group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses' }, {
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name },
+      value,
+    } as KubeObject)
+    .catch((err: { status?: { code?: number } }) => {
+      // Made by an earlier test: the class is the same.
+      if (err.status?.code !== 409) throw err;
+    });
+  return name;
+}
+
 describe('default-scheduler through the API', () => {
   let h: Harness;
   let sched: SchedulerHandle | undefined;
@@ -257,8 +277,14 @@ describe('default-scheduler through the API', () => {
 
   test('higher priority is scheduled first when both wait for room', async () => {
     start();
-    await h.client.create(GVR.pods, podObj('low', { cpu: '2' }, { priority: 10 }));
-    await h.client.create(GVR.pods, podObj('high', { cpu: '2' }, { priority: 1000 }));
+    await h.client.create(
+      GVR.pods,
+      podObj('low', { cpu: '2' }, { priorityClassName: await priorityClass(h.client, 10) }),
+    );
+    await h.client.create(
+      GVR.pods,
+      podObj('high', { cpu: '2' }, { priorityClassName: await priorityClass(h.client, 1000) }),
+    );
     assert.equal(await waitUnschedulable(h.client, 'low'), 'no nodes available to schedule pods');
     await waitUnschedulable(h.client, 'high');
     await h.client.create(GVR.nodes, nodeObj('only', { cpu: '2', memory: '4Gi' }));
@@ -276,9 +302,15 @@ describe('default-scheduler through the API', () => {
   test('preempts a lower-priority pod and nominates the node', async () => {
     await h.client.create(GVR.nodes, nodeObj('busy', { cpu: '2', memory: '4Gi' }));
     start();
-    await h.client.create(GVR.pods, podObj('victim', { cpu: '2' }, { priority: 1 }));
+    await h.client.create(
+      GVR.pods,
+      podObj('victim', { cpu: '2' }, { priorityClassName: await priorityClass(h.client, 1) }),
+    );
     await waitBound(h.client, 'victim');
-    await h.client.create(GVR.pods, podObj('urgent', { cpu: '2' }, { priority: 100 }));
+    await h.client.create(
+      GVR.pods,
+      podObj('urgent', { cpu: '2' }, { priorityClassName: await priorityClass(h.client, 100) }),
+    );
     const victim = await waitFor('victim terminating', () => {
       const v = getPod(h.client, 'victim');
       return v?.metadata.deletionTimestamp ? v : undefined;

@@ -227,15 +227,15 @@ describe('status pacing', () => {
 describe('release expectations', () => {
   test('a release is pending while the pod stays at the version it was sent from, until it expires', () => {
     let now = 0;
-    const e = new ReleaseExpectations(() => now);
-    assert.equal(e.pending('ns/a', '5'), false);
-    e.expect('ns/a', '5');
-    assert.equal(e.pending('ns/a', '5'), true, 'the cache still shows the gated pod');
-    assert.equal(e.pending('ns/b', '5'), false, 'another pod');
+    const e = new ReleaseExpectations();
+    assert.equal(e.pending('ns/a', '5', now), false);
+    e.expect('ns/a', '5', now);
+    assert.equal(e.pending('ns/a', '5', now), true, 'the cache still shows the gated pod');
+    assert.equal(e.pending('ns/b', '5', now), false, 'another pod');
     now = 31_000;
-    assert.equal(e.pending('ns/a', '5'), false, 'expired: a lost event cannot hold it back');
-    e.expect('ns/a', '5');
-    assert.equal(e.pending('ns/a', '6'), false, 'the pod moved on');
+    assert.equal(e.pending('ns/a', '5', now), false, 'expired: a lost event cannot hold it back');
+    e.expect('ns/a', '5', now);
+    assert.equal(e.pending('ns/a', '6', now), false, 'the pod moved on');
     assert.equal(e.size, 0, 'and is forgotten');
   });
 });

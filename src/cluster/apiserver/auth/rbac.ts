@@ -109,6 +109,10 @@ export class Authorizer {
   }
 
   /** A role's rules; undefined when it does not exist (a Role outside any namespace never does). */
+  roleRules(kind: string, name: string, namespace: string): PolicyRule[] | undefined {
+    return this.rulesOf(kind, name, namespace);
+  }
+
   private rulesOf(kind: string, name: string, namespace: string): PolicyRule[] | undefined {
     if (kind !== 'ClusterRole' && (kind !== 'Role' || !namespace)) return undefined;
     const resource = kind === 'ClusterRole' ? 'clusterroles' : 'roles';

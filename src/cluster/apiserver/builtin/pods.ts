@@ -2,6 +2,9 @@
  * Pods: pkg/registry/core/pod/strategy.go, ValidatePodCreate/Update/StatusUpdate, the
  * admission plugins every cluster runs on pod create (ServiceAccount's default,
  * DefaultTolerationSeconds, Priority), the binding subresource's rules and the printer.
+ *
+ * Why one file: the pod strategy, the admission plugins on pod create and the binding rules
+ * are read together against upstream's pod/strategy.go and validation.
  */
 
 import { rfc3339 } from '../../../kube/conditions.ts';

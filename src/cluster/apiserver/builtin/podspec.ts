@@ -1,6 +1,9 @@
 /**
  * PodSpec defaulting (core/v1 SetDefaults_PodSpec/Container/Pod) and validation
  * (ValidatePodSpec and friends), shared by Pods and every pod template.
+ *
+ * Why one file: defaulting and validation of one type (PodSpec), in upstream's order; its
+ * rules refer to one another.
  */
 
 import {

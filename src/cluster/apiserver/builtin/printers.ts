@@ -2,6 +2,9 @@
  * `kubectl get` columns of the catalog kinds, as kube-apiserver's table convertor prints
  * them (pkg/printers/internalversion/printers.go: the column definitions in AddHandlers and
  * the print<Kind> functions; APIService from kube-aggregator's apiservice printer).
+ *
+ * Why one file: one short, independent column table per kind, in the order of upstream's
+ * printers.go (one file there too).
  */
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { KubeObject, TableColumn, TablePrinter } from '../types.ts';

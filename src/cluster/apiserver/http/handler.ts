@@ -1,6 +1,9 @@
 /**
  * The HTTP codec over Api: routing, authentication, authorization, content
  * negotiation (JSON, YAML, Table), watch streaming, Status errors and metrics.
+ *
+ * Why one file: one request's path through routing, authentication, authorization,
+ * negotiation and the verbs; the codecs and helpers are beside it in http/.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, DeleteOptions, FieldValidation, ListOptions, WatchOptions, WriteOptions } from '../api.ts';

@@ -18,7 +18,7 @@ import { formatRFC3339Nano } from './time.ts';
 export interface KwokFuncOptions {
   /** Clock in epoch ms; Now() formats it as RFC3339Nano. */
   now: () => number;
-  /** Process start in epoch ms for StartTime(). */
+  /** The kubelet's start in epoch ms for StartTime() (default: now). */
   startTime?: number;
   version?: string;
   /** KWOK's --node-ip, used when no per-node address book is given. */
@@ -38,8 +38,6 @@ export interface KwokFuncOptions {
   /** Extra or overriding functions (troupe's own behaviour hooks plug in here). */
   extra?: FuncMap;
 }
-
-const MODULE_START = Date.now();
 
 /** Node conditions a healthy kubelet reports, in KWOK's order. */
 export const NODE_CONDITIONS = [
@@ -206,7 +204,7 @@ export function kwokFuncs(opts: KwokFuncOptions, obj?: ObjectLike): FuncMap {
   const fns: Record<string, TemplateFunc> = {
     ...SPRIG_FUNCS,
     Now: () => formatRFC3339Nano(opts.now()),
-    StartTime: () => formatRFC3339Nano(opts.startTime ?? MODULE_START),
+    StartTime: () => formatRFC3339Nano(opts.startTime ?? opts.now()),
     YAML: (v, indent) => kwokYAML(v, indent),
     Version: () => opts.version ?? 'troupe',
     Quote: (v) => kwokQuote(v),

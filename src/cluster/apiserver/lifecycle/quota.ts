@@ -1,0 +1,96 @@
+/**
+ * The resource quota controller a real cluster runs in kube-controller-manager
+ * (pkg/controller/resourcequota): keeps each ResourceQuota's `status.hard` equal to its
+ * `spec.hard` and `status.used` equal to what the namespace's objects use, recounted soon after
+ * any write in a namespace that has a quota. Only namespaces with quotas cost anything.
+ */
+import { formatQuantity } from '../../../kube/quantity.ts';
+import { quotaUsage } from '../admission/plugins.ts';
+import type { Api } from '../api.ts';
+import { recordOf } from '../builtin/common.ts';
+import { semanticEqual } from '../../../lib/json.ts';
+import type { KubeObject, ResourceType } from '../types.ts';
+
+const USER = 'system:serviceaccount:kube-system:resourcequota-controller';
+
+export class QuotaController {
+  private readonly api: Api;
+  /** Namespaces holding at least one ResourceQuota, with how many. */
+  private readonly withQuota = new Map<string, number>();
+  private readonly pending = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(api: Api) {
+    this.api = api;
+    const rt = api.registry.get('', 'v1', 'resourcequotas');
+    if (rt) {
+      for (const rec of api.list(rt, undefined).records) {
+        this.withQuota.set(rec.namespace, (this.withQuota.get(rec.namespace) ?? 0) + 1);
+        this.schedule(rec.namespace);
+      }
+    }
+  }
+
+  onWrite(rt: ResourceType, type: string, obj: KubeObject): void {
+    const ns = obj.metadata.namespace;
+    if (!ns || !rt.namespaced) return;
+    if (rt.group === '' && rt.resource === 'resourcequotas') {
+      if (type === 'ADDED') this.withQuota.set(ns, (this.withQuota.get(ns) ?? 0) + 1);
+      if (type === 'DELETED') {
+        const left = (this.withQuota.get(ns) ?? 1) - 1;
+        if (left > 0) this.withQuota.set(ns, left);
+        else this.withQuota.delete(ns);
+      }
+    }
+    if (this.withQuota.has(ns)) this.schedule(ns);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+  }
+
+  private schedule(ns: string): void {
+    this.pending.add(ns);
+    this.timer ??= setTimeout(() => void this.drain(), 0);
+  }
+
+  private async drain(): Promise<void> {
+    this.timer = undefined;
+    const namespaces = [...this.pending];
+    this.pending.clear();
+    for (const ns of namespaces) {
+      try {
+        await this.sync(ns);
+      } catch {
+        // A conflicting write re-triggers a recount; try again shortly anyway.
+        this.pending.add(ns);
+        this.timer ??= setTimeout(() => void this.drain(), 100);
+      }
+    }
+  }
+
+  private async sync(ns: string): Promise<void> {
+    const rt = this.api.registry.get('', 'v1', 'resourcequotas');
+    if (!rt) return;
+    for (const rec of this.api.list(rt, ns).records) {
+      const q = this.api.decode(rt, rec);
+      if (q.metadata.deletionTimestamp) continue;
+      const hard = recordOf(recordOf(q.spec).hard) as Record<string, string>;
+      const usage = quotaUsage(this.api, ns, Object.keys(hard));
+      const used: Record<string, string> = {};
+      for (const [k, v] of Object.entries(usage)) used[k] = formatQuantity(v);
+      const status = { hard: { ...hard }, used };
+      if (semanticEqual(q.status, status)) continue;
+      await this.api.updateWith(
+        rt,
+        ns,
+        q.metadata.name!,
+        { user: USER, subresource: 'status' },
+        (cur) => ({ ...cur, status }),
+        false,
+      );
+    }
+  }
+}
