@@ -32,6 +32,10 @@ export const GVR = {
   replicasets: { group: 'apps', version: 'v1', resource: 'replicasets' },
   statefulsets: { group: 'apps', version: 'v1', resource: 'statefulsets' },
   daemonsets: { group: 'apps', version: 'v1', resource: 'daemonsets' },
+  controllerrevisions: { group: 'apps', version: 'v1', resource: 'controllerrevisions' },
+  replicationcontrollers: { group: '', version: 'v1', resource: 'replicationcontrollers' },
+  cronjobs: { group: 'batch', version: 'v1', resource: 'cronjobs' },
+  poddisruptionbudgets: { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' },
 } as const satisfies Record<string, Gvr>;
 
 export type WatchHandler = (type: EventType, obj: KubeObject) => void;

@@ -26,7 +26,9 @@ test('troupe cluster serves kubectl until SIGTERM', async () => {
     out += d.toString();
   });
   try {
-    await waitFor('the cluster to print its address', () => out.includes('Press Ctrl+C'));
+    await waitFor('the cluster to print its address', () => out.includes('Press Ctrl+C'), {
+      timeoutMs: 60_000,
+    });
     assert.match(out, /API server at https:\/\/127\.0\.0\.1:\d+/);
     const kc = await readFile(kubeconfig, 'utf8');
     assert.match(kc, /certificate-authority-data/);

@@ -8,13 +8,15 @@
 import type { ClusterClient } from '../client.ts';
 import type { ControllerContext, RunningController } from './context.ts';
 import { DaemonSetController } from './daemonset.ts';
+import { CronJobController } from './cronjob.ts';
 import { DeploymentController } from './deployment.ts';
+import { DisruptionController } from './disruption.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
 import { JobController } from './job.ts';
 import type { LogFn } from './loop.ts';
-import { ReplicaSetController } from './replicaset.ts';
+import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
@@ -23,18 +25,24 @@ export type WorkloadControllerName =
   | 'job'
   | 'ttl-after-finished'
   | 'replicaset'
+  | 'replicationcontroller'
   | 'deployment'
   | 'statefulset'
   | 'daemonset'
+  | 'disruption'
+  | 'cronjob'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'job',
   'ttl-after-finished',
   'replicaset',
+  'replicationcontroller',
   'deployment',
   'statefulset',
   'daemonset',
+  'disruption',
+  'cronjob',
   'garbagecollector',
 ];
 
@@ -50,6 +58,8 @@ export interface WorkloadControllersOptions {
   log?: LogFn;
   /** Default the real clock. */
   clock?: Clock;
+  /** Simulated seconds per real second for schedules (CronJobs), as `--time-scale`. */
+  timeScale?: number;
 }
 
 export interface WorkloadControllers {
@@ -61,9 +71,12 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   job: { sa: 'job-controller', component: 'job-controller' },
   'ttl-after-finished': { sa: 'ttl-after-finished-controller', component: 'ttl-after-finished-controller' },
   replicaset: { sa: 'replicaset-controller', component: 'replicaset-controller' },
+  replicationcontroller: { sa: 'replication-controller', component: 'replication-controller' },
   deployment: { sa: 'deployment-controller', component: 'deployment-controller' },
   statefulset: { sa: 'statefulset-controller', component: 'statefulset-controller' },
   daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
+  disruption: { sa: 'disruption-controller', component: 'controllermanager' },
+  cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -96,9 +109,14 @@ export function startWorkloadControllers(
   if (enabled.has('ttl-after-finished'))
     running.push(new TtlAfterFinishedController(ctxFor('ttl-after-finished')));
   if (enabled.has('replicaset')) running.push(new ReplicaSetController(ctxFor('replicaset')));
+  if (enabled.has('replicationcontroller'))
+    running.push(new ReplicaSetController(ctxFor('replicationcontroller'), REPLICATION_CONTROLLER));
   if (enabled.has('deployment')) running.push(new DeploymentController(ctxFor('deployment')));
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
+  if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('cronjob'))
+    running.push(new CronJobController(ctxFor('cronjob'), { timeScale: opts.timeScale }));
   if (enabled.has('garbagecollector')) {
     // Created last so it shares the informers the controllers asked for instead of opening its own.
     const gcClient = client.as(`system:serviceaccount:kube-system:${IDENTITY.garbagecollector.sa}`);

@@ -7,7 +7,7 @@ import { GVR, isConflict } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import type { Informer } from './informer.ts';
 import { objKey, splitKey } from './informer.ts';
-import { finishedCondition, type Job } from './job.ts';
+import { finishedCondition, type Job } from './job-util.ts';
 import { parseTime } from './util.ts';
 
 export class TtlAfterFinishedController extends LoopController {

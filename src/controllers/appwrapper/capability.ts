@@ -1,22 +1,47 @@
 /** The appwrapper capability (docs/architecture.md, "Adding a capability"). */
 
 import { type Capability, EVENTS_RULE } from '../capability.ts';
+import type { AppWrapperConfigInput } from './config.ts';
 import { APPWRAPPER_CRD_FILE, appWrapperCrdManifests } from './crd.ts';
 import {
   appWrapperControllers,
   appWrapperWebhookConfigurations,
   registerAppWrapperWebhooks,
 } from './index.ts';
+import { AW_KIND, type AppWrapper, QUEUE_NAME_LABEL } from './api.ts';
 
-/** `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them). */
-export function appWrapperCapability(opts: { webhooks?: boolean } = {}): Capability {
+/**
+ * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);
+ * `config`: upstream's operator configuration (`--appwrapper-config`).
+ */
+export function appWrapperCapability(
+  opts: { webhooks?: boolean; config?: AppWrapperConfigInput } = {},
+): Capability {
   const verbs = ['get', 'create', 'delete'];
   return {
     name: 'appwrapper',
     summary: 'bundles of resources admitted as one unit through Kueue',
-    controllers: appWrapperControllers(),
+    controllers: appWrapperControllers(opts.config),
     crdFiles: [APPWRAPPER_CRD_FILE],
     crds: appWrapperCrdManifests(),
+    status: [
+      {
+        key: 'appWrappers',
+        title: 'AppWrappers',
+        kind: AW_KIND,
+        row: (obj) => {
+          const w = obj as AppWrapper;
+          return {
+            phase: w.status?.phase || (w.spec?.suspend ? 'Suspended' : 'Pending'),
+            queue: w.metadata.labels?.[QUEUE_NAME_LABEL] ?? '',
+          };
+        },
+        columns: [
+          { header: 'PHASE', cell: (r) => String(r.phase), phase: true },
+          { header: 'QUEUE', cell: (r) => String(r.queue || '-') },
+        ],
+      },
+    ],
     rbac: {
       file: 'config/rbac/role.yaml',
       rules: [
@@ -50,7 +75,7 @@ export function appWrapperCapability(opts: { webhooks?: boolean } = {}): Capabil
     ...(opts.webhooks
       ? {
           webhooks: {
-            register: (m) => registerAppWrapperWebhooks(m.webhooks!, m.client),
+            register: (m) => registerAppWrapperWebhooks(m.webhooks!, m.client, opts.config),
             configurations: (url, caBundle) => appWrapperWebhookConfigurations({ url, caBundle }),
           },
         }

@@ -32,17 +32,18 @@ import {
   type CoreInput,
   type Decision,
   Draft,
+  externallySuspended,
   finish,
   isTrue,
   newDecision,
   requeue,
-  sameJson,
   unhealthy,
 } from './decision.ts';
 import { planDeletion } from './deletion.ts';
 import { initialComponentStatus } from './podsets.ts';
 import { planResume } from './resuming.ts';
 import { running } from './running.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 export {
   CREATE_RETRY_MS,
@@ -135,7 +136,7 @@ export function decide(input: CoreInput): Decision {
           if (!aw.spec.suspend && shouldSuspend(labels, config, input.namespaceLabels)) suspend = true;
         }
         d.update = { finalizers: [...(aw.metadata.finalizers ?? []), AW_FINALIZER] };
-        if (!sameJson(labels, aw.metadata.labels ?? {})) d.update.labels = labels;
+        if (!jsonEqual(labels, aw.metadata.labels ?? {})) d.update.labels = labels;
         if (suspend) d.update.suspend = true;
       }
       let cs: AppWrapperComponentStatus[] | undefined;
@@ -168,7 +169,7 @@ export function decide(input: CoreInput): Decision {
 
     case Phases.Resuming: {
       if (aw.spec.suspend) {
-        draft.phase = Phases.Suspending;
+        externallySuspended(draft, d, Phases.Resuming);
         return finish(d, draft, observed);
       }
       return planResume(aw, draft, input, eff, d);
@@ -194,7 +195,7 @@ export function decide(input: CoreInput): Decision {
 
     case Phases.Resetting: {
       if (aw.spec.suspend) {
-        draft.phase = Phases.Suspending;
+        externallySuspended(draft, d, Phases.Resetting);
         return finish(d, draft, observed);
       }
       draft.clear(Conditions.PodsReady, Phases.Resetting);

@@ -15,6 +15,7 @@ import {
   type PodObject,
 } from './api.ts';
 import type { AppWrapperConfig, Effective } from './config.ts';
+import { jsonEqual } from '../../lib/json.ts';
 
 /** Upstream's fixed intervals. */
 export const DELETION_POLL_MS = 5000;
@@ -137,12 +138,8 @@ export class Draft {
   }
 }
 
-export function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 export function finish(d: Decision, draft: Draft, observed: AppWrapperStatus | undefined): Decision {
-  if (!sameJson(normalize(draft.status), normalize(observed ?? {}))) d.status = draft.status;
+  if (!jsonEqual(normalize(draft.status), normalize(observed ?? {}))) d.status = draft.status;
   return d;
 }
 
@@ -185,4 +182,17 @@ export function unhealthy(
     reason: Conditions.Unhealthy,
     message: eventMessage ?? `${reason}: ${message}`,
   });
+}
+
+/**
+ * Kueue (or a user) suspended a deployed or deploying AppWrapper: go to Suspending with
+ * upstream's event ("Externally suspended while in the Running phase").
+ */
+export function externallySuspended(draft: Draft, d: Decision, phase: string): void {
+  d.events.push({
+    type: 'Normal',
+    reason: 'Suspending',
+    message: `Externally suspended while in the ${phase} phase`,
+  });
+  draft.phase = Phases.Suspending;
 }

@@ -15,7 +15,8 @@ import {
   tryParseQuantity,
 } from '../../../kube/quantity.ts';
 import type { Admission, AdmissionRequest, Api } from '../api.ts';
-import { arrayOf, clone, isRecord, type Json, recordOf, str } from '../builtin/common.ts';
+import { clone, jsonEqual } from '../../../lib/json.ts';
+import { arrayOf, isRecord, type Json, recordOf, str } from '../builtin/common.ts';
 import { IS_DEFAULT_CLASS_ANNOTATION } from '../builtin/printers.ts';
 import { validateImmutable } from '../builtin/validation.ts';
 import { errors } from '../errors.ts';
@@ -197,7 +198,7 @@ export class BuiltinAdmission implements Admission {
     if (Object.keys(podSelector).length) spec.nodeSelector = podSelector;
     const tolerations = arrayOf(spec.tolerations);
     for (const t of arrayOf(scheduling.tolerations)) {
-      if (!tolerations.some((x) => JSON.stringify(x) === JSON.stringify(t))) tolerations.push(clone(t));
+      if (!tolerations.some((x) => jsonEqual(x, t))) tolerations.push(clone(t));
     }
     if (tolerations.length) spec.tolerations = tolerations;
     pod.spec = spec;

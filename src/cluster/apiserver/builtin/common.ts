@@ -4,6 +4,7 @@
  */
 
 import type { KubeObject, ObjectMeta, RequestContext, TableColumn } from '../types.ts';
+import { clone } from '../../../lib/json.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -34,11 +35,6 @@ export function str(v: unknown): string {
 
 export function num(v: unknown, fallback = 0): number {
   return typeof v === 'number' ? v : fallback;
-}
-
-export function clone<T>(v: T): T {
-  // JSON values only: a JSON round trip copies them faster than structuredClone.
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
 export function setGenerationOnCreate(obj: KubeObject): void {

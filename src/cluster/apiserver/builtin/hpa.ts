@@ -6,7 +6,8 @@
  * `…/current-metrics` annotations, and behavior in `autoscaling.alpha.kubernetes.io/behavior`.
  */
 import type { KubeObject } from '../types.ts';
-import { arrayOf, clone, type Json, recordOf } from './common.ts';
+import { arrayOf, type Json, recordOf } from './common.ts';
+import { clone } from '../../../lib/json.ts';
 
 const METRICS = 'autoscaling.alpha.kubernetes.io/metrics';
 const CURRENT = 'autoscaling.alpha.kubernetes.io/current-metrics';

@@ -9,7 +9,6 @@ import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } f
 import {
   AGE_COLUMN,
   arrayOf,
-  clone,
   column,
   containerCells,
   ensureRecord,
@@ -39,7 +38,7 @@ import {
   validateObjectMetaUpdate,
 } from './validation.ts';
 import { SELECTOR_MISMATCH } from './workload.ts';
-import { semanticEqual } from '../../../lib/json.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 
 export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';

@@ -2,16 +2,7 @@
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import {
-  AGE_COLUMN,
-  arrayOf,
-  clone,
-  ensureRecord,
-  keepAllButStatus,
-  NAME_COLUMN,
-  recordOf,
-  str,
-} from './common.ts';
+import { AGE_COLUMN, arrayOf, ensureRecord, keepAllButStatus, NAME_COLUMN, recordOf, str } from './common.ts';
 import { dedupe, invalid } from './fielderrors.ts';
 import {
   isQualifiedName,
@@ -19,6 +10,7 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
+import { clone } from '../../../lib/json.ts';
 
 export const FINALIZER_KUBERNETES = 'kubernetes';
 const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);

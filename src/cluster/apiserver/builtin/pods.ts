@@ -14,7 +14,6 @@ import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } f
 import {
   AGE_COLUMN,
   arrayOf,
-  clone,
   column,
   isRecord,
   type Json,
@@ -38,7 +37,7 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { semanticEqual } from '../../../lib/json.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 
 const MAX_INT32 = 2147483647;
 

@@ -4,7 +4,6 @@ import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
-  clone,
   column,
   containerCells,
   ensureRecord,
@@ -26,7 +25,7 @@ import {
   validateWorkloadSelector,
   workloadStrategy,
 } from './workload.ts';
-import { semanticEqual } from '../../../lib/json.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 
 export function defaultStatefulSet(obj: KubeObject): void {
   const spec = ensureRecord(obj, 'spec');

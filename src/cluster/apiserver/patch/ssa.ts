@@ -4,7 +4,7 @@ import { FieldSet, namesToPath, pathToString } from './fieldset.ts';
 import { builtinListSemantics, type ListSemanticsLookup } from './list-semantics.ts';
 import { objectGvkKey } from './smp-table.ts';
 import { ApplyConfigError, compare, mergeApplied, removeItems, toFieldSet } from './ssa-walk.ts';
-import { type JsonObject, clone, isObject, jsonEqual } from '../../../lib/json.ts';
+import { type JsonObject, canonicalJson, clone, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /**
  * Server-side apply and field ownership tracking, following kube-apiserver's field manager
@@ -319,17 +319,91 @@ export function serverSideApply(opts: ServerSideApplyOptions): ServerSideApplyRe
     const overlap = m.set.intersection(changed);
     if (!overlap.isEmpty()) conflicts.push({ m, set: overlap });
   }
-  if (conflicts.length > 0 && !opts.force) return conflictResult(conflicts);
+  if (conflicts.length > 0 && !opts.force) {
+    // lastAppliedManager: `kubectl apply --server-side` takes over, without conflicts, the
+    // fields the client-side apply annotation recorded and the live object still holds.
+    const allowed =
+      opts.manager === 'kubectl' ? lastAppliedFields(opts.live, liveObj, opts.apiVersion, sem) : undefined;
+    const remaining = allowed
+      ? conflicts.map((c) => ({ m: c.m, set: c.set.difference(allowed) })).filter((c) => !c.set.isEmpty())
+      : conflicts;
+    if (remaining.length > 0) return conflictResult(remaining);
+  }
   for (const { m, set } of conflicts) m.set = m.set.difference(set);
   for (const [id, m] of managers) {
     if (id !== applierId) m.set = m.set.difference(removed);
     if (m.set.difference(STRIPPED).isEmpty()) managers.delete(id);
   }
 
+  // lastAppliedUpdater: kubectl's server-side apply keeps an existing client-side apply
+  // annotation in step with what it applied, so a later client-side apply diffs correctly.
+  if (opts.manager === 'kubectl') updateLastApplied(result, applied);
   const own = managers.get(applierId);
   // A no-op apply keeps the entry's previous timestamp (the real server returns the live object).
   if (own && (!opts.live || !jsonEqual(liveObj, result))) own.time = now;
   return { ok: true, object: setManagedFields(result, managers) };
+}
+
+/** kubectl's client-side apply annotation. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+function annotationsOf(obj: unknown): JsonObject | undefined {
+  const meta = isObject(obj) ? obj.metadata : undefined;
+  return isObject(meta) && isObject(meta.annotations) ? meta.annotations : undefined;
+}
+
+/**
+ * lastAppliedManager.allowedConflictsFromLastApplied: the fields of the last-applied
+ * configuration (at the request's version) whose values the live object still has.
+ */
+function lastAppliedFields(
+  live: KubeObject | undefined | null,
+  liveObj: JsonObject,
+  apiVersion: string,
+  sem: ListSemanticsLookup,
+): FieldSet | undefined {
+  const text = annotationsOf(live)?.[LAST_APPLIED_ANNOTATION];
+  if (typeof text !== 'string' || text === '') return undefined;
+  let last: unknown;
+  try {
+    last = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(last) || last.apiVersion !== apiVersion) return undefined;
+  try {
+    const c = compare(last, liveObj, sem);
+    return toFieldSet(last, sem, true).difference(c.modified).difference(c.added).difference(c.removed);
+  } catch (err) {
+    if (err instanceof ApplyConfigError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * lastAppliedUpdater: when the result still carries the annotation, it becomes the applied
+ * configuration (without the annotation), encoded as unstructured.UnstructuredJSONScheme does:
+ * encoding/json of a map, so keys sorted, HTML-escaped, with a trailing newline.
+ */
+function updateLastApplied(result: JsonObject, applied: JsonObject): void {
+  const annotations = annotationsOf(result);
+  const current = annotations?.[LAST_APPLIED_ANNOTATION];
+  if (!annotations || typeof current !== 'string' || current === '') return;
+  const config = clone(applied);
+  const configAnnotations = annotationsOf(config);
+  if (configAnnotations) {
+    delete configAnnotations[LAST_APPLIED_ANNOTATION];
+    // Go keeps an emptied annotations map: it encodes as {}.
+  }
+  annotations[LAST_APPLIED_ANNOTATION] = `${goJsonEncode(config)}\n`;
+}
+
+/** encoding/json's Marshal of decoded JSON: sorted keys and its HTML-safe escapes. */
+function goJsonEncode(v: unknown): string {
+  return canonicalJson(v).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
