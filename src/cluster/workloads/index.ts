@@ -11,6 +11,7 @@ import { DaemonSetController } from './daemonset.ts';
 import { CronJobController } from './cronjob.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
+import { EndpointSliceController } from './endpointslice.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
@@ -33,6 +34,7 @@ export type WorkloadControllerName =
   | 'disruption'
   | 'cronjob'
   | 'persistentvolume-binder'
+  | 'endpointslice'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -46,6 +48,7 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'disruption',
   'cronjob',
   'persistentvolume-binder',
+  'endpointslice',
   'garbagecollector',
 ];
 
@@ -81,6 +84,7 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   disruption: { sa: 'disruption-controller', component: 'controllermanager' },
   cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
   'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
+  endpointslice: { sa: 'endpointslice-controller', component: 'endpoint-slice-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -119,6 +123,7 @@ export function startWorkloadControllers(
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('endpointslice')) running.push(new EndpointSliceController(ctxFor('endpointslice')));
   if (enabled.has('persistentvolume-binder'))
     running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))
