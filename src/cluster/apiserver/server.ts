@@ -117,11 +117,11 @@ export const KUBERNETES_VERSION = {
 };
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServerHandle> {
-  const durable = opts.dataDir === undefined ? undefined : openDataDir(opts.dataDir, opts);
+  const durable = opts.dataDir === undefined ? undefined : await openDataDir(opts.dataDir, opts);
   try {
     return await serve(opts, durable);
   } catch (err) {
-    durable?.backend?.close();
+    await durable?.backend?.close();
     durable?.claim.release();
     throw err;
   }
@@ -135,7 +135,7 @@ interface Durable {
 }
 
 /** Takes the data directory (refusing if another instance holds it) and loads its state. */
-function openDataDir(dir: string, opts: ApiServerOptions): Durable {
+async function openDataDir(dir: string, opts: ApiServerOptions): Promise<Durable> {
   const claim = claimDataDir(dir, { kubeconfig: opts.kubeconfigPath });
   let backend: SqliteBackend | undefined;
   try {
@@ -144,7 +144,7 @@ function openDataDir(dir: string, opts: ApiServerOptions): Durable {
     backend = SqliteBackend.open(claim.stateFile);
     return { claim, backend, restored: backend.load() };
   } catch (err) {
-    backend?.close();
+    await backend?.close();
     claim.release();
     throw err;
   }
@@ -295,7 +295,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     kubernetes?.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    store.close();
+    await store.close();
     durable?.claim.release();
   };
   try {
@@ -312,7 +312,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
   let restart: RestartInfo | undefined;
   durable?.claim.update({ url });
   if (durable?.backend && durable.restored) {
-    durable.backend.saveSettings({
+    await durable.backend.saveSettings({
       port: String(port),
       token: authn.adminToken,
       ...(servingCert ? { tls: JSON.stringify(servingCert) } : {}),

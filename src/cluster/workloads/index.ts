@@ -16,7 +16,7 @@ import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
 import { JobController } from './job.ts';
 import type { LogFn } from './loop.ts';
-import { ReplicaSetController } from './replicaset.ts';
+import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
@@ -25,6 +25,7 @@ export type WorkloadControllerName =
   | 'job'
   | 'ttl-after-finished'
   | 'replicaset'
+  | 'replicationcontroller'
   | 'deployment'
   | 'statefulset'
   | 'daemonset'
@@ -36,6 +37,7 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'job',
   'ttl-after-finished',
   'replicaset',
+  'replicationcontroller',
   'deployment',
   'statefulset',
   'daemonset',
@@ -69,6 +71,7 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   job: { sa: 'job-controller', component: 'job-controller' },
   'ttl-after-finished': { sa: 'ttl-after-finished-controller', component: 'ttl-after-finished-controller' },
   replicaset: { sa: 'replicaset-controller', component: 'replicaset-controller' },
+  replicationcontroller: { sa: 'replication-controller', component: 'replication-controller' },
   deployment: { sa: 'deployment-controller', component: 'deployment-controller' },
   statefulset: { sa: 'statefulset-controller', component: 'statefulset-controller' },
   daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
@@ -106,6 +109,8 @@ export function startWorkloadControllers(
   if (enabled.has('ttl-after-finished'))
     running.push(new TtlAfterFinishedController(ctxFor('ttl-after-finished')));
   if (enabled.has('replicaset')) running.push(new ReplicaSetController(ctxFor('replicaset')));
+  if (enabled.has('replicationcontroller'))
+    running.push(new ReplicaSetController(ctxFor('replicationcontroller'), REPLICATION_CONTROLLER));
   if (enabled.has('deployment')) running.push(new DeploymentController(ctxFor('deployment')));
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));

@@ -72,7 +72,7 @@ export interface NodeView {
 }
 
 export interface Failure {
-  reason: 'InvalidSpec' | 'PodNotFound' | 'PodFailed' | 'PodNotGated' | 'Conflict';
+  reason: 'InvalidSpec' | 'PodNotFound' | 'PodFailed' | 'PodNotGated' | 'Conflict' | 'GroupTimeout';
   message: string;
 }
 

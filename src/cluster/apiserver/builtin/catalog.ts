@@ -11,7 +11,7 @@
  */
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
-import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, splitStatusUpdate } from './common.ts';
+import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, recordOf, splitStatusUpdate } from './common.ts';
 import { dedupe } from './fielderrors.ts';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
 import * as printers from './printers.ts';
@@ -182,7 +182,25 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status', 'scale'],
       generation: true,
       table: printers.replicationControllerTable,
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.spec.selector',
+      },
+      strategy: {
+        // SetDefaults_ReplicationController (pkg/apis/core/v1/defaults.go): the selector and
+        // labels default to the template's labels, replicas to 1.
+        default(obj) {
+          if (!isRecord(obj.spec)) obj.spec = {};
+          const spec = obj.spec as Record<string, unknown>;
+          const labels = recordOf(recordOf(recordOf(spec.template).metadata).labels);
+          if (Object.keys(recordOf(spec.selector)).length === 0 && Object.keys(labels).length)
+            spec.selector = { ...labels };
+          if (!obj.metadata.labels && Object.keys(labels).length)
+            obj.metadata.labels = { ...(labels as Record<string, string>) };
+          spec.replicas ??= 1;
+        },
+      },
     },
     {
       group: '',
