@@ -19,6 +19,7 @@ import type { LogFn } from './loop.ts';
 import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
+import { VolumeController } from './volumes.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type WorkloadControllerName =
@@ -31,6 +32,7 @@ export type WorkloadControllerName =
   | 'daemonset'
   | 'disruption'
   | 'cronjob'
+  | 'persistentvolume-binder'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -43,6 +45,7 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'daemonset',
   'disruption',
   'cronjob',
+  'persistentvolume-binder',
   'garbagecollector',
 ];
 
@@ -77,6 +80,7 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
   disruption: { sa: 'disruption-controller', component: 'controllermanager' },
   cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
+  'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -115,6 +119,8 @@ export function startWorkloadControllers(
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('persistentvolume-binder'))
+    running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))
     running.push(new CronJobController(ctxFor('cronjob'), { timeScale: opts.timeScale }));
   if (enabled.has('garbagecollector')) {
