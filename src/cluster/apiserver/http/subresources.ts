@@ -91,8 +91,12 @@ function toScale(
   selectorPath: string | undefined,
 ): KubeObject {
   const raw = selectorPath ? getPath(obj, selectorPath) : undefined;
-  // CRDs point at a selector string; built-in workloads at a LabelSelector object.
-  const selector = raw && typeof raw === 'object' ? labelSelectorString(raw) : raw;
+  // CRDs point at a selector string; built-in workloads at a LabelSelector object, and
+  // ReplicationControllers at a plain label map (labels.SelectorFromSet).
+  const isLabelMap =
+    raw && typeof raw === 'object' && !('matchLabels' in raw) && !('matchExpressions' in raw);
+  const selector =
+    raw && typeof raw === 'object' ? labelSelectorString(isLabelMap ? { matchLabels: raw } : raw) : raw;
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
