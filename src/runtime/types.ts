@@ -65,21 +65,8 @@ export interface ListResult<T extends KubeObject = KubeObject> {
   continue?: string;
 }
 
-/** `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
-export function objectKey(obj: { metadata: { name?: string; namespace?: string } }): string {
-  const ns = obj.metadata.namespace;
-  return ns ? `${ns}/${obj.metadata.name ?? ''}` : (obj.metadata.name ?? '');
-}
-
-export function keyOf(namespace: string | undefined, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
-
-export function parseKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
-
 export function kindKey(k: KindRef): string {
   return `${k.apiVersion}/${k.kind}`;
 }
+
+export { keyOf, objectKey, parseKey } from '../kube/keys.ts';
