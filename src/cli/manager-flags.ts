@@ -1,5 +1,8 @@
 /** The options of the controller manager, shared by `troupe run` and `troupe up`. */
-import { type Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { type AppWrapperConfigInput, configFromOperatorFile } from '../controllers/appwrapper/index.ts';
 import { capabilities, selectControllers } from './capabilities.ts';
 import { parseNonNegativeInt, parseNonNegativeNumber, parsePositiveNumber } from './options.ts';
 
@@ -27,6 +30,8 @@ export interface ManagerFlags {
   remoteClusterSecret?: string;
   podsequenceMode: 'lite' | 'full';
   appwrapperWebhooks: boolean;
+  /** Upstream AppWrapper's operator configuration, read from `--appwrapper-config`. */
+  appwrapperConfig?: AppWrapperConfigInput;
   dashboardAddress: string;
   dashboardToken?: string;
 }
@@ -133,6 +138,14 @@ export function addManagerOptions(
         )
           .env('TROUPE_APPWRAPPER_WEBHOOKS')
           .default(false),
+      )
+      .addOption(
+        new Option(
+          '--appwrapper-config <file>',
+          "upstream AppWrapper's operator configuration (its config.yaml, or the appwrapper-operator-config ConfigMap)",
+        )
+          .env('TROUPE_APPWRAPPER_CONFIG')
+          .argParser(readAppWrapperConfig),
       )
       .addOption(
         new Option('--dashboard-address <addr>', 'address of the read-only web dashboard ("0" disables)')
@@ -256,4 +269,19 @@ export function offloadOptions(flags: ManagerFlags): Record<string, unknown> {
     ...(flags.remoteClusterSecret ? { remoteClusterSecret: flags.remoteClusterSecret } : {}),
     ...(flags.healthServerAddress ? { healthServerAddress: flags.healthServerAddress } : {}),
   };
+}
+
+/** Reads and checks `--appwrapper-config`; a bad file reads like a bad flag, naming the file and the field. */
+export function readAppWrapperConfig(file: string): AppWrapperConfigInput {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InvalidArgumentError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return configFromOperatorFile(parseYaml(text));
+  } catch (err) {
+    throw new InvalidArgumentError(`${file}: ${(err as Error).message}`);
+  }
 }

@@ -37,6 +37,7 @@ export function buildManager(
       offload: { ...offloadOptions(flags), ...extra.offload },
       podsequence: { mode: flags.podsequenceMode },
       appwrapperWebhooks: flags.appwrapperWebhooks || extra.appwrapperWebhooks,
+      ...(flags.appwrapperConfig ? { appwrapper: flags.appwrapperConfig } : {}),
     }),
     flags.controllers,
   );

@@ -43,7 +43,10 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     const timeScale = opts.timeScale ?? 1;
     const config = typeof opts.nodes === 'object' ? opts.nodes : defaultNodeConfig(opts.nodes ?? 3);
     const clock = opts.clock ?? realClock;
-    const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'), { clock });
+    const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'), {
+      clock,
+      timeScale,
+    });
     stops.push(() => workloads.stop());
     // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
     const kueue = await startKueue(client, { defaultQueues: true, clock });

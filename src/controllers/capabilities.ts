@@ -18,7 +18,7 @@ export function capabilities(opts: CapabilityOptions = {}): Capability[] {
   return [
     podGroupCapability(),
     podSequenceCapability(opts.podsequence),
-    appWrapperCapability({ webhooks: opts.appwrapperWebhooks }),
+    appWrapperCapability({ webhooks: opts.appwrapperWebhooks, config: opts.appwrapper }),
     offloadCapability(opts.offload),
   ];
 }

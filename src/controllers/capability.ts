@@ -6,6 +6,7 @@
  */
 
 import type { Check, ControllerDefinition, KubeObject, Manager } from '../runtime/index.ts';
+import type { AppWrapperConfigInput } from './appwrapper/config.ts';
 import type { OffloadOptions } from './offload/options.ts';
 import type { PodSequenceOptions } from './podsequence/options.ts';
 
@@ -53,6 +54,8 @@ export interface CapabilityOptions {
   podsequence?: PodSequenceOptions;
   /** Serve the AppWrapper defaulting/validating webhooks (embedded mode registers them). */
   appwrapperWebhooks?: boolean;
+  /** Upstream AppWrapper's configuration (`--appwrapper-config`), for the controller and its webhooks. */
+  appwrapper?: AppWrapperConfigInput;
 }
 
 /** The rule every controller needs: it records events.k8s.io/v1 Events (one create, then patches). */

@@ -8,6 +8,7 @@ import { DEFAULT_GATE, ensurePodSequenceCrd, PODSEQUENCE } from '../../src/contr
 import { Client, type KindRef, type KubeObject, kubeConfigFromString } from '../../src/runtime/index.ts';
 import { startTestCluster, type TestCluster } from '../support/cluster.ts';
 import { waitFor } from '../support/wait.ts';
+import { pod as buildPod } from '../support/objects.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
 
@@ -29,15 +30,11 @@ async function served(client: Client, kind: KindRef): Promise<void> {
 }
 
 function pod(name: string, extra: Partial<KubeObject['metadata']> = {}, gated = false): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', ...extra },
-    spec: {
-      containers: [{ name: 'c', image: 'busybox' }],
-      ...(gated ? { schedulingGates: [{ name: DEFAULT_GATE }] } : {}),
-    },
-  };
+  return buildPod<KubeObject>(name, {
+    image: 'busybox',
+    ...(gated ? { gates: [DEFAULT_GATE] } : {}),
+    metadata: extra,
+  });
 }
 
 describe('troupe explain', () => {

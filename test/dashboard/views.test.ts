@@ -9,6 +9,7 @@ import { podGroupsView } from '../../src/dashboard/views/podgroups.ts';
 import { type Pod, podState } from '../../src/dashboard/views/pods.ts';
 import { appWrappersView, queuesView } from '../../src/dashboard/views/queues.ts';
 import { sequenceView } from '../../src/dashboard/views/sequences.ts';
+import { pod as buildPod } from '../support/objects.ts';
 
 function pod(
   name: string,
@@ -26,33 +27,15 @@ function pod(
   const requests: Record<string, string> = {};
   if (o.cpu) requests.cpu = o.cpu;
   if (o.gpu) requests['nvidia.com/gpu'] = o.gpu;
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', labels: o.labels ?? {} },
-    spec: {
-      ...(o.node ? { nodeName: o.node } : {}),
-      ...(o.gated ? { schedulingGates: [{ name: 'podsequence.example.com/sequence-gate' }] } : {}),
-      ...(o.pinTo
-        ? {
-            affinity: {
-              nodeAffinity: {
-                requiredDuringSchedulingIgnoredDuringExecution: {
-                  nodeSelectorTerms: [
-                    { matchFields: [{ key: 'metadata.name', operator: 'In', values: [o.pinTo] }] },
-                  ],
-                },
-              },
-            },
-          }
-        : {}),
-      containers: [{ name: 'c', resources: { requests } }],
-    },
-    status: {
-      phase: o.phase ?? (o.node ? 'Running' : 'Pending'),
-      conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }],
-    },
-  };
+  return buildPod<Pod>(name, {
+    labels: o.labels ?? {},
+    ...(o.node ? { node: o.node } : {}),
+    ...(o.gated ? { gates: ['podsequence.example.com/sequence-gate'] } : {}),
+    ...(o.pinTo ? { pinnedTo: o.pinTo } : {}),
+    requests,
+    phase: o.phase ?? (o.node ? 'Running' : 'Pending'),
+    conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }],
+  });
 }
 
 describe('pod states', () => {

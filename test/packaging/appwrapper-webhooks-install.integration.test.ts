@@ -93,9 +93,10 @@ describe('config/overlays/appwrapper-webhooks installed with generate-certs.sh',
       assert.equal(stdout, bundle, config);
     }
 
-    const dep = parseManifests(rendering).find((d) => d.kind === 'Deployment') as Deployment;
+    const rendered = parseManifests(rendering);
+    const dep = rendered.find((d) => d.kind === 'Deployment') as Deployment;
     const sa = dep.spec.template.spec.serviceAccountName;
-    const flags = deploymentFlags(dep, ['--webhook-port=0', `--cert-dir=${certDir}`]);
+    const flags = deploymentFlags(dep, ['--webhook-port=0', `--cert-dir=${certDir}`], rendered);
     assert.equal(flags.appwrapperWebhooks, true);
     const token = t.server.mintServiceAccountToken(NAMESPACE, sa);
     built = buildManager(kubeConfigFromString(t.server.kubeconfigFor(token)), flags, {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildManager, type BuiltManager } from '../../src/cli/manager.ts';
 import { kubeConfigFromString } from '../../src/runtime/index.ts';
-import { INSTALL_PATH, parseManifests, ROOT } from '../../scripts/gen-install.ts';
+import { INSTALL_PATH, type KubeDoc, parseManifests, ROOT } from '../../scripts/gen-install.ts';
 import { startTestCluster, type TestCluster } from '../support/cluster.ts';
 import { waitFor } from '../support/wait.ts';
 import { type Deployment, deploymentFlags } from './deployment-flags.ts';
@@ -23,6 +23,7 @@ describe('the manager under the RBAC of dist/install.yaml', () => {
   let built: BuiltManager | undefined;
   let dep: Deployment;
   let sa: string;
+  let manifests: KubeDoc[] = [];
   const forbidden: string[] = [];
 
   before(async () => {
@@ -38,6 +39,7 @@ describe('the manager under the RBAC of dist/install.yaml', () => {
     await t.kubectl(['apply', '--server-side', '-f', INSTALL_PATH]);
     const docs = parseManifests(await readFile(INSTALL_PATH, 'utf8'));
     dep = docs.find((d) => d.kind === 'Deployment') as Deployment;
+    manifests = docs;
     sa = dep.spec.template.spec.serviceAccountName;
   });
 
@@ -47,7 +49,9 @@ describe('the manager under the RBAC of dist/install.yaml', () => {
   });
 
   test('leads through its Lease and takes the seed samples through every capability it runs', async () => {
-    const flags = deploymentFlags(dep);
+    const flags = deploymentFlags(dep, [], manifests);
+    // The AppWrapper operator configuration of the manifests reached the manager.
+    assert.deepEqual(flags.appwrapperConfig, {});
     const ns = dep.metadata.namespace ?? '';
     const { server } = t.cluster;
     const token = server.mintServiceAccountToken(ns, sa);

@@ -10,20 +10,16 @@ import {
   retryOnConflict,
 } from '../../src/runtime/index.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
+import { pod as buildPod } from '../support/objects.ts';
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
-const POD = { apiVersion: 'v1', kind: 'Pod' };
 
 function configMap(namespace: string, name: string, data: Record<string, string> = {}): KubeObject {
   return { ...CM, metadata: { name, namespace }, data };
 }
 
 function pod(namespace: string, name: string): KubeObject {
-  return {
-    ...POD,
-    metadata: { name, namespace, labels: { app: 'demo' } },
-    spec: { containers: [{ name: 'c', image: 'busybox' }] },
-  };
+  return buildPod<KubeObject>(name, { namespace, labels: { app: 'demo' }, image: 'busybox' });
 }
 
 describe('Client against the embedded API server', () => {

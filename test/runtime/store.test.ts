@@ -13,22 +13,18 @@ import {
 import { LAST_APPLIED_ANNOTATION, stripForCache } from '../../src/runtime/transform.ts';
 import type { KubeObject } from '../../src/runtime/types.ts';
 import { objectKey, parseKey } from '../../src/runtime/types.ts';
+import { pod as buildPod } from '../support/objects.ts';
 
 function pod(
   name: string,
   opts: { ns?: string; node?: string; group?: string; owners?: string[] } = {},
 ): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: opts.ns ?? 'default',
-      labels: opts.group ? { group: opts.group } : {},
-      ownerReferences: (opts.owners ?? []).map((uid) => ({ apiVersion: 'v1', kind: 'X', name: uid, uid })),
-    },
-    spec: opts.node ? { nodeName: opts.node } : {},
-  };
+  return buildPod<KubeObject>(name, {
+    namespace: opts.ns ?? 'default',
+    labels: opts.group ? { group: opts.group } : {},
+    ownerReferences: (opts.owners ?? []).map((uid) => ({ apiVersion: 'v1', kind: 'X', name: uid, uid })),
+    ...(opts.node ? { node: opts.node } : {}),
+  });
 }
 
 describe('Store', () => {

@@ -8,6 +8,7 @@
 import type { ClusterClient } from '../client.ts';
 import type { ControllerContext, RunningController } from './context.ts';
 import { DaemonSetController } from './daemonset.ts';
+import { CronJobController } from './cronjob.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
 import { EventRecorder } from './events.ts';
@@ -28,6 +29,7 @@ export type WorkloadControllerName =
   | 'statefulset'
   | 'daemonset'
   | 'disruption'
+  | 'cronjob'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -38,6 +40,7 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'statefulset',
   'daemonset',
   'disruption',
+  'cronjob',
   'garbagecollector',
 ];
 
@@ -53,6 +56,8 @@ export interface WorkloadControllersOptions {
   log?: LogFn;
   /** Default the real clock. */
   clock?: Clock;
+  /** Simulated seconds per real second for schedules (CronJobs), as `--time-scale`. */
+  timeScale?: number;
 }
 
 export interface WorkloadControllers {
@@ -68,6 +73,7 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   statefulset: { sa: 'statefulset-controller', component: 'statefulset-controller' },
   daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
   disruption: { sa: 'disruption-controller', component: 'controllermanager' },
+  cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -104,6 +110,8 @@ export function startWorkloadControllers(
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('cronjob'))
+    running.push(new CronJobController(ctxFor('cronjob'), { timeScale: opts.timeScale }));
   if (enabled.has('garbagecollector')) {
     // Created last so it shares the informers the controllers asked for instead of opening its own.
     const gcClient = client.as(`system:serviceaccount:kube-system:${IDENTITY.garbagecollector.sa}`);

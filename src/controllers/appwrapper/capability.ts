@@ -1,6 +1,7 @@
 /** The appwrapper capability (docs/architecture.md, "Adding a capability"). */
 
 import { type Capability, EVENTS_RULE } from '../capability.ts';
+import type { AppWrapperConfigInput } from './config.ts';
 import { APPWRAPPER_CRD_FILE, appWrapperCrdManifests } from './crd.ts';
 import {
   appWrapperControllers,
@@ -8,13 +9,18 @@ import {
   registerAppWrapperWebhooks,
 } from './index.ts';
 
-/** `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them). */
-export function appWrapperCapability(opts: { webhooks?: boolean } = {}): Capability {
+/**
+ * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);
+ * `config`: upstream's operator configuration (`--appwrapper-config`).
+ */
+export function appWrapperCapability(
+  opts: { webhooks?: boolean; config?: AppWrapperConfigInput } = {},
+): Capability {
   const verbs = ['get', 'create', 'delete'];
   return {
     name: 'appwrapper',
     summary: 'bundles of resources admitted as one unit through Kueue',
-    controllers: appWrapperControllers(),
+    controllers: appWrapperControllers(opts.config),
     crdFiles: [APPWRAPPER_CRD_FILE],
     crds: appWrapperCrdManifests(),
     rbac: {
@@ -50,7 +56,7 @@ export function appWrapperCapability(opts: { webhooks?: boolean } = {}): Capabil
     ...(opts.webhooks
       ? {
           webhooks: {
-            register: (m) => registerAppWrapperWebhooks(m.webhooks!, m.client),
+            register: (m) => registerAppWrapperWebhooks(m.webhooks!, m.client, opts.config),
             configurations: (url, caBundle) => appWrapperWebhookConfigurations({ url, caBundle }),
           },
         }

@@ -5,6 +5,7 @@
 
 import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { type AppWrapper, Annotations } from './api.ts';
+import { parse as parseYaml } from 'yaml';
 import { formatGoDuration, parseGoDuration } from '../../kube/duration.ts';
 
 /** Durations in milliseconds. Upstream's config names are in the comments. */
@@ -27,6 +28,39 @@ export interface FaultToleranceOptions {
   successTTLCeilingMs: number;
 }
 
+/** A node label Autopilot sets for a resource, and what it means (upstream's v1.Taint). */
+export interface ResourceTaint {
+  key: string;
+  value: string;
+  effect: 'NoExecute' | 'NoSchedule' | 'PreferNoSchedule';
+}
+
+/** Upstream's AutopilotConfig: node health from Autopilot's labels. */
+export interface AutopilotOptions {
+  /** Add node anti-affinity for unhealthy nodes to pod templates requesting the resource (default true). */
+  injectAntiAffinities: boolean;
+  /** Reset AppWrappers whose running pods use a NoExecute-labelled resource (default true). */
+  monitorNodes: boolean;
+  /** By resource name, the node labels that mark it unhealthy. */
+  resourceTaints: Record<string, ResourceTaint[]>;
+  /** Weight of the preferred anti-affinity for PreferNoSchedule labels (default 50). */
+  preferNoScheduleWeight: number;
+}
+
+/** Upstream's defaults (pkg/config/config.go NewAppWrapperConfig, v1.2.1). */
+export const DEFAULT_AUTOPILOT: AutopilotOptions = {
+  injectAntiAffinities: true,
+  monitorNodes: true,
+  resourceTaints: {
+    'nvidia.com/gpu': [
+      { key: 'autopilot.ibm.com/gpuhealth', value: 'WARN', effect: 'PreferNoSchedule' },
+      { key: 'autopilot.ibm.com/gpuhealth', value: 'TESTING', effect: 'NoSchedule' },
+      { key: 'autopilot.ibm.com/gpuhealth', value: 'EVICT', effect: 'NoExecute' },
+    ],
+  },
+  preferNoScheduleWeight: 50,
+};
+
 export interface AppWrapperConfig {
   /** Suspend new AppWrappers for Kueue and default their queue (default true). */
   enableKueueIntegrations: boolean;
@@ -41,10 +75,12 @@ export interface AppWrapperConfig {
   /** Set on pod templates that name no scheduler. */
   schedulerName: string;
   faultTolerance: FaultToleranceOptions;
+  autopilot: AutopilotOptions;
 }
 
-export type AppWrapperConfigInput = Partial<Omit<AppWrapperConfig, 'faultTolerance'>> & {
+export type AppWrapperConfigInput = Partial<Omit<AppWrapperConfig, 'faultTolerance' | 'autopilot'>> & {
   faultTolerance?: Partial<FaultToleranceOptions>;
+  autopilot?: Partial<AutopilotOptions>;
 };
 
 export const DEFAULT_FAULT_TOLERANCE: FaultToleranceOptions = {
@@ -78,6 +114,7 @@ export function resolveConfig(input: AppWrapperConfigInput = {}): AppWrapperConf
     userRBACAdmissionCheck: input.userRBACAdmissionCheck ?? true,
     schedulerName: input.schedulerName ?? '',
     faultTolerance: { ...DEFAULT_FAULT_TOLERANCE, ...input.faultTolerance },
+    autopilot: { ...DEFAULT_AUTOPILOT, ...input.autopilot },
   };
   const err = validateConfig(config);
   if (err) throw new Error(`invalid AppWrapper configuration: ${err}`);
@@ -108,39 +145,59 @@ export function validateConfig(config: AppWrapperConfig): string | undefined {
   return undefined;
 }
 
+/** Names upstream's AppWrapperConfig no longer has (removed in v1.1.0, when Kueue took the integration over). */
+const REMOVED_IN_1_1 = ['enableKueueIntegrations', 'kueueJobReconciller'];
+
+const EFFECTS = new Set(['NoExecute', 'NoSchedule', 'PreferNoSchedule']);
+
 /**
- * Reads upstream's config file section (`appwrapper:` of the operator ConfigMap), whose
- * durations are Go durations ("1m") or, as Go's JSON encoding of time.Duration, nanoseconds.
+ * Reads upstream's `appwrapper:` section of the operator configuration (v1.2.1
+ * pkg/config/config.go AppWrapperConfig). Durations are Go's JSON encoding of time.Duration
+ * (nanoseconds) or, more readably, Go duration strings ("1m"). Throws on a value of the
+ * wrong shape, naming the field.
  */
 export function configFromUpstream(section: Record<string, unknown>): AppWrapperConfigInput {
   const out: AppWrapperConfigInput = {};
-  if (typeof section.enableKueueIntegrations === 'boolean')
-    out.enableKueueIntegrations = section.enableKueueIntegrations;
-  if (typeof section.defaultQueueName === 'string') out.defaultQueueName = section.defaultQueueName;
-  if (typeof section.userRBACAdmissionCheck === 'boolean')
-    out.userRBACAdmissionCheck = section.userRBACAdmissionCheck;
-  if (typeof section.schedulerName === 'string') out.schedulerName = section.schedulerName;
-  const kjr = section.kueueJobReconciller as Record<string, unknown> | undefined;
-  if (kjr && typeof kjr === 'object') {
-    if (typeof kjr.manageJobsWithoutQueueName === 'boolean')
-      out.manageJobsWithoutQueueName = kjr.manageJobsWithoutQueueName;
-    if ('manageJobsNamespaceSelector' in kjr) {
-      out.manageJobsNamespaceSelector = (kjr.manageJobsNamespaceSelector ?? undefined) as
-        | LabelSelectorObject
-        | undefined;
-    }
+  for (const old of REMOVED_IN_1_1) {
+    if (old in section)
+      throw new Error(
+        `appwrapper.${old} was removed in AppWrapper v1.1.0 (Kueue's own configuration now decides which AppWrappers it manages); remove it`,
+      );
   }
+  const bool = (obj: Record<string, unknown>, key: string, path: string): boolean | undefined => {
+    const v = obj[key];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'boolean')
+      throw new Error(`${path}.${key}: expected true or false, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const str = (obj: Record<string, unknown>, key: string, path: string): string | undefined => {
+    const v = obj[key];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') throw new Error(`${path}.${key}: expected a string, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const rbac = bool(section, 'userRBACAdmissionCheck', 'appwrapper');
+  if (rbac !== undefined) out.userRBACAdmissionCheck = rbac;
+  const scheduler = str(section, 'schedulerName', 'appwrapper');
+  if (scheduler !== undefined) out.schedulerName = scheduler;
+  const queue = str(section, 'defaultQueueName', 'appwrapper');
+  if (queue !== undefined) out.defaultQueueName = queue;
   const ft = section.faultTolerance as Record<string, unknown> | undefined;
-  if (ft && typeof ft === 'object') {
+  if (ft !== undefined && (ft === null || typeof ft !== 'object'))
+    throw new Error('appwrapper.faultTolerance: expected a mapping');
+  if (ft) {
     const d = (key: string): number | undefined => {
       const v = ft[key];
+      if (v === undefined) return undefined;
       if (typeof v === 'number') return v / 1e6;
       if (typeof v === 'string') {
         const ms = parseGoDuration(v);
-        if (ms === undefined) throw new Error(`faultTolerance.${key}: "${v}" is not a duration`);
-        return ms;
+        if (ms !== undefined) return ms;
       }
-      return undefined;
+      throw new Error(
+        `appwrapper.faultTolerance.${key}: ${JSON.stringify(v)} is not a duration (nanoseconds, or a Go duration such as "90s")`,
+      );
     };
     const f: Partial<FaultToleranceOptions> = {};
     const set = (k: keyof FaultToleranceOptions, v: number | undefined) => {
@@ -153,10 +210,95 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
     set('forcefulDeletionGracePeriodMs', d('deletionGracePeriod'));
     set('gracePeriodCeilingMs', d('gracePeriodCeiling'));
     set('successTTLCeilingMs', d('successTTLCeiling'));
-    if (typeof ft.retryLimit === 'number') f.retryLimit = ft.retryLimit;
+    if (ft.retryLimit !== undefined) {
+      if (!Number.isInteger(ft.retryLimit))
+        throw new Error(
+          `appwrapper.faultTolerance.retryLimit: expected an integer, got ${JSON.stringify(ft.retryLimit)}`,
+        );
+      f.retryLimit = ft.retryLimit as number;
+    }
     out.faultTolerance = f;
   }
+  const ap = section.autopilot as Record<string, unknown> | undefined;
+  if (ap !== undefined && (ap === null || typeof ap !== 'object'))
+    throw new Error('appwrapper.autopilot: expected a mapping');
+  if (ap) {
+    const a: Partial<AutopilotOptions> = {};
+    const inject = bool(ap, 'injectAntiAffinities', 'appwrapper.autopilot');
+    if (inject !== undefined) a.injectAntiAffinities = inject;
+    const monitor = bool(ap, 'monitorNodes', 'appwrapper.autopilot');
+    if (monitor !== undefined) a.monitorNodes = monitor;
+    if (ap.preferNoScheduleWeight !== undefined) {
+      const w = ap.preferNoScheduleWeight;
+      if (!Number.isInteger(w) || (w as number) < 1 || (w as number) > 100)
+        throw new Error(
+          `appwrapper.autopilot.preferNoScheduleWeight: expected an integer from 1 to 100, got ${JSON.stringify(w)}`,
+        );
+      a.preferNoScheduleWeight = w as number;
+    }
+    if (ap.resourceTaints !== undefined) {
+      const rt = ap.resourceTaints;
+      if (rt === null || typeof rt !== 'object' || Array.isArray(rt))
+        throw new Error(
+          'appwrapper.autopilot.resourceTaints: expected a mapping of resource names to lists of taints',
+        );
+      const taints: Record<string, ResourceTaint[]> = {};
+      for (const [res, list] of Object.entries(rt as Record<string, unknown>)) {
+        if (!Array.isArray(list))
+          throw new Error(`appwrapper.autopilot.resourceTaints.${res}: expected a list of taints`);
+        taints[res] = list.map((t, i) => {
+          const at = `appwrapper.autopilot.resourceTaints.${res}[${i}]`;
+          const o = (t ?? {}) as Record<string, unknown>;
+          if (typeof o.key !== 'string' || !o.key) throw new Error(`${at}.key: required`);
+          if (typeof o.effect !== 'string' || !EFFECTS.has(o.effect))
+            throw new Error(
+              `${at}.effect: expected NoExecute, NoSchedule or PreferNoSchedule, got ${JSON.stringify(o.effect)}`,
+            );
+          return {
+            key: o.key,
+            value: typeof o.value === 'string' ? o.value : '',
+            effect: o.effect as ResourceTaint['effect'],
+          };
+        });
+      }
+      a.resourceTaints = taints;
+    }
+    out.autopilot = a;
+  }
   return out;
+}
+
+/**
+ * Upstream's operator configuration as a file: the `config.yaml` document
+ * (`appwrapper:`, `certManagement:`, `controllerManager:`, `webhooksEnabled:`) or the
+ * ConfigMap that holds it (config/default/config.yaml; one data key, as upstream requires).
+ * Only the `appwrapper:` section concerns the controller; troupe's own flags cover the others.
+ */
+export function configFromOperatorFile(doc: unknown): AppWrapperConfigInput {
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('expected a mapping');
+  let operator = doc as Record<string, unknown>;
+  if (operator.kind === 'ConfigMap') {
+    const data = (operator.data ?? {}) as Record<string, unknown>;
+    const values = Object.values(data);
+    if (values.length !== 1 || typeof values[0] !== 'string')
+      throw new Error(
+        `cannot resolve config from ConfigMap ${(operator.metadata as { name?: string } | undefined)?.name ?? ''}: it must hold exactly one data key (config.yaml)`,
+      );
+    operator = (parseYaml(values[0]) ?? {}) as Record<string, unknown>;
+    if (typeof operator !== 'object' || Array.isArray(operator))
+      throw new Error('config.yaml: expected a mapping');
+  }
+  const known = ['appwrapper', 'certManagement', 'controllerManager', 'webhooksEnabled'];
+  for (const k of Object.keys(operator)) {
+    if (!known.includes(k))
+      throw new Error(`unknown section "${k}" (upstream's sections: ${known.join(', ')})`);
+  }
+  const section = operator.appwrapper;
+  if (section === undefined) return {};
+  if (section === null || typeof section !== 'object' || Array.isArray(section))
+    throw new Error('appwrapper: expected a mapping');
+  return configFromUpstream(section as Record<string, unknown>);
 }
 
 /** A malformed annotation: upstream logs it and uses the default. */

@@ -164,7 +164,7 @@ async function apply(
         status: { ...d.status, resettingCount: d.status.resettingCount || null },
       });
       remember(from, updated);
-      ctx.metrics.statusWritten(aw.status, updated.status ?? d.status);
+      ctx.metrics.statusWritten(aw.status, updated.status ?? d.status, aw.metadata.namespace ?? '');
       aw = updated;
       const after = updated.status?.phase ?? '';
       if (after !== before) ctx.log.info({ phase: after }, after || 'Empty');

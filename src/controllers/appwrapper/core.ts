@@ -32,6 +32,7 @@ import {
   type CoreInput,
   type Decision,
   Draft,
+  externallySuspended,
   finish,
   isTrue,
   newDecision,
@@ -168,7 +169,7 @@ export function decide(input: CoreInput): Decision {
 
     case Phases.Resuming: {
       if (aw.spec.suspend) {
-        draft.phase = Phases.Suspending;
+        externallySuspended(draft, d, Phases.Resuming);
         return finish(d, draft, observed);
       }
       return planResume(aw, draft, input, eff, d);
@@ -194,7 +195,7 @@ export function decide(input: CoreInput): Decision {
 
     case Phases.Resetting: {
       if (aw.spec.suspend) {
-        draft.phase = Phases.Suspending;
+        externallySuspended(draft, d, Phases.Resetting);
         return finish(d, draft, observed);
       }
       draft.clear(Conditions.PodsReady, Phases.Resetting);

@@ -183,3 +183,16 @@ export function unhealthy(
     message: eventMessage ?? `${reason}: ${message}`,
   });
 }
+
+/**
+ * Kueue (or a user) suspended a deployed or deploying AppWrapper: go to Suspending with
+ * upstream's event ("Externally suspended while in the Running phase").
+ */
+export function externallySuspended(draft: Draft, d: Decision, phase: string): void {
+  d.events.push({
+    type: 'Normal',
+    reason: 'Suspending',
+    message: `Externally suspended while in the ${phase} phase`,
+  });
+  draft.phase = Phases.Suspending;
+}

@@ -32,7 +32,9 @@ export {
 export {
   type AppWrapperConfig,
   type AppWrapperConfigInput,
+  configFromOperatorFile,
   configFromUpstream,
+  DEFAULT_AUTOPILOT,
   DEFAULT_FAULT_TOLERANCE,
   DEFAULT_NAMESPACE_SELECTOR,
   type FaultToleranceOptions,

@@ -10,6 +10,7 @@ import { type AppWrapper, type AppWrapperStatus, AW_KIND, Conditions, Phases } f
 
 /** Why an AppWrapper became unhealthy: the Unhealthy condition's reasons the controller writes. */
 const UNHEALTHY_REASONS = [
+  'AutopilotNoExecute',
   'CreateFailed',
   'MissingComponent',
   'FailedComponent',
@@ -52,7 +53,7 @@ export function setbackOf(
 
 export interface AppWrapperMetrics {
   /** A status write was accepted: `before` is the status it replaced. */
-  statusWritten(before: AppWrapperStatus | undefined, after: AppWrapperStatus): void;
+  statusWritten(before: AppWrapperStatus | undefined, after: AppWrapperStatus, namespace: string): void;
 }
 
 export function appWrapperMetrics(m: MetricsContext): AppWrapperMetrics {
@@ -79,10 +80,18 @@ export function appWrapperMetrics(m: MetricsContext): AppWrapperMetrics {
     counters.reset.inc({ reason }, 0);
     counters.failure.inc({ reason }, 0);
   }
+  // Upstream's own metric (internal/metrics/metrics.go), counted as its transitionToPhase does.
+  const phases = counter(m, {
+    name: 'appwrapper_phase_total',
+    help: 'The total number of times an appwrapper transitioned to a given phase per namespace.',
+    labelNames: ['namespace', 'phase'],
+  });
   return {
-    statusWritten(before, after) {
+    statusWritten(before, after, namespace) {
       const s = setbackOf(before, after);
       if (s) counters[s.kind].inc({ reason: s.reason });
+      if (after.phase !== undefined && after.phase !== (before?.phase ?? ''))
+        phases.inc({ namespace, phase: after.phase });
     },
   };
 }

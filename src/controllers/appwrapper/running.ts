@@ -6,6 +6,7 @@ import {
   type CoreInput,
   type Decision,
   type Draft,
+  externallySuspended,
   finish,
   READY_RECHECK_MS,
   requeue,
@@ -26,7 +27,7 @@ export function running(
   const observed = aw.status;
   const now = input.now.getTime();
   if (aw.spec.suspend) {
-    draft.phase = Phases.Suspending;
+    externallySuspended(draft, d, Phases.Running);
     return finish(d, draft, observed);
   }
   const css = draft.status.componentStatus ?? [];

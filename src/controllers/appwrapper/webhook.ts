@@ -107,7 +107,7 @@ export function defaultingHandler(deps: WebhookDeps): AdmissionHandler {
     labels = {
       ...labels,
       [AW_USERNAME_LABEL]: sanitizeLabel(req.userInfo?.username ?? ''),
-      [AW_USERID_LABEL]: req.userInfo?.uid ?? '',
+      [AW_USERID_LABEL]: sanitizeLabel(req.userInfo?.uid ?? ''),
     };
     aw.metadata.labels = labels;
     if (!managedElsewhere(aw) && !(aw.metadata.finalizers ?? []).includes(AW_FINALIZER)) {

@@ -2,13 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApiException, CoreV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 function pod(name: string, extra: Partial<V1Pod> = {}): V1Pod {
   return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels: { app: 'web' } },
-    spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] },
+    ...buildPod<V1Pod>(name, { namespace: null, labels: { app: 'web' }, image: 'nginx:1.27' }),
     ...extra,
   };
 }

@@ -17,6 +17,7 @@ import {
   stageDelay,
 } from '../../../src/cluster/kubelet/stages/index.ts';
 import { parseGoDuration } from '../../../src/kube/duration.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 const NOW = Date.parse('2026-03-04T05:06:07.123Z');
 const env: StageEnv = { now: () => NOW, random: () => 0 };
@@ -43,13 +44,14 @@ function pod(
     status?: Record<string, unknown>;
   } = {},
 ): StageObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'worker-1', namespace: 'default', uid: 'uid-1', ...extra.metadata },
-    spec: { nodeName: 'node-1', containers: [{ name: 'worker', image: 'fake-image' }], ...extra.spec },
-    status: { phase: 'Pending', ...extra.status },
-  };
+  return buildPod<StageObject>('worker-1', {
+    uid: 'uid-1',
+    node: 'node-1',
+    phase: 'Pending',
+    metadata: extra.metadata,
+    spec: { containers: [{ name: 'worker', image: 'fake-image' }], ...extra.spec },
+    status: extra.status,
+  });
 }
 
 describe('the podgroup seed stage', () => {

@@ -7,6 +7,7 @@ import {
   type TaintLike,
   type TolerationLike,
 } from '../../../src/cluster/scheduler/core/index.ts';
+import { node as buildNode, pod as buildPod } from '../../support/objects.ts';
 
 export const ZONE = 'topology.kubernetes.io/zone';
 
@@ -15,11 +16,12 @@ export function node(
   allocatable: Record<string, string>,
   opts: { labels?: Record<string, string>; taints?: TaintLike[]; unschedulable?: boolean } = {},
 ): NodeLike {
-  return {
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...opts.labels } },
-    spec: { unschedulable: opts.unschedulable, taints: opts.taints },
-    status: { allocatable: { pods: '110', ...allocatable }, capacity: { pods: '110', ...allocatable } },
-  };
+  return buildNode<NodeLike>(name, {
+    labels: { 'kubernetes.io/hostname': name, ...opts.labels },
+    ...(opts.taints ? { taints: opts.taints } : {}),
+    ...(opts.unschedulable !== undefined ? { unschedulable: opts.unschedulable } : {}),
+    allocatable: { pods: '110', ...allocatable },
+  });
 }
 
 let uid = 0;
@@ -38,18 +40,14 @@ export function pod(
   } = {},
 ): PodLike {
   uid++;
-  return {
-    metadata: { name, namespace: 'default', uid: `uid-${name}-${uid}` },
-    spec: {
-      nodeName: opts.nodeName,
-      tolerations: opts.tolerations,
-      nodeSelector: opts.nodeSelector,
-      affinity: opts.affinity,
-      priority: opts.priority,
-      preemptionPolicy: opts.preemptionPolicy,
-      containers: [{ name: 'c', resources: { requests, limits: opts.limits } }],
-    },
-  };
+  const { nodeName, limits, ...spec } = opts;
+  return buildPod<PodLike>(name, {
+    uid: `uid-${name}-${uid}`,
+    ...(nodeName ? { node: nodeName } : {}),
+    requests,
+    ...(limits ? { limits } : {}),
+    spec: Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined)),
+  });
 }
 
 /** A pod with labels and extra spec and metadata fields on top of `pod`. */

@@ -271,10 +271,28 @@ describe('phase Running', () => {
   const running = (opts: Parameters<typeof runningStatus>[0] = {}, annotations?: Record<string, string>) =>
     appWrapper({ status: runningStatus(opts), annotations });
 
-  test('suspend set by Kueue: Suspending', () => {
+  test('suspend set by Kueue: Suspending, with upstream\'s "externally suspended" event', () => {
     const aw = running();
     aw.spec.suspend = true;
-    assert.equal(run(aw, 10).status?.phase, 'Suspending');
+    const d = run(aw, 10);
+    assert.equal(d.status?.phase, 'Suspending');
+    assert.deepEqual(d.events, [
+      { type: 'Normal', reason: 'Suspending', message: 'Externally suspended while in the Running phase' },
+    ]);
+  });
+
+  test('suspended while Resuming or Resetting: the event names that phase', () => {
+    for (const phase of ['Resuming', 'Resetting'] as const) {
+      const aw = running();
+      aw.status!.phase = phase;
+      aw.spec.suspend = true;
+      const d = run(aw, 10);
+      assert.equal(d.status?.phase, 'Suspending', phase);
+      assert.deepEqual(
+        d.events.map((e) => e.message),
+        [`Externally suspended while in the ${phase} phase`],
+      );
+    }
   });
 
   test('a component deleted behind our back: Failed with MissingComponent, no retry', () => {

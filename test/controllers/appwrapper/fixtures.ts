@@ -10,6 +10,7 @@ import {
   type AwCondition,
 } from '../../../src/controllers/appwrapper/api.ts';
 import type { PodObject } from '../../../src/controllers/appwrapper/api.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 export const T0 = Date.parse('2026-03-01T12:00:00Z');
 
@@ -134,24 +135,18 @@ export function pod(
   phase: string,
   opts: { exitCode?: number; aw?: string; deleting?: boolean } = {},
 ): PodObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      labels: { [AW_LABEL]: opts.aw ?? 'sample' },
-      deletionTimestamp: opts.deleting ? iso(0) : undefined,
-    },
+  return buildPod<PodObject>(name, {
+    uid: `uid-${name}`,
+    labels: { [AW_LABEL]: opts.aw ?? 'sample' },
+    ...(opts.deleting ? { deletionTimestamp: iso(0) } : {}),
+    phase,
     status: {
-      phase,
       containerStatuses:
         opts.exitCode !== undefined
           ? [{ name: 'c', state: { terminated: { exitCode: opts.exitCode } } }]
           : [],
     },
-  };
+  });
 }
 
 /** The deployed component object as the API would return it. */

@@ -40,6 +40,9 @@ describe('AppWrapper metrics', () => {
       assert.equal(s.value('troupe_appwrapper_appwrappers', { phase }), 0, phase);
     assert.equal(s.value('troupe_appwrapper_resets_total', { reason: 'FoundFailedPods' }), 0);
     assert.equal(s.value('troupe_appwrapper_failures_total', { reason: 'MissingComponent' }), 0);
+    // Upstream's appwrapper_phase_total: each phase the AppWrapper entered, once.
+    for (const phase of ['Suspended', 'Resuming', 'Running'])
+      assert.equal(s.value('appwrapper_phase_total', { namespace: 'default', phase }), 1, phase);
 
     // A component deleted behind its back: Failed at once, no reset.
     await env.client.delete(GVR.pods, 'default', 'victim');
@@ -51,6 +54,7 @@ describe('AppWrapper metrics', () => {
     );
     assert.equal(s.value('troupe_appwrapper_appwrappers', { phase: 'Failed' }), 1);
     assert.equal(s.value('troupe_appwrapper_appwrappers', { phase: 'Running' }), 0);
+    assert.equal(s.value('appwrapper_phase_total', { namespace: 'default', phase: 'Failed' }), 1);
 
     // A failed pod: one reset (the retry limit), then Failed.
     await env.client.create(AW, appWrapper('flaky', { annotations: FAST }));

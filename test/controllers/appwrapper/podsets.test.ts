@@ -343,12 +343,10 @@ describe('configuration', () => {
   test('upstream config files: Go durations or nanoseconds', () => {
     const input = configFromUpstream({
       defaultQueueName: 'user-queue',
-      kueueJobReconciller: { manageJobsWithoutQueueName: false },
       faultTolerance: { admissionGracePeriod: '30s', warmupGracePeriod: 120e9, retryLimit: 5 },
     });
     const c = resolveConfig(input);
     assert.equal(c.defaultQueueName, 'user-queue');
-    assert.equal(c.manageJobsWithoutQueueName, false);
     assert.equal(c.faultTolerance.admissionGracePeriodMs, 30_000);
     assert.equal(c.faultTolerance.warmupGracePeriodMs, 120_000);
     assert.equal(c.faultTolerance.retryLimit, 5);

@@ -8,6 +8,7 @@ import {
 } from '../../../src/controllers/offload/cluster-provider.ts';
 import type { Pod } from '../../../src/controllers/offload/types.ts';
 import type { LaunchRequest } from '../../../src/controllers/offload/workload.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 const request: LaunchRequest = {
   name: 'troupe-train-j-1a2b3c4d',
@@ -26,19 +27,15 @@ const request: LaunchRequest = {
 };
 
 function pod(phase: string, extra: Partial<Pod> = {}, cs?: unknown): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: 'p',
-      namespace: 'train',
-      creationTimestamp: '2026-11-20T10:00:00Z',
-      labels: { [REMOTE_LABELS.cluster]: 'c1', [REMOTE_LABELS.jobUid]: 'uid-1', [REMOTE_LABELS.job]: 'j' },
-      ...extra.metadata,
-    },
+  return buildPod<Pod>('p', {
+    namespace: 'train',
+    creationTimestamp: '2026-11-20T10:00:00Z',
+    labels: { [REMOTE_LABELS.cluster]: 'c1', [REMOTE_LABELS.jobUid]: 'uid-1', [REMOTE_LABELS.job]: 'j' },
+    metadata: extra.metadata,
     spec: { containers: [{ name: 'job' }], ...extra.spec },
-    status: { phase, ...(cs ? { containerStatuses: [cs] } : {}) },
-  };
+    phase,
+    ...(cs ? { status: { containerStatuses: [cs] } } : {}),
+  });
 }
 
 describe('cluster provider', () => {

@@ -15,6 +15,7 @@ import {
   virtualPodStatus,
 } from '../../../src/controllers/offload/core.ts';
 import type { Job, Pod, RemotePod } from '../../../src/controllers/offload/types.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -55,34 +56,31 @@ function pod(
           },
         ]
       : [];
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${owner.metadata.name}-${opts.virtual ? 'runpod' : 'x'}`,
-      namespace: 'ns',
-      uid: `pod-${owner.metadata.name}-${opts.virtual ? 'v' : 'l'}`,
-      labels: opts.virtual ? { 'runpod.io/managed': 'true' } : {},
-      annotations: opts.virtual
-        ? {
-            'runpod.io/provider': 'runpod',
-            'runpod.io/pod-id': `r-${owner.metadata.name}`,
-            'runpod.io/cost-per-hr': '0.25',
-          }
-        : {},
-      ownerReferences: [
-        {
-          apiVersion: 'batch/v1',
-          kind: 'Job',
-          name: owner.metadata.name!,
-          uid: owner.metadata.uid!,
-          controller: true,
-        },
-      ],
-    },
-    spec: { containers: [{ name: 'c' }], ...(opts.nodeName ? { nodeName: opts.nodeName } : {}) },
-    status: { phase: opts.phase ?? 'Pending', conditions },
-  };
+  return buildPod<Pod>(`${owner.metadata.name}-${opts.virtual ? 'runpod' : 'x'}`, {
+    namespace: 'ns',
+    uid: `pod-${owner.metadata.name}-${opts.virtual ? 'v' : 'l'}`,
+    labels: opts.virtual ? { 'runpod.io/managed': 'true' } : {},
+    annotations: opts.virtual
+      ? {
+          'runpod.io/provider': 'runpod',
+          'runpod.io/pod-id': `r-${owner.metadata.name}`,
+          'runpod.io/cost-per-hr': '0.25',
+        }
+      : {},
+    ownerReferences: [
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: owner.metadata.name!,
+        uid: owner.metadata.uid!,
+        controller: true,
+      },
+    ],
+    spec: { containers: [{ name: 'c' }] },
+    ...(opts.nodeName ? { node: opts.nodeName } : {}),
+    phase: opts.phase ?? 'Pending',
+    conditions,
+  });
 }
 
 const opts = { maxPendingTime: 0, pendingJobThreshold: 1 };

@@ -10,8 +10,10 @@ import {
 } from '../../../src/controllers/podgroup/api.ts';
 import { type Decision, decide, type GroupInput } from '../../../src/controllers/podgroup/core.ts';
 import type { PodObject } from '../../../src/controllers/podgroup/api.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 export const NS = 'ml';
+
 export const T0 = new Date('2026-01-01T00:00:00Z');
 
 export interface PodOpts {
@@ -44,31 +46,25 @@ export function pod(name: string, o: PodOpts = {}): PodObject {
     : node
       ? [{ type: 'PodScheduled', status: 'True' }]
       : [];
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NS,
-      uid: `uid-${name}-${++uidSeq}`,
-      creationTimestamp: (o.created ?? new Date(T0.getTime() - 60_000)).toISOString(),
-      labels,
-      annotations,
-      ...(o.deleting ? { deletionTimestamp: T0.toISOString() } : {}),
-      ...(o.owner
-        ? {
-            ownerReferences: [
-              { apiVersion: 'batch/v1', kind: 'Job', name: o.owner, uid: `job-${o.owner}`, controller: true },
-            ],
-          }
-        : {}),
-    },
-    spec: {
-      ...(node ? { nodeName: node } : {}),
-      ...(o.priority !== undefined ? { priority: o.priority } : {}),
-    },
-    status: { phase, conditions },
-  };
+  return buildPod<PodObject>(name, {
+    namespace: NS,
+    uid: `uid-${name}-${++uidSeq}`,
+    creationTimestamp: (o.created ?? new Date(T0.getTime() - 60_000)).toISOString(),
+    labels,
+    annotations,
+    ...(o.deleting ? { deletionTimestamp: T0.toISOString() } : {}),
+    ...(o.owner
+      ? {
+          ownerReferences: [
+            { apiVersion: 'batch/v1', kind: 'Job', name: o.owner, uid: `job-${o.owner}`, controller: true },
+          ],
+        }
+      : {}),
+    ...(node ? { node } : {}),
+    ...(o.priority !== undefined ? { spec: { priority: o.priority } } : {}),
+    phase,
+    conditions,
+  });
 }
 
 export function podGroup(name: string, spec: PodGroupSpec = {}, created = T0): PodGroup {

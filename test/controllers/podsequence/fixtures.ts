@@ -11,6 +11,7 @@ import {
   type PodSequenceSpec,
   RELEASED_BY_ANNOTATION,
 } from '../../../src/controllers/podsequence/types.ts';
+import { pod as buildPod, node as buildNode } from '../../support/objects.ts';
 
 export const NS = 'default';
 
@@ -50,67 +51,49 @@ let rv = 100;
 export function pod(name: string, o: PodOpts = {}): Pod {
   const state = o.state ?? 'gated';
   const gated = state === 'gated';
-  const p: Pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: o.namespace ?? NS,
-      uid: `uid-${name}`,
-      resourceVersion: String(++rv),
-      labels: o.labels,
-      annotations: o.releasedBy ? { [RELEASED_BY_ANNOTATION]: o.releasedBy } : undefined,
-    },
-    spec: {
-      schedulingGates: (o.gates ?? (gated ? [DEFAULT_GATE] : [])).map((g) => ({ name: g })),
-    },
-    status: { phase: 'Pending' },
-  };
-  if (o.terminating) p.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-  if (o.pinned) {
-    p.spec!.affinity = {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [
-            { matchFields: [{ key: 'metadata.name', operator: 'In', values: [o.pinned] }] },
-          ],
-        },
-      },
-    };
-  }
-  if (o.affinityTerms) {
-    p.spec!.affinity = {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: o.affinityTerms as never },
-      },
-    };
-  }
   const scheduled = state === 'scheduled' || state === 'ready' || state === 'succeeded' || state === 'failed';
-  if (scheduled) p.spec!.nodeName = o.node ?? o.pinned ?? 'node-a';
-  if (state === 'ready') {
-    p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
-  } else if (state === 'scheduled') {
-    p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] };
-  } else if (state === 'succeeded') {
-    p.status = { phase: 'Succeeded' };
-  } else if (state === 'failed') {
-    p.status = { phase: 'Failed' };
-  } else if (gated) {
-    p.status = {
-      phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }],
-    };
-  }
-  return p;
+  const status =
+    state === 'ready'
+      ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }
+      : state === 'scheduled'
+        ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] }
+        : state === 'succeeded'
+          ? { phase: 'Succeeded' }
+          : state === 'failed'
+            ? { phase: 'Failed' }
+            : gated
+              ? {
+                  phase: 'Pending',
+                  conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }],
+                }
+              : { phase: 'Pending' };
+  return buildPod<Pod>(name, {
+    namespace: o.namespace ?? NS,
+    uid: `uid-${name}`,
+    resourceVersion: String(++rv),
+    ...(o.labels ? { labels: o.labels } : {}),
+    ...(o.releasedBy ? { annotations: { [RELEASED_BY_ANNOTATION]: o.releasedBy } } : {}),
+    ...(o.terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    gates: o.gates ?? (gated ? [DEFAULT_GATE] : []),
+    ...(o.pinned ? { pinnedTo: o.pinned } : {}),
+    ...(o.affinityTerms
+      ? {
+          spec: {
+            affinity: {
+              nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: o.affinityTerms },
+              },
+            },
+          },
+        }
+      : {}),
+    ...(scheduled ? { node: o.node ?? o.pinned ?? 'node-a' } : {}),
+    status,
+  });
 }
 
 export function node(name: string, taints: { key: string; effect: string }[] = []): Node {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-    spec: { taints },
-  };
+  return buildNode<Node>(name, { labels: { 'kubernetes.io/hostname': name }, taints });
 }
 
 export function input(seq: PodSequence, pods: Pod[], extra: Partial<CoreInput> = {}): CoreInput {

@@ -26,6 +26,7 @@ import {
   silentLogger,
 } from '../../../src/runtime/index.ts';
 import { waitFor } from '../../support/wait.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 const CRD_GVR = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 export const PODSEQ_GVR = { group: 'scheduling.example.com', version: 'v1alpha1', resource: 'podsequences' };
@@ -323,25 +324,11 @@ export function gatedPod(
   name: string,
   o: { labels?: Record<string, string>; gate?: string; pinned?: string; namespace?: string } = {},
 ): Pod {
-  const spec: Pod['spec'] = {
-    schedulingGates: [{ name: o.gate ?? 'podsequence.example.com/sequence-gate' }],
-    containers: [{ name: 'c', image: 'nginx:latest' }],
-  };
-  if (o.pinned) {
-    spec.affinity = {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [
-            { matchFields: [{ key: 'metadata.name', operator: 'In', values: [o.pinned] }] },
-          ],
-        },
-      },
-    };
-  }
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: o.namespace ?? 'default', labels: o.labels },
-    spec,
-  };
+  return buildPod<Pod>(name, {
+    namespace: o.namespace ?? 'default',
+    ...(o.labels ? { labels: o.labels } : {}),
+    gates: [o.gate ?? 'podsequence.example.com/sequence-gate'],
+    image: 'nginx:latest',
+    ...(o.pinned ? { pinnedTo: o.pinned } : {}),
+  });
 }

@@ -11,7 +11,7 @@
  */
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
-import { DEFAULT_TABLE_COLUMNS, defaultTableCells, splitStatusUpdate } from './common.ts';
+import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, splitStatusUpdate } from './common.ts';
 import { dedupe } from './fielderrors.ts';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
 import * as printers from './printers.ts';
@@ -312,6 +312,17 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status'],
       generation: true,
       table: printers.cronJobTable,
+      strategy: {
+        // SetDefaults_CronJob (pkg/apis/batch/v1/defaults.go).
+        default(obj) {
+          if (!isRecord(obj.spec)) obj.spec = {};
+          const spec = obj.spec as Record<string, unknown>;
+          spec.concurrencyPolicy ??= 'Allow';
+          spec.suspend ??= false;
+          spec.successfulJobsHistoryLimit ??= 3;
+          spec.failedJobsHistoryLimit ??= 1;
+        },
+      },
     },
     // certificates.k8s.io/v1
     {

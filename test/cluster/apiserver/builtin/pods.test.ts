@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { bindPod, validateBinding } from '../../../../src/cluster/apiserver/builtin/pods.ts';
 import type { KubeObject } from '../../../../src/cluster/apiserver/types.ts';
 import { create, created, messages, mutate, rtFor, update } from './harness.ts';
+import { pod as buildPod } from '../../../support/objects.ts';
 
 const pods = rtFor('pods');
 
@@ -10,12 +11,7 @@ function pod(
   spec: Record<string, unknown> = {},
   metadata: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'p', ...metadata },
-    spec: { containers: [{ name: 'c', image: 'nginx:1.25' }], ...spec },
-  };
+  return buildPod('p', { namespace: null, image: 'nginx:1.25', metadata, spec });
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests reach into loose JSON

@@ -80,3 +80,18 @@ test('an unreachable API server is said the same way by run and by status', asyn
     );
   }
 });
+
+test('a malformed --appwrapper-config names the file and the field, as a bad flag', async () => {
+  const file = join(dir, 'appwrapper-config.yaml');
+  await writeFile(file, 'appwrapper:\n  enableKueueIntegrations: true\n');
+  const r = await failing(MAIN, ['run', `--appwrapper-config=${file}`]);
+  assert.notEqual(r.code, 0);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `option '--appwrapper-config <file>' argument '${file}' is invalid\\. ${file}: appwrapper\\.enableKueueIntegrations was removed in AppWrapper v1\\.1\\.0`,
+    ),
+  );
+  const missing = await failing(MAIN, ['run', `--appwrapper-config=${join(dir, 'nope.yaml')}`]);
+  assert.match(missing.stderr, /cannot read .*nope\.yaml: ENOENT/);
+});
