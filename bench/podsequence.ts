@@ -20,7 +20,7 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_OPTIONS, releasePatch } from '../src/controllers/podsequence/index.ts';
-import { DEFAULT_GATE, type Pod } from '../src/controllers/podsequence/types.ts';
+import { DEFAULT_GATE, type Pod } from '../src/controllers/podsequence/api.ts';
 import {
   ControllerProcess,
   controllerPodWrites,

@@ -11,7 +11,7 @@ import * as OFFLOAD from '../controllers/offload/keys.ts';
 import { PODGROUP_KIND, type PodGroup, type PodObject } from '../controllers/podgroup/api.ts';
 import { claimOf } from '../controllers/podgroup/membership.ts';
 import { explainPod, explainSequence } from '../controllers/podsequence/index.ts';
-import { type Node, type Pod, PODSEQUENCE, type PodSequence } from '../controllers/podsequence/types.ts';
+import { type Node, type Pod, PODSEQUENCE, type PodSequence } from '../controllers/podsequence/api.ts';
 import type { KindRef, KubeObject } from '../runtime/index.ts';
 import {
   CliError,

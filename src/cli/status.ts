@@ -16,7 +16,7 @@ import {
 import { AW_KIND, QUEUE_NAME_LABEL } from '../controllers/appwrapper/api.ts';
 import * as OFFLOAD from '../controllers/offload/keys.ts';
 import { PODGROUP_KIND, type PodGroup } from '../controllers/podgroup/api.ts';
-import { PODSEQUENCE, type PodSequence } from '../controllers/podsequence/types.ts';
+import { PODSEQUENCE, type PodSequence } from '../controllers/podsequence/api.ts';
 import type { AppWrapper } from '../controllers/appwrapper/api.ts';
 import {
   CliError,

@@ -55,7 +55,7 @@ import {
   RELEASED_BY_ANNOTATION,
   TAINT_FINALIZER,
   type Taint,
-} from './types.ts';
+} from './api.ts';
 import { jsonEqual } from '../../lib/json.ts';
 
 export const CONTROLLER_NAME = 'podsequence';

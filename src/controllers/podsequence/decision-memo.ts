@@ -6,7 +6,7 @@
 import type { MembershipTracker, NodePlacement, Placement } from './membership.ts';
 import { isDone } from './pods.ts';
 import type { NodeView, Release } from './plan.ts';
-import type { Node, NodeSequenceStatus, Pod } from './types.ts';
+import type { Node, NodeSequenceStatus, Pod } from './api.ts';
 
 /** Released pods not on a node yet, as they bear on each node's turn. */
 export interface Inbound {

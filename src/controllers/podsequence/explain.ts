@@ -10,7 +10,7 @@ import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { describePod, hasGate, isDone, podNode } from './pods.ts';
 import { releasedBy } from './release.ts';
 import { groupLabel, groupSelects, resolveSpec } from './spec.ts';
-import type { Node, Pod, PodSequence } from './types.ts';
+import type { Node, Pod, PodSequence } from './api.ts';
 
 const MAX_PODS_PER_GROUP = 20;
 

@@ -57,7 +57,7 @@ export {
   type Scope,
   TAINT_FINALIZER,
   VERSION,
-} from './types.ts';
+} from './api.ts';
 export {
   mutateDaemonSet,
   mutatePod,

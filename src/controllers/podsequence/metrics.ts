@@ -13,7 +13,7 @@ import {
   type MetricsContext,
 } from '../../runtime/index.ts';
 import type { Release } from './core.ts';
-import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './types.ts';
+import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './api.ts';
 
 /** A sequence whose status has no phase yet. */
 const NO_PHASE = 'Unknown';

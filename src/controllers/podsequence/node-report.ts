@@ -16,7 +16,7 @@ import {
 } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions } from './status.ts';
-import type { Phase, Pod } from './types.ts';
+import type { Phase, Pod } from './api.ts';
 
 export interface NodeFacts {
   totals: GroupTotals;

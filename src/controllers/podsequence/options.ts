@@ -1,6 +1,6 @@
 /** Options of the PodSequence controllers, with their defaults. */
 
-import { DEFAULT_GATE } from './types.ts';
+import { DEFAULT_GATE } from './api.ts';
 
 export type PodSequenceMode = 'lite' | 'full';
 

@@ -8,7 +8,7 @@ import type { MembershipTracker, OtherSequence } from './membership.ts';
 import type { ResolvedOptions } from './options.ts';
 import { describePod, isDone } from './pods.ts';
 import type { ResolvedSpec } from './spec.ts';
-import type { Node, Phase, Pod, PodSequence, PodSequenceStatus, Taint } from './types.ts';
+import type { Node, Phase, Pod, PodSequence, PodSequenceStatus, Taint } from './api.ts';
 
 export interface CoreInput {
   seq: PodSequence;

@@ -7,7 +7,7 @@
  * stale facts: the API server answers 409 and the sequence is reconciled again. Pure.
  */
 
-import { type NodeSelectorTerm, type Pod, RELEASED_BY_ANNOTATION, type Toleration } from './types.ts';
+import { type NodeSelectorTerm, type Pod, RELEASED_BY_ANNOTATION, type Toleration } from './api.ts';
 
 const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 

@@ -11,7 +11,7 @@ import {
   selectorFromObject,
   validateLabelKey,
 } from '../../kube/labels.ts';
-import type { PodSequence, Scope } from './types.ts';
+import type { PodSequence, Scope } from './api.ts';
 
 export interface ResolvedGroup {
   index: number;

@@ -5,7 +5,7 @@ import type { Inbound } from './decision-memo.ts';
 import { isDone } from './pods.ts';
 import { type Ctx, listNames, type NodeView, notDoneDetail } from './plan.ts';
 import { groupLabel } from './spec.ts';
-import type { NodeSequenceStatus, Phase, Pod, PodSequenceStatus } from './types.ts';
+import type { NodeSequenceStatus, Phase, Pod, PodSequenceStatus } from './api.ts';
 
 export interface StatusBase {
   phase: Phase;

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Pod, PodSequence } from '../../../src/controllers/podsequence/api.ts';
 import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
 

@@ -10,7 +10,7 @@ import {
   type PodSequence,
   type PodSequenceSpec,
   RELEASED_BY_ANNOTATION,
-} from '../../../src/controllers/podsequence/types.ts';
+} from '../../../src/controllers/podsequence/api.ts';
 import { pod as buildPod, node as buildNode } from '../../support/objects.ts';
 
 export const NS = 'default';

@@ -13,7 +13,7 @@ import {
   TAINT_FINALIZER,
   taintKey,
 } from '../../../src/controllers/podsequence/index.ts';
-import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/api.ts';
 import { type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
 

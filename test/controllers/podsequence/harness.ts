@@ -18,7 +18,7 @@ import {
   podSequenceCrd,
 } from '../../../src/controllers/podsequence/index.ts';
 import { type ResolvedSpec, resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Pod, PodSequence } from '../../../src/controllers/podsequence/api.ts';
 import {
   kubeConfigFromString,
   Manager,

@@ -14,8 +14,8 @@ import { DecisionMemo, decide, decideReleases } from '../../../src/controllers/p
 import { ReleaseExpectations } from '../../../src/controllers/podsequence/expectations.ts';
 import { MembershipTracker } from '../../../src/controllers/podsequence/membership.ts';
 import { resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import type { Pod, PodSequence, PodSequenceStatus } from '../../../src/controllers/podsequence/types.ts';
-import { DEFAULT_GATE } from '../../../src/controllers/podsequence/types.ts';
+import type { Pod, PodSequence, PodSequenceStatus } from '../../../src/controllers/podsequence/api.ts';
+import { DEFAULT_GATE } from '../../../src/controllers/podsequence/api.ts';
 import { seededRandom } from '../../support/random.ts';
 import { input, node, type PodOpts, pod, sequence } from './fixtures.ts';
 

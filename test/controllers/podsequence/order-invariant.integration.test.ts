@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
 import { isSequenceTaint } from '../../../src/controllers/podsequence/taints.ts';
-import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/api.ts';
 import { seededRandom } from '../../support/random.ts';
 import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { explainPod, explainSequence } from '../../../src/controllers/podsequence/explain.ts';
 import { taintKey } from '../../../src/controllers/podsequence/taints.ts';
-import { DEFAULT_GATE, type Pod } from '../../../src/controllers/podsequence/types.ts';
+import { DEFAULT_GATE, type Pod } from '../../../src/controllers/podsequence/api.ts';
 import {
   mutateDaemonSet,
   mutatePod,
