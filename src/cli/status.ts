@@ -13,11 +13,11 @@ import {
   type KubeObject,
   loadKubeConfig,
 } from '../runtime/index.ts';
-import { AW_KIND, QUEUE_NAME_LABEL } from '../controllers/appwrapper/api.ts';
+import { AW_KIND, QUEUE_NAME_LABEL } from '../apis/workload.codeflare.dev/v1beta2.ts';
 import * as OFFLOAD from '../controllers/offload/keys.ts';
-import { PODGROUP_KIND, type PodGroup } from '../controllers/podgroup/api.ts';
-import { PODSEQUENCE, type PodSequence } from '../controllers/podsequence/api.ts';
-import type { AppWrapper } from '../controllers/appwrapper/api.ts';
+import { PODGROUP_KIND, type PodGroup } from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import { PODSEQUENCE, type PodSequence } from '../apis/scheduling.example.com/v1alpha1.ts';
+import type { AppWrapper } from '../apis/workload.codeflare.dev/v1beta2.ts';
 import {
   CliError,
   connectionProblem,

@@ -49,3 +49,9 @@ export interface KubeObject {
   metadata: ObjectMeta;
   [key: string]: unknown;
 }
+
+/** A kind, as controllers declare what they watch. */
+export interface KindRef {
+  apiVersion: string;
+  kind: string;
+}

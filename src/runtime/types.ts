@@ -3,21 +3,15 @@
  * controllers narrow `spec`/`status` themselves.
  */
 
-export type { KubeObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../kube/object.ts';
+export type { KindRef, KubeObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../kube/object.ts';
 
-import type { KubeObject } from '../kube/object.ts';
+import type { KindRef, KubeObject } from '../kube/object.ts';
 
 /** What addresses one object: its type and, for namespaced kinds, namespace. */
 export interface ObjectRef {
   apiVersion: string;
   kind: string;
   metadata: { name?: string; namespace?: string };
-}
-
-/** A kind, as controllers declare what they watch. */
-export interface KindRef {
-  apiVersion: string;
-  kind: string;
 }
 
 export interface ListResult<T extends KubeObject = KubeObject> {

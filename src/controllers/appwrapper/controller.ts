@@ -18,7 +18,14 @@ import {
   OwnWrites,
   type ReconcileContext,
 } from '../../runtime/index.ts';
-import { type AppWrapper, AW_FINALIZER, AW_KIND, AW_LABEL, type PodObject, POD_KIND } from './api.ts';
+import {
+  type AppWrapper,
+  AW_FINALIZER,
+  AW_KIND,
+  AW_LABEL,
+  type PodObject,
+  POD_KIND,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import {
   afterDeploy,

@@ -7,7 +7,8 @@ import type { Membership } from './membership.ts';
 import { capped, type Ctx, type Failure, listNames, type Plan, podName, type Release } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions, waitingMessage } from './status.ts';
-import type { Phase, Pod } from './api.ts';
+import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from './objects.ts';
 
 export function decideCluster(ctx: Ctx, m: Membership): Plan {
   const { spec, n } = ctx;

@@ -11,7 +11,7 @@ import {
   selectorFromObject,
   validateLabelKey,
 } from '../../kube/labels.ts';
-import type { PodSequence, Scope } from './api.ts';
+import type { PodSequence, Scope } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 export interface ResolvedGroup {
   index: number;
