@@ -11,6 +11,7 @@ import { DaemonSetController } from './daemonset.ts';
 import { CronJobController } from './cronjob.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
+import { EndpointSliceController } from './endpointslice.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
@@ -19,6 +20,7 @@ import type { LogFn } from './loop.ts';
 import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
+import { VolumeController } from './volumes.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type WorkloadControllerName =
@@ -31,6 +33,8 @@ export type WorkloadControllerName =
   | 'daemonset'
   | 'disruption'
   | 'cronjob'
+  | 'persistentvolume-binder'
+  | 'endpointslice'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -43,6 +47,8 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'daemonset',
   'disruption',
   'cronjob',
+  'persistentvolume-binder',
+  'endpointslice',
   'garbagecollector',
 ];
 
@@ -77,6 +83,8 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
   disruption: { sa: 'disruption-controller', component: 'controllermanager' },
   cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
+  'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
+  endpointslice: { sa: 'endpointslice-controller', component: 'endpoint-slice-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -115,6 +123,9 @@ export function startWorkloadControllers(
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('endpointslice')) running.push(new EndpointSliceController(ctxFor('endpointslice')));
+  if (enabled.has('persistentvolume-binder'))
+    running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))
     running.push(new CronJobController(ctxFor('cronjob'), { timeScale: opts.timeScale }));
   if (enabled.has('garbagecollector')) {

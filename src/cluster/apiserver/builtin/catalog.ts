@@ -51,6 +51,11 @@ export interface CatalogEntry {
 }
 
 const ALL = ['all'];
+
+/** SetDefaults_PersistentVolume(Claim)Status: phase Pending. */
+function pendingPhase(obj: KubeObject): void {
+  obj.status = { phase: 'Pending' };
+}
 const API_EXTENSIONS = ['api-extensions'];
 
 /** The generic registry strategy: ObjectMeta validation, the status split and generation. */
@@ -152,6 +157,8 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       shortNames: ['pvc'],
       subresources: ['status'],
       table: printers.persistentVolumeClaimTable,
+      // The status is cleared on create; kube-apiserver's defaulting on read shows Pending.
+      strategy: { prepareForCreate: pendingPhase },
     },
     {
       group: '',
@@ -162,6 +169,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       shortNames: ['pv'],
       subresources: ['status'],
       table: printers.persistentVolumeTable,
+      strategy: { prepareForCreate: pendingPhase },
     },
     {
       group: '',

@@ -129,12 +129,15 @@ export function unshaped(obj: KubeObject): void {
 }
 
 /**
- * Defaulting of a built-in object as kube-apiserver's decoder does it: the kind's
- * SetDefaults_* functions (the strategy's `default` hook), then the `+default=` markers of its
- * Go types.
+ * A built-in object as kube-apiserver's decoder leaves it: defaulted by the kind's
+ * SetDefaults_* functions (the strategy's `default` hook) and the `+default=` markers of its Go
+ * types, with the fields its Go type always has (so field ownership is tracked on them, as
+ * upstream tracks the typed object's).
  */
 export function defaultAsGo(rt: ResourceType, obj: KubeObject): void {
   rt.strategy.default?.(obj);
   const t = goKindOf(rt);
-  if (t) applyMarkerDefaults(t, obj);
+  if (!t) return;
+  applyMarkerDefaults(t, obj);
+  shapeAsGo(t, obj);
 }
