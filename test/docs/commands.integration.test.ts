@@ -20,7 +20,7 @@ import { MAIN, ROOT, scratchCheckout, spawnTroupe, type TroupeProcess } from '..
 import { bannerCommands, type DocBlock, docFiles, shellBlocks } from './doc-commands.ts';
 
 const PERSISTENCE_WALKTHROUGH =
-  'a walk-through of stopping and restarting a cluster that runs in the foreground until Ctrl+C; test/cli/persistence.integration.test.ts runs it';
+  'a walk-through of stopping and restarting a cluster that runs in the foreground until Ctrl+C; test/cli/persistence-docs.integration.test.ts runs it, stops included';
 
 /** Blocks that cannot run against an embedded cluster in a test: `file:first command` → why. */
 const CANNOT_RUN: Record<string, string> = {
