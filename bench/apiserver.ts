@@ -4,7 +4,9 @@
  *  2. p50/p99 write latency at a paced 1,000 writes/s with 10 watchers attached
  *  3. time to list 100,000 pods with a label selector
  *  4. server RSS holding 100,000 pods
- * Run: node bench/apiserver.ts [--pods 100000]
+ *  5. sustained writes with the SQLite store (the default of `troupe cluster`) against the
+ *     in-memory store (`--ephemeral`), fresh servers alternating in the same run
+ * Run: node bench/apiserver.ts [--pods 100000] [--store-only]
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import {
 
 const args = process.argv.slice(2);
 const TOTAL_PODS = Number(args[args.indexOf('--pods') + 1] || 100_000) || 100_000;
+const STORE_ONLY = args.includes('--store-only');
 
 /** The same client loop against bench/https-floor.ts: what TLS + HTTP alone cost here. */
 async function floorWrites(seconds: number): Promise<number> {
@@ -121,7 +124,51 @@ async function fill(http: Http, ns: string, count: number): Promise<void> {
   );
 }
 
+/**
+ * Sustained writes on a fresh server with the SQLite store and one in memory, alternating
+ * (memory, SQLite, memory, SQLite, …) so both see the same machine; the ratio of medians.
+ */
+async function storeComparison(rounds: number, seconds: number): Promise<void> {
+  const rates = {
+    memory: [] as number[],
+    sqlite: [] as number[],
+    memCpu: [] as number[],
+    sqlCpu: [] as number[],
+  };
+  for (let i = 0; i < rounds; i++) {
+    for (const durable of [false, true]) {
+      const server = await startClusterProcess(['--no-data-plane'], { durable });
+      const http = new Http(server);
+      try {
+        const cpu0 = await server.cpuSeconds();
+        const wps = await sustainedWrites(http, seconds);
+        const cpuPerWrite = ((await server.cpuSeconds()) - cpu0) / (wps * seconds);
+        (durable ? rates.sqlite : rates.memory).push(wps);
+        (durable ? rates.sqlCpu : rates.memCpu).push(cpuPerWrite * 1e6);
+      } finally {
+        http.close();
+        await server.stop();
+      }
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+  // Each round's two runs are back to back: their ratio sees the least machine drift.
+  const pairs = rates.sqlite.map((s, i) => s / rates.memory[i]!);
+  console.log(
+    `sustained writes, SQLite store vs in memory (${rounds} rounds of ${seconds} s each, alternating): ` +
+      `SQLite ${fmt(rates.sqlite)}/s, memory ${fmt(rates.memory)}/s; per-round ratios ${pairs.map((r) => r.toFixed(2)).join(', ')}, ` +
+      `median ${median(pairs).toFixed(2)}; ratio of medians ${(median(rates.sqlite) / median(rates.memory)).toFixed(2)}; ` +
+      `server CPU per write ${median(rates.sqlCpu).toFixed(0)} µs vs ${median(rates.memCpu).toFixed(0)} µs (ratio ${(median(rates.memCpu) / median(rates.sqlCpu)).toFixed(2)})`,
+  );
+}
+
 async function main(): Promise<void> {
+  if (STORE_ONLY) {
+    console.log(`machine: ${machine()}`);
+    await storeComparison(7, 5);
+    return;
+  }
   // The API server alone: no scheduler or kubelet writing back to every pod.
   const server = await startClusterProcess(['--no-data-plane']);
   const http = new Http(server);
@@ -160,6 +207,7 @@ async function main(): Promise<void> {
     );
     const rss = await server.rssBytes();
     console.log(`server RSS holding ${count} pods: ${(rss / 2 ** 20).toFixed(0)} MiB`);
+    await storeComparison(7, 5);
   } finally {
     http.close();
     await server.stop();

@@ -21,7 +21,7 @@
 import { join } from 'node:path';
 import { DEFAULT_OPTIONS, releasePatch } from '../src/controllers/podsequence/index.ts';
 import { DEFAULT_GATE } from '../src/apis/scheduling.example.com/v1alpha1.ts';
-import { type Pod } from '../src/controllers/podsequence/objects.ts';
+import type { Pod } from '../src/controllers/podsequence/objects.ts';
 import {
   ControllerProcess,
   controllerPodWrites,

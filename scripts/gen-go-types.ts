@@ -47,6 +47,8 @@ interface Field {
   type: string;
   omitempty: boolean;
   inline: boolean;
+  /** The `// +default=` marker's value (declarative defaulting), as JSON. */
+  defaultValue?: unknown;
 }
 
 interface Package {
@@ -118,6 +120,11 @@ function readPackage(dir: string, pkgPath: string, importPath: string): Package 
       const p = m[2]!;
       imports.set(m[1]?.trim() ?? p.split('/').at(-1)!, componentPrefix(p));
     }
+    // Constants, for `+default=ref(Name)` markers: `Name Type = "value"` in const blocks.
+    const consts = new Map<string, unknown>();
+    for (const m of src.matchAll(/^\s+(\w+)\s+\w+\s*=\s*("[^"]*"|-?[1-9]\d*|0|true|false)\s*$/gm)) {
+      consts.set(m[1]!, JSON.parse(m[2]!));
+    }
     const lines = src.split('\n');
     for (let i = 0; i < lines.length; i++) {
       const start = /^type (\w+) struct \{\s*$/.exec(lines[i]!);
@@ -130,7 +137,16 @@ function readPackage(dir: string, pkgPath: string, importPath: string): Package 
       }
       const fields: Field[] = [];
       let depth = 1;
+      let marker: string | undefined;
       for (i++; i < lines.length && depth > 0; i++) {
+        const comment = /^\s*\/\/\s*\+default=(.*)$/.exec(lines[i]!);
+        if (comment) marker = comment[1]!.trim();
+        if (/^\s*(\/\/.*)?$/.test(lines[i]!)) {
+          if (lines[i]!.trim() === '') marker = undefined;
+          continue;
+        }
+        const fieldMarker = marker;
+        marker = undefined;
         const line = lines[i]!.replace(/\/\/.*$/, '');
         if (/^\s*}\s*$/.test(line) && depth === 1) break;
         if (line.includes('struct {')) depth++;
@@ -153,12 +169,18 @@ function readPackage(dir: string, pkgPath: string, importPath: string): Package 
           continue;
         }
         if (!/^[A-Z]/.test(name!)) continue;
-        fields.push({
+        const field: Field = {
           json: jsonName === '' ? name! : jsonName,
           type: qualify(rest.join(''), prefix, imports),
           omitempty: opts.includes('omitempty'),
           inline: opts.includes('inline') && jsonName === '',
-        });
+        };
+        if (fieldMarker !== undefined) {
+          const ref = /^ref\((\w+)\)$/.exec(fieldMarker);
+          field.defaultValue = ref ? consts.get(ref[1]!) : JSON.parse(fieldMarker);
+          if (field.defaultValue === undefined) throw new Error(`unresolved +default=${fieldMarker}`);
+        }
+        fields.push(field);
       }
       pkg.structs.set(start[1]!, fields);
     }
@@ -188,9 +210,13 @@ rmSync(OUT_DIR, { recursive: true, force: true });
 mkdirSync(OUT_DIR, { recursive: true });
 const index: Record<string, string> = {};
 for (const pkg of packages) {
-  const structs: Record<string, Array<[string, string, 0 | 1]>> = {};
+  const structs: Record<string, Array<[string, string, 0 | 1] | [string, string, 0 | 1, unknown]>> = {};
   for (const [n, f] of pkg.structs) {
-    structs[n] = flatten(f).map((x) => [x.json, x.type, x.omitempty ? 1 : 0]);
+    structs[n] = flatten(f).map((x) =>
+      x.defaultValue === undefined
+        ? [x.json, x.type, x.omitempty ? 1 : 0]
+        : [x.json, x.type, x.omitempty ? 1 : 0, x.defaultValue],
+    );
   }
   const named = Object.fromEntries(pkg.named);
   writeFileSync(
@@ -203,4 +229,6 @@ writeFileSync(
   path.join(OUT_DIR, 'index.json'),
   `${JSON.stringify({ source: `k8s.io/api@${ref}, k8s.io/apimachinery@${ref}`, groupVersions: index }, null, 2)}\n`,
 );
+// Formatted as biome, which checks src/, wants it.
+execFileSync(path.join(ROOT, 'node_modules/.bin/biome'), ['format', '--write', OUT_DIR], { stdio: 'ignore' });
 console.log(`wrote ${packages.length} packages to ${path.relative(ROOT, OUT_DIR)}`);

@@ -87,8 +87,8 @@ test('controllers, the runtime and the data plane read time from the injected Cl
 });
 
 const TEST = resolve(import.meta.dirname);
-/** Test folders with no src/ counterpart: shared helpers, and the tests of config/ and deploy/. */
-const NOT_MIRRORED = ['support', 'packaging'];
+/** Test folders with no src/ counterpart: shared helpers, the tests of config/ and deploy/, and of the docs. */
+const NOT_MIRRORED = ['support', 'packaging', 'docs'];
 
 async function* dirs(dir: string): AsyncGenerator<string> {
   for (const e of await readdir(dir, { withFileTypes: true })) {

@@ -14,6 +14,7 @@ export interface ManagerFlags {
   leaderElectionNamespace?: string;
   healthProbeBindAddress: string;
   metricsBindAddress: string;
+  metricsSecure: boolean;
   webhookPort: number;
   certDir?: string;
   logLevel: string;
@@ -41,6 +42,8 @@ export function addManagerOptions(
   defaults: {
     healthProbeBindAddress: string;
     metricsBindAddress: string;
+    /** kubebuilder's --metrics-secure: HTTPS with TokenReview/SubjectAccessReview (`run`); `up` serves loopback HTTP. */
+    metricsSecure?: boolean;
     webhookPort: number;
     dashboardAddress: string;
   },
@@ -91,6 +94,16 @@ export function addManagerOptions(
         new Option('--metrics-bind-address <addr>', 'address of /metrics ("0" disables)')
           .env('TROUPE_METRICS_BIND_ADDRESS')
           .default(defaults.metricsBindAddress),
+      )
+      .addOption(
+        new Option(
+          '--metrics-secure [bool]',
+          'serve /metrics over HTTPS to callers a TokenReview authenticates and a SubjectAccessReview allows (the metrics-reader role); --metrics-secure=false serves plain HTTP to anyone',
+        )
+          .env('TROUPE_METRICS_SECURE')
+          .preset('true')
+          .argParser(switchValue('--metrics-secure'))
+          .default(defaults.metricsSecure ?? false),
       )
       .addOption(
         new Option('--webhook-port <port>', 'port of the HTTPS admission webhook server')
@@ -221,6 +234,16 @@ export function addManagerOptions(
 
 const TRUE_WORDS = ['true', '1', 'yes', 'on'];
 const FALSE_WORDS = ['false', '0', 'no', 'off', ''];
+
+/** A switch that takes an explicit value, as Go's boolean flags do (`--metrics-secure=false`). */
+function switchValue(flag: string): (v: string) => boolean {
+  return (v) => {
+    const raw = v.trim().toLowerCase();
+    if (TRUE_WORDS.includes(raw)) return true;
+    if (FALSE_WORDS.includes(raw)) return false;
+    throw new Error(`${flag}="${v}" is not a switch value: use true or false`);
+  };
+}
 
 /**
  * Switches set from the environment (`TROUPE_LEADER_ELECT`, …) read the variable's value:

@@ -66,7 +66,8 @@ export function buildManager(
         }
       : false,
     healthProbeAddress: probes === '0' ? false : probes,
-    metricsAddress: metrics === probes ? undefined : metrics,
+    metricsAddress: metrics === probes && !flags.metricsSecure ? undefined : metrics,
+    metricsSecure: flags.metricsSecure,
     resyncMs: flags.resyncPeriod * 1000,
     logger: log,
   });

@@ -18,7 +18,9 @@ export function runCommand(): Command {
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)');
   addManagerOptions(cmd, {
     healthProbeBindAddress: ':8081',
-    metricsBindAddress: ':8080',
+    // kubebuilder's scaffold: metrics on :8443 over HTTPS, for authenticated and authorized callers.
+    metricsBindAddress: ':8443',
+    metricsSecure: true,
     webhookPort: 9443,
     dashboardAddress: '0',
   });

@@ -1,6 +1,6 @@
 /**
  * `troupe status`: one screen of what troupe manages in a cluster (pod groups, sequences,
- * AppWrappers, offloaded Jobs), read through the API. Kinds whose CRD is not installed are
+ * AppWrappers, offloaded Jobs: each capability's status sections), read through the API. Kinds whose CRD is not installed are
  * left out; failing to reach or authenticate to the cluster exits 1.
  */
 
@@ -13,11 +13,8 @@ import {
   type KubeObject,
   loadKubeConfig,
 } from '../runtime/index.ts';
-import { AW_KIND, QUEUE_NAME_LABEL } from '../apis/workload.codeflare.dev/v1beta2.ts';
-import * as OFFLOAD from '../controllers/offload/keys.ts';
-import { PODGROUP_KIND, type PodGroup } from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
-import { PODSEQUENCE, type PodSequence } from '../apis/scheduling.example.com/v1alpha1.ts';
-import type { AppWrapper } from '../apis/workload.codeflare.dev/v1beta2.ts';
+import type { StatusRow, StatusView } from '../controllers/capability.ts';
+import { capabilities } from '../controllers/capabilities.ts';
 import {
   CliError,
   connectionProblem,
@@ -29,8 +26,6 @@ import {
   table,
   usageErrorsExit2,
 } from './output.ts';
-
-const JOB_KIND: KindRef = { apiVersion: 'batch/v1', kind: 'Job' };
 
 export interface ClusterSession {
   client: Client;
@@ -88,156 +83,62 @@ export async function listIfServed<T extends KubeObject>(
   }
 }
 
-export interface GroupRow {
-  namespace: string;
-  name: string;
-  phase: string;
-  running: number;
-  minMember: number;
-  reason: string;
-}
-export interface SequenceRow {
-  namespace: string;
-  name: string;
-  phase: string;
-  /** The current tier: its name, or its 1-based position. */
-  tier: string;
-  /** `current/total` tiers. */
-  progress: string;
-  /** Ready pods (cluster scope) or done nodes (node scope) of the current tier. */
-  ready: string;
-}
-export interface AppWrapperRow {
-  namespace: string;
-  name: string;
-  phase: string;
-  queue: string;
-}
-export interface OffloadRow {
-  namespace: string;
-  name: string;
-  state: string;
-  remotePod: string;
-  provider: string;
-  costPerHr: string;
-}
+/**
+ * The summary: `server`, `namespace`, then one list of rows per section of the capabilities
+ * (src/controllers/capabilities.ts), under the section's key; a section is absent when its
+ * kind is not served (its CRD is not installed).
+ */
+export type StatusReport = { server: string; namespace: string | null } & { [section: string]: unknown };
 
-/** The summary; a kind is absent when its CRD is not installed. */
-export interface StatusReport {
-  server: string;
-  namespace: string | null;
-  podGroups?: GroupRow[];
-  sequences?: SequenceRow[];
-  appWrappers?: AppWrapperRow[];
-  offloads?: OffloadRow[];
-}
-
-const nsName = (o: KubeObject) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' });
 const byKey = (a: { namespace: string; name: string }, b: { namespace: string; name: string }) =>
   a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
 
+/** Every capability's status sections, in the list's order. */
+function statusViews(): StatusView[] {
+  return capabilities().flatMap((c) => c.status ?? []);
+}
+
 export async function collectStatus(s: ClusterSession, namespace: string | undefined): Promise<StatusReport> {
-  const [groups, sequences, wrappers, jobs] = await Promise.all([
-    listIfServed<PodGroup>(s, PODGROUP_KIND, namespace),
-    listIfServed<PodSequence>(s, PODSEQUENCE, namespace),
-    listIfServed<AppWrapper>(s, AW_KIND, namespace),
-    listIfServed<KubeObject>(s, JOB_KIND, namespace),
-  ]);
+  const views = statusViews();
+  const lists = await Promise.all(views.map((v) => listIfServed<KubeObject>(s, v.kind, namespace)));
   const report: StatusReport = { server: s.server, namespace: namespace ?? null };
-  if (groups)
-    report.podGroups = groups
-      .map((g) => ({
-        ...nsName(g),
-        phase: g.status?.state?.phase ?? 'Pending',
-        running: g.status?.running ?? 0,
-        minMember: g.spec?.minMember ?? 1,
-        reason: g.status?.state?.reason ?? '',
-      }))
+  views.forEach((v, i) => {
+    const objs = lists[i];
+    if (!objs) return;
+    report[v.key] = objs
+      .filter((o) => !v.select || v.select(o))
+      .map(
+        (o): StatusRow => ({
+          namespace: o.metadata.namespace ?? '',
+          name: o.metadata.name ?? '',
+          ...v.row(o),
+        }),
+      )
       .sort(byKey);
-  if (sequences)
-    report.sequences = sequences
-      .map((q) => {
-        const st = q.status ?? {};
-        const total = st.totalGroups ?? q.spec?.podGroups?.length ?? 0;
-        const index = st.currentIndex ?? 0;
-        return {
-          ...nsName(q),
-          phase: st.phase ?? 'Pending',
-          tier:
-            st.phase === 'Completed'
-              ? '-'
-              : (st.currentGroupName ?? q.spec?.podGroups?.[index]?.name ?? `${index + 1}`),
-          progress: st.progress ?? `${Math.min(index + 1, total)}/${total}`,
-          ready: st.currentGroupReady ?? `${st.readyPodsInCurrentGroup ?? 0}`,
-        };
-      })
-      .sort(byKey);
-  if (wrappers)
-    report.appWrappers = wrappers
-      .map((w) => ({
-        ...nsName(w),
-        phase: w.status?.phase || (w.spec?.suspend ? 'Suspended' : 'Pending'),
-        queue: w.metadata.labels?.[QUEUE_NAME_LABEL] ?? '',
-      }))
-      .sort(byKey);
-  if (jobs)
-    report.offloads = jobs
-      .filter((j) => j.metadata.annotations?.[OFFLOAD.MANAGED]?.toLowerCase() === 'true')
-      .map((j) => {
-        const a = j.metadata.annotations ?? {};
-        return {
-          ...nsName(j),
-          state: a[OFFLOAD.STATE] ?? 'Watching',
-          remotePod: a[OFFLOAD.POD_ID] ?? '',
-          provider: a[OFFLOAD.PROVIDER] ?? '',
-          costPerHr: a[OFFLOAD.COST_PER_HR] ?? '',
-        };
-      })
-      .sort(byKey);
+  });
   return report;
 }
 
 /** The report as text: a section per installed kind, a namespace column unless one was chosen. */
 export function renderStatus(r: StatusReport, p: Painter): string {
   const all = r.namespace === null;
-  const lead = (row: { namespace: string; name: string }) => (all ? [row.namespace, row.name] : [row.name]);
-  const head = (...rest: string[]) => [...(all ? ['NAMESPACE'] : []), 'NAME', ...rest];
   const out: string[] = [
     `${p.paint('bold', 'Cluster')} ${r.server}  ${p.paint('dim', all ? 'all namespaces' : `namespace ${r.namespace}`)}`,
   ];
-  const section = (title: string, rows: string[][] | undefined, header: string[]) => {
-    if (rows === undefined) return;
-    out.push('', `${p.paint('bold', title)} (${rows.length})`);
-    out.push(rows.length === 0 ? p.paint('dim', '  none') : table(header, rows, p));
-  };
-  section(
-    'Pod groups',
-    r.podGroups?.map((g) => [...lead(g), p.phase(g.phase), `${g.running}/${g.minMember}`, g.reason || '-']),
-    head('PHASE', 'RUNNING/MIN', 'REASON'),
-  );
-  section(
-    'Sequences',
-    r.sequences?.map((q) => [...lead(q), p.phase(q.phase), q.tier, q.progress, q.ready || '-']),
-    head('PHASE', 'TIER', 'PROGRESS', 'READY'),
-  );
-  section(
-    'AppWrappers',
-    r.appWrappers?.map((w) => [...lead(w), p.phase(w.phase), w.queue || '-']),
-    head('PHASE', 'QUEUE'),
-  );
-  section(
-    'Offloads',
-    r.offloads?.map((o) => [
-      ...lead(o),
-      p.phase(o.state),
-      o.remotePod || '-',
-      o.provider || '-',
-      o.costPerHr ? `$${o.costPerHr}/h` : '-',
-    ]),
-    head('STATE', 'REMOTE POD', 'PROVIDER', 'COST'),
-  );
-  if (!r.podGroups && !r.sequences && !r.appWrappers && !r.offloads)
-    out.push('', p.paint('dim', 'No troupe kinds are installed in this cluster.'));
+  let any = false;
+  for (const v of statusViews()) {
+    const rows = r[v.key] as StatusRow[] | undefined;
+    if (rows === undefined) continue;
+    any = true;
+    const header = [...(all ? ['NAMESPACE'] : []), 'NAME', ...v.columns.map((c) => c.header)];
+    const cells = rows.map((row) => [
+      ...(all ? [row.namespace, row.name] : [row.name]),
+      ...v.columns.map((c) => (c.phase ? p.phase(c.cell(row)) : c.cell(row))),
+    ]);
+    out.push('', `${p.paint('bold', v.title)} (${rows.length})`);
+    out.push(rows.length === 0 ? p.paint('dim', '  none') : table(header, cells, p));
+  }
+  if (!any) out.push('', p.paint('dim', 'No troupe kinds are installed in this cluster.'));
   return `${out.join('\n')}\n`;
 }
 

@@ -5,7 +5,7 @@
  * capability is a folder plus one entry there (docs/architecture.md, "Adding a capability").
  */
 
-import type { Check, ControllerDefinition, KubeObject, Manager } from '../runtime/index.ts';
+import type { Check, ControllerDefinition, KindRef, KubeObject, Manager } from '../runtime/index.ts';
 import type { AppWrapperConfigInput } from './appwrapper/config.ts';
 import type { OffloadOptions } from './offload/options.ts';
 import type { PodSequenceOptions } from './podsequence/options.ts';
@@ -46,6 +46,27 @@ export interface Capability {
     configurations(url: string, caBundle: string): KubeObject[];
   };
   stop?(): void | Promise<void>;
+  /** Its sections of `troupe status`, in order. */
+  status?: StatusView[];
+}
+
+/** One row of a `troupe status` section: the object's namespace and name, then the view's fields. */
+export type StatusRow = { namespace: string; name: string } & Record<string, string | number>;
+
+/**
+ * A section of `troupe status`: the objects of one kind the capability manages, one row each.
+ * `-o json` prints the rows under `key`; the text output prints `columns`.
+ */
+export interface StatusView {
+  key: string;
+  title: string;
+  kind: KindRef;
+  /** Which of the kind's objects are the capability's (all when absent). */
+  select?(obj: KubeObject): boolean;
+  /** The row's fields after namespace and name, read from the object as any client sees it. */
+  row(obj: KubeObject): Record<string, string | number>;
+  /** Text columns after NAMESPACE and NAME; a `phase` column is coloured by its value. */
+  columns: { header: string; cell(row: StatusRow): string; phase?: boolean }[];
 }
 
 /** What the flags of `troupe run`/`up` set for the capabilities, each reading its own part. */

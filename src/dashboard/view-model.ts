@@ -149,6 +149,8 @@ export interface SequenceView {
   tiers: TierView[];
   /** What the current tier waits for, in words. */
   waitingFor: string[];
+  /** When the current tier is released, while the previous tier's waitDuration runs. */
+  waitingUntil?: string;
   /** Node scope: progress per node. */
   nodes?: NodeProgressView[];
   /** The controller's Events about the sequence, oldest first. */

@@ -5,6 +5,7 @@
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { parseAddress } from './address.ts';
@@ -21,6 +22,10 @@ export interface HealthServerOptions {
   /** Serve /healthz and /readyz (default true). */
   probes?: boolean;
   logger?: Logger;
+  /** Serve HTTPS with this certificate (the secure metrics endpoint). */
+  tls?: { cert: string; key: string };
+  /** Decides each request first: undefined lets it through, else its code and text message. */
+  guard?: (req: IncomingMessage, path: string) => Promise<{ code: number; message: string } | undefined>;
 }
 
 export class HealthServer {
@@ -54,18 +59,30 @@ export class HealthServer {
     const addr = this.server?.address() as AddressInfo | null;
     if (!addr) return '';
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-    return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${addr.port}`;
+    const scheme = this.opts.tls ? 'https' : 'http';
+    return `${scheme}://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${addr.port}`;
+  }
+
+  /** The address as bound (`0.0.0.0:8443`, `[::]:8081`), which the log names. */
+  get boundAddress(): string {
+    const addr = this.server?.address() as AddressInfo | null;
+    if (!addr) return '';
+    return addr.family === 'IPv6' ? `[${addr.address}]:${addr.port}` : `${addr.address}:${addr.port}`;
   }
 
   async start(): Promise<void> {
     const { host, port } = parseAddress(this.opts.address);
-    const server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((err) => {
         this.log.error({ err }, 'health server request failed');
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });
-    });
+    };
+    const tls = this.opts.tls;
+    const server = tls
+      ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler)
+      : createServer(handler);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -74,7 +91,13 @@ export class HealthServer {
       });
     });
     this.server = server;
-    this.log.info({ address: this.url }, 'serving health probes and metrics');
+    const serving = [this.opts.probes !== false ? 'health probes' : '', this.opts.registry ? 'metrics' : '']
+      .filter(Boolean)
+      .join(' and ');
+    this.log.info(
+      { address: this.boundAddress, secure: Boolean(tls), authenticated: Boolean(this.opts.guard) },
+      `serving ${serving}`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -90,6 +113,16 @@ export class HealthServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname.replace(/\/+$/, '') || '/';
+    const denied = await this.opts.guard?.(req, url.pathname);
+    if (denied) {
+      // Go's http.Error: the message as plain text with a newline.
+      res.writeHead(denied.code, {
+        'content-type': 'text/plain; charset=utf-8',
+        'x-content-type-options': 'nosniff',
+      });
+      res.end(`${denied.message}\n`);
+      return;
+    }
     if (path === '/metrics' && this.opts.registry) {
       const body = await this.opts.registry.metrics();
       res.writeHead(200, { 'content-type': this.opts.registry.contentType });

@@ -14,6 +14,8 @@
  *   in-flight reconciles, the Lease is released, events are flushed, servers close.
  */
 
+import type { IncomingMessage } from 'node:http';
+import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Cache } from './cache.ts';
 import { Client } from './client.ts';
@@ -22,6 +24,8 @@ import { cacheView } from './custom-metrics.ts';
 import { type Clock, realClock } from '../lib/clock.ts';
 import { EventRecorder } from './events.ts';
 import { type Check, HealthServer } from './health.ts';
+import { generateServingCert } from './certs.ts';
+import { type Denial, MetricsAuth } from './metrics-auth.ts';
 import { defaultIdentity, LeaderElector } from './leader.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { RuntimeMetrics } from './metrics.ts';
@@ -53,6 +57,12 @@ export interface ManagerOptions {
   healthProbeAddress?: string | false;
   /** Bind address of /metrics when it should be a separate server. */
   metricsAddress?: string | false;
+  /**
+   * Serve /metrics over HTTPS (a generated certificate) on its own server, for callers whose
+   * token a TokenReview authenticates and a SubjectAccessReview allows (`get` on `/metrics`):
+   * kubebuilder's `--metrics-secure`. Off by default in the library; `troupe run` turns it on.
+   */
+  metricsSecure?: boolean;
   /** Start an HTTPS admission webhook server. */
   webhook?: false | WebhookServerOptions;
   logger?: Logger;
@@ -308,8 +318,9 @@ export class Manager {
   private async startServers(): Promise<void> {
     const probeAddr = this.opts.healthProbeAddress ?? ':8081';
     const metricsAddr = this.opts.metricsAddress;
+    const secure = this.opts.metricsSecure === true;
     if (probeAddr !== false) {
-      const shareMetrics = metricsAddr === undefined || metricsAddr === probeAddr;
+      const shareMetrics = !secure && (metricsAddr === undefined || metricsAddr === probeAddr);
       this.health = new HealthServer({
         address: probeAddr,
         registry: shareMetrics ? this.metrics.registry : undefined,
@@ -329,12 +340,22 @@ export class Manager {
       await this.health.start();
       this.servers.push(this.health);
     }
-    if (metricsAddr && metricsAddr !== probeAddr) {
+    if (metricsAddr && (secure || metricsAddr !== probeAddr)) {
+      let tls: { cert: string; key: string } | undefined;
+      let guard: ((req: IncomingMessage, path: string) => Promise<Denial | undefined>) | undefined;
+      if (secure) {
+        const cert = await generateServingCert(['localhost', '127.0.0.1', hostname()]);
+        tls = { cert: cert.cert, key: cert.key };
+        const auth = new MetricsAuth(this.rest);
+        guard = (req, path) => auth.check(req, path);
+      }
       const m = new HealthServer({
         address: metricsAddr,
         registry: this.metrics.registry,
         probes: false,
         logger: this.log,
+        tls,
+        guard,
       });
       await m.start();
       this.servers.push(m);

@@ -87,6 +87,21 @@ describe('sequences', () => {
     assert.deepEqual(v.waitingFor, ['db-1: missing (not found in the cluster)']);
   });
 
+  test("cluster scope: a tier held by the previous tier's waitDuration says so, with the time", () => {
+    const pods = [
+      pod('db-0', { node: 'n1', ready: true }),
+      pod('db-1', { node: 'n1', ready: true }),
+      pod('web-a', { gated: true, labels: { app: 'web' } }),
+    ];
+    const v = sequenceView(
+      seq('Cluster', { phase: 'InProgress', currentIndex: 1, waitingUntil: '2026-06-01T12:00:10Z' }),
+      new Map([['default', pods]]),
+      [],
+    );
+    assert.equal(v.waitingUntil, '2026-06-01T12:00:10Z');
+    assert.deepEqual(v.waitingFor, ["db's waitDuration: released at 2026-06-01T12:00:10Z"]);
+  });
+
   test('node scope: rows per node, pods placed where they run or are pinned', () => {
     const pods = [
       pod('db-0', { node: 'n1', ready: true }),

@@ -78,7 +78,8 @@ export function deploymentFlags(
   }
   const cmd = addManagerOptions(new Command('run').exitOverride(), {
     healthProbeBindAddress: ':8081',
-    metricsBindAddress: ':8080',
+    metricsBindAddress: ':8443',
+    metricsSecure: true,
     webhookPort: 9443,
     dashboardAddress: '0',
   });

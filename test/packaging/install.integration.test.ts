@@ -28,6 +28,8 @@ const NAMESPACE = 'troupe-system';
 interface Rule {
   apiGroups: string[];
   resources: string[];
+  /** Only the metrics-reader role's rule is about a path (`/metrics`) rather than resources. */
+  nonResourceURLs?: string[];
   verbs: string[];
   resourceNames?: string[];
 }
@@ -144,11 +146,21 @@ describe('dist/install.yaml', () => {
     assert.ok(roles.length >= 2);
     for (const role of roles) {
       for (const rule of role.rules as Rule[]) {
-        for (const field of [rule.apiGroups, rule.resources, rule.verbs])
+        for (const field of [
+          rule.apiGroups ?? [],
+          rule.resources ?? [],
+          rule.nonResourceURLs ?? [],
+          rule.verbs,
+        ])
           assert.ok(!field.includes('*'), `${role.metadata.name}: ${JSON.stringify(rule)}`);
       }
     }
-    const clusterRules = find(docs, 'ClusterRole').flatMap((r) => r.rules as Rule[]);
+    // The metrics-reader role (bound by whoever scrapes) grants `get` on /metrics and nothing else.
+    const [reader] = find(docs, 'ClusterRole', 'troupe-metrics-reader');
+    assert.deepEqual(reader?.rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    const clusterRules = find(docs, 'ClusterRole')
+      .flatMap((r) => r.rules as Rule[])
+      .filter((r) => r.resources);
     // Nothing cluster-wide on Leases, Secrets or RBAC itself.
     for (const rule of clusterRules) {
       for (const res of ['leases', 'secrets', 'roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])

@@ -5,22 +5,15 @@
  * wrappers over these in their own test folder.
  */
 
-/** One field-selector-free condition, as status.conditions carries it. */
+import type { OwnerReference } from '../../src/runtime/types.ts';
+
+/** One condition, as status.conditions carries it. */
 export interface TestCondition {
   type: string;
   status: string;
   reason?: string;
   message?: string;
   lastTransitionTime?: string;
-}
-
-export interface OwnerRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
 }
 
 export interface PodOptions {
@@ -31,7 +24,7 @@ export interface PodOptions {
   creationTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  ownerReferences?: OwnerRef[];
+  ownerReferences?: OwnerReference[];
   /** Being deleted since then. */
   deletionTimestamp?: string;
   /** spec.schedulingGates, by name. */

@@ -32,6 +32,12 @@ export interface PodGroup {
   podSelector?: LabelSelectorObject;
   /** Reserved, as in the seed ("future use"): accepted and stored, not acted on. */
   nodeSelector?: Record<string, string>;
+  /** Upstream's: how long after this group is Ready the next group waits (Go duration). */
+  waitDuration?: string;
+  /** troupe's: how long this group may take to be Ready once released (Go duration). */
+  timeout?: string;
+  /** What a timeout does: Fail the sequence (default) or Continue with the next group. */
+  timeoutPolicy?: 'Fail' | 'Continue';
 }
 
 export interface PodSequenceSpec {
@@ -66,6 +72,10 @@ export interface PodSequenceStatus {
   currentGroupName?: string;
   /** Cluster scope `ready/total` of the current group; node scope `done/total nodes`. */
   currentGroupReady?: string;
+  /** While the next group waits for the previous one's waitDuration: when it is released. */
+  waitingUntil?: string;
+  /** Groups released without being Ready, their timeout passed (timeoutPolicy Continue). */
+  timedOutGroups?: string[];
 }
 
 export interface PodSequence extends KubeObject {

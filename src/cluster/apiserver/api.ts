@@ -21,7 +21,13 @@ import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespa
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
 import { goQuote, goSharpV } from './gofmt.ts';
-import { checkBodyDecodes, checkPatchedDecodes, shapeForStorage, unshaped } from './gotypes/index.ts';
+import {
+  checkBodyDecodes,
+  checkPatchedDecodes,
+  defaultAsGo,
+  shapeForStorage,
+  unshaped,
+} from './gotypes/index.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patching.ts';
@@ -395,7 +401,7 @@ export class Api {
     if (rt.namespaced) admitNamespacedCreate(this.store, rt, namespace, name);
     this.checkUnknownFields(rt, obj, opts);
     normalizeTimes(obj, isBuiltinGroup(rt.group));
-    rt.strategy.default?.(obj);
+    defaultAsGo(rt, obj);
     // Ownership is recorded before admission and storage, as kube-apiserver's create handler
     // does: what webhooks, allocators (Service IPs and ports) and the strategy add is no one's.
     this.hooks.patcher?.trackCreate(rt, obj, opts);
@@ -404,7 +410,7 @@ export class Api {
       admitted = await this.hooks.admission.mutate(
         this.admissionRequest('CREATE', rt, namespace, name, obj, undefined, opts),
       );
-      rt.strategy.default?.(admitted);
+      defaultAsGo(rt, admitted);
     }
     this.hooks.guardWrite?.({ rt, namespace, obj: admitted, user: opts.user, groups: opts.groups });
     // Server-owned metadata is set after admission so webhooks cannot forge it.
@@ -487,14 +493,14 @@ export class Api {
     this.checkUnknownFields(rt, desired, opts);
     normalizeTimes(desired, isBuiltinGroup(rt.group));
     let next = this.splitForSubresource(rt, desired, old, ctx.subresource);
-    if (ctx.subresource === '') rt.strategy.default?.(next);
+    if (ctx.subresource === '') defaultAsGo(rt, next);
     // As on create: the handler records ownership before admission and the store's hooks.
     this.hooks.patcher?.trackUpdate(rt, next, old, opts);
     if (this.hooks.admission) {
       next = await this.hooks.admission.mutate(
         this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
       );
-      if (ctx.subresource === '') rt.strategy.default?.(next);
+      if (ctx.subresource === '') defaultAsGo(rt, next);
     }
     this.keepServerMetadata(next, old, rt);
     this.hooks.guardWrite?.({ rt, namespace, obj: next, old, user: opts.user, groups: opts.groups });

@@ -16,8 +16,8 @@ export interface StoreBackend {
   dropTable(storage: string, rv: number): void;
   /** Settles once every write recorded so far is durable; undefined when nothing waits. */
   pending(): Promise<void> | undefined;
-  /** Commits what is open and closes the database. */
-  close(): void;
+  /** Commits what is gathered and closes the database. */
+  close(): Promise<void>;
 }
 
 /** What a restarted server starts from. */

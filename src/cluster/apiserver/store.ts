@@ -106,9 +106,9 @@ export class ObjectStore {
     return this.backend?.pending();
   }
 
-  /** Commits what is open and closes the backend. */
-  close(): void {
-    this.backend?.close();
+  /** Commits what is gathered and closes the backend. */
+  async close(): Promise<void> {
+    await this.backend?.close();
   }
 
   /** The resourceVersion of the latest write (what a list at "now" reports). */

@@ -9,10 +9,12 @@
  * whatever a crash interrupts, the file holds a prefix of the history: no half-written object
  * and no later write without an earlier one.
  *
- * Group commit: the first write of an event-loop turn opens a transaction, every write of the
- * turn joins it, and a setImmediate commits it; all responses of the turn share one fsync.
+ * Group commit: writes gather in a batch; a worker thread (sqlite-writer.ts) commits one batch
+ * at a time, and whatever arrives while a commit waits on its fsync forms the next batch, so
+ * under load many writes share one fsync and the event loop never waits on the disk.
  */
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import type { StoredRecord } from '../apiserver/store.ts';
 import type { RestoredState, StoreBackend } from '../apiserver/store-backend.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
@@ -30,6 +32,43 @@ export class StateError extends Error {
   }
 }
 
+/** One write of a batch, as posted to the writer thread. */
+export type WriteOp =
+  | [
+      op: 'put',
+      storage: string,
+      key: string,
+      namespace: string,
+      name: string,
+      uid: string,
+      rv: number,
+      labels: string,
+      fields: string,
+      json: string,
+    ]
+  | [op: 'del', storage: string, key: string]
+  | [op: 'drop', storage: string]
+  | [op: 'set', name: string, value: string];
+
+interface Batch {
+  promise: Promise<void>;
+  resolve: () => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+// Sources run as .ts (type stripping) and built as .js: the writer is the sibling file either way.
+const WRITER = new URL(
+  import.meta.url.endsWith('.ts') ? './sqlite-writer.ts' : './sqlite-writer.js',
+  import.meta.url,
+);
+
 interface Row {
   storage: string;
   key: string;
@@ -44,12 +83,16 @@ interface Row {
 
 export class SqliteBackend implements StoreBackend {
   readonly file: string;
+  /** The main thread's connection: opening, migrating, loading and reading settings. */
   private readonly db: DatabaseSync;
-  private readonly upsert: StatementSync;
-  private readonly del: StatementSync;
-  private readonly drop: StatementSync;
-  private readonly setSetting: StatementSync;
-  private open: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** Started with the first commit, once the database is known to be usable. */
+  private writer: Worker | undefined;
+  private ops: WriteOp[] = [];
+  /** Writes gathering for the next commit. */
+  private next: Batch | undefined;
+  /** The batch the writer is committing. */
+  private inFlight: Batch | undefined;
+  private scheduled = false;
   private lastRv = 0;
   private closed = false;
   /** Called when a commit fails: the process must not go on serving what is not on disk. */
@@ -60,17 +103,17 @@ export class SqliteBackend implements StoreBackend {
   private constructor(file: string, db: DatabaseSync) {
     this.file = file;
     this.db = db;
-    this.upsert = db.prepare(
-      `INSERT INTO objects (storage, key, namespace, name, uid, rv, labels, fields, json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (storage, key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv,
-         labels = excluded.labels, fields = excluded.fields, json = excluded.json`,
-    );
-    this.del = db.prepare('DELETE FROM objects WHERE storage = ? AND key = ?');
-    this.drop = db.prepare('DELETE FROM objects WHERE storage = ?');
-    this.setSetting = db.prepare(
-      'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
-    );
+  }
+
+  private startWriter(): Worker {
+    const w = new Worker(WRITER, { workerData: { file: this.file } });
+    // Pending commits do not keep a process alive that has nothing else to do; nothing waiting
+    // on them has been acknowledged.
+    w.unref();
+    w.on('message', (m: { ok?: true; error?: string }) => this.committed(m));
+    w.on('error', (err) => this.fail(err.message));
+    this.writer = w;
+    return w;
   }
 
   /** Opens (creating or migrating) the database; throws StateError for one it cannot use. */
@@ -147,16 +190,16 @@ export class SqliteBackend implements StoreBackend {
     return row?.value;
   }
 
-  /** Stores settings (port, token, certificate) durably at once. */
-  saveSettings(values: Record<string, string>): void {
-    if (!this.begin()) return;
-    for (const [k, v] of Object.entries(values)) this.setSetting.run(k, v);
-    this.commit();
+  /** Stores settings (port, token, certificate) with the next commit. */
+  saveSettings(values: Record<string, string>): Promise<void> | undefined {
+    for (const [k, v] of Object.entries(values)) this.record(['set', k, v]);
+    return this.pending();
   }
 
   put(storage: string, r: StoredRecord): void {
-    if (!this.begin()) return;
-    this.upsert.run(
+    this.lastRv = r.rv;
+    this.record([
+      'put',
       storage,
       r.key,
       r.namespace,
@@ -166,70 +209,88 @@ export class SqliteBackend implements StoreBackend {
       JSON.stringify(r.labels),
       JSON.stringify(r.fields),
       r.json,
-    );
-    this.lastRv = r.rv;
+    ]);
   }
 
   remove(storage: string, key: string, rv: number): void {
-    if (!this.begin()) return;
-    this.del.run(storage, key);
     this.lastRv = rv;
+    this.record(['del', storage, key]);
   }
 
   dropTable(storage: string, rv: number): void {
-    if (!this.begin()) return;
-    this.drop.run(storage);
     this.lastRv = rv;
+    this.record(['drop', storage]);
   }
 
   pending(): Promise<void> | undefined {
-    return this.open?.promise;
+    return (this.next ?? this.inFlight)?.promise;
   }
 
-  close(): void {
+  /** Commits what is gathered, then closes both connections and the writer. */
+  async close(): Promise<void> {
     if (this.closed) return;
-    if (this.open) this.commit();
     this.closed = true;
+    for (let p = this.pending(); p; p = this.pending()) {
+      this.flush();
+      await p;
+    }
+    const w = this.writer;
+    if (w) {
+      await new Promise<void>((resolve) => {
+        w.once('message', () => resolve());
+        w.once('exit', () => resolve());
+        w.postMessage({ close: true });
+      });
+      await w.terminate();
+    }
     this.db.close();
   }
 
   /**
-   * Opens the batch writes join; false once closed. What in-process components still write
+   * Adds a write to the gathering batch. After close, what in-process components still write
    * while the cluster shuts down (the server no longer answers) is acknowledged to nobody and
    * not stored.
    */
-  private begin(): boolean {
-    if (this.closed) return false;
-    if (this.open) return true;
-    this.db.exec('BEGIN');
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => {
-      resolve = r;
-    });
-    this.open = { promise, resolve };
-    // After this turn's I/O callbacks: every write they made joins this commit.
-    setImmediate(() => {
-      if (this.open?.promise === promise) this.commit();
-    });
-    return true;
+  private record(op: WriteOp): void {
+    if (this.closed) return;
+    this.ops.push(op);
+    this.next ??= newBatch();
+    if (!this.inFlight && !this.scheduled) {
+      this.scheduled = true;
+      // After this turn's I/O callbacks: every write they make joins the batch.
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    }
   }
 
-  private commit(): void {
-    const batch = this.open;
-    if (!batch) return;
-    try {
-      this.setSetting.run('rv', String(this.lastRv));
-      this.db.exec('COMMIT');
-    } catch (err) {
-      this.open = undefined;
-      this.onFatal(
-        new Error(
-          `cannot commit to the cluster state in ${this.file}: ${err instanceof Error ? err.message : String(err)}`,
-        ),
-      );
+  private flush(): void {
+    if (this.inFlight || !this.next) return;
+    this.inFlight = this.next;
+    this.next = undefined;
+    const ops = this.ops;
+    this.ops = [];
+    (this.writer ?? this.startWriter()).postMessage({ ops, rv: this.lastRv });
+  }
+
+  private committed(m: { ok?: true; error?: string; closed?: true }): void {
+    if (m.closed) return;
+    if (m.error !== undefined) {
+      this.fail(m.error);
       return;
     }
-    this.open = undefined;
-    batch.resolve();
+    const done = this.inFlight;
+    this.inFlight = undefined;
+    done?.resolve();
+    // What gathered during that fsync goes at once: this is the group commit.
+    this.flush();
+  }
+
+  private fail(message: string): void {
+    this.inFlight = undefined;
+    this.next = undefined;
+    this.closed = true;
+    this.onFatal(new Error(`cannot commit to the cluster state in ${this.file}: ${message}`));
   }
 }

@@ -32,6 +32,7 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
+import { syncHistory } from './history.ts';
 import { computeHash, parseTime, scaledValue, slowStartBatch } from './util.ts';
 import { sameLabels } from '../../kube/labels.ts';
 import { jsonEqual } from '../../lib/json.ts';
@@ -153,6 +154,7 @@ export class DaemonSetController extends LoopController {
   private readonly sets: Informer;
   private readonly pods: Informer;
   private readonly nodes: Informer;
+  private readonly revisions: Informer;
   private readonly podControl: PodControl;
   /** `<ds uid>/<node>` -> failed-pod backoff state. */
   private readonly failedBackoff = new Map<string, { count: number; last: number }>();
@@ -162,6 +164,7 @@ export class DaemonSetController extends LoopController {
     this.sets = ctx.informers.for(GVR.daemonsets);
     this.pods = ctx.informers.for(GVR.pods);
     this.nodes = ctx.informers.for(GVR.nodes);
+    this.revisions = ctx.informers.for(GVR.controllerrevisions);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
     this.unsubscribeOnStop(
       this.sets.subscribe((t, o) => {
@@ -207,6 +210,13 @@ export class DaemonSetController extends LoopController {
     const shouldRunOn = daemonPredicate(ds);
     if (!ds.metadata.deletionTimestamp) {
       const byNode = await this.podsByNode(ds, selector);
+      const live = new Set<string>();
+      for (const pods of byNode.values())
+        for (const p of pods) {
+          const h = p.metadata.labels?.[DS_REVISION_LABEL];
+          if (h) live.add(`${ds.metadata.name}-${h}`);
+        }
+      await syncHistory(this.ctx.client, this.revisions, ds, `${ds.metadata.name}-${hash}`, hash, live);
       await this.manage(ds, shouldRunOn, byNode, hash);
       if ((ds.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
         await this.rollingUpdate(ds, shouldRunOn, this.currentPodsByNode(ds, selector), hash);

@@ -11,36 +11,44 @@ import { DaemonSetController } from './daemonset.ts';
 import { CronJobController } from './cronjob.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
+import { EndpointSliceController } from './endpointslice.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
 import { JobController } from './job.ts';
 import type { LogFn } from './loop.ts';
-import { ReplicaSetController } from './replicaset.ts';
+import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
+import { VolumeController } from './volumes.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type WorkloadControllerName =
   | 'job'
   | 'ttl-after-finished'
   | 'replicaset'
+  | 'replicationcontroller'
   | 'deployment'
   | 'statefulset'
   | 'daemonset'
   | 'disruption'
   | 'cronjob'
+  | 'persistentvolume-binder'
+  | 'endpointslice'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'job',
   'ttl-after-finished',
   'replicaset',
+  'replicationcontroller',
   'deployment',
   'statefulset',
   'daemonset',
   'disruption',
   'cronjob',
+  'persistentvolume-binder',
+  'endpointslice',
   'garbagecollector',
 ];
 
@@ -69,11 +77,14 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   job: { sa: 'job-controller', component: 'job-controller' },
   'ttl-after-finished': { sa: 'ttl-after-finished-controller', component: 'ttl-after-finished-controller' },
   replicaset: { sa: 'replicaset-controller', component: 'replicaset-controller' },
+  replicationcontroller: { sa: 'replication-controller', component: 'replication-controller' },
   deployment: { sa: 'deployment-controller', component: 'deployment-controller' },
   statefulset: { sa: 'statefulset-controller', component: 'statefulset-controller' },
   daemonset: { sa: 'daemon-set-controller', component: 'daemonset-controller' },
   disruption: { sa: 'disruption-controller', component: 'controllermanager' },
   cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
+  'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
+  endpointslice: { sa: 'endpointslice-controller', component: 'endpoint-slice-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -106,10 +117,15 @@ export function startWorkloadControllers(
   if (enabled.has('ttl-after-finished'))
     running.push(new TtlAfterFinishedController(ctxFor('ttl-after-finished')));
   if (enabled.has('replicaset')) running.push(new ReplicaSetController(ctxFor('replicaset')));
+  if (enabled.has('replicationcontroller'))
+    running.push(new ReplicaSetController(ctxFor('replicationcontroller'), REPLICATION_CONTROLLER));
   if (enabled.has('deployment')) running.push(new DeploymentController(ctxFor('deployment')));
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('endpointslice')) running.push(new EndpointSliceController(ctxFor('endpointslice')));
+  if (enabled.has('persistentvolume-binder'))
+    running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))
     running.push(new CronJobController(ctxFor('cronjob'), { timeScale: opts.timeScale }));
   if (enabled.has('garbagecollector')) {

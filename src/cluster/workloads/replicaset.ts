@@ -7,7 +7,8 @@
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { GVR } from '../client.ts';
+import { type Gvr, GVR } from '../client.ts';
+import { type Selector, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
@@ -59,14 +60,51 @@ export interface ReplicaSet extends KubeObject {
   };
 }
 
+/**
+ * What differs between the ReplicaSet controller and the ReplicationController one, which
+ * upstream runs as the same code behind an adapter (pkg/controller/replication): the
+ * resource, the kind, and the selector (a LabelSelector, or a plain label map).
+ */
+export interface ReplicaKind {
+  name: string;
+  gvr: Gvr;
+  kind: string;
+  selectorOf(owner: KubeObject): Selector | undefined;
+}
+
+export const REPLICA_SET: ReplicaKind = {
+  name: 'replicaset',
+  gvr: GVR.replicasets,
+  kind: 'ReplicaSet',
+  selectorOf: appsSelector,
+};
+
+/** A ReplicationController's `spec.selector` is a label map; empty or invalid selects nothing. */
+export const REPLICATION_CONTROLLER: ReplicaKind = {
+  name: 'replicationmanager',
+  gvr: GVR.replicationcontrollers,
+  kind: 'ReplicationController',
+  selectorOf(owner) {
+    const sel = (owner.spec as { selector?: Record<string, string> } | undefined)?.selector;
+    if (!sel || Object.keys(sel).length === 0) return undefined;
+    try {
+      return selectorFromObject({ matchLabels: sel });
+    } catch {
+      return undefined;
+    }
+  },
+};
+
 export class ReplicaSetController extends LoopController {
   private readonly rss: Informer;
   private readonly pods: Informer;
   private readonly podControl: PodControl;
+  private readonly of: ReplicaKind;
 
-  constructor(ctx: ControllerContext) {
-    super(ctx, 'replicaset');
-    this.rss = ctx.informers.for(GVR.replicasets);
+  constructor(ctx: ControllerContext, of: ReplicaKind = REPLICA_SET) {
+    super(ctx, of.name);
+    this.of = of;
+    this.rss = ctx.informers.for(of.gvr);
     this.pods = ctx.informers.for(GVR.pods);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
     this.unsubscribeOnStop(this.rss.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
@@ -76,14 +114,14 @@ export class ReplicaSetController extends LoopController {
   }
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
-    for (const rs of ownersToSync(this.rss, 'ReplicaSet', appsSelector, type, pod, old))
+    for (const rs of ownersToSync(this.rss, this.of.kind, this.of.selectorOf, type, pod, old))
       this.loop.enqueueAfter(objectKey(rs), this.ctx.batchMs);
   }
 
   protected async sync(key: string): Promise<void> {
     const rs = this.rss.get(key) as ReplicaSet | undefined;
     if (!rs) return;
-    const selector = appsSelector(rs);
+    const selector = this.of.selectorOf(rs);
     if (!selector) return;
     const candidates = (claimCandidates(this.pods, rs) as Pod[]).filter(isPodActive);
     const pods = await claimObjects(this.ctx.client, GVR.pods, rs, selector, candidates);
@@ -102,7 +140,7 @@ export class ReplicaSetController extends LoopController {
         isPodActive(p) && controllerRefOf(p)?.uid === rs.metadata.uid && selector.matches(p.metadata.labels),
     );
     const status = this.calculateStatus(rs, current, manageErr, now);
-    await writeStatusIfChanged(this.ctx.client, GVR.replicasets, rs, status);
+    await writeStatusIfChanged(this.ctx.client, this.of.gvr, rs, status);
     const minReady = int(rs.spec?.minReadySeconds, 0);
     if (!manageErr && minReady > 0) {
       // Re-check when the next ready pod crosses minReadySeconds.

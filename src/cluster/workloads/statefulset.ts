@@ -6,9 +6,9 @@
  * Parallel management, failed pods recreated, RollingUpdate (highest ordinal first, down to
  * the partition) and OnDelete updates, and status counters with current/update revisions.
  *
- * Revisions: the revision name is `<set>-<hash of the template>` as upstream, but the
- * templates of past revisions are remembered in memory rather than in ControllerRevision
- * objects (the embedded API server does not serve controllerrevisions). PersistentVolumeClaims
+ * Revisions: the revision name is `<set>-<hash of the template>` as upstream, kept as
+ * ControllerRevisions (history.ts) for `kubectl rollout history/undo`; the templates of past
+ * revisions the pods need are also remembered in memory. PersistentVolumeClaims
  * from volumeClaimTemplates are created when the server serves them; pods always reference them.
  */
 import type { LabelSelectorObject } from '../../kube/labels.ts';
@@ -30,6 +30,7 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
+import { syncHistory } from './history.ts';
 import { computeHash, errMessage } from './util.ts';
 import { objectKey } from '../../kube/keys.ts';
 
@@ -113,11 +114,13 @@ export class StatefulSetController extends LoopController {
   private readonly pods: Informer;
   /** set uid -> revision name -> template. */
   private readonly history = new Map<string, Map<string, PodTemplate>>();
+  private readonly revisions: Informer;
 
   constructor(ctx: ControllerContext) {
     super(ctx, 'statefulset');
     this.sets = ctx.informers.for(GVR.statefulsets);
     this.pods = ctx.informers.for(GVR.pods);
+    this.revisions = ctx.informers.for(GVR.controllerrevisions);
     this.unsubscribeOnStop(
       this.sets.subscribe((t, o) => {
         if (t === 'DELETED') this.history.delete(o.metadata.uid!);
@@ -162,6 +165,17 @@ export class StatefulSetController extends LoopController {
     const updateRevision = revisionName(set, set.spec?.template);
     this.remember(set, updateRevision, set.spec?.template);
     const currentRevision = set.status?.currentRevision || updateRevision;
+    if (!set.metadata.deletionTimestamp) {
+      const live = new Set([currentRevision, ...pods.map(revisionOfPod)]);
+      await syncHistory(
+        this.ctx.client,
+        this.revisions,
+        set,
+        updateRevision,
+        updateRevision.slice(set.metadata.name!.length + 1),
+        live,
+      );
+    }
     if (!set.metadata.deletionTimestamp) await this.update(set, pods, currentRevision, updateRevision);
     await this.updateStatus(set, currentRevision, updateRevision);
   }

@@ -8,6 +8,7 @@ import {
   appWrapperWebhookConfigurations,
   registerAppWrapperWebhooks,
 } from './index.ts';
+import { AW_KIND, type AppWrapper, QUEUE_NAME_LABEL } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 
 /**
  * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);
@@ -23,6 +24,24 @@ export function appWrapperCapability(
     controllers: appWrapperControllers(opts.config),
     crdFiles: [APPWRAPPER_CRD_FILE],
     crds: appWrapperCrdManifests(),
+    status: [
+      {
+        key: 'appWrappers',
+        title: 'AppWrappers',
+        kind: AW_KIND,
+        row: (obj) => {
+          const w = obj as AppWrapper;
+          return {
+            phase: w.status?.phase || (w.spec?.suspend ? 'Suspended' : 'Pending'),
+            queue: w.metadata.labels?.[QUEUE_NAME_LABEL] ?? '',
+          };
+        },
+        columns: [
+          { header: 'PHASE', cell: (r) => String(r.phase), phase: true },
+          { header: 'QUEUE', cell: (r) => String(r.queue || '-') },
+        ],
+      },
+    ],
     rbac: {
       file: 'config/rbac/role.yaml',
       rules: [
@@ -51,6 +70,8 @@ export function appWrapperCapability(
         { apiGroups: ['ray.io'], resources: ['rayclusters', 'rayjobs'], verbs },
         // manageJobsWithoutQueueName: the namespace's labels decide whether it is managed.
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        // Autopilot node health (autopilot.monitorNodes): which nodes are labelled NoExecute.
+        { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
       ],
     },
     ...(opts.webhooks

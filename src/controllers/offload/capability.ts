@@ -3,6 +3,7 @@
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import { createOffload } from './index.ts';
 import type { OffloadOptions } from './options.ts';
+import * as OFFLOAD from './keys.ts';
 
 export function offloadCapability(opts: Partial<OffloadOptions> = {}): Capability {
   const offload = createOffload(opts);
@@ -14,6 +15,29 @@ export function offloadCapability(opts: Partial<OffloadOptions> = {}): Capabilit
     crds: [],
     // A role of its own, so that the default install never holds these rights; the virtual
     // node's heartbeat Lease is a Role in kube-node-lease beside it (node_lease_role.yaml).
+    status: [
+      {
+        key: 'offloads',
+        title: 'Offloads',
+        kind: { apiVersion: 'batch/v1', kind: 'Job' },
+        select: (j) => j.metadata.annotations?.[OFFLOAD.MANAGED]?.toLowerCase() === 'true',
+        row: (j) => {
+          const a = j.metadata.annotations ?? {};
+          return {
+            state: a[OFFLOAD.STATE] ?? 'Watching',
+            remotePod: a[OFFLOAD.POD_ID] ?? '',
+            provider: a[OFFLOAD.PROVIDER] ?? '',
+            costPerHr: a[OFFLOAD.COST_PER_HR] ?? '',
+          };
+        },
+        columns: [
+          { header: 'STATE', cell: (r) => String(r.state), phase: true },
+          { header: 'REMOTE POD', cell: (r) => String(r.remotePod || '-') },
+          { header: 'PROVIDER', cell: (r) => String(r.provider || '-') },
+          { header: 'COST', cell: (r) => (r.costPerHr ? `$${r.costPerHr}/h` : '-') },
+        ],
+      },
+    ],
     rbac: {
       file: 'config/overlays/offloader/offload_role.yaml',
       rules: [

@@ -3,6 +3,7 @@
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import { PODGROUP_CRD_FILE, podGroupCrdManifests } from './crd.ts';
 import { podGroupControllers } from './index.ts';
+import { PODGROUP_KIND, type PodGroup } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 
 export function podGroupCapability(): Capability {
   return {
@@ -11,6 +12,27 @@ export function podGroupCapability(): Capability {
     controllers: podGroupControllers(),
     crdFiles: [PODGROUP_CRD_FILE],
     crds: podGroupCrdManifests(),
+    status: [
+      {
+        key: 'podGroups',
+        title: 'Pod groups',
+        kind: PODGROUP_KIND,
+        row: (obj) => {
+          const g = obj as PodGroup;
+          return {
+            phase: g.status?.state?.phase ?? 'Pending',
+            running: g.status?.running ?? 0,
+            minMember: g.spec?.minMember ?? 1,
+            reason: g.status?.state?.reason ?? '',
+          };
+        },
+        columns: [
+          { header: 'PHASE', cell: (r) => String(r.phase), phase: true },
+          { header: 'RUNNING/MIN', cell: (r) => `${r.running}/${r.minMember}` },
+          { header: 'REASON', cell: (r) => String(r.reason || '-') },
+        ],
+      },
+    ],
     rbac: {
       file: 'config/rbac/role.yaml',
       rules: [

@@ -7,8 +7,11 @@ import type { Membership } from './membership.ts';
 import { capped, type Ctx, type Failure, listNames, type Plan, podName, type Release } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions, waitingMessage } from './status.ts';
+import { timeline } from './timeline.ts';
 import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import type { Pod } from './objects.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
 
 export function decideCluster(ctx: Ctx, m: Membership): Plan {
   const { spec, n } = ctx;
@@ -18,9 +21,13 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
   );
   let current = satisfied.indexOf(false);
   if (current < 0) current = n;
+  // Which groups may be released now: waitDuration holds the next group back for a while
+  // after a group is Ready; a timeout with policy Continue lets it go anyway.
+  const tl = timeline(ctx, m.groups, satisfied);
+  const released = Math.min(tl.limit, n - 1);
 
   const releases: Release[] = [];
-  for (let k = 0; k <= Math.min(current, n - 1); k++) {
+  for (let k = 0; k <= released; k++) {
     for (const pod of facts[k]!.gated)
       if (!m.conflicts.has(podName(pod))) releases.push(releaseFor(ctx, pod, k));
   }
@@ -41,7 +48,8 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
     });
   }
   const escapes: { pod: Pod; group: number }[] = [];
-  for (let k = current + 1; k < n; k++) for (const pod of facts[k]!.escaped) escapes.push({ pod, group: k });
+  for (let k = Math.max(current, released) + 1; k < n; k++)
+    for (const pod of facts[k]!.escaped) escapes.push({ pod, group: k });
   const esc = escapedFailure(ctx, escapes);
   if (esc) failures.push(esc);
   const conflict = conflictFailure(m.conflicts);
@@ -52,6 +60,12 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
     current,
   );
   if (missing.failure) failures.push(missing.failure);
+  if (tl.failed) {
+    failures.push({
+      reason: 'GroupTimeout',
+      message: `Group ${groupLabel(spec.groups[tl.failed.group]!, n)} was not Ready within its timeout of ${formatGoDuration(tl.failed.timeoutMs)}`,
+    });
+  }
 
   const completed = current === n;
   const anyoneReleased = releases.length > 0 || facts.some((f) => f.ungated);
@@ -76,6 +90,11 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
     readyCount = facts[current]!.done;
     readyText = `${readyCount}/${names.length}`;
     message = waitingMessage(ctx, current, g.members, g.missing, label);
+    if (tl.waiting && tl.waiting.group > 0) {
+      // Upstream's words while it waits (internal/controller/podsequence_controller.go).
+      const prevGroup = spec.groups[tl.waiting.group - 1]!;
+      message = `All pods in ${prevGroup.name} ready, waiting ${formatGoDuration(prevGroup.waitMs)} before next group (${label} is released at ${rfc3339(new Date(tl.waiting.untilMs))})`;
+    }
   }
   if (failures.length > 0) message = `${failures.map((f) => f.message).join('; ')}. ${message}`;
 
@@ -96,6 +115,15 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
     processed.push(...m.groups[k]!.members.map(podName));
   status.processedPods = capped(processed, max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
+  if (tl.waiting && !completed) status.waitingUntil = rfc3339(new Date(tl.waiting.untilMs));
+  if (tl.timedOut.length > 0) status.timedOutGroups = tl.timedOut.map((k) => spec.groups[k]!.name);
+  const clockMs = tl.nextMs !== undefined ? Math.max(tl.nextMs - ctx.input.now.getTime(), 1) : undefined;
+  const requeueAfterMs =
+    missing.requeueAfterMs === undefined
+      ? clockMs
+      : clockMs === undefined
+        ? missing.requeueAfterMs
+        : Math.min(missing.requeueAfterMs, clockMs);
 
   return withEvents(ctx, {
     spec,
@@ -106,6 +134,6 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
     failures,
     nodes: [],
     unplaced: [],
-    requeueAfterMs: missing.requeueAfterMs,
+    requeueAfterMs,
   });
 }

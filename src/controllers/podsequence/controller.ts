@@ -72,6 +72,8 @@ const STATUS_KEYS: (keyof PodSequenceStatus)[] = [
   'progress',
   'currentGroupName',
   'currentGroupReady',
+  'waitingUntil',
+  'timedOutGroups',
 ];
 
 /** Pod updates that can change a decision (status heartbeats and the like are dropped). */

@@ -1,6 +1,7 @@
 /** The Events a plan records: the releases it sends, and the transitions its status reports. */
 
 import { type Ctx, type CoreEvent, listNames, type Plan, type PlanFacts, type Release } from './plan.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
 import { groupLabel, type ResolvedSpec } from './spec.ts';
 
 /** The plan with its events: the releases it sends, and the transitions its status reports. */
@@ -63,7 +64,13 @@ export function transitionEvents(
     next.currentIndex! > prev.currentIndex
   ) {
     for (let k = prev.currentIndex; k < next.currentIndex! && k < n; k++) {
-      const following = k + 1 < n ? `; releasing group ${groupLabel(spec.groups[k + 1]!, n)}` : '';
+      const waits = spec.groups[k]!.waitMs > 0;
+      const following =
+        k + 1 < n
+          ? waits
+            ? `; group ${groupLabel(spec.groups[k + 1]!, n)} follows after ${formatGoDuration(spec.groups[k]!.waitMs)}`
+            : `; releasing group ${groupLabel(spec.groups[k + 1]!, n)}`
+          : '';
       events.push({
         type: 'Normal',
         reason: 'GroupReady',
@@ -81,6 +88,29 @@ export function transitionEvents(
         note: `Group ${groupLabel(spec.groups[k]!, n)} is Ready on node${nodes.length === 1 ? '' : 's'} ${listNames(nodes)}`,
       });
     }
+  }
+  if (spec.scope === 'Cluster' && next.waitingUntil && next.waitingUntil !== prev.waitingUntil) {
+    const k = next.currentIndex ?? 0;
+    const before = spec.groups[k - 1];
+    if (before && spec.groups[k]) {
+      events.push({
+        type: 'Normal',
+        reason: 'Waiting',
+        action: 'Progress',
+        note: `All pods in ${before.name} ready, waiting ${formatGoDuration(before.waitMs)} before next group: ${groupLabel(spec.groups[k]!, n)} is released at ${next.waitingUntil}`,
+      });
+    }
+  }
+  for (const name of next.timedOutGroups ?? []) {
+    if ((prev.timedOutGroups ?? []).includes(name)) continue;
+    const g = spec.groups.find((x) => x.name === name);
+    const following = g ? spec.groups[g.index + 1] : undefined;
+    events.push({
+      type: 'Warning',
+      reason: 'GroupTimeout',
+      action: 'Progress',
+      note: `Group ${g ? groupLabel(g, n) : name} was not Ready within its timeout of ${formatGoDuration(g?.timeoutMs ?? 0)}${following ? `; releasing group ${groupLabel(following, n)} anyway (timeoutPolicy Continue)` : ''}`,
+    });
   }
   if (next.phase === 'Completed' && prev.phase !== 'Completed') {
     events.push({

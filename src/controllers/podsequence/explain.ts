@@ -3,6 +3,7 @@
  * in plain text, from the same decision the controller makes. Pure.
  */
 
+import { formatGoDuration } from '../../kube/duration.ts';
 import { realClock } from '../../lib/clock.ts';
 import { type CoreInput, decide, type Plan } from './core.ts';
 import { type Membership, trackerOf } from './membership.ts';
@@ -73,7 +74,16 @@ export function explainSequence(input: ExplainInput): string {
             : 'waiting'
         : '';
     const how = g.pods ? `pods ${g.pods.length}` : `selector ${g.selectorText}`;
-    lines.push(`Group ${groupLabel(g, n)}${state ? ` [${state}]` : ''}, ${how}:`);
+    const timing = [
+      g.waitMs > 0 ? `then waits ${formatGoDuration(g.waitMs)}` : '',
+      g.timeoutMs !== undefined ? `timeout ${formatGoDuration(g.timeoutMs)} (${g.timeoutPolicy})` : '',
+      plan.status.timedOutGroups?.includes(g.name) ? 'timed out' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    lines.push(
+      `Group ${groupLabel(g, n)}${state ? ` [${state}]` : ''}, ${how}${timing ? `, ${timing}` : ''}:`,
+    );
     if (gm.members.length === 0 && gm.missing.length === 0) lines.push('  (no pods)');
     for (const pod of gm.members.slice(0, MAX_PODS_PER_GROUP)) {
       const where = spec.scope === 'Node' ? ` on ${podNode(pod) ?? '(no node yet)'}` : '';
@@ -149,7 +159,13 @@ export function explainPod(
       continue;
     }
     lines.push(`${head}: gated by ${spec.gate}, waiting:`);
-    if (spec.scope === 'Cluster') {
+    const until = plan.status.waitingUntil;
+    if (spec.scope === 'Cluster' && until && plan.currentIndex > 0) {
+      const before = spec.groups[plan.currentIndex - 1]!;
+      lines.push(
+        `  group ${groupLabel(before, n)} is Ready; its waitDuration ${formatGoDuration(before.waitMs)} holds group ${groupLabel(spec.groups[plan.currentIndex]!, n)} until ${until}`,
+      );
+    } else if (spec.scope === 'Cluster') {
       const wait = membership?.groups[plan.currentIndex];
       if (wait) {
         const label = groupLabel(spec.groups[plan.currentIndex]!, n);

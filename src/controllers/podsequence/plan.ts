@@ -73,7 +73,7 @@ export interface NodeView {
 }
 
 export interface Failure {
-  reason: 'InvalidSpec' | 'PodNotFound' | 'PodFailed' | 'PodNotGated' | 'Conflict';
+  reason: 'InvalidSpec' | 'PodNotFound' | 'PodFailed' | 'PodNotGated' | 'Conflict' | 'GroupTimeout';
   message: string;
 }
 

@@ -11,6 +11,7 @@ import {
   selectorFromObject,
   validateLabelKey,
 } from '../../kube/labels.ts';
+import { parseGoDuration } from '../../kube/duration.ts';
 import type { PodSequence, Scope } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 export interface ResolvedGroup {
@@ -23,6 +24,11 @@ export interface ResolvedGroup {
   /** The compiled podSelector, when the group uses one. */
   selector?: Selector;
   selectorText?: string;
+  /** waitDuration in ms (0: none). */
+  waitMs: number;
+  /** timeout in ms, when set. */
+  timeoutMs?: number;
+  timeoutPolicy: 'Fail' | 'Continue';
 }
 
 export interface ResolvedSpec {
@@ -74,7 +80,27 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
   podGroups.forEach((g, index) => {
     const name = g?.name || `Group ${index + 1}`;
     const where = `spec.podGroups[${index}] '${name}'`;
-    const rg: ResolvedGroup = { index, name };
+    const rg: ResolvedGroup = { index, name, waitMs: 0, timeoutPolicy: 'Fail' };
+    // time.ParseDuration's refusal, as upstream reports it (its sequence turns Failed).
+    const duration = (field: 'waitDuration' | 'timeout', label: string): number | undefined => {
+      const v = g?.[field];
+      if (v === undefined || v === null || v === '') return undefined;
+      const ms = typeof v === 'string' ? parseGoDuration(v) : undefined;
+      if (ms === undefined) {
+        errors.push(`Invalid ${label} in ${name}: time: invalid duration ${JSON.stringify(String(v))}`);
+        return undefined;
+      }
+      return ms;
+    };
+    const wait = duration('waitDuration', 'wait duration');
+    if (wait !== undefined && wait > 0) rg.waitMs = wait;
+    const timeout = duration('timeout', 'timeout');
+    if (timeout !== undefined && timeout > 0) rg.timeoutMs = timeout;
+    if (g?.timeoutPolicy !== undefined && g.timeoutPolicy !== 'Fail' && g.timeoutPolicy !== 'Continue')
+      errors.push(`${where}: timeoutPolicy must be "Fail" or "Continue", not "${String(g.timeoutPolicy)}"`);
+    else if (g?.timeoutPolicy) rg.timeoutPolicy = g.timeoutPolicy;
+    if (scope === 'Node' && (rg.waitMs > 0 || rg.timeoutMs !== undefined))
+      errors.push(`${where}: waitDuration and timeout are supported in Cluster scope only`);
     const hasPods = g?.pods !== undefined && g?.pods !== null;
     const hasSelector = g?.podSelector !== undefined && g?.podSelector !== null;
     if (hasPods && hasSelector) errors.push(`${where}: set either pods or podSelector, not both`);

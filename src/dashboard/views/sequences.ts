@@ -29,6 +29,7 @@ export interface SequenceObject extends KubeObject {
     phase?: string;
     currentIndex?: number;
     message?: string;
+    waitingUntil?: string;
     nodeStatus?: {
       nodeName: string;
       currentIndex: number;
@@ -212,8 +213,13 @@ export function sequenceView(
   });
 
   const waitingFor: string[] = [];
+  const waitingUntil = seq.status?.waitingUntil;
   if (!completed) {
-    if (scope === 'Cluster') {
+    if (scope === 'Cluster' && waitingUntil && currentIndex > 0) {
+      // The tier is held by the previous tier's waitDuration, not by its own pods.
+      const prev = groups[currentIndex - 1];
+      waitingFor.push(`${prev?.name || `Group ${currentIndex}`}'s waitDuration: released at ${waitingUntil}`);
+    } else if (scope === 'Cluster') {
       for (const c of tiers[currentIndex]?.pods ?? []) {
         if (c.state !== 'ready' && c.state !== 'succeeded') waitingFor.push(describeWaiting(c));
       }
@@ -240,6 +246,7 @@ export function sequenceView(
     conditions: conditionViews(seq.status?.conditions),
   };
   if (seq.status?.message) view.message = seq.status.message;
+  if (waitingUntil && !completed) view.waitingUntil = waitingUntil;
   if (nodes) view.nodes = nodes;
   return view;
 }

@@ -149,6 +149,41 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
     assert.equal(stored.spec?.replicas, 1);
   });
 
+  test('subresource bodies are decoded as their own kinds (Scale, Eviction)', async () => {
+    const scale = await t.request('PUT', '/apis/apps/v1/namespaces/default/deployments/patched/scale', {
+      body: JSON.stringify({
+        apiVersion: 'autoscaling/v1',
+        kind: 'Scale',
+        metadata: { name: 'patched', namespace: 'default' },
+        spec: { replicas: '3' },
+      }),
+    });
+    assert.equal(scale.status, 400);
+    assert.equal(
+      scale.json().message,
+      'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32',
+    );
+    const patched = await t.request('PATCH', '/apis/apps/v1/namespaces/default/deployments/patched/scale', {
+      body: JSON.stringify({ spec: { replicas: 'three' } }),
+      contentType: 'application/merge-patch+json',
+    });
+    assert.equal(patched.status, 422);
+    assert.match(String(patched.json().message), /Go struct field ScaleSpec.spec.replicas of type int32$/);
+    const evict = await t.request('POST', '/api/v1/namespaces/default/pods/nobody/eviction', {
+      body: JSON.stringify({
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: 'nobody' },
+        deleteOptions: { gracePeriodSeconds: 'soon' },
+      }),
+    });
+    assert.equal(evict.status, 400);
+    assert.match(
+      String(evict.json().message),
+      /^Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal string into Go struct field DeleteOptions.deleteOptions.gracePeriodSeconds of type int64$/,
+    );
+  });
+
   test('status writes are decoded too', async () => {
     const r = await t.request('PUT', '/apis/apps/v1/namespaces/default/deployments/patched/status', {
       body: JSON.stringify({
@@ -221,6 +256,79 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
     assert.equal(JSON.stringify(spec.volumes![0]!.emptyDir), '{}');
     assert.equal(spec.containers[0]!.livenessProbe!.httpGet!.path, '/');
     assert.equal(spec.containers[0]!.livenessProbe!.httpGet!.scheme, 'HTTP');
+    // The `+default=` markers of the Go types (declarative defaults) apply too.
+    const pod = await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'volumes' },
+        spec: {
+          containers: [{ name: 'c', image: 'x' }],
+          volumes: [
+            { name: 'rbd', rbd: { monitors: ['10.0.0.1:6789'], image: 'img' } },
+            { name: 'disk', azureDisk: { diskName: 'd', diskURI: 'https://example/d' } },
+          ],
+        },
+      },
+    });
+    const rbd = pod.spec!.volumes![0]!.rbd!;
+    assert.deepEqual([rbd.pool, rbd.user, rbd.keyring], ['rbd', 'admin', '/etc/ceph/keyring']);
+    const disk = pod.spec!.volumes![1]!.azureDisk!;
+    assert.deepEqual(
+      [disk.cachingMode, disk.fsType, disk.readOnly, disk.kind],
+      ['ReadWrite', 'ext4', false, 'Shared'],
+    );
+  });
+
+  test('SetDefaults_* of the kinds without strategies apply wherever their Go types occur', async () => {
+    await t.kubectl(['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 0 * * *']);
+    const cj = JSON.parse((await t.kubectl(['get', 'cronjob', 'nightly', '-o', 'json'])).stdout);
+    assert.deepEqual(
+      [
+        cj.spec.concurrencyPolicy,
+        cj.spec.suspend,
+        cj.spec.successfulJobsHistoryLimit,
+        cj.spec.failedJobsHistoryLimit,
+      ],
+      ['Allow', false, 3, 1],
+    );
+    assert.equal(cj.spec.jobTemplate.spec.template.spec.dnsPolicy, 'ClusterFirst');
+    await t.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: example.com/fast
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny, namespace: default}
+spec:
+  podSelector: {}
+  egress:
+  - ports: [{port: 53}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: b}
+spec:
+  policyName: p
+  validationActions: [Deny]
+  matchResources: {}
+`,
+    );
+    const sc = JSON.parse((await t.kubectl(['get', 'storageclass', 'fast', '-o', 'json'])).stdout);
+    assert.deepEqual([sc.reclaimPolicy, sc.volumeBindingMode], ['Delete', 'Immediate']);
+    const np = JSON.parse((await t.kubectl(['get', 'networkpolicy', 'deny', '-o', 'json'])).stdout);
+    assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
+    assert.equal(np.spec.egress[0].ports[0].protocol, 'TCP');
+    const vapb = JSON.parse(
+      (await t.kubectl(['get', 'validatingadmissionpolicybinding', 'b', '-o', 'json'])).stdout,
+    );
+    assert.deepEqual(vapb.spec.matchResources, {
+      matchPolicy: 'Equivalent',
+      namespaceSelector: {},
+      objectSelector: {},
+    });
   });
 
   test('kubectl replace -f of the manifest a pod was created from keeps what admission added', async () => {

@@ -141,11 +141,11 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
       'no remote pod for the Job',
       () => !env.runpod.pods().some((p) => p.env.TROUPE_JOB === 'exits-3'),
     );
-    const j = (await env.client.get(JOB, 'exits-3', ns)) as Obj;
-    assert.ok(
-      !j.metadata.finalizers?.includes('runpod.io/offload-cleanup'),
-      'the cleanup finalizer is released',
-    );
+    // The finalizer goes in a later reconcile than the remote pod's termination.
+    await waitFor('the cleanup finalizer to be released', async () => {
+      const j = (await env.client.get(JOB, 'exits-3', ns)) as Obj;
+      return !j.metadata.finalizers?.includes('runpod.io/offload-cleanup');
+    });
   });
 
   test('a wrapped command that succeeds completes the Job with exit code 0', async () => {

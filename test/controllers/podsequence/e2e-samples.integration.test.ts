@@ -183,15 +183,15 @@ describe('lite mode', () => {
     manager = undefined;
   });
 
-  test('example-podsequence.yaml: pod-1, then pod-2, then pod-3', async (t) => {
+  test('example-podsequence.yaml: example-pod-1, then example-pod-2, then example-pod-3', async (t) => {
     const run = await runSample('config/samples/example-podsequence.yaml');
     for (const [pod, shown] of run.display.shown) t.diagnostic(`${pod}: ${shown.join(' → ')}`);
     assert.deepEqual(
       [...run.checker.releases].sort((a, b) => a.rv - b.rv).map((r) => r.pod),
-      ['pod-1', 'pod-2', 'pod-3'],
+      ['example-pod-1', 'example-pod-2', 'example-pod-3'],
     );
     const s = (cluster.client.get(PODSEQ_GVR, 'default', 'example-sequence') as PodSequence).status!;
-    assert.deepEqual(s.processedPods, ['pod-1', 'pod-2', 'pod-3']);
+    assert.deepEqual(s.processedPods, ['example-pod-1', 'example-pod-2', 'example-pod-3']);
     await deleteSample('config/samples/example-podsequence.yaml');
   });
 
@@ -242,6 +242,52 @@ describe('lite mode', () => {
       await deleteSample(file);
     });
   }
+
+  test("example-with-waits.yaml (upstream's waitDuration sample): each tier waits after the previous one is Ready", async () => {
+    const file = 'config/samples/example-with-waits.yaml';
+    const waits: string[] = [];
+    const stop = cluster.client.watch(
+      { group: 'scheduling.example.com', version: 'v1alpha1', resource: 'podsequences' },
+      (_type, obj) => {
+        const until = (obj as PodSequence).status?.waitingUntil;
+        if (until && !waits.includes(until)) waits.push(until);
+      },
+      { namespace: 'default' },
+    );
+    const run = await runSample(file);
+    stop();
+    assert.deepEqual(releaseOrder(run), [0, 1, 2]);
+    const readyAt = (names: string[]) =>
+      Math.max(
+        ...names.map((n) => {
+          const pod = cluster.client.get(GVR.pods, 'default', n) as Pod;
+          const ready = pod.status?.conditions?.find((c) => c.type === 'Ready') as
+            | { lastTransitionTime?: string }
+            | undefined;
+          return Date.parse(ready?.lastTransitionTime ?? '');
+        }),
+      );
+    const firstRelease = (group: number) =>
+      Math.min(...run.checker.releases.filter((r) => r.group === group).map((r) => r.at));
+    // Ready times are recorded to the second: allow that much.
+    assert.ok(firstRelease(1) - readyAt(['postgres-0', 'postgres-1']) >= 9_000, 'the cache waited 10 s');
+    assert.ok(firstRelease(2) - readyAt(['redis-0']) >= 4_000, 'the application waited 5 s');
+    assert.equal(waits.length, 2, `the status showed both waits: ${waits.join(', ')}`);
+    const events = await kubectl([
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=example-with-waits,reason=Waiting',
+      '-o',
+      'jsonpath={.items[*].message}',
+    ]);
+    assert.match(
+      events,
+      /All pods in Database ready, waiting 10s before next group: 'Cache' \(2\/3\) is released at /,
+    );
+    assert.match(events, /All pods in Cache ready, waiting 5s before next group/);
+    await deleteSample(file);
+  });
 });
 
 describe('full mode', () => {

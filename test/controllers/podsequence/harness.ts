@@ -214,7 +214,8 @@ export interface Violation {
  */
 export class OrderChecker {
   readonly violations: Violation[] = [];
-  readonly releases: { pod: string; group: number; rv: number }[] = [];
+  /** Each release, with the wall-clock time it was observed. */
+  readonly releases: { pod: string; group: number; rv: number; at: number }[] = [];
   private readonly pods = new Map<string, Pod>();
   private readonly stopWatch: () => void;
   private spec: ResolvedSpec;
@@ -275,7 +276,12 @@ export class OrderChecker {
       return;
     }
     const k = hits[0]!;
-    this.releases.push({ pod: pod.metadata.name!, group: k, rv: Number(pod.metadata.resourceVersion) });
+    this.releases.push({
+      pod: pod.metadata.name!,
+      group: k,
+      rv: Number(pod.metadata.resourceVersion),
+      at: Date.now(),
+    });
     const earlier = [...this.pods.values()].filter((p) => {
       const g = this.groupOf(p);
       return g !== undefined && g < k;

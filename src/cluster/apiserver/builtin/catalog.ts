@@ -11,7 +11,7 @@
  */
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
-import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, splitStatusUpdate } from './common.ts';
+import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, recordOf, splitStatusUpdate } from './common.ts';
 import { dedupe } from './fielderrors.ts';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
 import * as printers from './printers.ts';
@@ -51,6 +51,11 @@ export interface CatalogEntry {
 }
 
 const ALL = ['all'];
+
+/** SetDefaults_PersistentVolume(Claim)Status: phase Pending. */
+function pendingPhase(obj: KubeObject): void {
+  obj.status = { phase: 'Pending' };
+}
 const API_EXTENSIONS = ['api-extensions'];
 
 /** The generic registry strategy: ObjectMeta validation, the status split and generation. */
@@ -152,6 +157,8 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       shortNames: ['pvc'],
       subresources: ['status'],
       table: printers.persistentVolumeClaimTable,
+      // The status is cleared on create; kube-apiserver's defaulting on read shows Pending.
+      strategy: { prepareForCreate: pendingPhase },
     },
     {
       group: '',
@@ -162,6 +169,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       shortNames: ['pv'],
       subresources: ['status'],
       table: printers.persistentVolumeTable,
+      strategy: { prepareForCreate: pendingPhase },
     },
     {
       group: '',
@@ -182,7 +190,25 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status', 'scale'],
       generation: true,
       table: printers.replicationControllerTable,
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.spec.selector',
+      },
+      strategy: {
+        // SetDefaults_ReplicationController (pkg/apis/core/v1/defaults.go): the selector and
+        // labels default to the template's labels, replicas to 1.
+        default(obj) {
+          if (!isRecord(obj.spec)) obj.spec = {};
+          const spec = obj.spec as Record<string, unknown>;
+          const labels = recordOf(recordOf(recordOf(spec.template).metadata).labels);
+          if (Object.keys(recordOf(spec.selector)).length === 0 && Object.keys(labels).length)
+            spec.selector = { ...labels };
+          if (!obj.metadata.labels && Object.keys(labels).length)
+            obj.metadata.labels = { ...(labels as Record<string, string>) };
+          spec.replicas ??= 1;
+        },
+      },
     },
     {
       group: '',

@@ -131,9 +131,6 @@ function defaultVolume(v: Json): void {
       if (isRecord(source.serviceAccountToken)) source.serviceAccountToken.expirationSeconds ??= 3600;
     }
   }
-  // SetDefaults_PersistentVolumeClaimSpec of an ephemeral volume's claim template.
-  const claim = recordOf(recordOf(v.ephemeral).volumeClaimTemplate).spec;
-  if (isRecord(claim)) claim.volumeMode ??= 'Filesystem';
   if (isRecord(v.emptyDir) && v.emptyDir.sizeLimit != null) {
     const holder: Json = { sizeLimit: v.emptyDir.sizeLimit };
     canonicalizeResourceMap(holder);

@@ -10,6 +10,7 @@ import { goQuote, goV } from '../gofmt.ts';
 import { isBuiltinGroup } from '../registry.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { jsonDecodeError, unstructuredDecodeError } from './decode.ts';
+import { applyMarkerDefaults } from './defaults.ts';
 import { shapeAsGo } from './shape.ts';
 import { type GoType, kindType } from './types.ts';
 
@@ -34,12 +35,22 @@ export function goKindOf(rt: ResourceType): GoType | undefined {
  */
 export function checkBodyDecodes(rt: ResourceType, obj: KubeObject): void {
   const t = goKindOf(rt);
-  if (!t) return;
+  if (t) throwIfUndecodable(t, rt.kind, rt.version, obj);
+}
+
+/**
+ * The same for the body of a subresource whose kind is not the resource's (autoscaling/v1
+ * Scale, policy/v1 Eviction, v1 Binding).
+ */
+export function checkSubresourceBodyDecodes(apiVersion: string, kind: string, obj: unknown): void {
+  const t = kindType(apiVersion, kind);
+  if (t) throwIfUndecodable(t, kind, apiVersion.slice(apiVersion.indexOf('/') + 1), obj);
+}
+
+function throwIfUndecodable(t: GoType, kind: string, version: string, obj: unknown): void {
   const err = jsonDecodeError(t, obj);
   if (err !== undefined) {
-    throw errors.badRequest(
-      `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${err}`,
-    );
+    throw errors.badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${err}`);
   }
 }
 
@@ -57,7 +68,22 @@ export function checkPatchedDecodes(
   body: string,
 ): void {
   const t = goKindOf(rt);
-  if (!t) return;
+  if (t) throwIfPatchUndecodable(t, patched, contentType, body);
+}
+
+/** The same for a patch of a subresource whose kind is not the resource's (a Scale). */
+export function checkPatchedSubresourceDecodes(
+  apiVersion: string,
+  kind: string,
+  patched: unknown,
+  contentType: string,
+  body: string,
+): void {
+  const t = kindType(apiVersion, kind);
+  if (t) throwIfPatchUndecodable(t, patched, contentType, body);
+}
+
+function throwIfPatchUndecodable(t: GoType, patched: unknown, contentType: string, body: string): void {
   if (contentType === 'application/strategic-merge-patch+json') {
     const err = unstructuredDecodeError(t, patched);
     if (err !== undefined) throw patchInvalid(goV(parseOr(body)), err);
@@ -100,4 +126,18 @@ export function shapeForStorage(rt: ResourceType, obj: KubeObject): void {
 /** Forgets that `obj` was shaped: it is about to be changed again. */
 export function unshaped(obj: KubeObject): void {
   shaped.delete(obj);
+}
+
+/**
+ * A built-in object as kube-apiserver's decoder leaves it: defaulted by the kind's
+ * SetDefaults_* functions (the strategy's `default` hook) and the `+default=` markers of its Go
+ * types, with the fields its Go type always has (so field ownership is tracked on them, as
+ * upstream tracks the typed object's).
+ */
+export function defaultAsGo(rt: ResourceType, obj: KubeObject): void {
+  rt.strategy.default?.(obj);
+  const t = goKindOf(rt);
+  if (!t) return;
+  applyMarkerDefaults(t, obj);
+  shapeAsGo(t, obj);
 }

@@ -16,7 +16,14 @@ export type GoType =
   | { kind: 'ptr'; elem: GoType; name: string }
   | { kind: 'slice'; elem: GoType; name: string; bytes: boolean }
   | { kind: 'map'; elem: GoType; name: string }
-  | { kind: 'struct'; name: string; fields: () => GoField[]; byJson: () => Map<string, GoField> }
+  | {
+      kind: 'struct';
+      name: string;
+      /** The component-style name, `io.k8s.api.core.v1.PodSpec`. */
+      qualified: string;
+      fields: () => GoField[];
+      byJson: () => Map<string, GoField>;
+    }
   | { kind: 'custom'; custom: CustomType; name: string }
   | { kind: 'any'; name: string };
 
@@ -31,12 +38,16 @@ export interface GoField {
   omitempty: boolean;
   /** The Go struct that declares the field (for decoding errors: `Go struct field ContainerPort...`). */
   struct: string;
+  /** The value of the field's `+default=` marker (declarative defaulting), if it has one. */
+  defaultValue?: unknown;
 }
+
+type RawField = [json: string, type: string, omitempty: 0 | 1, defaultValue?: unknown];
 
 interface PackageData {
   group: string | null;
   version: string;
-  structs: Record<string, Array<[json: string, type: string, omitempty: 0 | 1]>>;
+  structs: Record<string, RawField[]>;
   named: Record<string, string>;
 }
 
@@ -152,22 +163,24 @@ function compile(expr: string): GoType {
   return { kind: 'any', name: shortName(expr) };
 }
 
-function structType(qualified: string, raw: Array<[string, string, 0 | 1]>): GoType {
+function structType(qualified: string, raw: RawField[]): GoType {
   const struct = qualified.slice(qualified.lastIndexOf('.') + 1);
   let fields: GoField[] | undefined;
   let byJson: Map<string, GoField> | undefined;
   const all = (): GoField[] => {
-    fields ??= raw.map(([json, type, omitempty]) => ({
+    fields ??= raw.map(([json, type, omitempty, defaultValue], i) => ({
       json,
       type: goType(type),
       omitempty: omitempty === 1,
       struct,
+      ...(raw[i]!.length > 3 ? { defaultValue } : {}),
     }));
     return fields;
   };
   return {
     kind: 'struct',
     name: shortName(qualified),
+    qualified,
     fields: all,
     byJson: () => {
       byJson ??= new Map(all().map((f) => [f.json, f]));

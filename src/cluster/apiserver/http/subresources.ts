@@ -8,6 +8,7 @@ import { readBody } from './body.ts';
 import { bindPod } from '../binding.ts';
 import { invalid } from '../builtin/fielderrors.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
+import { checkPatchedSubresourceDecodes, checkSubresourceBodyDecodes } from '../gotypes/index.ts';
 import { getPath, setPath } from '../meta.ts';
 import type { WriteOptions } from '../api.ts';
 import { checkPatchContentType } from '../patch/index.ts';
@@ -90,8 +91,12 @@ function toScale(
   selectorPath: string | undefined,
 ): KubeObject {
   const raw = selectorPath ? getPath(obj, selectorPath) : undefined;
-  // CRDs point at a selector string; built-in workloads at a LabelSelector object.
-  const selector = raw && typeof raw === 'object' ? labelSelectorString(raw) : raw;
+  // CRDs point at a selector string; built-in workloads at a LabelSelector object, and
+  // ReplicationControllers at a plain label map (labels.SelectorFromSet).
+  const isLabelMap =
+    raw && typeof raw === 'object' && !('matchLabels' in raw) && !('matchExpressions' in raw);
+  const selector =
+    raw && typeof raw === 'object' ? labelSelectorString(isLabelMap ? { matchLabels: raw } : raw) : raw;
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
@@ -130,6 +135,7 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method === 'PUT') {
     opts = writeOptions(q, user, 'scale', req.headers['user-agent'], 'update');
     const body = (await readDecoded(req)) as KubeObject;
+    checkSubresourceBodyDecodes('autoscaling/v1', 'Scale', body);
     replicas = (body.spec as { replicas?: number } | undefined)?.replicas ?? 0;
     asked = body.metadata?.resourceVersion;
   } else if (method === 'PATCH') {
@@ -139,12 +145,14 @@ const scale: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
       checkPatchContentType(contentType, { group: p.rt.group, version: p.rt.version, kind: p.rt.kind }),
     );
     const current = render(deps.api.get(p.rt, ns, name));
+    const patchBody = await readBody(req);
     const patched = deps.api.hooks.patcher!.apply(
       { ...p.rt, kind: 'Scale', group: 'autoscaling', version: 'v1', strategy: {} },
       current,
-      { contentType, body: await readBody(req), force: queryBool(q, 'force') },
+      { contentType, body: patchBody, force: queryBool(q, 'force') },
       opts,
     );
+    checkPatchedSubresourceDecodes('autoscaling/v1', 'Scale', patched, contentType, patchBody);
     replicas = (patched.spec as { replicas?: number } | undefined)?.replicas ?? 0;
   } else {
     throw errors.methodNotAllowed(method.toLowerCase(), {
@@ -177,6 +185,7 @@ const binding: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   if (method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/binding' });
   const body = (await readDecoded(req)) as KubeObject;
+  checkSubresourceBodyDecodes('v1', 'Binding', body);
   body.metadata = { ...(body.metadata ?? {}), name: p.name };
   await bindPod(
     deps.api,
@@ -203,6 +212,12 @@ const eviction: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
       dryRun?: string[];
     };
   };
+  const asVersion = (body as { apiVersion?: unknown }).apiVersion;
+  checkSubresourceBodyDecodes(
+    typeof asVersion === 'string' && asVersion.startsWith('policy/') ? asVersion : 'policy/v1',
+    'Eviction',
+    body,
+  );
   const queryDry = q.getAll('dryRun');
   const bodyDry = body.deleteOptions?.dryRun ?? [];
   if (queryDry.length && bodyDry.length && queryDry.join('\u0000') !== bodyDry.join('\u0000')) {

@@ -1,0 +1,388 @@
+/**
+ * PersistentVolume binding and a simulated dynamic provisioner: what kube-controller-manager's
+ * persistentvolume-binder (pkg/controller/volume/persistentvolume/pv_controller.go) and an
+ * external CSI provisioner do together, with no storage behind it.
+ *
+ * - A pending claim binds to the smallest Available volume that fits it (same class, enough
+ *   capacity, the access modes and volume mode, the claim's selector), else its class's
+ *   provisioner (any name: every provisioner is simulated) makes `pvc-<claim uid>`.
+ * - `volumeBindingMode: WaitForFirstConsumer`: nothing happens until a pod using the claim is
+ *   on a node (the scheduler places it without volume constraints here); the claim gets
+ *   `volume.kubernetes.io/selected-node` and its volume that node's affinity.
+ * - A deleted claim releases its volume; reclaimPolicy Delete deletes it, Retain keeps it
+ *   Released.
+ * Events and annotations are upstream's (`WaitForFirstConsumer`, `ProvisioningSucceeded`,
+ * `pv.kubernetes.io/bind-completed`, `pv.kubernetes.io/provisioned-by` …).
+ */
+import { compareQuantities, tryParseQuantity } from '../../kube/quantity.ts';
+import { selectorFromObject } from '../../kube/labels.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import { type Gvr, isNotFound } from '../client.ts';
+import { ApiError } from '../apiserver/errors.ts';
+import { type ControllerContext, LoopController } from './context.ts';
+import { BY_NAMESPACE, type Informer } from './informer.ts';
+import { objectKey } from '../../kube/keys.ts';
+import { errMessage } from './util.ts';
+
+const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+const PVS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumes' };
+const CLASSES: Gvr = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' };
+const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+
+const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+const BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
+const BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
+const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
+const STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
+
+type Json = Record<string, unknown>;
+const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+const specOf = (o: KubeObject) => rec(o.spec);
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+function claimClass(pvc: KubeObject): string {
+  return (
+    pvc.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? str(specOf(pvc).storageClassName)
+  );
+}
+
+function volumeClass(pv: KubeObject): string {
+  return (
+    pv.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? str(specOf(pv).storageClassName)
+  );
+}
+
+export class VolumeController extends LoopController {
+  private readonly claims: Informer;
+  private readonly volumes: Informer;
+  private readonly classes: Informer;
+  private readonly pods: Informer;
+
+  constructor(ctx: ControllerContext) {
+    super(ctx, 'persistentvolume-binder');
+    this.claims = ctx.informers.for(PVCS);
+    this.volumes = ctx.informers.for(PVS);
+    this.classes = ctx.informers.for(CLASSES);
+    this.pods = ctx.informers.for(PODS);
+    this.unsubscribeOnStop(
+      this.claims.subscribe((t, o) => {
+        this.loop.enqueue(`claim/${objectKey(o)}`);
+        const volume = str(specOf(o).volumeName);
+        if (t === 'DELETED' && volume) this.loop.enqueue(`volume/${volume}`);
+      }),
+    );
+    this.unsubscribeOnStop(
+      this.volumes.subscribe((t, o) => {
+        this.loop.enqueue(`volume/${o.metadata.name}`);
+        // A volume freed or added may fit a waiting claim.
+        if (t !== 'DELETED')
+          for (const c of this.claims.list())
+            if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objectKey(c)}`);
+      }),
+    );
+    this.unsubscribeOnStop(
+      this.classes.subscribe(() => {
+        for (const c of this.claims.list())
+          if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objectKey(c)}`);
+      }),
+    );
+    this.unsubscribeOnStop(
+      this.pods.subscribe((t, o) => {
+        // A pod placed on a node may be the first consumer a claim waits for.
+        if (t === 'DELETED' || !specOf(o).nodeName) return;
+        for (const v of (specOf(o).volumes as Json[] | undefined) ?? []) {
+          const name = str(rec(v.persistentVolumeClaim).claimName);
+          if (name) this.loop.enqueueAfter(`claim/${o.metadata.namespace}/${name}`, this.ctx.batchMs);
+        }
+      }),
+    );
+  }
+
+  protected async sync(key: string): Promise<void> {
+    if (key.startsWith('volume/')) return this.syncVolume(key.slice('volume/'.length));
+    const claim = this.claims.get(key.slice('claim/'.length));
+    if (!claim || claim.metadata.deletionTimestamp) return;
+    const spec = specOf(claim);
+    if (spec.volumeName) return this.finishBinding(claim, str(spec.volumeName));
+    const className = claimClass(claim);
+    const cls = className ? this.classes.get(className) : undefined;
+    const wffc = (cls as Json | undefined)?.volumeBindingMode === 'WaitForFirstConsumer';
+    let node = claim.metadata.annotations?.[SELECTED_NODE];
+    if (wffc && !node) {
+      node = this.consumerNode(claim);
+      if (!node) {
+        this.ctx.recorder.event(
+          claim,
+          'Normal',
+          'WaitForFirstConsumer',
+          'waiting for first consumer to be created before binding',
+        );
+        return;
+      }
+    }
+    const pv = this.findVolume(claim, className, node);
+    if (pv) return this.bind(claim, pv);
+    if (!cls) {
+      this.ctx.recorder.event(
+        claim,
+        'Normal',
+        'FailedBinding',
+        className
+          ? `storageclass.storage.k8s.io "${className}" not found`
+          : 'no persistent volumes available for this claim and no storage class is set',
+      );
+      return;
+    }
+    await this.provision(claim, cls, node);
+  }
+
+  /** The node of the first scheduled pod that mounts the claim. */
+  private consumerNode(claim: KubeObject): string | undefined {
+    for (const pod of this.pods.byIndex(BY_NAMESPACE, claim.metadata.namespace ?? '')) {
+      const node = str(specOf(pod).nodeName);
+      if (!node || pod.metadata.deletionTimestamp) continue;
+      const uses = ((specOf(pod).volumes as Json[] | undefined) ?? []).some(
+        (v) => rec(v.persistentVolumeClaim).claimName === claim.metadata.name,
+      );
+      if (uses) return node;
+    }
+    return undefined;
+  }
+
+  /** findBestMatchForClaim: the smallest fitting Available volume (or one already claimed for it). */
+  private findVolume(claim: KubeObject, className: string, node: string | undefined): KubeObject | undefined {
+    const spec = specOf(claim);
+    const want = tryParseQuantity(rec(rec(spec.resources).requests).storage);
+    const modes = (spec.accessModes as string[] | undefined) ?? [];
+    const mode = str(spec.volumeMode) || 'Filesystem';
+    let selector: ReturnType<typeof selectorFromObject> | undefined;
+    try {
+      selector = spec.selector ? selectorFromObject(spec.selector as never) : undefined;
+    } catch {
+      return undefined;
+    }
+    let best: KubeObject | undefined;
+    for (const pv of this.volumes.list()) {
+      const ps = specOf(pv);
+      const ref = rec(ps.claimRef);
+      if (ps.claimRef) {
+        if (
+          ref.namespace === claim.metadata.namespace &&
+          ref.name === claim.metadata.name &&
+          (!ref.uid || ref.uid === claim.metadata.uid)
+        )
+          return pv;
+        continue;
+      }
+      if (pv.metadata.deletionTimestamp || rec(pv.status).phase === 'Released') continue;
+      if (volumeClass(pv) !== className) continue;
+      if ((str(ps.volumeMode) || 'Filesystem') !== mode) continue;
+      const have = (ps.accessModes as string[] | undefined) ?? [];
+      if (!modes.every((m) => have.includes(m))) continue;
+      const cap = tryParseQuantity(rec(ps.capacity).storage);
+      if (want && (!cap || compareQuantities(cap, want) < 0)) continue;
+      if (selector && !selector.matches(pv.metadata.labels ?? {})) continue;
+      if (node && !volumeFitsNode(pv, node)) continue;
+      const bestCap = best ? tryParseQuantity(rec(specOf(best).capacity).storage) : undefined;
+      if (!best || (cap && bestCap && compareQuantities(cap, bestCap) < 0)) best = pv;
+    }
+    return best;
+  }
+
+  private async provision(claim: KubeObject, cls: KubeObject, node: string | undefined): Promise<void> {
+    const c = cls as Json;
+    const provisioner = str(c.provisioner);
+    const spec = specOf(claim);
+    const name = `pvc-${claim.metadata.uid}`;
+    if (
+      claim.metadata.annotations?.[STORAGE_PROVISIONER] !== provisioner ||
+      (node && !claim.metadata.annotations?.[SELECTED_NODE])
+    ) {
+      await this.annotateClaim(claim, {
+        [STORAGE_PROVISIONER]: provisioner,
+        'volume.beta.kubernetes.io/storage-provisioner': provisioner,
+        ...(node ? { [SELECTED_NODE]: node } : {}),
+      });
+      this.ctx.recorder.event(
+        claim,
+        'Normal',
+        'ExternalProvisioning',
+        `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`,
+      );
+    }
+    this.ctx.recorder.event(
+      claim,
+      'Normal',
+      'Provisioning',
+      `External provisioner is provisioning volume for claim "${claim.metadata.namespace}/${claim.metadata.name}"`,
+    );
+    const pv: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name, annotations: { [PROVISIONED_BY]: provisioner } },
+      spec: {
+        capacity: { storage: str(rec(rec(spec.resources).requests).storage) || '1Gi' },
+        accessModes: (spec.accessModes as string[] | undefined) ?? ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: str(c.reclaimPolicy) || 'Delete',
+        storageClassName: str(cls.metadata.name),
+        volumeMode: str(spec.volumeMode) || 'Filesystem',
+        csi: { driver: provisioner, volumeHandle: name, fsType: 'ext4' },
+        claimRef: {
+          kind: 'PersistentVolumeClaim',
+          namespace: claim.metadata.namespace,
+          name: claim.metadata.name,
+          uid: claim.metadata.uid,
+          apiVersion: 'v1',
+        },
+        ...(node
+          ? {
+              nodeAffinity: {
+                required: {
+                  nodeSelectorTerms: [
+                    { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+                  ],
+                },
+              },
+            }
+          : {}),
+      },
+    };
+    try {
+      await this.ctx.client.create(PVS, pv);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) {
+        this.ctx.recorder.event(
+          claim,
+          'Warning',
+          'ProvisioningFailed',
+          `failed to provision volume with StorageClass "${cls.metadata.name}": ${errMessage(err)}`,
+        );
+        throw err;
+      }
+    }
+    this.ctx.recorder.event(
+      claim,
+      'Normal',
+      'ProvisioningSucceeded',
+      `Successfully provisioned volume ${name}`,
+    );
+    const created = this.ctx.client.get(PVS, '', name);
+    if (created) await this.bind(claim, created);
+  }
+
+  private async annotateClaim(claim: KubeObject, annotations: Record<string, string>): Promise<void> {
+    await this.ctx.client.mutate(PVCS, claim.metadata.namespace ?? '', claim.metadata.name!, (cur) => {
+      cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), ...annotations };
+    });
+  }
+
+  /** bind: the volume's claimRef and Bound phase, then the claim's volumeName and status. */
+  private async bind(claim: KubeObject, pv: KubeObject): Promise<void> {
+    const name = pv.metadata.name!;
+    const ref = {
+      kind: 'PersistentVolumeClaim',
+      namespace: claim.metadata.namespace,
+      name: claim.metadata.name,
+      uid: claim.metadata.uid,
+      apiVersion: 'v1',
+      resourceVersion: claim.metadata.resourceVersion,
+    };
+    if (!rec(specOf(pv).claimRef).uid) {
+      await this.ctx.client.mutate(PVS, '', name, (cur) => {
+        (cur.spec as Json).claimRef = ref;
+        cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), [BOUND_BY_CONTROLLER]: 'yes' };
+      });
+    }
+    await this.ctx.client.mutate(
+      PVS,
+      '',
+      name,
+      (cur) => {
+        cur.status = { ...rec(cur.status), phase: 'Bound' };
+      },
+      'status',
+    );
+    await this.ctx.client.mutate(PVCS, claim.metadata.namespace ?? '', claim.metadata.name!, (cur) => {
+      (cur.spec as Json).volumeName = name;
+      cur.metadata.annotations = {
+        ...(cur.metadata.annotations ?? {}),
+        [BIND_COMPLETED]: 'yes',
+        [BOUND_BY_CONTROLLER]: 'yes',
+      };
+    });
+    await this.finishBinding(claim, name);
+  }
+
+  /** The claim's status once its volume is its own. */
+  private async finishBinding(claim: KubeObject, volumeName: string): Promise<void> {
+    const pv = this.ctx.client.get(PVS, '', volumeName);
+    if (!pv || rec(specOf(pv).claimRef).uid !== claim.metadata.uid) return;
+    const ps = specOf(pv);
+    const status = { phase: 'Bound', accessModes: ps.accessModes, capacity: ps.capacity };
+    const cur = rec(claim.status);
+    if (cur.phase === 'Bound' && JSON.stringify(cur.capacity) === JSON.stringify(ps.capacity)) return;
+    await this.ctx.client.mutate(
+      PVCS,
+      claim.metadata.namespace ?? '',
+      claim.metadata.name!,
+      (c) => {
+        c.status = { ...rec(c.status), ...status };
+      },
+      'status',
+    );
+  }
+
+  /** A volume whose claim is gone is Released, then deleted or kept by its reclaim policy. */
+  private async syncVolume(name: string): Promise<void> {
+    const pv = this.volumes.get(name);
+    if (!pv || pv.metadata.deletionTimestamp) return;
+    const ref = rec(specOf(pv).claimRef);
+    if (!ref.name) {
+      if (!rec(pv.status).phase || rec(pv.status).phase === 'Pending') {
+        await this.ctx.client.mutate(
+          PVS,
+          '',
+          name,
+          (cur) => {
+            cur.status = { ...rec(cur.status), phase: 'Available' };
+          },
+          'status',
+        );
+      }
+      return;
+    }
+    const claim = this.ctx.client.get(PVCS, str(ref.namespace), str(ref.name));
+    if (claim && (!ref.uid || claim.metadata.uid === ref.uid)) return;
+    if (!ref.uid) return;
+    if (str(specOf(pv).persistentVolumeReclaimPolicy) === 'Delete') {
+      try {
+        await this.ctx.client.delete(PVS, '', name);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return;
+    }
+    if (rec(pv.status).phase !== 'Released') {
+      await this.ctx.client.mutate(
+        PVS,
+        '',
+        name,
+        (cur) => {
+          cur.status = { ...rec(cur.status), phase: 'Released' };
+        },
+        'status',
+      );
+    }
+  }
+}
+
+/** Whether a volume's node affinity admits the node (by its hostname label, as provisioned). */
+function volumeFitsNode(pv: KubeObject, node: string): boolean {
+  const terms = rec(rec(specOf(pv).nodeAffinity).required).nodeSelectorTerms as Json[] | undefined;
+  if (!terms?.length) return true;
+  return terms.some((t) =>
+    ((t.matchExpressions as Json[] | undefined) ?? []).every(
+      (e) => e.key !== 'kubernetes.io/hostname' || ((e.values as string[] | undefined) ?? []).includes(node),
+    ),
+  );
+}

@@ -1,0 +1,170 @@
+/**
+ * Storage on the embedded cluster: the simulated provisioner and PV binder — Immediate and
+ * WaitForFirstConsumer classes, static volumes, reclaim policies — and a StatefulSet whose
+ * volumeClaimTemplates get bound claims.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { waitFor } from '../../support/wait.ts';
+
+const CLASSES = `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: rancher.io/local-path
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: ebs.csi.aws.com
+reclaimPolicy: Retain
+`;
+
+describe('volumes: provisioning and binding', () => {
+  let c: TestCluster;
+  let kc: KubeConfig;
+  before(async () => {
+    c = await startTestCluster({ nodes: 2, timeScale: 20 });
+    kc = new KubeConfig();
+    kc.loadFromString(c.cluster.server.kubeconfig);
+    await c.kubectl(['apply', '-f', '-'], CLASSES);
+  });
+  after(() => c.close());
+
+  test('an Immediate claim is provisioned and bound at once; Retain keeps the volume Released', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  storageClassName: fast
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 2Gi}}
+`,
+    );
+    const core = kc.makeApiClient(CoreV1Api);
+    const pvc = await waitFor('claim bound', async () => {
+      const r = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+      return r.status?.phase === 'Bound' ? r : undefined;
+    });
+    assert.equal(pvc.spec?.volumeName, `pvc-${pvc.metadata?.uid}`);
+    assert.equal(pvc.status?.capacity?.storage, '2Gi');
+    const row = await c.kubectl(['get', 'pvc', 'data', '--no-headers']);
+    assert.match(row, new RegExp(`^data\\s+Bound\\s+pvc-${pvc.metadata?.uid}\\s+2Gi\\s+RWO\\s+fast\\s+`));
+    const pv = await core.readPersistentVolume({ name: pvc.spec!.volumeName! });
+    assert.equal(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'], 'ebs.csi.aws.com');
+    assert.equal(pv.status?.phase, 'Bound');
+    await c.kubectl(['delete', 'pvc', 'data']);
+    await waitFor('volume released', async () => {
+      const v = await core.readPersistentVolume({ name: pvc.spec!.volumeName! });
+      return v.status?.phase === 'Released';
+    });
+  });
+
+  test('a static volume that fits binds a claim without provisioning', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolume
+metadata: {name: manual-1}
+spec:
+  capacity: {storage: 5Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  hostPath: {path: /data/1}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: static, namespace: default}
+spec:
+  storageClassName: ""
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`,
+    );
+    const core = kc.makeApiClient(CoreV1Api);
+    const pvc = await waitFor('static claim bound', async () => {
+      const r = await core.readNamespacedPersistentVolumeClaim({ name: 'static', namespace: 'default' });
+      return r.status?.phase === 'Bound' ? r : undefined;
+    });
+    assert.equal(pvc.spec?.volumeName, 'manual-1');
+    assert.equal(pvc.status?.capacity?.storage, '5Gi');
+  });
+
+  test('a StatefulSet with volumeClaimTemplates on a WaitForFirstConsumer class runs with bound claims', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: postgres
+        volumeMounts: [{name: data, mountPath: /var/lib/postgresql}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`,
+    );
+    const core = kc.makeApiClient(CoreV1Api);
+    await waitFor('two ready replicas', async () => {
+      const out = await c.kubectl(['get', 'sts', 'db', '-o', 'jsonpath={.status.readyReplicas}']);
+      return out === '2';
+    });
+    for (const ord of [0, 1]) {
+      const claim = await waitFor(`data-db-${ord} bound`, async () => {
+        const r = await core.readNamespacedPersistentVolumeClaim({
+          name: `data-db-${ord}`,
+          namespace: 'default',
+        });
+        return r.status?.phase === 'Bound' ? r : undefined;
+      });
+      assert.equal(claim.spec?.storageClassName, 'standard');
+      const pod = await core.readNamespacedPod({ name: `db-${ord}`, namespace: 'default' });
+      assert.equal(claim.metadata?.annotations?.['volume.kubernetes.io/selected-node'], pod.spec?.nodeName);
+      const pv = await core.readPersistentVolume({ name: claim.spec!.volumeName! });
+      assert.deepEqual(
+        pv.spec?.nodeAffinity?.required?.nodeSelectorTerms?.[0]?.matchExpressions?.[0]?.values,
+        [pod.spec?.nodeName],
+      );
+    }
+  });
+
+  test('a WaitForFirstConsumer claim without a pod waits, with the upstream event', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: later, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`,
+    );
+    const core = kc.makeApiClient(CoreV1Api);
+    await waitFor('WaitForFirstConsumer event', async () => {
+      const evs = await core.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector: 'involvedObject.name=later,reason=WaitForFirstConsumer',
+      });
+      return evs.items[0]?.message === 'waiting for first consumer to be created before binding';
+    });
+    const row = await c.kubectl(['get', 'pvc', 'later', '--no-headers']);
+    assert.match(row, /^later\s+Pending\s+/);
+  });
+});
