@@ -70,6 +70,8 @@ export function appWrapperCapability(
         { apiGroups: ['ray.io'], resources: ['rayclusters', 'rayjobs'], verbs },
         // manageJobsWithoutQueueName: the namespace's labels decide whether it is managed.
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        // Autopilot node health (autopilot.monitorNodes): which nodes are labelled NoExecute.
+        { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
       ],
     },
     ...(opts.webhooks

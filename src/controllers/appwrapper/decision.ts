@@ -33,6 +33,11 @@ export interface CoreInput {
   pods?: PodObject[];
   /** Labels of the AppWrapper's namespace (phase Empty without webhook only). */
   namespaceLabels?: Record<string, string>;
+  /**
+   * Autopilot's node health (upstream's NodeHealthMonitor): by node name, the resources its
+   * labels mark NoExecute. Read by the Running phase when autopilot.monitorNodes is on.
+   */
+  noExecuteNodes?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export interface DeleteAction {

@@ -47,7 +47,10 @@ export function planResume(
     if (isTrue(cs.conditions, Conditions.ResourcesDeployed)) continue;
     let obj: KubeObject;
     try {
-      obj = renderComponent(aw, i, css, { schedulerName: input.config.schedulerName });
+      obj = renderComponent(aw, i, css, {
+        schedulerName: input.config.schedulerName,
+        autopilot: input.config.autopilot,
+      });
     } catch (err) {
       if (!(err instanceof RenderError)) throw err;
       unhealthy(draft, d, 'CreateFailed', `error creating components: ${err.message}`);
