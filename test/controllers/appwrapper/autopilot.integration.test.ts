@@ -149,7 +149,7 @@ describe('Autopilot job migration', () => {
       unhealthy?.message,
       `Workload contains pods using NoExecute resources on Nodes: map[${node}:{}]`,
     );
-    assert.equal((resetting?.status as { retries?: number }).retries ?? 0, 0);
+    assert.equal((resetting?.status as { retries?: number } | undefined)?.retries ?? 0, 0);
 
     // workload is running again, elsewhere
     await waitPhase(env, 'apjob', 'Running', 120_000);
@@ -162,6 +162,6 @@ describe('Autopilot job migration', () => {
       { timeoutMs: 60_000 },
     );
     assert.notEqual(again.spec?.nodeName, node);
-    assert.equal((getAw(env, 'apjob')?.status as { retries?: number }).retries ?? 0, 0);
+    assert.equal((getAw(env, 'apjob')?.status as { retries?: number } | undefined)?.retries ?? 0, 0);
   });
 });

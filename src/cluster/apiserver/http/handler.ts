@@ -420,7 +420,7 @@ function serveWatch(
   q: URLSearchParams,
 ): void {
   const opts: WatchOptions = {
-    ...listOptions(q),
+    ...listOptions(q, true),
     allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks'),
     sendInitialEvents: queryOptionalBool(q, 'sendInitialEvents'),
   };
@@ -490,8 +490,15 @@ function serveWatch(
   deps.faults.trackWatch(stopNow);
 }
 
-export function listOptions(q: URLSearchParams): ListOptions {
+/**
+ * ListOptions as the parameter codec decodes them, validated as
+ * `apimachinery/pkg/apis/meta/internalversion/validation` ValidateListOptions does for a list
+ * or a watch (the WatchList feature on): 422 `ListOptions.meta.k8s.io "" is invalid`.
+ */
+export function listOptions(q: URLSearchParams, watching = false): ListOptions {
   const opts: ListOptions = {};
+  const errs = listOptionsErrors(q, watching);
+  if (errs.length) throw errors.invalid('ListOptions', 'meta.k8s.io', '', errs);
   const ls = queryString(q, 'labelSelector');
   const fs = queryString(q, 'fieldSelector');
   if (ls) opts.labelSelector = ls;
@@ -508,6 +515,40 @@ export function listOptions(q: URLSearchParams): ListOptions {
   // Decoded for lists too, as the parameter codec decodes every ListOptions field.
   queryInt64(q, 'timeoutSeconds');
   return opts;
+}
+
+function listOptionsErrors(q: URLSearchParams, watching: boolean): FieldError[] {
+  const match = queryString(q, 'resourceVersionMatch') ?? '';
+  const rv = queryString(q, 'resourceVersion') ?? '';
+  const cont = queryString(q, 'continue') ?? '';
+  const initial = queryOptionalBool(q, 'sendInitialEvents');
+  const errs: FieldError[] = [];
+  const path = 'resourceVersionMatch';
+  if (watching) {
+    if (initial !== undefined && match !== 'NotOlderThan')
+      errs.push(forbidden(path, 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (match) {
+      if (initial === undefined)
+        errs.push(
+          forbidden(path, 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+        );
+      if (match !== 'NotOlderThan') errs.push(notSupported(path, match, ['NotOlderThan']));
+      if (cont) errs.push(forbidden(path, 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+    return errs;
+  }
+  if (match) {
+    if (!rv)
+      errs.push(forbidden(path, 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (cont) errs.push(forbidden(path, 'resourceVersionMatch is forbidden when continue is provided'));
+    if (match !== 'Exact' && match !== 'NotOlderThan')
+      errs.push(notSupported(path, match, ['Exact', 'NotOlderThan', '']));
+    if (match === 'Exact' && rv === '0')
+      errs.push(forbidden(path, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  }
+  if (initial !== undefined)
+    errs.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  return errs;
 }
 
 /** The verbs whose options kube-apiserver validates (`ValidateCreateOptions` and siblings). */

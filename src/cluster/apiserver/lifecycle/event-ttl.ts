@@ -4,6 +4,7 @@
  * After a restart, each stored Event expires one TTL after the latest time it carries (its
  * last write is not stored apart), so Events keep their TTL across restarts.
  */
+import { type Clock, realClock } from '../../../lib/clock.ts';
 import { TimerQueue, type QueuedTimer } from '../../../lib/timer-queue.ts';
 import type { Api } from '../api.ts';
 import { ApiError } from '../errors.ts';
@@ -15,12 +16,15 @@ export const DEFAULT_EVENT_TTL_MS = 60 * 60 * 1000;
 export class EventTtl {
   private readonly api: Api;
   private readonly ttlMs: number;
-  private readonly timers = new TimerQueue();
+  private readonly clock: Clock;
+  private readonly timers: TimerQueue;
   private readonly pending = new Map<string, QueuedTimer>();
 
-  constructor(api: Api, ttlMs = DEFAULT_EVENT_TTL_MS) {
+  constructor(api: Api, ttlMs = DEFAULT_EVENT_TTL_MS, clock: Clock = realClock) {
     this.api = api;
     this.ttlMs = ttlMs;
+    this.clock = clock;
+    this.timers = new TimerQueue({ clock });
   }
 
   onWrite(rt: ResourceType, type: string, obj: KubeObject): void {
@@ -29,7 +33,7 @@ export class EventTtl {
     this.timers.cancel(this.pending.get(key));
     this.pending.delete(key);
     if (type === 'DELETED') return;
-    this.expireAt(key, Date.now() + this.ttlMs);
+    this.expireAt(key, this.clock.now() + this.ttlMs);
   }
 
   /** Schedules the Events loaded from the data directory. */
@@ -38,7 +42,7 @@ export class EventTtl {
     if (!rt) return;
     for (const rec of this.api.store.table(storageKey(rt)).values()) {
       const obj = JSON.parse(rec.json) as KubeObject;
-      this.expireAt(`${rec.namespace}/${rec.name}`, lastWritten(obj) + this.ttlMs);
+      this.expireAt(`${rec.namespace}/${rec.name}`, (lastWritten(obj) ?? this.clock.now()) + this.ttlMs);
     }
   }
 
@@ -77,7 +81,7 @@ function isEvent(rt: ResourceType): boolean {
 }
 
 /** The latest time an Event carries: when it was last written, as closely as it tells. */
-function lastWritten(obj: KubeObject): number {
+function lastWritten(obj: KubeObject): number | undefined {
   const o = obj as KubeObject & {
     lastTimestamp?: string;
     eventTime?: string;
@@ -92,5 +96,5 @@ function lastWritten(obj: KubeObject): number {
   ]
     .map((t) => (t ? Date.parse(t) : Number.NaN))
     .filter((t) => Number.isFinite(t));
-  return times.length > 0 ? Math.max(...times) : Date.now();
+  return times.length > 0 ? Math.max(...times) : undefined;
 }
