@@ -20,7 +20,8 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_OPTIONS, releasePatch } from '../src/controllers/podsequence/index.ts';
-import { DEFAULT_GATE, type Pod } from '../src/controllers/podsequence/types.ts';
+import { DEFAULT_GATE } from '../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from '../src/controllers/podsequence/objects.ts';
 import {
   ControllerProcess,
   controllerPodWrites,

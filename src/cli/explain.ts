@@ -6,12 +6,22 @@
  */
 
 import { Command } from 'commander';
-import { AW_KIND, AW_LABEL, type AppWrapper, QUEUE_NAME_LABEL } from '../controllers/appwrapper/api.ts';
+import {
+  AW_KIND,
+  AW_LABEL,
+  type AppWrapper,
+  QUEUE_NAME_LABEL,
+} from '../apis/workload.codeflare.dev/v1beta2.ts';
 import * as OFFLOAD from '../controllers/offload/keys.ts';
-import { PODGROUP_KIND, type PodGroup, type PodObject } from '../controllers/podgroup/api.ts';
+import {
+  PODGROUP_KIND,
+  type PodGroup,
+  type PodObject,
+} from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { claimOf } from '../controllers/podgroup/membership.ts';
 import { explainPod, explainSequence } from '../controllers/podsequence/index.ts';
-import { type Node, type Pod, PODSEQUENCE, type PodSequence } from '../controllers/podsequence/types.ts';
+import { PODSEQUENCE, type PodSequence } from '../apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod } from '../controllers/podsequence/objects.ts';
 import type { KindRef, KubeObject } from '../runtime/index.ts';
 import {
   CliError,

@@ -9,7 +9,7 @@
 import type { Api, DeleteOptions, ListOptions } from './apiserver/api.ts';
 import { ApiError } from './apiserver/errors.ts';
 import { bindPod } from './apiserver/binding.ts';
-import type { PatchRequest } from './apiserver/patching.ts';
+import type { PatchRequest } from './apiserver/patcher.ts';
 import type { EventType } from './apiserver/store.ts';
 import type { KubeObject, ResourceType } from './apiserver/types.ts';
 import { clone } from '../lib/json.ts';

@@ -30,7 +30,7 @@ import {
 } from './gotypes/index.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
-import type { Patcher, PatchRequest } from './patching.ts';
+import type { Patcher, PatchRequest } from './patcher.ts';
 import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
 import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
 import { rememberStoredJson } from './stored-json.ts';

@@ -28,6 +28,7 @@ import type { Anchors } from './runtime.ts';
 import { Fifo } from './fifo.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { realClock } from '../../lib/clock.ts';
+import { parseKey } from '../../kube/keys.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -231,7 +232,7 @@ export class StagePlayer {
   private evaluateKey(key: string, given: KubeObject | null): void {
     let obj = given;
     if (!obj) {
-      const { namespace, name } = splitKey(key);
+      const { namespace = '', name } = parseKey(key);
       obj = this.o.client.get(this.o.gvr, namespace, name) ?? null;
       if (!obj || !this.o.managed(obj)) {
         this.forget(key);
@@ -240,7 +241,7 @@ export class StagePlayer {
     }
     let e = this.entries.get(key);
     if (!e) {
-      const { namespace, name } = splitKey(key);
+      const { namespace = '', name } = parseKey(key);
       e = {
         key,
         namespace,
@@ -491,11 +492,6 @@ export class StagePlayer {
 function keyOf(obj: KubeObject): string {
   const ns = obj.metadata.namespace;
   return ns ? `${ns}/${obj.metadata.name}` : (obj.metadata.name ?? '');
-}
-
-function splitKey(key: string): { namespace: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
 function retryable(err: unknown): boolean {

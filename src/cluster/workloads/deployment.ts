@@ -51,7 +51,7 @@ import {
   DESIRED_REPLICAS_ANNOTATION,
   type DeploymentStatus,
 } from './deployment-util.ts';
-import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
   claimObjects,
@@ -65,6 +65,7 @@ import type { ReplicaSet } from './replicaset.ts';
 import { writeStatus } from './status.ts';
 import { parseTime } from './util.ts';
 import { jsonEqual } from '../../lib/json.ts';
+import { objectKey } from '../../kube/keys.ts';
 
 export class DeploymentController extends LoopController {
   private readonly deployments: Informer;
@@ -76,11 +77,11 @@ export class DeploymentController extends LoopController {
     this.deployments = ctx.informers.for(GVR.deployments);
     this.rss = ctx.informers.for(GVR.replicasets);
     this.pods = ctx.informers.for(GVR.pods);
-    this.unsubscribeOnStop(this.deployments.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(this.deployments.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.rss.subscribe((t, o, old) => {
         for (const d of ownersToSync(this.deployments, 'Deployment', appsSelector, t, o, old))
-          this.loop.enqueue(objKey(d));
+          this.loop.enqueue(objectKey(d));
       }),
     );
     this.unsubscribeOnStop(this.pods.subscribe((t, o) => this.onPod(t, o as Pod)));
@@ -93,7 +94,7 @@ export class DeploymentController extends LoopController {
     const rs = ownerOf(this.rss, ns, controllerRefOf(pod), 'ReplicaSet');
     const d =
       rs && (ownerOf(this.deployments, ns, controllerRefOf(rs), 'Deployment') as Deployment | undefined);
-    if (d && !isRollingUpdate(d)) this.loop.enqueue(objKey(d));
+    if (d && !isRollingUpdate(d)) this.loop.enqueue(objectKey(d));
   }
 
   protected async sync(key: string): Promise<void> {
@@ -635,7 +636,7 @@ export class DeploymentController extends LoopController {
     const from = parseTime(c.lastUpdateTime);
     if (from === undefined) return;
     const after = from + progressDeadlineSeconds(d) * 1000 - now;
-    this.loop.enqueueAfter(objKey(d), Math.max(0, after) + 1000);
+    this.loop.enqueueAfter(objectKey(d), Math.max(0, after) + 1000);
   }
 
   private async writeStatus(d: Deployment, status: DeploymentStatus): Promise<Deployment> {

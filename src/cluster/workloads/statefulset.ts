@@ -16,7 +16,7 @@ import { GVR, type Gvr, isConflict } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
   claimObjects,
@@ -32,6 +32,7 @@ import {
 import { writeStatusIfChanged } from './status.ts';
 import { syncHistory } from './history.ts';
 import { computeHash, errMessage } from './util.ts';
+import { objectKey } from '../../kube/keys.ts';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
@@ -123,7 +124,7 @@ export class StatefulSetController extends LoopController {
     this.unsubscribeOnStop(
       this.sets.subscribe((t, o) => {
         if (t === 'DELETED') this.history.delete(o.metadata.uid!);
-        this.loop.enqueue(objKey(o));
+        this.loop.enqueue(objectKey(o));
       }),
     );
     this.unsubscribeOnStop(
@@ -133,7 +134,7 @@ export class StatefulSetController extends LoopController {
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
     for (const set of ownersToSync(this.sets, 'StatefulSet', appsSelector, type, pod, old))
-      this.loop.enqueueAfter(objKey(set), this.ctx.batchMs);
+      this.loop.enqueueAfter(objectKey(set), this.ctx.batchMs);
   }
 
   private remember(set: StatefulSet, name: string, template: PodTemplate | undefined): void {
@@ -228,7 +229,7 @@ export class StatefulSetController extends LoopController {
       }
       if (!isRunningAndReady(pod) || !isPodAvailable(pod, minReady, now)) {
         const left = untilAvailable(pod, minReady, now);
-        if (left !== undefined) this.loop.enqueueAfter(objKey(set), left + 1);
+        if (left !== undefined) this.loop.enqueueAfter(objectKey(set), left + 1);
         if (!parallel) return;
         continue;
       }

@@ -8,7 +8,7 @@ import {
   appWrapperWebhookConfigurations,
   registerAppWrapperWebhooks,
 } from './index.ts';
-import { AW_KIND, type AppWrapper, QUEUE_NAME_LABEL } from './api.ts';
+import { AW_KIND, type AppWrapper, QUEUE_NAME_LABEL } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 
 /**
  * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);

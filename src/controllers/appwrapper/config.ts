@@ -4,7 +4,7 @@
  */
 
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { type AppWrapper, Annotations } from './api.ts';
+import { type AppWrapper, Annotations } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { parse as parseYaml } from 'yaml';
 import { formatGoDuration, parseGoDuration } from '../../kube/duration.ts';
 

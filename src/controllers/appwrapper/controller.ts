@@ -22,7 +22,14 @@ import {
 } from '../../runtime/index.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import { noExecuteNodesOf } from './health.ts';
-import { type AppWrapper, AW_FINALIZER, AW_KIND, AW_LABEL, type PodObject, POD_KIND } from './api.ts';
+import {
+  type AppWrapper,
+  AW_FINALIZER,
+  AW_KIND,
+  AW_LABEL,
+  type PodObject,
+  POD_KIND,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import {
   afterDeploy,

@@ -25,7 +25,7 @@ import {
   Conditions,
   Phases,
   QUEUE_NAME_LABEL,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type AppWrapperConfig, effective } from './config.ts';
 import {
   DELETION_POLL_MS,

@@ -13,7 +13,7 @@ import {
   Conditions,
   Phases,
   type PodObject,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import type { AppWrapperConfig, Effective } from './config.ts';
 import { jsonEqual } from '../../lib/json.ts';
 

@@ -28,7 +28,7 @@ export {
   Phases,
   PodSetAnnotations,
   QUEUE_NAME_LABEL,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 export {
   type AppWrapperConfig,
   type AppWrapperConfigInput,

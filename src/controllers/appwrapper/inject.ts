@@ -12,7 +12,7 @@ import {
   AW_LABEL,
   type AppWrapperComponentStatus,
   type AppWrapperPodSetInfo,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { isObject } from '../../lib/json.ts';
 import { parseQuantityMilli } from '../../kube/quantity.ts';
 import type { AutopilotOptions } from './config.ts';

@@ -6,7 +6,13 @@
  */
 
 import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
-import { type AppWrapper, type AppWrapperStatus, AW_KIND, Conditions, Phases } from './api.ts';
+import {
+  type AppWrapper,
+  type AppWrapperStatus,
+  AW_KIND,
+  Conditions,
+  Phases,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 
 /** Why an AppWrapper became unhealthy: the Unhealthy condition's reasons the controller writes. */
 const UNHEALTHY_REASONS = [

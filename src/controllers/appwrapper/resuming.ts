@@ -2,7 +2,12 @@
 
 import { setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../../runtime/index.ts';
-import { type AppWrapper, type AwCondition, Conditions, Phases } from './api.ts';
+import {
+  type AppWrapper,
+  type AwCondition,
+  Conditions,
+  Phases,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type Effective, effective } from './config.ts';
 import {
   CREATE_RETRY_MS,

@@ -23,7 +23,7 @@ import {
   AW_USERID_LABEL,
   AW_USERNAME_LABEL,
   QUEUE_NAME_LABEL,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type AppWrapperConfig, type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import { managedElsewhere, shouldSuspend } from './core.ts';
 import { isObject } from '../../lib/json.ts';

@@ -25,7 +25,7 @@ import {
   type PodGroupPhase,
   type PodGroupStatus,
   type PodObject,
-} from './api.ts';
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
 import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';

@@ -6,7 +6,11 @@
 
 import { isDNS1123Subdomain } from '../../kube/labels.ts';
 import { keyOf } from '../../runtime/index.ts';
-import { GROUP_ANNOTATION, GROUP_LABEL, type PodObject } from './api.ts';
+import {
+  GROUP_ANNOTATION,
+  GROUP_LABEL,
+  type PodObject,
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 
 export interface GroupClaim {
   /** The group the pod counts in, if any. */

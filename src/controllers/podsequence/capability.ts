@@ -8,7 +8,7 @@ import {
   registerPodSequenceWebhooks,
 } from './index.ts';
 import type { PodSequenceOptions } from './options.ts';
-import { PODSEQUENCE, type PodSequence } from './types.ts';
+import { PODSEQUENCE, type PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 export function podSequenceCapability(opts: PodSequenceOptions = {}): Capability {
   return {

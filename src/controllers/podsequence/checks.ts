@@ -9,7 +9,7 @@ import { type Ctx, type Failure, listNames, podName, type Release, type TaintCha
 import { releasedBy, releasePatch } from './release.ts';
 import { groupLabel } from './spec.ts';
 import { desiredTaints, reconcileTaints, tolerationsFor } from './taints.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from './objects.ts';
 
 /** Missing named pods of the groups up to `upTo` are a failure once the grace period is over. */
 export function missingCheck(

@@ -8,7 +8,8 @@ import { capped, type Ctx, type Failure, listNames, type Plan, podName, type Rel
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions, waitingMessage } from './status.ts';
 import { timeline } from './timeline.ts';
-import type { Phase, Pod } from './types.ts';
+import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from './objects.ts';
 import { formatGoDuration } from '../../kube/duration.ts';
 import { rfc3339 } from '../../kube/conditions.ts';
 

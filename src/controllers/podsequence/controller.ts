@@ -46,16 +46,14 @@ import { ReleaseExpectations } from './expectations.ts';
 import { Trackers } from './trackers.ts';
 import {
   NODE,
-  type Node,
   POD,
-  type Pod,
   PODSEQUENCE,
   type PodSequence,
   type PodSequenceStatus,
   RELEASED_BY_ANNOTATION,
   TAINT_FINALIZER,
-  type Taint,
-} from './types.ts';
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod, Taint } from './objects.ts';
 import { jsonEqual } from '../../lib/json.ts';
 
 export const CONTROLLER_NAME = 'podsequence';

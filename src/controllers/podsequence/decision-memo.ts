@@ -6,7 +6,8 @@
 import type { MembershipTracker, NodePlacement, Placement } from './membership.ts';
 import { isDone } from './pods.ts';
 import type { NodeView, Release } from './plan.ts';
-import type { Node, NodeSequenceStatus, Pod } from './types.ts';
+import type { NodeSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod } from './objects.ts';
 
 /** Released pods not on a node yet, as they bear on each node's turn. */
 export interface Inbound {

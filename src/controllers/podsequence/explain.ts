@@ -11,7 +11,8 @@ import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { describePod, hasGate, isDone, podNode } from './pods.ts';
 import { releasedBy } from './release.ts';
 import { groupLabel, groupSelects, resolveSpec } from './spec.ts';
-import type { Node, Pod, PodSequence } from './types.ts';
+import type { PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod } from './objects.ts';
 
 const MAX_PODS_PER_GROUP = 20;
 

@@ -4,7 +4,7 @@ import type { GroupMembers } from './membership.ts';
 import { escaped } from './checks.ts';
 import { hasGate, isDone, isFailed, isTerminating } from './pods.ts';
 import type { Ctx } from './plan.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from './objects.ts';
 
 /** What the cluster-scope decision needs of one group, derived from its members alone. */
 export interface GroupFacts {

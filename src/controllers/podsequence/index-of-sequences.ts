@@ -9,7 +9,7 @@
 import { objectKey } from '../../runtime/index.ts';
 import type { OtherSequence } from './membership.ts';
 import { groupSelects, type ResolvedSpec, resolveSpec } from './spec.ts';
-import type { PodSequence } from './types.ts';
+import type { PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 interface Entry {
   key: string;

@@ -57,7 +57,7 @@ export {
   type Scope,
   TAINT_FINALIZER,
   VERSION,
-} from './types.ts';
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
 export {
   mutateDaemonSet,
   mutatePod,

@@ -3,7 +3,7 @@
 import { realClock } from '../../lib/clock.ts';
 import { type Client, sleep } from '../../runtime/index.ts';
 import { podSequenceCrd } from './crd.ts';
-import { PODSEQUENCE } from './types.ts';
+import { PODSEQUENCE } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 /**
  * Creates or updates the CRD (server-side apply, field manager `troupe`) and resolves once

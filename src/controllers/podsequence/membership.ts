@@ -13,7 +13,7 @@
 
 import { groupSelects, type ResolvedGroup, type ResolvedSpec } from './spec.ts';
 import { hasGate, isFailed, podNode } from './pods.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from './objects.ts';
 
 export interface GroupMembers {
   readonly index: number;

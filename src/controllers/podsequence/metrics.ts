@@ -13,7 +13,12 @@ import {
   type MetricsContext,
 } from '../../runtime/index.ts';
 import type { Release } from './core.ts';
-import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './types.ts';
+import {
+  PHASES,
+  PODSEQUENCE,
+  type PodSequence,
+  type Scope,
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 /** A sequence whose status has no phase yet. */
 const NO_PHASE = 'Unknown';

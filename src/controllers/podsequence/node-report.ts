@@ -16,7 +16,8 @@ import {
 } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions } from './status.ts';
-import type { Phase, Pod } from './types.ts';
+import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from './objects.ts';
 
 export interface NodeFacts {
   totals: GroupTotals;

@@ -7,7 +7,8 @@ import { nodeReport } from './node-report.ts';
 import { candidateNodes, hasGate, isDone, isFailed, isTerminating } from './pods.ts';
 import { type Ctx, type Decision, type NodeView, type Plan, podName, type Release } from './plan.ts';
 import { nodeStatus, nodeWaiting, sameNodeEntry } from './status.ts';
-import type { NodeSequenceStatus, Pod } from './types.ts';
+import type { NodeSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from './objects.ts';
 
 /**
  * Node scope. The releases come first and, in lite mode, cost what the nodes a change

@@ -8,7 +8,8 @@ import type { MembershipTracker, OtherSequence } from './membership.ts';
 import type { ResolvedOptions } from './options.ts';
 import { describePod, isDone } from './pods.ts';
 import type { ResolvedSpec } from './spec.ts';
-import type { Node, Phase, Pod, PodSequence, PodSequenceStatus, Taint } from './types.ts';
+import type { Phase, PodSequence, PodSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod, Taint } from './objects.ts';
 
 export interface CoreInput {
   seq: PodSequence;

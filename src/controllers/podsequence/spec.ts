@@ -12,7 +12,7 @@ import {
   validateLabelKey,
 } from '../../kube/labels.ts';
 import { parseGoDuration } from '../../kube/duration.ts';
-import type { PodSequence, Scope } from './types.ts';
+import type { PodSequence, Scope } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 export interface ResolvedGroup {
   index: number;

@@ -5,7 +5,12 @@ import type { Inbound } from './decision-memo.ts';
 import { isDone } from './pods.ts';
 import { type Ctx, listNames, type NodeView, notDoneDetail } from './plan.ts';
 import { groupLabel } from './spec.ts';
-import type { NodeSequenceStatus, Phase, Pod, PodSequenceStatus } from './types.ts';
+import type {
+  NodeSequenceStatus,
+  Phase,
+  PodSequenceStatus,
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from './objects.ts';
 
 export interface StatusBase {
   phase: Phase;

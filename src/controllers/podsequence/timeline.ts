@@ -13,7 +13,7 @@
 
 import type { GroupMembers } from './membership.ts';
 import type { Ctx } from './plan.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from './objects.ts';
 
 export interface Timeline {
   /** The last group that may be released now (-1: none). */

@@ -15,7 +15,8 @@ import type { Cache, HandlerRegistration, Informer } from '../../runtime/index.t
 import { DecisionMemo } from './core.ts';
 import { MembershipTracker, type OtherSequence } from './membership.ts';
 import type { ResolvedSpec } from './spec.ts';
-import { POD, type Pod } from './types.ts';
+import { POD } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from './objects.ts';
 
 interface Entry {
   /** What the tracker was built for; another value means it must be rebuilt. */

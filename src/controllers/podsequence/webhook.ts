@@ -29,7 +29,8 @@ import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { type ResolvedSpec, groupSelects, resolveSpec } from './spec.ts';
 import { withTolerations } from './release.ts';
 import { tolerationsFor } from './taints.ts';
-import { PODSEQUENCE, type Pod, type PodSequence, type Toleration } from './types.ts';
+import { PODSEQUENCE, type PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod, Toleration } from './objects.ts';
 
 export const WEBHOOK_PATH = '/mutate-v1-pod';
 export const WEBHOOK_CONFIGURATION_NAME = 'podsequence-mutating-webhook';

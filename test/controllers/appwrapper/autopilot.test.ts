@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { DEFAULT_AUTOPILOT } from '../../../src/controllers/appwrapper/config.ts';
 import { noExecuteNodesOf, podsOnNoExecuteNodes } from '../../../src/controllers/appwrapper/health.ts';
 import { injectAutopilotAffinities } from '../../../src/controllers/appwrapper/inject.ts';
-import type { PodObject } from '../../../src/controllers/appwrapper/api.ts';
+import type { PodObject } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
 
 const gpuSpec = () => ({
   containers: [{ name: 'c', resources: { requests: { cpu: '200m', 'nvidia.com/gpu': '1' } } }],

@@ -7,9 +7,9 @@ import {
   type PodGroup,
   type PodGroupSpec,
   READY_LABEL,
-} from '../../../src/controllers/podgroup/api.ts';
+} from '../../../src/apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { type Decision, decide, type GroupInput } from '../../../src/controllers/podgroup/core.ts';
-import type { PodObject } from '../../../src/controllers/podgroup/api.ts';
+import type { PodObject } from '../../../src/apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
 export const NS = 'ml';

@@ -18,7 +18,8 @@ import {
   registerPodSequenceWebhooks,
   taintKey,
 } from '../../../src/controllers/podsequence/index.ts';
-import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { podStatusString } from '../../../src/kube/pod.ts';
 import { kubeConfigFromString, Manager, silentLogger } from '../../../src/runtime/index.ts';
 import { type Kubectl, kubectlFor } from '../../support/kubectl.ts';

@@ -4,13 +4,12 @@ import type { CoreInput } from '../../../src/controllers/podsequence/core.ts';
 import { resolveOptions } from '../../../src/controllers/podsequence/options.ts';
 import {
   DEFAULT_GATE,
-  type Node,
   type PodGroup,
-  type Pod,
   type PodSequence,
   type PodSequenceSpec,
   RELEASED_BY_ANNOTATION,
-} from '../../../src/controllers/podsequence/types.ts';
+} from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { pod as buildPod, node as buildNode } from '../../support/objects.ts';
 
 export const NS = 'default';

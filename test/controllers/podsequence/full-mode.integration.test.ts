@@ -13,7 +13,8 @@ import {
   TAINT_FINALIZER,
   taintKey,
 } from '../../../src/controllers/podsequence/index.ts';
-import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
 

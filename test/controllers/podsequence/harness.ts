@@ -18,7 +18,8 @@ import {
   podSequenceCrd,
 } from '../../../src/controllers/podsequence/index.ts';
 import { type ResolvedSpec, resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import {
   kubeConfigFromString,
   Manager,

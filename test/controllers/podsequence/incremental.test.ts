@@ -14,8 +14,9 @@ import { DecisionMemo, decide, decideReleases } from '../../../src/controllers/p
 import { ReleaseExpectations } from '../../../src/controllers/podsequence/expectations.ts';
 import { MembershipTracker } from '../../../src/controllers/podsequence/membership.ts';
 import { resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import type { Pod, PodSequence, PodSequenceStatus } from '../../../src/controllers/podsequence/types.ts';
-import { DEFAULT_GATE } from '../../../src/controllers/podsequence/types.ts';
+import type { PodSequence, PodSequenceStatus } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
+import { DEFAULT_GATE } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { seededRandom } from '../../support/random.ts';
 import { input, node, type PodOpts, pod, sequence } from './fixtures.ts';
 

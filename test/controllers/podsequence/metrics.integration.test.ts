@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GVR } from '../../../src/cluster/client.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import type { Manager } from '../../../src/runtime/index.ts';
 import { scrapeUntil } from '../../runtime/scrape.ts';
 import { gatedPod, type Harness, PODSEQ_GVR, startHarness } from './harness.ts';

@@ -12,7 +12,7 @@
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
 import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, recordOf, splitStatusUpdate } from './common.ts';
-import { dedupe } from './fielderrors.ts';
+import { dedupe } from './field-errors.ts';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
 import * as printers from './printers.ts';
 import {

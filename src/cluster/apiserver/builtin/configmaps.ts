@@ -3,7 +3,7 @@
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, column, NAME_COLUMN, recordOf } from './common.ts';
-import { dedupe, forbidden, invalid, key, tooLong } from './fielderrors.ts';
+import { dedupe, forbidden, invalid, key, tooLong } from './field-errors.ts';
 import {
   isConfigMapKey,
   nameIsDNSSubdomain,

@@ -13,7 +13,7 @@ import {
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { invalid, notSupported, required } from './fielderrors.ts';
+import { invalid, notSupported, required } from './field-errors.ts';
 import { formatLabels, formatLabelSelector } from './selector.ts';
 import {
   defaultWorkloadTemplate,

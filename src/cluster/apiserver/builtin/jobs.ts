@@ -21,7 +21,7 @@ import {
   str,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { child, dedupe, invalid, key, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, invalid, key, notSupported, required } from './field-errors.ts';
 import { defaultPodTemplate, validatePodTemplateSpec } from './podspec.ts';
 import {
   formatLabelSelector,

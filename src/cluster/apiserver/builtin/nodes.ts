@@ -13,7 +13,7 @@ import {
   splitStatusUpdate,
   str,
 } from './common.ts';
-import { child, dedupe, duplicate, forbidden, index, invalid, key } from './fielderrors.ts';
+import { child, dedupe, duplicate, forbidden, index, invalid, key } from './field-errors.ts';
 import { canonicalizeResourceMap, validateTaintEffect } from './podspec.ts';
 import { tryParseQuantity } from '../../../kube/quantity.ts';
 import {

@@ -24,7 +24,7 @@ import {
   setGenerationOnCreate,
   str,
 } from './common.ts';
-import { child, dedupe, forbidden, index, invalid, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, forbidden, index, invalid, notSupported, required } from './field-errors.ts';
 import { mergeAffinityLabelKeys } from './pod-affinity.ts';
 import { defaultPodSpec, validatePodSpec, validateTolerations } from './podspec.ts';
 import {

@@ -25,7 +25,7 @@ import {
   notFound,
   notSupported,
   required,
-} from './fielderrors.ts';
+} from './field-errors.ts';
 import { validatePodAffinityTerms } from './pod-affinity.ts';
 import { validateNodeSelector } from './selector.ts';
 import {

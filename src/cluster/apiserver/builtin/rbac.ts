@@ -13,7 +13,7 @@ import {
   recordOf,
   str,
 } from './common.ts';
-import { child, dedupe, index, invalid, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, index, invalid, notSupported, required } from './field-errors.ts';
 import { validateLabelSelector } from './selector.ts';
 import {
   isDNS1123Subdomain,

@@ -27,7 +27,7 @@ import {
   invalid,
   notSupported,
   required,
-} from './fielderrors.ts';
+} from './field-errors.ts';
 import { formatLabels } from './selector.ts';
 import {
   isDNS1123Label,

@@ -15,7 +15,7 @@ import {
   str,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { forbidden, invalid, notSupported } from './fielderrors.ts';
+import { forbidden, invalid, notSupported } from './field-errors.ts';
 import { IS_NEGATIVE, isDNS1123Label } from './validation.ts';
 import {
   defaultWorkloadTemplate,

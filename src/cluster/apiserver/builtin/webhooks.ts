@@ -25,7 +25,7 @@ import {
   invalid,
   notSupported,
   required,
-} from './fielderrors.ts';
+} from './field-errors.ts';
 import { validateLabelSelector } from './selector.ts';
 import {
   isDNS1035Label,

@@ -497,13 +497,15 @@ function serveWatch(
  */
 export function listOptions(q: URLSearchParams, watching = false): ListOptions {
   const opts: ListOptions = {};
+  // Decoding (400) comes before validation (422), as in the list handler.
+  const limit = queryInt64(q, 'limit');
+  queryInt64(q, 'timeoutSeconds');
   const errs = listOptionsErrors(q, watching);
   if (errs.length) throw errors.invalid('ListOptions', 'meta.k8s.io', '', errs);
   const ls = queryString(q, 'labelSelector');
   const fs = queryString(q, 'fieldSelector');
   if (ls) opts.labelSelector = ls;
   if (fs) opts.fieldSelector = fs;
-  const limit = queryInt64(q, 'limit');
   // The storage layer treats a limit of zero or less as no limit.
   if (limit !== undefined && limit > 0) opts.limit = limit;
   const cont = queryString(q, 'continue');
@@ -512,8 +514,6 @@ export function listOptions(q: URLSearchParams, watching = false): ListOptions {
   if (rv !== undefined) opts.resourceVersion = rv;
   const rvm = queryString(q, 'resourceVersionMatch');
   if (rvm) opts.resourceVersionMatch = rvm;
-  // Decoded for lists too, as the parameter codec decodes every ListOptions field.
-  queryInt64(q, 'timeoutSeconds');
   return opts;
 }
 

@@ -6,7 +6,7 @@ import type { UserInfo } from '../auth/authn.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
 import { bindPod } from '../binding.ts';
-import { invalid } from '../builtin/fielderrors.ts';
+import { invalid } from '../builtin/field-errors.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
 import { checkPatchedSubresourceDecodes, checkSubresourceBodyDecodes } from '../gotypes/index.ts';
 import { getPath, setPath } from '../meta.ts';

@@ -8,7 +8,7 @@ import {
   renderValue,
   required,
   tooLong,
-} from '../../../../src/cluster/apiserver/builtin/fielderrors.ts';
+} from '../../../../src/cluster/apiserver/builtin/field-errors.ts';
 import {
   formatLabelSelector,
   labelSelectorString,
