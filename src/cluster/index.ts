@@ -12,6 +12,7 @@ import { startKueue } from './kueue/index.ts';
 import { defaultNodeConfig, type NodeConfig, startNodes } from './nodes/index.ts';
 import { startScheduler } from './scheduler/index.ts';
 import { startWorkloadControllers } from './workloads/index.ts';
+import { containerLog } from './kubelet/logs.ts';
 
 export interface EmbeddedClusterOptions extends ApiServerOptions {
   /** Simulated nodes: a count of default nodes, or a parsed node pool config. */
@@ -35,8 +36,14 @@ export interface EmbeddedCluster {
 }
 
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
-  const server = await startApiServer(opts);
+  // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
+  let logsClient: ClusterClient | undefined;
+  const server = await startApiServer({
+    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
+    ...opts,
+  });
   const client = new ClusterClient(server.api, 'system:admin');
+  if (opts.dataPlane !== false) logsClient = client.as('system:node:kwok');
   const stops: (() => Promise<void>)[] = [];
   let nodes: EmbeddedCluster['nodes'];
   if (opts.dataPlane !== false) {

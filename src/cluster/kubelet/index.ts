@@ -12,6 +12,7 @@
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr } from '../client.ts';
 import { ensureStageCRD } from './crd.ts';
+import { ensureLogsCRDs } from './logs.ts';
 import { type LogFn, type PlayerHooks, StagePlayer } from './engine.ts';
 import { KubeletEvents, targetOf } from './events.ts';
 import { NodeLeases } from './leases.ts';
@@ -232,6 +233,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
 
   if (opts.clusterStages !== false) {
     await ensureStageCRD(client);
+    await ensureLogsCRDs(client);
     stageObjects = new StageObjects(client, set, events, log, clock);
     stageObjects.start();
   }
