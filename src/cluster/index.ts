@@ -9,11 +9,11 @@ import { type Clock, realClock } from '../lib/clock.ts';
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
 import { startKubelet } from './kubelet/index.ts';
+import { containerLog } from './kubelet/logs.ts';
 import { startKueue } from './kueue/index.ts';
 import { defaultNodeConfig, type NodeConfig, startNodes } from './nodes/index.ts';
 import { startScheduler } from './scheduler/index.ts';
 import { startWorkloadControllers } from './workloads/index.ts';
-import { containerLog } from './kubelet/logs.ts';
 
 export interface EmbeddedClusterOptions extends ApiServerOptions {
   /** Simulated nodes: a count of default nodes, or a parsed node pool config. */
