@@ -9,11 +9,12 @@
  * backs off as a unit; held members are released the same way after
  * `scheduleTimeoutSeconds`. Times come from the scheduler's Clock.
  */
+
+import type { Clock, TimerHandle } from '../../../lib/clock.ts';
 import type { KubeObject } from '../../apiserver/types.ts';
 import type { ClusterClient, Gvr } from '../../client.ts';
 import type { ClusterState, PodEntry } from '../core/index.ts';
 import type { QueuedPod } from '../queue.ts';
-import type { Clock, TimerHandle } from '../../../lib/clock.ts';
 import {
   compareSortKeys,
   type GangRef,
