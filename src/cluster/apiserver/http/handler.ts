@@ -35,12 +35,16 @@ import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveToken
 import { subresourceHandlers } from './subresources.ts';
 import { holdUntilDurable } from './durable-response.ts';
 import type { PodLogs } from './pod-log-token.ts';
+import { serveOpenAPIV2 } from './openapi-v2.ts';
+import type { RenderedSwagger } from '../openapi/v2.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 
 export interface OpenApiProvider {
   v3Paths(): unknown;
   /** The rendered document of a group-version path (`api/v1`, `apis/apps/v1`) and its hash. */
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
+  /** The /openapi/v2 document (JSON, protobuf on demand) of everything served. */
+  v2Rendered(): RenderedSwagger;
 }
 
 export type NonResourceHandler = (
@@ -336,6 +340,8 @@ async function serveNonResource(
   const path = url.pathname;
   if (path === '/version' || path === '/version/') return sendJson(res, 200, deps.version);
   if (deps.openapi) {
+    if (path === '/openapi/v2' || path === '/openapi/v2/')
+      return serveOpenAPIV2(req, res, deps.openapi.v2Rendered());
     if (path === '/openapi/v3' || path === '/openapi/v3/') return sendJson(res, 200, deps.openapi.v3Paths());
     if (path.startsWith('/openapi/v3/')) {
       const doc = deps.openapi.v3GroupVersionRendered(path.slice('/openapi/v3/'.length));

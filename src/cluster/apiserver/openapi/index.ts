@@ -22,3 +22,5 @@ export {
   openapiV3Paths,
   renderOpenAPIV3GroupVersion,
 } from './v3.ts';
+export { type RenderedSwagger, renderSwagger, type SwaggerDocument, swaggerFromV3 } from './v2.ts';
+export { OPENAPI_V2_PROTOBUF, swaggerToProtobuf } from './v2-protobuf.ts';

@@ -18,6 +18,7 @@ import {
   crdSchemaKey,
   crdSchemaName,
 } from './crd-schema.ts';
+import { type RenderedSwagger, renderSwagger } from './v2.ts';
 import { addBuiltinClosure, builtinSchemaName, type JSONSchema, META_V1, schemaRef } from './schemas.ts';
 
 export interface OpenAPIV3Parameter {
@@ -566,6 +567,7 @@ export function openApiProvider(source: {
   v3Paths(): OpenAPIV3Discovery;
   v3GroupVersion(path: string): OpenAPIV3Document | undefined;
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
+  v2Rendered(): RenderedSwagger;
 } {
   const crds = () => source.crdSchemas?.() ?? NO_CRDS;
   return {
@@ -575,5 +577,6 @@ export function openApiProvider(source: {
       return rendered ? (JSON.parse(rendered.json) as OpenAPIV3Document) : undefined;
     },
     v3GroupVersionRendered: (path) => renderOpenAPIV3GroupVersion(path, source.resources(), crds()),
+    v2Rendered: () => renderSwagger(source.resources(), crds()),
   };
 }
