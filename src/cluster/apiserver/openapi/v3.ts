@@ -191,8 +191,8 @@ const LIST_CONTENT = ['application/json', 'application/json;stream=watch'];
  * `application/strategic-merge-patch+json`: kubectl apply (1.32) computes its strategic merge
  * patch from the v3 schema of a kind whose PATCH lists that type, reading
  * `x-kubernetes-patch-merge-key`/`-strategy`, which our generated schemas do not carry. Without
- * it kubectl falls back (via /openapi/v2, absent here) to the merge keys compiled into it, which
- * are exactly the upstream ones. Custom resources never accept strategic merge patch anyway.
+ * it kubectl asks /openapi/v2, whose PATCH `consumes` mirror these (v2.ts), and then falls back
+ * to the merge keys compiled into it, which are exactly the upstream ones. Custom resources never accept strategic merge patch anyway.
  */
 const PATCH_CONTENT = [
   'application/apply-patch+yaml',
