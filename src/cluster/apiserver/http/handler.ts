@@ -22,6 +22,7 @@ import {
 import type { Faults } from '../faults.ts';
 import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
 import type { ApiMetrics } from '../metrics.ts';
+import type { RenderedSwagger } from '../openapi/v2.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
 import { jsonOf } from '../stored-json.ts';
@@ -30,9 +31,8 @@ import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
 import { holdUntilDurable } from './durable-response.ts';
-import type { PodLogs } from './pod-log-token.ts';
 import { serveOpenAPIV2 } from './openapi-v2.ts';
-import type { RenderedSwagger } from '../openapi/v2.ts';
+import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
 import { parsePath, type ResourcePath } from './router.ts';

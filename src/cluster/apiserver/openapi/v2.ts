@@ -20,8 +20,8 @@
 import { createHash } from 'node:crypto';
 import { groupVersion, type ResourceType } from '../types.ts';
 import type { CrdSchemas } from './crd-schema.ts';
+import { type JSONSchema, SCHEMA_REF_PREFIX } from './schemas.ts';
 import { swaggerToProtobuf } from './v2-protobuf.ts';
-import { SCHEMA_REF_PREFIX, type JSONSchema } from './schemas.ts';
 import {
   type HttpMethod,
   type OpenAPIV3Document,

@@ -18,8 +18,8 @@ import {
   crdSchemaKey,
   crdSchemaName,
 } from './crd-schema.ts';
-import { type RenderedSwagger, renderSwagger } from './v2.ts';
 import { addBuiltinClosure, builtinSchemaName, type JSONSchema, META_V1, schemaRef } from './schemas.ts';
+import { type RenderedSwagger, renderSwagger } from './v2.ts';
 
 export interface OpenAPIV3Parameter {
   name: string;

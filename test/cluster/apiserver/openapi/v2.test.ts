@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import {
   crdSchemasFromCRDs,
   type OpenAPIV3Document,
