@@ -195,13 +195,8 @@ describe('discovery parity with kube-apiserver 1.32', () => {
   });
 
   test('a kind: List of every catalog kind applies and each prints upstream columns', async () => {
-    // Client-side validation of a List needs /openapi/v2 (served by the wire work); the server validates.
-    const apply = await t.kubectl([
-      'apply',
-      '--validate=false',
-      '-f',
-      'test/cluster/apiserver/fixtures/catalog-kinds.yaml',
-    ]);
+    // kubectl validates the List's items client-side against /openapi/v2, then the server again.
+    const apply = await t.kubectl(['apply', '-f', 'test/cluster/apiserver/fixtures/catalog-kinds.yaml']);
     assert.match(apply.stdout, /priorityclass.scheduling.k8s.io\/high created/);
     assert.match(apply.stdout, /runtimeclass.node.k8s.io\/gvisor created/);
     const expectColumns: Record<string, string[]> = {

@@ -13,6 +13,8 @@ export {
   unknownFieldsForCRD,
   unknownFieldWarning,
 } from './unknown-fields.ts';
+export { type RenderedSwagger, renderSwagger, type SwaggerDocument, swaggerFromV3 } from './v2.ts';
+export { OPENAPI_V2_PROTOBUF, swaggerToProtobuf } from './v2-protobuf.ts';
 export {
   type OpenAPIV3Discovery,
   type OpenAPIV3Document,

@@ -19,6 +19,7 @@ import {
   crdSchemaName,
 } from './crd-schema.ts';
 import { addBuiltinClosure, builtinSchemaName, type JSONSchema, META_V1, schemaRef } from './schemas.ts';
+import { type RenderedSwagger, renderSwagger } from './v2.ts';
 
 export interface OpenAPIV3Parameter {
   name: string;
@@ -190,8 +191,8 @@ const LIST_CONTENT = ['application/json', 'application/json;stream=watch'];
  * `application/strategic-merge-patch+json`: kubectl apply (1.32) computes its strategic merge
  * patch from the v3 schema of a kind whose PATCH lists that type, reading
  * `x-kubernetes-patch-merge-key`/`-strategy`, which our generated schemas do not carry. Without
- * it kubectl falls back (via /openapi/v2, absent here) to the merge keys compiled into it, which
- * are exactly the upstream ones. Custom resources never accept strategic merge patch anyway.
+ * it kubectl asks /openapi/v2, whose PATCH `consumes` mirror these (v2.ts), and then falls back
+ * to the merge keys compiled into it, which are exactly the upstream ones. Custom resources never accept strategic merge patch anyway.
  */
 const PATCH_CONTENT = [
   'application/apply-patch+yaml',
@@ -566,6 +567,7 @@ export function openApiProvider(source: {
   v3Paths(): OpenAPIV3Discovery;
   v3GroupVersion(path: string): OpenAPIV3Document | undefined;
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
+  v2Rendered(): RenderedSwagger;
 } {
   const crds = () => source.crdSchemas?.() ?? NO_CRDS;
   return {
@@ -575,5 +577,6 @@ export function openApiProvider(source: {
       return rendered ? (JSON.parse(rendered.json) as OpenAPIV3Document) : undefined;
     },
     v3GroupVersionRendered: (path) => renderOpenAPIV3GroupVersion(path, source.resources(), crds()),
+    v2Rendered: () => renderSwagger(source.resources(), crds()),
   };
 }
