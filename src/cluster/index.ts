@@ -26,6 +26,8 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   dataPlane?: boolean;
   /** The time the data plane runs by (default the real clock). */
   clock?: Clock;
+  /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
+  gangScheduling?: boolean;
 }
 
 export interface EmbeddedCluster {
@@ -69,6 +71,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       scoringStrategy: opts.scoring ?? 'LeastAllocated',
       timeScale,
       clock,
+      gangScheduling: opts.gangScheduling ?? false,
     });
     stops.push(() => scheduler.stop());
   }
