@@ -10,6 +10,15 @@ import { after, before, describe, test } from 'node:test';
 import { KubernetesObjectApi } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
 
+const ZERO_MIN = `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: zero, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 0
+  maxReplicas: 3
+`;
+
 const RW = 'create,delete,deletecollection,get,list,patch,update,watch';
 const NS_VERBS = 'create,delete,get,list,patch,update,watch';
 
@@ -243,6 +252,27 @@ describe('discovery parity with kube-apiserver 1.32', () => {
     const out = await t.kubectl(['apply', '-f', '-'], `${runtimeClass}---\n${manifest}`);
     assert.match(out.stdout, /runtimeclass.node.k8s.io\/runpod created/);
     assert.match(out.stdout, /deployment.apps\/runpod-controller created/);
+  });
+
+  test('HorizontalPodAutoscalers are validated as kube-apiserver validates them', async () => {
+    const bad = await t.kubectlResult(
+      ['create', '-f', '-'],
+      `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: bad, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 3
+  maxReplicas: 2
+`,
+    );
+    assert.notEqual(bad.code, 0);
+    assert.match(
+      bad.stderr,
+      /spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`/,
+    );
+    const zero = await t.kubectlResult(['create', '--dry-run=server', '-f', '-'], ZERO_MIN);
+    assert.match(zero.stderr, /spec.minReplicas: Invalid value: 0: must be greater than or equal to 1/);
   });
 
   test('@kubernetes/client-node reads HorizontalPodAutoscalers at v1 and v2 from one storage', async () => {
