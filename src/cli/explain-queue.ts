@@ -3,7 +3,7 @@
  * the namespace's LocalQueue "default" Kueue falls back to), and the QuotaReserved
  * condition of the Workload Kueue made for it, with what to do about it.
  */
-import { QUEUE_NAME_LABEL, type AppWrapper } from '../apis/workload.codeflare.dev/v1beta2.ts';
+import { type AppWrapper, QUEUE_NAME_LABEL } from '../apis/workload.codeflare.dev/v1beta2.ts';
 import type { KindRef, KubeObject } from '../runtime/index.ts';
 import { type ClusterSession, listIfServed } from './status.ts';
 

@@ -6,23 +6,25 @@
  */
 
 import { Command } from 'commander';
-import {
-  AW_KIND,
-  AW_LABEL,
-  type AppWrapper,
-  QUEUE_NAME_LABEL,
-} from '../apis/workload.codeflare.dev/v1beta2.ts';
-import * as OFFLOAD from '../controllers/offload/keys.ts';
+import { PODSEQUENCE, type PodSequence } from '../apis/scheduling.example.com/v1alpha1.ts';
 import {
   PODGROUP_KIND,
   type PodGroup,
   type PodObject,
 } from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import {
+  type AppWrapper,
+  AW_KIND,
+  AW_LABEL,
+  QUEUE_NAME_LABEL,
+} from '../apis/workload.codeflare.dev/v1beta2.ts';
+import * as OFFLOAD from '../controllers/offload/keys.ts';
 import { claimOf } from '../controllers/podgroup/membership.ts';
 import { explainPod, explainSequence } from '../controllers/podsequence/index.ts';
-import { PODSEQUENCE, type PodSequence } from '../apis/scheduling.example.com/v1alpha1.ts';
 import type { Node, Pod } from '../controllers/podsequence/objects.ts';
 import type { KindRef, KubeObject } from '../runtime/index.ts';
+import { explainJob } from './explain-job.ts';
+import { queueLines } from './explain-queue.ts';
 import {
   CliError,
   connectionProblem,
@@ -33,8 +35,6 @@ import {
   runReporting,
   usageErrorsExit2,
 } from './output.ts';
-import { explainJob } from './explain-job.ts';
-import { queueLines } from './explain-queue.ts';
 import { type ClusterSession, isNotInstalled, listIfServed, openCluster } from './status.ts';
 
 export type ExplainKind = 'PodSequence' | 'Pod' | 'PodGroup' | 'AppWrapper' | 'Job';

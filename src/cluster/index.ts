@@ -4,8 +4,9 @@
  * talks to the API server only through the Kubernetes API, so each could be swapped for
  * the real one.
  */
-import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
+
 import { type Clock, realClock } from '../lib/clock.ts';
+import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
 import { startKubelet } from './kubelet/index.ts';
 import { startKueue } from './kueue/index.ts';

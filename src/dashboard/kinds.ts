@@ -113,13 +113,13 @@ export const ALL_KINDS: readonly WatchedKind[] = [
 
 export const CRD_KIND: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' };
 
+export { DEFAULT_GATE as DEFAULT_SEQUENCE_GATE } from '../apis/scheduling.example.com/v1alpha1.ts';
 // The capabilities' published labels and annotations, from their API definitions.
 export {
   GROUP_ANNOTATION,
   GROUP_LABEL,
   READY_LABEL as GROUP_READY_LABEL,
 } from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
-export { DEFAULT_GATE as DEFAULT_SEQUENCE_GATE } from '../apis/scheduling.example.com/v1alpha1.ts';
 
 /** Kueue: the queue a job joins. */
 export const QUEUE_NAME_LABEL = 'kueue.x-k8s.io/queue-name';

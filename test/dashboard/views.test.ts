@@ -2,13 +2,13 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { KubeObject } from '../../src/runtime/index.ts';
 import { nodesView } from '../../src/dashboard/views/nodes.ts';
 import { offloadsView } from '../../src/dashboard/views/offloads.ts';
 import { podGroupsView } from '../../src/dashboard/views/podgroups.ts';
 import { type Pod, podState } from '../../src/dashboard/views/pods.ts';
 import { appWrappersView, queuesView } from '../../src/dashboard/views/queues.ts';
 import { sequenceView } from '../../src/dashboard/views/sequences.ts';
+import type { KubeObject } from '../../src/runtime/index.ts';
 import { pod as buildPod } from '../support/objects.ts';
 
 function pod(

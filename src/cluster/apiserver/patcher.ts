@@ -6,6 +6,9 @@
 import { parse as parseYaml } from 'yaml';
 import type { WriteOptions } from './api.ts';
 import { ApiError, errors, type StatusReason } from './errors.ts';
+import { invalid } from './field-errors.ts';
+import { checkNestingDepth } from './http/body.ts';
+import { crdSchemaKey } from './openapi/index.ts';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -20,9 +23,6 @@ import {
   trackUpdate,
 } from './patch/index.ts';
 import type { SchemaService } from './schemas.ts';
-import { crdSchemaKey } from './openapi/index.ts';
-import { invalid } from './field-errors.ts';
-import { checkNestingDepth } from './http/body.ts';
 import { groupVersion, type KubeObject, type ResourceType } from './types.ts';
 
 export interface PatchRequest {

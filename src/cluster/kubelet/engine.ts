@@ -18,17 +18,17 @@
  * restarts it on every change, which starves slow stages on busy objects).
  */
 
+import { parseKey } from '../../kube/keys.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
+import { realClock } from '../../lib/clock.ts';
+import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
+import { Fifo } from './fifo.ts';
+import type { Anchors } from './runtime.ts';
 import type { PlayableStage } from './stage-set.ts';
 import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
-import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
-import type { Anchors } from './runtime.ts';
-import { Fifo } from './fifo.ts';
-import { backoffDelay } from '../../lib/backoff.ts';
-import { realClock } from '../../lib/clock.ts';
-import { parseKey } from '../../kube/keys.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',

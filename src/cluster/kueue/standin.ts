@@ -14,6 +14,8 @@
  */
 
 import { type Condition, rfc3339, setCondition } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient, Gvr } from '../client.ts';
 import { GVR, isNotFound } from '../client.ts';
@@ -27,8 +29,8 @@ import {
   isFinished,
   pendingGist,
   queueCounts,
-  schedule,
   type Snapshot,
+  schedule,
   usageList,
 } from './admission.ts';
 import {
@@ -44,6 +46,14 @@ import {
   WorkloadConditions,
 } from './api.ts';
 import { ensureKueueCRDs } from './crds.ts';
+import { type DefaultQueuesOptions, defaultQueueObjects } from './defaults.ts';
+import {
+  appWrapperAdapter,
+  batchJobAdapter,
+  type JobAdapter,
+  PodSetInfoError,
+  STOPPING_ANNOTATION,
+} from './jobs.ts';
 import {
   notReadyTimeout,
   podsReadyCondition,
@@ -52,14 +62,6 @@ import {
   type WaitForPodsReadyConfig,
 } from './podsready.ts';
 import { PriorityClassNotFound, workloadPriority } from './priority.ts';
-import { defaultQueueObjects, type DefaultQueuesOptions } from './defaults.ts';
-import {
-  appWrapperAdapter,
-  batchJobAdapter,
-  type JobAdapter,
-  PodSetInfoError,
-  STOPPING_ANNOTATION,
-} from './jobs.ts';
 import {
   admit,
   evict,
@@ -71,8 +73,6 @@ import {
   requeue,
   unsetQuota,
 } from './workloads.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 export type Integration = 'workload.codeflare.dev/appwrapper' | 'batch/job';
 

@@ -9,10 +9,10 @@
  * entries are dropped when they surface.
  */
 import { Heap } from 'heap-js';
-import type { KubeObject } from '../apiserver/types.ts';
-import type { PodRequests, PreparedPod } from './core/index.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { realClock } from '../../lib/clock.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import type { PodRequests, PreparedPod } from './core/index.ts';
 
 /** Matches any cluster event (a pod that found no nodes at all). */
 export const ANY_PLUGIN = '*';

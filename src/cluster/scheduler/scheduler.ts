@@ -15,6 +15,7 @@
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -35,7 +36,6 @@ import {
 } from './core/index.ts';
 import { EventRecorder } from './events.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 

@@ -16,11 +16,11 @@
  * taken as missed.
  */
 import { CronExpressionParser } from 'cron-parser';
+import { objectKey, parseKey } from '../../kube/keys.ts';
+import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
-import { ApiError } from '../apiserver/errors.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { objectKey, parseKey } from '../../kube/keys.ts';
 import { BY_CONTROLLER_UID, type Informer } from './informer.ts';
 import { finishedCondition, type Job } from './job-util.ts';
 import { controllerRefOf, newControllerRef } from './pods.ts';

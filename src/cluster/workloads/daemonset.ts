@@ -8,13 +8,19 @@
  * ineligible or removed nodes are deleted; RollingUpdate replaces old pods within
  * maxUnavailable (maxSurge 0) and OnDelete waits for users. Status counts as upstream.
  */
+
+import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject, Selector } from '../../kube/labels.ts';
-import { GVR, isNotFound } from '../client.ts';
+import { sameLabels } from '../../kube/labels.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
 import type { PodLike, TaintLike } from '../scheduler/core/types.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
+import { syncHistory } from './history.ts';
 import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
@@ -32,12 +38,7 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { syncHistory } from './history.ts';
 import { computeHash, parseTime, scaledValue, slowStartBatch } from './util.ts';
-import { sameLabels } from '../../kube/labels.ts';
-import { jsonEqual } from '../../lib/json.ts';
-import { backoffDelay } from '../../lib/backoff.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 export const DS_REVISION_LABEL = 'controller-revision-hash';
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';

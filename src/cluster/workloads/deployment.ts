@@ -8,14 +8,19 @@
  * Why one file: the rollout strategies share one sync pass, as in upstream's deployment
  * controller; the pure helpers are in deployment-util.ts.
  */
-import { selectorFromObject, type Selector } from '../../kube/labels.ts';
-import { GVR, isNotFound } from '../client.ts';
+
+import { objectKey } from '../../kube/keys.ts';
+import { type Selector, selectorFromObject } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import {
   activeReplicaSets,
   calculateStatus,
+  DESIRED_REPLICAS_ANNOTATION,
   type Deployment,
+  type DeploymentStatus,
   deploymentComplete,
   deploymentProgressing,
   deploymentTimedOut,
@@ -48,8 +53,6 @@ import {
   sortByCreation,
   sortBySize,
   sumSpecReplicas,
-  DESIRED_REPLICAS_ANNOTATION,
-  type DeploymentStatus,
 } from './deployment-util.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
@@ -64,8 +67,6 @@ import {
 import type { ReplicaSet } from './replicaset.ts';
 import { writeStatus } from './status.ts';
 import { parseTime } from './util.ts';
-import { jsonEqual } from '../../lib/json.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 export class DeploymentController extends LoopController {
   private readonly deployments: Informer;

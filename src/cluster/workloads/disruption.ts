@@ -6,6 +6,7 @@
  * disruptions allowed and the DisruptionAllowed condition — which the eviction subresource reads.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
 import { type LabelSelectorObject, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR } from '../client.ts';
@@ -13,7 +14,6 @@ import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { controllerRefOf, isPodReady, type Pod } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 /** How long an evicted pod counts as disrupted while its deletion is pending (DeletionTimeout). */
 const DELETION_TIMEOUT_MS = 2 * 60 * 1000;

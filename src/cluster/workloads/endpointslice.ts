@@ -7,14 +7,15 @@
  * nodeName, targetRef) and the Service's ports with their target ports resolved against the
  * pod's named container ports. Up to 100 endpoints per slice (maxEndpointsPerSlice).
  */
+
+import { objectKey, parseKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type Gvr, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
-import { objectKey, parseKey } from '../../kube/keys.ts';
 import { isPodReady, newControllerRef, type Pod } from './pods.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
 const SLICES: Gvr = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' };

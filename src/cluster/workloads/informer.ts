@@ -7,10 +7,11 @@
  *
  * Handlers run inside someone else's write: they must only read caches and enqueue keys.
  */
-import type { ClusterClient, Gvr } from '../client.ts';
-import type { KubeObject } from '../apiserver/types.ts';
-import type { LogFn } from './loop.ts';
+
 import { objectKey } from '../../kube/keys.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import type { ClusterClient, Gvr } from '../client.ts';
+import type { LogFn } from './loop.ts';
 
 export type InformerEvent = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type InformerHandler = (type: InformerEvent, obj: KubeObject, old: KubeObject | undefined) => void;

@@ -15,11 +15,46 @@
  * step by step, kept whole so it reads side by side with job_controller.go.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
 import type { Selector } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import { IndexSet } from './job-indexes.ts';
+import {
+  activePodsForRemoval,
+  addCompletionIndexEnv,
+  adoptingSelector,
+  type BackoffRecord,
+  CONTROLLER_UID_LABEL,
+  cleanUncounted,
+  completionIndex,
+  ensureCondition,
+  generateNameWithIndex,
+  hasFinalizer,
+  isIndexed,
+  isJobFinished,
+  isPodFailed,
+  JOB_COMPLETION_INDEX,
+  JOB_NAME_LABEL,
+  JOB_TRACKING_FINALIZER,
+  type Job,
+  type JobCondition,
+  type JobStatus,
+  jobSelector,
+  LEGACY_CONTROLLER_UID_LABEL,
+  LEGACY_JOB_NAME_LABEL,
+  managedByOther,
+  newCondition,
+  nextBackoffRecord,
+  onlyReplaceFailedPods,
+  pastActiveDeadline,
+  pastBackoffLimitOnFailure,
+  remainingBackoff,
+  serializedStatus,
+  suspended,
+} from './job-util.ts';
 import {
   adopterCandidates,
   claimObjects,
@@ -33,41 +68,6 @@ import {
 } from './pods.ts';
 import { writeStatus } from './status.ts';
 import { errMessage, parseTime, slowStartBatch } from './util.ts';
-import { jsonEqual } from '../../lib/json.ts';
-import {
-  JOB_TRACKING_FINALIZER,
-  JOB_COMPLETION_INDEX,
-  JOB_NAME_LABEL,
-  CONTROLLER_UID_LABEL,
-  LEGACY_JOB_NAME_LABEL,
-  LEGACY_CONTROLLER_UID_LABEL,
-  type JobCondition,
-  type JobStatus,
-  type Job,
-  managedByOther,
-  isJobFinished,
-  hasFinalizer,
-  completionIndex,
-  isIndexed,
-  suspended,
-  onlyReplaceFailedPods,
-  isPodFailed,
-  newCondition,
-  ensureCondition,
-  type BackoffRecord,
-  nextBackoffRecord,
-  remainingBackoff,
-  generateNameWithIndex,
-  jobSelector,
-  adoptingSelector,
-  serializedStatus,
-  cleanUncounted,
-  pastBackoffLimitOnFailure,
-  pastActiveDeadline,
-  activePodsForRemoval,
-  addCompletionIndexEnv,
-} from './job-util.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 /** Finished pods moved into status per sync (MaxUncountedPods), bounding status size. */
 const MAX_UNCOUNTED = 500;

@@ -6,10 +6,11 @@
  * observedGeneration and the ReplicaFailure condition.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { type Gvr, GVR } from '../client.ts';
 import { type Selector, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { GVR, type Gvr } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
@@ -30,7 +31,6 @@ import {
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
 import { errMessage, slowStartBatch } from './util.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 /** Pods created or deleted per sync (burstReplicas). */
 const BURST_REPLICAS = 500;

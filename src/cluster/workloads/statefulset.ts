@@ -11,11 +11,14 @@
  * revisions the pods need are also remembered in memory. PersistentVolumeClaims
  * from volumeClaimTemplates are created when the server serves them; pods always reference them.
  */
+
+import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { GVR, type Gvr, isConflict } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { GVR, type Gvr, isConflict } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
+import { syncHistory } from './history.ts';
 import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
@@ -30,9 +33,7 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { syncHistory } from './history.ts';
 import { computeHash, errMessage } from './util.ts';
-import { objectKey } from '../../kube/keys.ts';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';

@@ -1,8 +1,9 @@
 /** Status writes of the workload controllers, through the status subresource. */
-import type { ClusterClient, Gvr } from '../client.ts';
-import type { KubeObject } from '../apiserver/types.ts';
-import { jsonEqual } from '../../lib/json.ts';
+
 import { objectKey } from '../../kube/keys.ts';
+import { jsonEqual } from '../../lib/json.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import type { ClusterClient, Gvr } from '../client.ts';
 
 /**
  * Replaces the status of `obj`. A same-named object with another uid is left alone: the

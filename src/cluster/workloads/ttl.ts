@@ -3,10 +3,11 @@
  * `ttlSecondsAfterFinished` is deleted, with background propagation, that many seconds
  * after its Complete/Failed condition; the garbage collector then removes its pods.
  */
+
+import { objectKey, parseKey } from '../../kube/keys.ts';
 import { GVR, isConflict } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import type { Informer } from './informer.ts';
-import { objectKey, parseKey } from '../../kube/keys.ts';
 import { finishedCondition, type Job } from './job-util.ts';
 import { parseTime } from './util.ts';
 

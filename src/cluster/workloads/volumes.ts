@@ -14,14 +14,15 @@
  * Events and annotations are upstream's (`WaitForFirstConsumer`, `ProvisioningSucceeded`,
  * `pv.kubernetes.io/bind-completed`, `pv.kubernetes.io/provisioned-by` …).
  */
-import { compareQuantities, tryParseQuantity } from '../../kube/quantity.ts';
+
+import { objectKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
+import { compareQuantities, tryParseQuantity } from '../../kube/quantity.ts';
+import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type Gvr, isNotFound } from '../client.ts';
-import { ApiError } from '../apiserver/errors.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
-import { objectKey } from '../../kube/keys.ts';
 import { errMessage } from './util.ts';
 
 const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };

@@ -3,8 +3,6 @@
  * pieces every phase writes its answer with: a draft of the status, requeues, Unhealthy.
  */
 
-import { setCondition } from '../../kube/conditions.ts';
-import type { KubeObject } from '../../runtime/index.ts';
 import {
   type AppWrapper,
   type AppWrapperPhase,
@@ -14,8 +12,10 @@ import {
   Phases,
   type PodObject,
 } from '../../apis/workload.codeflare.dev/v1beta2.ts';
-import type { AppWrapperConfig, Effective } from './config.ts';
+import { setCondition } from '../../kube/conditions.ts';
 import { jsonEqual } from '../../lib/json.ts';
+import type { KubeObject } from '../../runtime/index.ts';
+import type { AppWrapperConfig, Effective } from './config.ts';
 
 /** Upstream's fixed intervals. */
 export const DELETION_POLL_MS = 5000;

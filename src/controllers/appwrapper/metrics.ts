@@ -5,7 +5,6 @@
  * transition counts once however many reconciles look at it.
  */
 
-import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 import {
   type AppWrapper,
   type AppWrapperStatus,
@@ -13,6 +12,7 @@ import {
   Conditions,
   Phases,
 } from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
 
 /** Why an AppWrapper became unhealthy: the Unhealthy condition's reasons the controller writes. */
 const UNHEALTHY_REASONS = [

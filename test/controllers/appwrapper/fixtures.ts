@@ -1,6 +1,6 @@
 /** AppWrapper objects and pods for the pure-core tests. */
 
-import type { KubeObject } from '../../../src/runtime/index.ts';
+import type { PodObject } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
 import {
   type AppWrapper,
   type AppWrapperStatus,
@@ -9,7 +9,7 @@ import {
   AW_LABEL,
   type AwCondition,
 } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
-import type { PodObject } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
+import type { KubeObject } from '../../../src/runtime/index.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
 export const T0 = Date.parse('2026-03-01T12:00:00Z');

@@ -1,7 +1,5 @@
 /** Builders for PodSequence unit tests: sequences, pods in every state, nodes. */
 
-import type { CoreInput } from '../../../src/controllers/podsequence/core.ts';
-import { resolveOptions } from '../../../src/controllers/podsequence/options.ts';
 import {
   DEFAULT_GATE,
   type PodGroup,
@@ -9,8 +7,10 @@ import {
   type PodSequenceSpec,
   RELEASED_BY_ANNOTATION,
 } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { CoreInput } from '../../../src/controllers/podsequence/core.ts';
 import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
-import { pod as buildPod, node as buildNode } from '../../support/objects.ts';
+import { resolveOptions } from '../../../src/controllers/podsequence/options.ts';
+import { node as buildNode, pod as buildPod } from '../../support/objects.ts';
 
 export const NS = 'default';
 

@@ -14,14 +14,14 @@ import {
   type Quantity,
   tryParseQuantity,
 } from '../../../kube/quantity.ts';
-import type { Admission, AdmissionRequest, Api } from '../api.ts';
 import { clone, jsonEqual } from '../../../lib/json.ts';
+import type { Admission, AdmissionRequest, Api } from '../api.ts';
 import { arrayOf, isRecord, type Json, recordOf, str } from '../builtin/common.ts';
 import { IS_DEFAULT_CLASS_ANNOTATION } from '../builtin/printers.ts';
 import { validateImmutable } from '../builtin/validation.ts';
 import { errors } from '../errors.ts';
-import { PolicyAdmission } from './policies.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
+import { PolicyAdmission } from './policies.ts';
 
 /** HighestUserDefinablePriority (pkg/apis/scheduling/types.go). */
 const HIGHEST_USER_PRIORITY = 1_000_000_000;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import fastJsonPatch from 'fast-json-patch';
-import { selectorFromObject, type LabelSelectorObject } from '../../../kube/labels.ts';
+import { type LabelSelectorObject, selectorFromObject } from '../../../kube/labels.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ApiError, errors, type StatusObject } from '../errors.ts';
 import type { StoredRecord } from '../store.ts';

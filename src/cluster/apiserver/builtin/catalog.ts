@@ -9,8 +9,9 @@
  * Kinds with behaviour of their own (admission, controllers) add a `strategy` next to
  * their entry rather than a second registration.
  */
-import { localSubjectAccessReviewStrategy } from './authorization.ts';
+
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
+import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, recordOf, splitStatusUpdate } from './common.ts';
 import { dedupe } from './field-errors.ts';
 import { hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';

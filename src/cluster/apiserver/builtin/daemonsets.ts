@@ -14,7 +14,7 @@ import {
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
 import { invalid, notSupported, required } from './field-errors.ts';
-import { formatLabels, formatLabelSelector } from './selector.ts';
+import { formatLabelSelector, formatLabels } from './selector.ts';
 import {
   defaultWorkloadTemplate,
   intOrPercentValue,

@@ -8,8 +8,8 @@ import {
   isDNS1123Label,
   isValidIP,
   isValidPortNum,
-  PROTOCOLS,
   nameIsDNSSubdomain,
+  PROTOCOLS,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';

@@ -5,9 +5,10 @@
  * v2 metrics v1 cannot express travel in the `autoscaling.alpha.kubernetes.io/metrics` and
  * `…/current-metrics` annotations, and behavior in `autoscaling.alpha.kubernetes.io/behavior`.
  */
+
+import { clone } from '../../../lib/json.ts';
 import type { KubeObject } from '../types.ts';
 import { arrayOf, type Json, recordOf } from './common.ts';
-import { clone } from '../../../lib/json.ts';
 
 const METRICS = 'autoscaling.alpha.kubernetes.io/metrics';
 const CURRENT = 'autoscaling.alpha.kubernetes.io/current-metrics';

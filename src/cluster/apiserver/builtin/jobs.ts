@@ -5,6 +5,7 @@
  */
 
 import { humanDuration, translateTimestampSince } from '../../../kube/duration.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -38,7 +39,6 @@ import {
   validateObjectMetaUpdate,
 } from './validation.ts';
 import { SELECTOR_MISMATCH } from './workload.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
 
 export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';

@@ -29,8 +29,8 @@ import {
 import { validatePodAffinityTerms } from './pod-affinity.ts';
 import { validateNodeSelector } from './selector.ts';
 import {
-  inclusiveRangeError,
   IS_NEGATIVE,
+  inclusiveRangeError,
   isDNS1123Label,
   isDNS1123Subdomain,
   isQualifiedName,

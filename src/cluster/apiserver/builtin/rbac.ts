@@ -1,6 +1,7 @@
 /** rbac.authorization.k8s.io: defaults, ValidateRole/ClusterRole/RoleBinding/ClusterRoleBinding, printers. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -21,7 +22,6 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { semanticEqual } from '../../../lib/json.ts';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 

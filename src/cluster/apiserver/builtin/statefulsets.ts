@@ -1,6 +1,7 @@
 /** StatefulSets: SetDefaults_StatefulSet, ValidateStatefulSet/Update, printStatefulSet. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -25,7 +26,6 @@ import {
   validateWorkloadSelector,
   workloadStrategy,
 } from './workload.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
 
 export function defaultStatefulSet(obj: KubeObject): void {
   const spec = ensureRecord(obj, 'spec');

@@ -19,23 +19,23 @@ import {
   successStatus,
   toApiError,
 } from '../errors.ts';
-import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
-import type { FieldError } from '../types.ts';
 import type { Faults } from '../faults.ts';
+import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
 import type { ApiMetrics } from '../metrics.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
 import { jsonOf } from '../stored-json.ts';
+import type { FieldError } from '../types.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
-import { parsePath, type ResourcePath } from './router.ts';
-import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
-import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
-import { subresourceHandlers } from './subresources.ts';
 import { holdUntilDurable } from './durable-response.ts';
 import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
+import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
+import { parsePath, type ResourcePath } from './router.ts';
+import { subresourceHandlers } from './subresources.ts';
+import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
 
 export interface OpenApiProvider {
   v3Paths(): unknown;

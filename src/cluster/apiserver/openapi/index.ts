@@ -16,9 +16,9 @@ export {
 export {
   type OpenAPIV3Discovery,
   type OpenAPIV3Document,
+  openApiProvider,
   openapiV3GroupVersion,
   openapiV3PathKey,
-  openApiProvider,
   openapiV3Paths,
   renderOpenAPIV3GroupVersion,
 } from './v3.ts';
