@@ -27,6 +27,7 @@ export class SchemaService {
     this.provider = {
       v3Paths: () => p.v3Paths(),
       v3GroupVersionRendered: (path) => p.v3GroupVersionRendered(path),
+      v2Rendered: () => p.v2Rendered(),
     };
   }
 

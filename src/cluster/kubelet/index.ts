@@ -17,6 +17,7 @@ import { ensureStageCRD } from './crd.ts';
 import { type LogFn, type PlayerHooks, StagePlayer } from './engine.ts';
 import { KubeletEvents, targetOf } from './events.ts';
 import { NodeLeases } from './leases.ts';
+import { ensureLogsCRDs } from './logs.ts';
 import { Anchors } from './runtime.ts';
 import { StageObjects } from './stage-objects.ts';
 import { type PlayableStage, StageSet } from './stage-set.ts';
@@ -232,6 +233,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
 
   if (opts.clusterStages !== false) {
     await ensureStageCRD(client);
+    await ensureLogsCRDs(client);
     stageObjects = new StageObjects(client, set, events, log, clock);
     stageObjects.start();
   }

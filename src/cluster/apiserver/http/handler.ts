@@ -22,6 +22,7 @@ import {
 import type { Faults } from '../faults.ts';
 import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
 import type { ApiMetrics } from '../metrics.ts';
+import type { RenderedSwagger } from '../openapi/v2.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
 import { jsonOf } from '../stored-json.ts';
@@ -30,6 +31,7 @@ import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
 import { holdUntilDurable } from './durable-response.ts';
+import { serveOpenAPIV2 } from './openapi-v2.ts';
 import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
@@ -41,6 +43,8 @@ export interface OpenApiProvider {
   v3Paths(): unknown;
   /** The rendered document of a group-version path (`api/v1`, `apis/apps/v1`) and its hash. */
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
+  /** The /openapi/v2 document (JSON, protobuf on demand) of everything served. */
+  v2Rendered(): RenderedSwagger;
 }
 
 export type NonResourceHandler = (
@@ -336,6 +340,8 @@ async function serveNonResource(
   const path = url.pathname;
   if (path === '/version' || path === '/version/') return sendJson(res, 200, deps.version);
   if (deps.openapi) {
+    if (path === '/openapi/v2' || path === '/openapi/v2/')
+      return serveOpenAPIV2(req, res, deps.openapi.v2Rendered());
     if (path === '/openapi/v3' || path === '/openapi/v3/') return sendJson(res, 200, deps.openapi.v3Paths());
     if (path.startsWith('/openapi/v3/')) {
       const doc = deps.openapi.v3GroupVersionRendered(path.slice('/openapi/v3/'.length));
