@@ -11,8 +11,8 @@
  * from the cluster on start; only in-flight items are waited for (`shutDownWithDrain`).
  */
 
-import { type Clock, realClock, type TimerHandle } from './clock.ts';
 import { Heap } from 'heap-js';
+import { type Clock, realClock, type TimerHandle } from './clock.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.ts';
 
 /** Observation hooks, called synchronously; metrics.ts binds them to Prometheus. */

@@ -3,9 +3,11 @@
  * codec, authentication, RBAC, admission, CRDs and the namespace lifecycle.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
+import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { BuiltinAdmission } from './admission/plugins.ts';
 import { WebhookAdmission } from './admission/webhooks.ts';
 import { Api, type ApiHooks } from './api.ts';
@@ -31,8 +33,6 @@ import { ApiMetrics } from './metrics.ts';
 import { DefaultPatcher } from './patcher.ts';
 import { ResourceRegistry, storageKey } from './registry.ts';
 import { SchemaService } from './schemas.ts';
-import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
-import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { ObjectStore } from './store.ts';
 import type { RestoredState } from './store-backend.ts';
 import { type ServingCert, selfSignedCert } from './tls.ts';

@@ -7,13 +7,15 @@
  * nodeName, targetRef) and the Service's ports with their target ports resolved against the
  * pod's named container ports. Up to 100 endpoints per slice (maxEndpointsPerSlice).
  */
+
+import { objectKey, parseKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type Gvr, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
-import { BY_NAMESPACE, type Informer, objKey, splitKey } from './informer.ts';
+import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, newControllerRef, type Pod } from './pods.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
 const SLICES: Gvr = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' };
@@ -61,14 +63,14 @@ export class EndpointSliceController extends LoopController {
     this.services = ctx.informers.for(SERVICES);
     this.pods = ctx.informers.for(PODS);
     this.slices = ctx.informers.for(SLICES);
-    this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
         for (const svc of this.services.byIndex(BY_NAMESPACE, o.metadata.namespace ?? '')) {
           const sel = serviceSelector(svc);
           if (!sel) continue;
           if (sel.matches(o.metadata.labels ?? {}) || (old && sel.matches(old.metadata.labels ?? {})))
-            this.loop.enqueueAfter(objKey(svc), this.ctx.batchMs);
+            this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
         }
       }),
     );
@@ -82,7 +84,7 @@ export class EndpointSliceController extends LoopController {
   }
 
   protected async sync(key: string): Promise<void> {
-    const { namespace, name } = splitKey(key);
+    const { namespace = '', name } = parseKey(key);
     const svc = this.services.get(key);
     const owned = this.slices
       .byIndex(BY_NAMESPACE, namespace)

@@ -5,10 +5,12 @@
  * its own service account (as kube-controller-manager does with
  * --use-service-account-credentials) and recording core/v1 Events under its own component.
  */
+
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { ClusterClient } from '../client.ts';
 import type { ControllerContext, RunningController } from './context.ts';
-import { DaemonSetController } from './daemonset.ts';
 import { CronJobController } from './cronjob.ts';
+import { DaemonSetController } from './daemonset.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
 import { EndpointSliceController } from './endpointslice.ts';
@@ -21,7 +23,6 @@ import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
 import { VolumeController } from './volumes.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type WorkloadControllerName =
   | 'job'

@@ -1,5 +1,6 @@
 /** The appwrapper capability (docs/architecture.md, "Adding a capability"). */
 
+import { type AppWrapper, AW_KIND, QUEUE_NAME_LABEL } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import type { AppWrapperConfigInput } from './config.ts';
 import { APPWRAPPER_CRD_FILE, appWrapperCrdManifests } from './crd.ts';
@@ -8,7 +9,6 @@ import {
   appWrapperWebhookConfigurations,
   registerAppWrapperWebhooks,
 } from './index.ts';
-import { AW_KIND, type AppWrapper, QUEUE_NAME_LABEL } from './api.ts';
 
 /**
  * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);

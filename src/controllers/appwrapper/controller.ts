@@ -5,11 +5,20 @@
  */
 
 import {
+  type AppWrapper,
+  AW_FINALIZER,
+  AW_KIND,
+  AW_LABEL,
+  POD_KIND,
+  type PodObject,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { jsonEqual } from '../../lib/json.ts';
+import {
   type ControllerDefinition,
   enqueueByLabel,
+  getControllerOf,
   isAlreadyExists,
   isConflict,
-  getControllerOf,
   isInvalid,
   isNoKindMatch,
   isNotFound,
@@ -20,9 +29,6 @@ import {
   type ReconcileContext,
   type WatchSpec,
 } from '../../runtime/index.ts';
-import { jsonEqual } from '../../lib/json.ts';
-import { noExecuteNodesOf } from './health.ts';
-import { type AppWrapper, AW_FINALIZER, AW_KIND, AW_LABEL, type PodObject, POD_KIND } from './api.ts';
 import { type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import {
   afterDeploy,
@@ -34,6 +40,7 @@ import {
   needsNamespaceLabels,
   needsObservation,
 } from './core.ts';
+import { noExecuteNodesOf } from './health.ts';
 import { type AppWrapperMetrics, appWrapperMetrics } from './metrics.ts';
 
 export interface AppWrapperOptions extends AppWrapperConfigInput {

@@ -1,7 +1,11 @@
 /** Upstream's view of a running AppWrapper's health: its pods by phase, its components deployed or failed. */
 
+import type {
+  AppWrapper,
+  AppWrapperComponentStatus,
+  PodObject,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { getControllerOf, type KubeObject } from '../../runtime/index.ts';
-import type { AppWrapper, AppWrapperComponentStatus, PodObject } from './api.ts';
 import type { AutopilotOptions, Effective } from './config.ts';
 import { requestsResource } from './inject.ts';
 import type { Json } from './paths.ts';

@@ -5,16 +5,16 @@
  * scheduling gates appended) and the configured scheduler, controlled by the AppWrapper.
  */
 
-import { setControllerReference } from '../../runtime/index.ts';
-import type { KubeObject } from '../../runtime/index.ts';
 import {
   type AppWrapper,
-  AW_LABEL,
   type AppWrapperComponentStatus,
   type AppWrapperPodSetInfo,
-} from './api.ts';
-import { isObject } from '../../lib/json.ts';
+  AW_LABEL,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { parseQuantityMilli } from '../../kube/quantity.ts';
+import { isObject } from '../../lib/json.ts';
+import type { KubeObject } from '../../runtime/index.ts';
+import { setControllerReference } from '../../runtime/index.ts';
 import type { AutopilotOptions } from './config.ts';
 import { type Json, objectAtPath } from './paths.ts';
 

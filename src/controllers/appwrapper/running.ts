@@ -1,6 +1,6 @@
 /** Phase Running: watch components and pods; succeed, reset or fail as upstream does. */
 
-import { type AppWrapper, Conditions, Phases } from './api.ts';
+import { type AppWrapper, Conditions, Phases } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import type { Effective } from './config.ts';
 import {
   type CoreInput,

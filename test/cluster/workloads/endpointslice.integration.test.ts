@@ -1,7 +1,7 @@
 /** The EndpointSlice controller: a Service's ready pods, ports resolved by name, readiness and removal. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import { DiscoveryV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -29,17 +29,14 @@ spec:
 
 describe('EndpointSlice controller', () => {
   let c: TestCluster;
-  let kc: KubeConfig;
   before(async () => {
     c = await startTestCluster({ nodes: 1, timeScale: 20 });
-    kc = new KubeConfig();
-    kc.loadFromString(c.cluster.server.kubeconfig);
   });
   after(() => c.close());
 
   test("a Service's slice lists its ready pods with the named target port", async () => {
     await c.kubectl(['apply', '-f', '-'], APP);
-    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const discovery = c.kc.makeApiClient(DiscoveryV1Api);
     const slice = await waitFor('two ready endpoints', async () => {
       const list = await discovery.listNamespacedEndpointSlice({
         namespace: 'default',
@@ -70,7 +67,7 @@ describe('EndpointSlice controller', () => {
 
   test('scaling the pods and deleting the Service follow', async () => {
     await c.kubectl(['scale', 'deployment', 'web', '--replicas=1']);
-    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const discovery = c.kc.makeApiClient(DiscoveryV1Api);
     await waitFor('one endpoint left', async () => {
       const list = await discovery.listNamespacedEndpointSlice({
         namespace: 'default',

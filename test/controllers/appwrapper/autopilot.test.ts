@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { PodObject } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
 import { DEFAULT_AUTOPILOT } from '../../../src/controllers/appwrapper/config.ts';
 import { noExecuteNodesOf, podsOnNoExecuteNodes } from '../../../src/controllers/appwrapper/health.ts';
 import { injectAutopilotAffinities } from '../../../src/controllers/appwrapper/inject.ts';
-import type { PodObject } from '../../../src/controllers/appwrapper/api.ts';
 
 const gpuSpec = () => ({
   containers: [{ name: 'c', resources: { requests: { cpu: '200m', 'nvidia.com/gpu': '1' } } }],

@@ -4,10 +4,10 @@
  * runtime Manager over HTTP (optionally with its admission webhooks registered).
  */
 
-import type { EmbeddedClusterOptions } from '../../../src/cluster/index.ts';
 import type { ApiServerHandle } from '../../../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
+import type { EmbeddedClusterOptions } from '../../../src/cluster/index.ts';
 import {
   KGVR,
   type KueueOptions,

@@ -19,28 +19,32 @@ import {
   successStatus,
   toApiError,
 } from '../errors.ts';
-import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
-import type { FieldError } from '../types.ts';
 import type { Faults } from '../faults.ts';
+import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
 import type { ApiMetrics } from '../metrics.ts';
+import type { RenderedSwagger } from '../openapi/v2.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
 import { jsonOf } from '../stored-json.ts';
+import type { FieldError } from '../types.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
-import { parsePath, type ResourcePath } from './router.ts';
-import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
-import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
-import { subresourceHandlers } from './subresources.ts';
 import { holdUntilDurable } from './durable-response.ts';
+import { serveOpenAPIV2 } from './openapi-v2.ts';
 import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
+import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
+import { parsePath, type ResourcePath } from './router.ts';
+import { subresourceHandlers } from './subresources.ts';
+import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
 
 export interface OpenApiProvider {
   v3Paths(): unknown;
   /** The rendered document of a group-version path (`api/v1`, `apis/apps/v1`) and its hash. */
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
+  /** The /openapi/v2 document (JSON, protobuf on demand) of everything served. */
+  v2Rendered(): RenderedSwagger;
 }
 
 export type NonResourceHandler = (
@@ -336,6 +340,8 @@ async function serveNonResource(
   const path = url.pathname;
   if (path === '/version' || path === '/version/') return sendJson(res, 200, deps.version);
   if (deps.openapi) {
+    if (path === '/openapi/v2' || path === '/openapi/v2/')
+      return serveOpenAPIV2(req, res, deps.openapi.v2Rendered());
     if (path === '/openapi/v3' || path === '/openapi/v3/') return sendJson(res, 200, deps.openapi.v3Paths());
     if (path.startsWith('/openapi/v3/')) {
       const doc = deps.openapi.v3GroupVersionRendered(path.slice('/openapi/v3/'.length));
@@ -497,13 +503,15 @@ function serveWatch(
  */
 export function listOptions(q: URLSearchParams, watching = false): ListOptions {
   const opts: ListOptions = {};
+  // Decoding (400) comes before validation (422), as in the list handler.
+  const limit = queryInt64(q, 'limit');
+  queryInt64(q, 'timeoutSeconds');
   const errs = listOptionsErrors(q, watching);
   if (errs.length) throw errors.invalid('ListOptions', 'meta.k8s.io', '', errs);
   const ls = queryString(q, 'labelSelector');
   const fs = queryString(q, 'fieldSelector');
   if (ls) opts.labelSelector = ls;
   if (fs) opts.fieldSelector = fs;
-  const limit = queryInt64(q, 'limit');
   // The storage layer treats a limit of zero or less as no limit.
   if (limit !== undefined && limit > 0) opts.limit = limit;
   const cont = queryString(q, 'continue');
@@ -512,8 +520,6 @@ export function listOptions(q: URLSearchParams, watching = false): ListOptions {
   if (rv !== undefined) opts.resourceVersion = rv;
   const rvm = queryString(q, 'resourceVersionMatch');
   if (rvm) opts.resourceVersionMatch = rvm;
-  // Decoded for lists too, as the parameter codec decodes every ListOptions field.
-  queryInt64(q, 'timeoutSeconds');
   return opts;
 }
 

@@ -5,7 +5,7 @@
  * last write is not stored apart), so Events keep their TTL across restarts.
  */
 import { type Clock, realClock } from '../../../lib/clock.ts';
-import { TimerQueue, type QueuedTimer } from '../../../lib/timer-queue.ts';
+import { type QueuedTimer, TimerQueue } from '../../../lib/timer-queue.ts';
 import type { Api } from '../api.ts';
 import { ApiError } from '../errors.ts';
 import { storageKey } from '../registry.ts';
