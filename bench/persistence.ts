@@ -15,9 +15,9 @@
  */
 import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { kubeconfigYaml } from '../src/cluster/apiserver/kubeconfig.ts';
 import { crashRound } from './crash-round.ts';
