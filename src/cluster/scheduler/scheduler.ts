@@ -601,6 +601,11 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     state,
     bind: (qp, nodeName) => track(bind(qp, nodeName)),
     unreserve,
+    activate: (uids) => {
+      let moved = false;
+      for (const uid of uids) moved = queue.activate(uid) || moved;
+      if (moved) kick();
+    },
   });
   kick();
 

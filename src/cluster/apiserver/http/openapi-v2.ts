@@ -27,7 +27,12 @@ interface Clause {
   q: number;
 }
 
-/** goautoneg.ParseAccept: clauses sorted by q, then by specificity (`*` sorts after a name). */
+/**
+ * goautoneg.ParseAccept: clauses sorted by q, then by specificity (`*` sorts after a name).
+ * Written here rather than taken from `negotiator`: kube-openapi's rule is "the first sorted
+ * clause that any offered type matches, offered types in server order", which a
+ * preference-ranking negotiator does not state exactly.
+ */
 function parseAccept(header: string): Clause[] {
   const clauses: Clause[] = [];
   for (const part of header.split(',')) {

@@ -1,5 +1,6 @@
 /** OpenAPI documents and server-side field validation of the embedded API server. */
 export { type CrdSchemas, crdSchemaKey, crdSchemaName, crdSchemasFromCRDs } from './crd-schema.ts';
+export { openApiProvider } from './provider.ts';
 export {
   builtinSchema,
   builtinSchemaName,
@@ -18,7 +19,6 @@ export { OPENAPI_V2_PROTOBUF, swaggerToProtobuf } from './v2-protobuf.ts';
 export {
   type OpenAPIV3Discovery,
   type OpenAPIV3Document,
-  openApiProvider,
   openapiV3GroupVersion,
   openapiV3PathKey,
   openapiV3Paths,

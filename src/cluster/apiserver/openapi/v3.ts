@@ -19,7 +19,6 @@ import {
   crdSchemaName,
 } from './crd-schema.ts';
 import { addBuiltinClosure, builtinSchemaName, type JSONSchema, META_V1, schemaRef } from './schemas.ts';
-import { type RenderedSwagger, renderSwagger } from './v2.ts';
 
 export interface OpenAPIV3Parameter {
   name: string;
@@ -449,7 +448,7 @@ function sortedObject<T>(obj: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-const NO_CRDS: CrdSchemas = new Map();
+export const NO_CRDS: CrdSchemas = new Map();
 
 /**
  * The OpenAPI v3 document of one group-version (`v1`, `apps/v1`, or the path forms `api/v1`,
@@ -553,30 +552,4 @@ export function openapiV3Paths(
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${rendered.hash}` };
   }
   return { paths };
-}
-
-/**
- * The endpoints' view for the HTTP layer: both functions read the current resources and CRD
- * schemas on every call (documents are memoized, so this is cheap). `v3GroupVersion` takes the
- * path after /openapi/v3/ (`api/v1`, `apis/apps/v1`).
- */
-export function openApiProvider(source: {
-  resources: () => readonly ResourceType[];
-  crdSchemas?: () => CrdSchemas;
-}): {
-  v3Paths(): OpenAPIV3Discovery;
-  v3GroupVersion(path: string): OpenAPIV3Document | undefined;
-  v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
-  v2Rendered(): RenderedSwagger;
-} {
-  const crds = () => source.crdSchemas?.() ?? NO_CRDS;
-  return {
-    v3Paths: () => openapiV3Paths(source.resources(), crds()),
-    v3GroupVersion: (path) => {
-      const rendered = renderOpenAPIV3GroupVersion(path, source.resources(), crds());
-      return rendered ? (JSON.parse(rendered.json) as OpenAPIV3Document) : undefined;
-    },
-    v3GroupVersionRendered: (path) => renderOpenAPIV3GroupVersion(path, source.resources(), crds()),
-    v2Rendered: () => renderSwagger(source.resources(), crds()),
-  };
 }

@@ -54,6 +54,8 @@ export interface SchedulerSide {
   bind(qp: QueuedPod, nodeName: string): void;
   /** Forgets the assumption and queues the pod again with `message` as its verdict. */
   unreserve(qp: QueuedPod, message: string): void;
+  /** Moves these pods, if they wait in the backoff or unschedulable queue, to the active queue. */
+  activate(uids: string[]): void;
 }
 
 export type PermitVerdict = { status: 'allow' } | { status: 'wait' } | { status: 'reject'; message: string };
@@ -161,6 +163,11 @@ export class Coscheduling {
       this.waiting.set(g.key, held);
     }
     held.set(qp.uid, { qp, nodeName });
+    // ActivateSiblings: the first held member brings its siblings out of their backoff, so
+    // the gang is tried together rather than one backoff at a time.
+    if (held.size === 1) {
+      this.side?.activate(members.map((p) => p.metadata.uid ?? '').filter((uid) => uid !== qp.uid));
+    }
     if (!this.timers.has(g.key)) {
       const ms = (spec.scheduleTimeoutSeconds ?? (this.opts.permitWaitingMs ?? 60_000) / 1000) * 1000;
       this.timers.set(
