@@ -1,8 +1,9 @@
 /**
  * The compiled-in admission plugins a default kube-apiserver 1.32 runs, in its order, around
  * the dynamic (webhook) admission: mutating LimitRanger, Priority, RuntimeClass and
- * DefaultStorageClass before the mutating webhooks; LimitRanger's and Priority's checks, the
- * webhooks' validation, then ResourceQuota last. Each follows its upstream plugin:
+ * DefaultStorageClass before the mutating webhooks; LimitRanger's checks and the PriorityClass
+ * rules, ValidatingAdmissionPolicy (policies.ts), the webhooks' validation, then ResourceQuota
+ * last. Each follows its upstream plugin:
  * plugin/pkg/admission/{limitranger,priority,runtimeclass,storage/storageclass/setdefault,
  * resourcequota} (quota evaluation: pkg/quota/v1/evaluator/core).
  */
