@@ -132,12 +132,13 @@ export function unshaped(obj: KubeObject): void {
  * A built-in object as kube-apiserver's decoder leaves it: defaulted by the kind's
  * SetDefaults_* functions (the strategy's `default` hook) and the `+default=` markers of its Go
  * types, with the fields its Go type always has (so field ownership is tracked on them, as
- * upstream tracks the typed object's).
+ * upstream tracks the typed object's). After admission, `shape` is false: ownership is
+ * recorded by then, and the storage boundary shapes what is stored.
  */
-export function defaultAsGo(rt: ResourceType, obj: KubeObject): void {
+export function defaultAsGo(rt: ResourceType, obj: KubeObject, shape = true): void {
   rt.strategy.default?.(obj);
   const t = goKindOf(rt);
   if (!t) return;
   applyMarkerDefaults(t, obj);
-  shapeAsGo(t, obj);
+  if (shape) shapeAsGo(t, obj);
 }
