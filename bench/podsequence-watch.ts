@@ -2,7 +2,7 @@
  * What the PodSequence bench's driver observes: its own watches on pods and PodSequences,
  * timestamped as each line arrives.
  */
-import { DEFAULT_GATE } from '../src/controllers/podsequence/types.ts';
+import { DEFAULT_GATE } from '../src/apis/scheduling.example.com/v1alpha1.ts';
 import type { Http } from './support.ts';
 
 export const podSequencesPath = (ns: string) =>

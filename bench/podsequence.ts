@@ -19,8 +19,9 @@
  * BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the server and the controller there.
  */
 import { join } from 'node:path';
+import { DEFAULT_GATE } from '../src/apis/scheduling.example.com/v1alpha1.ts';
 import { DEFAULT_OPTIONS, releasePatch } from '../src/controllers/podsequence/index.ts';
-import { DEFAULT_GATE, type Pod } from '../src/controllers/podsequence/types.ts';
+import type { Pod } from '../src/controllers/podsequence/objects.ts';
 import {
   ControllerProcess,
   controllerPodWrites,

@@ -9,8 +9,8 @@ import { Agent, request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setImmediate as yieldLoop } from 'node:timers/promises';
-import { parse } from 'yaml';
 import pLimit from 'p-limit';
+import { parse } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

@@ -15,9 +15,10 @@
  * Run: ./node_modules/.bin/node scripts/gen-openapi.ts        (writes the files)
  *      ./node_modules/.bin/node scripts/gen-openapi.ts --check (exits 1 if they are stale)
  */
-import { readFileSync, existsSync, mkdirSync, writeFileSync, readdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
+
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import * as clientNode from '@kubernetes/client-node';
 
 type Schema = Record<string, unknown>;

@@ -21,6 +21,7 @@ export interface ClusterFlags {
   timeScale: number;
   scoring: 'LeastAllocated' | 'MostAllocated';
   dataPlane: boolean;
+  gangScheduling?: boolean;
 }
 
 export function addClusterOptions(cmd: Command): Command {
@@ -54,6 +55,10 @@ export function addClusterOptions(cmd: Command): Command {
       )
         .choices(['LeastAllocated', 'MostAllocated'])
         .default('LeastAllocated'),
+    )
+    .option(
+      '--gang-scheduling',
+      "coscheduling: a PodGroup's pods are placed all or none (scheduler-plugins' coscheduling plugin)",
     );
 }
 
@@ -86,6 +91,7 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     nodes,
     timeScale: flags.timeScale,
     scoring: flags.scoring,
+    gangScheduling: flags.gangScheduling === true,
     dataPlane: flags.dataPlane,
     // --ephemeral still holds the directory: its kubeconfig is written there.
     dataDir: flags.dataDir,

@@ -6,13 +6,25 @@
  */
 
 import { Command } from 'commander';
-import { AW_KIND, AW_LABEL, type AppWrapper, QUEUE_NAME_LABEL } from '../controllers/appwrapper/api.ts';
+import { PODSEQUENCE, type PodSequence } from '../apis/scheduling.example.com/v1alpha1.ts';
+import {
+  PODGROUP_KIND,
+  type PodGroup,
+  type PodObject,
+} from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import {
+  type AppWrapper,
+  AW_KIND,
+  AW_LABEL,
+  QUEUE_NAME_LABEL,
+} from '../apis/workload.codeflare.dev/v1beta2.ts';
 import * as OFFLOAD from '../controllers/offload/keys.ts';
-import { PODGROUP_KIND, type PodGroup, type PodObject } from '../controllers/podgroup/api.ts';
 import { claimOf } from '../controllers/podgroup/membership.ts';
 import { explainPod, explainSequence } from '../controllers/podsequence/index.ts';
-import { type Node, type Pod, PODSEQUENCE, type PodSequence } from '../controllers/podsequence/types.ts';
+import type { Node, Pod } from '../controllers/podsequence/objects.ts';
 import type { KindRef, KubeObject } from '../runtime/index.ts';
+import { explainJob } from './explain-job.ts';
+import { queueLines } from './explain-queue.ts';
 import {
   CliError,
   connectionProblem,
@@ -25,7 +37,7 @@ import {
 } from './output.ts';
 import { type ClusterSession, isNotInstalled, listIfServed, openCluster } from './status.ts';
 
-export type ExplainKind = 'PodSequence' | 'Pod' | 'PodGroup' | 'AppWrapper';
+export type ExplainKind = 'PodSequence' | 'Pod' | 'PodGroup' | 'AppWrapper' | 'Job';
 
 const ALIASES: Record<string, ExplainKind> = {
   podsequence: 'PodSequence',
@@ -41,6 +53,8 @@ const ALIASES: Record<string, ExplainKind> = {
   appwrapper: 'AppWrapper',
   appwrappers: 'AppWrapper',
   aw: 'AppWrapper',
+  job: 'Job',
+  jobs: 'Job',
 };
 
 const KINDS: Record<ExplainKind, KindRef> = {
@@ -48,10 +62,11 @@ const KINDS: Record<ExplainKind, KindRef> = {
   Pod: { apiVersion: 'v1', kind: 'Pod' },
   PodGroup: PODGROUP_KIND,
   AppWrapper: AW_KIND,
+  Job: { apiVersion: 'batch/v1', kind: 'Job' },
 };
 
 const USAGE =
-  'expected <kind>/<name>, where kind is podsequence (podseq), pod, podgroup (pg) or appwrapper (aw)';
+  'expected <kind>/<name>, where kind is podsequence (podseq), pod, podgroup (pg), appwrapper (aw) or job';
 
 /** `kind/name` to a kind and a name; CliError (exit 2) when it is not one. */
 export function parseRef(ref: string): { kind: ExplainKind; name: string } {
@@ -188,14 +203,16 @@ export async function explainAppWrapperText(
       (aw.spec?.suspend ? ', suspended (waiting for admission)' : '') +
       (st.resettingCount ? `, reset ${st.resettingCount} time${st.resettingCount === 1 ? '' : 's'}` : ''),
   ];
+  lines.push(...(await queueLines(s, aw)));
   if ((st.conditions ?? []).length > 0) lines.push('  Conditions:', ...conditionLines(st.conditions, p));
   const components = aw.spec?.components ?? [];
   lines.push(`  Components (${components.length}):`);
   components.forEach((c, i) => {
     const cs = st.componentStatus?.[i];
     const t = c.template as { apiVersion?: string; kind?: string; metadata?: { name?: string } };
-    const kind = cs?.kind ?? t.kind ?? '?';
-    const cname = cs?.name ?? t.metadata?.name ?? '?';
+    // The controller writes empty strings until it has deployed the component.
+    const kind = cs?.kind || t.kind || '?';
+    const cname = cs?.name || t.metadata?.name || '?';
     const podSets = cs?.podSets ?? c.podSets ?? [];
     const expected = podSets.reduce((n, ps) => n + (ps.replicas ?? 1), 0);
     const deployed = cs?.conditions?.find((x) => x.type === 'ResourcesDeployed');
@@ -211,6 +228,15 @@ export async function explainAppWrapperText(
     lines.push(`  Pods: ${[...byPhase].map(([ph, n]) => `${n} ${ph}`).join(', ')}`);
   }
   return lines.join('\n');
+}
+
+export async function explainJobText(s: ClusterSession, name: string, namespace: string): Promise<string> {
+  const job = await getOrFail<KubeObject>(s, 'Job', name, namespace);
+  const stand = await contextList<KubeObject>(s, KINDS.Pod, namespace, `${OFFLOAD.JOB_NAME_LABEL}=${name}`);
+  return explainJob(
+    job,
+    stand?.find((p) => p.metadata.annotations?.[OFFLOAD.EXTERNAL] === 'true'),
+  );
 }
 
 export async function explainSequenceText(
@@ -266,8 +292,10 @@ interface ExplainFlags {
 
 export function explainCommand(): Command {
   const cmd = new Command('explain')
-    .description('Explain why a PodSequence, Pod, PodGroup or AppWrapper is where it is')
-    .argument('<kind/name>', 'podsequence/NAME, pod/NAME, podgroup/NAME or appwrapper/NAME')
+    .description(
+      'Explain why a PodSequence, Pod, PodGroup or AppWrapper is where it is, or why a Job was offloaded or not',
+    )
+    .argument('<kind/name>', 'podsequence/NAME, pod/NAME, podgroup/NAME, appwrapper/NAME or job/NAME')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)')
     .option('-n, --namespace <namespace>', "the object's namespace (default: the context's, else default)")
     .addHelpText(
@@ -289,7 +317,9 @@ export function explainCommand(): Command {
                 ? await explainPodText(session, name, namespace)
                 : kind === 'PodGroup'
                   ? await explainPodGroupText(session, name, namespace, p)
-                  : await explainAppWrapperText(session, name, namespace, p);
+                  : kind === 'AppWrapper'
+                    ? await explainAppWrapperText(session, name, namespace, p)
+                    : await explainJobText(session, name, namespace);
           process.stdout.write(`${text}\n`);
         } finally {
           await session.close();

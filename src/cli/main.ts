@@ -5,10 +5,10 @@
  */
 import { Command, CommanderError } from 'commander';
 import { clusterCommand } from './cluster.ts';
-import { explainCommand } from './explain.ts';
-import { statusCommand } from './status.ts';
 import { applyConfigFile, ConfigFileError, configPathFromArgv } from './config-file.ts';
+import { explainCommand } from './explain.ts';
 import { runCommand } from './run.ts';
+import { statusCommand } from './status.ts';
 import { upCommand } from './up.ts';
 
 export function program(): Command {

@@ -1,9 +1,9 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { OffloadOptions } from '../controllers/offload/index.ts';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
 import { askedByName, type Capability, capabilities, selectControllers } from './capabilities.ts';
 import { type ManagerFlags, offloadOptions } from './manager-flags.ts';
-import type { OffloadOptions } from '../controllers/offload/index.ts';
 
 export interface BuiltManager {
   manager: Manager;

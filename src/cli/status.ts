@@ -5,6 +5,8 @@
  */
 
 import { Command, Option } from 'commander';
+import { capabilities } from '../controllers/capabilities.ts';
+import type { StatusRow, StatusView } from '../controllers/capability.ts';
 import {
   Client,
   isNoKindMatch,
@@ -13,8 +15,6 @@ import {
   type KubeObject,
   loadKubeConfig,
 } from '../runtime/index.ts';
-import type { StatusRow, StatusView } from '../controllers/capability.ts';
-import { capabilities } from '../controllers/capabilities.ts';
 import {
   CliError,
   connectionProblem,

@@ -6,13 +6,14 @@
  * without serialization and sockets, which is what lets one process simulate 1,000
  * nodes and 100,000 pods. Each component could be swapped for the real one talking HTTP.
  */
+
+import { clone } from '../lib/json.ts';
 import type { Api, DeleteOptions, ListOptions } from './apiserver/api.ts';
-import { ApiError } from './apiserver/errors.ts';
 import { bindPod } from './apiserver/binding.ts';
-import type { PatchRequest } from './apiserver/patching.ts';
+import { ApiError } from './apiserver/errors.ts';
+import type { PatchRequest } from './apiserver/patcher.ts';
 import type { EventType } from './apiserver/store.ts';
 import type { KubeObject, ResourceType } from './apiserver/types.ts';
-import { clone } from '../lib/json.ts';
 
 /** group/version/resource, e.g. { group: 'apps', version: 'v1', resource: 'deployments' }. */
 export interface Gvr {

@@ -10,9 +10,10 @@
  * the Event first written for it by bumping `count` and `lastTimestamp`, as client-go's
  * EventCorrelator does, so `kubectl describe` shows `(x3 over 2m)` as on a real cluster.
  */
+
+import { type Clock, realClock } from '../lib/clock.ts';
 import type { KubeObject } from './apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from './client.ts';
-import { type Clock, realClock } from '../lib/clock.ts';
 
 export type EventType = 'Normal' | 'Warning';
 

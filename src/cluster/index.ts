@@ -4,12 +4,15 @@
  * talks to the API server only through the Kubernetes API, so each could be swapped for
  * the real one.
  */
-import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
+
 import { type Clock, realClock } from '../lib/clock.ts';
+import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
 import { startKubelet } from './kubelet/index.ts';
+import { containerLog } from './kubelet/logs.ts';
 import { startKueue } from './kueue/index.ts';
 import { defaultNodeConfig, type NodeConfig, startNodes } from './nodes/index.ts';
+import { ensureXPodGroupCRD } from './scheduler/gang/crd.ts';
 import { startScheduler } from './scheduler/index.ts';
 import { startWorkloadControllers } from './workloads/index.ts';
 
@@ -24,6 +27,8 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   dataPlane?: boolean;
   /** The time the data plane runs by (default the real clock). */
   clock?: Clock;
+  /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
+  gangScheduling?: boolean;
 }
 
 export interface EmbeddedCluster {
@@ -35,8 +40,14 @@ export interface EmbeddedCluster {
 }
 
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
-  const server = await startApiServer(opts);
+  // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
+  let logsClient: ClusterClient | undefined;
+  const server = await startApiServer({
+    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
+    ...opts,
+  });
   const client = new ClusterClient(server.api, 'system:admin');
+  if (opts.dataPlane !== false) logsClient = client.as('system:node:kwok');
   const stops: (() => Promise<void>)[] = [];
   let nodes: EmbeddedCluster['nodes'];
   if (opts.dataPlane !== false) {
@@ -57,10 +68,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     nodes = await startNodes(client.as('system:node-controller'), config, { timeScale, clock });
     const n = nodes;
     stops.push(() => n.stop());
+    // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind.
+    if (opts.gangScheduling) await ensureXPodGroupCRD(client);
     const scheduler = startScheduler(client.as('system:kube-scheduler'), {
       scoringStrategy: opts.scoring ?? 'LeastAllocated',
       timeScale,
       clock,
+      gangScheduling: opts.gangScheduling ?? false,
     });
     stops.push(() => scheduler.stop());
   }

@@ -1,8 +1,9 @@
 /**
  * What the dashboard reads, and the public keys it understands. The dashboard does not
- * import the controllers (it sees only what any Kubernetes client sees), so the API
- * groups, labels and annotations of each capability are named here: they are the
- * capabilities' published contracts, not internals.
+ * import the controllers (it sees only what any Kubernetes client sees); the labels and
+ * annotations of each capability come from its API definition in src/apis, the published
+ * contract. Object shapes stay the dashboard's own and loose: it renders whatever is in the
+ * cluster, partial or not.
  */
 
 import type { KindRef } from '../runtime/index.ts';
@@ -112,14 +113,13 @@ export const ALL_KINDS: readonly WatchedKind[] = [
 
 export const CRD_KIND: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' };
 
-/** Gang readiness (podgroup-controller): the grouping and readiness labels. */
-export const GROUP_LABEL = 'podgroup.jhwagner.github.io/name';
-export const GROUP_READY_LABEL = 'podgroup.jhwagner.github.io/ready';
-/** The kube-batch / Volcano way for a pod to join a PodGroup. */
-export const GROUP_ANNOTATION = 'scheduling.k8s.io/group-name';
-
-/** PodSequence's default gate. */
-export const DEFAULT_SEQUENCE_GATE = 'podsequence.example.com/sequence-gate';
+export { DEFAULT_GATE as DEFAULT_SEQUENCE_GATE } from '../apis/scheduling.example.com/v1alpha1.ts';
+// The capabilities' published labels and annotations, from their API definitions.
+export {
+  GROUP_ANNOTATION,
+  GROUP_LABEL,
+  READY_LABEL as GROUP_READY_LABEL,
+} from '../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 
 /** Kueue: the queue a job joins. */
 export const QUEUE_NAME_LABEL = 'kueue.x-k8s.io/queue-name';

@@ -8,6 +8,8 @@ import type { KubeObject } from '../runtime/index.ts';
 import {
   APP_WRAPPER,
   CLUSTER_QUEUE,
+  GROUP_ANNOTATION,
+  GROUP_LABEL,
   JOB,
   LOCAL_QUEUE,
   NODE,
@@ -32,7 +34,6 @@ import {
   type WorkloadObject,
 } from './views/queues.ts';
 import { type EventObject, type SequenceObject, sequencesView } from './views/sequences.ts';
-import { GROUP_ANNOTATION, GROUP_LABEL } from './kinds.ts';
 
 export interface Observed {
   kinds: KindStatus[];

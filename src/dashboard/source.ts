@@ -9,6 +9,7 @@
  * /readyz down, and a kind the dashboard cannot read is better hidden than broken.
  */
 
+import { backoffDelay } from '../lib/backoff.ts';
 import {
   type Cache,
   type HandlerRegistration,
@@ -22,7 +23,6 @@ import {
 import { ALL_KINDS, CRD_KIND, POD_SEQUENCE, SEQUENCE_EVENT, type WatchedKind } from './kinds.ts';
 import { kindId, type Observed } from './snapshot.ts';
 import type { KindStatus } from './view-model.ts';
-import { backoffDelay } from '../lib/backoff.ts';
 
 export interface SourceOptions {
   cache: Cache;

@@ -119,6 +119,10 @@ export interface TierView {
   pods: PodCell[];
   ready: number;
   total: number;
+  /** When the tier's first pod was scheduled (it was released and placed). */
+  startedAt?: string;
+  /** When its last pod became Ready, once every pod is (or has finished). */
+  readyAt?: string;
 }
 
 export interface NodeProgressView {

@@ -5,12 +5,12 @@
  * cluster, whose caller registers the CA as the webhook's caBundle.
  */
 
-// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
-import { realClock } from '../lib/clock.ts';
-import { watch as fsWatch, type FSWatcher, readFileSync } from 'node:fs';
+import { type FSWatcher, watch as fsWatch, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
+import { realClock } from '../lib/clock.ts';
 
 export interface ServingCert {
   cert: string;

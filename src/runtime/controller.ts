@@ -14,6 +14,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { type Clock, realClock } from '../lib/clock.ts';
+import { defaultControllerRateLimiter, type RateLimiter } from '../lib/ratelimiter.ts';
+import { WorkQueue } from '../lib/workqueue.ts';
 import type { Cache } from './cache.ts';
 import { type Client, FencedError } from './client.ts';
 import type { MetricsContext } from './custom-metrics.ts';
@@ -22,12 +25,9 @@ import type { EventRecorder } from './events.ts';
 import type { EventHandler, HandlerRegistration } from './informer.ts';
 import type { Logger } from './log.ts';
 import type { RuntimeMetrics } from './metrics.ts';
-import { type Clock, realClock } from '../lib/clock.ts';
-import { defaultControllerRateLimiter, type RateLimiter } from '../lib/ratelimiter.ts';
 import type { IndexFunc } from './store.ts';
 import type { Transform } from './transform.ts';
 import { type KindRef, type KubeObject, keyOf, objectKey, parseKey } from './types.ts';
-import { WorkQueue } from '../lib/workqueue.ts';
 
 /**
  * Retries after which a key's write conflicts are no longer routine: something keeps

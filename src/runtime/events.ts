@@ -11,10 +11,10 @@
  * Recording is fire-and-forget and best-effort: a failure is logged, never thrown.
  */
 
-import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 import { hostname } from 'node:os';
-import { isNotFound } from './errors.ts';
+import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 import type { Client } from './client.ts';
+import { isNotFound } from './errors.ts';
 import { type Logger, silentLogger } from './log.ts';
 import type { KubeObject } from './types.ts';
 

@@ -1,6 +1,15 @@
 /** The troupe controller runtime: everything a controller or the CLI needs, from one import. */
 
 export { Backoff, type BackoffOptions, backoffDelay } from '../lib/backoff.ts';
+export { type Clock, isoNow, ManualClock, realClock, sleep, type TimerHandle } from '../lib/clock.ts';
+export {
+  defaultControllerRateLimiter,
+  ItemExponentialRateLimiter,
+  MaxOfRateLimiter,
+  type RateLimiter,
+  TokenBucketRateLimiter,
+} from '../lib/ratelimiter.ts';
+export { WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from '../lib/workqueue.ts';
 export { Cache, type CacheListOptions, type CacheOptions, type InformerScope } from './cache.ts';
 export { generateServingCert, readCertDir, type ServingCert, watchCertDir } from './certs.ts';
 export {
@@ -16,11 +25,10 @@ export {
   retryOnConflict,
   type WriteOptions,
 } from './client.ts';
-export { type Clock, isoNow, ManualClock, realClock, sleep, type TimerHandle } from '../lib/clock.ts';
 export {
+  kubeConfigFromString,
   type LoadedKubeConfig,
   type LoadKubeConfigOptions,
-  kubeConfigFromString,
   loadKubeConfig,
 } from './config.ts';
 export {
@@ -78,8 +86,8 @@ export {
 } from './events.ts';
 export { type Check, HealthServer, type HealthServerOptions } from './health.ts';
 export { type EventHandler, type HandlerRegistration, Informer, type InformerOptions } from './informer.ts';
-export { defaultIdentity, type Lease, LeaderElector, type LeaderElectionOptions } from './leader.ts';
-export { createLogger, type LogFormat, type LogOptions, type Logger, silentLogger } from './log.ts';
+export { defaultIdentity, type LeaderElectionOptions, LeaderElector, type Lease } from './leader.ts';
+export { createLogger, type LogFormat, type Logger, type LogOptions, silentLogger } from './log.ts';
 export { type LeaderElectionConfig, Manager, type ManagerOptions, stopOnSignals } from './manager.ts';
 export { RuntimeMetrics } from './metrics.ts';
 export {
@@ -95,13 +103,6 @@ export {
   setOwnerReference,
 } from './objects.ts';
 export { OwnWrites } from './own-writes.ts';
-export {
-  defaultControllerRateLimiter,
-  ItemExponentialRateLimiter,
-  MaxOfRateLimiter,
-  type RateLimiter,
-  TokenBucketRateLimiter,
-} from '../lib/ratelimiter.ts';
 export { type ResourceInfo, RestMapper } from './resources.ts';
 export { RestClient, type RestClientOptions } from './rest.ts';
 export {
@@ -125,8 +126,8 @@ export {
   type ManagedFieldsEntry,
   type ObjectMeta,
   type ObjectRef,
-  objectKey,
   type OwnerReference,
+  objectKey,
   parseKey,
 } from './types.ts';
 export {
@@ -139,4 +140,3 @@ export {
   WebhookServer,
   type WebhookServerOptions,
 } from './webhook.ts';
-export { WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from '../lib/workqueue.ts';

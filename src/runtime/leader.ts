@@ -12,8 +12,8 @@
  * - on `stop` the Lease is released (holder cleared) so a successor starts at once.
  */
 
-import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 import { type Client, FencedError } from './client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';

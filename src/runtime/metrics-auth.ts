@@ -9,6 +9,7 @@
  * denial is not cached, so a role bound afterwards takes effect at once.
  */
 import type { IncomingMessage } from 'node:http';
+import { realClock } from '../lib/clock.ts';
 import type { RestClient } from './rest.ts';
 
 export interface Denial {
@@ -57,7 +58,7 @@ export class MetricsAuth {
   }
 
   private async authenticate(token: string): Promise<UserInfo | undefined> {
-    const now = Date.now();
+    const now = realClock.now();
     const cached = this.users.get(token);
     if (cached && cached.until > now) return cached.user;
     const review = await this.rest.request<{ status?: { authenticated?: boolean; user?: UserInfo } }>({
@@ -71,7 +72,7 @@ export class MetricsAuth {
   }
 
   private async authorize(user: UserInfo, path: string, verb: string): Promise<boolean> {
-    const now = Date.now();
+    const now = realClock.now();
     const key = JSON.stringify([user.username, user.groups ?? [], path, verb]);
     if ((this.allowed.get(key) ?? 0) > now) return true;
     const review = await this.rest.request<{ status?: { allowed?: boolean } }>({

@@ -6,9 +6,9 @@
  */
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WorkQueueMetrics } from '../lib/workqueue.ts';
 import type { InformerMetrics } from './informer.ts';
 import type { RestMetrics } from './rest.ts';
-import type { WorkQueueMetrics } from '../lib/workqueue.ts';
 
 /** What the queue gauges read at scrape time. */
 export interface QueueProbe {

@@ -10,14 +10,14 @@
  * our own inactivity timeout, which the library's Watch class fixes at 30 s.
  */
 
-// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
-import { realClock } from '../lib/clock.ts';
 import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
-import { ApiError, type Status } from './errors.ts';
 import { backoffDelay } from '../lib/backoff.ts';
+// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
+import { realClock } from '../lib/clock.ts';
+import { ApiError, type Status } from './errors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

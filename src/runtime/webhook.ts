@@ -6,12 +6,12 @@
  * generated at start, in which case `caBundle` is what to register with the API server.
  */
 
-// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
-import { realClock } from '../lib/clock.ts';
-import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import fastJsonPatch from 'fast-json-patch';
+// Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
+import { realClock } from '../lib/clock.ts';
 import { generateServingCert, readCertDir, type ServingCert, watchCertDir } from './certs.ts';
 import type { JsonPatchOp } from './client.ts';
 import { type Logger, silentLogger } from './log.ts';

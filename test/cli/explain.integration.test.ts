@@ -7,8 +7,8 @@ import { GROUP_LABEL, PODGROUP_KIND, podGroupCrdManifests } from '../../src/cont
 import { DEFAULT_GATE, ensurePodSequenceCrd, PODSEQUENCE } from '../../src/controllers/podsequence/index.ts';
 import { Client, type KindRef, type KubeObject, kubeConfigFromString } from '../../src/runtime/index.ts';
 import { startTestCluster, type TestCluster } from '../support/cluster.ts';
-import { waitFor } from '../support/wait.ts';
 import { pod as buildPod } from '../support/objects.ts';
+import { waitFor } from '../support/wait.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
 

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test } from 'node:test';
 import { DatabaseSync } from 'node:sqlite';
+import { test } from 'node:test';
 import { ROOT, scratchCheckout, spawnTroupe, type TroupeProcess } from '../support/troupe-process.ts';
 
 function shellBlocks(markdown: string): string[][] {

@@ -4,11 +4,11 @@
  * --ephemeral, and a port taken while the cluster was down.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { DatabaseSync } from 'node:sqlite';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
 import { crashRound } from '../../bench/crash-round.ts';
 import { type ClusterProcess, kubectlAt, startClusterProcess } from '../support/cluster-process.ts';

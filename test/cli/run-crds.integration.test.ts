@@ -55,8 +55,9 @@ function logged(p: TroupeProcess, msg: string): Promise<LogLine> {
 
 /** GET /readyz?verbose on the manager's probe address. */
 async function readyz(p: TroupeProcess): Promise<{ status: number; text: string }> {
-  const { address } = await logged(p, 'serving health probes');
-  const res = await fetch(`${address}/readyz?verbose`);
+  const { address = '' } = await logged(p, 'serving health probes');
+  const base = /^https?:\/\//.test(address) ? address : `http://${address}`;
+  const res = await fetch(`${base}/readyz?verbose`);
   return { status: res.status, text: await res.text() };
 }
 

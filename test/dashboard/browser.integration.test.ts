@@ -133,6 +133,26 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
       reasons.filter((r) => r === 'Released').length >= 3,
       `releases in the timeline: ${reasons.join(', ')}`,
     );
+    // The first release of each later tier follows the GroupReady that caused it.
+    const events = await page
+      .locator(`${SEQ} .timeline [data-reason]`)
+      .evaluateAll((els) =>
+        els.map((e) => [e.getAttribute('data-reason'), e.querySelector('.event-message')?.textContent ?? '']),
+      );
+    for (const [i, [reason, message]] of events.entries()) {
+      const next = reason === 'GroupReady' ? /; releasing group (.+)$/.exec(message ?? '')?.[1] : undefined;
+      if (!next) continue;
+      const firstRelease = events.findIndex(([r, m]) => r === 'Released' && m?.includes(`of group ${next} `));
+      assert.ok(
+        firstRelease > i,
+        `${next} released after "${message}": ${events.map((e) => e[0]).join(', ')}`,
+      );
+    }
+    // Every tier shows when it started and when it was ready, on the page.
+    for (let k = 0; k < 3; k++) {
+      const times = await page.locator(`${SEQ} [data-tier-times="${k}"]`).innerText();
+      assert.match(times, /^started \d\d:\d\d:\d\d · ready \d\d:\d\d:\d\d \(\d+\.\d s\)$/);
+    }
     assert.equal(await page.evaluate('window.__sameLoad'), true, 'updates arrived without a reload');
   });
 
@@ -154,6 +174,7 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     for (const w of ['worker-1', 'worker-2', 'worker-3']) {
       await waitForAttr(page, `${card} [data-pod="${w}"]`, 'data-state', 'ready');
     }
+    await waitForAttr(page, `${card} .progress-text`, 'data-progress', '3/3 running');
   });
 
   test('a node-scoped sequence shows each node progressing on its own', async () => {

@@ -2,13 +2,13 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { KubeObject } from '../../src/runtime/index.ts';
 import { nodesView } from '../../src/dashboard/views/nodes.ts';
 import { offloadsView } from '../../src/dashboard/views/offloads.ts';
 import { podGroupsView } from '../../src/dashboard/views/podgroups.ts';
 import { type Pod, podState } from '../../src/dashboard/views/pods.ts';
 import { appWrappersView, queuesView } from '../../src/dashboard/views/queues.ts';
 import { sequenceView } from '../../src/dashboard/views/sequences.ts';
+import type { KubeObject } from '../../src/runtime/index.ts';
 import { pod as buildPod } from '../support/objects.ts';
 
 function pod(
@@ -160,6 +160,56 @@ describe('sequences', () => {
         ['GroupReady', 'GroupReady note'],
       ],
     );
+  });
+
+  test('a GroupReady comes before the Released it caused, recorded milliseconds later in the same second', () => {
+    const ev = (name: string, time: string, reason: string) =>
+      ({
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name, namespace: 'default' },
+        regarding: { kind: 'PodSequence', name: 's', namespace: 'default', uid: 'u1' },
+        eventTime: time,
+        reason,
+        note: reason,
+        type: 'Normal',
+      }) as never;
+    const v = sequenceView(seq('Cluster', {}), new Map(), [
+      ev('r0', '2026-01-01T00:00:01.100000Z', 'Released'),
+      // The release of group 2 is sent first; the status write saying group 1 is Ready follows.
+      ev('r1', '2026-01-01T00:00:05.200000Z', 'Released'),
+      ev('g0', '2026-01-01T00:00:05.230000Z', 'GroupReady'),
+      ev('c', '2026-01-01T00:00:09.000000Z', 'Completed'),
+    ]);
+    assert.deepEqual(
+      v.timeline.map((e) => e.reason),
+      ['Released', 'GroupReady', 'Released', 'Completed'],
+    );
+  });
+
+  test('each tier has its start (first pod scheduled) and, once all are Ready, its ready time', () => {
+    const at = (name: string, scheduled: string, ready?: string, labels: Record<string, string> = {}) => {
+      const p = pod(name, { node: 'n1', ready: !!ready, labels });
+      p.status!.conditions = [
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: scheduled },
+        { type: 'Ready', status: ready ? 'True' : 'False', ...(ready ? { lastTransitionTime: ready } : {}) },
+      ] as never;
+      return p;
+    };
+    const pods = [
+      at('db-0', '2026-01-01T00:00:01Z', '2026-01-01T00:00:04Z'),
+      at('db-1', '2026-01-01T00:00:02Z', '2026-01-01T00:00:03Z'),
+      at('web-a', '2026-01-01T00:00:05Z', undefined, { app: 'web' }),
+    ];
+    const v = sequenceView(
+      seq('Cluster', { phase: 'InProgress', currentIndex: 1 }),
+      new Map([['default', pods]]) as never,
+      [],
+    );
+    assert.equal(v.tiers[0]?.startedAt, '2026-01-01T00:00:01Z');
+    assert.equal(v.tiers[0]?.readyAt, '2026-01-01T00:00:04Z');
+    assert.equal(v.tiers[1]?.startedAt, '2026-01-01T00:00:05Z');
+    assert.equal(v.tiers[1]?.readyAt, undefined);
   });
 });
 

@@ -20,7 +20,7 @@ import { MAIN, ROOT, scratchCheckout, spawnTroupe, type TroupeProcess } from '..
 import { bannerCommands, type DocBlock, docFiles, shellBlocks } from './doc-commands.ts';
 
 const PERSISTENCE_WALKTHROUGH =
-  'a walk-through of stopping and restarting a cluster that runs in the foreground until Ctrl+C; test/cli/persistence.integration.test.ts runs it';
+  'a walk-through of stopping and restarting a cluster that runs in the foreground until Ctrl+C; test/cli/persistence-docs.integration.test.ts runs it, stops included';
 
 /** Blocks that cannot run against an embedded cluster in a test: `file:first command` → why. */
 const CANNOT_RUN: Record<string, string> = {
@@ -37,7 +37,7 @@ const CANNOT_RUN: Record<string, string> = {
     'builds and pushes a container image: needs docker and a registry',
   'docs/install.md:kubectl -n troupe-system rollout status deployment/troupe-controller-manager':
     "reads the Lease and the logs of running managers: the embedded cluster's pods run no processes",
-  'docs/install.md:kubectl -n troupe-system port-forward service/troupe-controller-manager-metrics-service 8080 &':
+  'docs/install.md:kubectl create clusterrolebinding troupe-metrics-look --clusterrole=troupe-metrics-reader \\':
     "port-forward reaches a pod's container: the embedded cluster's pods run no processes",
   "docs/dashboard.md:# add --dashboard-address=127.0.0.1:8082 to the manager's args, then:":
     "port-forward reaches a pod's container: the embedded cluster's pods run no processes",

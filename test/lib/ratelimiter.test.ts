@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Backoff } from '../../src/lib/backoff.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
 import {
   defaultControllerRateLimiter,
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
   TokenBucketRateLimiter,
 } from '../../src/lib/ratelimiter.ts';
-import { ManualClock } from '../../src/lib/clock.ts';
 
 describe('ItemExponentialRateLimiter', () => {
   test('doubles from 5 ms per failure and caps at 1000 s', () => {

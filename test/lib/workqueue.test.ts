@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ManualClock } from '../../src/lib/clock.ts';
 import { ItemExponentialRateLimiter } from '../../src/lib/ratelimiter.ts';
 import { WorkQueue } from '../../src/lib/workqueue.ts';
-import { ManualClock } from '../../src/lib/clock.ts';
 
 function newQueue(clock = new ManualClock()) {
   return {

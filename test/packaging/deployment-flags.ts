@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { addManagerOptions, type ManagerFlags } from '../../src/cli/manager-flags.ts';
 import type { KubeDoc } from '../../scripts/gen-install.ts';
+import { addManagerOptions, type ManagerFlags } from '../../src/cli/manager-flags.ts';
 
 interface Container {
   args: string[];

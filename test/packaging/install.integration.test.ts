@@ -10,7 +10,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { capabilityNames } from '../../src/cli/capabilities.ts';
 import {
   DEFAULT_KUSTOMIZATION,
   HEADER,
@@ -21,6 +20,7 @@ import {
   parseManifests,
   ROOT,
 } from '../../scripts/gen-install.ts';
+import { capabilityNames } from '../../src/cli/capabilities.ts';
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
 
 const NAMESPACE = 'troupe-system';

@@ -15,8 +15,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
-import { capabilityNames } from '../../src/cli/capabilities.ts';
-import { appWrapperWebhookConfigurations } from '../../src/controllers/appwrapper/index.ts';
 import {
   DEFAULT_KUSTOMIZATION,
   type KubeDoc,
@@ -24,6 +22,8 @@ import {
   parseManifests,
   ROOT,
 } from '../../scripts/gen-install.ts';
+import { capabilityNames } from '../../src/cli/capabilities.ts';
+import { appWrapperWebhookConfigurations } from '../../src/controllers/appwrapper/index.ts';
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
 
 const NAMESPACE = 'troupe-system';

@@ -9,8 +9,8 @@ import {
   type KubeObject,
   retryOnConflict,
 } from '../../src/runtime/index.ts';
-import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import { pod as buildPod } from '../support/objects.ts';
+import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
 

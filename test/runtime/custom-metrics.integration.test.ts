@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
-  cacheGauge,
   type Client,
-  counter,
   type ControllerDefinition,
+  cacheGauge,
+  counter,
   type KubeObject,
   Manager,
 } from '../../src/runtime/index.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Client, EventRecorder, type KubeObject } from '../../src/runtime/index.ts';
-import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import { waitFor } from '../support/wait.ts';
+import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 
 const EVENT = { apiVersion: 'events.k8s.io/v1', kind: 'Event' };
 

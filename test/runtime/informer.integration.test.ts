@@ -6,12 +6,12 @@ import {
   Informer,
   type KubeObject,
   LAST_APPLIED_ANNOTATION,
+  labelIndexName,
   NODE_NAME_INDEX,
   OWNER_UID_INDEX,
-  labelIndexName,
 } from '../../src/runtime/index.ts';
-import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import { waitFor } from '../support/wait.ts';
+import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
 const POD = { apiVersion: 'v1', kind: 'Pod' };

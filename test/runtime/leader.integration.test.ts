@@ -4,14 +4,14 @@ import {
   type Client,
   FencedError,
   kubeConfigFromString,
-  type Lease,
-  LeaderElector,
   type LeaderElectionOptions,
+  LeaderElector,
+  type Lease,
   RestClient,
   Client as RuntimeClient,
 } from '../../src/runtime/index.ts';
-import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import { waitFor } from '../support/wait.ts';
+import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import { PartitionableProxy } from './proxy.ts';
 
 const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' };

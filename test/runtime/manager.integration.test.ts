@@ -4,18 +4,20 @@ import {
   type Client,
   FencedError,
   type KubeObject,
+  kubeConfigFromString,
   Manager,
   type ManagerOptions,
 } from '../../src/runtime/index.ts';
+import { waitFor } from '../support/wait.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import {
   CONFIGMAP,
+  defaultGreeting,
   FINALIZER,
   GREETING,
   GREETING_LABEL,
   type Greeting,
   type GreetingHooks,
-  defaultGreeting,
   greeting,
   greetingController,
   greetingWebhookConfigurations,
@@ -23,9 +25,7 @@ import {
   SECRET,
   validateGreeting,
 } from './example-controller.ts';
-import { waitFor } from '../support/wait.ts';
 import { PartitionableProxy } from './proxy.ts';
-import { kubeConfigFromString } from '../../src/runtime/index.ts';
 
 const EVENT = { apiVersion: 'events.k8s.io/v1', kind: 'Event' };
 

@@ -1,7 +1,7 @@
 /** A TCP proxy in front of the API server whose link can be cut, to simulate a network partition. */
 
-import { createServer, type Server, type Socket, connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class PartitionableProxy {
   private server: Server | undefined;

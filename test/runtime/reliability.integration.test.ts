@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import { Manager } from '../../src/runtime/index.ts';
+import { waitFor } from '../support/wait.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
 import {
   CONFIGMAP,
@@ -10,7 +11,6 @@ import {
   greetingController,
   installGreetingCrd,
 } from './example-controller.ts';
-import { waitFor } from '../support/wait.ts';
 
 describe('Controllers under injected faults', () => {
   let cluster: TestCluster;

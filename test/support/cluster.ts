@@ -1,7 +1,8 @@
 /**
  * Test support: the whole embedded cluster (API server and simulated data plane) with a
- * kubeconfig file for kubectl.
+ * kubeconfig file for kubectl and a KubeConfig for @kubernetes/client-node.
  */
+import { KubeConfig } from '@kubernetes/client-node';
 import {
   type EmbeddedCluster,
   type EmbeddedClusterOptions,
@@ -12,6 +13,8 @@ import { type KubectlResult, kubectlFor } from './kubectl.ts';
 export interface TestCluster {
   cluster: EmbeddedCluster;
   kubeconfigPath: string;
+  /** The admin's KubeConfig for @kubernetes/client-node. */
+  kc: KubeConfig;
   kubectl(args: string[], input?: string): Promise<string>;
   kubectlResult(args: string[], input?: string): Promise<KubectlResult>;
   close(): Promise<void>;
@@ -20,9 +23,12 @@ export interface TestCluster {
 export async function startTestCluster(opts: EmbeddedClusterOptions = {}): Promise<TestCluster> {
   const cluster = await startEmbeddedCluster({ port: 0, ...opts });
   const kubectl = await kubectlFor(cluster.server.kubeconfig);
+  const kc = new KubeConfig();
+  kc.loadFromString(cluster.server.kubeconfig);
   return {
     cluster,
     kubeconfigPath: kubectl.kubeconfigPath,
+    kc,
     kubectlResult: kubectl.result,
     kubectl: async (args, input) => (await kubectl.run(args, input)).stdout,
     close: async () => {

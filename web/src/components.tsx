@@ -51,6 +51,23 @@ export function Cell(props: { cell: PodCell; label?: string }) {
   );
 }
 
+const SETTLED: readonly string[] = ['ready', 'running', 'succeeded'];
+
+/** Why pods are not further along, on the page rather than only in tooltips. */
+export function Reasons(props: { cells: PodCell[] }) {
+  const stuck = props.cells.filter((c) => c.detail && !SETTLED.includes(c.state));
+  if (stuck.length === 0) return null;
+  return (
+    <ul class="reasons">
+      {stuck.map((c) => (
+        <li key={c.name} class={`reason state-${c.state}`} data-reason-pod={c.name}>
+          <strong>{c.name}</strong> {c.state}: {c.detail}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function Cells(props: { cells: PodCell[]; compact?: boolean }) {
   return (
     <ul class={props.compact ? 'cells compact' : 'cells'}>
@@ -120,6 +137,7 @@ export function Conditions(props: { conditions: ConditionView[] }) {
           <span class="condition-status">{c.status === 'True' ? '✓' : c.status === 'False' ? '✗' : '?'}</span>
           {c.type}
           {c.reason ? <span class="condition-reason">{c.reason}</span> : null}
+          {c.status !== 'True' && c.message ? <span class="condition-message">{c.message}</span> : null}
         </li>
       ))}
     </ul>

@@ -17,6 +17,12 @@ export function duration(ms: number): string {
   return `${Math.floor(h / 24)}d`;
 }
 
+/** A duration to a tenth of a second (tier start-up times are seconds, not minutes). */
+export function seconds(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : duration(ms);
+}
+
 export function clock(iso: string): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour12: false });

@@ -10,13 +10,14 @@
  * upstream's registry store.go does.
  */
 import {
+  type FieldRequirement,
   fieldsMatch,
   parseFieldSelector,
   parseLabelSelector,
-  SelectorParseError,
-  type FieldRequirement,
   type Selector,
+  SelectorParseError,
 } from '../../kube/labels.ts';
+import { clone, jsonEqual } from '../../lib/json.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
@@ -30,19 +31,18 @@ import {
 } from './gotypes/index.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
-import type { Patcher, PatchRequest } from './patching.ts';
-import { isBuiltinGroup, storageKey, type ResourceRegistry } from './registry.ts';
-import { TooOldResourceVersionError, type EventType, type ObjectStore, type StoredRecord } from './store.ts';
+import type { Patcher, PatchRequest } from './patcher.ts';
+import { isBuiltinGroup, type ResourceRegistry, storageKey } from './registry.ts';
+import { type EventType, type ObjectStore, type StoredRecord, TooOldResourceVersionError } from './store.ts';
 import { rememberStoredJson } from './stored-json.ts';
 import {
-  groupVersion,
   type FieldError,
   type FinishWrite,
+  groupVersion,
   type KubeObject,
   type RequestContext,
   type ResourceType,
 } from './types.ts';
-import { clone, jsonEqual } from '../../lib/json.ts';
 
 export interface ListOptions {
   labelSelector?: string;

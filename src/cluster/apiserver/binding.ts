@@ -3,8 +3,8 @@
  * BindingREST does (the rules live in the pod strategy's pure `bindPod`).
  */
 import type { Api, WriteOptions } from './api.ts';
-import { errors } from './errors.ts';
 import { bindPod as assignPod, validateBinding } from './builtin/pods.ts';
+import { errors } from './errors.ts';
 import type { KubeObject, ResourceType } from './types.ts';
 
 export async function bindPod(api: Api, ns: string, binding: KubeObject, opts: WriteOptions): Promise<void> {

@@ -3,7 +3,7 @@
  * them, so a 422 Status from the embedded server reads like kube-apiserver's. A bad value is
  * printed with Go's fmt rules for the JSON-decoded values of custom resources (%v for numbers
  * and booleans, %q for strings, %#v otherwise); built-in kinds print theirs their own way
- * (builtin/fielderrors.ts), through `fieldErrors`.
+ * (builtin/field-errors.ts), through `fieldErrors`.
  */
 
 import { goQuote, goSharpV } from './gofmt.ts';

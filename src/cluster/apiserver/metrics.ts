@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /** apiserver_request_total and apiserver_request_duration_seconds, as kube-apiserver names them. */
 export class ApiMetrics {

@@ -1,10 +1,14 @@
 /**
- * The server's Patcher: decodes PATCH bodies by content type, runs the engines in
- * patch/, and keeps metadata.managedFields (server-side apply and Update tracking).
+ * The server's Patcher, the bridge between the API's read-modify-write path and the patch
+ * engines in patch/: decodes PATCH bodies by content type, produces the desired object, and
+ * keeps metadata.managedFields (server-side apply and Update tracking).
  */
 import { parse as parseYaml } from 'yaml';
 import type { WriteOptions } from './api.ts';
 import { ApiError, errors, type StatusReason } from './errors.ts';
+import { invalid } from './field-errors.ts';
+import { checkNestingDepth } from './http/body.ts';
+import { crdSchemaKey } from './openapi/index.ts';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -18,12 +22,31 @@ import {
   supportsStrategicMerge,
   trackUpdate,
 } from './patch/index.ts';
-import type { Patcher, PatchRequest } from './patching.ts';
 import type { SchemaService } from './schemas.ts';
-import { crdSchemaKey } from './openapi/index.ts';
-import { invalid } from './field-errors.ts';
-import { checkNestingDepth } from './http/body.ts';
 import { groupVersion, type KubeObject, type ResourceType } from './types.ts';
+
+export interface PatchRequest {
+  contentType: string;
+  body: string;
+  force?: boolean;
+}
+
+export interface Patcher {
+  /** Produces the desired object from the current one. Throws ApiError on bad patches. */
+  apply(rt: ResourceType, current: KubeObject, req: PatchRequest, opts: WriteOptions): KubeObject;
+  /** Server-side apply of a missing object creates it: the applied config becomes the object. */
+  applyToNew(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    req: PatchRequest,
+    opts: WriteOptions,
+  ): KubeObject;
+  /** Records field ownership of a non-apply create. */
+  trackCreate(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void;
+  /** Records field ownership of a non-apply update (apply records its own in `apply`). */
+  trackUpdate(rt: ResourceType, next: KubeObject, old: KubeObject, opts: WriteOptions): void;
+}
 
 export class DefaultPatcher implements Patcher {
   private readonly schemas: SchemaService;

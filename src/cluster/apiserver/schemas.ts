@@ -6,13 +6,13 @@
 import type { Api, UnknownFieldsFn } from './api.ts';
 import type { OpenApiProvider } from './http/handler.ts';
 import {
+  builtinSchemaName,
   type CrdSchemas,
   crdSchemaKey,
   crdSchemasFromCRDs,
   openApiProvider,
   unknownFields,
   unknownFieldsForCRD,
-  builtinSchemaName,
 } from './openapi/index.ts';
 import type { ResourceType } from './types.ts';
 
@@ -27,6 +27,7 @@ export class SchemaService {
     this.provider = {
       v3Paths: () => p.v3Paths(),
       v3GroupVersionRendered: (path) => p.v3GroupVersionRendered(path),
+      v2Rendered: () => p.v2Rendered(),
     };
   }
 

@@ -3,9 +3,11 @@
  * codec, authentication, RBAC, admission, CRDs and the namespace lifecycle.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
+import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { BuiltinAdmission } from './admission/plugins.ts';
 import { WebhookAdmission } from './admission/webhooks.ts';
 import { Api, type ApiHooks } from './api.ts';
@@ -22,6 +24,7 @@ import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
+import { EventTtl } from './lifecycle/event-ttl.ts';
 import { KubernetesService } from './lifecycle/kubernetes-service.ts';
 import { NamespaceLifecycle } from './lifecycle/namespaces.ts';
 import { QuotaController } from './lifecycle/quota.ts';
@@ -30,8 +33,6 @@ import { ApiMetrics } from './metrics.ts';
 import { DefaultPatcher } from './patcher.ts';
 import { ResourceRegistry, storageKey } from './registry.ts';
 import { SchemaService } from './schemas.ts';
-import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
-import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { ObjectStore } from './store.ts';
 import type { RestoredState } from './store-backend.ts';
 import { type ServingCert, selfSignedCert } from './tls.ts';
@@ -66,6 +67,8 @@ export interface ApiServerOptions {
   dataDir?: string;
   /** Hold dataDir (one instance per directory) but keep the cluster in memory only. */
   ephemeral?: boolean;
+  /** How long an Event lives after its last write (kube-apiserver's --event-ttl; default 1 h). */
+  eventTtlMs?: number;
   /** Delete the state held in dataDir before starting (`--reset`). */
   reset?: boolean;
   /** The kubeconfig this instance will write, named to a second instance that finds it running. */
@@ -174,6 +177,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
   hooks.patcher ??= new DefaultPatcher(schemas);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
+  const eventTtl = new EventTtl(api, opts.eventTtlMs);
   const quotas = new QuotaController(api);
   // Made once the server listens: it needs the port.
   let kubernetes: KubernetesService | undefined;
@@ -183,10 +187,14 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     crds.onWrite(rt, type, obj);
     namespaces.onWrite(rt, type, obj);
     quotas.onWrite(rt, type, obj);
+    eventTtl.onWrite(rt, type, obj);
     kubernetes?.onWrite(rt, type, obj);
     userAfterWrite?.(rt, type, obj);
   };
-  if (restored) restoreLifecycles(api, services, hooks);
+  if (restored) {
+    restoreLifecycles(api, services, hooks);
+    eventTtl.restore();
+  }
   await bootstrap(api);
 
   const saved = durable?.backend;
@@ -292,6 +300,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     namespaces.stop();
     quotas.stop();
     crds.stop();
+    eventTtl.stop();
     kubernetes?.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

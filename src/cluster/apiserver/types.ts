@@ -3,50 +3,9 @@
  * shapes (ObjectMeta, Status, field errors) so the HTTP layer can emit them verbatim.
  */
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+export type { KubeObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../../kube/object.ts';
 
-export interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: 'Apply' | 'Update';
-  apiVersion?: string;
-  time?: string;
-  fieldsType?: 'FieldsV1';
-  fieldsV1?: Record<string, unknown>;
-  subresource?: string;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  managedFields?: ManagedFieldsEntry[];
-  [key: string]: unknown;
-}
-
-/** Any stored object. Kind-specific code narrows `spec`/`status` itself. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  [key: string]: unknown;
-}
+import type { KubeObject, ObjectMeta } from '../../kube/object.ts';
 
 /** The `reason` values of metav1.CauseType used in 422 Invalid responses. */
 export type CauseType =

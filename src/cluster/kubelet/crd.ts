@@ -7,8 +7,8 @@
  * the kubelet, which reports problems in `status.conditions` and Events.
  */
 
-import { type ClusterClient, isConflict } from '../client.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { type ClusterClient, isConflict } from '../client.ts';
 
 export const STAGE_GROUP = 'kwok.x-k8s.io';
 export const STAGE_VERSION = 'v1alpha1';

@@ -18,16 +18,17 @@
  * restarts it on every change, which starves slow stages on busy objects).
  */
 
+import { parseKey } from '../../kube/keys.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
+import { realClock } from '../../lib/clock.ts';
+import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
+import { Fifo } from './fifo.ts';
+import type { Anchors } from './runtime.ts';
 import type { PlayableStage } from './stage-set.ts';
 import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
-import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
-import type { Anchors } from './runtime.ts';
-import { Fifo } from './fifo.ts';
-import { backoffDelay } from '../../lib/backoff.ts';
-import { realClock } from '../../lib/clock.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -231,7 +232,7 @@ export class StagePlayer {
   private evaluateKey(key: string, given: KubeObject | null): void {
     let obj = given;
     if (!obj) {
-      const { namespace, name } = splitKey(key);
+      const { namespace = '', name } = parseKey(key);
       obj = this.o.client.get(this.o.gvr, namespace, name) ?? null;
       if (!obj || !this.o.managed(obj)) {
         this.forget(key);
@@ -240,7 +241,7 @@ export class StagePlayer {
     }
     let e = this.entries.get(key);
     if (!e) {
-      const { namespace, name } = splitKey(key);
+      const { namespace = '', name } = parseKey(key);
       e = {
         key,
         namespace,
@@ -491,11 +492,6 @@ export class StagePlayer {
 function keyOf(obj: KubeObject): string {
   const ns = obj.metadata.namespace;
   return ns ? `${ns}/${obj.metadata.name}` : (obj.metadata.name ?? '');
-}
-
-function splitKey(key: string): { namespace: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
 function retryable(err: unknown): boolean {

@@ -14,10 +14,10 @@
  */
 
 import { rfc3339 } from '../../kube/conditions.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { ClusterClient } from '../client.ts';
 import { aggregationKey, type EventOccurrences, EventWriter, type ObjectReference } from '../events.ts';
 import { Fifo } from './fifo.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export { objectReference as targetOf } from '../events.ts';
 

@@ -9,23 +9,25 @@
  * `timeScale` divides every delay: stage delays, probe delays, run durations, back-offs.
  */
 
+import { type Clock, realClock } from '../../lib/clock.ts';
+import { TimerQueue } from '../../lib/timer-queue.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr } from '../client.ts';
 import { ensureStageCRD } from './crd.ts';
 import { type LogFn, type PlayerHooks, StagePlayer } from './engine.ts';
 import { KubeletEvents, targetOf } from './events.ts';
 import { NodeLeases } from './leases.ts';
+import { ensureLogsCRDs } from './logs.ts';
 import { Anchors } from './runtime.ts';
 import { StageObjects } from './stage-objects.ts';
 import { type PlayableStage, StageSet } from './stage-set.ts';
 import { createIPAM, planNext, type Stage } from './stages/index.ts';
 import { nodeTransitions, podTransitions } from './transitions.ts';
-import { TimerQueue } from '../../lib/timer-queue.ts';
 import { troupeDefaultStages, troupeFuncs } from './troupe-stages.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export { STAGE_CRD_NAME, STAGE_GVR, stageCRD } from './crd.ts';
 export type { LogFn } from './engine.ts';
+export { LEASE_DURATION_SECONDS, LEASE_NAMESPACE } from './leases.ts';
 export {
   EXIT_CODE_ANNOTATION,
   RUN_DURATION_ANNOTATION,
@@ -38,7 +40,6 @@ export {
   TROUPE_FUNC_NAMES,
   troupeDefaultStages,
 } from './troupe-stages.ts';
-export { LEASE_DURATION_SECONDS, LEASE_NAMESPACE } from './leases.ts';
 
 /** The annotation KWOK manages nodes by, and its value. */
 export const MANAGED_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
@@ -232,6 +233,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
 
   if (opts.clusterStages !== false) {
     await ensureStageCRD(client);
+    await ensureLogsCRDs(client);
     stageObjects = new StageObjects(client, set, events, log, clock);
     stageObjects.start();
   }

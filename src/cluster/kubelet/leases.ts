@@ -8,11 +8,11 @@
  * to them, so the two never double the writes.
  */
 
+import { type Clock, realClock } from '../../lib/clock.ts';
+import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import type { LogFn } from './engine.ts';
-import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export const LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;

@@ -21,8 +21,8 @@
  */
 
 import { parseGoDuration } from '../../kube/duration.ts';
-import { formatRFC3339Nano, parseRFC3339 } from './stages/index.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
+import { formatRFC3339Nano, parseRFC3339 } from './stages/index.ts';
 
 export const RUN_DURATION_ANNOTATION = 'troupe.dev/run-duration';
 export const EXIT_CODE_ANNOTATION = 'troupe.dev/exit-code';

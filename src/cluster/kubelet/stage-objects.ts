@@ -5,6 +5,7 @@
  * errors, and a Warning Event, and is left out; nothing else is affected.
  */
 
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, isNotFound } from '../client.ts';
 import { STAGE_GVR } from './crd.ts';
@@ -13,7 +14,6 @@ import { type KubeletEvents, targetOf } from './events.ts';
 import { compilePlayable, PLAYED_KINDS, type StageSet } from './stage-set.ts';
 import type { Stage } from './stages/index.ts';
 import { formatRFC3339Nano } from './stages/index.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 interface Verdict {
   status: 'True' | 'False';

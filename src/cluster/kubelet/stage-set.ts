@@ -15,6 +15,7 @@
  */
 
 import type { KubeObject } from '../apiserver/types.ts';
+import { type CompiledStage, compileStage, type Stage } from './stages/index.ts';
 import {
   BACKGROUND_ANNOTATION,
   type DueHook,
@@ -22,7 +23,6 @@ import {
   HOOKS,
   TROUPE_FUNC_NAMES,
 } from './troupe-stages.ts';
-import { type CompiledStage, compileStage, type Stage } from './stages/index.ts';
 
 export type StageOrigin = 'default' | 'option' | 'cluster';
 

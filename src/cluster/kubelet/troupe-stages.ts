@@ -24,8 +24,8 @@
 import { readFileSync } from 'node:fs';
 import type { FuncMap, Value } from './gotemplate/index.ts';
 import {
-  advanceContainers,
   type Anchors,
+  advanceContainers,
   hasRunHints,
   nextContainerChange,
   type PodLike,

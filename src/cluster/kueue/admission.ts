@@ -11,14 +11,14 @@
  */
 
 import { labelSelectorMatches } from '../../kube/labels.ts';
-import { podRequestsMilli, type PodLike } from '../../kube/pod.ts';
+import { type PodLike, podRequestsMilli } from '../../kube/pod.ts';
 import { formatQuantity, parseQuantityMilli, quantityFromMilli } from '../../kube/quantity.ts';
 import { firstUntoleratedTaint } from '../scheduler/core/taints.ts';
 import {
   type Admission,
   type ClusterQueue,
-  JOB_UID_LABEL,
   type Condition,
+  JOB_UID_LABEL,
   type LocalQueue,
   type ResourceFlavor,
   type Toleration,

@@ -3,9 +3,9 @@
  * shapes, and the label, finalizer and condition vocabulary real Kueue uses.
  */
 
-import type { Gvr } from '../client.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import type { Gvr } from '../client.ts';
 import type { TaintLike, TolerationLike } from '../scheduler/core/types.ts';
 
 export const KUEUE_GROUP = 'kueue.x-k8s.io';

@@ -10,8 +10,8 @@ export {
   isFinished,
   queueCounts,
   type ScheduleResult,
-  schedule,
   type Snapshot,
+  schedule,
 } from './admission.ts';
 export {
   type ClusterQueue,

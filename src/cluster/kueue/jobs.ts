@@ -5,12 +5,12 @@
  * writes the copy.
  */
 
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { Gvr } from '../client.ts';
 import { GVR } from '../client.ts';
 import { KGVR, type PodSet, type PodSetInfo, type Workload } from './api.ts';
 import { appWrapperPodSets, inferAppWrapperPodSets, jobPodSets } from './podsets.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 type Json = Record<string, unknown>;
 

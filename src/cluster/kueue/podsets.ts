@@ -6,9 +6,9 @@
  * the controllers, so the inference lives here too, as in the two upstream programs.
  */
 
+import { isObject } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { PodSet, PodTemplate } from './api.ts';
-import { isObject } from '../../lib/json.ts';
 
 type Json = Record<string, unknown>;
 

@@ -14,11 +14,13 @@
  */
 
 import { type Condition, rfc3339, setCondition } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient, Gvr } from '../client.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { EventRecorder } from '../workloads/events.ts';
-import { Informer, objKey } from '../workloads/informer.ts';
+import { Informer } from '../workloads/informer.ts';
 import { type LogFn, Loop } from '../workloads/loop.ts';
 import {
   clusterQueueInactive,
@@ -27,8 +29,8 @@ import {
   isFinished,
   pendingGist,
   queueCounts,
-  schedule,
   type Snapshot,
+  schedule,
   usageList,
 } from './admission.ts';
 import {
@@ -44,6 +46,14 @@ import {
   WorkloadConditions,
 } from './api.ts';
 import { ensureKueueCRDs } from './crds.ts';
+import { type DefaultQueuesOptions, defaultQueueObjects } from './defaults.ts';
+import {
+  appWrapperAdapter,
+  batchJobAdapter,
+  type JobAdapter,
+  PodSetInfoError,
+  STOPPING_ANNOTATION,
+} from './jobs.ts';
 import {
   notReadyTimeout,
   podsReadyCondition,
@@ -52,14 +62,6 @@ import {
   type WaitForPodsReadyConfig,
 } from './podsready.ts';
 import { PriorityClassNotFound, workloadPriority } from './priority.ts';
-import { defaultQueueObjects, type DefaultQueuesOptions } from './defaults.ts';
-import {
-  appWrapperAdapter,
-  batchJobAdapter,
-  type JobAdapter,
-  PodSetInfoError,
-  STOPPING_ANNOTATION,
-} from './jobs.ts';
 import {
   admit,
   evict,
@@ -71,7 +73,6 @@ import {
   requeue,
   unsetQuota,
 } from './workloads.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type Integration = 'workload.codeflare.dev/appwrapper' | 'batch/job';
 
@@ -195,7 +196,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   const snapshot = (): Snapshot => ({
     flavors: flavorsByName(),
     clusterQueues: new Map(clusterQueues.list().map((q) => [q.metadata.name!, q as ClusterQueue])),
-    localQueues: new Map(localQueues.list().map((q) => [objKey(q), q as LocalQueue])),
+    localQueues: new Map(localQueues.list().map((q) => [objectKey(q), q as LocalQueue])),
     namespaces: new Map(namespaces.list().map((n) => [n.metadata.name!, n.metadata.labels ?? {}])),
     workloads: workloads.list() as Workload[],
     order: (wl) => firstSeen.get(wl.metadata.uid ?? '') ?? 0,
@@ -218,7 +219,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       kick();
       if (inf === namespaces) return;
       for (const wl of workloads.list() as Workload[])
-        if (dependsOn(wl, inf, obj)) wlLoop.enqueue(objKey(wl));
+        if (dependsOn(wl, inf, obj)) wlLoop.enqueue(objectKey(wl));
     });
   }
   /**
@@ -245,14 +246,14 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
     if (ref && adapters.has(ref.kind))
       jobLoop.enqueue(`${ref.kind}|${obj.metadata.namespace ?? ''}/${ref.name}`);
-    wlLoop.enqueue(objKey(obj));
+    wlLoop.enqueue(objectKey(obj));
     kick();
   });
 
   const watchJobs = (adapter: JobAdapter) => {
     if (jobInformers.has(adapter.kind) || !c.served(adapter.gvr)) return;
     const inf = new Informer(c, adapter.gvr, { log });
-    inf.subscribe((_type, obj) => jobLoop.enqueue(`${adapter.kind}|${objKey(obj)}`));
+    inf.subscribe((_type, obj) => jobLoop.enqueue(`${adapter.kind}|${objectKey(obj)}`));
     jobInformers.set(adapter.kind, inf);
     inf.start();
     log('info', `kueue: watching ${adapter.gvr.resource}`);
@@ -402,7 +403,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
           if (isFinished(cur)) return false;
           finish(cur, fin.success ? 'Succeeded' : 'Failed', fin.message, now());
         });
-        recorder.event(job, 'Normal', 'FinishedWorkload', `Workload '${objKey(wl)}' is declared finished`);
+        recorder.event(job, 'Normal', 'FinishedWorkload', `Workload '${objectKey(wl)}' is declared finished`);
         await removeFinalizer(wl);
       }
       return;
@@ -421,7 +422,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       const created = newWorkload(job, adapter.kind, adapter.group, queue ?? '', podSets, priority);
       try {
         await c.create(KGVR.workloads, created);
-        recorder.event(job, 'Normal', 'CreatedWorkload', `Created Workload: ${objKey(created)}`);
+        recorder.event(job, 'Normal', 'CreatedWorkload', `Created Workload: ${objectKey(created)}`);
       } catch (err) {
         if ((err as { code?: number }).code !== 409) throw err;
       }

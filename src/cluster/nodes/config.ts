@@ -4,7 +4,7 @@
  * the `--nodes N` shorthand. Impossible values are refused up front with one line per
  * problem naming the pool and the field, so a typo never turns into a half-built cluster.
  */
-import { type ErrorObject, Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { isDNS1123Label, validateLabelKey, validateLabelValue } from '../../kube/labels.ts';
 import { tryParseQuantity } from '../../kube/quantity.ts';

@@ -11,6 +11,7 @@
  * All durations are divided by the time scale.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import type { Clock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import type { EventRecorder } from '../scheduler/events.ts';
@@ -26,7 +27,6 @@ import {
   unknownConditions,
 } from './node-object.ts';
 import { type NodesLog, setDisruptionTarget, TaintEviction } from './taint-eviction.ts';
-import type { Clock } from '../../lib/clock.ts';
 
 export interface LifecycleOptions {
   timeScale: number;

@@ -10,6 +10,7 @@
  * KWOK-compatible kubelet simulator (which manages only `fake` nodes) does not heal it.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import { microTime, writeNodeLease } from '../kubelet/leases.ts';
@@ -27,13 +28,12 @@ import {
   type NodeCondition,
   nodeInfo,
   nodeObject,
-  postConditions,
   poolMembers,
+  postConditions,
   type SimNodeSpec,
   unknownConditions,
 } from './node-object.ts';
 import type { NodesLog } from './taint-eviction.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export interface NodesOptions {
   /** Every duration (lease renewal, grace periods, tolerationSeconds) is divided by this. Default 1. */

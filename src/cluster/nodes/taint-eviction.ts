@@ -8,12 +8,12 @@
  * API server evaluates per event without decoding, so untainted clusters pay nothing.
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import type { EventRecorder } from '../scheduler/events.ts';
 import { type TaintLike, type TolerationLike, toleratesTaint } from '../scheduler/core/index.ts';
+import type { EventRecorder } from '../scheduler/events.ts';
 import { nodeTaints } from './node-object.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 export type NodesLog = (
   level: 'debug' | 'info' | 'warn',

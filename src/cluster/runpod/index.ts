@@ -13,11 +13,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import type { Clock } from '../../lib/clock.ts';
 import { DEFAULT_GPU_TYPES, type GpuType, Stock } from './catalog.ts';
 import { type FaultRule, Faults } from './faults.ts';
-import { type ImageConfig, type LogEntry, type PodHistory, PodStore, type PodStatus } from './pods.ts';
+import { type ImageConfig, type LogEntry, type PodHistory, type PodStatus, PodStore } from './pods.ts';
 import { podJson, type RequestRecord, serverUrl, startHttpServer } from './server.ts';
-import type { Clock } from '../../lib/clock.ts';
 
 export type { Cloud, GpuType } from './catalog.ts';
 export { DEFAULT_GPU_TYPES } from './catalog.ts';

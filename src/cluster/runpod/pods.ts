@@ -6,9 +6,9 @@
  * the stand-in: the logs only say the container stopped and started again).
  */
 import { randomBytes } from 'node:crypto';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { Cloud, GpuType, Stock } from './catalog.ts';
 import { type ProcessIO, runProcess, splitArgs } from './shell.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type PodStatus = 'PROVISIONING' | 'STARTING' | 'RUNNING' | 'EXITED' | 'ERROR' | 'TERMINATED';
 export type PodAction = 'start' | 'stop' | 'restart' | 'terminate';

@@ -11,11 +11,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Clock } from '../../lib/clock.ts';
 import type { Cloud, GpuType, Stock } from './catalog.ts';
 import type { Faults } from './faults.ts';
 import type { CreatePodInput, LogEntry, LogSource, PodAction, PodRecord, PodStore } from './pods.ts';
 import { actionViolations, createPodRuleViolation, createPodViolations } from './validation.ts';
-import type { Clock } from '../../lib/clock.ts';
 
 export interface ServerDeps {
   store: PodStore;

@@ -8,6 +8,7 @@
  * costs a handful of writes (the new events API batches its series the same way).
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient } from '../client.ts';
 import {
@@ -18,7 +19,6 @@ import {
   EventWriter,
   objectReference,
 } from '../events.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type { EventSource, EventType } from '../events.ts';
 

@@ -9,10 +9,11 @@
  * entries are dropped when they surface.
  */
 import { Heap } from 'heap-js';
-import type { KubeObject } from '../apiserver/types.ts';
-import type { PodRequests, PreparedPod } from './core/index.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { realClock } from '../../lib/clock.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import type { PodRequests, PreparedPod } from './core/index.ts';
+import { compareSortKeys, type SortKey } from './gang/core.ts';
 
 /** Matches any cluster event (a pod that found no nodes at all). */
 export const ANY_PLUGIN = '*';
@@ -37,6 +38,8 @@ export interface QueuedPod {
   /** Sequence of the heap entry that is live for this pod (lazy deletion). */
   seq: number;
   attempts: number;
+  /** When the pod first joined the queue (Coscheduling's order for pods of no gang). */
+  readonly firstAttempt: number;
   /** When the pod last entered the unschedulable or backoff queue (backoff counts from it). */
   timestamp: number;
   unschedulableSince: number;
@@ -49,17 +52,24 @@ interface Entry {
   seq: number;
   /** Priority or backoff expiry, frozen at push time. */
   rank: number;
+  /** The active queue's order within a priority, when a queue sort plugin sets one. */
+  order: SortKey | undefined;
 }
 
 export interface QueueOptions {
   initialBackoffMs: number;
   maxBackoffMs: number;
   now?: () => number;
+  /** Order within one priority (Coscheduling's queue sort); default arrival. */
+  order?: (qp: QueuedPod) => SortKey;
 }
 
 export class SchedulingQueue {
   private readonly pods = new Map<string, QueuedPod>();
-  private readonly active = new Heap<Entry>((a, b) => b.rank - a.rank || a.seq - b.seq);
+  private readonly active = new Heap<Entry>(
+    (a, b) =>
+      b.rank - a.rank || (a.order && b.order ? compareSortKeys(a.order, b.order) : 0) || a.seq - b.seq,
+  );
   private readonly backoff = new Heap<Entry>((a, b) => a.rank - b.rank || a.seq - b.seq);
   private readonly unschedulable = new Map<string, QueuedPod>();
   private nextSeq = 0;
@@ -99,6 +109,7 @@ export class SchedulingQueue {
       where: 'inflight',
       seq: -1,
       attempts: 0,
+      firstAttempt: this.now(),
       timestamp: this.now(),
       unschedulableSince: 0,
       rejectors: new Set(),
@@ -170,6 +181,15 @@ export class SchedulingQueue {
     this.unschedulable.set(qp.uid, qp);
   }
 
+  /** Moves a backing-off or parked pod to the active queue now (a plugin's pods-to-activate). */
+  activate(uid: string): boolean {
+    const qp = this.pods.get(uid);
+    if (!qp || (qp.where !== 'backoff' && qp.where !== 'unschedulable')) return false;
+    this.leave(qp);
+    this.pushActive(qp);
+    return true;
+  }
+
   /** After an error (a failed binding): retry once the backoff has passed. */
   backoffAfterError(qp: QueuedPod): void {
     if (this.pods.get(qp.uid) !== qp) return;
@@ -237,7 +257,7 @@ export class SchedulingQueue {
     const seq = this.nextSeq++;
     qp.where = 'active';
     qp.seq = seq;
-    this.active.push({ qp, seq, rank: qp.priority });
+    this.active.push({ qp, seq, rank: qp.priority, order: this.opts.order?.(qp) });
     this.activeCount++;
   }
 
@@ -245,7 +265,7 @@ export class SchedulingQueue {
     const seq = this.nextSeq++;
     qp.where = 'backoff';
     qp.seq = seq;
-    this.backoff.push({ qp, seq, rank: qp.timestamp + this.backoffDuration(qp) });
+    this.backoff.push({ qp, seq, rank: qp.timestamp + this.backoffDuration(qp), order: undefined });
     this.backoffCount++;
   }
 

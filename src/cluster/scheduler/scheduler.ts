@@ -15,6 +15,7 @@
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -34,8 +35,8 @@ import {
   type Unschedulable,
 } from './core/index.ts';
 import { EventRecorder } from './events.ts';
+import { Coscheduling } from './gang/coscheduling.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
@@ -69,6 +70,11 @@ export interface SchedulerOptions {
   unschedulableFlushIntervalMs?: number;
   /** Divides the queue's durations (backoffs, the unschedulable flush), like every simulated delay. */
   timeScale?: number;
+  /**
+   * Coscheduling (scheduler-plugins' plugin): pods of one PodGroup are placed all or none
+   * (gang/coscheduling.ts). Default false.
+   */
+  gangScheduling?: boolean;
   /** Write Scheduled / FailedScheduling / Preempted events (default true). */
   events?: boolean;
   /** reportingInstance of events. */
@@ -137,10 +143,18 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const scale = opts.timeScale && opts.timeScale > 0 ? opts.timeScale : 1;
   const clock = opts.clock ?? realClock;
   const state = new ClusterState();
+  const gangs = opts.gangScheduling
+    ? new Coscheduling(client, {
+        clock,
+        timeScale: scale,
+        podGroupBackoffMs: opts.podInitialBackoffMs ?? 1000,
+      })
+    : undefined;
   const queue = new SchedulingQueue({
     initialBackoffMs: (opts.podInitialBackoffMs ?? 1000) / scale,
     maxBackoffMs: (opts.podMaxBackoffMs ?? 10_000) / scale,
     now: () => clock.now(),
+    order: gangs && ((qp) => gangs.sortKey(qp.pod, qp.firstAttempt)),
   });
   const scheduleOpts: ScheduleOptions = {
     scoring: {
@@ -242,15 +256,51 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const pod = qp.pod as PodLike;
     qp.requests ??= computePodRequests(pod);
     qp.prepared ??= preparePod(pod, qp.requests);
+    const veto = gangs?.preFilter(qp.pod);
+    if (veto) {
+      // PreFilter's UnschedulableAndUnresolvable: no preemption, retried after the backoff.
+      const message = `0/${state.nodes.length} nodes are available: ${veto}.`;
+      stats.unschedulableAttempts++;
+      queue.backoffAfterError(qp);
+      reportUnschedulable(qp, message, undefined);
+      return;
+    }
     const result = schedulePod(state, qp.prepared, scheduleOpts);
     if (result.status === 'Scheduled') {
       queue.done(qp);
       state.addPod(pod, result.nodeName, qp.requests);
       assumed.set(qp.uid, result.nodeName);
-      track(bind(qp, result.nodeName));
+      const permit = gangs?.permit(qp, result.nodeName) ?? { status: 'allow' };
+      if (permit.status === 'allow') track(bind(qp, result.nodeName));
+      else if (permit.status === 'reject') unreserve(qp, permit.message);
       return;
     }
     onUnschedulable(qp, result);
+  }
+
+  /** A pod assumed but not bound (held by Permit, or rejected there) goes back to the queue. */
+  function unreserve(qp: QueuedPod, message: string): void {
+    const node = assumed.get(qp.uid);
+    assumed.delete(qp.uid);
+    const e = state.getPod(qp.uid);
+    if (e && e.nodeName === node) {
+      state.removePod(qp.uid);
+      requestMove(POD_REMOVED);
+    }
+    const { namespace = '', name = '' } = qp.pod.metadata;
+    const cur = client.get(GVR.pods, namespace, name);
+    if (!cur || cur.metadata.uid !== qp.uid || !schedulable(cur)) return;
+    const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, schedulingInputs(cur));
+    again.attempts = Math.max(again.attempts, qp.attempts);
+    queue.backoffAfterError(again);
+    reportUnschedulable(again, message, undefined);
+    flushBackoff();
+  }
+
+  function reportUnschedulable(qp: QueuedPod, message: string, nominated: string | undefined): void {
+    writeUnschedulable(qp, message, nominated);
+    recorder?.event(qp.pod, 'Warning', 'FailedScheduling', message, 'Scheduling');
+    log('debug', 'unschedulable', { pod: qp.key, message });
   }
 
   function track(p: Promise<void>): void {
@@ -299,9 +349,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     stats.unschedulableAttempts++;
     const err = result.error;
     queue.parkUnschedulable(qp, rejectingPlugins(err));
-    const message = err.message;
+    // A gang member that fits nowhere fails its whole gang (the verdict names the gang).
+    const message = gangs?.postFilter(qp.pod, err.message) ?? err.message;
     let nominated: string | undefined;
-    if (result.nominatedNodeName && result.victims) {
+    if (result.nominatedNodeName && result.victims && (gangs?.victimsAllowed(result.victims) ?? true)) {
       const prior = preempting.get(qp.uid);
       const stillTerminating = prior?.some((uid) => state.getPod(uid) !== undefined) ?? false;
       if (!stillTerminating) {
@@ -313,9 +364,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       }
       nominated = result.nominatedNodeName;
     }
-    writeUnschedulable(qp, message, nominated);
-    recorder?.event(qp.pod, 'Warning', 'FailedScheduling', message, 'Scheduling');
-    log('debug', 'unschedulable', { pod: qp.key, message });
+    reportUnschedulable(qp, message, nominated);
   }
 
   function preempt(qp: QueuedPod, nodeName: string, victims: PodEntry[]): void {
@@ -419,6 +468,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       queue.delete(uid);
       assumed.delete(uid);
       preempting.delete(uid);
+      gangs?.forget(uid);
       if (state.removePod(uid)) requestMove(POD_REMOVED);
       return;
     }
@@ -547,6 +597,16 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     (opts.unschedulableFlushIntervalMs ?? 30_000) / scale,
   );
   flushTimer.unref();
+  gangs?.attach({
+    state,
+    bind: (qp, nodeName) => track(bind(qp, nodeName)),
+    unreserve,
+    activate: (uids) => {
+      let moved = false;
+      for (const uid of uids) moved = queue.activate(uid) || moved;
+      if (moved) kick();
+    },
+  });
   kick();
 
   return {
@@ -566,6 +626,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       stopped = true;
       for (const stopWatch of stops) stopWatch();
       clearInterval(flushTimer);
+      gangs?.stop();
       if (backoffTimer) clearTimeout(backoffTimer);
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
       await recorder?.stop();

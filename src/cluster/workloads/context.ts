@@ -1,9 +1,10 @@
 /** What every workload controller is built from. */
+
+import type { Clock } from '../../lib/clock.ts';
 import type { ClusterClient } from '../client.ts';
 import type { EventRecorder } from './events.ts';
 import type { InformerFactory } from './informer.ts';
 import { type LogFn, Loop } from './loop.ts';
-import type { Clock } from '../../lib/clock.ts';
 
 export interface ControllerContext {
   /** A client acting as this controller's service account. */

@@ -16,11 +16,12 @@
  * taken as missed.
  */
 import { CronExpressionParser } from 'cron-parser';
+import { objectKey, parseKey } from '../../kube/keys.ts';
+import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
-import { ApiError } from '../apiserver/errors.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { BY_CONTROLLER_UID, type Informer, objKey, splitKey } from './informer.ts';
+import { BY_CONTROLLER_UID, type Informer } from './informer.ts';
 import { finishedCondition, type Job } from './job-util.ts';
 import { controllerRefOf, newControllerRef } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
@@ -72,7 +73,7 @@ export class CronJobController extends LoopController {
     this.startedAt = ctx.clock.now();
     this.cronjobs = ctx.informers.for(GVR.cronjobs);
     this.jobs = ctx.informers.for(GVR.jobs);
-    this.unsubscribeOnStop(this.cronjobs.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(this.cronjobs.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.jobs.subscribe((_t, o) => {
         const ref = controllerRefOf(o);
@@ -106,7 +107,7 @@ export class CronJobController extends LoopController {
   protected async sync(key: string): Promise<void> {
     const cj = this.cronjobs.get(key) as CronJob | undefined;
     if (!cj) return;
-    const { namespace } = splitKey(key);
+    const { namespace = '' } = parseKey(key);
     const owned = this.jobs
       .byIndex(BY_CONTROLLER_UID, cj.metadata.uid!)
       .filter((j) => controllerRefOf(j)?.kind === 'CronJob') as Job[];

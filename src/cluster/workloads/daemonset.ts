@@ -8,14 +8,20 @@
  * ineligible or removed nodes are deleted; RollingUpdate replaces old pods within
  * maxUnavailable (maxSurge 0) and OnDelete waits for users. Status counts as upstream.
  */
+
+import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject, Selector } from '../../kube/labels.ts';
-import { GVR, isNotFound } from '../client.ts';
+import { sameLabels } from '../../kube/labels.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
 import type { PodLike, TaintLike } from '../scheduler/core/types.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { syncHistory } from './history.ts';
+import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
   claimObjects,
@@ -32,11 +38,7 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { syncHistory } from './history.ts';
 import { computeHash, parseTime, scaledValue, slowStartBatch } from './util.ts';
-import { sameLabels } from '../../kube/labels.ts';
-import { jsonEqual } from '../../lib/json.ts';
-import { backoffDelay } from '../../lib/backoff.ts';
 
 export const DS_REVISION_LABEL = 'controller-revision-hash';
 export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
@@ -170,7 +172,7 @@ export class DaemonSetController extends LoopController {
         if (t === 'DELETED')
           for (const k of this.failedBackoff.keys())
             if (k.startsWith(`${o.metadata.uid}/`)) this.failedBackoff.delete(k);
-        this.loop.enqueue(objKey(o));
+        this.loop.enqueue(objectKey(o));
       }),
     );
     this.unsubscribeOnStop(
@@ -183,7 +185,7 @@ export class DaemonSetController extends LoopController {
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
     for (const ds of ownersToSync(this.sets, 'DaemonSet', appsSelector, type, pod, old))
-      this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
+      this.loop.enqueueAfter(objectKey(ds), this.ctx.batchMs);
   }
 
   /** Node changes that can flip eligibility (labels, taints, existence) resync every DaemonSet. */
@@ -196,7 +198,7 @@ export class DaemonSetController extends LoopController {
     ) {
       return;
     }
-    for (const ds of this.sets.list()) this.loop.enqueueAfter(objKey(ds), this.ctx.batchMs);
+    for (const ds of this.sets.list()) this.loop.enqueueAfter(objectKey(ds), this.ctx.batchMs);
   }
 
   protected async sync(key: string): Promise<void> {
@@ -272,7 +274,7 @@ export class DaemonSetController extends LoopController {
               ? backoffDelay(b.count - 1, FAILED_POD_BACKOFF_BASE_MS, FAILED_POD_BACKOFF_MAX_MS)
               : 0;
             if (b && now - b.last < delay) {
-              this.loop.enqueueAfter(objKey(ds), delay - (now - b.last));
+              this.loop.enqueueAfter(objectKey(ds), delay - (now - b.last));
               continue;
             }
             this.failedBackoff.set(bk, { count: (b?.count ?? 0) + 1, last: now });
@@ -423,7 +425,7 @@ export class DaemonSetController extends LoopController {
       'numberUnavailable',
     ] as const)
       if (!status[k]) delete status[k];
-    if (soonest !== undefined) this.loop.enqueueAfter(objKey(ds), soonest + 1);
+    if (soonest !== undefined) this.loop.enqueueAfter(objectKey(ds), soonest + 1);
     try {
       await writeStatusIfChanged(this.ctx.client, GVR.daemonsets, ds, status);
     } catch (err) {

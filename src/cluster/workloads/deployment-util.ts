@@ -5,12 +5,12 @@
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { int } from './context.ts';
 import type { PodTemplate } from './pods.ts';
 import type { ReplicaSet } from './replicaset.ts';
 import { computeHash, parseTime, scaledValue } from './util.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY_ANNOTATION = 'deployment.kubernetes.io/revision-history';

@@ -8,14 +8,19 @@
  * Why one file: the rollout strategies share one sync pass, as in upstream's deployment
  * controller; the pure helpers are in deployment-util.ts.
  */
-import { selectorFromObject, type Selector } from '../../kube/labels.ts';
-import { GVR, isNotFound } from '../client.ts';
+
+import { objectKey } from '../../kube/keys.ts';
+import { type Selector, selectorFromObject } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import {
   activeReplicaSets,
   calculateStatus,
+  DESIRED_REPLICAS_ANNOTATION,
   type Deployment,
+  type DeploymentStatus,
   deploymentComplete,
   deploymentProgressing,
   deploymentTimedOut,
@@ -48,10 +53,8 @@ import {
   sortByCreation,
   sortBySize,
   sumSpecReplicas,
-  DESIRED_REPLICAS_ANNOTATION,
-  type DeploymentStatus,
 } from './deployment-util.ts';
-import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
   claimObjects,
@@ -64,7 +67,6 @@ import {
 import type { ReplicaSet } from './replicaset.ts';
 import { writeStatus } from './status.ts';
 import { parseTime } from './util.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 export class DeploymentController extends LoopController {
   private readonly deployments: Informer;
@@ -76,11 +78,11 @@ export class DeploymentController extends LoopController {
     this.deployments = ctx.informers.for(GVR.deployments);
     this.rss = ctx.informers.for(GVR.replicasets);
     this.pods = ctx.informers.for(GVR.pods);
-    this.unsubscribeOnStop(this.deployments.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(this.deployments.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.rss.subscribe((t, o, old) => {
         for (const d of ownersToSync(this.deployments, 'Deployment', appsSelector, t, o, old))
-          this.loop.enqueue(objKey(d));
+          this.loop.enqueue(objectKey(d));
       }),
     );
     this.unsubscribeOnStop(this.pods.subscribe((t, o) => this.onPod(t, o as Pod)));
@@ -93,7 +95,7 @@ export class DeploymentController extends LoopController {
     const rs = ownerOf(this.rss, ns, controllerRefOf(pod), 'ReplicaSet');
     const d =
       rs && (ownerOf(this.deployments, ns, controllerRefOf(rs), 'Deployment') as Deployment | undefined);
-    if (d && !isRollingUpdate(d)) this.loop.enqueue(objKey(d));
+    if (d && !isRollingUpdate(d)) this.loop.enqueue(objectKey(d));
   }
 
   protected async sync(key: string): Promise<void> {
@@ -635,7 +637,7 @@ export class DeploymentController extends LoopController {
     const from = parseTime(c.lastUpdateTime);
     if (from === undefined) return;
     const after = from + progressDeadlineSeconds(d) * 1000 - now;
-    this.loop.enqueueAfter(objKey(d), Math.max(0, after) + 1000);
+    this.loop.enqueueAfter(objectKey(d), Math.max(0, after) + 1000);
   }
 
   private async writeStatus(d: Deployment, status: DeploymentStatus): Promise<Deployment> {

@@ -6,11 +6,12 @@
  * disruptions allowed and the DisruptionAllowed condition — which the eviction subresource reads.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
 import { type LabelSelectorObject, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { BY_NAMESPACE, type Informer, objKey } from './informer.ts';
+import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { controllerRefOf, isPodReady, type Pod } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
 
@@ -53,7 +54,7 @@ export class DisruptionController extends LoopController {
       StatefulSet: ctx.informers.for(GVR.statefulsets),
       ReplicationController: ctx.informers.for(GVR.replicationcontrollers),
     };
-    this.unsubscribeOnStop(this.pdbs.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(this.pdbs.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
         for (const p of [o, old]) if (p) this.enqueueFor(p);
@@ -63,7 +64,7 @@ export class DisruptionController extends LoopController {
       this.unsubscribeOnStop(
         inf.subscribe((_t, o) => {
           for (const pdb of this.pdbs.byIndex(BY_NAMESPACE, o.metadata.namespace ?? ''))
-            this.loop.enqueueAfter(objKey(pdb), this.ctx.batchMs);
+            this.loop.enqueueAfter(objectKey(pdb), this.ctx.batchMs);
         }),
       );
     }
@@ -72,7 +73,7 @@ export class DisruptionController extends LoopController {
   /** Every budget in the pod's namespace whose selector matches it. */
   private enqueueFor(pod: KubeObject): void {
     for (const pdb of this.pdbs.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '')) {
-      if (matches(pdb as Pdb, pod)) this.loop.enqueueAfter(objKey(pdb), this.ctx.batchMs);
+      if (matches(pdb as Pdb, pod)) this.loop.enqueueAfter(objectKey(pdb), this.ctx.batchMs);
     }
   }
 

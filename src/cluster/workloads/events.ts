@@ -7,8 +7,9 @@
  * `flush()` waits for them.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
-import type { ClusterClient } from '../client.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import type { ClusterClient } from '../client.ts';
 import {
   aggregationKey,
   type EventOccurrences,
@@ -17,7 +18,6 @@ import {
   objectReference,
 } from '../events.ts';
 import type { LogFn } from './loop.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export class EventRecorder {
   readonly component: string;

@@ -12,8 +12,8 @@
  * Resources added at run time (CRDs) are picked up when the registry changes.
  */
 import type { Clock } from '../../lib/clock.ts';
-import { type ClusterClient, type Gvr, isConflict, isNotFound } from '../client.ts';
 import type { KubeObject, OwnerReference, ResourceType } from '../apiserver/types.ts';
+import { type ClusterClient, type Gvr, isConflict, isNotFound } from '../client.ts';
 import type { RunningController } from './context.ts';
 import { gvrKey, type InformerFactory } from './informer.ts';
 import { type LogFn, Loop } from './loop.ts';

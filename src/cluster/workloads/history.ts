@@ -8,9 +8,9 @@
  * `kubectl rollout history`); old ones beyond `revisionHistoryLimit` (10) are deleted.
  */
 import type { LabelSelectorObject } from '../../kube/labels.ts';
+import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import { ApiError } from '../apiserver/errors.ts';
 import { BY_CONTROLLER_UID, type Informer } from './informer.ts';
 import { newControllerRef } from './pods.ts';
 

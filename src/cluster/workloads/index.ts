@@ -5,12 +5,15 @@
  * its own service account (as kube-controller-manager does with
  * --use-service-account-credentials) and recording core/v1 Events under its own component.
  */
+
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { ClusterClient } from '../client.ts';
 import type { ControllerContext, RunningController } from './context.ts';
-import { DaemonSetController } from './daemonset.ts';
 import { CronJobController } from './cronjob.ts';
+import { DaemonSetController } from './daemonset.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
+import { EndpointSliceController } from './endpointslice.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
@@ -20,7 +23,6 @@ import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { TtlAfterFinishedController } from './ttl.ts';
 import { VolumeController } from './volumes.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
 
 export type WorkloadControllerName =
   | 'job'
@@ -33,6 +35,7 @@ export type WorkloadControllerName =
   | 'disruption'
   | 'cronjob'
   | 'persistentvolume-binder'
+  | 'endpointslice'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -46,6 +49,7 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'disruption',
   'cronjob',
   'persistentvolume-binder',
+  'endpointslice',
   'garbagecollector',
 ];
 
@@ -81,6 +85,7 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   disruption: { sa: 'disruption-controller', component: 'controllermanager' },
   cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
   'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
+  endpointslice: { sa: 'endpointslice-controller', component: 'endpoint-slice-controller' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -119,6 +124,7 @@ export function startWorkloadControllers(
   if (enabled.has('statefulset')) running.push(new StatefulSetController(ctxFor('statefulset')));
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
+  if (enabled.has('endpointslice')) running.push(new EndpointSliceController(ctxFor('endpointslice')));
   if (enabled.has('persistentvolume-binder'))
     running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))

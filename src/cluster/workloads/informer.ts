@@ -7,23 +7,15 @@
  *
  * Handlers run inside someone else's write: they must only read caches and enqueue keys.
  */
-import type { ClusterClient, Gvr } from '../client.ts';
+
+import { objectKey } from '../../kube/keys.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import type { ClusterClient, Gvr } from '../client.ts';
 import type { LogFn } from './loop.ts';
 
 export type InformerEvent = 'ADDED' | 'MODIFIED' | 'DELETED';
 export type InformerHandler = (type: InformerEvent, obj: KubeObject, old: KubeObject | undefined) => void;
 export type IndexFn = (obj: KubeObject) => readonly string[];
-
-export function objKey(obj: KubeObject): string {
-  const ns = obj.metadata.namespace;
-  return ns ? `${ns}/${obj.metadata.name}` : (obj.metadata.name ?? '');
-}
-
-export function splitKey(key: string): { namespace: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
 
 export class Informer {
   readonly gvr: Gvr;
@@ -112,7 +104,7 @@ export class Informer {
     // The event's object is shared with other watchers: leave it as it is, keep a copy.
     const { managedFields: _, ...metadata } = shared.metadata;
     const obj: KubeObject = { ...shared, metadata };
-    const key = objKey(obj);
+    const key = objectKey(obj);
     let old: KubeObject | undefined;
     if (this.caching) {
       old = this.items.get(key);

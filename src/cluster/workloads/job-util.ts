@@ -5,11 +5,11 @@
  * times come in as arguments. The controller that drives them is job.ts.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
-import { type LabelSelectorObject, selectorFromObject, type Selector } from '../../kube/labels.ts';
+import { type LabelSelectorObject, type Selector, selectorFromObject } from '../../kube/labels.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { compareForDeletion, type Pod, type PodTemplate, readyCondition } from './pods.ts';
 import { parseTime } from './util.ts';
-import { backoffDelay } from '../../lib/backoff.ts';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 export const JOB_COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';

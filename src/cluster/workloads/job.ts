@@ -15,11 +15,46 @@
  * step by step, kept whole so it reads side by side with job_controller.go.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
 import type { Selector } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import { IndexSet } from './job-indexes.ts';
+import {
+  activePodsForRemoval,
+  addCompletionIndexEnv,
+  adoptingSelector,
+  type BackoffRecord,
+  CONTROLLER_UID_LABEL,
+  cleanUncounted,
+  completionIndex,
+  ensureCondition,
+  generateNameWithIndex,
+  hasFinalizer,
+  isIndexed,
+  isJobFinished,
+  isPodFailed,
+  JOB_COMPLETION_INDEX,
+  JOB_NAME_LABEL,
+  JOB_TRACKING_FINALIZER,
+  type Job,
+  type JobCondition,
+  type JobStatus,
+  jobSelector,
+  LEGACY_CONTROLLER_UID_LABEL,
+  LEGACY_JOB_NAME_LABEL,
+  managedByOther,
+  newCondition,
+  nextBackoffRecord,
+  onlyReplaceFailedPods,
+  pastActiveDeadline,
+  pastBackoffLimitOnFailure,
+  remainingBackoff,
+  serializedStatus,
+  suspended,
+} from './job-util.ts';
 import {
   adopterCandidates,
   claimObjects,
@@ -33,40 +68,6 @@ import {
 } from './pods.ts';
 import { writeStatus } from './status.ts';
 import { errMessage, parseTime, slowStartBatch } from './util.ts';
-import { jsonEqual } from '../../lib/json.ts';
-import {
-  JOB_TRACKING_FINALIZER,
-  JOB_COMPLETION_INDEX,
-  JOB_NAME_LABEL,
-  CONTROLLER_UID_LABEL,
-  LEGACY_JOB_NAME_LABEL,
-  LEGACY_CONTROLLER_UID_LABEL,
-  type JobCondition,
-  type JobStatus,
-  type Job,
-  managedByOther,
-  isJobFinished,
-  hasFinalizer,
-  completionIndex,
-  isIndexed,
-  suspended,
-  onlyReplaceFailedPods,
-  isPodFailed,
-  newCondition,
-  ensureCondition,
-  type BackoffRecord,
-  nextBackoffRecord,
-  remainingBackoff,
-  generateNameWithIndex,
-  jobSelector,
-  adoptingSelector,
-  serializedStatus,
-  cleanUncounted,
-  pastBackoffLimitOnFailure,
-  pastActiveDeadline,
-  activePodsForRemoval,
-  addCompletionIndexEnv,
-} from './job-util.ts';
 
 /** Finished pods moved into status per sync (MaxUncountedPods), bounding status size. */
 const MAX_UNCOUNTED = 500;
@@ -128,8 +129,8 @@ export class JobController extends LoopController {
   private onJob(type: string, job: Job, old: Job | undefined): void {
     // Spec changes sync at once; status-only updates (mostly our own) are batched like pod events.
     if (type === 'MODIFIED' && old && old.metadata.generation === job.metadata.generation) {
-      this.loop.enqueueAfter(`job:${objKey(job)}`, this.ctx.batchMs);
-    } else this.loop.enqueue(`job:${objKey(job)}`);
+      this.loop.enqueueAfter(`job:${objectKey(job)}`, this.ctx.batchMs);
+    } else this.loop.enqueue(`job:${objectKey(job)}`);
     if (type === 'DELETED' || isJobFinished(job)) this.cleanupPodFinalizers(job);
     const ads = job.spec?.activeDeadlineSeconds;
     const start = parseTime(job.status?.startTime);
@@ -139,14 +140,14 @@ export class JobController extends LoopController {
       start !== undefined &&
       old?.spec?.activeDeadlineSeconds !== ads
     ) {
-      this.loop.enqueueAfter(`job:${objKey(job)}`, start + ads * 1000 - this.ctx.clock.now());
+      this.loop.enqueueAfter(`job:${objectKey(job)}`, start + ads * 1000 - this.ctx.clock.now());
     }
   }
 
   /** Pods of a deleted or finished Job lose their tracking finalizer (the orphan-pod worker). */
   private cleanupPodFinalizers(job: Job): void {
     for (const p of this.pods.byIndex(BY_CONTROLLER_UID, job.metadata.uid!)) {
-      if (hasFinalizer(p as Pod)) this.loop.enqueue(`pod:${objKey(p)}`);
+      if (hasFinalizer(p as Pod)) this.loop.enqueue(`pod:${objectKey(p)}`);
     }
   }
 
@@ -156,16 +157,16 @@ export class JobController extends LoopController {
       if (ref.kind !== 'Job' || ref.apiVersion !== 'batch/v1') return;
       const job = this.jobs.getByName(pod.metadata.namespace ?? '', ref.name) as Job | undefined;
       if (!job || job.metadata.uid !== ref.uid || (isJobFinished(job) && type !== 'ADDED')) {
-        if (hasFinalizer(pod) && type !== 'DELETED') this.loop.enqueue(`pod:${objKey(pod)}`);
+        if (hasFinalizer(pod) && type !== 'DELETED') this.loop.enqueue(`pod:${objectKey(pod)}`);
         if (!job || job.metadata.uid !== ref.uid) return;
       }
-      this.loop.enqueueAfter(`job:${objKey(job)}`, this.ctx.batchMs);
+      this.loop.enqueueAfter(`job:${objectKey(job)}`, this.ctx.batchMs);
       return;
     }
     if (type === 'DELETED') return;
-    if (hasFinalizer(pod)) this.loop.enqueue(`pod:${objKey(pod)}`);
+    if (hasFinalizer(pod)) this.loop.enqueue(`pod:${objectKey(pod)}`);
     for (const j of adopterCandidates(this.jobs, adoptingSelector, type, pod, old))
-      this.loop.enqueueAfter(`job:${objKey(j)}`, this.ctx.batchMs);
+      this.loop.enqueueAfter(`job:${objectKey(j)}`, this.ctx.batchMs);
   }
 
   // ---------- sync ----------

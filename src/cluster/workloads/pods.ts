@@ -11,8 +11,8 @@ import {
   sameLabels,
   selectorFromObject,
 } from '../../kube/labels.ts';
-import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import type { KubeObject, OwnerReference } from '../apiserver/types.ts';
+import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import type { TolerationLike } from '../scheduler/core/types.ts';
 import type { EventRecorder } from './events.ts';
 import { BY_NAMESPACE, type Informer, type InformerEvent } from './informer.ts';

@@ -6,12 +6,13 @@
  * observedGeneration and the ReplicaFailure condition.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
+import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { type Gvr, GVR } from '../client.ts';
 import { type Selector, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { GVR, type Gvr } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { BY_CONTROLLER_UID, claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
   claimObjects,
@@ -106,7 +107,7 @@ export class ReplicaSetController extends LoopController {
     this.rss = ctx.informers.for(of.gvr);
     this.pods = ctx.informers.for(GVR.pods);
     this.podControl = new PodControl(ctx.client, ctx.recorder);
-    this.unsubscribeOnStop(this.rss.subscribe((_t, o) => this.loop.enqueue(objKey(o))));
+    this.unsubscribeOnStop(this.rss.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((t, o, old) => this.onPod(t, o as Pod, old as Pod | undefined)),
     );
@@ -114,7 +115,7 @@ export class ReplicaSetController extends LoopController {
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
     for (const rs of ownersToSync(this.rss, this.of.kind, this.of.selectorOf, type, pod, old))
-      this.loop.enqueueAfter(objKey(rs), this.ctx.batchMs);
+      this.loop.enqueueAfter(objectKey(rs), this.ctx.batchMs);
   }
 
   protected async sync(key: string): Promise<void> {

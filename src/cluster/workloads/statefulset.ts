@@ -11,12 +11,15 @@
  * revisions the pods need are also remembered in memory. PersistentVolumeClaims
  * from volumeClaimTemplates are created when the server serves them; pods always reference them.
  */
+
+import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { GVR, type Gvr, isConflict } from '../client.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
+import { GVR, type Gvr, isConflict } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
-import { claimCandidates, type Informer, type InformerEvent, objKey } from './informer.ts';
+import { syncHistory } from './history.ts';
+import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
 import {
   appsSelector,
   claimObjects,
@@ -30,7 +33,6 @@ import {
   untilAvailable,
 } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
-import { syncHistory } from './history.ts';
 import { computeHash, errMessage } from './util.ts';
 
 export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
@@ -123,7 +125,7 @@ export class StatefulSetController extends LoopController {
     this.unsubscribeOnStop(
       this.sets.subscribe((t, o) => {
         if (t === 'DELETED') this.history.delete(o.metadata.uid!);
-        this.loop.enqueue(objKey(o));
+        this.loop.enqueue(objectKey(o));
       }),
     );
     this.unsubscribeOnStop(
@@ -133,7 +135,7 @@ export class StatefulSetController extends LoopController {
 
   private onPod(type: InformerEvent, pod: Pod, old: Pod | undefined): void {
     for (const set of ownersToSync(this.sets, 'StatefulSet', appsSelector, type, pod, old))
-      this.loop.enqueueAfter(objKey(set), this.ctx.batchMs);
+      this.loop.enqueueAfter(objectKey(set), this.ctx.batchMs);
   }
 
   private remember(set: StatefulSet, name: string, template: PodTemplate | undefined): void {
@@ -228,7 +230,7 @@ export class StatefulSetController extends LoopController {
       }
       if (!isRunningAndReady(pod) || !isPodAvailable(pod, minReady, now)) {
         const left = untilAvailable(pod, minReady, now);
-        if (left !== undefined) this.loop.enqueueAfter(objKey(set), left + 1);
+        if (left !== undefined) this.loop.enqueueAfter(objectKey(set), left + 1);
         if (!parallel) return;
         continue;
       }

@@ -1,8 +1,9 @@
 /** Status writes of the workload controllers, through the status subresource. */
-import type { ClusterClient, Gvr } from '../client.ts';
-import type { KubeObject } from '../apiserver/types.ts';
-import { objKey } from './informer.ts';
+
+import { objectKey } from '../../kube/keys.ts';
 import { jsonEqual } from '../../lib/json.ts';
+import type { KubeObject } from '../apiserver/types.ts';
+import type { ClusterClient, Gvr } from '../client.ts';
 
 /**
  * Replaces the status of `obj`. A same-named object with another uid is left alone: the
@@ -19,7 +20,8 @@ export function writeStatus<T extends KubeObject>(
     obj.metadata.namespace ?? '',
     obj.metadata.name!,
     (cur) => {
-      if (cur.metadata.uid !== obj.metadata.uid) throw new Error(`${obj.kind} ${objKey(obj)} was replaced`);
+      if (cur.metadata.uid !== obj.metadata.uid)
+        throw new Error(`${obj.kind} ${objectKey(obj)} was replaced`);
       (cur as KubeObject).status = status;
     },
     'status',

@@ -3,10 +3,11 @@
  * `ttlSecondsAfterFinished` is deleted, with background propagation, that many seconds
  * after its Complete/Failed condition; the garbage collector then removes its pods.
  */
+
+import { objectKey, parseKey } from '../../kube/keys.ts';
 import { GVR, isConflict } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import type { Informer } from './informer.ts';
-import { objKey, splitKey } from './informer.ts';
 import { finishedCondition, type Job } from './job-util.ts';
 import { parseTime } from './util.ts';
 
@@ -19,7 +20,7 @@ export class TtlAfterFinishedController extends LoopController {
     this.unsubscribeOnStop(
       this.jobs.subscribe((type, obj) => {
         const job = obj as Job;
-        if (type !== 'DELETED' && needsCleanup(job)) this.loop.enqueue(objKey(job));
+        if (type !== 'DELETED' && needsCleanup(job)) this.loop.enqueue(objectKey(job));
       }),
     );
   }
@@ -33,7 +34,7 @@ export class TtlAfterFinishedController extends LoopController {
       return;
     }
     // Re-check the live object: the TTL may have been changed since the cache saw it.
-    const { namespace, name } = splitKey(key);
+    const { namespace = '', name } = parseKey(key);
     const fresh = this.ctx.client.get<Job>(GVR.jobs, namespace, name);
     if (!fresh || fresh.metadata.uid !== job.metadata.uid || !needsCleanup(fresh)) return;
     const freshLeft = expiresAt(fresh)! - this.ctx.clock.now();

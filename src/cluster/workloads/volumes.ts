@@ -14,13 +14,15 @@
  * Events and annotations are upstream's (`WaitForFirstConsumer`, `ProvisioningSucceeded`,
  * `pv.kubernetes.io/bind-completed`, `pv.kubernetes.io/provisioned-by` …).
  */
-import { compareQuantities, tryParseQuantity } from '../../kube/quantity.ts';
+
+import { objectKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
+import { compareQuantities, tryParseQuantity } from '../../kube/quantity.ts';
+import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type Gvr, isNotFound } from '../client.ts';
-import { ApiError } from '../apiserver/errors.ts';
 import { type ControllerContext, LoopController } from './context.ts';
-import { BY_NAMESPACE, type Informer, objKey } from './informer.ts';
+import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { errMessage } from './util.ts';
 
 const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
@@ -65,7 +67,7 @@ export class VolumeController extends LoopController {
     this.pods = ctx.informers.for(PODS);
     this.unsubscribeOnStop(
       this.claims.subscribe((t, o) => {
-        this.loop.enqueue(`claim/${objKey(o)}`);
+        this.loop.enqueue(`claim/${objectKey(o)}`);
         const volume = str(specOf(o).volumeName);
         if (t === 'DELETED' && volume) this.loop.enqueue(`volume/${volume}`);
       }),
@@ -76,13 +78,13 @@ export class VolumeController extends LoopController {
         // A volume freed or added may fit a waiting claim.
         if (t !== 'DELETED')
           for (const c of this.claims.list())
-            if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objKey(c)}`);
+            if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objectKey(c)}`);
       }),
     );
     this.unsubscribeOnStop(
       this.classes.subscribe(() => {
         for (const c of this.claims.list())
-          if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objKey(c)}`);
+          if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objectKey(c)}`);
       }),
     );
     this.unsubscribeOnStop(

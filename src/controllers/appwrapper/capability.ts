@@ -1,5 +1,6 @@
 /** The appwrapper capability (docs/architecture.md, "Adding a capability"). */
 
+import { type AppWrapper, AW_KIND, QUEUE_NAME_LABEL } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import type { AppWrapperConfigInput } from './config.ts';
 import { APPWRAPPER_CRD_FILE, appWrapperCrdManifests } from './crd.ts';
@@ -8,7 +9,6 @@ import {
   appWrapperWebhookConfigurations,
   registerAppWrapperWebhooks,
 } from './index.ts';
-import { AW_KIND, type AppWrapper, QUEUE_NAME_LABEL } from './api.ts';
 
 /**
  * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);
@@ -70,6 +70,8 @@ export function appWrapperCapability(
         { apiGroups: ['ray.io'], resources: ['rayclusters', 'rayjobs'], verbs },
         // manageJobsWithoutQueueName: the namespace's labels decide whether it is managed.
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        // Autopilot node health (autopilot.monitorNodes): which nodes are labelled NoExecute.
+        { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
       ],
     },
     ...(opts.webhooks

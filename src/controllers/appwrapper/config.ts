@@ -3,10 +3,10 @@
  * the fault-tolerance annotations select within its ceilings.
  */
 
-import type { LabelSelectorObject } from '../../kube/labels.ts';
-import { type AppWrapper, Annotations } from './api.ts';
 import { parse as parseYaml } from 'yaml';
+import { Annotations, type AppWrapper } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { formatGoDuration, parseGoDuration } from '../../kube/duration.ts';
+import type { LabelSelectorObject } from '../../kube/labels.ts';
 
 /** Durations in milliseconds. Upstream's config names are in the comments. */
 export interface FaultToleranceOptions {

@@ -5,20 +5,30 @@
  */
 
 import {
+  type AppWrapper,
+  AW_FINALIZER,
+  AW_KIND,
+  AW_LABEL,
+  POD_KIND,
+  type PodObject,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { jsonEqual } from '../../lib/json.ts';
+import {
   type ControllerDefinition,
   enqueueByLabel,
+  getControllerOf,
   isAlreadyExists,
   isConflict,
-  getControllerOf,
   isInvalid,
   isNoKindMatch,
   isNotFound,
   type KindRef,
   type KubeObject,
+  type MapFunc,
   OwnWrites,
   type ReconcileContext,
+  type WatchSpec,
 } from '../../runtime/index.ts';
-import { type AppWrapper, AW_FINALIZER, AW_KIND, AW_LABEL, type PodObject, POD_KIND } from './api.ts';
 import { type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import {
   afterDeploy,
@@ -30,6 +40,7 @@ import {
   needsNamespaceLabels,
   needsObservation,
 } from './core.ts';
+import { noExecuteNodesOf } from './health.ts';
 import { type AppWrapperMetrics, appWrapperMetrics } from './metrics.ts';
 
 export interface AppWrapperOptions extends AppWrapperConfigInput {
@@ -46,6 +57,7 @@ const JOB_KIND = { apiVersion: 'batch/v1', kind: 'Job' } as const;
 const DEPLOYMENT_KIND = { apiVersion: 'apps/v1', kind: 'Deployment' } as const;
 const STATEFULSET_KIND = { apiVersion: 'apps/v1', kind: 'StatefulSet' } as const;
 const NAMESPACE_KIND = { apiVersion: 'v1', kind: 'Namespace' } as const;
+const NODE_KIND = { apiVersion: 'v1', kind: 'Node' } as const;
 /** Kinds watched (only objects carrying the AppWrapper label) and read from the cache. */
 const CACHED_KINDS: KindRef[] = [POD_KIND, JOB_KIND, DEPLOYMENT_KIND, STATEFULSET_KIND];
 const CACHED = new Set(CACHED_KINDS.map((k) => `${k.apiVersion}/${k.kind}`));
@@ -60,11 +72,50 @@ export function appWrapperController(
 ): ControllerDefinition<AppWrapperMetrics> {
   const config = resolveConfig(options);
   const written = new OwnWrites<AppWrapper>();
+  const monitorNodes = config.autopilot.monitorNodes;
+  // Which AppWrappers have pods on which node (pod key → AppWrapper key, by node), kept from
+  // the pod watch, so that a node Autopilot relabels wakes exactly the AppWrappers on it.
+  const onNode = new Map<string, Map<string, string>>();
+  const podToNode = new Map<string, string>();
+  const byLabel = enqueueByLabel(AW_LABEL);
+  const trackPod: MapFunc = (obj, event) => {
+    const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+    const was = podToNode.get(key);
+    const node =
+      event.type === 'delete' ? undefined : (obj.spec as { nodeName?: string } | undefined)?.nodeName;
+    const aw = byLabel(obj, event)?.[0];
+    if (was && was !== node) onNode.get(was)?.delete(key);
+    if (node && aw) {
+      let m = onNode.get(node);
+      if (!m) {
+        m = new Map();
+        onNode.set(node, m);
+      }
+      m.set(key, aw);
+      podToNode.set(key, node);
+    } else podToNode.delete(key);
+    return byLabel(obj, event);
+  };
+  const watches: WatchSpec[] = CACHED_KINDS.map((k) => ({
+    ...k,
+    labelSelector: AW_LABEL,
+    map: monitorNodes && k === POD_KIND ? trackPod : byLabel,
+  }));
+  if (monitorNodes) {
+    watches.push({
+      ...NODE_KIND,
+      map: (node) => [...new Set(onNode.get(node.metadata.name ?? '')?.values() ?? [])],
+      // Only a change of labels can change what Autopilot says about a node.
+      predicates: [
+        (e) => e.type !== 'update' || !e.old || !jsonEqual(e.old.metadata.labels, e.obj.metadata.labels),
+      ],
+    });
+  }
 
   return {
     name: options.name ?? 'appwrapper',
     for: AW_KIND,
-    watches: CACHED_KINDS.map((k) => ({ ...k, labelSelector: AW_LABEL, map: enqueueByLabel(AW_LABEL) })),
+    watches,
     indexes: CACHED_KINDS.map((kind) => ({ kind, name: AW_OWNER_INDEX, fn: byOwner })),
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 8,
     metrics: appWrapperMetrics,
@@ -83,6 +134,10 @@ export function appWrapperController(
       if (needsObservation(aw)) {
         input.pods = await podsOf(ctx, aw);
         input.components = await componentsOf(ctx, aw);
+        if (monitorNodes) {
+          const nodes = await ctx.cache.informerFor(NODE_KIND);
+          input.noExecuteNodes = noExecuteNodesOf(nodes.store.list(), config.autopilot);
+        }
       }
       if (needsNamespaceLabels(aw, config)) {
         const nsObj = await ctx.client.tryGet(NAMESPACE_KIND, ns, undefined, { signal: ctx.signal });

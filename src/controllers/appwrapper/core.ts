@@ -14,8 +14,6 @@
  * winding-down phase), with decision.ts (input, answer, status draft) and health.ts.
  */
 
-import { labelSelectorMatches } from '../../kube/labels.ts';
-import { formatGoDuration } from '../../kube/duration.ts';
 import {
   Annotations,
   type AppWrapper,
@@ -25,11 +23,14 @@ import {
   Conditions,
   Phases,
   QUEUE_NAME_LABEL,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
+import { labelSelectorMatches } from '../../kube/labels.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { type AppWrapperConfig, effective } from './config.ts';
 import {
-  DELETION_POLL_MS,
   type CoreInput,
+  DELETION_POLL_MS,
   type Decision,
   Draft,
   externallySuspended,
@@ -43,14 +44,13 @@ import { planDeletion } from './deletion.ts';
 import { initialComponentStatus } from './podsets.ts';
 import { planResume } from './resuming.ts';
 import { running } from './running.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 export {
-  CREATE_RETRY_MS,
   type CoreInput,
+  CREATE_RETRY_MS,
+  DELETION_POLL_MS,
   type Decision,
   type DeleteAction,
-  DELETION_POLL_MS,
   type DeployItem,
   type DeployResult,
   type EventSpec,
@@ -58,8 +58,8 @@ export {
   READY_RECHECK_MS,
   WARMUP_POLL_MS,
 } from './decision.ts';
-export { afterDeploy } from './resuming.ts';
 export { type PodSummary, summarizeComponents, summarizePods } from './health.ts';
+export { afterDeploy } from './resuming.ts';
 
 /** True when the AppWrapper belongs to another controller (MultiKueue's managedBy). */
 export function managedElsewhere(aw: AppWrapper): boolean {

@@ -3,8 +3,6 @@
  * pieces every phase writes its answer with: a draft of the status, requeues, Unhealthy.
  */
 
-import { setCondition } from '../../kube/conditions.ts';
-import type { KubeObject } from '../../runtime/index.ts';
 import {
   type AppWrapper,
   type AppWrapperPhase,
@@ -13,9 +11,11 @@ import {
   Conditions,
   Phases,
   type PodObject,
-} from './api.ts';
-import type { AppWrapperConfig, Effective } from './config.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { setCondition } from '../../kube/conditions.ts';
 import { jsonEqual } from '../../lib/json.ts';
+import type { KubeObject } from '../../runtime/index.ts';
+import type { AppWrapperConfig, Effective } from './config.ts';
 
 /** Upstream's fixed intervals. */
 export const DELETION_POLL_MS = 5000;
@@ -33,6 +33,11 @@ export interface CoreInput {
   pods?: PodObject[];
   /** Labels of the AppWrapper's namespace (phase Empty without webhook only). */
   namespaceLabels?: Record<string, string>;
+  /**
+   * Autopilot's node health (upstream's NodeHealthMonitor): by node name, the resources its
+   * labels mark NoExecute. Read by the Running phase when autopilot.monitorNodes is on.
+   */
+  noExecuteNodes?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export interface DeleteAction {

@@ -1,7 +1,7 @@
 /** Deleting what an AppWrapper deployed: the step every phase that winds down takes. */
 
+import { type AppWrapper, Conditions } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { setCondition } from '../../kube/conditions.ts';
-import { type AppWrapper, Conditions } from './api.ts';
 import type { Effective } from './config.ts';
 import { type CoreInput, type Decision, type Draft, findCond } from './decision.ts';
 import { ours } from './health.ts';

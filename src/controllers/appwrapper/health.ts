@@ -1,8 +1,14 @@
 /** Upstream's view of a running AppWrapper's health: its pods by phase, its components deployed or failed. */
 
+import type {
+  AppWrapper,
+  AppWrapperComponentStatus,
+  PodObject,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { getControllerOf, type KubeObject } from '../../runtime/index.ts';
-import type { AppWrapper, AppWrapperComponentStatus, PodObject } from './api.ts';
-import type { Effective } from './config.ts';
+import type { AutopilotOptions, Effective } from './config.ts';
+import { requestsResource } from './inject.ts';
+import type { Json } from './paths.ts';
 
 export interface PodSummary {
   expected: number;
@@ -78,5 +84,51 @@ export function summarizeComponents(
     if ((key === 'batch/v1:Job' || key === 'kubeflow.org/v1:PyTorchJob') && conditionTrue(obj, 'Failed'))
       out.failed++;
   });
+  return out;
+}
+
+/**
+ * The nodes where running pods use a resource Autopilot marked NoExecute (upstream's
+ * getPodStatus noExecuteNodes): a running, not deleting pod on such a node whose containers
+ * request or limit that resource.
+ */
+export function podsOnNoExecuteNodes(
+  pods: PodObject[],
+  noExecute: ReadonlyMap<string, ReadonlySet<string>>,
+): string[] {
+  const nodes = new Set<string>();
+  if (noExecute.size === 0) return [];
+  for (const pod of pods) {
+    if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp) continue;
+    const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    const bad = node ? noExecute.get(node) : undefined;
+    if (!bad || !node) continue;
+    for (const resource of bad) {
+      if (requestsResource((pod.spec ?? {}) as Json, resource)) nodes.add(node);
+    }
+  }
+  return [...nodes].sort();
+}
+
+/**
+ * The resources each node's labels mark NoExecute (NodeHealthMonitor.updateNoExecuteNodes):
+ * a label whose key and value are one of a resource's NoExecute taints.
+ */
+export function noExecuteNodesOf(
+  nodes: readonly { metadata: { name?: string; labels?: Record<string, string> } }[],
+  autopilot: AutopilotOptions,
+): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const n of nodes) {
+    const labels = n.metadata.labels ?? {};
+    for (const [resource, taints] of Object.entries(autopilot.resourceTaints)) {
+      for (const t of taints) {
+        if (t.effect !== 'NoExecute' || labels[t.key] !== t.value) continue;
+        const set = out.get(n.metadata.name ?? '') ?? new Set<string>();
+        set.add(resource);
+        out.set(n.metadata.name ?? '', set);
+      }
+    }
+  }
   return out;
 }

@@ -28,7 +28,8 @@ export {
   Phases,
   PodSetAnnotations,
   QUEUE_NAME_LABEL,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+export { parseGoDuration } from '../../kube/duration.ts';
 export {
   type AppWrapperConfig,
   type AppWrapperConfigInput,
@@ -40,10 +41,9 @@ export {
   type FaultToleranceOptions,
   resolveConfig,
 } from './config.ts';
-export { AW_OWNER_INDEX, type AppWrapperOptions, appWrapperController } from './controller.ts';
-export { afterDeploy, type CoreInput, type Decision, decide, type DeployResult } from './core.ts';
+export { type AppWrapperOptions, AW_OWNER_INDEX, appWrapperController } from './controller.ts';
+export { afterDeploy, type CoreInput, type Decision, type DeployResult, decide } from './core.ts';
 export { APPWRAPPER_CRD_PATH, appWrapperCrdManifests } from './crd.ts';
-export { parseGoDuration } from '../../kube/duration.ts';
 export { RenderError, renderComponent } from './inject.ts';
 export { expectedPodCount, inferPodSets, initialComponentStatus, validatePodSets } from './podsets.ts';
 export {

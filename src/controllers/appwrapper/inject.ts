@@ -5,15 +5,17 @@
  * scheduling gates appended) and the configured scheduler, controlled by the AppWrapper.
  */
 
-import { setControllerReference } from '../../runtime/index.ts';
-import type { KubeObject } from '../../runtime/index.ts';
 import {
   type AppWrapper,
-  AW_LABEL,
   type AppWrapperComponentStatus,
   type AppWrapperPodSetInfo,
-} from './api.ts';
+  AW_LABEL,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { parseQuantityMilli } from '../../kube/quantity.ts';
 import { isObject } from '../../lib/json.ts';
+import type { KubeObject } from '../../runtime/index.ts';
+import { setControllerReference } from '../../runtime/index.ts';
+import type { AutopilotOptions } from './config.ts';
 import { type Json, objectAtPath } from './paths.ts';
 
 /** A component that cannot be rendered: upstream treats every such error as fatal. */
@@ -51,7 +53,7 @@ export function renderComponent(
   aw: AppWrapper,
   index: number,
   componentStatus: AppWrapperComponentStatus[],
-  opts: { schedulerName?: string } = {},
+  opts: { schedulerName?: string; autopilot?: AutopilotOptions } = {},
 ): KubeObject {
   const component = aw.spec.components[index];
   if (!component || !isObject(component.template))
@@ -124,6 +126,13 @@ export function renderComponent(
     }
 
     if (opts.schedulerName && !spec.schedulerName) spec.schedulerName = opts.schedulerName;
+    if (opts.autopilot?.injectAntiAffinities) {
+      try {
+        injectAutopilotAffinities(spec, opts.autopilot);
+      } catch (err) {
+        throw new RenderError(`failed to inject Autopilot affinities: ${(err as Error).message}`);
+      }
+    }
   }
 
   const out = obj as unknown as KubeObject;
@@ -133,4 +142,84 @@ export function renderComponent(
     throw new RenderError((err as Error).message);
   }
   return out;
+}
+
+/** hasResourceRequest: a container or init container asks for a non-zero amount of `resource`. */
+export function requestsResource(spec: Json, resource: string): boolean {
+  for (const key of ['containers', 'initContainers']) {
+    const list = spec[key];
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      const res = isObject(c) && isObject(c.resources) ? (c.resources as Json) : undefined;
+      for (const which of ['limits', 'requests']) {
+        const q = res && isObject(res[which]) ? (res[which] as Json)[resource] : undefined;
+        if (q === undefined || q === null) continue;
+        try {
+          if (parseQuantityMilli(q as string | number) !== 0n) return true;
+        } catch {
+          // A malformed quantity asks for nothing (upstream ignores it too).
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Upstream's Autopilot injection (resource_management.go createComponent): for every resource
+ * the pod spec requests, node anti-affinity for the labels that mark it unhealthy — required
+ * (NotIn, added to every existing term) for NoSchedule/NoExecute, preferred with
+ * preferNoScheduleWeight for PreferNoSchedule.
+ */
+export function injectAutopilotAffinities(spec: Json, autopilot: AutopilotOptions): void {
+  const required = new Map<string, string[]>();
+  const preferred = new Map<string, string[]>();
+  for (const [resource, taints] of Object.entries(autopilot.resourceTaints)) {
+    if (!requestsResource(spec, resource)) continue;
+    for (const t of taints) {
+      const into = t.effect === 'PreferNoSchedule' ? preferred : required;
+      into.set(t.key, [...(into.get(t.key) ?? []), t.value]);
+    }
+  }
+  const exprs = (m: Map<string, string[]>) =>
+    [...m].map(([key, values]) => ({ key, operator: 'NotIn', values }));
+  const nodeAffinity = (): Json => {
+    if (spec.affinity === undefined || spec.affinity === null) spec.affinity = {};
+    if (!isObject(spec.affinity)) throw new Error('spec.affinity is not a map');
+    const a = spec.affinity as Json;
+    if (a.nodeAffinity === undefined || a.nodeAffinity === null) a.nodeAffinity = {};
+    if (!isObject(a.nodeAffinity)) throw new Error('spec.affinity.nodeAffinity is not a map');
+    return a.nodeAffinity as Json;
+  };
+  if (required.size > 0) {
+    const na = nodeAffinity();
+    const path = 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution';
+    if (na.requiredDuringSchedulingIgnoredDuringExecution == null)
+      na.requiredDuringSchedulingIgnoredDuringExecution = {};
+    const sel = na.requiredDuringSchedulingIgnoredDuringExecution;
+    if (!isObject(sel)) throw new Error(`${path} is not a map`);
+    const ns = sel as Json;
+    if (ns.nodeSelectorTerms == null) ns.nodeSelectorTerms = [{}];
+    if (!Array.isArray(ns.nodeSelectorTerms)) throw new Error(`${path}.nodeSelectorTerms is not an array`);
+    ns.nodeSelectorTerms.forEach((term, i) => {
+      if (!isObject(term)) throw new Error(`${path}.nodeSelectorTerms[${i}] is not a map`);
+      const t = term as Json;
+      const existing = t.matchExpressions == null ? [] : t.matchExpressions;
+      if (!Array.isArray(existing))
+        throw new Error(`${path}.nodeSelectorTerms[${i}].matchExpressions is not an array`);
+      t.matchExpressions = [...existing, ...exprs(required)];
+    });
+  }
+  if (preferred.size > 0) {
+    const na = nodeAffinity();
+    const terms = na.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+    if (!Array.isArray(terms))
+      throw new Error(
+        'spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution is not an array',
+      );
+    na.preferredDuringSchedulingIgnoredDuringExecution = [
+      ...terms,
+      { weight: autopilot.preferNoScheduleWeight, preference: { matchExpressions: exprs(preferred) } },
+    ];
+  }
 }

@@ -5,8 +5,14 @@
  * transition counts once however many reconciles look at it.
  */
 
+import {
+  type AppWrapper,
+  type AppWrapperStatus,
+  AW_KIND,
+  Conditions,
+  Phases,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
-import { type AppWrapper, type AppWrapperStatus, AW_KIND, Conditions, Phases } from './api.ts';
 
 /** Why an AppWrapper became unhealthy: the Unhealthy condition's reasons the controller writes. */
 const UNHEALTHY_REASONS = [

@@ -10,7 +10,7 @@ import {
   type AppWrapperComponentStatus,
   type AppWrapperPodSet,
   PodSetAnnotations,
-} from './api.ts';
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { isObject } from '../../lib/json.ts';
 import { intAtPath, type Json, objectAtPath, PathError, valueAtPath } from './paths.ts';
 

@@ -1,12 +1,17 @@
 /** Phase Resuming: render the components, and take in the outcome of creating them. */
 
+import {
+  type AppWrapper,
+  type AwCondition,
+  Conditions,
+  Phases,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import { setCondition } from '../../kube/conditions.ts';
 import type { KubeObject } from '../../runtime/index.ts';
-import { type AppWrapper, type AwCondition, Conditions, Phases } from './api.ts';
 import { type Effective, effective } from './config.ts';
 import {
-  CREATE_RETRY_MS,
   type CoreInput,
+  CREATE_RETRY_MS,
   type Decision,
   type DeployItem,
   type DeployResult,
@@ -47,7 +52,10 @@ export function planResume(
     if (isTrue(cs.conditions, Conditions.ResourcesDeployed)) continue;
     let obj: KubeObject;
     try {
-      obj = renderComponent(aw, i, css, { schedulerName: input.config.schedulerName });
+      obj = renderComponent(aw, i, css, {
+        schedulerName: input.config.schedulerName,
+        autopilot: input.config.autopilot,
+      });
     } catch (err) {
       if (!(err instanceof RenderError)) throw err;
       unhealthy(draft, d, 'CreateFailed', `error creating components: ${err.message}`);

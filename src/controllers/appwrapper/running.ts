@@ -1,6 +1,6 @@
 /** Phase Running: watch components and pods; succeed, reset or fail as upstream does. */
 
-import { type AppWrapper, Conditions, Phases } from './api.ts';
+import { type AppWrapper, Conditions, Phases } from '../../apis/workload.codeflare.dev/v1beta2.ts';
 import type { Effective } from './config.ts';
 import {
   type CoreInput,
@@ -14,7 +14,7 @@ import {
   unhealthy,
   WARMUP_POLL_MS,
 } from './decision.ts';
-import { summarizeComponents, summarizePods } from './health.ts';
+import { podsOnNoExecuteNodes, summarizeComponents, summarizePods } from './health.ts';
 import { expectedPodCount } from './podsets.ts';
 
 export function running(
@@ -74,6 +74,19 @@ export function running(
     });
     resetOrFail(draft, eff, pods.terminalFailure, 1);
     return finish(d, draft, observed);
+  }
+
+  // Autopilot flagged a resource the pods use as NoExecute: migrate away (upstream resets
+  // without counting a retry; the injected anti-affinity keeps the new pods off the node).
+  if (input.config.autopilot.monitorNodes && input.noExecuteNodes) {
+    const bad = podsOnNoExecuteNodes(input.pods ?? [], input.noExecuteNodes);
+    if (bad.length > 0) {
+      // Go's %v of the node set, as upstream's message prints it.
+      const message = `Workload contains pods using NoExecute resources on Nodes: map[${bad.map((n) => `${n}:{}`).join(' ')}]`;
+      unhealthy(draft, d, 'AutopilotNoExecute', message, message);
+      resetOrFail(draft, eff, false, 0);
+      return finish(d, draft, observed);
+    }
   }
 
   draft.clear(Conditions.Unhealthy, 'FoundNoFailedPods');

@@ -6,6 +6,16 @@
  */
 
 import {
+  type AppWrapper,
+  type AppWrapperPodSet,
+  AW_API_VERSION,
+  AW_FINALIZER,
+  AW_USERID_LABEL,
+  AW_USERNAME_LABEL,
+  QUEUE_NAME_LABEL,
+} from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { canonicalJson, isObject } from '../../lib/json.ts';
+import {
   type AdmissionHandler,
   type AdmissionRequest,
   allowed,
@@ -15,20 +25,9 @@ import {
   patched,
   type WebhookServer,
 } from '../../runtime/index.ts';
-import {
-  type AppWrapper,
-  type AppWrapperPodSet,
-  AW_API_VERSION,
-  AW_FINALIZER,
-  AW_USERID_LABEL,
-  AW_USERNAME_LABEL,
-  QUEUE_NAME_LABEL,
-} from './api.ts';
 import { type AppWrapperConfig, type AppWrapperConfigInput, resolveConfig } from './config.ts';
 import { managedElsewhere, shouldSuspend } from './core.ts';
-import { isObject } from '../../lib/json.ts';
 import { checkPodSpecAt, gvkOf, inferPodSets, replicasOf, validatePodSets } from './podsets.ts';
-import { canonicalJson } from '../../lib/json.ts';
 
 export const MUTATING_PATH = '/mutate-workload-codeflare-dev-v1beta2-appwrapper';
 export const VALIDATING_PATH = '/validate-workload-codeflare-dev-v1beta2-appwrapper';

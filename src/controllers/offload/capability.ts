@@ -2,8 +2,8 @@
 
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import { createOffload } from './index.ts';
-import type { OffloadOptions } from './options.ts';
 import * as OFFLOAD from './keys.ts';
+import type { OffloadOptions } from './options.ts';
 
 export function offloadCapability(opts: Partial<OffloadOptions> = {}): Capability {
   const offload = createOffload(opts);

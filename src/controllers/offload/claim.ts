@@ -4,8 +4,8 @@
  * A local pod that is bound or running wins, so a Job never runs locally and remotely.
  */
 import { isAlreadyExists, isConflict } from '../../runtime/index.ts';
-import { isVirtualPod } from './core.ts';
 import { type OffloadContext, POD } from './context.ts';
+import { isVirtualPod } from './core.ts';
 import { ensureVirtualNode } from './node.ts';
 import type { Job, Pod } from './types.ts';
 import { virtualPod } from './virtual.ts';

@@ -5,8 +5,8 @@
  * whose Job is gone.
  */
 import type { ReconcileResult } from '../../runtime/index.ts';
-import { isVirtualPod, type JobObservation, orphanRemotePods } from './core.ts';
 import { JOB, type OffloadContext, POD, podsOf, stopWatcher } from './context.ts';
+import { isVirtualPod, type JobObservation, orphanRemotePods } from './core.ts';
 import { annotateJob, removeJobFinalizer } from './job-writes.ts';
 import * as K from './keys.ts';
 import { settling } from './launch-state.ts';

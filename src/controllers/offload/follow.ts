@@ -5,8 +5,8 @@
  * its outcome written to the virtual pod and the Job.
  */
 import { isConflict, type ReconcileResult } from '../../runtime/index.ts';
-import { isVirtualPod, type RemoteOutcome, remoteOutcome } from './core.ts';
 import { type OffloadContext, stopWatcher } from './context.ts';
+import { isVirtualPod, type RemoteOutcome, remoteOutcome } from './core.ts';
 import { annotateJob, markOffloaded, removeJobFinalizer, rollback } from './job-writes.ts';
 import * as K from './keys.ts';
 import { ProviderError } from './provider.ts';

@@ -2,8 +2,9 @@
  * What troupe writes on a Job, shared by the launch, following and cleanup: refusals,
  * the link to its remote pod, the way back to local, and the cleanup finalizer's release.
  */
-import { readJobConfig } from './core.ts';
+
 import type { OffloadContext } from './context.ts';
+import { readJobConfig } from './core.ts';
 import * as K from './keys.ts';
 import type { Job, Pod } from './types.ts';
 import { deleteVirtualPod } from './virtual-pod-writes.ts';

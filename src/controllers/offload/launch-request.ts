@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../runtime/index.ts';
-import { readJobConfig } from './core.ts';
 import type { OffloadContext } from './context.ts';
+import { readJobConfig } from './core.ts';
 import type { Job } from './types.ts';
 import { type BuildResult, buildLaunchRequest, type ReferencedData, referencedObjects } from './workload.ts';
 

@@ -1,6 +1,7 @@
 /** Where a Job's launch stands, read from the Job and its virtual pod (nothing in memory). */
-import { blockedByError, jobFinished, readJobConfig } from './core.ts';
+
 import { JOB, type OffloadContext } from './context.ts';
+import { blockedByError, jobFinished, readJobConfig } from './core.ts';
 import * as K from './keys.ts';
 import type { Job, Pod } from './types.ts';
 

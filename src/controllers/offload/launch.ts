@@ -13,9 +13,9 @@
  * Remote work can only start after step 3, so a Job never runs locally and remotely.
  */
 import type { ReconcileResult } from '../../runtime/index.ts';
-import { alreadyOffloaded, blockedByError, jobFinished, readJobConfig } from './core.ts';
 import { claim, clearLocal } from './claim.ts';
 import type { OffloadContext } from './context.ts';
+import { alreadyOffloaded, blockedByError, jobFinished, readJobConfig } from './core.ts';
 import {
   annotateJob,
   markError,

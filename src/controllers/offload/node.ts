@@ -15,9 +15,9 @@ import {
 import * as K from './keys.ts';
 import type { OffloadProvider } from './provider.ts';
 import {
-  nodeLease,
   NODE_HEARTBEAT_MS,
   NODE_LEASE_NAMESPACE,
+  nodeLease,
   virtualNode,
   virtualNodeStatus,
 } from './virtual.ts';

@@ -4,10 +4,10 @@
  * remote pods are terminated and it returns local.
  */
 import type { ReconcileResult } from '../../runtime/index.ts';
-import { isVirtualPod } from './core.ts';
 import { claim, clearLocal } from './claim.ts';
 import { finalizeDeleted } from './cleanup.ts';
 import type { OffloadContext } from './context.ts';
+import { isVirtualPod } from './core.ts';
 import { rollback } from './job-writes.ts';
 import * as K from './keys.ts';
 import { link, proceed } from './launch.ts';

@@ -12,9 +12,9 @@
  * which is why the candidate loop lives here.
  */
 import { createParser } from 'eventsource-parser';
+import { quote } from 'shell-quote';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
-import { quote } from 'shell-quote';
 import { EXIT_WRAPPER, exitCodeFromLogLine } from './core.ts';
 import { type CatalogGpu, chooseGpuCandidates, classifyCreate, retryAfterMs } from './gpus.ts';
 import * as K from './keys.ts';

@@ -3,8 +3,9 @@
  * launches whose virtual pods the cache does not show yet), and the serialization of
  * launches while a cap is set.
  */
-import { currentSpend, isVirtualPod } from './core.ts';
+
 import { type OffloadContext, POD } from './context.ts';
+import { currentSpend, isVirtualPod } from './core.ts';
 import * as K from './keys.ts';
 import type { Pod } from './types.ts';
 

@@ -1,6 +1,7 @@
 /** What troupe, as the virtual pod's kubelet, writes on it: its status and its removal. */
-import { type RemoteOutcome, virtualPodStatus } from './core.ts';
+
 import type { OffloadContext } from './context.ts';
+import { type RemoteOutcome, virtualPodStatus } from './core.ts';
 import * as K from './keys.ts';
 import type { Job, Pod, RemotePod } from './types.ts';
 

@@ -1,9 +1,9 @@
 /** The podgroup capability (docs/architecture.md, "Adding a capability"). */
 
+import { PODGROUP_KIND, type PodGroup } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import { PODGROUP_CRD_FILE, podGroupCrdManifests } from './crd.ts';
 import { podGroupControllers } from './index.ts';
-import { PODGROUP_KIND, type PodGroup } from './api.ts';
 
 export function podGroupCapability(): Capability {
   return {

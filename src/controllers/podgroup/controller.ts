@@ -6,6 +6,13 @@
  */
 
 import {
+  POD_KIND,
+  PODGROUP_KIND,
+  type PodGroup,
+  type PodObject,
+  READY_LABEL,
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import {
   type ControllerDefinition,
   isAlreadyExists,
   isConflict,
@@ -15,7 +22,6 @@ import {
   OwnWrites,
   type ReconcileContext,
 } from '../../runtime/index.ts';
-import { type PodGroup, type PodObject, POD_KIND, PODGROUP_KIND, READY_LABEL } from './api.ts';
 import { type Decision, decide, type PeerGroup, type PlannedEvent } from './core.ts';
 import { groupKeysOf } from './membership.ts';
 import { type PodGroupMetrics, podGroupMetrics } from './metrics.ts';

@@ -12,8 +12,6 @@
  *   controller-owned members so their workload controllers recreate them.
  */
 
-import { rfc3339, withCondition } from '../../kube/conditions.ts';
-import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import {
   AUTO_CREATED_ANNOTATION,
   ConditionTypes,
@@ -25,12 +23,14 @@ import {
   type PodGroupPhase,
   type PodGroupStatus,
   type PodObject,
-} from './api.ts';
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import { rfc3339, withCondition } from '../../kube/conditions.ts';
+import { backoffDelay } from '../../lib/backoff.ts';
+import { canonicalJson } from '../../lib/json.ts';
+import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
 import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';
-import { canonicalJson } from '../../lib/json.ts';
-import { backoffDelay } from '../../lib/backoff.ts';
 
 export interface PodRef {
   name: string;

@@ -23,7 +23,7 @@ export {
   type PodGroupStatus,
   READY_LABEL,
   Reasons,
-} from './api.ts';
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 export {
   DEFAULT_PODGROUP_OPTIONS,
   GROUP_INDEX,

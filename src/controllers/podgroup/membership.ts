@@ -4,9 +4,13 @@
  * seed's contract stays exact) and the pod is reported as a conflict to both groups.
  */
 
+import {
+  GROUP_ANNOTATION,
+  GROUP_LABEL,
+  type PodObject,
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { isDNS1123Subdomain } from '../../kube/labels.ts';
 import { keyOf } from '../../runtime/index.ts';
-import { GROUP_ANNOTATION, GROUP_LABEL, type PodObject } from './api.ts';
 
 export interface GroupClaim {
   /** The group the pod counts in, if any. */

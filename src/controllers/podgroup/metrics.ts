@@ -4,8 +4,13 @@
  * accepted (a ready label, a status write), so a failed or repeated attempt is not counted.
  */
 
+import {
+  PODGROUP_KIND,
+  type PodGroup,
+  type PodGroupPhase,
+  type PodGroupStatus,
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { cacheGauge, countBy, counter, type KubeObject, type MetricsContext } from '../../runtime/index.ts';
-import { type PodGroup, PODGROUP_KIND, type PodGroupPhase, type PodGroupStatus } from './api.ts';
 
 const PHASES: readonly PodGroupPhase[] = ['Pending', 'Running', 'Recovering', 'Unschedulable', 'Completed'];
 /** A PodGroup whose status has no phase yet (troupe has not written one). */

@@ -21,7 +21,7 @@
  * pod vanished between two observations.
  */
 
-import { type PodGroupPhase, Reasons } from './api.ts';
+import { type PodGroupPhase, Reasons } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import type { Tally } from './tally.ts';
 
 export interface PreviousState {

@@ -4,7 +4,7 @@
  * unschedulable by the scheduler.
  */
 
-import { type PodObject, READY_LABEL } from './api.ts';
+import { type PodObject, READY_LABEL } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 
 export interface Member {
   pod: PodObject;

@@ -1,5 +1,6 @@
 /** The podsequence capability (docs/architecture.md, "Adding a capability"). */
 
+import { PODSEQUENCE, type PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import { PODSEQUENCE_CRD_FILE, podSequenceCrd } from './crd.ts';
 import {
@@ -8,7 +9,6 @@ import {
   registerPodSequenceWebhooks,
 } from './index.ts';
 import type { PodSequenceOptions } from './options.ts';
-import { PODSEQUENCE, type PodSequence } from './types.ts';
 
 export function podSequenceCapability(opts: PodSequenceOptions = {}): Capability {
   return {

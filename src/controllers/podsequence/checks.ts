@@ -4,12 +4,12 @@
  * twice) a plan reports; and the taints a plan sets in full mode.
  */
 
-import { hasGate, isDone, isFailed, isTerminating } from './pods.ts';
+import type { Pod } from './objects.ts';
 import { type Ctx, type Failure, listNames, podName, type Release, type TaintChange } from './plan.ts';
+import { hasGate, isDone, isFailed, isTerminating } from './pods.ts';
 import { releasedBy, releasePatch } from './release.ts';
 import { groupLabel } from './spec.ts';
 import { desiredTaints, reconcileTaints, tolerationsFor } from './taints.ts';
-import type { Pod } from './types.ts';
 
 /** Missing named pods of the groups up to `upTo` are a failure once the grace period is over. */
 export function missingCheck(

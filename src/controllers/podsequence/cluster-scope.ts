@@ -1,16 +1,17 @@
 /** Cluster scope: a gated pod of group k is released once groups 0..k-1 are satisfied cluster-wide. */
 
+import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
 import { conflictFailure, escapedFailure, missingCheck, releaseFor, taintChanges } from './checks.ts';
 import { withEvents } from './events.ts';
 import { groupFacts } from './group-facts.ts';
 import type { Membership } from './membership.ts';
-import { capped, type Ctx, type Failure, listNames, type Plan, podName, type Release } from './plan.ts';
+import type { Pod } from './objects.ts';
+import { type Ctx, capped, type Failure, listNames, type Plan, podName, type Release } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions, waitingMessage } from './status.ts';
 import { timeline } from './timeline.ts';
-import type { Phase, Pod } from './types.ts';
-import { formatGoDuration } from '../../kube/duration.ts';
-import { rfc3339 } from '../../kube/conditions.ts';
 
 export function decideCluster(ctx: Ctx, m: Membership): Plan {
   const { spec, n } = ctx;

@@ -15,14 +15,24 @@
 
 import pLimit from 'p-limit';
 import {
+  NODE,
+  POD,
+  PODSEQUENCE,
+  type PodSequence,
+  type PodSequenceStatus,
+  RELEASED_BY_ANNOTATION,
+  TAINT_FINALIZER,
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
+import { jsonEqual } from '../../lib/json.ts';
+import {
   type Client,
   type ControllerDefinition,
   hasFinalizer,
   isConflict,
   isNotFound,
   type KubeObject,
-  OwnWrites,
   type MapFunc,
+  OwnWrites,
   objectKey,
   type Predicate,
   type ReconcileContext,
@@ -36,27 +46,15 @@ import {
   type Release,
   releaseEvents,
 } from './core.ts';
+import { ReleaseExpectations } from './expectations.ts';
 import { SequenceIndex } from './index-of-sequences.ts';
 import type { OtherSequence } from './membership.ts';
 import { type PodSequenceMetrics, podSequenceMetrics } from './metrics.ts';
+import type { Node, Pod, Taint } from './objects.ts';
 import { type PodSequenceOptions, type ResolvedOptions, resolveOptions } from './options.ts';
 import { resolveSpec } from './spec.ts';
 import { isSequenceTaint, reconcileTaints } from './taints.ts';
-import { ReleaseExpectations } from './expectations.ts';
 import { Trackers } from './trackers.ts';
-import {
-  NODE,
-  type Node,
-  POD,
-  type Pod,
-  PODSEQUENCE,
-  type PodSequence,
-  type PodSequenceStatus,
-  RELEASED_BY_ANNOTATION,
-  TAINT_FINALIZER,
-  type Taint,
-} from './types.ts';
-import { jsonEqual } from '../../lib/json.ts';
 
 export const CONTROLLER_NAME = 'podsequence';
 

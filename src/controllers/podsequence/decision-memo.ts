@@ -3,10 +3,11 @@
  * is the same with or without it.
  */
 
+import type { NodeSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import type { MembershipTracker, NodePlacement, Placement } from './membership.ts';
-import { isDone } from './pods.ts';
+import type { Node, Pod } from './objects.ts';
 import type { NodeView, Release } from './plan.ts';
-import type { Node, NodeSequenceStatus, Pod } from './types.ts';
+import { isDone } from './pods.ts';
 
 /** Released pods not on a node yet, as they bear on each node's turn. */
 export interface Inbound {

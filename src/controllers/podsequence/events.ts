@@ -1,7 +1,7 @@
 /** The Events a plan records: the releases it sends, and the transitions its status reports. */
 
-import { type Ctx, type CoreEvent, listNames, type Plan, type PlanFacts, type Release } from './plan.ts';
 import { formatGoDuration } from '../../kube/duration.ts';
+import { type CoreEvent, type Ctx, listNames, type Plan, type PlanFacts, type Release } from './plan.ts';
 import { groupLabel, type ResolvedSpec } from './spec.ts';
 
 /** The plan with its events: the releases it sends, and the transitions its status reports. */

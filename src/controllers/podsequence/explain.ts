@@ -3,15 +3,16 @@
  * in plain text, from the same decision the controller makes. Pure.
  */
 
+import type { PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { formatGoDuration } from '../../kube/duration.ts';
 import { realClock } from '../../lib/clock.ts';
 import { type CoreInput, decide, type Plan } from './core.ts';
 import { type Membership, trackerOf } from './membership.ts';
+import type { Node, Pod } from './objects.ts';
 import { type PodSequenceOptions, resolveOptions } from './options.ts';
 import { describePod, hasGate, isDone, podNode } from './pods.ts';
 import { releasedBy } from './release.ts';
 import { groupLabel, groupSelects, resolveSpec } from './spec.ts';
-import type { Node, Pod, PodSequence } from './types.ts';
 
 const MAX_PODS_PER_GROUP = 20;
 

@@ -1,10 +1,10 @@
 /** The cluster-scope decision's memo: what it needs of one group, derived once per change of the group. */
 
-import type { GroupMembers } from './membership.ts';
 import { escaped } from './checks.ts';
-import { hasGate, isDone, isFailed, isTerminating } from './pods.ts';
+import type { GroupMembers } from './membership.ts';
+import type { Pod } from './objects.ts';
 import type { Ctx } from './plan.ts';
-import type { Pod } from './types.ts';
+import { hasGate, isDone, isFailed, isTerminating } from './pods.ts';
 
 /** What the cluster-scope decision needs of one group, derived from its members alone. */
 export interface GroupFacts {

@@ -6,10 +6,10 @@
  * own event arrives, so pod events seen before the index knows a sequence lose nothing.
  */
 
+import type { PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { objectKey } from '../../runtime/index.ts';
 import type { OtherSequence } from './membership.ts';
 import { groupSelects, type ResolvedSpec, resolveSpec } from './spec.ts';
-import type { PodSequence } from './types.ts';
 
 interface Entry {
   key: string;

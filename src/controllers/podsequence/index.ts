@@ -10,6 +10,24 @@
  */
 
 export {
+  DEFAULT_GATE,
+  GROUP,
+  KIND,
+  type NodeSequenceStatus,
+  PHASES,
+  type Phase,
+  PLURAL,
+  PODSEQUENCE,
+  type PodGroup,
+  type PodSequence,
+  type PodSequenceSpec,
+  type PodSequenceStatus,
+  RELEASED_BY_ANNOTATION,
+  type Scope,
+  TAINT_FINALIZER,
+  VERSION,
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
+export {
   CONTROLLER_NAME,
   nodeChangeMatters,
   podChangeMatters,
@@ -28,8 +46,8 @@ export {
   type TaintChange,
 } from './core.ts';
 export { podSequenceCrd } from './crd.ts';
-export { ensurePodSequenceCrd } from './install.ts';
 export { type ExplainInput, explainPod, explainSequence } from './explain.ts';
+export { ensurePodSequenceCrd } from './install.ts';
 export {
   DEFAULT_OPTIONS,
   type PodSequenceMode,
@@ -40,24 +58,6 @@ export {
 export { narrowedTerms, releasePatch } from './release.ts';
 export { type ResolvedGroup, type ResolvedSpec, resolveSpec } from './spec.ts';
 export { desiredTaints, isSequenceTaint, taintKey, tolerationsFor } from './taints.ts';
-export {
-  DEFAULT_GATE,
-  GROUP,
-  KIND,
-  type NodeSequenceStatus,
-  PHASES,
-  type Phase,
-  PLURAL,
-  type PodGroup,
-  PODSEQUENCE,
-  type PodSequence,
-  type PodSequenceSpec,
-  type PodSequenceStatus,
-  RELEASED_BY_ANNOTATION,
-  type Scope,
-  TAINT_FINALIZER,
-  VERSION,
-} from './types.ts';
 export {
   mutateDaemonSet,
   mutatePod,

@@ -1,9 +1,9 @@
 /** Installs the PodSequence CRD and waits until the API server serves the kind. */
 
+import { PODSEQUENCE } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { realClock } from '../../lib/clock.ts';
 import { type Client, sleep } from '../../runtime/index.ts';
 import { podSequenceCrd } from './crd.ts';
-import { PODSEQUENCE } from './types.ts';
 
 /**
  * Creates or updates the CRD (server-side apply, field manager `troupe`) and resolves once

@@ -11,9 +11,9 @@
  * so there is one implementation of the rules.
  */
 
-import { groupSelects, type ResolvedGroup, type ResolvedSpec } from './spec.ts';
+import type { Pod } from './objects.ts';
 import { hasGate, isFailed, podNode } from './pods.ts';
-import type { Pod } from './types.ts';
+import { groupSelects, type ResolvedGroup, type ResolvedSpec } from './spec.ts';
 
 export interface GroupMembers {
   readonly index: number;

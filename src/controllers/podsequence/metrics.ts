@@ -5,6 +5,12 @@
  */
 
 import {
+  PHASES,
+  PODSEQUENCE,
+  type PodSequence,
+  type Scope,
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
+import {
   cacheGauge,
   countBy,
   counter,
@@ -13,7 +19,6 @@ import {
   type MetricsContext,
 } from '../../runtime/index.ts';
 import type { Release } from './core.ts';
-import { PHASES, PODSEQUENCE, type PodSequence, type Scope } from './types.ts';
 
 /** A sequence whose status has no phase yet. */
 const NO_PHASE = 'Unknown';

@@ -1,12 +1,14 @@
 /** The node-scope report: the sequence's status and events, from every node's part of a pass. */
 
+import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { conflictFailure, escapedFailure, missingCheck } from './checks.ts';
 import type { NodePass } from './decision-memo.ts';
 import { withEvents } from './events.ts';
 import type { GroupTotals } from './membership.ts';
+import type { Pod } from './objects.ts';
 import {
-  capped,
   type Ctx,
+  capped,
   type Failure,
   listNames,
   type Plan,
@@ -16,7 +18,6 @@ import {
 } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions } from './status.ts';
-import type { Phase, Pod } from './types.ts';
 
 export interface NodeFacts {
   totals: GroupTotals;

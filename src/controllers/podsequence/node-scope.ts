@@ -1,13 +1,14 @@
 /** Node scope: a gated pod of group k is released once groups 0..k-1 are satisfied on its node. */
 
+import type { NodeSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { escaped, releasable, releaseFor, taintChanges } from './checks.ts';
 import { DecisionMemo, type Inbound, type NodePass } from './decision-memo.ts';
 import type { MembershipTracker, NodePlacement } from './membership.ts';
 import { nodeReport } from './node-report.ts';
-import { candidateNodes, hasGate, isDone, isFailed, isTerminating } from './pods.ts';
+import type { Pod } from './objects.ts';
 import { type Ctx, type Decision, type NodeView, type Plan, podName, type Release } from './plan.ts';
+import { candidateNodes, hasGate, isDone, isFailed, isTerminating } from './pods.ts';
 import { nodeStatus, nodeWaiting, sameNodeEntry } from './status.ts';
-import type { NodeSequenceStatus, Pod } from './types.ts';
 
 /**
  * Node scope. The releases come first and, in lite mode, cost what the nodes a change

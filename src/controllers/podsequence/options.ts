@@ -1,6 +1,6 @@
 /** Options of the PodSequence controllers, with their defaults. */
 
-import { DEFAULT_GATE } from './types.ts';
+import { DEFAULT_GATE } from '../../apis/scheduling.example.com/v1alpha1.ts';
 
 export type PodSequenceMode = 'lite' | 'full';
 

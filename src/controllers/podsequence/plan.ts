@@ -3,12 +3,13 @@
  * one pass carries through its pieces, and how messages name pods.
  */
 
+import type { Phase, PodSequence, PodSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import type { DecisionMemo } from './decision-memo.ts';
 import type { MembershipTracker, OtherSequence } from './membership.ts';
+import type { Node, Pod, Taint } from './objects.ts';
 import type { ResolvedOptions } from './options.ts';
 import { describePod, isDone } from './pods.ts';
 import type { ResolvedSpec } from './spec.ts';
-import type { Node, Phase, Pod, PodSequence, PodSequenceStatus, Taint } from './types.ts';
 
 export interface CoreInput {
   seq: PodSequence;

@@ -1,7 +1,7 @@
 /** What the sequence needs to know about one pod: gated, done, where it will run. Pure. */
 
 import { isPodReady } from '../../kube/pod.ts';
-import type { NodeSelectorTerm, Pod } from './types.ts';
+import type { NodeSelectorTerm, Pod } from './objects.ts';
 
 export function hasGate(pod: Pod, gate: string): boolean {
   return (pod.spec?.schedulingGates ?? []).some((g) => g.name === gate);

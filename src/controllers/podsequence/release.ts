@@ -7,7 +7,8 @@
  * stale facts: the API server answers 409 and the sequence is reconciled again. Pure.
  */
 
-import { type NodeSelectorTerm, type Pod, RELEASED_BY_ANNOTATION, type Toleration } from './types.ts';
+import { RELEASED_BY_ANNOTATION } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import type { NodeSelectorTerm, Pod, Toleration } from './objects.ts';
 
 const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 

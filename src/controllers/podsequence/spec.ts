@@ -4,6 +4,8 @@
  * cannot be evaluated). Pure.
  */
 
+import type { PodSequence, Scope } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import { parseGoDuration } from '../../kube/duration.ts';
 import {
   isDNS1123Label,
   type LabelSelectorObject,
@@ -11,8 +13,6 @@ import {
   selectorFromObject,
   validateLabelKey,
 } from '../../kube/labels.ts';
-import { parseGoDuration } from '../../kube/duration.ts';
-import type { PodSequence, Scope } from './types.ts';
 
 export interface ResolvedGroup {
   index: number;

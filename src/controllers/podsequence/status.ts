@@ -1,11 +1,16 @@
 /** The PodSequence status a plan writes: phase, progress, conditions, and each node's entry. */
 
+import type {
+  NodeSequenceStatus,
+  Phase,
+  PodSequenceStatus,
+} from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { type Condition, withCondition } from '../../kube/conditions.ts';
 import type { Inbound } from './decision-memo.ts';
-import { isDone } from './pods.ts';
+import type { Pod } from './objects.ts';
 import { type Ctx, listNames, type NodeView, notDoneDetail } from './plan.ts';
+import { isDone } from './pods.ts';
 import { groupLabel } from './spec.ts';
-import type { NodeSequenceStatus, Phase, Pod, PodSequenceStatus } from './types.ts';
 
 export interface StatusBase {
   phase: Phase;

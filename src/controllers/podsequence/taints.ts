@@ -6,7 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import type { Taint, Toleration } from './types.ts';
+import type { Taint, Toleration } from './objects.ts';
 
 const DOMAIN = 'podsequence.example.com';
 export const TAINT_EFFECT = 'NoSchedule';

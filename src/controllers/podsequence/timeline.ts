@@ -12,8 +12,8 @@
  */
 
 import type { GroupMembers } from './membership.ts';
+import type { Pod } from './objects.ts';
 import type { Ctx } from './plan.ts';
-import type { Pod } from './types.ts';
 
 export interface Timeline {
   /** The last group that may be released now (-1: none). */

@@ -11,11 +11,12 @@
  * built for changes: the sequence (uid, generation) or the rival sequences in its namespace.
  */
 
+import { POD } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import type { Cache, HandlerRegistration, Informer } from '../../runtime/index.ts';
 import { DecisionMemo } from './core.ts';
 import { MembershipTracker, type OtherSequence } from './membership.ts';
+import type { Pod } from './objects.ts';
 import type { ResolvedSpec } from './spec.ts';
-import { POD, type Pod } from './types.ts';
 
 interface Entry {
   /** What the tracker was built for; another value means it must be rebuilt. */

@@ -16,6 +16,7 @@
  * failurePolicy Ignore a pod is never blocked by it.
  */
 
+import { PODSEQUENCE, type PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import {
   type AdmissionHandler,
   allowed,
@@ -25,11 +26,11 @@ import {
   objectKey,
   patched,
 } from '../../runtime/index.ts';
+import type { Pod, Toleration } from './objects.ts';
 import { type PodSequenceOptions, resolveOptions } from './options.ts';
-import { type ResolvedSpec, groupSelects, resolveSpec } from './spec.ts';
 import { withTolerations } from './release.ts';
+import { groupSelects, type ResolvedSpec, resolveSpec } from './spec.ts';
 import { tolerationsFor } from './taints.ts';
-import { PODSEQUENCE, type Pod, type PodSequence, type Toleration } from './types.ts';
 
 export const WEBHOOK_PATH = '/mutate-v1-pod';
 export const WEBHOOK_CONFIGURATION_NAME = 'podsequence-mutating-webhook';

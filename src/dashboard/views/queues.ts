@@ -20,8 +20,8 @@ import type {
   WorkloadState,
   WorkloadView,
 } from '../view-model.ts';
-import { displayValue, useText } from './nodes.ts';
 import { conditionViews, str } from './conditions.ts';
+import { displayValue, useText } from './nodes.ts';
 
 type Conditions = { type: string; status: string; reason?: string; message?: string }[];
 

@@ -115,9 +115,53 @@ export function timeline(seq: SequenceObject, events: readonly EventObject[]): T
       count: e.series?.count ?? e.deprecatedCount ?? 1,
     });
   }
-  out.sort((a, b) => a.time.localeCompare(b.time));
+  const second = (t: string) => t.slice(0, 19);
+  out.sort(
+    (a, b) =>
+      second(a.time).localeCompare(second(b.time)) ||
+      (CAUSAL_RANK[a.reason] ?? 1) - (CAUSAL_RANK[b.reason] ?? 1) ||
+      a.time.localeCompare(b.time),
+  );
   return out.slice(-TIMELINE_LIMIT);
 }
+
+/**
+ * A tier's start (its first pod scheduled) and, once every pod is Ready or done, its ready
+ * time (the last pod's Ready transition; for a finished pod, its Ready or finish time).
+ */
+function tierTimes(
+  members: readonly { pod?: Pod }[],
+  allReady: boolean,
+): { startedAt?: string; readyAt?: string } {
+  const times = (type: string) =>
+    members
+      .map(
+        (m) =>
+          m.pod?.status?.conditions?.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime,
+      )
+      .map((t) => str(t));
+  const scheduled = times('PodScheduled').filter((t): t is string => !!t);
+  const out: { startedAt?: string; readyAt?: string } = {};
+  if (scheduled.length > 0) out.startedAt = scheduled.sort()[0];
+  if (allReady) {
+    const ready = members.map(
+      (m) =>
+        str(m.pod?.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime) ??
+        str(
+          m.pod?.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.lastTransitionTime,
+        ),
+    );
+    if (ready.every((t) => t)) out.readyAt = (ready as string[]).sort().at(-1);
+  }
+  return out;
+}
+
+/**
+ * Order of events at the same second (what the page shows): an observation before the
+ * action it causes. The controller records a release when it sends it and the GroupReady
+ * that caused it with the status write that follows, a few milliseconds later.
+ */
+const CAUSAL_RANK: Record<string, number> = { GroupReady: 0, Waiting: 1, Released: 2 };
 
 function describeWaiting(cell: PodCell, where?: string): string {
   const at = where ? ` on ${where}` : '';
@@ -202,14 +246,17 @@ export function sequenceView(
 
   const tiers: TierView[] = groups.map((g, k) => {
     const cells = tierPods[k]!.map((m) => m.cell);
-    return {
+    const ready = cells.filter((c) => c.state === 'ready' || c.state === 'succeeded').length;
+    const view: TierView = {
       index: k,
       name: g.name || `Group ${k + 1}`,
       state: tierState(k),
       pods: cells,
-      ready: cells.filter((c) => c.state === 'ready' || c.state === 'succeeded').length,
+      ready,
       total: cells.length,
     };
+    Object.assign(view, tierTimes(tierPods[k]!, ready === cells.length && cells.length > 0));
+    return view;
   });
 
   const waitingFor: string[] = [];

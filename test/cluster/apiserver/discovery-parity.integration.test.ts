@@ -10,6 +10,15 @@ import { after, before, describe, test } from 'node:test';
 import { KubernetesObjectApi } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
 
+const ZERO_MIN = `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: zero, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 0
+  maxReplicas: 3
+`;
+
 const RW = 'create,delete,deletecollection,get,list,patch,update,watch';
 const NS_VERBS = 'create,delete,get,list,patch,update,watch';
 
@@ -186,13 +195,8 @@ describe('discovery parity with kube-apiserver 1.32', () => {
   });
 
   test('a kind: List of every catalog kind applies and each prints upstream columns', async () => {
-    // Client-side validation of a List needs /openapi/v2 (served by the wire work); the server validates.
-    const apply = await t.kubectl([
-      'apply',
-      '--validate=false',
-      '-f',
-      'test/cluster/apiserver/fixtures/catalog-kinds.yaml',
-    ]);
+    // kubectl validates the List's items client-side against /openapi/v2, then the server again.
+    const apply = await t.kubectl(['apply', '-f', 'test/cluster/apiserver/fixtures/catalog-kinds.yaml']);
     assert.match(apply.stdout, /priorityclass.scheduling.k8s.io\/high created/);
     assert.match(apply.stdout, /runtimeclass.node.k8s.io\/gvisor created/);
     const expectColumns: Record<string, string[]> = {
@@ -248,6 +252,27 @@ describe('discovery parity with kube-apiserver 1.32', () => {
     const out = await t.kubectl(['apply', '-f', '-'], `${runtimeClass}---\n${manifest}`);
     assert.match(out.stdout, /runtimeclass.node.k8s.io\/runpod created/);
     assert.match(out.stdout, /deployment.apps\/runpod-controller created/);
+  });
+
+  test('HorizontalPodAutoscalers are validated as kube-apiserver validates them', async () => {
+    const bad = await t.kubectlResult(
+      ['create', '-f', '-'],
+      `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: bad, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 3
+  maxReplicas: 2
+`,
+    );
+    assert.notEqual(bad.code, 0);
+    assert.match(
+      bad.stderr,
+      /spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`/,
+    );
+    const zero = await t.kubectlResult(['create', '--dry-run=server', '-f', '-'], ZERO_MIN);
+    assert.match(zero.stderr, /spec.minReplicas: Invalid value: 0: must be greater than or equal to 1/);
   });
 
   test('@kubernetes/client-node reads HorizontalPodAutoscalers at v1 and v2 from one storage', async () => {

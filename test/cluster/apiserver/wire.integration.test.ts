@@ -373,4 +373,30 @@ describe('the wire contract of kube-apiserver', () => {
       'Pod in version "v1" cannot be handled as a Namespace: converting (v1.Pod) to (core.Namespace): unknown conversion',
     );
   });
+
+  test('list and watch options are validated as ValidateListOptions: 422 on ListOptions', async () => {
+    const cases: [string, string][] = [
+      [
+        'resourceVersionMatch=Exact',
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+      ],
+      [
+        'resourceVersion=1&resourceVersionMatch=Newest',
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""',
+      ],
+      [
+        'sendInitialEvents=true',
+        'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list',
+      ],
+      [
+        'watch=1&sendInitialEvents=true',
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      ],
+    ];
+    for (const [query, message] of cases) {
+      const r = await send('GET', `/api/v1/namespaces/wire/configmaps?${query}`);
+      assert.equal(r.status, 422, query);
+      assert.equal(r.json().message, message);
+    }
+  });
 });

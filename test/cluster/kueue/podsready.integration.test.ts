@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServerHandle } from '../../../src/cluster/apiserver/server.ts';
+import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
 import { KGVR, type KueueStandIn, startKueue, type Workload } from '../../../src/cluster/kueue/index.ts';

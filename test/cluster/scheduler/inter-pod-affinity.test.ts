@@ -12,7 +12,7 @@ import {
   preparePod,
   schedulePod,
 } from '../../../src/cluster/scheduler/core/index.ts';
-import { labelled as withLabels, message, node, ZONE, zones } from './fixtures.ts';
+import { message, node, labelled as withLabels, ZONE, zones } from './fixtures.ts';
 
 type Spec = NonNullable<PodLike['spec']>;
 type Affinity = NonNullable<Spec['affinity']>;

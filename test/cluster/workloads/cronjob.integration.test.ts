@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -29,18 +29,15 @@ spec:
 
 describe('CronJob controller', () => {
   let c: TestCluster;
-  let kc: KubeConfig;
   before(async () => {
     // One simulated minute per real second.
     c = await startTestCluster({ nodes: 1, timeScale: 60 });
-    kc = new KubeConfig();
-    kc.loadFromString(c.cluster.server.kubeconfig);
   });
   after(() => c.close());
 
   test('a Job per schedule time, named by the scheduled minute, listed in status.active', async () => {
     await c.kubectl(['apply', '-f', '-'], CRON);
-    const batch = kc.makeApiClient(BatchV1Api);
+    const batch = c.kc.makeApiClient(BatchV1Api);
     const cj = await waitFor('a scheduled job', async () => {
       const r = await batch.readNamespacedCronJob({ name: 'tick', namespace: 'default' });
       return r.status?.active?.length ? r : undefined;
@@ -61,7 +58,7 @@ describe('CronJob controller', () => {
   });
 
   test('Forbid keeps one Job while it runs, with the JobAlreadyActive event', async () => {
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     await waitFor('JobAlreadyActive event', async () => {
       const evs = await core.listNamespacedEvent({
         namespace: 'default',
@@ -81,7 +78,7 @@ describe('CronJob controller', () => {
         .replace('troupe.dev/run-duration: 1h', 'troupe.dev/run-duration: 1s')
         .replace('concurrencyPolicy: Forbid', 'successfulJobsHistoryLimit: 2'),
     );
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     await waitFor('SuccessfulDelete of an old job', async () => {
       const evs = await core.listNamespacedEvent({
         namespace: 'default',
@@ -120,7 +117,7 @@ describe('CronJob controller', () => {
       assert.match(bad.stderr, /schedule/);
       return;
     }
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     const ev = await waitFor('UnparseableSchedule event', async () => {
       const evs = await core.listNamespacedEvent({
         namespace: 'default',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   autoRun,
   CONTAINER,
@@ -13,7 +14,6 @@ import {
   status,
   type TestCluster,
 } from './harness.ts';
-import { waitFor } from '../../support/wait.ts';
 
 const NS = 'ds';
 

@@ -7,6 +7,7 @@ import {
   maxUnavailable,
   resolveFenceposts,
 } from '../../../src/cluster/workloads/deployment-util.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   autoRun,
   CONTAINER,
@@ -17,7 +18,6 @@ import {
   status,
   type TestCluster,
 } from './harness.ts';
-import { waitFor } from '../../support/wait.ts';
 
 const NS = 'deploy';
 

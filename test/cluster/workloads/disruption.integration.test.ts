@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -35,17 +35,14 @@ spec:
 
 describe('PodDisruptionBudgets and eviction', () => {
   let c: TestCluster;
-  let kc: KubeConfig;
   before(async () => {
     c = await startTestCluster({ nodes: 2, timeScale: 20 });
-    kc = new KubeConfig();
-    kc.loadFromString(c.cluster.server.kubeconfig);
   });
   after(() => c.close());
 
   test('the disruption controller reports healthy pods and allowed disruptions', async () => {
     await c.kubectl(['apply', '-f', '-'], APP);
-    const policy = kc.makeApiClient(PolicyV1Api);
+    const policy = c.kc.makeApiClient(PolicyV1Api);
     const pdb = await waitFor('budget counts two healthy pods', async () => {
       const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'default' });
       return p.status?.currentHealthy === 2 ? p : undefined;
@@ -59,7 +56,7 @@ describe('PodDisruptionBudgets and eviction', () => {
   });
 
   test('an eviction the budget forbids answers 429 with the budget as its cause; kubectl drain waits', async () => {
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' });
     const victim = pods.items[0]!;
     const refused = await core
@@ -95,12 +92,12 @@ describe('PodDisruptionBudgets and eviction', () => {
 
   test('once the budget allows one disruption, drain evicts the pod and the budget counts it', async () => {
     await c.kubectl(['patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":1}}']);
-    const policy = kc.makeApiClient(PolicyV1Api);
+    const policy = c.kc.makeApiClient(PolicyV1Api);
     await waitFor('one disruption allowed', async () => {
       const p = await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'default' });
       return p.status?.disruptionsAllowed === 1 && p.status.observedGeneration === p.metadata?.generation;
     });
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' });
     const node = pods.items[0]!.spec!.nodeName!;
     const out = await c.kubectl(['drain', node, '--ignore-daemonsets', '--timeout=60s']);

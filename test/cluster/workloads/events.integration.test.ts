@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServerHandle } from '../../../src/cluster/apiserver/server.ts';
+import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
 import { EventRecorder } from '../../../src/cluster/workloads/events.ts';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject, OwnerReference } from '../../../src/cluster/apiserver/types.ts';
 import { GVR, type Gvr } from '../../../src/cluster/client.ts';
-import { autoRun, CONTAINER, clusterForSuite, createNode, get } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
+import { autoRun, CONTAINER, clusterForSuite, createNode, get } from './harness.ts';
 
 const NS = 'gc';
 const CM: Gvr = { group: '', version: 'v1', resource: 'configmaps' };

@@ -4,6 +4,8 @@
  * kubelet): helpers that bind pods and write their status as a kubelet would, and a
  * "kubelet" that confirms graceful deletions of bound pods.
  */
+
+import { after, before } from 'node:test';
 import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR, type Gvr } from '../../../src/cluster/client.ts';
@@ -11,7 +13,6 @@ import {
   startWorkloadControllers,
   type WorkloadControllersOptions,
 } from '../../../src/cluster/workloads/index.ts';
-import { after, before } from 'node:test';
 
 export interface TestCluster {
   handle: ApiServerHandle;

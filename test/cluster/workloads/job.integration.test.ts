@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { GVR } from '../../../src/cluster/client.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
+import { GVR } from '../../../src/cluster/client.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   CONTAINER,
   clusterForSuite,
@@ -12,7 +13,6 @@ import {
   setPodStatus,
   status,
 } from './harness.ts';
-import { waitFor } from '../../support/wait.ts';
 
 const NS = 'jobs';
 const FINALIZER = 'batch.kubernetes.io/job-tracking';

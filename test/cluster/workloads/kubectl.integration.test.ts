@@ -4,8 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { ClusterClient } from '../../../src/cluster/client.ts';
 import { startWorkloadControllers, type WorkloadControllers } from '../../../src/cluster/workloads/index.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
-import { autoRun, createNode } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
+import { autoRun, createNode } from './harness.ts';
 
 const MANIFESTS = `
 apiVersion: apps/v1

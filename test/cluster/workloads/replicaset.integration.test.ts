@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   CONTAINER,
   clusterForSuite,
@@ -11,7 +12,6 @@ import {
   setPodStatus,
   status,
 } from './harness.ts';
-import { waitFor } from '../../support/wait.ts';
 
 const NS = 'rs';
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -20,17 +20,14 @@ spec:
 
 describe('ReplicationController controller', () => {
   let c: TestCluster;
-  let kc: KubeConfig;
   before(async () => {
     c = await startTestCluster({ nodes: 1, timeScale: 20 });
-    kc = new KubeConfig();
-    kc.loadFromString(c.cluster.server.kubeconfig);
   });
   after(() => c.close());
 
   test('keeps spec.replicas ready pods, selector defaulted from the template', async () => {
     await c.kubectl(['apply', '-f', '-'], RC);
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     const rc = await waitFor('two ready replicas', async () => {
       const r = await core.readNamespacedReplicationController({ name: 'web', namespace: 'default' });
       return r.status?.readyReplicas === 2 ? r : undefined;
@@ -45,7 +42,7 @@ describe('ReplicationController controller', () => {
 
   test('kubectl scale rc and the scale subresource', async () => {
     await c.kubectl(['scale', 'rc', 'web', '--replicas=3']);
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     await waitFor('three ready replicas', async () => {
       const r = await core.readNamespacedReplicationController({ name: 'web', namespace: 'default' });
       return r.status?.readyReplicas === 3;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -32,11 +32,8 @@ spec:
 
 describe('rollout history and undo for DaemonSets and StatefulSets', () => {
   let c: TestCluster;
-  let kc: KubeConfig;
   before(async () => {
     c = await startTestCluster({ nodes: 1, timeScale: 20 });
-    kc = new KubeConfig();
-    kc.loadFromString(c.cluster.server.kubeconfig);
     await c.kubectl(['apply', '-f', '-'], SETS);
   });
   after(() => c.close());
@@ -46,7 +43,7 @@ describe('rollout history and undo for DaemonSets and StatefulSets', () => {
     ['statefulset', 'db', 'db', 'postgres:16', 'postgres:17'],
   ] as const) {
     test(`${kind}: history lists each template, undo restores the previous one`, async () => {
-      const apps = kc.makeApiClient(AppsV1Api);
+      const apps = c.kc.makeApiClient(AppsV1Api);
       await waitFor(`${kind} revision 1`, async () => {
         const revs = await apps.listNamespacedControllerRevision({ namespace: 'default' });
         return revs.items.find((r) => r.metadata?.ownerReferences?.[0]?.name === name && r.revision === 1);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   autoRun,
   CONTAINER,
@@ -12,7 +13,6 @@ import {
   setPodStatus,
   status,
 } from './harness.ts';
-import { waitFor } from '../../support/wait.ts';
 
 type StsStatus = {
   replicas?: number;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -27,11 +27,8 @@ reclaimPolicy: Retain
 
 describe('volumes: provisioning and binding', () => {
   let c: TestCluster;
-  let kc: KubeConfig;
   before(async () => {
     c = await startTestCluster({ nodes: 2, timeScale: 20 });
-    kc = new KubeConfig();
-    kc.loadFromString(c.cluster.server.kubeconfig);
     await c.kubectl(['apply', '-f', '-'], CLASSES);
   });
   after(() => c.close());
@@ -48,7 +45,7 @@ spec:
   resources: {requests: {storage: 2Gi}}
 `,
     );
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     const pvc = await waitFor('claim bound', async () => {
       const r = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
       return r.status?.phase === 'Bound' ? r : undefined;
@@ -88,7 +85,7 @@ spec:
   resources: {requests: {storage: 1Gi}}
 `,
     );
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     const pvc = await waitFor('static claim bound', async () => {
       const r = await core.readNamespacedPersistentVolumeClaim({ name: 'static', namespace: 'default' });
       return r.status?.phase === 'Bound' ? r : undefined;
@@ -121,7 +118,7 @@ spec:
       resources: {requests: {storage: 1Gi}}
 `,
     );
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     await waitFor('two ready replicas', async () => {
       const out = await c.kubectl(['get', 'sts', 'db', '-o', 'jsonpath={.status.readyReplicas}']);
       return out === '2';
@@ -156,7 +153,7 @@ spec:
   resources: {requests: {storage: 1Gi}}
 `,
     );
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = c.kc.makeApiClient(CoreV1Api);
     await waitFor('WaitForFirstConsumer event', async () => {
       const evs = await core.listNamespacedEvent({
         namespace: 'default',

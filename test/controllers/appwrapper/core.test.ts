@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AppWrapper } from '../../../src/controllers/appwrapper/api.ts';
+import type { AppWrapper } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
 import { resolveConfig } from '../../../src/controllers/appwrapper/config.ts';
 import {
   afterDeploy,

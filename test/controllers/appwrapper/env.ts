@@ -7,6 +7,7 @@
 import type { ApiServerHandle } from '../../../src/cluster/apiserver/server.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
+import type { EmbeddedClusterOptions } from '../../../src/cluster/index.ts';
 import {
   KGVR,
   type KueueOptions,
@@ -44,6 +45,8 @@ export interface Env {
 export interface EnvOptions {
   /** Run on the whole embedded cluster (nodes, scheduler, kubelet, workload controllers). */
   embedded?: boolean;
+  /** Options of that embedded cluster (its nodes, for instance). */
+  cluster?: EmbeddedClusterOptions;
   webhook?: boolean;
   /** Serve the manager's probes and /metrics on a loopback port. */
   probes?: boolean;
@@ -59,7 +62,7 @@ export async function startEnv(opts: EnvOptions = {}): Promise<Env> {
   if (opts.embedded) {
     // Loaded only here, so the bare tests do not load the whole simulated data plane.
     const { startTestCluster } = await import('../../support/cluster.ts');
-    const tc = await startTestCluster();
+    const tc = await startTestCluster(opts.cluster);
     server = tc.cluster.server;
     client = tc.cluster.client;
     kubectl = tc.kubectlResult;

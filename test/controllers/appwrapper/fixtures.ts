@@ -1,6 +1,6 @@
 /** AppWrapper objects and pods for the pure-core tests. */
 
-import type { KubeObject } from '../../../src/runtime/index.ts';
+import type { PodObject } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
 import {
   type AppWrapper,
   type AppWrapperStatus,
@@ -8,8 +8,8 @@ import {
   AW_FINALIZER,
   AW_LABEL,
   type AwCondition,
-} from '../../../src/controllers/appwrapper/api.ts';
-import type { PodObject } from '../../../src/controllers/appwrapper/api.ts';
+} from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
+import type { KubeObject } from '../../../src/runtime/index.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
 export const T0 = Date.parse('2026-03-01T12:00:00Z');

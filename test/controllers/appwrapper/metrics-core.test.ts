@@ -1,7 +1,7 @@
 /** The pure parts of the AppWrapper metrics: which written statuses are resets or failures. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AppWrapperStatus } from '../../../src/controllers/appwrapper/api.ts';
+import type { AppWrapperStatus } from '../../../src/apis/workload.codeflare.dev/v1beta2.ts';
 import { appWrappersByPhase, setbackOf } from '../../../src/controllers/appwrapper/metrics.ts';
 
 const unhealthy = (reason: string): AppWrapperStatus['conditions'] => [

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { configFromUpstream, effective, resolveConfig } from '../../../src/controllers/appwrapper/config.ts';
-import { formatGoDuration, parseGoDuration } from '../../../src/kube/duration.ts';
 import { RenderError, renderComponent } from '../../../src/controllers/appwrapper/inject.ts';
 import {
   checkPodSpecAt,
@@ -10,6 +9,7 @@ import {
   initialComponentStatus,
   validatePodSets,
 } from '../../../src/controllers/appwrapper/podsets.ts';
+import { formatGoDuration, parseGoDuration } from '../../../src/kube/duration.ts';
 import { appWrapper, jobTemplate, podTemplate } from './fixtures.ts';
 
 const podSpec = { containers: [{ name: 'c', image: 'busybox' }] };

@@ -60,7 +60,10 @@ describe('defaulting', () => {
     (aw.spec as Record<string, unknown>).managedBy = 'kueue.x-k8s.io/multikueue';
     const created = await env.client.create(AW, aw);
     assert.equal(created.metadata.finalizers, undefined);
-    await new Promise((r) => setTimeout(r, 200));
+    // A barrier instead of a sleep: an AppWrapper created after it is handled by the same
+    // controller; once that one has a phase, this one's event has been seen too.
+    await env.client.create(AW, appWrapper('after-elsewhere'));
+    await waitPhase(env, 'after-elsewhere', 'Running');
     assert.equal((getAw(env, 'elsewhere')?.status as { phase?: string } | undefined)?.phase, undefined);
   });
 });

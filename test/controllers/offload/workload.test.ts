@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DEFAULT_GPU_TYPES } from '../../../src/cluster/runpod/catalog.ts';
 import { readJobConfig } from '../../../src/controllers/offload/core.ts';
 import { chooseGpuCandidates, classifyCreate, retryAfterMs } from '../../../src/controllers/offload/gpus.ts';
 import { resolveOffloadOptions } from '../../../src/controllers/offload/options.ts';
 import { runpodArgs } from '../../../src/controllers/offload/runpod.ts';
 import type { Container, Job } from '../../../src/controllers/offload/types.ts';
 import { buildLaunchRequest, expandRefs, remotePodName } from '../../../src/controllers/offload/workload.ts';
-import { DEFAULT_GPU_TYPES } from '../../../src/cluster/runpod/catalog.ts';
 
 function job(
   container: Partial<Container>,

@@ -9,8 +9,8 @@ import {
   AUTO_CREATED_ANNOTATION,
   GROUP_ANNOTATION,
   GROUP_LABEL,
-  type PodGroup,
   PODGROUP_KIND,
+  type PodGroup,
   READY_LABEL,
 } from '../../../src/controllers/podgroup/index.ts';
 import { isInvalid, type KubeObject } from '../../../src/runtime/index.ts';

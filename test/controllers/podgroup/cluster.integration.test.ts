@@ -10,8 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { parseNodeConfig } from '../../../src/cluster/nodes/index.ts';
 import {
   GROUP_LABEL,
-  type PodGroup,
   PODGROUP_KIND,
+  type PodGroup,
   READY_LABEL,
 } from '../../../src/controllers/podgroup/index.ts';
 import { Informer, type KubeObject } from '../../../src/runtime/index.ts';

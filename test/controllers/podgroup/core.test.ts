@@ -5,7 +5,7 @@ import {
   type PodGroup,
   type PodGroupPhase,
   type PodObject,
-} from '../../../src/controllers/podgroup/api.ts';
+} from '../../../src/apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import {
   chooseVictim,
   deadlockTimeoutMs,

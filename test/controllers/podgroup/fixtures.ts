@@ -1,5 +1,6 @@
 /** Builders for pods and PodGroups as the controller's cache holds them, for core unit tests. */
 
+import type { PodObject } from '../../../src/apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import {
   GROUP_ANNOTATION,
   GROUP_LABEL,
@@ -7,9 +8,8 @@ import {
   type PodGroup,
   type PodGroupSpec,
   READY_LABEL,
-} from '../../../src/controllers/podgroup/api.ts';
+} from '../../../src/apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { type Decision, decide, type GroupInput } from '../../../src/controllers/podgroup/core.ts';
-import type { PodObject } from '../../../src/controllers/podgroup/api.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
 export const NS = 'ml';

@@ -8,8 +8,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import { type EmbeddedClusterOptions, startEmbeddedCluster } from '../../../src/cluster/index.ts';
 import {
-  type PodGroup,
   PODGROUP_KIND,
+  type PodGroup,
   type PodGroupOptions,
   podGroupControllers,
   podGroupCrdManifests,

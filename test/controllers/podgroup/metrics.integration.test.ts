@@ -9,13 +9,13 @@ import { after, before, describe, test } from 'node:test';
 import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apiserver/server.ts';
 import {
   GROUP_LABEL,
-  type PodGroup,
   PODGROUP_KIND,
+  type PodGroup,
   podGroupControllers,
 } from '../../../src/controllers/podgroup/index.ts';
 import { Client, type KubeObject, kubeConfigFromString, Manager } from '../../../src/runtime/index.ts';
-import { waitFor } from '../../support/wait.ts';
 import { scrapeUntil } from '../../runtime/scrape.ts';
+import { waitFor } from '../../support/wait.ts';
 import { createNamespace, installPodGroupCrd, POD, waitForPhase } from './harness.ts';
 
 const PHASES = ['Pending', 'Running', 'Recovering', 'Unschedulable', 'Completed', 'Unknown'];

@@ -6,10 +6,11 @@
 
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
-import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { waitFor } from '../../support/wait.ts';
+import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 
 let h: Harness;
 let ns = 0;

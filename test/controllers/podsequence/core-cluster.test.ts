@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DEFAULT_GATE, RELEASED_BY_ANNOTATION } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { decide } from '../../../src/controllers/podsequence/core.ts';
 import { resolveOptions } from '../../../src/controllers/podsequence/options.ts';
 import { resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import { DEFAULT_GATE, RELEASED_BY_ANNOTATION } from '../../../src/controllers/podsequence/types.ts';
 import { groups, input, names, pod, sequence } from './fixtures.ts';
 
 const tiers = () => sequence({ podGroups: groups(['pod-1', 'pod-2'], ['pod-3', 'pod-4'], ['pod-5']) });

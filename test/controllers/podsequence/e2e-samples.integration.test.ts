@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
 import {
@@ -18,12 +19,12 @@ import {
   registerPodSequenceWebhooks,
   taintKey,
 } from '../../../src/controllers/podsequence/index.ts';
-import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { podStatusString } from '../../../src/kube/pod.ts';
 import { kubeConfigFromString, Manager, silentLogger } from '../../../src/runtime/index.ts';
 import { type Kubectl, kubectlFor } from '../../support/kubectl.ts';
-import { OrderChecker, PODSEQ_GVR } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
+import { OrderChecker, PODSEQ_GVR } from './harness.ts';
 
 const root = new URL('../../../', import.meta.url);
 const path = (p: string) => new URL(p, root).pathname;

@@ -1,17 +1,16 @@
 /** Builders for PodSequence unit tests: sequences, pods in every state, nodes. */
 
-import type { CoreInput } from '../../../src/controllers/podsequence/core.ts';
-import { resolveOptions } from '../../../src/controllers/podsequence/options.ts';
 import {
   DEFAULT_GATE,
-  type Node,
   type PodGroup,
-  type Pod,
   type PodSequence,
   type PodSequenceSpec,
   RELEASED_BY_ANNOTATION,
-} from '../../../src/controllers/podsequence/types.ts';
-import { pod as buildPod, node as buildNode } from '../../support/objects.ts';
+} from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import type { CoreInput } from '../../../src/controllers/podsequence/core.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
+import { resolveOptions } from '../../../src/controllers/podsequence/options.ts';
+import { node as buildNode, pod as buildPod } from '../../support/objects.ts';
 
 export const NS = 'default';
 

@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import {
   podSequenceWebhookConfiguration,
@@ -13,9 +14,9 @@ import {
   TAINT_FINALIZER,
   taintKey,
 } from '../../../src/controllers/podsequence/index.ts';
-import type { Node, Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
-import { type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { waitFor } from '../../support/wait.ts';
+import { type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 
 let h: Harness;
 const WEBHOOKS = {

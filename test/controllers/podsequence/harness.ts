@@ -5,28 +5,29 @@
  * sees every pod event in resourceVersion order and records any early release.
  */
 
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import {
   type ApiServerHandle,
   type ApiServerOptions,
   startApiServer,
 } from '../../../src/cluster/apiserver/server.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
-import { candidateNodes, hasGate, isDone, podNode } from '../../../src/controllers/podsequence/pods.ts';
 import {
   type PodSequenceOptions,
   podSequenceControllers,
   podSequenceCrd,
 } from '../../../src/controllers/podsequence/index.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
+import { candidateNodes, hasGate, isDone, podNode } from '../../../src/controllers/podsequence/pods.ts';
 import { type ResolvedSpec, resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import {
   kubeConfigFromString,
   Manager,
   type ManagerOptions,
   silentLogger,
 } from '../../../src/runtime/index.ts';
-import { waitFor } from '../../support/wait.ts';
 import { pod as buildPod } from '../../support/objects.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const CRD_GVR = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 export const PODSEQ_GVR = { group: 'scheduling.example.com', version: 'v1alpha1', resource: 'podsequences' };

@@ -9,13 +9,14 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { PodSequence, PodSequenceStatus } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
+import { DEFAULT_GATE } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { statusWriteDelay } from '../../../src/controllers/podsequence/controller.ts';
 import { DecisionMemo, decide, decideReleases } from '../../../src/controllers/podsequence/core.ts';
 import { ReleaseExpectations } from '../../../src/controllers/podsequence/expectations.ts';
 import { MembershipTracker } from '../../../src/controllers/podsequence/membership.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { resolveSpec } from '../../../src/controllers/podsequence/spec.ts';
-import type { Pod, PodSequence, PodSequenceStatus } from '../../../src/controllers/podsequence/types.ts';
-import { DEFAULT_GATE } from '../../../src/controllers/podsequence/types.ts';
 import { seededRandom } from '../../support/random.ts';
 import { input, node, type PodOpts, pod, sequence } from './fixtures.ts';
 

@@ -5,12 +5,13 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { GVR } from '../../../src/cluster/client.ts';
-import type { Pod, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import type { Manager } from '../../../src/runtime/index.ts';
 import { scrapeUntil } from '../../runtime/scrape.ts';
-import { gatedPod, type Harness, PODSEQ_GVR, startHarness } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
+import { gatedPod, type Harness, PODSEQ_GVR, startHarness } from './harness.ts';
 
 const NS = 'default';
 const CLUSTER = { scope: 'Cluster' };

@@ -8,12 +8,13 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { PodGroup, PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { GVR } from '../../../src/cluster/client.ts';
+import type { Node, Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { isSequenceTaint } from '../../../src/controllers/podsequence/taints.ts';
-import type { Node, Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
 import { seededRandom } from '../../support/random.ts';
-import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 import { waitFor } from '../../support/wait.ts';
+import { gatedPod, type Harness, OrderChecker, PODSEQ_GVR, startHarness } from './harness.ts';
 
 const NODES = ['node-a', 'node-b', 'node-c'];
 const SEED = Number(process.env.PODSEQ_SEED ?? Date.now() % 1_000_000);

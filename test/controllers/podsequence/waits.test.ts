@@ -4,9 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { PodGroup, PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { decide } from '../../../src/controllers/podsequence/core.ts';
 import { explainPod, explainSequence } from '../../../src/controllers/podsequence/explain.ts';
-import type { Pod, PodGroup, PodSequence } from '../../../src/controllers/podsequence/types.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { input, names, pod, sequence } from './fixtures.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DEFAULT_GATE } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { explainPod, explainSequence } from '../../../src/controllers/podsequence/explain.ts';
+import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { taintKey } from '../../../src/controllers/podsequence/taints.ts';
-import { DEFAULT_GATE, type Pod } from '../../../src/controllers/podsequence/types.ts';
 import {
   mutateDaemonSet,
   mutatePod,

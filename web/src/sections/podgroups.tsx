@@ -1,9 +1,16 @@
 import type { PodGroupView } from '../../../src/dashboard/view-model.ts';
-import { Badge, Cells, Conditions, Empty, Omitted, Section, StateBar } from '../components.tsx';
+import { Badge, Cells, Conditions, Empty, Omitted, Reasons, Section, StateBar } from '../components.tsx';
 
 function Group(props: { group: PodGroupView }) {
   const g = props.group;
-  const running = (g.counts.running ?? 0) + (g.counts.ready ?? 0) + (g.counts.succeeded ?? 0);
+  const running = (g.counts.running ?? 0) + (g.counts.ready ?? 0);
+  const done = g.counts.succeeded ?? 0;
+  const of = g.minMember ?? g.members.length;
+  // A finished gang is not "running": say how many finished.
+  const progress =
+    done > 0 && running === 0
+      ? `${done}/${of} completed`
+      : `${running}/${of} running${done ? ` · ${done} completed` : ''}`;
   return (
     <article class="card" data-podgroup={`${g.namespace}/${g.name}`} data-phase={g.phase}>
       <header class="card-head">
@@ -23,14 +30,15 @@ function Group(props: { group: PodGroupView }) {
         {g.source === 'label' ? (
           <Badge value="label only" kind="scope" title="pods grouped by label; no PodGroup object" />
         ) : null}
-        <span class="progress-text">
-          {running}/{g.minMember ?? g.members.length} running
+        <span class="progress-text" data-progress={progress}>
+          {progress}
           {g.restarts ? ` · ${g.restarts} restarts` : ''}
         </span>
       </header>
       {g.message ? <p class="message">{g.message}</p> : null}
       <StateBar counts={g.counts} />
       <Cells cells={g.members} />
+      <Reasons cells={g.members} />
       <Conditions conditions={g.conditions} />
     </article>
   );

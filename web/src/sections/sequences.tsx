@@ -1,6 +1,6 @@
 import type { SequenceView, TierView } from '../../../src/dashboard/view-model.ts';
-import { Badge, Cells, Conditions, Empty, Legend, Omitted, Section } from '../components.tsx';
-import { age, clock } from '../format.ts';
+import { Badge, Cells, Conditions, Empty, Legend, Omitted, Reasons, Section } from '../components.tsx';
+import { age, clock, seconds } from '../format.ts';
 
 function Tier(props: { tier: TierView }) {
   const { tier } = props;
@@ -13,7 +13,16 @@ function Tier(props: { tier: TierView }) {
           {tier.ready}/{tier.total} ready
         </span>
       </div>
+      {tier.startedAt ? (
+        <p class="tier-times" data-tier-times={tier.index}>
+          started {clock(tier.startedAt)}
+          {tier.readyAt
+            ? ` · ready ${clock(tier.readyAt)} (${seconds(Date.parse(tier.readyAt) - Date.parse(tier.startedAt))})`
+            : ''}
+        </p>
+      ) : null}
       {tier.pods.length > 0 ? <Cells cells={tier.pods} /> : <p class="empty">no pods match</p>}
+      <Reasons cells={tier.pods} />
     </div>
   );
 }

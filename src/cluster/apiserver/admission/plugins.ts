@@ -14,13 +14,14 @@ import {
   type Quantity,
   tryParseQuantity,
 } from '../../../kube/quantity.ts';
-import type { Admission, AdmissionRequest, Api } from '../api.ts';
 import { clone, jsonEqual } from '../../../lib/json.ts';
+import type { Admission, AdmissionRequest, Api } from '../api.ts';
 import { arrayOf, isRecord, type Json, recordOf, str } from '../builtin/common.ts';
 import { IS_DEFAULT_CLASS_ANNOTATION } from '../builtin/printers.ts';
 import { validateImmutable } from '../builtin/validation.ts';
 import { errors } from '../errors.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
+import { PolicyAdmission } from './policies.ts';
 
 /** HighestUserDefinablePriority (pkg/apis/scheduling/types.go). */
 const HIGHEST_USER_PRIORITY = 1_000_000_000;
@@ -44,10 +45,12 @@ function isPod(req: AdmissionRequest): boolean {
 export class BuiltinAdmission implements Admission {
   private readonly api: Api;
   private readonly next: Admission;
+  private readonly policies: PolicyAdmission;
 
   constructor(api: Api, next: Admission) {
     this.api = api;
     this.next = next;
+    this.policies = new PolicyAdmission(api);
   }
 
   private objects(group: string, version: string, resource: string, namespace?: string): KubeObject[] {
@@ -85,6 +88,8 @@ export class BuiltinAdmission implements Admission {
     if (obj && req.rt.group === 'scheduling.k8s.io' && req.rt.resource === 'priorityclasses') {
       this.priorityClass(req, obj);
     }
+    // ValidatingAdmissionPolicy runs before the validating webhooks.
+    if (req.subresource === '') this.policies.validate(req);
     await this.next.validate(req);
     if (obj && req.operation === 'CREATE' && req.subresource === '') this.resourceQuota(req, obj);
   }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import fastJsonPatch from 'fast-json-patch';
-import { selectorFromObject, type LabelSelectorObject } from '../../../kube/labels.ts';
+import { type LabelSelectorObject, selectorFromObject } from '../../../kube/labels.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ApiError, errors, type StatusObject } from '../errors.ts';
 import type { StoredRecord } from '../store.ts';
@@ -126,39 +126,14 @@ export class WebhookAdmission {
   private matches(h: Webhook, req: AdmissionRequest): boolean {
     // Webhook configurations never intercept themselves, so a broken webhook can be removed.
     if (req.rt.group === 'admissionregistration.k8s.io') return false;
-    const resource = req.subresource ? `${req.rt.resource}/${req.subresource}` : req.rt.resource;
-    const ruleOk = (h.rules ?? []).some((r) => {
-      const ops = r.operations ?? [];
-      if (!ops.includes('*') && !ops.includes(req.operation)) return false;
-      if (!listHas(r.apiGroups, req.rt.group) || !listHas(r.apiVersions, req.rt.version)) return false;
-      const res = r.resources ?? [];
-      const resOk =
-        res.includes('*') ||
-        res.includes('*/*') ||
-        res.includes(resource) ||
-        (req.subresource !== '' &&
-          (res.includes(`${req.rt.resource}/*`) || res.includes(`*/${req.subresource}`)));
-      if (!resOk) return false;
-      const scope = r.scope ?? '*';
-      return scope === '*' || (scope === 'Namespaced') === req.rt.namespaced;
-    });
-    if (!ruleOk) return false;
-    const obj = req.object ?? req.oldObject;
-    if (h.objectSelector && !isEmptySelector(h.objectSelector)) {
-      const sel = selectorFromObject(h.objectSelector);
-      if (!sel.matches(req.object?.metadata.labels) && !sel.matches(req.oldObject?.metadata.labels))
-        return false;
-    }
-    if (h.namespaceSelector && !isEmptySelector(h.namespaceSelector)) {
-      let nsLabels: Record<string, string> | undefined;
-      if (req.rt.group === '' && req.rt.resource === 'namespaces') nsLabels = obj?.metadata.labels;
-      else if (req.rt.namespaced) {
-        const nsType = this.api.registry.get('', 'v1', 'namespaces')!;
-        nsLabels = this.api.tryGet(nsType, '', req.namespace)?.metadata.labels;
-      } else return true;
-      if (!selectorFromObject(h.namespaceSelector).matches(nsLabels)) return false;
-    }
-    return true;
+    return (
+      rulesMatch(h.rules, req) &&
+      selectorsMatch(
+        this.api,
+        { objectSelector: h.objectSelector, namespaceSelector: h.namespaceSelector },
+        req,
+      )
+    );
   }
 
   private async call(h: Webhook, req: AdmissionRequest): Promise<AdmissionResponse | undefined> {
@@ -243,6 +218,54 @@ export class WebhookAdmission {
       r.end(body);
     });
   }
+}
+
+/** Whether any rule names the request's operation, group, version, resource and scope. */
+export function rulesMatch(
+  rules: (RuleWithOperations & { resourceNames?: string[] })[] | undefined,
+  req: AdmissionRequest,
+): boolean {
+  const resource = req.subresource ? `${req.rt.resource}/${req.subresource}` : req.rt.resource;
+  return (rules ?? []).some((r) => {
+    const ops = r.operations ?? [];
+    if (!ops.includes('*') && !ops.includes(req.operation)) return false;
+    if (!listHas(r.apiGroups, req.rt.group) || !listHas(r.apiVersions, req.rt.version)) return false;
+    const res = r.resources ?? [];
+    const resOk =
+      res.includes('*') ||
+      res.includes('*/*') ||
+      res.includes(resource) ||
+      (req.subresource !== '' &&
+        (res.includes(`${req.rt.resource}/*`) || res.includes(`*/${req.subresource}`)));
+    if (!resOk) return false;
+    if (r.resourceNames?.length && !r.resourceNames.includes(req.name)) return false;
+    const scope = r.scope ?? '*';
+    return scope === '*' || (scope === 'Namespaced') === req.rt.namespaced;
+  });
+}
+
+/** The objectSelector and namespaceSelector of a webhook or a policy's match resources. */
+export function selectorsMatch(
+  api: Api,
+  m: { objectSelector?: LabelSelectorObject; namespaceSelector?: LabelSelectorObject },
+  req: AdmissionRequest,
+): boolean {
+  const obj = req.object ?? req.oldObject;
+  if (m.objectSelector && !isEmptySelector(m.objectSelector)) {
+    const sel = selectorFromObject(m.objectSelector);
+    if (!sel.matches(req.object?.metadata.labels) && !sel.matches(req.oldObject?.metadata.labels))
+      return false;
+  }
+  if (m.namespaceSelector && !isEmptySelector(m.namespaceSelector)) {
+    let nsLabels: Record<string, string> | undefined;
+    if (req.rt.group === '' && req.rt.resource === 'namespaces') nsLabels = obj?.metadata.labels;
+    else if (req.rt.namespaced) {
+      const nsType = api.registry.get('', 'v1', 'namespaces')!;
+      nsLabels = api.tryGet(nsType, '', req.namespace)?.metadata.labels;
+    } else return true;
+    if (!selectorFromObject(m.namespaceSelector).matches(nsLabels)) return false;
+  }
+  return true;
 }
 
 function listHas(list: string[] | undefined, v: string): boolean {

@@ -6,7 +6,7 @@
 
 import type { FieldError, KubeObject, Strategy } from '../types.ts';
 import { recordOf, str } from './common.ts';
-import { invalid } from './fielderrors.ts';
+import { invalid } from './field-errors.ts';
 
 function validateReviewSpec(obj: KubeObject): FieldError[] {
   const spec = recordOf(obj.spec);

@@ -9,11 +9,12 @@
  * Kinds with behaviour of their own (admission, controllers) add a `strategy` next to
  * their entry rather than a second registration.
  */
-import { localSubjectAccessReviewStrategy } from './authorization.ts';
+
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
+import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, recordOf, splitStatusUpdate } from './common.ts';
-import { dedupe } from './fielderrors.ts';
-import { hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
+import { dedupe } from './field-errors.ts';
+import { hpaStrategy, hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
 import * as printers from './printers.ts';
 import {
   type NameValidator,
@@ -306,6 +307,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status'],
       generation: true,
       table: printers.horizontalPodAutoscalerTable,
+      strategy: hpaStrategy,
     },
     {
       group: 'autoscaling',
@@ -318,6 +320,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status'],
       generation: true,
       table: printers.horizontalPodAutoscalerTable,
+      strategy: hpaStrategy,
       sharedStorage: {
         group: 'autoscaling',
         version: 'v2',

@@ -3,8 +3,8 @@
  * `/status`, generation on create, and small typed accessors over loose JSON objects.
  */
 
-import type { KubeObject, ObjectMeta, RequestContext, TableColumn } from '../types.ts';
 import { clone } from '../../../lib/json.ts';
+import type { KubeObject, ObjectMeta, RequestContext, TableColumn } from '../types.ts';
 
 export type Json = Record<string, unknown>;
 

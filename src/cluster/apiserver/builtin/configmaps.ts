@@ -1,16 +1,16 @@
 /** ConfigMaps: ValidateConfigMap/ValidateConfigMapUpdate (immutable configmaps), printConfigMap. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, column, NAME_COLUMN, recordOf } from './common.ts';
-import { dedupe, forbidden, invalid, key, tooLong } from './fielderrors.ts';
+import { dedupe, forbidden, invalid, key, tooLong } from './field-errors.ts';
 import {
   isConfigMapKey,
   nameIsDNSSubdomain,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { semanticEqual } from '../../../lib/json.ts';
 
 /** core.MaxSecretSize, shared by ConfigMaps and Secrets. */
 export const MAX_DATA_SIZE = 1024 * 1024;

@@ -13,8 +13,8 @@ import {
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { invalid, notSupported, required } from './fielderrors.ts';
-import { formatLabels, formatLabelSelector } from './selector.ts';
+import { invalid, notSupported, required } from './field-errors.ts';
+import { formatLabelSelector, formatLabels } from './selector.ts';
 import {
   defaultWorkloadTemplate,
   intOrPercentValue,

@@ -14,7 +14,7 @@ import {
   recordOf,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { forbidden, invalid, notSupported, required } from './fielderrors.ts';
+import { forbidden, invalid, notSupported, required } from './field-errors.ts';
 import { labelSelectorString } from './selector.ts';
 import {
   defaultWorkloadTemplate,

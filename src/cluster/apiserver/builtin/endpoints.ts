@@ -3,13 +3,13 @@
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, arrayOf, column, isRecord, NAME_COLUMN, str } from './common.ts';
-import { child, dedupe, index, invalid, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, index, invalid, notSupported, required } from './field-errors.ts';
 import {
   isDNS1123Label,
   isValidIP,
   isValidPortNum,
-  PROTOCOLS,
   nameIsDNSSubdomain,
+  PROTOCOLS,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';

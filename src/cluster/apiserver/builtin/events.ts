@@ -8,7 +8,7 @@
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { column, type Json, NAME_COLUMN, recordOf, str } from './common.ts';
-import { dedupe, invalid, required } from './fielderrors.ts';
+import { dedupe, invalid, required } from './field-errors.ts';
 import {
   isDNS1123Subdomain,
   isQualifiedName,

@@ -5,9 +5,11 @@
  * v2 metrics v1 cannot express travel in the `autoscaling.alpha.kubernetes.io/metrics` and
  * `…/current-metrics` annotations, and behavior in `autoscaling.alpha.kubernetes.io/behavior`.
  */
-import type { KubeObject } from '../types.ts';
-import { arrayOf, type Json, recordOf } from './common.ts';
+
 import { clone } from '../../../lib/json.ts';
+import type { FieldError, KubeObject, Strategy } from '../types.ts';
+import { arrayOf, type Json, recordOf } from './common.ts';
+import { invalid, required } from './field-errors.ts';
 
 const METRICS = 'autoscaling.alpha.kubernetes.io/metrics';
 const CURRENT = 'autoscaling.alpha.kubernetes.io/current-metrics';
@@ -108,3 +110,29 @@ function safeParse(text: string | undefined): unknown {
     return undefined;
   }
 }
+
+/**
+ * ValidateHorizontalPodAutoscalerSpec (pkg/apis/autoscaling/validation): the bounds and the
+ * target reference, shared by v1 and v2 (the same fields).
+ */
+function validateHpaSpec(obj: KubeObject): FieldError[] {
+  const spec = recordOf(obj.spec);
+  const errs: FieldError[] = [];
+  const min = spec.minReplicas;
+  const max = spec.maxReplicas;
+  if (typeof min === 'number' && min < 1)
+    errs.push(invalid('spec.minReplicas', min, 'must be greater than or equal to 1'));
+  if (typeof max !== 'number') errs.push(required('spec.maxReplicas'));
+  else if (max < 1) errs.push(invalid('spec.maxReplicas', max, 'must be greater than 0'));
+  if (typeof min === 'number' && typeof max === 'number' && max < min)
+    errs.push(invalid('spec.maxReplicas', max, 'must be greater than or equal to `minReplicas`'));
+  const ref = recordOf(spec.scaleTargetRef);
+  if (!ref.kind) errs.push(required('spec.scaleTargetRef.kind'));
+  if (!ref.name) errs.push(required('spec.scaleTargetRef.name'));
+  return errs;
+}
+
+export const hpaStrategy: Strategy = {
+  validateCreate: validateHpaSpec,
+  validateUpdate: validateHpaSpec,
+};

@@ -4,9 +4,9 @@
  */
 
 import { crdStrategy } from '../crd/crd-strategy.ts';
-import { ALL_VERBS, CREATE_ONLY, type CatalogEntry, catalogEntries, catalogResourceType } from './catalog.ts';
 import type { ResourceType, StoreHooks, Strategy } from '../types.ts';
 import { selfSubjectAccessReviewStrategy, subjectAccessReviewStrategy } from './authorization.ts';
+import { ALL_VERBS, type CatalogEntry, CREATE_ONLY, catalogEntries, catalogResourceType } from './catalog.ts';
 import { configMapStrategy } from './configmaps.ts';
 import { daemonSetStrategy } from './daemonsets.ts';
 import { deploymentStrategy } from './deployments.ts';
@@ -20,13 +20,14 @@ import { podStrategy } from './pods.ts';
 import { roleBindingStrategy, roleStrategy } from './rbac.ts';
 import { replicaSetStrategy } from './replicasets.ts';
 import { secretStrategy } from './secrets.ts';
-import { serviceStrategy } from './services.ts';
 import { serviceAccountStrategy } from './serviceaccounts.ts';
+import { serviceStrategy } from './services.ts';
 import { statefulSetStrategy } from './statefulsets.ts';
 import { webhookConfigurationStrategy } from './webhooks.ts';
 import { specScale } from './workload.ts';
 
 export { ALL_VERBS } from './catalog.ts';
+
 const NAMESPACE_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
 
 interface Spec {

@@ -5,6 +5,7 @@
  */
 
 import { humanDuration, translateTimestampSince } from '../../../kube/duration.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -21,7 +22,7 @@ import {
   str,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { child, dedupe, invalid, key, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, invalid, key, notSupported, required } from './field-errors.ts';
 import { defaultPodTemplate, validatePodTemplateSpec } from './podspec.ts';
 import {
   formatLabelSelector,
@@ -38,7 +39,6 @@ import {
   validateObjectMetaUpdate,
 } from './validation.ts';
 import { SELECTOR_MISMATCH } from './workload.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
 
 export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';

@@ -3,7 +3,7 @@
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, column, NAME_COLUMN, recordOf, str } from './common.ts';
-import { dedupe, invalid } from './fielderrors.ts';
+import { dedupe, invalid } from './field-errors.ts';
 import {
   IS_NEGATIVE,
   nameIsDNSSubdomain,

@@ -1,16 +1,16 @@
 /** Namespaces: pkg/registry/core/namespace/strategy.go, ValidateNamespace, printNamespace. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { clone } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, arrayOf, ensureRecord, keepAllButStatus, NAME_COLUMN, recordOf, str } from './common.ts';
-import { dedupe, invalid } from './fielderrors.ts';
+import { dedupe, invalid } from './field-errors.ts';
 import {
   isQualifiedName,
   nameIsDNSLabel,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { clone } from '../../../lib/json.ts';
 
 export const FINALIZER_KUBERNETES = 'kubernetes';
 const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);

@@ -1,6 +1,7 @@
 /** Nodes: pkg/registry/core/node/strategy.go, ValidateNode/ValidateNodeUpdate, printNode. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { tryParseQuantity } from '../../../kube/quantity.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -13,16 +14,15 @@ import {
   splitStatusUpdate,
   str,
 } from './common.ts';
-import { child, dedupe, duplicate, forbidden, index, invalid, key } from './fielderrors.ts';
+import { child, dedupe, duplicate, forbidden, index, invalid, key } from './field-errors.ts';
 import { canonicalizeResourceMap, validateTaintEffect } from './podspec.ts';
-import { tryParseQuantity } from '../../../kube/quantity.ts';
 import {
   isValidIP,
+  isValidLabelValue,
   nameIsDNSSubdomain,
   validateLabelName,
   validateObjectMeta,
   validateObjectMetaUpdate,
-  isValidLabelValue,
 } from './validation.ts';
 
 function isCIDR(v: string): boolean {

@@ -7,7 +7,7 @@
 
 import type { FieldError, KubeObject } from '../types.ts';
 import { arrayOf, isRecord, type Json, recordOf } from './common.ts';
-import { child, forbidden, index, invalid, required } from './fielderrors.ts';
+import { child, forbidden, index, invalid, required } from './field-errors.ts';
 import { validateLabelSelector } from './selector.ts';
 import { nameIsDNSLabel, validateLabelName } from './validation.ts';
 

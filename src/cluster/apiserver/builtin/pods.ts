@@ -9,7 +9,8 @@
 
 import { rfc3339 } from '../../../kube/conditions.ts';
 import { translateTimestampSince } from '../../../kube/duration.ts';
-import { podDisplay, podIP, podQOSClass, type PodLike } from '../../../kube/pod.ts';
+import { type PodLike, podDisplay, podIP, podQOSClass } from '../../../kube/pod.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -24,7 +25,7 @@ import {
   setGenerationOnCreate,
   str,
 } from './common.ts';
-import { child, dedupe, forbidden, index, invalid, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, forbidden, index, invalid, notSupported, required } from './field-errors.ts';
 import { mergeAffinityLabelKeys } from './pod-affinity.ts';
 import { defaultPodSpec, validatePodSpec, validateTolerations } from './podspec.ts';
 import {
@@ -37,7 +38,6 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
 
 const MAX_INT32 = 2147483647;
 

@@ -25,12 +25,12 @@ import {
   notFound,
   notSupported,
   required,
-} from './fielderrors.ts';
+} from './field-errors.ts';
 import { validatePodAffinityTerms } from './pod-affinity.ts';
 import { validateNodeSelector } from './selector.ts';
 import {
-  inclusiveRangeError,
   IS_NEGATIVE,
+  inclusiveRangeError,
   isDNS1123Label,
   isDNS1123Subdomain,
   isQualifiedName,

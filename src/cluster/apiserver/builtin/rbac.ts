@@ -1,6 +1,7 @@
 /** rbac.authorization.k8s.io: defaults, ValidateRole/ClusterRole/RoleBinding/ClusterRoleBinding, printers. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -13,7 +14,7 @@ import {
   recordOf,
   str,
 } from './common.ts';
-import { child, dedupe, index, invalid, notSupported, required } from './fielderrors.ts';
+import { child, dedupe, index, invalid, notSupported, required } from './field-errors.ts';
 import { validateLabelSelector } from './selector.ts';
 import {
   isDNS1123Subdomain,
@@ -21,7 +22,6 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { semanticEqual } from '../../../lib/json.ts';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 

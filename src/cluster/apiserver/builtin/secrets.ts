@@ -4,7 +4,7 @@ import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, column, isRecord, NAME_COLUMN, recordOf, str } from './common.ts';
 import { validateDataKeys, validateImmutableData } from './configmaps.ts';
-import { dedupe, key, required } from './fielderrors.ts';
+import { dedupe, key, required } from './field-errors.ts';
 import {
   nameIsDNSSubdomain,
   validateImmutable,

@@ -5,7 +5,7 @@
 
 import { type LabelSelectorObject, selectorFromObject } from '../../../kube/labels.ts';
 import type { FieldError } from '../types.ts';
-import { child, forbidden, index, invalid, required } from './fielderrors.ts';
+import { child, forbidden, index, invalid, required } from './field-errors.ts';
 import { isValidLabelValue, validateLabelName, validateLabels } from './validation.ts';
 
 interface RequirementLike {

@@ -10,7 +10,7 @@ import { intToIpv4, ipv4ToInt } from '../../../kube/ipv4.ts';
 import { errors } from '../errors.ts';
 import type { FieldError, FinishWrite, KubeObject, StoreHooks } from '../types.ts';
 import { arrayOf, ensureRecord, isRecord, type Json, recordOf, str } from './common.ts';
-import { child, index, invalid } from './fielderrors.ts';
+import { child, index, invalid } from './field-errors.ts';
 import {
   type AllocationFailure,
   type NodePortRange,

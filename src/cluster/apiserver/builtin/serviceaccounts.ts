@@ -3,7 +3,7 @@
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import type { Strategy, TablePrinter } from '../types.ts';
 import { AGE_COLUMN, arrayOf, column, NAME_COLUMN } from './common.ts';
-import { dedupe } from './fielderrors.ts';
+import { dedupe } from './field-errors.ts';
 import { nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './validation.ts';
 
 export const serviceAccountTable: TablePrinter = {

@@ -27,7 +27,7 @@ import {
   invalid,
   notSupported,
   required,
-} from './fielderrors.ts';
+} from './field-errors.ts';
 import { formatLabels } from './selector.ts';
 import {
   isDNS1123Label,
@@ -36,8 +36,8 @@ import {
   isValidIP,
   isValidPortName,
   isValidPortNum,
-  PROTOCOLS,
   nameIsDNS1035Label,
+  PROTOCOLS,
   validateLabels,
   validateObjectMeta,
   validateObjectMetaUpdate,

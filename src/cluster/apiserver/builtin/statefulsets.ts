@@ -1,6 +1,7 @@
 /** StatefulSets: SetDefaults_StatefulSet, ValidateStatefulSet/Update, printStatefulSet. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { clone, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -15,7 +16,7 @@ import {
   str,
   TEMPLATE_WIDE_COLUMNS,
 } from './common.ts';
-import { forbidden, invalid, notSupported } from './fielderrors.ts';
+import { forbidden, invalid, notSupported } from './field-errors.ts';
 import { IS_NEGATIVE, isDNS1123Label } from './validation.ts';
 import {
   defaultWorkloadTemplate,
@@ -25,7 +26,6 @@ import {
   validateWorkloadSelector,
   workloadStrategy,
 } from './workload.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
 
 export function defaultStatefulSet(obj: KubeObject): void {
   const spec = ensureRecord(obj, 'spec');

@@ -5,7 +5,7 @@
 
 import { semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, ObjectMeta } from '../types.ts';
-import { child, forbidden, invalid, required, tooLong } from './fielderrors.ts';
+import { child, forbidden, invalid, required, tooLong } from './field-errors.ts';
 
 const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;

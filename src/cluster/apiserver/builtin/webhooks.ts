@@ -4,6 +4,7 @@
  */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -25,7 +26,7 @@ import {
   invalid,
   notSupported,
   required,
-} from './fielderrors.ts';
+} from './field-errors.ts';
 import { validateLabelSelector } from './selector.ts';
 import {
   isDNS1035Label,
@@ -34,7 +35,6 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation.ts';
-import { semanticEqual } from '../../../lib/json.ts';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
 const MATCH_POLICIES = ['Equivalent', 'Exact'];

@@ -6,7 +6,7 @@
 
 import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import { type Json, recordOf, splitStatusUpdate } from './common.ts';
-import { dedupe, forbidden, invalid, notSupported, required } from './fielderrors.ts';
+import { dedupe, forbidden, invalid, notSupported, required } from './field-errors.ts';
 import { defaultPodTemplate, validatePodTemplateSpec } from './podspec.ts';
 import { labelSelectorString, selectorIsEmpty, selectorMatches, validateLabelSelector } from './selector.ts';
 import {

@@ -3,9 +3,9 @@
  * runs on custom resources of that version (pruning, defaulting, validation).
  */
 
+import { invalid } from '../field-errors.ts';
 import type { FieldError } from '../types.ts';
 import { validateRules } from './cel/evaluate.ts';
-import { invalid } from '../field-errors.ts';
 import { applyDefaults, pruneNonNullableNullsWithoutDefaults } from './defaults.ts';
 import { validateEmbeddedResources, validateListSetsAndMaps } from './list-validation.ts';
 import { pruneUnknownFields } from './prune.ts';

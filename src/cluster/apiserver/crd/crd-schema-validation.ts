@@ -4,18 +4,18 @@
  * (whose rules must compile against the schema).
  */
 
+import { clone } from '../../../lib/json.ts';
+import { child, forbidden, index, invalid, key, notSupported, required } from '../field-errors.ts';
+import { GoRaw, GoStruct } from '../gofmt.ts';
 import type { FieldError } from '../types.ts';
 import { compileRules } from './cel/compile.ts';
 import { validateRules } from './cel/evaluate.ts';
-import { child, forbidden, index, invalid, key, notSupported, required } from '../field-errors.ts';
-import { GoRaw, GoStruct } from '../gofmt.ts';
 import { validateEmbeddedResources, validateListSetsAndMaps } from './list-validation.ts';
 import { pruneUnknownFields } from './prune.ts';
 import { additionalProps, isEmbedded, itemsSchema } from './schema-util.ts';
 import { validateStructural } from './structural.ts';
 import type { JSONSchemaProps, ValidationRule } from './types.ts';
 import { validateValueAt } from './value-validation.ts';
-import { clone } from '../../../lib/json.ts';
 
 const OPENAPI_V3_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 

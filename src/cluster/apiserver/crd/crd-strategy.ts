@@ -4,10 +4,10 @@
  * version ever used, validation by validateCRD, and `kubectl get crd`'s NAME / CREATED AT table.
  */
 
+import { clone } from '../../../lib/json.ts';
 import type { KubeObject, Strategy } from '../types.ts';
 import { applyCRDDefaults, storedVersionsAfterWrite, validateCRD } from './crd-validation.ts';
 import type { CustomResourceDefinition } from './types.ts';
-import { clone } from '../../../lib/json.ts';
 
 function asCRD(obj: KubeObject): CustomResourceDefinition {
   return obj as unknown as CustomResourceDefinition;

@@ -9,7 +9,8 @@
  * `spec.versions[0].schema.openAPIV3Schema`; this module reproduces that.
  */
 
-import type { FieldError } from '../types.ts';
+import { clone, jsonEqual } from '../../../lib/json.ts';
+import { isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain } from '../builtin/validation.ts';
 import {
   child,
   duplicate,
@@ -21,9 +22,9 @@ import {
   tooMany,
 } from '../field-errors.ts';
 import { GoRaw, GoStruct } from '../gofmt.ts';
-import { isDNS1035Label, isDNS1123Subdomain, nameIsDNSSubdomain } from '../builtin/validation.ts';
-import { additionalProps } from './schema-util.ts';
+import type { FieldError } from '../types.ts';
 import { validateValidation } from './crd-schema-validation.ts';
+import { additionalProps } from './schema-util.ts';
 import type {
   CustomResourceColumnDefinition,
   CustomResourceDefinition,
@@ -34,7 +35,6 @@ import type {
   JSONSchemaProps,
   SelectableField,
 } from './types.ts';
-import { clone, jsonEqual } from '../../../lib/json.ts';
 
 const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];

@@ -5,14 +5,14 @@
  * list types, embedded resources, CEL rules).
  */
 
-import type { FieldError, KubeObject, RequestContext, Strategy } from '../types.ts';
-import { type CompiledSchema, compileSchema, hasBlockingError, rulesSkippedError } from './compile-schema.ts';
+import { clone, isObject, jsonEqual } from '../../../lib/json.ts';
+import { isDNS1123Label, nameIsDNSSubdomain } from '../builtin/validation.ts';
 import { forbidden, invalid, required } from '../field-errors.ts';
 import { goTypeName, goV } from '../gofmt.ts';
-import { isDNS1123Label, nameIsDNSSubdomain } from '../builtin/validation.ts';
+import type { FieldError, KubeObject, RequestContext, Strategy } from '../types.ts';
+import { type CompiledSchema, compileSchema, hasBlockingError, rulesSkippedError } from './compile-schema.ts';
 import { tableForColumns } from './printer.ts';
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from './types.ts';
-import { clone, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /** A Strategy with the extras the HTTP layer needs for custom resources. */
 export interface CustomResourceStrategy extends Strategy {

@@ -5,9 +5,9 @@
  * of its own), for non-nullable nulls, and inside array items and map values.
  */
 
+import { clone, isObject } from '../../../lib/json.ts';
 import { additionalProps, itemsSchema } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
-import { clone, isObject } from '../../../lib/json.ts';
 
 function isNonNullableNull(x: unknown, s: JSONSchemaProps | undefined): boolean {
   return x === null && s !== undefined && !s.nullable;

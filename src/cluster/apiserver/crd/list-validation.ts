@@ -3,12 +3,12 @@
  * x-kubernetes-list-type set/map lists, and TypeMeta/ObjectMeta of embedded resources.
  */
 
-import type { FieldError } from '../types.ts';
-import { child, duplicate, index, invalid, required } from '../field-errors.ts';
+import { isObject, jsonEqual } from '../../../lib/json.ts';
 import { isDNS1035Label } from '../builtin/validation.ts';
+import { child, duplicate, index, invalid, required } from '../field-errors.ts';
+import type { FieldError } from '../types.ts';
 import { additionalProps, isEmbedded, itemsSchema } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
-import { isObject, jsonEqual } from '../../../lib/json.ts';
 
 function validateListSet(path: string, list: unknown[], errs: FieldError[]): void {
   list.forEach((v, i) => {

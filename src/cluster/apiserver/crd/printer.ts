@@ -8,8 +8,8 @@
 
 import { JSONPath } from 'jsonpath-plus';
 import { humanDuration } from '../../../kube/duration.ts';
-import type { KubeObject, TableColumn, TablePrinter } from '../types.ts';
 import { goV } from '../gofmt.ts';
+import type { KubeObject, TableColumn, TablePrinter } from '../types.ts';
 import type { CustomResourceColumnDefinition } from './types.ts';
 
 const NAME_DESCRIPTION =

@@ -5,10 +5,10 @@
  * keeps only ObjectMeta's fields. The dropped paths are returned, as apiextensions records them.
  */
 
+import { isObject } from '../../../lib/json.ts';
 import { OBJECT_META_FIELDS } from '../meta.ts';
 import { additionalProps, isEmbedded, itemsSchema, preservesUnknown } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
-import { isObject } from '../../../lib/json.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 

@@ -7,8 +7,8 @@
  */
 
 import { RE2JS } from '@bufbuild/re2';
-import type { FieldError } from '../types.ts';
 import { child, forbidden, formatFieldError, invalid, key, required } from '../field-errors.ts';
+import type { FieldError } from '../types.ts';
 import { additionalProps, isEmbedded, isIntOrString, itemsSchema, preservesUnknown } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
 

@@ -10,13 +10,13 @@
  */
 
 import { RE2JS } from '@bufbuild/re2';
-import type { FieldError } from '../types.ts';
+import { isObject, jsonEqual } from '../../../lib/json.ts';
 import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../field-errors.ts';
 import { formatGoFloat, GoFloat, goQuote } from '../gofmt.ts';
+import type { FieldError } from '../types.ts';
 import { checkFormat, isKnownFormat } from './formats.ts';
 import { additionalProps, correlateItem, itemsSchema, jsonTypeOf, schemaTypes } from './schema-util.ts';
 import type { JSONSchemaProps } from './types.ts';
-import { isObject, jsonEqual } from '../../../lib/json.ts';
 
 /** The old value a node is compared with when ratcheting an update. */
 export interface OldValue {

@@ -13,6 +13,7 @@
  * fields of field validation, checked apart.
  */
 import { parseQuantity } from '../../../kube/quantity.ts';
+import { isObject } from '../../../lib/json.ts';
 import { goJsonKind } from '../gofmt.ts';
 import type { GoType } from './types.ts';
 
@@ -32,10 +33,6 @@ const INT_RANGE: Record<string, [number, number]> = {
 /** A Go duration (time.ParseDuration): `1h30m`, `-1.5s`, `0`. */
 const GO_DURATION = /^[-+]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 interface JsonContext {
   struct: string;

@@ -11,6 +11,8 @@
  * Types with their own encoders have their own zero: metav1.Time `null`, Duration `"0s"`,
  * Quantity `"0"`, IntOrString `0`.
  */
+
+import { isObject } from '../../../lib/json.ts';
 import type { GoField, GoType } from './types.ts';
 
 type Obj = Record<string, unknown>;
@@ -134,10 +136,6 @@ function planOf(t: GoType & { kind: 'struct' }): Plan {
     if (!field.omitempty || ft.kind === 'struct' || ft.kind === 'custom') always.push(fp);
   }
   return plan;
-}
-
-function isObject(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function shapeStruct(t: GoType & { kind: 'struct' }, obj: Obj): void {

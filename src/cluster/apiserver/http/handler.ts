@@ -19,28 +19,32 @@ import {
   successStatus,
   toApiError,
 } from '../errors.ts';
-import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
-import type { FieldError } from '../types.ts';
 import type { Faults } from '../faults.ts';
+import { forbidden, invalid, notSupported, required, tooLong } from '../field-errors.ts';
 import type { ApiMetrics } from '../metrics.ts';
+import type { RenderedSwagger } from '../openapi/v2.ts';
 import { isBuiltinGroup, type ResourceRegistry } from '../registry.ts';
 import type { StoredRecord } from '../store.ts';
 import { jsonOf } from '../stored-json.ts';
+import type { FieldError } from '../types.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
-import { parsePath, type ResourcePath } from './router.ts';
-import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
-import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
-import { subresourceHandlers } from './subresources.ts';
 import { holdUntilDurable } from './durable-response.ts';
+import { serveOpenAPIV2 } from './openapi-v2.ts';
 import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
+import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
+import { parsePath, type ResourcePath } from './router.ts';
+import { subresourceHandlers } from './subresources.ts';
+import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
 
 export interface OpenApiProvider {
   v3Paths(): unknown;
   /** The rendered document of a group-version path (`api/v1`, `apis/apps/v1`) and its hash. */
   v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
+  /** The /openapi/v2 document (JSON, protobuf on demand) of everything served. */
+  v2Rendered(): RenderedSwagger;
 }
 
 export type NonResourceHandler = (
@@ -336,6 +340,8 @@ async function serveNonResource(
   const path = url.pathname;
   if (path === '/version' || path === '/version/') return sendJson(res, 200, deps.version);
   if (deps.openapi) {
+    if (path === '/openapi/v2' || path === '/openapi/v2/')
+      return serveOpenAPIV2(req, res, deps.openapi.v2Rendered());
     if (path === '/openapi/v3' || path === '/openapi/v3/') return sendJson(res, 200, deps.openapi.v3Paths());
     if (path.startsWith('/openapi/v3/')) {
       const doc = deps.openapi.v3GroupVersionRendered(path.slice('/openapi/v3/'.length));
@@ -420,7 +426,7 @@ function serveWatch(
   q: URLSearchParams,
 ): void {
   const opts: WatchOptions = {
-    ...listOptions(q),
+    ...listOptions(q, true),
     allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks'),
     sendInitialEvents: queryOptionalBool(q, 'sendInitialEvents'),
   };
@@ -490,13 +496,22 @@ function serveWatch(
   deps.faults.trackWatch(stopNow);
 }
 
-export function listOptions(q: URLSearchParams): ListOptions {
+/**
+ * ListOptions as the parameter codec decodes them, validated as
+ * `apimachinery/pkg/apis/meta/internalversion/validation` ValidateListOptions does for a list
+ * or a watch (the WatchList feature on): 422 `ListOptions.meta.k8s.io "" is invalid`.
+ */
+export function listOptions(q: URLSearchParams, watching = false): ListOptions {
   const opts: ListOptions = {};
+  // Decoding (400) comes before validation (422), as in the list handler.
+  const limit = queryInt64(q, 'limit');
+  queryInt64(q, 'timeoutSeconds');
+  const errs = listOptionsErrors(q, watching);
+  if (errs.length) throw errors.invalid('ListOptions', 'meta.k8s.io', '', errs);
   const ls = queryString(q, 'labelSelector');
   const fs = queryString(q, 'fieldSelector');
   if (ls) opts.labelSelector = ls;
   if (fs) opts.fieldSelector = fs;
-  const limit = queryInt64(q, 'limit');
   // The storage layer treats a limit of zero or less as no limit.
   if (limit !== undefined && limit > 0) opts.limit = limit;
   const cont = queryString(q, 'continue');
@@ -505,9 +520,41 @@ export function listOptions(q: URLSearchParams): ListOptions {
   if (rv !== undefined) opts.resourceVersion = rv;
   const rvm = queryString(q, 'resourceVersionMatch');
   if (rvm) opts.resourceVersionMatch = rvm;
-  // Decoded for lists too, as the parameter codec decodes every ListOptions field.
-  queryInt64(q, 'timeoutSeconds');
   return opts;
+}
+
+function listOptionsErrors(q: URLSearchParams, watching: boolean): FieldError[] {
+  const match = queryString(q, 'resourceVersionMatch') ?? '';
+  const rv = queryString(q, 'resourceVersion') ?? '';
+  const cont = queryString(q, 'continue') ?? '';
+  const initial = queryOptionalBool(q, 'sendInitialEvents');
+  const errs: FieldError[] = [];
+  const path = 'resourceVersionMatch';
+  if (watching) {
+    if (initial !== undefined && match !== 'NotOlderThan')
+      errs.push(forbidden(path, 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (match) {
+      if (initial === undefined)
+        errs.push(
+          forbidden(path, 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+        );
+      if (match !== 'NotOlderThan') errs.push(notSupported(path, match, ['NotOlderThan']));
+      if (cont) errs.push(forbidden(path, 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+    return errs;
+  }
+  if (match) {
+    if (!rv)
+      errs.push(forbidden(path, 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (cont) errs.push(forbidden(path, 'resourceVersionMatch is forbidden when continue is provided'));
+    if (match !== 'Exact' && match !== 'NotOlderThan')
+      errs.push(notSupported(path, match, ['Exact', 'NotOlderThan', '']));
+    if (match === 'Exact' && rv === '0')
+      errs.push(forbidden(path, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  }
+  if (initial !== undefined)
+    errs.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  return errs;
 }
 
 /** The verbs whose options kube-apiserver validates (`ValidateCreateOptions` and siblings). */

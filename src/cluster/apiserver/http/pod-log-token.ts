@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authn.ts';
 import { arrayOf, isRecord, recordOf, str } from '../builtin/common.ts';
-import { invalid } from '../builtin/fielderrors.ts';
+import { invalid } from '../builtin/field-errors.ts';
 import { errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
 import { type HandlerDeps, readDecoded, sendJson } from './handler.ts';

@@ -2,21 +2,20 @@
  * Subresources: status (and namespaces' finalize), scale, pods/binding, pods/eviction.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { WriteOptions } from '../api.ts';
 import type { UserInfo } from '../auth/authn.ts';
-import { errors } from '../errors.ts';
-import { readBody } from './body.ts';
 import { bindPod } from '../binding.ts';
-import { invalid } from '../builtin/fielderrors.ts';
+import { invalid } from '../builtin/field-errors.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
+import { errors, successStatus } from '../errors.ts';
+import { takeDisruption } from '../eviction.ts';
+import { notSupported } from '../field-errors.ts';
 import { checkPatchedSubresourceDecodes, checkSubresourceBodyDecodes } from '../gotypes/index.ts';
 import { getPath, setPath } from '../meta.ts';
-import type { WriteOptions } from '../api.ts';
 import { checkPatchContentType } from '../patch/index.ts';
 import { translatePatchError } from '../patcher.ts';
 import type { KubeObject } from '../types.ts';
-import { queryBool } from './query.ts';
-import { successStatus } from '../errors.ts';
-import { notSupported } from '../field-errors.ts';
+import { readBody } from './body.ts';
 import {
   type HandlerDeps,
   patchFromRequest,
@@ -26,9 +25,9 @@ import {
   sendStatusObject,
   writeOptions,
 } from './handler.ts';
-import type { ResourcePath } from './router.ts';
-import { takeDisruption } from '../eviction.ts';
 import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
+import { queryBool } from './query.ts';
+import type { ResourcePath } from './router.ts';
 
 interface SubContext {
   deps: HandlerDeps;

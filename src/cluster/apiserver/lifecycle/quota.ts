@@ -5,10 +5,10 @@
  * any write in a namespace that has a quota. Only namespaces with quotas cost anything.
  */
 import { formatQuantity } from '../../../kube/quantity.ts';
+import { semanticEqual } from '../../../lib/json.ts';
 import { quotaUsage } from '../admission/plugins.ts';
 import type { Api } from '../api.ts';
 import { recordOf } from '../builtin/common.ts';
-import { semanticEqual } from '../../../lib/json.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
 
 const USER = 'system:serviceaccount:kube-system:resourcequota-controller';

@@ -1,5 +1,6 @@
 /** OpenAPI documents and server-side field validation of the embedded API server. */
 export { type CrdSchemas, crdSchemaKey, crdSchemaName, crdSchemasFromCRDs } from './crd-schema.ts';
+export { openApiProvider } from './provider.ts';
 export {
   builtinSchema,
   builtinSchemaName,
@@ -13,12 +14,13 @@ export {
   unknownFieldsForCRD,
   unknownFieldWarning,
 } from './unknown-fields.ts';
+export { type RenderedSwagger, renderSwagger, type SwaggerDocument, swaggerFromV3 } from './v2.ts';
+export { OPENAPI_V2_PROTOBUF, swaggerToProtobuf } from './v2-protobuf.ts';
 export {
   type OpenAPIV3Discovery,
   type OpenAPIV3Document,
   openapiV3GroupVersion,
   openapiV3PathKey,
-  openApiProvider,
   openapiV3Paths,
   renderOpenAPIV3GroupVersion,
 } from './v3.ts';

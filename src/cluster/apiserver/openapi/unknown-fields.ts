@@ -6,6 +6,8 @@
  * `unknown field "..."` per field (Warn). Paths use the decoder's form: dots between fields,
  * `[i]` for list items, the key itself for map entries.
  */
+
+import { isObject } from '../../../lib/json.ts';
 import { crdKindSchema } from './crd-schema.ts';
 import {
   builtinSchema,
@@ -14,7 +16,6 @@ import {
   type JSONSchema,
   refName,
 } from './schemas.ts';
-import { isObject } from '../../../lib/json.ts';
 
 type Resolve = (name: string) => JSONSchema | undefined;
 

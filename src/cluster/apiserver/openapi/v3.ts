@@ -190,8 +190,8 @@ const LIST_CONTENT = ['application/json', 'application/json;stream=watch'];
  * `application/strategic-merge-patch+json`: kubectl apply (1.32) computes its strategic merge
  * patch from the v3 schema of a kind whose PATCH lists that type, reading
  * `x-kubernetes-patch-merge-key`/`-strategy`, which our generated schemas do not carry. Without
- * it kubectl falls back (via /openapi/v2, absent here) to the merge keys compiled into it, which
- * are exactly the upstream ones. Custom resources never accept strategic merge patch anyway.
+ * it kubectl asks /openapi/v2, whose PATCH `consumes` mirror these (v2.ts), and then falls back
+ * to the merge keys compiled into it, which are exactly the upstream ones. Custom resources never accept strategic merge patch anyway.
  */
 const PATCH_CONTENT = [
   'application/apply-patch+yaml',
@@ -448,7 +448,7 @@ function sortedObject<T>(obj: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-const NO_CRDS: CrdSchemas = new Map();
+export const NO_CRDS: CrdSchemas = new Map();
 
 /**
  * The OpenAPI v3 document of one group-version (`v1`, `apps/v1`, or the path forms `api/v1`,
@@ -552,28 +552,4 @@ export function openapiV3Paths(
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${rendered.hash}` };
   }
   return { paths };
-}
-
-/**
- * The endpoints' view for the HTTP layer: both functions read the current resources and CRD
- * schemas on every call (documents are memoized, so this is cheap). `v3GroupVersion` takes the
- * path after /openapi/v3/ (`api/v1`, `apis/apps/v1`).
- */
-export function openApiProvider(source: {
-  resources: () => readonly ResourceType[];
-  crdSchemas?: () => CrdSchemas;
-}): {
-  v3Paths(): OpenAPIV3Discovery;
-  v3GroupVersion(path: string): OpenAPIV3Document | undefined;
-  v3GroupVersionRendered(path: string): { json: string; hash: string } | undefined;
-} {
-  const crds = () => source.crdSchemas?.() ?? NO_CRDS;
-  return {
-    v3Paths: () => openapiV3Paths(source.resources(), crds()),
-    v3GroupVersion: (path) => {
-      const rendered = renderOpenAPIV3GroupVersion(path, source.resources(), crds());
-      return rendered ? (JSON.parse(rendered.json) as OpenAPIV3Document) : undefined;
-    },
-    v3GroupVersionRendered: (path) => renderOpenAPIV3GroupVersion(path, source.resources(), crds()),
-  };
 }

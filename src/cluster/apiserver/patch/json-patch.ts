@@ -1,7 +1,7 @@
 import jsonpatch from 'fast-json-patch';
-import { PatchError, badRequest, genericInvalid } from './errors.ts';
+import { clone, isObject, type JsonObject, jsonEqual } from '../../../lib/json.ts';
 import { goJsonKind } from '../gofmt.ts';
-import { type JsonObject, clone, isObject, jsonEqual } from '../../../lib/json.ts';
+import { badRequest, genericInvalid, PatchError } from './errors.ts';
 
 const { applyOperation, JsonPatchError } = jsonpatch;
 

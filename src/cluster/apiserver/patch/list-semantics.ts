@@ -1,5 +1,5 @@
-import { type GroupVersionKind, type KindRules, OBJECT_META_RULES, rulesFor } from './smp-table.ts';
 import { isObject } from '../../../lib/json.ts';
+import { type GroupVersionKind, type KindRules, OBJECT_META_RULES, rulesFor } from './smp-table.ts';
 
 /**
  * How server-side apply treats the node at a path. For a list: `map` (items keyed by `keys`,

@@ -1,6 +1,6 @@
-import { PatchError, badRequest } from './errors.ts';
-import { goV } from '../gofmt.ts';
 import { clone, isObject } from '../../../lib/json.ts';
+import { goV } from '../gofmt.ts';
+import { badRequest, PatchError } from './errors.ts';
 
 /**
  * RFC 7396 JSON merge patch. Objects merge recursively, `null` deletes, anything else

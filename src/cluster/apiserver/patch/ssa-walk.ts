@@ -1,6 +1,6 @@
+import { isObject, type JsonObject, jsonEqual } from '../../../lib/json.ts';
 import { FieldSet, pathToString } from './fieldset.ts';
 import type { ListSemantics, ListSemanticsLookup } from './list-semantics.ts';
-import { type JsonObject, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /**
  * The structured-merge-diff walks server-side apply is built from (ToFieldSet, Compare,

@@ -1,10 +1,10 @@
+import { canonicalJson, clone, isObject, type JsonObject, jsonEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, ManagedFieldsEntry } from '../types.ts';
 import { badRequest, internalError } from './errors.ts';
 import { FieldSet, namesToPath, pathToString } from './fieldset.ts';
 import { builtinListSemantics, type ListSemanticsLookup } from './list-semantics.ts';
 import { objectGvkKey } from './smp-table.ts';
 import { ApplyConfigError, compare, mergeApplied, removeItems, toFieldSet } from './ssa-walk.ts';
-import { type JsonObject, canonicalJson, clone, isObject, jsonEqual } from '../../../lib/json.ts';
 
 /**
  * Server-side apply and field ownership tracking, following kube-apiserver's field manager

@@ -1,8 +1,8 @@
+import { clone, isObject, type JsonObject } from '../../../lib/json.ts';
+import { goJsonKind, goReflectType, goS, goV } from '../gofmt.ts';
 import { unsupportedPatchType } from './content-types.ts';
 import { badRequest, genericInvalid, internalError } from './errors.ts';
-import { goJsonKind, goReflectType, goS, goV } from '../gofmt.ts';
 import { type GroupVersionKind, type KindRules, rulesFor } from './smp-table.ts';
-import { type JsonObject, clone, isObject } from '../../../lib/json.ts';
 
 /**
  * Strategic merge patch for built-in kinds, following apimachinery's strategicpatch apply

@@ -11,8 +11,6 @@ import type { Node } from './ast.ts';
 import { BUILTIN_NAMES, executeTree, type FuncMap } from './exec.ts';
 import { parseTemplate, TemplateParseError } from './parse.ts';
 
-export type { Value } from './format.ts';
-export { formatValue, goQuote, sprint, sprintf } from './format.ts';
 export {
   BUILTIN_NAMES,
   BUILTINS,
@@ -21,6 +19,8 @@ export {
   type TemplateFunc,
   truth,
 } from './exec.ts';
+export type { Value } from './format.ts';
+export { formatValue, goQuote, sprint, sprintf } from './format.ts';
 export { TemplateParseError } from './parse.ts';
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: string };

@@ -6,13 +6,13 @@
  */
 
 import { CORE_SCHEMA, load as loadYAML } from 'js-yaml';
+import { parseGoDuration } from '../../../kube/duration.ts';
 import type { FuncMap } from '../gotemplate/index.ts';
 import type { CompiledPatch, CompiledStage } from './compile.ts';
 import { type KwokFuncOptions, kwokFuncs } from './funcs.ts';
-import type { StageObject } from './match.ts';
-import { parseGoDuration } from '../../../kube/duration.ts';
-import { parseRFC3339 } from './time.ts';
 import type { JqQuery } from './jq.ts';
+import type { StageObject } from './match.ts';
+import { parseRFC3339 } from './time.ts';
 
 export interface StageEnv extends KwokFuncOptions {
   /** [0, 1) source for jitter; Math.random by default. */

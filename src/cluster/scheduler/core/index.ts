@@ -1,8 +1,7 @@
 /** The scheduler's pure core: cluster accounting, filters, scores and one scheduling cycle. */
 
-export { compileNodeAffinity, compileTerm, type CompiledNodeAffinity, type NodeMatcher } from './affinity.ts';
+export { type CompiledNodeAffinity, compileNodeAffinity, compileTerm, type NodeMatcher } from './affinity.ts';
 export { ClusterState, NodeInfo, type PodEntry, podEntry } from './cluster-state.ts';
-export { FitError, NO_NODES_AVAILABLE } from './fit-error.ts';
 export {
   type CycleState,
   ERR_REASON_AFFINITY,
@@ -23,6 +22,7 @@ export {
   runFilters,
   type StatusCode,
 } from './filters.ts';
+export { FitError, NO_NODES_AVAILABLE } from './fit-error.ts';
 export {
   ERR_REASON_AFFINITY_RULES,
   ERR_REASON_ANTI_AFFINITY_RULES,
@@ -32,15 +32,6 @@ export {
   interPodPreFilter,
 } from './inter-pod-filter.ts';
 export { interPodAffinityScores } from './inter-pod-score.ts';
-export {
-  ERR_REASON_SPREAD,
-  ERR_REASON_SPREAD_MISSING_LABEL,
-  filterTopologySpread,
-  type SpreadFilterState,
-  spreadPreFilter,
-} from './spread-filter.ts';
-export { topologySpreadScores } from './spread-score.ts';
-export type { OwnerKind } from './workload-selectors.ts';
 export { quantityMilliValue, quantityValue } from './quantity.ts';
 export {
   computePodRequests,
@@ -55,9 +46,9 @@ export {
   MESSAGES_1_35,
   type MessageStyle,
   numFeasibleNodesToFind,
+  type Scheduled,
   type ScheduleOptions,
   type ScheduleResult,
-  type Scheduled,
   schedulePod,
   selectHost,
   type Unschedulable,
@@ -76,5 +67,14 @@ export {
   type ScoringOptions,
   scoreNodes,
 } from './score.ts';
+export {
+  ERR_REASON_SPREAD,
+  ERR_REASON_SPREAD_MISSING_LABEL,
+  filterTopologySpread,
+  type SpreadFilterState,
+  spreadPreFilter,
+} from './spread-filter.ts';
+export { topologySpreadScores } from './spread-score.ts';
 export { firstUntoleratedTaint, toleratesTaint, tolerationsTolerate, UNSCHEDULABLE_TAINT } from './taints.ts';
 export type * from './types.ts';
+export type { OwnerKind } from './workload-selectors.ts';

@@ -6,7 +6,6 @@
  */
 
 import type { ClusterState, NodeInfo, PodEntry } from './cluster-state.ts';
-import { FitError } from './fit-error.ts';
 import {
   type CycleState,
   ERR_REASON_AFFINITY_CONFLICT,
@@ -20,6 +19,7 @@ import {
   runPodFilters,
   updateCycleState,
 } from './filters.ts';
+import { FitError } from './fit-error.ts';
 import { interPodPreFilter } from './inter-pod-filter.ts';
 import { interPodAffinityScores } from './inter-pod-score.ts';
 import type { PodRequests } from './requests.ts';

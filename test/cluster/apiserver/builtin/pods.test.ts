@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bindPod, validateBinding } from '../../../../src/cluster/apiserver/builtin/pods.ts';
 import type { KubeObject } from '../../../../src/cluster/apiserver/types.ts';
-import { create, created, messages, mutate, rtFor, update } from './harness.ts';
 import { pod as buildPod } from '../../../support/objects.ts';
+import { create, created, messages, mutate, rtFor, update } from './harness.ts';
 
 const pods = rtFor('pods');
 

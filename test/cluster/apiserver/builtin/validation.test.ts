@@ -8,7 +8,7 @@ import {
   renderValue,
   required,
   tooLong,
-} from '../../../../src/cluster/apiserver/builtin/fielderrors.ts';
+} from '../../../../src/cluster/apiserver/builtin/field-errors.ts';
 import {
   formatLabelSelector,
   labelSelectorString,
@@ -20,10 +20,10 @@ import {
   isDNS1123Subdomain,
   isQualifiedName,
   isValidLabelValue,
+  nameIsDNSSubdomain,
   validateAnnotations,
   validateObjectMeta,
   validateObjectMetaUpdate,
-  nameIsDNSSubdomain,
 } from '../../../../src/cluster/apiserver/builtin/validation.ts';
 import { semanticEqual } from '../../../../src/lib/json.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PatchError, applyJsonPatch } from '../../../../src/cluster/apiserver/patch/index.ts';
+import { applyJsonPatch, PatchError } from '../../../../src/cluster/apiserver/patch/index.ts';
 import { deepFreeze } from './freeze.ts';
 
 const pod = () =>

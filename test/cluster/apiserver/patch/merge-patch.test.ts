@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PatchError, applyMergePatch } from '../../../../src/cluster/apiserver/patch/index.ts';
+import { applyMergePatch, PatchError } from '../../../../src/cluster/apiserver/patch/index.ts';
 import { deepFreeze } from './freeze.ts';
 
 describe('applyMergePatch (RFC 7396)', () => {

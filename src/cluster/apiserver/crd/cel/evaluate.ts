@@ -7,7 +7,7 @@
  */
 
 import { isCelError } from '@bufbuild/cel';
-import type { FieldError } from '../../types.ts';
+import { isObject, jsonEqual } from '../../../../lib/json.ts';
 import {
   child,
   duplicate,
@@ -19,12 +19,12 @@ import {
   OMIT,
   required,
 } from '../../field-errors.ts';
+import type { FieldError } from '../../types.ts';
 import { additionalProps, correlateItem, isEmbedded, itemsSchema } from '../schema-util.ts';
 import type { JSONSchemaProps, ValidationRule } from '../types.ts';
 import type { OldValue } from '../value-validation.ts';
 import { type CompiledRule, compileRules } from './compile.ts';
 import { toCel } from './values.ts';
-import { isObject, jsonEqual } from '../../../../lib/json.ts';
 
 const NONE: OldValue = { found: false };
 

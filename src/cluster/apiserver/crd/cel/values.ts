@@ -8,11 +8,11 @@
 
 import { create } from '@bufbuild/protobuf';
 import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
+import { isObject } from '../../../../lib/json.ts';
 import { parseDateTime, parseDuration } from '../formats.ts';
 import { additionalProps, isEmbedded, isIntOrString, itemsSchema } from '../schema-util.ts';
 import type { JSONSchemaProps } from '../types.ts';
 import { escapeProperty } from './escape.ts';
-import { isObject } from '../../../../lib/json.ts';
 
 function untyped(v: unknown): unknown {
   if (v === null || v === undefined) return null;

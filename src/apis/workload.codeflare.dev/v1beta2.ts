@@ -4,7 +4,7 @@
  * Shapes only; decisions live in core.ts.
  */
 
-import type { KubeObject } from '../../runtime/index.ts';
+import type { KubeObject } from '../../kube/object.ts';
 
 export const AW_GROUP = 'workload.codeflare.dev';
 export const AW_VERSION = 'v1beta2';

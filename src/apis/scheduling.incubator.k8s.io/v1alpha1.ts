@@ -3,7 +3,7 @@
  * the keys pods use to join a group. Shapes only; decisions live in core.ts.
  */
 
-import type { KubeObject } from '../../runtime/index.ts';
+import type { KubeObject } from '../../kube/object.ts';
 
 /** The seed's grouping label (podgroup-controller). */
 export const GROUP_LABEL = 'podgroup.jhwagner.github.io/name';

@@ -6,7 +6,7 @@
 
 import type { Condition } from '../../kube/conditions.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
-import type { KindRef, KubeObject } from '../../runtime/index.ts';
+import type { KindRef, KubeObject } from '../../kube/object.ts';
 
 export const GROUP = 'scheduling.example.com';
 export const VERSION = 'v1alpha1';
@@ -81,59 +81,6 @@ export interface PodSequenceStatus {
 export interface PodSequence extends KubeObject {
   spec: PodSequenceSpec;
   status?: PodSequenceStatus;
-}
-
-/** The parts of a Pod this controller reads. */
-export interface Pod extends KubeObject {
-  spec?: {
-    nodeName?: string;
-    schedulingGates?: { name: string }[];
-    nodeSelector?: Record<string, string>;
-    affinity?: {
-      nodeAffinity?: {
-        requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } | null;
-        [key: string]: unknown;
-      } | null;
-      [key: string]: unknown;
-    } | null;
-    tolerations?: Toleration[];
-    [key: string]: unknown;
-  };
-  status?: {
-    phase?: string;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    [key: string]: unknown;
-  };
-}
-
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
-
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  matchFields?: NodeSelectorRequirement[];
-}
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-  timeAdded?: string;
-}
-
-export interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-export interface Node extends KubeObject {
-  spec?: { taints?: Taint[]; [key: string]: unknown };
 }
 
 export const PHASES: readonly Phase[] = ['Pending', 'InProgress', 'Completed', 'Failed'];

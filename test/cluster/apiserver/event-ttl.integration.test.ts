@@ -1,0 +1,72 @@
+/**
+ * Events expire one TTL after their last write (kube-apiserver's --event-ttl), and keep that
+ * TTL across a restart from the data directory.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startTestServer } from '../../support/apiserver.ts';
+import { waitFor } from '../../support/wait.ts';
+
+const event = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name, namespace: 'default' },
+    involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+    reason: 'Testing',
+    message: 'an event that expires',
+    type: 'Normal',
+  });
+
+test('an Event is deleted one TTL after its last write; an update renews it', async () => {
+  const t = await startTestServer({ eventTtlMs: 1500 });
+  try {
+    const created = await t.request('POST', '/api/v1/namespaces/default/events', { body: event('short') });
+    assert.equal(created.status, 201);
+    const kept = await t.request('POST', '/api/v1/namespaces/default/events', { body: event('renewed') });
+    assert.equal(kept.status, 201);
+    // An update renews the lease: 'renewed' outlives 'short'.
+    await new Promise((r) => setTimeout(r, 1000));
+    const upd = await t.request('PATCH', '/api/v1/namespaces/default/events/renewed', {
+      body: JSON.stringify({ message: 'again' }),
+      contentType: 'application/merge-patch+json',
+    });
+    assert.equal(upd.status, 200);
+    await waitFor('the first Event to expire', async () => {
+      return (await t.request('GET', '/api/v1/namespaces/default/events/short')).status === 404;
+    });
+    assert.equal((await t.request('GET', '/api/v1/namespaces/default/events/renewed')).status, 200);
+    await waitFor('the renewed Event to expire too', async () => {
+      return (await t.request('GET', '/api/v1/namespaces/default/events/renewed')).status === 404;
+    });
+  } finally {
+    await t.close();
+  }
+});
+
+test('Events keep their TTL across a restart from the data directory', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-event-ttl-'));
+  try {
+    const first = await startTestServer({ dataDir: dir, eventTtlMs: 60 * 60 * 1000 });
+    assert.equal(
+      (await first.request('POST', '/api/v1/namespaces/default/events', { body: event('old') })).status,
+      201,
+    );
+    await first.close();
+    // Restarted with a TTL the Event has already outlived: it expires at once.
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = await startTestServer({ dataDir: dir, eventTtlMs: 1000 });
+    try {
+      await waitFor('the restored Event to expire', async () => {
+        return (await second.request('GET', '/api/v1/namespaces/default/events/old')).status === 404;
+      });
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

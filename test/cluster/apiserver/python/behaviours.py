@@ -1,0 +1,149 @@
+"""Scenarios of the official Python client (Debian's python3-kubernetes) for the behaviours of
+the default 1.32 API: Priority admission, ResourceQuota, ServiceAccount tokens with
+TokenReview and SelfSubjectReview, HorizontalPodAutoscalers at v1 and v2, and
+ValidatingAdmissionPolicy. Driven by test/cluster/apiserver/python-behaviours.integration.test.ts;
+each prints one JSON object of what it observed.
+
+Run: /usr/bin/python3 behaviours.py <scenario> <kubeconfig> <namespace>
+"""
+
+import json
+import sys
+
+from kubernetes import client, config, dynamic
+from kubernetes.client.rest import ApiException
+
+
+def out(**observed):
+    print(json.dumps(observed), flush=True)
+
+
+def pod(name, **spec):
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")], **spec),
+    )
+
+
+def refused(fn):
+    try:
+        fn()
+    except ApiException as e:
+        return {"status": e.status, "message": json.loads(e.body)["message"]}
+    return None
+
+
+def scenario_priority(ns):
+    sched = client.SchedulingV1Api()
+    sched.create_priority_class(
+        client.V1PriorityClass(metadata=client.V1ObjectMeta(name=f"{ns}-high"), value=500)
+    )
+    v1 = client.CoreV1Api()
+    made = v1.create_namespaced_pod(ns, pod("p", priority_class_name=f"{ns}-high"))
+    system = v1.create_namespaced_pod(ns, pod("s", priority_class_name="system-cluster-critical"))
+    unknown = refused(lambda: v1.create_namespaced_pod(ns, pod("x", priority_class_name="nope")))
+    names = [pc.metadata.name for pc in sched.list_priority_class().items]
+    out(priority=made.spec.priority, system=system.spec.priority, unknown=unknown, classes=names)
+
+
+def scenario_quota(ns):
+    v1 = client.CoreV1Api()
+    v1.create_namespaced_resource_quota(
+        ns,
+        client.V1ResourceQuota(
+            metadata=client.V1ObjectMeta(name="q"), spec=client.V1ResourceQuotaSpec(hard={"pods": "1"})
+        ),
+    )
+    v1.create_namespaced_pod(ns, pod("one"))
+    second = refused(lambda: v1.create_namespaced_pod(ns, pod("two")))
+    out(second=second)
+
+
+def scenario_token(ns):
+    v1 = client.CoreV1Api()
+    v1.create_namespaced_service_account(ns, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="bot")))
+    tr = v1.create_namespaced_service_account_token(
+        "bot", ns, client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=600))
+    )
+    auth = client.AuthenticationV1Api()
+    review = auth.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token=tr.status.token)))
+    # python3-kubernetes 22.6 predates SelfSubjectReview (1.28): its dynamic client reads discovery.
+    reviews = dyn().resources.get(api_version="authentication.k8s.io/v1", kind="SelfSubjectReview")
+    me = reviews.create(body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    out(
+        authenticated=review.status.authenticated,
+        username=review.status.user.username,
+        expires=tr.status.expiration_timestamp is not None,
+        me=me.status.userInfo.username,
+    )
+
+
+def scenario_hpa(ns):
+    v1 = client.AutoscalingV1Api()
+    v1.create_namespaced_horizontal_pod_autoscaler(
+        ns,
+        client.V1HorizontalPodAutoscaler(
+            metadata=client.V1ObjectMeta(name="h"),
+            spec=client.V1HorizontalPodAutoscalerSpec(
+                max_replicas=4,
+                scale_target_ref=client.V1CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="d"),
+                target_cpu_utilization_percentage=70,
+            ),
+        ),
+    )
+    # autoscaling/v2 (GA in 1.23) through the dynamic client, which 22.6 has no typed API for.
+    hpas = dyn().resources.get(api_version="autoscaling/v2", kind="HorizontalPodAutoscaler")
+    m = hpas.get(name="h", namespace=ns).spec.metrics[0]
+    out(type=m.type, name=m.resource.name, utilization=m.resource.target.averageUtilization)
+
+
+def scenario_policy(ns):
+    # admissionregistration.k8s.io/v1 policies (GA in 1.30) through the dynamic client.
+    d = dyn()
+    policies = d.resources.get(api_version="admissionregistration.k8s.io/v1", kind="ValidatingAdmissionPolicy")
+    bindings = d.resources.get(api_version="admissionregistration.k8s.io/v1", kind="ValidatingAdmissionPolicyBinding")
+    policies.create(
+        body={
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": f"{ns}-cm"},
+            "spec": {
+                "matchConstraints": {
+                    "resourceRules": [
+                        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+                    ]
+                },
+                "validations": [{"expression": "has(object.data) && 'owner' in object.data"}],
+            },
+        }
+    )
+    bindings.create(
+        body={
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": f"{ns}-cm"},
+            "spec": {
+                "policyName": f"{ns}-cm",
+                "validationActions": ["Deny"],
+                "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
+            },
+        }
+    )
+    v1 = client.CoreV1Api()
+    bad = refused(
+        lambda: v1.create_namespaced_config_map(
+            ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="bad"), data={"a": "1"})
+        )
+    )
+    v1.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="ok"), data={"owner": "me"}))
+    out(bad=bad)
+
+
+def dyn():
+    return dynamic.DynamicClient(client.ApiClient())
+
+
+if __name__ == "__main__":
+    scenario, kubeconfig, namespace = sys.argv[1:4]
+    config.load_kube_config(kubeconfig)
+    globals()[f"scenario_{scenario}"](namespace)

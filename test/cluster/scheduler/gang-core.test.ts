@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ClusterState } from '../../../src/cluster/scheduler/core/index.ts';
+import {
+  compareSortKeys,
+  gangMessage,
+  gangOf,
+  gangSpec,
+  memberVerdict,
+  resourceGap,
+} from '../../../src/cluster/scheduler/gang/core.ts';
+import { nodeObj, podObj } from './harness.ts';
+
+describe('coscheduling core', () => {
+  test('a pod belongs to the gang its label names; scheduler-plugins label first', () => {
+    assert.equal(gangOf({ metadata: { namespace: 'ns', labels: {} } }), undefined);
+    assert.deepEqual(
+      gangOf({ metadata: { namespace: 'ns', labels: { 'podgroup.jhwagner.github.io/name': 'g' } } }),
+      {
+        namespace: 'ns',
+        name: 'g',
+        label: 'podgroup.jhwagner.github.io/name',
+        api: 'scheduling.incubator.k8s.io',
+        key: 'scheduling.incubator.k8s.io:ns/g',
+      },
+    );
+    const both = gangOf({
+      metadata: {
+        namespace: 'ns',
+        labels: { 'podgroup.jhwagner.github.io/name': 'g', 'scheduling.x-k8s.io/pod-group': 'h' },
+      },
+    });
+    assert.equal(both?.name, 'h');
+    assert.equal(both?.api, 'scheduling.x-k8s.io');
+  });
+
+  test('PodGroup spec: minMember defaults to 1, timeouts only when positive', () => {
+    const spec = gangSpec({
+      apiVersion: 'scheduling.x-k8s.io/v1alpha1',
+      kind: 'PodGroup',
+      metadata: { name: 'g', creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { minMember: 4, scheduleTimeoutSeconds: 30, minResources: { cpu: '2' } },
+    });
+    assert.deepEqual(spec, {
+      minMember: 4,
+      minResources: { cpu: '2' },
+      scheduleTimeoutSeconds: 30,
+      created: Date.parse('2026-01-01T00:00:00Z'),
+    });
+    const empty = gangSpec({
+      apiVersion: 'v',
+      kind: 'PodGroup',
+      metadata: { name: 'g' },
+      spec: { minMember: 0 },
+    });
+    assert.equal(empty.minMember, 1);
+    assert.equal(empty.scheduleTimeoutSeconds, undefined);
+  });
+
+  test('queue order: earlier time first, then key', () => {
+    assert.ok(compareSortKeys({ time: 1, key: 'b' }, { time: 2, key: 'a' }) < 0);
+    assert.ok(compareSortKeys({ time: 2, key: 'a' }, { time: 2, key: 'b' }) < 0);
+    assert.equal(compareSortKeys({ time: 2, key: 'a' }, { time: 2, key: 'a' }), 0);
+  });
+
+  test('pre-filter: too few siblings, or gated siblings eating the spare members', () => {
+    assert.equal(
+      memberVerdict('p-0', 3, [{ gated: false }]),
+      'pre-filter pod p-0 cannot find enough sibling pods, current pods number: 1, minMember of group: 3',
+    );
+    assert.equal(memberVerdict('p-0', 2, [{ gated: false }, { gated: false }, { gated: true }]), undefined);
+    assert.equal(
+      memberVerdict('p-0', 2, [{ gated: true }, { gated: false }]),
+      'pre-filter pod p-0 cannot proceed due to gated pods in the same PodGroup',
+    );
+  });
+
+  test('minResources: summed over nodes, the gang’s own pods not counted against it', () => {
+    const state = new ClusterState();
+    state.upsertNode(nodeObj('n1', { cpu: '4', 'nvidia.com/gpu': '2' }) as never);
+    state.upsertNode(nodeObj('n2', { cpu: '4', 'nvidia.com/gpu': '2' }) as never);
+    const other = { ...podObj('other', {}, {}, { 'nvidia.com/gpu': '2' }) };
+    other.metadata.uid = 'u-other';
+    state.addPod(other as never, 'n1');
+    const own = { ...podObj('own', {}, {}, { 'nvidia.com/gpu': '1' }) };
+    own.metadata.uid = 'u-own';
+    state.addPod(own as never, 'n2');
+    const isOwn = (uid: string) => uid === 'u-own';
+    assert.equal(resourceGap(state.nodes, { 'nvidia.com/gpu': '2', cpu: '6' }, 2, isOwn), undefined);
+    assert.deepEqual(resourceGap(state.nodes, { 'nvidia.com/gpu': '3' }, 2, isOwn), { 'nvidia.com/gpu': 1 });
+    assert.deepEqual(
+      resourceGap(state.nodes, { 'nvidia.com/gpu': '2' }, 2, () => false),
+      {
+        'nvidia.com/gpu': 1,
+      },
+    );
+  });
+
+  test('the gang verdict names how many members could not be placed', () => {
+    assert.equal(gangMessage(3, 4, 'gang-a', 'x'), '3/4 pods of gang-a could not be placed: x');
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * Coscheduling on the whole embedded cluster (`gangScheduling`, the `--gang-scheduling`
+ * flag), driven with kubectl: the deadlock demo's gangs end with no deadlocked gang.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { parseNodeConfig } from '../../../src/cluster/nodes/index.ts';
+import { READY_LABEL } from '../../../src/controllers/podgroup/index.ts';
+import type { KubeObject } from '../../../src/runtime/index.ts';
+import {
+  type Env,
+  eventsFor,
+  POD,
+  startClusterEnv,
+  waitForPhase,
+} from '../../controllers/podgroup/harness.ts';
+import { waitFor } from '../../support/wait.ts';
+
+const EXAMPLES = new URL('../../../examples/deadlock/', import.meta.url).pathname;
+
+type Pod = KubeObject & { spec?: { nodeName?: string } };
+
+async function pods(env: Env, ns: string, selector?: string): Promise<Pod[]> {
+  return (await env.client.list<Pod>(POD, { namespace: ns, labelSelector: selector })).items;
+}
+
+const placed = (p: Pod) => Boolean(p.spec?.nodeName);
+
+describe('coscheduling with the deadlock demo', () => {
+  let env: Env;
+  before(async () => {
+    const nodes = parseNodeConfig(readFileSync(`${EXAMPLES}nodes.yaml`, 'utf8'));
+    env = await startClusterEnv({}, { nodes, gangScheduling: true });
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  test('ordered-ready gangs never form: nothing is placed, so no GPU is held by half a gang', async () => {
+    const ns = await env.namespace('ordered');
+    await env.kubectl(['apply', '-n', ns, '-f', `${EXAMPLES}gangs.yaml`]);
+    const event = await waitFor('gang-a-0 rejected by pre-filter', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 'gang-a-0')).find((e) => e.reason === 'FailedScheduling'),
+    );
+    assert.equal(
+      event.note,
+      '0/2 nodes are available: pre-filter pod gang-a-0 cannot find enough sibling pods, current pods number: 1, minMember of group: 3.',
+    );
+    const described = await env.kubectl(['describe', 'pod', 'gang-a-0', '-n', ns]);
+    assert.match(described, /cannot find enough sibling pods/);
+    assert.deepEqual((await pods(env, ns)).filter(placed), [], 'no member holds a GPU');
+    await env.kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  test('parallel gangs: one runs whole, the other holds nothing, then runs when the GPUs free up', async () => {
+    const ns = await env.namespace('cosched');
+    await env.kubectl(['apply', '-n', ns, '-f', `${EXAMPLES}coscheduling.yaml`]);
+    const winner = await waitFor('one gang placed whole', async () => {
+      const all = await pods(env, ns);
+      for (const g of ['gang-a', 'gang-b']) {
+        if (all.filter((p) => p.metadata.labels?.app === g && placed(p)).length === 3) return g;
+      }
+      return undefined;
+    });
+    const loser = winner === 'gang-a' ? 'gang-b' : 'gang-a';
+    await waitForPhase(env.client, ns, winner, 'Running', 'MembersRunning', 30_000);
+    await waitFor(
+      `${winner} released`,
+      async () =>
+        (await pods(env, ns, `app=${winner}`)).filter((p) => p.metadata.labels?.[READY_LABEL] === 'true')
+          .length === 3,
+    );
+    // The loser's verdict names the gang; none of its pods keeps a GPU while it waits.
+    const verdict = await waitFor(`${loser}'s gang verdict`, async () => {
+      for (const i of [0, 1, 2]) {
+        const e = (await eventsFor(env.client, ns, 'Pod', `${loser}-${i}`)).find((x) =>
+          String(x.note).includes(`pods of ${loser} could not be placed`),
+        );
+        if (e) return String(e.note);
+      }
+      return undefined;
+    });
+    assert.match(
+      verdict,
+      new RegExp(
+        `^[23]/3 pods of ${loser} could not be placed: 0/2 nodes are available: 2 Insufficient nvidia\\.com/gpu\\. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod\\.$`,
+      ),
+    );
+    // No deadlock: held members are never bound, so the waiting gang has no pod on a node.
+    assert.deepEqual((await pods(env, ns, `app=${loser}`)).filter(placed), []);
+
+    await env.kubectl(['delete', 'statefulset', winner, '-n', ns]);
+    await waitForPhase(env.client, ns, loser, 'Running', 'MembersRunning', 40_000);
+    assert.equal((await pods(env, ns, `app=${loser}`)).filter(placed).length, 3);
+  });
+});
+
+describe("coscheduling with scheduler-plugins' PodGroup", () => {
+  let env: Env;
+  before(async () => {
+    const nodes = parseNodeConfig(readFileSync(`${EXAMPLES}nodes.yaml`, 'utf8'));
+    env = await startClusterEnv({}, { nodes, gangScheduling: true });
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  const group = (name: string, spec: string) => `
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: ${name}}
+spec: ${spec}
+`;
+  const member = (group: string, name: string, extra = '') => `
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  labels: {scheduling.x-k8s.io/pod-group: ${group}}
+spec:
+  ${extra}
+  containers:
+  - name: c
+    image: fake-image
+    resources: {limits: {nvidia.com/gpu: 1}}
+`;
+
+  test('the CRD is served: kubectl lists the group', async () => {
+    const ns = await env.namespace('xpg');
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], group('g', '{minMember: 2}'));
+    const out = await env.kubectl(['get', 'podgroups.scheduling.x-k8s.io', '-n', ns]);
+    assert.match(out, /^NAME\s+PHASE\s+MINMEMBER\s+RUNNING\s+SUCCEEDED\s+FAILED\s+AGE\n/);
+    assert.match(out, /\ng\s+2\s+/);
+  });
+
+  test('held members are released after scheduleTimeoutSeconds when the gang cannot complete', async () => {
+    const ns = await env.namespace('timeout');
+    // The third member belongs to another scheduler: it counts for pre-filter but is never placed here.
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('t', '{minMember: 3, scheduleTimeoutSeconds: 1}') +
+        member('t', 't-0') +
+        member('t', 't-1') +
+        member('t', 't-2', 'schedulerName: elsewhere'),
+    );
+    const note = await waitFor('a timeout verdict', async () => {
+      for (const p of ['t-0', 't-1']) {
+        const e = (await eventsFor(env.client, ns, 'Pod', p)).find((x) =>
+          String(x.note).includes('rejected due to timeout'),
+        );
+        if (e) return String(e.note);
+      }
+      return undefined;
+    });
+    assert.equal(note, '1/3 pods of t could not be placed: rejected due to timeout after waiting 1s');
+    assert.deepEqual((await pods(env, ns)).filter(placed), [], 'held members are never bound');
+  });
+
+  test('minResources beyond the cluster rejects the gang in pre-filter', async () => {
+    const ns = await env.namespace('minres');
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('big', "{minMember: 2, minResources: {nvidia.com/gpu: '8'}}") +
+        member('big', 'big-0') +
+        member('big', 'big-1'),
+    );
+    const e = await waitFor('a resource gap verdict', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 'big-0')).find((x) => String(x.note).includes('resource gap')),
+    );
+    assert.equal(e.note, '0/2 nodes are available: resource gap: {"nvidia.com/gpu":4}.');
+    assert.deepEqual((await pods(env, ns)).filter(placed), []);
+  });
+});
