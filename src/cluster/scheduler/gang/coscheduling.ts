@@ -88,12 +88,20 @@ export class Coscheduling {
     this.side = side;
   }
 
-  /** The PodGroup of a gang, when its API is served and it exists. */
-  private podGroup(g: GangRef): GangSpec | undefined {
+  /** The PodGroup of a gang; 'missing' when its API is served and it does not exist. */
+  private podGroup(g: GangRef): GangSpec | 'missing' | undefined {
     const gvr = POD_GROUPS[g.api];
+    // Without the API (troupe's CRDs not installed, say) the label names no gang at all.
     if (!this.client.served(gvr)) return undefined;
     const pg = this.client.get(gvr, g.namespace, g.name);
-    return pg ? gangSpec(pg) : undefined;
+    return pg ? gangSpec(pg) : 'missing';
+  }
+
+  /** The gang of a pod and its PodGroup, for the steps that skip pods whose PodGroup is missing. */
+  private gang(pod: Pick<KubeObject, 'metadata'>): { g: GangRef; spec: GangSpec } | undefined {
+    const g = gangOf(pod);
+    const spec = g && this.podGroup(g);
+    return g && spec && spec !== 'missing' ? { g, spec } : undefined;
   }
 
   /** The gang's pods that still count (not deleted, not finished). */
@@ -105,7 +113,7 @@ export class Coscheduling {
   }
 
   /** Members assumed or bound: the scheduler's state accounts them on a node. */
-  private assignedCount(g: GangRef, members: KubeObject[]): number {
+  private assignedCount(members: KubeObject[]): number {
     let n = 0;
     for (const p of members) if (this.side?.state.getPod(p.metadata.uid ?? '')) n++;
     return n;
@@ -113,18 +121,17 @@ export class Coscheduling {
 
   /** Coscheduling.Less after priority: gangs by PodGroup time, others by first attempt. */
   sortKey(pod: KubeObject, firstAttempt: number): SortKey {
-    const g = gangOf(pod);
-    const spec = g && this.podGroup(g);
-    if (!g || !spec) return { time: firstAttempt, key: `${pod.metadata.namespace}/${pod.metadata.name}` };
+    const gang = this.gang(pod);
+    if (!gang) return { time: firstAttempt, key: `${pod.metadata.namespace}/${pod.metadata.name}` };
+    const { g, spec } = gang;
     return { time: this.lastFailure.get(g.key) ?? spec.created, key: `${g.namespace}/${g.name}` };
   }
 
   /** PreFilter: undefined lets the pod through; a message rejects it (no preemption for it). */
   preFilter(pod: Pick<KubeObject, 'metadata'>): string | undefined {
-    const g = gangOf(pod);
-    if (!g) return undefined;
-    const spec = this.podGroup(g);
-    if (!spec) return undefined;
+    const gang = this.gang(pod);
+    if (!gang) return undefined;
+    const { g, spec } = gang;
     const until = this.backedOff.get(g.key);
     if (until !== undefined) {
       if (until > this.opts.clock.now()) return `podGroup ${g.namespace}/${g.name} failed recently`;
@@ -150,9 +157,11 @@ export class Coscheduling {
     const g = gangOf(qp.pod);
     if (!g) return { status: 'allow' };
     const spec = this.podGroup(g);
-    if (!spec) return { status: 'reject', message: 'PodGroup not found' };
+    if (!spec) return { status: 'allow' };
+    // As the plugin: a pod naming a PodGroup that does not exist is not bound.
+    if (spec === 'missing') return { status: 'reject', message: 'PodGroup not found' };
     const members = this.members(g);
-    if (this.assignedCount(g, members) >= spec.minMember) {
+    if (this.assignedCount(members) >= spec.minMember) {
       this.lastFailure.delete(g.key);
       this.allowAll(g.key, qp.uid);
       return { status: 'allow' };
@@ -196,11 +205,10 @@ export class Coscheduling {
    * to report instead of the pod's own message.
    */
   postFilter(pod: Pick<KubeObject, 'metadata'>, reason: string): string | undefined {
-    const g = gangOf(pod);
-    if (!g) return undefined;
-    const spec = this.podGroup(g);
-    if (!spec) return undefined;
-    const assigned = this.assignedCount(g, this.members(g));
+    const gang = this.gang(pod);
+    if (!gang) return undefined;
+    const { g, spec } = gang;
+    const assigned = this.assignedCount(this.members(g));
     if (assigned >= spec.minMember) return undefined;
     const message = gangMessage(spec.minMember - assigned, spec.minMember, g.name, reason);
     this.rejectGang(g, message, pod.metadata.uid);
@@ -226,8 +234,8 @@ export class Coscheduling {
     }
     for (const { g, n } of byGang.values()) {
       const spec = this.podGroup(g);
-      if (!spec) continue;
-      if (this.assignedCount(g, this.members(g)) - n < spec.minMember) return false;
+      if (!spec || spec === 'missing') continue;
+      if (this.assignedCount(this.members(g)) - n < spec.minMember) return false;
     }
     return true;
   }
