@@ -12,6 +12,7 @@ import { startKubelet } from './kubelet/index.ts';
 import { containerLog } from './kubelet/logs.ts';
 import { startKueue } from './kueue/index.ts';
 import { defaultNodeConfig, type NodeConfig, startNodes } from './nodes/index.ts';
+import { ensureXPodGroupCRD } from './scheduler/gang/crd.ts';
 import { startScheduler } from './scheduler/index.ts';
 import { startWorkloadControllers } from './workloads/index.ts';
 
@@ -67,6 +68,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     nodes = await startNodes(client.as('system:node-controller'), config, { timeScale, clock });
     const n = nodes;
     stops.push(() => n.stop());
+    // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind.
+    if (opts.gangScheduling) await ensureXPodGroupCRD(client);
     const scheduler = startScheduler(client.as('system:kube-scheduler'), {
       scoringStrategy: opts.scoring ?? 'LeastAllocated',
       timeScale,

@@ -1,5 +1,6 @@
 /**
- * The controller work queue, with client-go's guarantees:
+ * The work queue of every controller, the runtime's (src/runtime/controller.ts) and the
+ * embedded cluster's loops (src/cluster/workloads/loop.ts) alike, with client-go's guarantees:
  * - an item added several times before it is processed is processed once (dirty set);
  * - an item is never handed to two workers at once: added while in flight, it is
  *   marked dirty and handed out again only after `done` (processing set);
@@ -9,6 +10,9 @@
  * Shutdown differs on purpose from client-go: once shut down, queued items that have not
  * started are dropped rather than drained, because every controller rebuilds its work
  * from the cluster on start; only in-flight items are waited for (`shutDownWithDrain`).
+ *
+ * Delays run on the injected Clock; delayed items wait in one heap (heap-js) behind a
+ * single timer.
  */
 
 import { Heap } from 'heap-js';

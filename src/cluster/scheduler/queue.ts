@@ -181,6 +181,15 @@ export class SchedulingQueue {
     this.unschedulable.set(qp.uid, qp);
   }
 
+  /** Moves a backing-off or parked pod to the active queue now (a plugin's pods-to-activate). */
+  activate(uid: string): boolean {
+    const qp = this.pods.get(uid);
+    if (!qp || (qp.where !== 'backoff' && qp.where !== 'unschedulable')) return false;
+    this.leave(qp);
+    this.pushActive(qp);
+    return true;
+  }
+
   /** After an error (a failed binding): retry once the backoff has passed. */
   backoffAfterError(qp: QueuedPod): void {
     if (this.pods.get(qp.uid) !== qp) return;

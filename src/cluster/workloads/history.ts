@@ -27,8 +27,8 @@ export function revisionData(template: unknown): unknown {
 }
 
 /**
- * Makes sure the set's current template has the newest revision; returns the revisions
- * (oldest first) after deleting those beyond the limit that no live revision name needs.
+ * Makes sure the set's current template (revision `name`) has the newest revision number, then
+ * deletes the oldest revisions beyond the limit, keeping `name` and those in `keep` (in use).
  */
 export async function syncHistory(
   client: ClusterClient,

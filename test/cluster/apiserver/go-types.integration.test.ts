@@ -5,18 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { statusOf } from '../../support/api-error.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
-
-async function failure(p: Promise<unknown>): Promise<{ code: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiException) return { code: err.code, body: JSON.parse(err.body as string) };
-    throw err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -125,7 +116,7 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
       String(json.json().message),
       /cannot unmarshal bool into Go struct field DeploymentSpec.spec.replicas of type int32$/,
     );
-    const smp = await failure(
+    const smp = await statusOf(
       apps.patchNamespacedDeployment(
         { name: 'patched', namespace: 'default', body: { spec: { replicas: 'three' } } },
         setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),

@@ -50,6 +50,8 @@ describe('coscheduling with the deadlock demo', () => {
     const described = await env.kubectl(['describe', 'pod', 'gang-a-0', '-n', ns]);
     assert.match(described, /cannot find enough sibling pods/);
     assert.deepEqual((await pods(env, ns)).filter(placed), [], 'no member holds a GPU');
+    const pg = await waitForPhase(env.client, ns, 'gang-a', 'Pending', 'NotEnoughTasks');
+    assert.equal(pg.status?.state?.message, '1 of 3 required members exist');
     await env.kubectl(['delete', 'namespace', ns, '--wait=false']);
   });
 
@@ -89,9 +91,168 @@ describe('coscheduling with the deadlock demo', () => {
     );
     // No deadlock: held members are never bound, so the waiting gang has no pod on a node.
     assert.deepEqual((await pods(env, ns, `app=${loser}`)).filter(placed), []);
+    // troupe's PodGroup status carries the verdict: nothing placed, not enough resources.
+    const waiting = await waitForPhase(env.client, ns, loser, 'Pending', 'NotEnoughResources');
+    assert.match(
+      waiting.status?.state?.message ?? '',
+      new RegExp(`^\\d members? cannot be scheduled: [23]/3 pods of ${loser} could not be placed: `),
+    );
 
     await env.kubectl(['delete', 'statefulset', winner, '-n', ns]);
     await waitForPhase(env.client, ns, loser, 'Running', 'MembersRunning', 40_000);
     assert.equal((await pods(env, ns, `app=${loser}`)).filter(placed).length, 3);
+  });
+});
+
+describe("coscheduling with scheduler-plugins' PodGroup", () => {
+  let env: Env;
+  before(async () => {
+    const nodes = parseNodeConfig(readFileSync(`${EXAMPLES}nodes.yaml`, 'utf8'));
+    env = await startClusterEnv({}, { nodes, gangScheduling: true });
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  const group = (name: string, spec: string) => `
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: ${name}}
+spec: ${spec}
+`;
+  const member = (group: string, name: string, extra = '') => `
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  labels: {scheduling.x-k8s.io/pod-group: ${group}}
+spec:
+  ${extra}
+  containers:
+  - name: c
+    image: fake-image
+    resources: {limits: {nvidia.com/gpu: 1}}
+`;
+
+  test('the CRD is served: kubectl lists the group', async () => {
+    const ns = await env.namespace('xpg');
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], group('g', '{minMember: 2}'));
+    const out = await env.kubectl(['get', 'podgroups.scheduling.x-k8s.io', '-n', ns]);
+    assert.match(out, /^NAME\s+PHASE\s+MINMEMBER\s+RUNNING\s+SUCCEEDED\s+FAILED\s+AGE\n/);
+    assert.match(out, /\ng\s+2\s+/);
+  });
+
+  test('held members are released after scheduleTimeoutSeconds when the gang cannot complete', async () => {
+    const ns = await env.namespace('timeout');
+    // The third member belongs to another scheduler: it counts for pre-filter but is never placed here.
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('t', '{minMember: 3, scheduleTimeoutSeconds: 1}') +
+        member('t', 't-0') +
+        member('t', 't-1') +
+        member('t', 't-2', 'schedulerName: elsewhere'),
+    );
+    const note = await waitFor('a timeout verdict', async () => {
+      for (const p of ['t-0', 't-1']) {
+        const e = (await eventsFor(env.client, ns, 'Pod', p)).find((x) =>
+          String(x.note).includes('rejected due to timeout'),
+        );
+        if (e) return String(e.note);
+      }
+      return undefined;
+    });
+    assert.equal(note, '1/3 pods of t could not be placed: rejected due to timeout after waiting 1s');
+    assert.deepEqual((await pods(env, ns)).filter(placed), [], 'held members are never bound');
+  });
+
+  test('a pod naming a PodGroup that does not exist is not bound until the PodGroup comes', async () => {
+    const ns = await env.namespace('missing');
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], member('late', 'late-0'));
+    const e = await waitFor('PodGroup not found', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 'late-0')).find((x) => x.reason === 'FailedScheduling'),
+    );
+    assert.equal(e.note, 'PodGroup not found');
+    assert.deepEqual((await pods(env, ns)).filter(placed), []);
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], group('late', '{minMember: 1}'));
+    await waitFor('late-0 bound once its PodGroup exists', async () => (await pods(env, ns)).some(placed));
+  });
+
+  test('minResources beyond the cluster rejects the gang in pre-filter', async () => {
+    const ns = await env.namespace('minres');
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('big', "{minMember: 2, minResources: {nvidia.com/gpu: '100'}}") +
+        member('big', 'big-0') +
+        member('big', 'big-1'),
+    );
+    const e = await waitFor('a resource gap verdict', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 'big-0')).find((x) => String(x.note).includes('resource gap')),
+    );
+    // The gap is what the free GPUs leave (at most four; other tests' gangs may hold some).
+    const gap = /^0\/2 nodes are available: resource gap: \{"nvidia.com\/gpu":(\d+)\}\.$/.exec(
+      String(e.note),
+    );
+    assert.ok(gap && Number(gap[1]) >= 96 && Number(gap[1]) <= 100, String(e.note));
+    assert.deepEqual((await pods(env, ns)).filter(placed), []);
+  });
+});
+
+describe('preemption and gang quorum', () => {
+  let env: Env;
+  before(async () => {
+    const nodes = parseNodeConfig(readFileSync(`${EXAMPLES}nodes.yaml`, 'utf8'));
+    env = await startClusterEnv({}, { nodes, gangScheduling: true });
+    await env.kubectl(
+      ['apply', '-f', '-'],
+      'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: gang-test-high}\nvalue: 1000\n',
+    );
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  /** A gang of four one-GPU pods filling the four GPUs, then a high-priority pod wanting one. */
+  async function fillThenPreempt(minMember: number): Promise<{ ns: string; pod: () => Promise<Pod> }> {
+    const ns = await env.namespace('quorum');
+    let manifest = `apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: q}\nspec: {minMember: ${minMember}}\n`;
+    for (const i of [0, 1, 2, 3]) {
+      manifest += `---\napiVersion: v1\nkind: Pod\nmetadata: {name: q-${i}, labels: {scheduling.x-k8s.io/pod-group: q}}\nspec:\n  containers: [{name: c, image: fake-image, resources: {limits: {nvidia.com/gpu: 1}}}]\n`;
+    }
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], manifest);
+    await waitFor('the gang placed', async () => (await pods(env, ns)).filter(placed).length === 4);
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: urgent}\nspec:\n  priorityClassName: gang-test-high\n  containers: [{name: c, image: fake-image, resources: {limits: {nvidia.com/gpu: 1}}}]\n',
+    );
+    const pod = async () =>
+      (await env.client.list<Pod>(POD, { namespace: ns })).items.find((p) => p.metadata.name === 'urgent')!;
+    return { ns, pod };
+  }
+
+  test('a preemption that would take a gang below minMember is not carried out', async () => {
+    const { ns, pod } = await fillThenPreempt(4);
+    const urgent = await waitFor('urgent found unschedulable', async () => {
+      const p = await pod();
+      const conds = (p.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
+      return conds?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
+    });
+    assert.equal((urgent.status as { nominatedNodeName?: string }).nominatedNodeName, undefined);
+    const gang = (await pods(env, ns)).filter((p) => p.metadata.name?.startsWith('q-'));
+    assert.equal(gang.length, 4);
+    for (const p of gang) {
+      const conds = (p.status as { conditions?: { type: string }[] } | undefined)?.conditions ?? [];
+      assert.ok(!conds.some((c) => c.type === 'DisruptionTarget'), `${p.metadata.name} is no victim`);
+    }
+    await env.kubectl(['delete', 'pods', '--all', '-n', ns, '--grace-period=0']);
+  });
+
+  test('a gang above its quorum can lose a member to a higher-priority pod', async () => {
+    const { ns, pod } = await fillThenPreempt(3);
+    await waitFor('urgent bound after preempting one member', async () => placed(await pod()));
+    await waitFor(
+      'one member preempted',
+      async () => (await pods(env, ns)).filter((p) => p.metadata.name?.startsWith('q-')).length === 3,
+    );
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The compiled-in admission plugins a default kube-apiserver 1.32 runs, in its order, around
  * the dynamic (webhook) admission: mutating LimitRanger, Priority, RuntimeClass and
- * DefaultStorageClass before the mutating webhooks; LimitRanger's and Priority's checks, the
- * webhooks' validation, then ResourceQuota last. Each follows its upstream plugin:
+ * DefaultStorageClass before the mutating webhooks; LimitRanger's checks and the PriorityClass
+ * rules, ValidatingAdmissionPolicy (policies.ts), the webhooks' validation, then ResourceQuota
+ * last. Each follows its upstream plugin:
  * plugin/pkg/admission/{limitranger,priority,runtimeclass,storage/storageclass/setdefault,
  * resourcequota} (quota evaluation: pkg/quota/v1/evaluator/core).
  */
@@ -14,9 +15,9 @@ import {
   type Quantity,
   tryParseQuantity,
 } from '../../../kube/quantity.ts';
-import { clone, jsonEqual } from '../../../lib/json.ts';
+import { clone, isObject, jsonEqual } from '../../../lib/json.ts';
 import type { Admission, AdmissionRequest, Api } from '../api.ts';
-import { arrayOf, isRecord, type Json, recordOf, str } from '../builtin/common.ts';
+import { arrayOf, type Json, recordOf, str } from '../builtin/common.ts';
 import { IS_DEFAULT_CLASS_ANNOTATION } from '../builtin/printers.ts';
 import { validateImmutable } from '../builtin/validation.ts';
 import { errors } from '../errors.ts';
@@ -185,8 +186,8 @@ export class BuiltinAdmission implements Admission {
     const rc = this.one('node.k8s.io', 'v1', 'runtimeclasses', name);
     if (!rc) forbidden(req, `pod rejected: RuntimeClass "${name}" not found`);
     const fixed = recordOf(rc.overhead).podFixed;
-    if (isRecord(fixed)) {
-      if (isRecord(spec.overhead) && !sameResources(spec.overhead, fixed)) {
+    if (isObject(fixed)) {
+      if (isObject(spec.overhead) && !sameResources(spec.overhead, fixed)) {
         forbidden(req, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
       }
       spec.overhead = clone(fixed);

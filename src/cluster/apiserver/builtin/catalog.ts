@@ -10,9 +10,10 @@
  * their entry rather than a second registration.
  */
 
+import { isObject } from '../../../lib/json.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
-import { DEFAULT_TABLE_COLUMNS, defaultTableCells, isRecord, recordOf, splitStatusUpdate } from './common.ts';
+import { DEFAULT_TABLE_COLUMNS, defaultTableCells, recordOf, splitStatusUpdate } from './common.ts';
 import { dedupe } from './field-errors.ts';
 import { hpaStrategy, hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
 import * as printers from './printers.ts';
@@ -200,7 +201,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
         // SetDefaults_ReplicationController (pkg/apis/core/v1/defaults.go): the selector and
         // labels default to the template's labels, replicas to 1.
         default(obj) {
-          if (!isRecord(obj.spec)) obj.spec = {};
+          if (!isObject(obj.spec)) obj.spec = {};
           const spec = obj.spec as Record<string, unknown>;
           const labels = recordOf(recordOf(recordOf(spec.template).metadata).labels);
           if (Object.keys(recordOf(spec.selector)).length === 0 && Object.keys(labels).length)
@@ -344,7 +345,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       strategy: {
         // SetDefaults_CronJob (pkg/apis/batch/v1/defaults.go).
         default(obj) {
-          if (!isRecord(obj.spec)) obj.spec = {};
+          if (!isObject(obj.spec)) obj.spec = {};
           const spec = obj.spec as Record<string, unknown>;
           spec.concurrencyPolicy ??= 'Allow';
           spec.suspend ??= false;

@@ -3,26 +3,22 @@
  * `/status`, generation on create, and small typed accessors over loose JSON objects.
  */
 
-import { clone } from '../../../lib/json.ts';
+import { clone, isObject } from '../../../lib/json.ts';
 import type { KubeObject, ObjectMeta, RequestContext, TableColumn } from '../types.ts';
 
 export type Json = Record<string, unknown>;
 
-export function isRecord(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The object's field as a record, created when absent (for defaulting). */
 export function ensureRecord(obj: Json, key: string): Json {
   const cur = obj[key];
-  if (isRecord(cur)) return cur;
+  if (isObject(cur)) return cur;
   const fresh: Json = {};
   obj[key] = fresh;
   return fresh;
 }
 
 export function recordOf(v: unknown): Json {
-  return isRecord(v) ? v : {};
+  return isObject(v) ? v : {};
 }
 
 export function arrayOf<T = Json>(v: unknown): T[] {

@@ -1,13 +1,13 @@
 /** Deployments: SetDefaults_Deployment, ValidateDeployment/Update, printDeployment. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   column,
   containerCells,
   ensureRecord,
-  isRecord,
   type Json,
   NAME_COLUMN,
   num,
@@ -55,7 +55,7 @@ function validateStrategy(strategy: unknown): FieldError[] {
           ]
         : [];
     case 'RollingUpdate': {
-      if (!isRecord(s.rollingUpdate))
+      if (!isObject(s.rollingUpdate))
         return [required('spec.strategy.rollingUpdate', 'this should be defaulted and never be nil')];
       const ru = s.rollingUpdate;
       const errs = [

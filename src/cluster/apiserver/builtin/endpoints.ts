@@ -1,8 +1,9 @@
 /** Endpoints: port defaults, light validation and the ENDPOINTS cell (formatEndpoints). */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import { AGE_COLUMN, arrayOf, column, isRecord, NAME_COLUMN, str } from './common.ts';
+import { AGE_COLUMN, arrayOf, column, NAME_COLUMN, str } from './common.ts';
 import { child, dedupe, index, invalid, notSupported, required } from './field-errors.ts';
 import {
   isDNS1123Label,
@@ -16,7 +17,7 @@ import {
 
 function defaultEndpoints(obj: KubeObject): void {
   for (const subset of arrayOf(obj.subsets)) {
-    for (const p of arrayOf(subset.ports)) if (isRecord(p)) p.protocol ||= 'TCP';
+    for (const p of arrayOf(subset.ports)) if (isObject(p)) p.protocol ||= 'TCP';
   }
 }
 

@@ -6,7 +6,9 @@
  * claim templates), before the type's `+default=` markers and the types inside it.
  * The kinds with strategies (Pods, workloads, Services, ...) default in their own files.
  */
-import { arrayOf, ensureRecord, isRecord, type Json } from './common.ts';
+
+import { isObject } from '../../../lib/json.ts';
+import { arrayOf, ensureRecord, type Json } from './common.ts';
 import { defaultPodTemplate } from './podspec.ts';
 
 const CORE = 'io.k8s.api.core.v1.';
@@ -45,26 +47,26 @@ export const SET_DEFAULTS: Record<string, (o: Json) => void> = {
   },
   [`${CORE}ReplicationController`]: (o) => {
     const spec = ensureRecord(o, 'spec');
-    const template = isRecord(spec.template) ? spec.template : undefined;
-    const labels = template && isRecord(template.metadata) ? template.metadata.labels : undefined;
-    if (isRecord(labels)) {
-      if (!isRecord(spec.selector) || Object.keys(spec.selector).length === 0) spec.selector = { ...labels };
+    const template = isObject(spec.template) ? spec.template : undefined;
+    const labels = template && isObject(template.metadata) ? template.metadata.labels : undefined;
+    if (isObject(labels)) {
+      if (!isObject(spec.selector) || Object.keys(spec.selector).length === 0) spec.selector = { ...labels };
       const meta = ensureRecord(o, 'metadata');
-      if (!isRecord(meta.labels) || Object.keys(meta.labels).length === 0) meta.labels = { ...labels };
+      if (!isObject(meta.labels) || Object.keys(meta.labels).length === 0) meta.labels = { ...labels };
     }
     spec.replicas ??= 1;
     if (template) defaultPodTemplate(template);
   },
   [`${CORE}PodTemplate`]: (o) => {
-    if (isRecord(o.template)) defaultPodTemplate(o.template);
+    if (isObject(o.template)) defaultPodTemplate(o.template);
   },
   [`${CORE}LimitRangeItem`]: (o) => {
     if (o.type !== 'Container') return;
     const def = ensureRecord(o, 'default');
     const defReq = ensureRecord(o, 'defaultRequest');
-    for (const [k, v] of Object.entries(isRecord(o.max) ? o.max : {})) if (!(k in def)) def[k] = v;
+    for (const [k, v] of Object.entries(isObject(o.max) ? o.max : {})) if (!(k in def)) def[k] = v;
     for (const [k, v] of Object.entries(def)) if (!(k in defReq)) defReq[k] = v;
-    for (const [k, v] of Object.entries(isRecord(o.min) ? o.min : {})) if (!(k in defReq)) defReq[k] = v;
+    for (const [k, v] of Object.entries(isObject(o.min) ? o.min : {})) if (!(k in defReq)) defReq[k] = v;
   },
   // pkg/apis/batch/v1/defaults.go (the job template's pod spec as SetObjectDefaults_CronJob)
   'io.k8s.api.batch.v1.CronJob': (o) => {
@@ -73,8 +75,8 @@ export const SET_DEFAULTS: Record<string, (o: Json) => void> = {
     spec.suspend ??= false;
     spec.successfulJobsHistoryLimit ??= 3;
     spec.failedJobsHistoryLimit ??= 1;
-    const jobSpec = isRecord(spec.jobTemplate) ? spec.jobTemplate.spec : undefined;
-    if (isRecord(jobSpec) && isRecord(jobSpec.template)) defaultPodTemplate(jobSpec.template);
+    const jobSpec = isObject(spec.jobTemplate) ? spec.jobTemplate.spec : undefined;
+    if (isObject(jobSpec) && isObject(jobSpec.template)) defaultPodTemplate(jobSpec.template);
   },
   // pkg/apis/storage/v1/defaults.go (CSIVolumeFSGroupPolicy and CSIInlineVolume are GA)
   'io.k8s.api.storage.v1.StorageClass': (o) => {

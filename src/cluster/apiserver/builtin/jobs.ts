@@ -5,7 +5,7 @@
  */
 
 import { humanDuration, translateTimestampSince } from '../../../kube/duration.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
+import { clone, isObject, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -13,7 +13,6 @@ import {
   column,
   containerCells,
   ensureRecord,
-  isRecord,
   type Json,
   NAME_COLUMN,
   num,
@@ -58,7 +57,7 @@ export function defaultJob(obj: KubeObject): void {
   spec.manualSelector ??= false;
   const pfp = recordOf(spec.podFailurePolicy);
   for (const rule of arrayOf(pfp.rules)) {
-    for (const pattern of arrayOf(rule.onPodConditions)) if (isRecord(pattern)) pattern.status ||= 'True';
+    for (const pattern of arrayOf(rule.onPodConditions)) if (isObject(pattern)) pattern.status ||= 'True';
   }
   spec.podReplacementPolicy ??= spec.podFailurePolicy != null ? 'Failed' : 'TerminatingOrFailed';
   const templateLabels = recordOf(recordOf(recordOf(spec.template).metadata).labels);
@@ -191,14 +190,14 @@ function maskSchedulingDirectives(template: Json, oldTemplate: Json): Json {
   const spec = recordOf(template.spec);
   const mSpec = ensureRecord(masked, 'spec');
   const newAffinity = spec.affinity;
-  const oldAffinity = isRecord(mSpec.affinity) ? mSpec.affinity : undefined;
+  const oldAffinity = isObject(mSpec.affinity) ? mSpec.affinity : undefined;
   if (newAffinity == null && oldAffinity) {
     delete oldAffinity.nodeAffinity;
     if (Object.keys(oldAffinity).length === 0) delete mSpec.affinity;
-  } else if (isRecord(newAffinity) && !oldAffinity) {
+  } else if (isObject(newAffinity) && !oldAffinity) {
     mSpec.affinity =
       newAffinity.nodeAffinity == null ? {} : { nodeAffinity: clone(newAffinity.nodeAffinity) };
-  } else if (isRecord(newAffinity) && oldAffinity) {
+  } else if (isObject(newAffinity) && oldAffinity) {
     if (newAffinity.nodeAffinity == null) delete oldAffinity.nodeAffinity;
     else oldAffinity.nodeAffinity = clone(newAffinity.nodeAffinity);
   }

@@ -2,12 +2,12 @@
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import { tryParseQuantity } from '../../../kube/quantity.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   arrayOf,
   column,
-  isRecord,
   type Json,
   NAME_COLUMN,
   recordOf,
@@ -43,7 +43,7 @@ export function defaultNode(obj: KubeObject): void {
   canonicalizeResourceMap(status.capacity);
   canonicalizeResourceMap(status.allocatable);
   // SetDefaults_NodeStatus: allocatable defaults to capacity.
-  if (isRecord(status.capacity) && status.allocatable == null) status.allocatable = { ...status.capacity };
+  if (isObject(status.capacity) && status.allocatable == null) status.allocatable = { ...status.capacity };
 }
 
 function validateTaints(taints: unknown, path: string): FieldError[] {

@@ -5,8 +5,9 @@
  * mutatePodAffinity, feature MatchLabelKeysInPodAffinity, on by default in 1.32).
  */
 
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError, KubeObject } from '../types.ts';
-import { arrayOf, isRecord, type Json, recordOf } from './common.ts';
+import { arrayOf, type Json, recordOf } from './common.ts';
 import { child, forbidden, index, invalid, required } from './field-errors.ts';
 import { validateLabelSelector } from './selector.ts';
 import { nameIsDNSLabel, validateLabelName } from './validation.ts';
@@ -22,9 +23,9 @@ function termsOf(spec: Json): Json[] {
     const a = recordOf(affinity[kind]);
     return [
       ...arrayOf(a[PREFERRED])
-        .map((w) => (isRecord(w) ? w.podAffinityTerm : undefined))
-        .filter(isRecord),
-      ...arrayOf(a[REQUIRED]).filter(isRecord),
+        .map((w) => (isObject(w) ? w.podAffinityTerm : undefined))
+        .filter(isObject),
+      ...arrayOf(a[REQUIRED]).filter(isObject),
     ];
   });
 }
@@ -40,7 +41,7 @@ export function mergeAffinityLabelKeys(pod: KubeObject): void {
     const match = arrayOf<unknown>(term.matchLabelKeys);
     const mismatch = arrayOf<unknown>(term.mismatchLabelKeys);
     const selector = term.labelSelector;
-    if ((match.length === 0 && mismatch.length === 0) || !isRecord(selector)) continue;
+    if ((match.length === 0 && mismatch.length === 0) || !isObject(selector)) continue;
     const added = [...requirements(match, 'In', labels), ...requirements(mismatch, 'NotIn', labels)];
     if (added.length > 0) selector.matchExpressions = [...arrayOf(selector.matchExpressions), ...added];
   }
@@ -92,7 +93,7 @@ function validateTerm(term: Json, path: string): FieldError[] {
 function validateLabelKeys(term: Json, path: string): FieldError[] {
   const match = arrayOf<unknown>(term.matchLabelKeys).map(String);
   const mismatch = arrayOf<unknown>(term.mismatchLabelKeys).map(String);
-  const selector = isRecord(term.labelSelector) ? term.labelSelector : undefined;
+  const selector = isObject(term.labelSelector) ? term.labelSelector : undefined;
   const errs = [
     ...validateKeyNames(match, selector, child(path, 'matchLabelKeys')),
     ...validateKeyNames(mismatch, selector, child(path, 'mismatchLabelKeys')),

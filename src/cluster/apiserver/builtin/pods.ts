@@ -10,13 +10,12 @@
 import { rfc3339 } from '../../../kube/conditions.ts';
 import { translateTimestampSince } from '../../../kube/duration.ts';
 import { type PodLike, podDisplay, podIP, podQOSClass } from '../../../kube/pod.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
+import { clone, isObject, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, RequestContext, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   arrayOf,
   column,
-  isRecord,
   type Json,
   keepAllButStatus,
   keepOldStatus,
@@ -50,7 +49,7 @@ export const SYSTEM_PRIORITY_CLASSES: Record<string, number> = {
 };
 
 function podSpec(obj: KubeObject): Json {
-  if (!isRecord(obj.spec)) obj.spec = {};
+  if (!isObject(obj.spec)) obj.spec = {};
   return obj.spec as Json;
 }
 
@@ -299,7 +298,7 @@ function validateNodeAffinityMutation(next: unknown, prev: unknown, path: string
 /** A short old/new listing of what differs, standing in for the Go cmp.Diff kube appends. */
 export function specDiff(prev: unknown, next: unknown, path = ''): string[] {
   if (semanticEqual(prev, next)) return [];
-  if (isRecord(prev) && isRecord(next)) {
+  if (isObject(prev) && isObject(next)) {
     const keys = [...new Set([...Object.keys(prev), ...Object.keys(next)])].sort();
     return keys.flatMap((k) => specDiff(prev[k], next[k], path ? `${path}.${k}` : k));
   }
@@ -374,7 +373,7 @@ export function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[
       munged.nodeSelector = clone(oldSpec.nodeSelector);
     }
     const oldNA = recordOf(oldSpec.affinity).nodeAffinity;
-    const mungedAffinity = isRecord(munged.affinity) ? munged.affinity : undefined;
+    const mungedAffinity = isObject(munged.affinity) ? munged.affinity : undefined;
     const mungedNA = mungedAffinity?.nodeAffinity;
     if (!semanticEqual(oldNA, mungedNA)) {
       errs.push(...validateNodeAffinityMutation(mungedNA, oldNA, 'spec.affinity.nodeAffinity'));
@@ -421,11 +420,11 @@ function validateContainerStateTransitions(
   const errs: FieldError[] = [];
   arrayOf(prev).forEach((o, i) => {
     const terminated = recordOf(o.state).terminated;
-    if (!isRecord(terminated)) return;
+    if (!isObject(terminated)) return;
     if ((terminated.exitCode ?? 0) !== 0 && restartPolicy === 'OnFailure') return;
     if (inits?.find((c) => c.name === o.name)?.restartPolicy === 'Always') return;
     for (const n of arrayOf(next)) {
-      if (n.name === o.name && !isRecord(recordOf(n.state).terminated)) {
+      if (n.name === o.name && !isObject(recordOf(n.state).terminated)) {
         errs.push(
           forbidden(child(index(path, i), 'state'), 'may not be transitioned to non-terminated state'),
         );
@@ -540,7 +539,7 @@ export function bindPod(pod: KubeObject, binding: Json, now: Date = new Date()):
       ...(annotations as Record<string, string>),
     };
   }
-  if (!isRecord(pod.status)) pod.status = {};
+  if (!isObject(pod.status)) pod.status = {};
   updatePodCondition(pod.status as Json, { type: 'PodScheduled', status: 'True' }, now);
   return {};
 }

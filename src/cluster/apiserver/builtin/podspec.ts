@@ -13,8 +13,9 @@ import {
   type Quantity,
   tryParseQuantity,
 } from '../../../kube/quantity.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError } from '../types.ts';
-import { arrayOf, ensureRecord, isRecord, type Json, recordOf, str } from './common.ts';
+import { arrayOf, ensureRecord, type Json, recordOf, str } from './common.ts';
 import {
   child,
   duplicate,
@@ -66,7 +67,7 @@ export function defaultImagePullPolicy(image: string): 'Always' | 'IfNotPresent'
 
 /** Stored quantities are canonical (`1000m` reads back as `1`); unparsable values stay for validation to report. */
 export function canonicalizeResourceMap(m: unknown): void {
-  if (!isRecord(m)) return;
+  if (!isObject(m)) return;
   for (const [k, v] of Object.entries(m)) {
     if (typeof v !== 'string' && typeof v !== 'number') continue;
     try {
@@ -79,20 +80,20 @@ export function canonicalizeResourceMap(m: unknown): void {
 
 /** SetDefaults_HTTPGetAction. */
 function defaultHttpGet(h: unknown): void {
-  if (!isRecord(h)) return;
+  if (!isObject(h)) return;
   h.path ||= '/';
   h.scheme ||= 'HTTP';
 }
 
 /** SetDefaults_Probe (zero counts as unset: the Go fields are plain int32). */
 function defaultProbe(p: unknown): void {
-  if (!isRecord(p)) return;
+  if (!isObject(p)) return;
   p.timeoutSeconds ||= 1;
   p.periodSeconds ||= 10;
   p.successThreshold ||= 1;
   p.failureThreshold ||= 3;
   defaultHttpGet(p.httpGet);
-  if (isRecord(p.grpc)) p.grpc.service ??= '';
+  if (isObject(p.grpc)) p.grpc.service ??= '';
 }
 
 function defaultContainer(c: Json): void {
@@ -102,16 +103,16 @@ function defaultContainer(c: Json): void {
   const resources = ensureRecord(c, 'resources');
   canonicalizeResourceMap(resources.limits);
   canonicalizeResourceMap(resources.requests);
-  for (const p of arrayOf(c.ports)) if (isRecord(p)) p.protocol ||= 'TCP';
+  for (const p of arrayOf(c.ports)) if (isObject(p)) p.protocol ||= 'TCP';
   for (const e of arrayOf(c.env)) {
     const fieldRef = recordOf(recordOf(e.valueFrom).fieldRef);
-    if (isRecord(recordOf(e.valueFrom).fieldRef)) fieldRef.apiVersion ||= 'v1';
+    if (isObject(recordOf(e.valueFrom).fieldRef)) fieldRef.apiVersion ||= 'v1';
   }
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
   defaultProbe(c.startupProbe);
   for (const h of [recordOf(c.lifecycle).postStart, recordOf(c.lifecycle).preStop]) {
-    if (isRecord(h)) defaultHttpGet(h.httpGet);
+    if (isObject(h)) defaultHttpGet(h.httpGet);
   }
 }
 
@@ -120,18 +121,18 @@ function defaultVolume(v: Json): void {
   // A volume naming no source is an emptyDir (ptr.AllPtrFieldsNil of its VolumeSource).
   if (!VOLUME_SOURCES.some((s) => v[s] != null)) v.emptyDir = {};
   const mode = 0o644;
-  if (isRecord(v.secret)) v.secret.defaultMode ??= mode;
-  if (isRecord(v.configMap)) v.configMap.defaultMode ??= mode;
-  if (isRecord(v.downwardAPI)) v.downwardAPI.defaultMode ??= mode;
-  if (isRecord(v.projected)) v.projected.defaultMode ??= mode;
-  if (isRecord(v.hostPath)) v.hostPath.type ??= '';
-  if (isRecord(v.projected)) {
+  if (isObject(v.secret)) v.secret.defaultMode ??= mode;
+  if (isObject(v.configMap)) v.configMap.defaultMode ??= mode;
+  if (isObject(v.downwardAPI)) v.downwardAPI.defaultMode ??= mode;
+  if (isObject(v.projected)) v.projected.defaultMode ??= mode;
+  if (isObject(v.hostPath)) v.hostPath.type ??= '';
+  if (isObject(v.projected)) {
     for (const source of arrayOf(v.projected.sources)) {
       // SetDefaults_ServiceAccountTokenProjection: an hour.
-      if (isRecord(source.serviceAccountToken)) source.serviceAccountToken.expirationSeconds ??= 3600;
+      if (isObject(source.serviceAccountToken)) source.serviceAccountToken.expirationSeconds ??= 3600;
     }
   }
-  if (isRecord(v.emptyDir) && v.emptyDir.sizeLimit != null) {
+  if (isObject(v.emptyDir) && v.emptyDir.sizeLimit != null) {
     const holder: Json = { sizeLimit: v.emptyDir.sizeLimit };
     canonicalizeResourceMap(holder);
     v.emptyDir.sizeLimit = holder.sizeLimit;
@@ -146,7 +147,7 @@ export function defaultPodSpec(spec: Json, isPod: boolean): void {
   spec.dnsPolicy ||= 'ClusterFirst';
   spec.restartPolicy ||= 'Always';
   spec.terminationGracePeriodSeconds ??= 30;
-  if (!isRecord(spec.securityContext)) spec.securityContext = {};
+  if (!isObject(spec.securityContext)) spec.securityContext = {};
   spec.schedulerName ||= 'default-scheduler';
   // The deprecated alias mirrors serviceAccountName in both directions (v1 conversion).
   if (!spec.serviceAccountName && typeof spec.serviceAccount === 'string' && spec.serviceAccount) {
@@ -156,16 +157,16 @@ export function defaultPodSpec(spec: Json, isPod: boolean): void {
   const hostNetwork = spec.hostNetwork === true;
   for (const list of [spec.containers, spec.initContainers, spec.ephemeralContainers]) {
     for (const c of arrayOf(list)) {
-      if (!isRecord(c)) continue;
+      if (!isObject(c)) continue;
       defaultContainer(c);
       if (hostNetwork && isPod) {
-        for (const p of arrayOf(c.ports)) if (isRecord(p) && !p.hostPort) p.hostPort = p.containerPort;
+        for (const p of arrayOf(c.ports)) if (isObject(p) && !p.hostPort) p.hostPort = p.containerPort;
       }
     }
   }
-  for (const v of arrayOf(spec.volumes)) if (isRecord(v)) defaultVolume(v);
+  for (const v of arrayOf(spec.volumes)) if (isObject(v)) defaultVolume(v);
   canonicalizeResourceMap(spec.overhead);
-  if (isRecord(spec.resources)) {
+  if (isObject(spec.resources)) {
     canonicalizeResourceMap(spec.resources.limits);
     canonicalizeResourceMap(spec.resources.requests);
   }
@@ -173,7 +174,7 @@ export function defaultPodSpec(spec: Json, isPod: boolean): void {
     for (const list of [spec.containers, spec.initContainers]) {
       for (const c of arrayOf(list)) {
         const res = recordOf(c.resources);
-        if (!isRecord(res.limits)) continue;
+        if (!isObject(res.limits)) continue;
         const requests = ensureRecord(res, 'requests');
         for (const [name, q] of Object.entries(res.limits)) if (!(name in requests)) requests[name] = q;
       }
@@ -434,7 +435,7 @@ function validateProbe(
   path: string,
   kind: 'liveness' | 'readiness' | 'startup',
 ): FieldError[] {
-  if (!isRecord(probe)) return [];
+  if (!isObject(probe)) return [];
   const errs: FieldError[] = [];
   const handlers = PROBE_HANDLERS.filter((h) => probe[h] != null);
   if (handlers.length === 0) errs.push(required(path, 'must specify a handler type'));
@@ -466,7 +467,7 @@ function validateLifecycle(lifecycle: unknown, path: string): FieldError[] {
   const l = recordOf(lifecycle);
   for (const hook of ['postStart', 'preStop']) {
     const h = l[hook];
-    if (!isRecord(h)) continue;
+    if (!isObject(h)) continue;
     const handlers = [...PROBE_HANDLERS, 'sleep'].filter((k) => h[k] != null && k !== 'grpc');
     if (handlers.length === 0) errs.push(required(child(path, hook), 'must specify a handler type'));
     for (const x of handlers.slice(1))
@@ -504,7 +505,7 @@ function validateContainers(containers: unknown, volumeNames: Set<string>, path:
   const names = new Set<string>();
   list.forEach((c, i) => {
     const p = index(path, i);
-    if (!isRecord(c)) {
+    if (!isObject(c)) {
       errs.push(invalid(p, c, 'must be an object'));
       return;
     }
@@ -765,7 +766,7 @@ function fixOverheadPath(e: FieldError): FieldError {
 
 /** ValidatePodTemplateSpec: template labels/annotations (paths `…template.labels`) and the spec. */
 export function validatePodTemplateSpec(template: unknown, path: string): FieldError[] {
-  if (!isRecord(template)) return [required(path)];
+  if (!isObject(template)) return [required(path)];
   const errs: FieldError[] = [];
   const meta = recordOf(template.metadata);
   errs.push(...validateLabels(meta.labels, child(path, 'labels')));
@@ -784,6 +785,6 @@ export function validatePodTemplateSpec(template: unknown, path: string): FieldE
 
 /** Defaults a pod template in place (SetDefaults_PodSpec on template.spec). */
 export function defaultPodTemplate(template: unknown): void {
-  if (!isRecord(template)) return;
+  if (!isObject(template)) return;
   defaultPodSpec(ensureRecord(template, 'spec'), false);
 }

@@ -7,13 +7,13 @@
  * printers.go (one file there too).
  */
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { KubeObject, TableColumn, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   arrayOf,
   column,
   containerCells,
-  isRecord,
   type Json,
   NAME_COLUMN,
   num,
@@ -224,7 +224,7 @@ export const validatingAdmissionPolicyBindingTable = printer(
   (o, now) => {
     const s = spec(o);
     let paramRef = '<unset>';
-    if (isRecord(s.paramRef)) {
+    if (isObject(s.paramRef)) {
       const pr = s.paramRef;
       if (pr.namespace) paramRef = `${str(pr.namespace)}/${str(pr.name) || '*'}`;
       else paramRef = `*/${str(pr.name) || '*'}`;
@@ -476,7 +476,7 @@ export const ingressClassTable = printer(
   (o, now) => {
     const s = spec(o);
     let params = '<none>';
-    if (isRecord(s.parameters)) {
+    if (isObject(s.parameters)) {
       const p = s.parameters;
       const kind = p.apiGroup ? `${str(p.kind)}.${str(p.apiGroup)}` : str(p.kind);
       params = `${kind}/${str(p.name)}`;

@@ -1,7 +1,7 @@
 /** rbac.authorization.k8s.io: defaults, ValidateRole/ClusterRole/RoleBinding/ClusterRoleBinding, printers. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
-import { semanticEqual } from '../../../lib/json.ts';
+import { isObject, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
@@ -9,7 +9,6 @@ import {
   column,
   DEFAULT_TABLE_COLUMNS,
   defaultTableCells,
-  isRecord,
   NAME_COLUMN,
   recordOf,
   str,
@@ -92,9 +91,9 @@ function validateClusterRole(obj: KubeObject): FieldError[] {
 }
 
 export function defaultBinding(obj: KubeObject): void {
-  if (isRecord(obj.roleRef) && !obj.roleRef.apiGroup) obj.roleRef.apiGroup = RBAC_GROUP;
+  if (isObject(obj.roleRef) && !obj.roleRef.apiGroup) obj.roleRef.apiGroup = RBAC_GROUP;
   for (const s of arrayOf(obj.subjects)) {
-    if (!isRecord(s) || s.apiGroup) continue;
+    if (!isObject(s) || s.apiGroup) continue;
     if (s.kind === 'ServiceAccount') s.apiGroup = '';
     else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = RBAC_GROUP;
   }

@@ -1,8 +1,9 @@
 /** Secrets: SetDefaults_Secret, stringData folding, ValidateSecret/ValidateSecretUpdate, printSecret. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
-import { AGE_COLUMN, column, isRecord, NAME_COLUMN, recordOf, str } from './common.ts';
+import { AGE_COLUMN, column, NAME_COLUMN, recordOf, str } from './common.ts';
 import { validateDataKeys, validateImmutableData } from './configmaps.ts';
 import { dedupe, key, required } from './field-errors.ts';
 import {
@@ -18,8 +19,8 @@ import {
  */
 export function defaultSecret(obj: KubeObject): void {
   if (!obj.type) obj.type = 'Opaque';
-  if (isRecord(obj.stringData)) {
-    const data = isRecord(obj.data) ? obj.data : {};
+  if (isObject(obj.stringData)) {
+    const data = isObject(obj.data) ? obj.data : {};
     for (const [k, v] of Object.entries(obj.stringData))
       data[k] = Buffer.from(String(v), 'utf8').toString('base64');
     obj.data = data;

@@ -7,9 +7,10 @@
  * empty with the server's fresh store.
  */
 import { intToIpv4, ipv4ToInt } from '../../../kube/ipv4.ts';
+import { isObject } from '../../../lib/json.ts';
 import { errors } from '../errors.ts';
 import type { FieldError, FinishWrite, KubeObject, StoreHooks } from '../types.ts';
-import { arrayOf, ensureRecord, isRecord, type Json, recordOf, str } from './common.ts';
+import { arrayOf, ensureRecord, type Json, recordOf, str } from './common.ts';
 import { child, index, invalid } from './field-errors.ts';
 import {
   type AllocationFailure,
@@ -237,7 +238,7 @@ export class ServiceAllocator implements StoreHooks {
   private initNodePorts(svc: KubeObject, txn: Transaction): void {
     const spec = ensureRecord(svc, 'spec');
     const allocate = shouldAllocateNodePorts(spec);
-    const ports = arrayOf<unknown>(spec.ports).filter(isRecord);
+    const ports = arrayOf<unknown>(spec.ports).filter(isObject);
     const byPort = new Map<unknown, unknown>();
     ports.forEach((p, i) => {
       const asked = requestedNodePort(p);
@@ -264,7 +265,7 @@ export class ServiceAllocator implements StoreHooks {
     const held = new Set<unknown>(nodePortsOf(oldSpec));
     const seen = new Set<string>();
     arrayOf<unknown>(spec.ports)
-      .filter(isRecord)
+      .filter(isObject)
       .forEach((p, i) => {
         const asked = requestedNodePort(p);
         if (asked === 0 && !allocate) return;
@@ -400,7 +401,7 @@ function patchAllocatedValues(spec: Json, oldSpec: Json): void {
   if (needsNodePort(oldSpec) && needsNodePort(spec)) {
     const inBoth = new Set(nodePortsOf(spec).filter((n) => nodePortsOf(oldSpec).includes(n)));
     const byName = new Map(arrayOf(oldSpec.ports).map((p) => [str(recordOf(p).name), recordOf(p).nodePort]));
-    for (const p of arrayOf<unknown>(spec.ports).filter(isRecord)) {
+    for (const p of arrayOf<unknown>(spec.ports).filter(isObject)) {
       const old = byName.get(str(p.name));
       if (!p.nodePort && typeof old === 'number' && old !== 0 && !inBoth.has(old)) p.nodePort = old;
     }

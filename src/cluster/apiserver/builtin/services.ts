@@ -5,13 +5,13 @@
  */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
+import { isObject } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   arrayOf,
   column,
   ensureRecord,
-  isRecord,
   type Json,
   NAME_COLUMN,
   recordOf,
@@ -63,7 +63,7 @@ export function defaultService(obj: KubeObject): void {
   }
   spec.type ||= 'ClusterIP';
   for (const p of arrayOf(spec.ports)) {
-    if (!isRecord(p)) continue;
+    if (!isObject(p)) continue;
     p.protocol ||= 'TCP';
     if (p.targetPort === undefined || p.targetPort === 0 || p.targetPort === '') p.targetPort = p.port;
   }
@@ -128,7 +128,7 @@ function dropTypeDependentFields(obj: KubeObject, old: KubeObject): void {
   }
   const oldNodePorts = new Set(nodePortsOf(oldSpec));
   if (needsNodePort(oldSpec) && !needsNodePort(spec) && nodePortsOf(spec).every((n) => oldNodePorts.has(n))) {
-    for (const p of arrayOf(spec.ports)) if (isRecord(p)) delete p.nodePort;
+    for (const p of arrayOf(spec.ports)) if (isObject(p)) delete p.nodePort;
   }
   if (
     needsHealthCheckNodePort(oldSpec) &&

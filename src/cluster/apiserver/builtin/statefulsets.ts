@@ -1,14 +1,13 @@
 /** StatefulSets: SetDefaults_StatefulSet, ValidateStatefulSet/Update, printStatefulSet. */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
-import { clone, semanticEqual } from '../../../lib/json.ts';
+import { clone, isObject, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   column,
   containerCells,
   ensureRecord,
-  isRecord,
   type Json,
   NAME_COLUMN,
   num,
@@ -77,7 +76,7 @@ export function validateStatefulSetSpec(spec: Json): FieldError[] {
   errs.push(...validateWorkloadSelector(spec, 'statefulset'));
   errs.push(...validateTemplateForController(spec, 'StatefulSet'));
   const ordinals = spec.ordinals;
-  if (isRecord(ordinals) && typeof ordinals.start === 'number' && ordinals.start < 0) {
+  if (isObject(ordinals) && typeof ordinals.start === 'number' && ordinals.start < 0) {
     errs.push(invalid('spec.ordinals.start', ordinals.start, IS_NEGATIVE));
   }
   return errs;

@@ -4,14 +4,13 @@
  */
 
 import { translateTimestampSince } from '../../../kube/duration.ts';
-import { semanticEqual } from '../../../lib/json.ts';
+import { isObject, semanticEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, Strategy, TablePrinter } from '../types.ts';
 import {
   AGE_COLUMN,
   arrayOf,
   column,
   ensureRecord,
-  isRecord,
   type Json,
   NAME_COLUMN,
   recordOf,
@@ -47,13 +46,13 @@ const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 function defaultWebhook(hook: Json, mutating: boolean): void {
   hook.failurePolicy ??= 'Fail';
   hook.matchPolicy ??= 'Equivalent';
-  if (!isRecord(hook.namespaceSelector)) hook.namespaceSelector = {};
-  if (!isRecord(hook.objectSelector)) hook.objectSelector = {};
+  if (!isObject(hook.namespaceSelector)) hook.namespaceSelector = {};
+  if (!isObject(hook.objectSelector)) hook.objectSelector = {};
   hook.timeoutSeconds ??= 10;
   if (mutating) hook.reinvocationPolicy ??= 'Never';
-  for (const rule of arrayOf(hook.rules)) if (isRecord(rule)) rule.scope ??= '*';
+  for (const rule of arrayOf(hook.rules)) if (isObject(rule)) rule.scope ??= '*';
   const service = recordOf(recordOf(hook.clientConfig).service);
-  if (isRecord(recordOf(hook.clientConfig).service)) service.port ??= 443;
+  if (isObject(recordOf(hook.clientConfig).service)) service.port ??= 443;
 }
 
 function isFullyQualifiedName(name: string, path: string): FieldError[] {
@@ -209,7 +208,7 @@ export const webhookConfigurationTable: TablePrinter = {
 export function webhookConfigurationStrategy(mutating: boolean): Strategy {
   return {
     default(obj) {
-      for (const hook of arrayOf(obj.webhooks)) if (isRecord(hook)) defaultWebhook(hook, mutating);
+      for (const hook of arrayOf(obj.webhooks)) if (isObject(hook)) defaultWebhook(hook, mutating);
     },
     prepareForCreate(obj) {
       ensureRecord(obj, 'metadata');

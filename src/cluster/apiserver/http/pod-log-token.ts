@@ -5,8 +5,9 @@
  * pkg/registry/core/pod/rest/log.go with LogLocation (pkg/registry/core/pod/strategy.go).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isObject } from '../../../lib/json.ts';
 import type { UserInfo } from '../auth/authn.ts';
-import { arrayOf, isRecord, recordOf, str } from '../builtin/common.ts';
+import { arrayOf, recordOf, str } from '../builtin/common.ts';
 import { invalid } from '../builtin/field-errors.ts';
 import { errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
@@ -35,7 +36,7 @@ export async function serveTokenRequest({ deps, req, res, p, method }: SubContex
   const name = p.name!;
   const sa = deps.api.get(p.rt, ns, name);
   const body = await readDecoded(req);
-  const spec = isRecord(body) ? recordOf(body.spec) : {};
+  const spec = isObject(body) ? recordOf(body.spec) : {};
   const seconds = spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS;
   const errs = [];
   if (typeof seconds !== 'number' || !Number.isInteger(seconds)) {
@@ -116,7 +117,7 @@ export async function servePodLog({ deps, res, p, q, method }: SubContext): Prom
   ];
   const st = statuses.find((s) => s.name === container);
   const waiting = recordOf(recordOf(st?.state).waiting);
-  if (!st || (st.state && isRecord(recordOf(st.state).waiting))) {
+  if (!st || (st.state && isObject(recordOf(st.state).waiting))) {
     const reason = str(waiting.reason) || 'ContainerCreating';
     throw errors.badRequest(`container "${container}" in pod "${name}" is waiting to start: ${reason}`);
   }

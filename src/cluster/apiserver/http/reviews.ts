@@ -3,9 +3,9 @@
  * `kubectl auth can-i` (with or without --as, and with --list) talks to.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isObject } from '../../../lib/json.ts';
 import type { UserInfo } from '../auth/authn.ts';
 import type { PolicyRule, RequestAttributes } from '../auth/rbac.ts';
-import { isRecord } from '../builtin/common.ts';
 import { errors } from '../errors.ts';
 import { goJsonKind } from '../gofmt.ts';
 import type { KubeObject } from '../types.ts';
@@ -36,7 +36,7 @@ export async function serveAccessReview(
   const body = (await readDecoded(req)) as KubeObject & { spec?: ReviewSpec };
   const local = p.rt.resource === 'localsubjectaccessreviews';
   if (local) {
-    if (!isRecord(body.metadata)) body.metadata = {};
+    if (!isObject(body.metadata)) body.metadata = {};
     const ns = p.namespace ?? '';
     if (!body.metadata.namespace) body.metadata.namespace = ns;
     // LocalSubjectAccessReview REST: the object's namespace is the request's.
@@ -114,7 +114,7 @@ export async function serveTokenReview(
   res: ServerResponse,
 ): Promise<void> {
   const body = await readDecoded(req);
-  const spec = isRecord(body) && isRecord(body.spec) ? body.spec : {};
+  const spec = isObject(body) && isObject(body.spec) ? body.spec : {};
   const token = typeof spec.token === 'string' ? spec.token : '';
   if (token === '') throw errors.badRequest('token is required for TokenReview in authentication');
   const user = deps.authn.authenticateToken(token);
@@ -142,8 +142,8 @@ export async function serveRulesReview(
   user: UserInfo,
 ): Promise<void> {
   const body = await readDecoded(req);
-  if (!isRecord(body)) throw errors.badRequest('the body of the request must be a JSON or YAML object');
-  const namespace = isRecord(body.spec) ? body.spec.namespace : undefined;
+  if (!isObject(body)) throw errors.badRequest('the body of the request must be a JSON or YAML object');
+  const namespace = isObject(body.spec) ? body.spec.namespace : undefined;
   if (namespace != null && typeof namespace !== 'string') {
     throw errors.badRequest(
       `SelfSubjectRulesReview in version "v1" cannot be handled as a SelfSubjectRulesReview: json: cannot unmarshal ${goJsonKind(namespace)} into Go struct field SelfSubjectRulesReviewSpec.spec.namespace of type string`,

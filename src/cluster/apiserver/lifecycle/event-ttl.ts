@@ -19,6 +19,7 @@ export class EventTtl {
   private readonly clock: Clock;
   private readonly timers: TimerQueue;
   private readonly pending = new Map<string, QueuedTimer>();
+  private stopped = false;
 
   constructor(api: Api, ttlMs = DEFAULT_EVENT_TTL_MS, clock: Clock = realClock) {
     this.api = api;
@@ -36,17 +37,30 @@ export class EventTtl {
     this.expireAt(key, this.clock.now() + this.ttlMs);
   }
 
-  /** Schedules the Events loaded from the data directory. */
+  /**
+   * Schedules the Events loaded from the data directory, a few thousand per turn once the
+   * server serves: a restart must not wait on parsing every Event it kept.
+   */
   restore(): void {
     const rt = this.api.registry.get('', 'v1', 'events');
     if (!rt) return;
-    for (const rec of this.api.store.table(storageKey(rt)).values()) {
-      const obj = JSON.parse(rec.json) as KubeObject;
-      this.expireAt(`${rec.namespace}/${rec.name}`, (lastWritten(obj) ?? this.clock.now()) + this.ttlMs);
-    }
+    const records = [...this.api.store.table(storageKey(rt)).values()];
+    const step = (from: number) => {
+      if (this.stopped) return;
+      for (const rec of records.slice(from, from + 5000)) {
+        const key = `${rec.namespace}/${rec.name}`;
+        // Written again since the start: already scheduled from that write.
+        if (this.pending.has(key) || this.api.store.get(storageKey(rt), rec.key) !== rec) continue;
+        const obj = JSON.parse(rec.json) as KubeObject;
+        this.expireAt(key, (lastWritten(obj) ?? this.clock.now()) + this.ttlMs);
+      }
+      if (from + 5000 < records.length) setImmediate(() => step(from + 5000));
+    };
+    setImmediate(() => step(0));
   }
 
   stop(): void {
+    this.stopped = true;
     this.timers.stop();
     this.pending.clear();
   }

@@ -12,6 +12,7 @@
  * proto3 encoder, fields holding their zero value are left out, except inside a oneof.
  */
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { isObject } from '../../../lib/json.ts';
 import type { JSONSchema } from './schemas.ts';
 import type { SwaggerDocument, SwaggerOperation, SwaggerParameter, SwaggerPathItem } from './v2.ts';
 
@@ -63,10 +64,6 @@ function vendorExtensions(w: W, field: number, obj: Record<string, unknown>): vo
   }
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** gnostic `Schema`. */
 function schema(w: W, s: JSONSchema): void {
   str(w, 1, s.$ref);
@@ -91,18 +88,18 @@ function schema(w: W, s: JSONSchema): void {
   if (Array.isArray(s.enum)) for (const e of s.enum) any(w, 20, e);
   const ap = s.additionalProperties;
   if (typeof ap === 'boolean') msg(w, 21, (m) => m.tag(2, WireType.Varint).bool(ap));
-  else if (isRecord(ap)) msg(w, 21, (m) => msg(m, 1, (n) => schema(n, ap)));
+  else if (isObject(ap)) msg(w, 21, (m) => msg(m, 1, (n) => schema(n, ap)));
   if (typeof s.type === 'string') msg(w, 22, (m) => str(m, 1, s.type));
   else if (Array.isArray(s.type)) msg(w, 22, (m) => strs(m, 1, s.type));
   const items = s.items;
-  if (isRecord(items)) msg(w, 23, (m) => msg(m, 1, (n) => schema(n, items)));
+  if (isObject(items)) msg(w, 23, (m) => msg(m, 1, (n) => schema(n, items)));
   else if (Array.isArray(items))
     msg(w, 23, (m) => {
       for (const i of items) msg(m, 1, (n) => schema(n, i as JSONSchema));
     });
   if (Array.isArray(s.allOf)) for (const a of s.allOf) msg(w, 24, (m) => schema(m, a as JSONSchema));
   const props = s.properties;
-  if (isRecord(props)) msg(w, 25, (m) => namedSchemas(m, 1, props as Record<string, JSONSchema>));
+  if (isObject(props)) msg(w, 25, (m) => namedSchemas(m, 1, props as Record<string, JSONSchema>));
   str(w, 26, s.discriminator);
   bool(w, 27, s.readOnly);
   if (s.example !== undefined) any(w, 30, s.example);
@@ -127,7 +124,7 @@ function parameter(w: W, p: SwaggerParameter): void {
         str(b, 2, p.name);
         str(b, 3, p.in);
         bool(b, 4, p.required);
-        if (isRecord(p.schema)) msg(b, 5, (s) => schema(s, p.schema as JSONSchema));
+        if (isObject(p.schema)) msg(b, 5, (s) => schema(s, p.schema as JSONSchema));
         vendorExtensions(b, 6, p);
       });
       return;

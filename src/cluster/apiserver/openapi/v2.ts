@@ -18,6 +18,7 @@
  * kubectl the same answer.
  */
 import { createHash } from 'node:crypto';
+import { isObject } from '../../../lib/json.ts';
 import { groupVersion, type ResourceType } from '../types.ts';
 import type { CrdSchemas } from './crd-schema.ts';
 import { type JSONSchema, SCHEMA_REF_PREFIX } from './schemas.ts';
@@ -78,9 +79,9 @@ export function toV2Schema(schema: JSONSchema): JSONSchema {
         : value;
     } else if (key === 'allOf' && wrappedRef) {
       out.$ref = toV2Schema(allOf[0]!).$ref;
-    } else if ((key === 'properties' || key === 'definitions') && isRecord(value)) {
+    } else if ((key === 'properties' || key === 'definitions') && isObject(value)) {
       out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toV2Schema(v as JSONSchema)]));
-    } else if ((key === 'items' || key === 'additionalProperties') && isRecord(value)) {
+    } else if ((key === 'items' || key === 'additionalProperties') && isObject(value)) {
       out[key] = toV2Schema(value);
     } else if (key === 'allOf' && Array.isArray(value)) {
       out[key] = value.map((v) => toV2Schema(v as JSONSchema));
@@ -89,10 +90,6 @@ export function toV2Schema(schema: JSONSchema): JSONSchema {
     }
   }
   return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A v3 query or path parameter: its schema's type moves up beside name and `in`. */
