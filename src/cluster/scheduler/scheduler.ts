@@ -15,7 +15,7 @@
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, realClock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -187,7 +187,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   let move: MoveRequest;
   let stopped = false;
   let tickPending = false;
-  let backoffTimer: NodeJS.Timeout | undefined;
+  let backoffTimer: TimerHandle | undefined;
   let backoffDue = Number.POSITIVE_INFINITY;
 
   const requestMove = (plugins: Set<string> | 'all') => {
@@ -207,9 +207,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function armBackoff(due: number | undefined): void {
     if (due === undefined || stopped) return;
     if (backoffTimer && backoffDue <= due) return;
-    if (backoffTimer) clearTimeout(backoffTimer);
+    backoffTimer?.cancel();
     backoffDue = due;
-    backoffTimer = setTimeout(
+    backoffTimer = clock.setTimer(
       () => {
         backoffTimer = undefined;
         backoffDue = Number.POSITIVE_INFINITY;
@@ -217,7 +217,6 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       },
       Math.max(0, due - clock.now()),
     );
-    backoffTimer.unref();
   }
 
   function tick(): void {
@@ -590,13 +589,13 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   }
   stops.push(client.watch(GVR.nodes, onNode, { shared: true }));
   stops.push(client.watch(GVR.pods, onPod, { shared: true }));
-  const flushTimer = setInterval(
+  const flushTimer = setRepeating(
+    clock,
     () => {
       if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
     },
     (opts.unschedulableFlushIntervalMs ?? 30_000) / scale,
   );
-  flushTimer.unref();
   gangs?.attach({
     state,
     bind: (qp, nodeName) => track(bind(qp, nodeName)),
@@ -625,9 +624,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       if (stopped) return;
       stopped = true;
       for (const stopWatch of stops) stopWatch();
-      clearInterval(flushTimer);
+      flushTimer.cancel();
       gangs?.stop();
-      if (backoffTimer) clearTimeout(backoffTimer);
+      backoffTimer?.cancel();
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
       await recorder?.stop();
     },
