@@ -15,7 +15,7 @@
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, realClock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -182,7 +182,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const volumes =
     opts.volumeBinding === false
       ? undefined
-      : new SchedulerVolumes(client, () => requestMove(new Set([VOLUME_BINDING])), scale);
+      : new SchedulerVolumes(client, () => requestMove(new Set([VOLUME_BINDING])), scale, clock);
   /** uid → what VolumeBinding's Filter found on the node the pod is assumed on (PreBind's input). */
   const reservedVolumes = new Map<string, PodVolumes | undefined>();
   const budgetMs = opts.tickBudgetMs ?? 10;
@@ -198,7 +198,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   let move: MoveRequest;
   let stopped = false;
   let tickPending = false;
-  let backoffTimer: NodeJS.Timeout | undefined;
+  let backoffTimer: TimerHandle | undefined;
   let backoffDue = Number.POSITIVE_INFINITY;
 
   const requestMove = (plugins: Set<string> | 'all') => {
@@ -218,9 +218,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function armBackoff(due: number | undefined): void {
     if (due === undefined || stopped) return;
     if (backoffTimer && backoffDue <= due) return;
-    if (backoffTimer) clearTimeout(backoffTimer);
+    backoffTimer?.cancel();
     backoffDue = due;
-    backoffTimer = setTimeout(
+    backoffTimer = clock.setTimer(
       () => {
         backoffTimer = undefined;
         backoffDue = Number.POSITIVE_INFINITY;
@@ -228,7 +228,6 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       },
       Math.max(0, due - clock.now()),
     );
-    backoffTimer.unref();
   }
 
   function tick(): void {
@@ -619,13 +618,13 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   }
   stops.push(client.watch(GVR.nodes, onNode, { shared: true }));
   stops.push(client.watch(GVR.pods, onPod, { shared: true }));
-  const flushTimer = setInterval(
+  const flushTimer = setRepeating(
+    clock,
     () => {
       if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
     },
     (opts.unschedulableFlushIntervalMs ?? 30_000) / scale,
   );
-  flushTimer.unref();
   gangs?.attach({
     state,
     bind: (qp, nodeName) => track(bind(qp, nodeName)),
@@ -654,10 +653,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       if (stopped) return;
       stopped = true;
       for (const stopWatch of stops) stopWatch();
-      clearInterval(flushTimer);
+      flushTimer.cancel();
       gangs?.stop();
       volumes?.stop();
-      if (backoffTimer) clearTimeout(backoffTimer);
+      backoffTimer?.cancel();
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
       await recorder?.stop();
     },

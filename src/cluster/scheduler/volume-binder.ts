@@ -6,6 +6,7 @@
  * binder.go), then a wait until the PV binder has bound them all (bindTimeoutSeconds, 600 s).
  */
 
+import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
 import type { ExtraPlugins, NodeInfo } from './core/index.ts';
@@ -38,10 +39,12 @@ export class SchedulerVolumes implements VolumeLookup {
   private readonly stops: (() => void)[] = [];
   private readonly client: ClusterClient;
   private readonly bindTimeoutMs: number;
+  private readonly clock: Clock;
 
   /** `changed` runs on every claim, volume or class event: pods VolumeBinding rejected may fit. */
-  constructor(client: ClusterClient, changed: () => void, timeScale = 1) {
+  constructor(client: ClusterClient, changed: () => void, timeScale = 1, clock: Clock = realClock) {
     this.client = client;
+    this.clock = clock;
     this.bindTimeoutMs = BIND_TIMEOUT_MS / timeScale;
     const cache =
       (map: Map<string, KubeObject>, key: (o: KubeObject) => string) => (type: string, o: KubeObject) => {
@@ -124,7 +127,7 @@ export class SchedulerVolumes implements VolumeLookup {
     if (allBound()) return;
     await new Promise<void>((resolve, reject) => {
       const done = () => {
-        clearTimeout(timer);
+        timer.cancel();
         this.waiters.delete(check);
       };
       const check = (stopping?: boolean) => {
@@ -137,13 +140,12 @@ export class SchedulerVolumes implements VolumeLookup {
         done();
         resolve();
       };
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimer(() => {
         done();
         reject(
           new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: context deadline exceeded`),
         );
       }, this.bindTimeoutMs);
-      timer.unref();
       this.waiters.add(check);
     });
   }
