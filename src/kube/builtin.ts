@@ -6,6 +6,10 @@
  * typecheck, while field names and nesting come from Kubernetes itself.
  */
 
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IContainerStatus } from 'kubernetes-models/v1/ContainerStatus';
+import type { IEnvFromSource } from 'kubernetes-models/v1/EnvFromSource';
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import type { INodeSelectorRequirement } from 'kubernetes-models/v1/NodeSelectorRequirement';
 import type { INodeSelectorTerm } from 'kubernetes-models/v1/NodeSelectorTerm';
 import type { INodeSpec } from 'kubernetes-models/v1/NodeSpec';
@@ -30,11 +34,13 @@ export type Loose<T> = T extends string
     : T extends readonly (infer U)[]
       ? Loose<U>[]
       : T extends object
-        ? Flat<
-            { [K in RequiredScalar<T>]: Loose<T[K]> } & {
-              [K in Exclude<keyof T, RequiredScalar<T>>]?: Loose<T[K]>;
-            }
-          >
+        ? string extends keyof T
+          ? Record<string, Loose<T[keyof T]>> // a map (labels, resource quantities)
+          : Flat<
+              { [K in RequiredScalar<T>]: Loose<T[K]> } & {
+                [K in Exclude<keyof T, RequiredScalar<T>>]?: Loose<T[K]>;
+              }
+            >
         : T;
 
 /** The keys of T that Kubernetes requires and whose values are scalars. */
@@ -45,8 +51,12 @@ type RequiredScalar<T> = {
 type Flat<T> = { [K in keyof T]: T[K] };
 
 export type PodSpec = Loose<IPodSpec>;
+export type Container = Loose<IContainer>;
+export type EnvVar = Loose<IEnvVar>;
+export type EnvFromSource = Loose<IEnvFromSource>;
 export type PodStatus = Loose<IPodStatus>;
 export type PodCondition = Loose<IPodCondition>;
+export type ContainerStatus = Loose<IContainerStatus>;
 export type NodeSpec = Loose<INodeSpec>;
 export type NodeStatus = Loose<INodeStatus>;
 export type NodeSelectorTerm = Loose<INodeSelectorTerm>;
