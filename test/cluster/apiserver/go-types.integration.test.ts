@@ -298,6 +298,16 @@ spec:
   egress:
   - ports: [{port: 53}]
 ---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: batch}
+spec:
+  type: Limited
+  limited:
+    limitResponse:
+      type: Queue
+      queuing: {}
+---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata: {name: b}
@@ -312,6 +322,14 @@ spec:
     const np = JSON.parse((await t.kubectl(['get', 'networkpolicy', 'deny', '-o', 'json'])).stdout);
     assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
     assert.equal(np.spec.egress[0].ports[0].protocol, 'TCP');
+    const plc = JSON.parse(
+      (await t.kubectl(['get', 'prioritylevelconfiguration', 'batch', '-o', 'json'])).stdout,
+    );
+    assert.deepEqual(plc.spec.limited, {
+      limitResponse: { type: 'Queue', queuing: { handSize: 8, queues: 64, queueLengthLimit: 50 } },
+      nominalConcurrencyShares: 30,
+      lendablePercent: 0,
+    });
     const vapb = JSON.parse(
       (await t.kubectl(['get', 'validatingadmissionpolicybinding', 'b', '-o', 'json'])).stdout,
     );

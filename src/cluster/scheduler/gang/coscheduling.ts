@@ -39,11 +39,17 @@ const POD_GROUPS: Record<GangRef['api'], Gvr> = {
   },
 };
 
+/** podGroupRejectPercentage's default, 10%, as a fraction. */
+const REJECT_FRACTION = 0.1;
+
 export interface CoschedulingOptions {
   clock: Clock;
   /** permitWaitingTimeSeconds of the plugin's args, in ms (default 60 s), before time scaling. */
   permitWaitingMs?: number;
-  /** podGroupBackoffSeconds, in ms (default 10 s): how long a rejected gang is not tried. */
+  /**
+   * podGroupBackoffSeconds, in ms: how long a gang rejected in PostFilter is not tried
+   * (default 1 s; the plugin's default is 0, no group backoff).
+   */
   podGroupBackoffMs?: number;
   timeScale?: number;
 }
@@ -192,6 +198,7 @@ export class Coscheduling {
               g.name,
               `rejected due to timeout after waiting ${ms / 1000}s`,
             ),
+            false,
           );
         }, ms / this.scale),
       );
@@ -208,10 +215,14 @@ export class Coscheduling {
     const gang = this.gang(pod);
     if (!gang) return undefined;
     const { g, spec } = gang;
-    const assigned = this.assignedCount(this.members(g));
+    const members = this.members(g);
+    const assigned = this.assignedCount(members);
     if (assigned >= spec.minMember) return undefined;
+    // podGroupRejectPercentage (default 10): a gang this close to its quorum keeps its held
+    // members, later members may still complete it.
+    if ((spec.minMember - assigned) / spec.minMember <= REJECT_FRACTION) return undefined;
     const message = gangMessage(spec.minMember - assigned, spec.minMember, g.name, reason);
-    this.rejectGang(g, message, pod.metadata.uid);
+    this.rejectGang(g, message, members.length >= spec.minMember, pod.metadata.uid);
     return message;
   }
 
@@ -240,13 +251,6 @@ export class Coscheduling {
     return true;
   }
 
-  /** Held members, for stats. */
-  waitingCount(): number {
-    let n = 0;
-    for (const h of this.waiting.values()) n += h.size;
-    return n;
-  }
-
   stop(): void {
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
@@ -259,13 +263,13 @@ export class Coscheduling {
     for (const w of held.values()) if (w.qp.uid !== except) this.side.bind(w.qp, w.nodeName);
   }
 
-  private rejectGang(g: GangRef, message: string, except?: string): void {
+  private rejectGang(g: GangRef, message: string, backOff: boolean, except?: string): void {
     const held = this.waiting.get(g.key);
     this.clear(g.key);
     const now = this.opts.clock.now();
     this.lastFailure.set(g.key, now);
-    const backoff = (this.opts.podGroupBackoffMs ?? 10_000) / this.scale;
-    if (backoff > 0) this.backedOff.set(g.key, now + backoff);
+    const backoff = (this.opts.podGroupBackoffMs ?? 1000) / this.scale;
+    if (backOff && backoff > 0) this.backedOff.set(g.key, now + backoff);
     if (!held || !this.side) return;
     for (const w of held.values()) if (w.qp.uid !== except) this.side.unreserve(w.qp, message);
   }
