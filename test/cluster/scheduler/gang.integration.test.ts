@@ -3,7 +3,7 @@
  * flag), driven with kubectl: the deadlock demo's gangs end with no deadlocked gang.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -291,4 +291,41 @@ describe('preemption and gang quorum', () => {
       async () => (await pods(env, ns)).filter((p) => p.metadata.name?.startsWith('q-')).length === 3,
     );
   });
+});
+
+test('troupe cluster --gang-scheduling runs the scheduler with coscheduling', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gang-cli-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'cluster', '--port', '0', '--ephemeral', '--data-dir', dir, '--gang-scheduling', '--nodes', '1'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  try {
+    await waitFor('the cluster to serve', () => out.includes('Press Ctrl+C'), { timeoutMs: 60_000 });
+    const kubectl = (args: string[], input?: string) =>
+      new Promise<string>((done, fail) => {
+        const c = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], (err, stdout, stderr) =>
+          err ? fail(new Error(stderr)) : done(stdout),
+        );
+        if (input !== undefined) c.stdin?.end(input);
+      });
+    await kubectl(
+      ['apply', '-f', '-'],
+      'apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: pair, namespace: default}\nspec: {minMember: 2}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: alone, namespace: default, labels: {scheduling.x-k8s.io/pod-group: pair}}\nspec: {containers: [{name: c, image: fake-image}]}\n',
+    );
+    await waitFor('the lone member rejected for want of siblings', async () =>
+      (await kubectl(['describe', 'pod', 'alone'])).includes(
+        'pre-filter pod alone cannot find enough sibling pods, current pods number: 1, minMember of group: 2',
+      ),
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
