@@ -139,6 +139,11 @@ function readPackage(dir: string, pkgPath: string, importPath: string): Package 
       let depth = 1;
       let marker: string | undefined;
       for (i++; i < lines.length && depth > 0; i++) {
+        // A block comment inside a struct (DaemonEndpoint has one) holds prose, not fields.
+        if (/^\s*\/\*/.test(lines[i]!)) {
+          while (i < lines.length && !lines[i]!.includes('*/')) i++;
+          continue;
+        }
         const comment = /^\s*\/\/\s*\+default=(.*)$/.exec(lines[i]!);
         if (comment) marker = comment[1]!.trim();
         if (/^\s*(\/\/.*)?$/.test(lines[i]!)) {

@@ -86,6 +86,60 @@ test('controllers, the runtime and the data plane read time from the injected Cl
   assert.deepEqual(violations, []);
 });
 
+/**
+ * Timers that drive decisions (lease renewals, node health, evictions, scheduling backoff, the
+ * RunPod stand-in's pod lifecycle) are set on the injected Clock (`clock.setTimer`,
+ * `setRepeating`), so a ManualClock or a virtual clock fires them. Raw Node timers stay only
+ * where they pace I/O or bound a shutdown, never a decision; each such file says why here.
+ */
+const RAW_TIMERS_ALLOWED: Record<string, string> = {
+  'cluster/kubelet/engine.ts': 'stop() polls until in-flight API writes have returned',
+  'cluster/kueue/standin.ts':
+    'start-up polls until its CRDs are served; a CRD event is re-read after its write',
+  'cluster/runpod/server.ts': 'HTTP: injected response latency and the event stream keep-alive',
+  'cluster/apiserver/faults.ts': 'test fault injection: latency, watch cuts, history expiry on wall time',
+  'cluster/apiserver/lifecycle/namespaces.ts': 'batches namespace finalization work off the write path',
+  'cluster/apiserver/lifecycle/quota.ts': 'batches quota usage recomputation off the write path',
+  'cluster/apiserver/lifecycle/crds.ts': 'batches CRD establishment off the write path',
+  'cluster/apiserver/lifecycle/kubernetes-service.ts':
+    'retries creating the default Service after a failed write',
+  'controllers/offload/runpod.ts': 'reconnect delay of the RunPod log stream (HTTP)',
+  'runtime/certs.ts': 'debounces certificate file changes (file system I/O)',
+  'runtime/rest.ts': 'HTTP retry delays and the watch grace timeout',
+  'runtime/controller.ts': 'bounds how long stop() waits for the queue to drain',
+  'runtime/manager.ts': 'polls leadership to stop cache sync, and bounds shutdown',
+  'runtime/informer.ts':
+    'periodic resync, a real-time safety net for missed events (the informer has no clock yet)',
+};
+
+test('controllers, the runtime and the data plane set their timers on the injected Clock', async () => {
+  const violations: string[] = [];
+  const used = new Set<string>();
+  let checked = 0;
+  for await (const file of files(SRC)) {
+    const rel = relative(SRC, file);
+    const part = rel.split('/')[0];
+    if (part !== 'controllers' && part !== 'runtime' && part !== 'cluster') continue;
+    if (rel.startsWith('cluster/apiserver/http/')) continue; // the HTTP server's own plumbing
+    checked++;
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, '');
+      if (/^\s*(\/\*|\*)/.test(code)) return; // a comment line
+      if (!/\bset(?:Timeout|Interval)\b/.test(code)) return;
+      if (RAW_TIMERS_ALLOWED[rel]) used.add(rel);
+      else violations.push(`${rel}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  assert.ok(checked > 100, `checked ${checked} files`);
+  assert.deepEqual(violations, []);
+  // An entry whose file no longer sets a raw timer is stale: drop it.
+  assert.deepEqual(
+    Object.keys(RAW_TIMERS_ALLOWED).filter((f) => !used.has(f)),
+    [],
+  );
+});
+
 const TEST = resolve(import.meta.dirname);
 /** Test folders with no src/ counterpart: shared helpers, the tests of config/ and deploy/, and of the docs. */
 const NOT_MIRRORED = ['support', 'packaging', 'docs'];

@@ -149,3 +149,25 @@ export class ManualClock implements Clock {
     }
   }
 }
+
+/**
+ * `setInterval` on a Clock: runs `fn` every `ms` until cancelled. Each run schedules the
+ * next one on the same clock, so a ManualClock (or a virtual clock) advancing by several
+ * periods fires it once per period, and the real clock's timer never keeps the process alive.
+ */
+export function setRepeating(clock: Clock, fn: () => void, ms: number): TimerHandle {
+  let current: TimerHandle;
+  let cancelled = false;
+  const tick = () => {
+    if (cancelled) return;
+    current = clock.setTimer(tick, ms);
+    fn();
+  };
+  current = clock.setTimer(tick, ms);
+  return {
+    cancel: () => {
+      cancelled = true;
+      current.cancel();
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { backoffDelay } from '../../src/lib/backoff.ts';
-import { isoNow, ManualClock, realClock } from '../../src/lib/clock.ts';
+import { isoNow, ManualClock, realClock, setRepeating } from '../../src/lib/clock.ts';
 
 test('ManualClock fires due timers in time order, ties in the order they were set', () => {
   const clock = new ManualClock(1000);
@@ -62,6 +62,36 @@ test('realClock reads epoch milliseconds and isoNow renders them as objects carr
   assert.ok(t >= before && t <= Date.now());
   assert.match(isoNow(new ManualClock(Date.UTC(2026, 0, 2, 3, 4, 5, 6))), /^2026-01-02T03:04:05\.006Z$/);
   await new Promise<void>((resolve) => realClock.setTimer(resolve, 1));
+});
+
+test('setRepeating fires once per period as the clock passes it, until cancelled', () => {
+  const clock = new ManualClock(1000);
+  const at: number[] = [];
+  const handle = setRepeating(clock, () => at.push(clock.now()), 100);
+  clock.advance(99);
+  assert.deepEqual(at, []);
+  clock.advance(251);
+  assert.deepEqual(at, [1100, 1200, 1300]);
+  assert.equal(clock.nextTimerAt(), 1400);
+  handle.cancel();
+  clock.advance(1000);
+  assert.deepEqual(at, [1100, 1200, 1300]);
+  assert.equal(clock.pendingTimers(), 0);
+});
+
+test('setRepeating stops when cancelled from inside its own run', () => {
+  const clock = new ManualClock();
+  let runs = 0;
+  const handle = setRepeating(
+    clock,
+    () => {
+      if (++runs === 2) handle.cancel();
+    },
+    10,
+  );
+  clock.advance(100);
+  assert.equal(runs, 2);
+  assert.equal(clock.pendingTimers(), 0);
 });
 
 test('backoffDelay: base * factor^exponent, capped, finite for long streaks', () => {

@@ -410,7 +410,7 @@ export class Api {
       admitted = await this.hooks.admission.mutate(
         this.admissionRequest('CREATE', rt, namespace, name, obj, undefined, opts),
       );
-      defaultAsGo(rt, admitted);
+      defaultAsGo(rt, admitted, false);
     }
     this.hooks.guardWrite?.({ rt, namespace, obj: admitted, user: opts.user, groups: opts.groups });
     // Server-owned metadata is set after admission so webhooks cannot forge it.
@@ -500,7 +500,7 @@ export class Api {
       next = await this.hooks.admission.mutate(
         this.admissionRequest('UPDATE', rt, namespace, name, next, old, opts),
       );
-      if (ctx.subresource === '') defaultAsGo(rt, next);
+      if (ctx.subresource === '') defaultAsGo(rt, next, false);
     }
     this.keepServerMetadata(next, old, rt);
     this.hooks.guardWrite?.({ rt, namespace, obj: next, old, user: opts.user, groups: opts.groups });

@@ -2,10 +2,12 @@
  * Composition of the embedded API server: storage, registry, generic API, HTTP(S)
  * codec, authentication, RBAC, admission, CRDs and the namespace lifecycle.
  */
+
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Clock } from '../../lib/clock.ts';
 import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
 import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { BuiltinAdmission } from './admission/plugins.ts';
@@ -69,6 +71,8 @@ export interface ApiServerOptions {
   ephemeral?: boolean;
   /** How long an Event lives after its last write (kube-apiserver's --event-ttl; default 1 h). */
   eventTtlMs?: number;
+  /** The clock Events expire by (the real one unless a test moves time by hand). */
+  eventClock?: Clock;
   /** Delete the state held in dataDir before starting (`--reset`). */
   reset?: boolean;
   /** The kubeconfig this instance will write, named to a second instance that finds it running. */
@@ -177,7 +181,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
   hooks.patcher ??= new DefaultPatcher(schemas);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
-  const eventTtl = new EventTtl(api, opts.eventTtlMs);
+  const eventTtl = new EventTtl(api, opts.eventTtlMs, opts.eventClock);
   const quotas = new QuotaController(api);
   // Made once the server listens: it needs the port.
   let kubernetes: KubernetesService | undefined;

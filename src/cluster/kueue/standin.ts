@@ -97,6 +97,12 @@ export interface KueueOptions {
 
 export interface KueueStandIn {
   stop(): Promise<void>;
+  /**
+   * True when the job and workload loops have nothing queued or running. Handlers enqueue
+   * inside the write that caused them, so after a write returns this is a barrier for tests:
+   * once idle, the stand-in has acted on that write (for a decision that writes nothing).
+   */
+  idle(): boolean;
 }
 
 /** The identity real Kueue runs as. */
@@ -803,6 +809,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
 
   let stopped: Promise<void> | undefined;
   return {
+    idle: () => jobLoop.idle && wlLoop.idle,
     stop: () => {
       stopped ??= (async () => {
         clearTimeout(crdTimer);

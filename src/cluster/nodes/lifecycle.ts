@@ -11,7 +11,7 @@
  * All durations are divided by the time scale.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
-import type { Clock } from '../../lib/clock.ts';
+import { type Clock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import type { EventRecorder } from '../scheduler/events.ts';
@@ -58,8 +58,8 @@ export class NodeLifecycle {
   private readonly health = new Map<string, Health>();
   private readonly eviction: TaintEviction;
   private readonly stopWatches: (() => void)[] = [];
-  private readonly timer: NodeJS.Timeout;
-  private readonly gcTimers = new Set<NodeJS.Timeout>();
+  private readonly timer: TimerHandle;
+  private readonly gcTimers = new Set<TimerHandle>();
   private readonly inflight = new Set<Promise<void>>();
   private stopped = false;
 
@@ -70,6 +70,7 @@ export class NodeLifecycle {
       timeScale: opts.timeScale,
       recorder: opts.evictionRecorder,
       log: opts.log,
+      clock: opts.clock,
     });
     this.stopWatches.push(client.watch(GVR.nodes, (type, node) => this.onNode(type, node), { shared: true }));
     this.stopWatches.push(
@@ -78,16 +79,19 @@ export class NodeLifecycle {
         shared: true,
       }),
     );
-    this.timer = setInterval(() => this.monitor(), Math.max(1, opts.monitorPeriodMs / opts.timeScale));
-    this.timer.unref();
+    this.timer = setRepeating(
+      opts.clock,
+      () => this.monitor(),
+      Math.max(1, opts.monitorPeriodMs / opts.timeScale),
+    );
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const s of this.stopWatches) s();
-    clearInterval(this.timer);
-    for (const t of this.gcTimers) clearTimeout(t);
+    this.timer.cancel();
+    for (const t of this.gcTimers) t.cancel();
     await this.eviction.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
@@ -235,7 +239,7 @@ export class NodeLifecycle {
 
   private schedulePodGC(name: string): void {
     if (this.stopped) return;
-    const t = setTimeout(() => {
+    const t = this.opts.clock.setTimer(() => {
       this.gcTimers.delete(t);
       if (this.client.get(GVR.nodes, '', name)) return;
       this.run(async () => {
@@ -263,7 +267,6 @@ export class NodeLifecycle {
         }
       });
     }, this.opts.podGCQuarantineMs / this.opts.timeScale);
-    t.unref();
     this.gcTimers.add(t);
   }
 }

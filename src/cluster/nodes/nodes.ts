@@ -10,7 +10,7 @@
  * KWOK-compatible kubelet simulator (which manages only `fake` nodes) does not heal it.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, realClock, setRepeating } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import { microTime, writeNodeLease } from '../kubelet/leases.ts';
@@ -156,7 +156,8 @@ export async function startNodes(
     });
   }
 
-  const leaseTimer = setInterval(
+  const leaseTimer = setRepeating(
+    clock,
     () => {
       const now = clock.now();
       for (const m of managed.values()) {
@@ -169,7 +170,6 @@ export async function startNodes(
     },
     Math.max(5, Math.min(1000, renewMs / 10)),
   );
-  leaseTimer.unref();
 
   function manage(node: KubeObject, cidr: string): Managed {
     const name = node.metadata.name ?? '';
@@ -367,7 +367,7 @@ export async function startNodes(
       if (stopped) return;
       stopped = true;
       stopWatch();
-      clearInterval(leaseTimer);
+      leaseTimer.cancel();
       await lifecycle?.stop();
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
       await Promise.all([controllerEvents?.stop(), evictionEvents?.stop(), kubeletEvents?.stop()]);

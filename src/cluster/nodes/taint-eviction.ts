@@ -8,6 +8,7 @@
  * API server evaluates per event without decoding, so untainted clusters pay nothing.
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
+import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
@@ -26,7 +27,7 @@ interface TrackedPod {
   name: string;
   uid: string;
   tolerations: TolerationLike[];
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   evicting: boolean;
 }
 
@@ -40,15 +41,20 @@ interface TaintedNode {
 export class TaintEviction {
   private readonly client: ClusterClient;
   private readonly timeScale: number;
+  private readonly clock: Clock;
   private readonly recorder: EventRecorder | undefined;
   private readonly log: NodesLog;
   private readonly nodes = new Map<string, TaintedNode>();
   private stopped = false;
   readonly inflight = new Set<Promise<void>>();
 
-  constructor(client: ClusterClient, opts: { timeScale: number; recorder?: EventRecorder; log: NodesLog }) {
+  constructor(
+    client: ClusterClient,
+    opts: { timeScale: number; recorder?: EventRecorder; log: NodesLog; clock?: Clock },
+  ) {
     this.client = client;
     this.timeScale = opts.timeScale;
+    this.clock = opts.clock ?? realClock;
     this.recorder = opts.recorder;
     this.log = opts.log;
   }
@@ -78,7 +84,7 @@ export class TaintEviction {
     tn.signature = signature;
     // A changed taint set restarts every pod's clock, as the taint manager does on node updates.
     for (const p of tn.pods.values()) {
-      if (p.timer) clearTimeout(p.timer);
+      if (p.timer) p.timer.cancel();
       p.timer = undefined;
       this.evaluate(tn, p);
     }
@@ -88,7 +94,7 @@ export class TaintEviction {
     const tn = this.nodes.get(name);
     if (!tn) return;
     tn.stopWatch();
-    for (const p of tn.pods.values()) if (p.timer) clearTimeout(p.timer);
+    for (const p of tn.pods.values()) if (p.timer) p.timer.cancel();
     this.nodes.delete(name);
   }
 
@@ -103,7 +109,7 @@ export class TaintEviction {
     const phase = (pod.status as { phase?: string } | undefined)?.phase;
     if (type === 'DELETED' || pod.metadata.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed') {
       const p = tn.pods.get(uid);
-      if (p?.timer) clearTimeout(p.timer);
+      p?.timer?.cancel();
       tn.pods.delete(uid);
       return;
     }
@@ -125,7 +131,7 @@ export class TaintEviction {
       // Tolerations may only be added (or their seconds changed): re-evaluate from scratch.
       if (jsonEqual(p.tolerations, tolerations)) return;
       p.tolerations = tolerations;
-      if (p.timer) clearTimeout(p.timer);
+      if (p.timer) p.timer.cancel();
       p.timer = undefined;
     }
     this.evaluate(tn, p);
@@ -152,11 +158,10 @@ export class TaintEviction {
       this.evict(p);
       return;
     }
-    p.timer = setTimeout(() => {
+    p.timer = this.clock.setTimer(() => {
       p.timer = undefined;
       this.evict(p);
     }, delay);
-    p.timer.unref();
   }
 
   private evict(p: TrackedPod): void {

@@ -6,7 +6,7 @@
  * the stand-in: the logs only say the container stopped and started again).
  */
 import { randomBytes } from 'node:crypto';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import type { Cloud, GpuType, Stock } from './catalog.ts';
 import { type ProcessIO, runProcess, splitArgs } from './shell.ts';
 
@@ -73,7 +73,7 @@ export interface PodRecord {
   starts: number;
   listeners: Set<(e: LogEntry | undefined) => void>;
   proc: AbortController | undefined;
-  timers: Set<NodeJS.Timeout>;
+  timers: Set<TimerHandle>;
 }
 
 /** One pod's life as the stand-in saw it, kept after it is terminated (for tests and benches). */
@@ -314,7 +314,7 @@ export class PodStore {
         ...pod.env,
       },
       write: (line) => this.log(pod, 'container', line),
-      sleep: (ms) => abortableSleep(ms / this.timing.timeScale, abort.signal),
+      sleep: (ms) => abortableSleep(this.clock, ms / this.timing.timeScale, abort.signal),
       signal: abort.signal,
     };
     void runProcess(argv, io)
@@ -330,7 +330,7 @@ export class PodStore {
   }
 
   private halt(pod: PodRecord): void {
-    for (const t of pod.timers) clearTimeout(t);
+    for (const t of pod.timers) t.cancel();
     pod.timers.clear();
     pod.proc?.abort();
     pod.proc = undefined;
@@ -348,7 +348,7 @@ export class PodStore {
   }
 
   private after(pod: PodRecord, ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
+    const t = this.clock.setTimer(() => {
       pod.timers.delete(t);
       fn();
     }, ms / this.timing.timeScale);
@@ -376,15 +376,16 @@ function newPodId(): string {
   return id;
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Unlike `Clock.sleep` an abort rejects: the container's script stops where it waits. */
+function abortableSleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new Error('killed'));
     const onAbort = () => {
-      if (t) clearTimeout(t);
+      t?.cancel();
       reject(new Error('killed'));
     };
     const t = Number.isFinite(ms)
-      ? setTimeout(() => {
+      ? clock.setTimer(() => {
           signal.removeEventListener('abort', onAbort);
           resolve();
         }, ms)

@@ -15,7 +15,7 @@
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, realClock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -37,6 +37,8 @@ import {
 import { EventRecorder } from './events.ts';
 import { Coscheduling } from './gang/coscheduling.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
+import { SchedulerVolumes } from './volume-binder.ts';
+import { type PodVolumes, VOLUME_BINDING } from './volume-binding.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
@@ -75,6 +77,8 @@ export interface SchedulerOptions {
    * (gang/coscheduling.ts). Default false.
    */
   gangScheduling?: boolean;
+  /** VolumeBinding (PVC checks, WaitForFirstConsumer node selection). Default true. */
+  volumeBinding?: boolean;
   /** Write Scheduled / FailedScheduling / Preempted events (default true). */
   events?: boolean;
   /** reportingInstance of events. */
@@ -174,6 +178,13 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
           (msg, f) => log('debug', msg, f),
           clock,
         );
+  // VolumeBinding: kept apart (volume-binder.ts); its events move the pods it rejected.
+  const volumes =
+    opts.volumeBinding === false
+      ? undefined
+      : new SchedulerVolumes(client, () => requestMove(new Set([VOLUME_BINDING])), scale, clock);
+  /** uid → what VolumeBinding's Filter found on the node the pod is assumed on (PreBind's input). */
+  const reservedVolumes = new Map<string, PodVolumes | undefined>();
   const budgetMs = opts.tickBudgetMs ?? 10;
   const maxUnschedulableMs = (opts.podMaxInUnschedulableMs ?? 300_000) / scale;
 
@@ -187,7 +198,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   let move: MoveRequest;
   let stopped = false;
   let tickPending = false;
-  let backoffTimer: NodeJS.Timeout | undefined;
+  let backoffTimer: TimerHandle | undefined;
   let backoffDue = Number.POSITIVE_INFINITY;
 
   const requestMove = (plugins: Set<string> | 'all') => {
@@ -207,9 +218,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function armBackoff(due: number | undefined): void {
     if (due === undefined || stopped) return;
     if (backoffTimer && backoffDue <= due) return;
-    if (backoffTimer) clearTimeout(backoffTimer);
+    backoffTimer?.cancel();
     backoffDue = due;
-    backoffTimer = setTimeout(
+    backoffTimer = clock.setTimer(
       () => {
         backoffTimer = undefined;
         backoffDue = Number.POSITIVE_INFINITY;
@@ -217,7 +228,6 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       },
       Math.max(0, due - clock.now()),
     );
-    backoffTimer.unref();
   }
 
   function tick(): void {
@@ -265,9 +275,15 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       reportUnschedulable(qp, message, undefined);
       return;
     }
-    const result = schedulePod(state, qp.prepared, scheduleOpts);
+    const vol = volumes?.attempt(qp.pod);
+    const result = schedulePod(
+      state,
+      qp.prepared,
+      vol ? { ...scheduleOpts, extra: vol.extra } : scheduleOpts,
+    );
     if (result.status === 'Scheduled') {
       queue.done(qp);
+      if (vol) reservedVolumes.set(qp.uid, vol.byNode.get(result.nodeName));
       state.addPod(pod, result.nodeName, qp.requests);
       assumed.set(qp.uid, result.nodeName);
       const permit = gangs?.permit(qp, result.nodeName) ?? { status: 'allow' };
@@ -310,6 +326,17 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   async function bind(qp: QueuedPod, nodeName: string): Promise<void> {
     const { namespace = '', name = '' } = qp.pod.metadata;
+    if (reservedVolumes.has(qp.uid)) {
+      const reserved = reservedVolumes.get(qp.uid);
+      reservedVolumes.delete(qp.uid);
+      try {
+        await volumes?.preBind(qp.pod, nodeName, reserved);
+      } catch (err) {
+        if (stopped) return;
+        unreserve(qp, err instanceof Error ? err.message : String(err));
+        return;
+      }
+    }
     try {
       await client.bind(namespace, name, nodeName);
       stats.bound++;
@@ -469,6 +496,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       assumed.delete(uid);
       preempting.delete(uid);
       gangs?.forget(uid);
+      reservedVolumes.delete(uid);
       if (state.removePod(uid)) requestMove(POD_REMOVED);
       return;
     }
@@ -590,13 +618,13 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   }
   stops.push(client.watch(GVR.nodes, onNode, { shared: true }));
   stops.push(client.watch(GVR.pods, onPod, { shared: true }));
-  const flushTimer = setInterval(
+  const flushTimer = setRepeating(
+    clock,
     () => {
       if (queue.flushLeftover(maxUnschedulableMs) > 0) kick();
     },
     (opts.unschedulableFlushIntervalMs ?? 30_000) / scale,
   );
-  flushTimer.unref();
   gangs?.attach({
     state,
     bind: (qp, nodeName) => track(bind(qp, nodeName)),
@@ -625,9 +653,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       if (stopped) return;
       stopped = true;
       for (const stopWatch of stops) stopWatch();
-      clearInterval(flushTimer);
+      flushTimer.cancel();
       gangs?.stop();
-      if (backoffTimer) clearTimeout(backoffTimer);
+      volumes?.stop();
+      backoffTimer?.cancel();
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
       await recorder?.stop();
     },

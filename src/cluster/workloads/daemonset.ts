@@ -9,6 +9,7 @@
  * maxUnavailable (maxSurge 0) and OnDelete waits for users. Status counts as upstream.
  */
 
+import type { Node } from '../../kube/builtin.ts';
 import { objectKey } from '../../kube/keys.ts';
 import type { LabelSelectorObject, Selector } from '../../kube/labels.ts';
 import { sameLabels } from '../../kube/labels.ts';
@@ -69,10 +70,6 @@ export interface DaemonSet extends KubeObject {
     numberUnavailable?: number;
     collisionCount?: number;
   };
-}
-
-export interface Node extends KubeObject {
-  spec?: { taints?: TaintLike[]; unschedulable?: boolean };
 }
 
 /** AddOrUpdateDaemonPodTolerations: what every daemon pod tolerates. */

@@ -5,6 +5,8 @@
  * which owners an event about a dependent concerns, and claiming pods (adopting matching
  * orphans, releasing owned pods that stopped matching).
  */
+
+import type { Pod, PodCondition, PodSpec } from '../../kube/builtin.ts';
 import {
   type LabelSelectorObject,
   type Selector,
@@ -13,63 +15,18 @@ import {
 } from '../../kube/labels.ts';
 import type { KubeObject, OwnerReference } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
-import type { TolerationLike } from '../scheduler/core/types.ts';
 import type { EventRecorder } from './events.ts';
 import { BY_NAMESPACE, type Informer, type InformerEvent } from './informer.ts';
 import { errMessage, parseTime } from './util.ts';
 
-export interface PodCondition {
-  type: string;
-  status: string;
-  lastTransitionTime?: string;
-  reason?: string;
-  message?: string;
-}
-
-export interface ContainerStatus {
-  name?: string;
-  restartCount?: number;
-  state?: { terminated?: { exitCode?: number; finishedAt?: string } };
-}
-
-export interface PodSpec {
-  nodeName?: string;
-  hostname?: string;
-  subdomain?: string;
-  restartPolicy?: string;
-  hostNetwork?: boolean;
-  nodeSelector?: Record<string, string>;
-  tolerations?: Toleration[];
-  affinity?: {
-    nodeAffinity?: {
-      requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
-      [k: string]: unknown;
-    };
-    [k: string]: unknown;
-  };
-  containers?: { name?: string; env?: unknown[]; [k: string]: unknown }[];
-  initContainers?: { name?: string; env?: unknown[]; [k: string]: unknown }[];
-  volumes?: unknown[];
-  [k: string]: unknown;
-}
-
-export interface NodeSelectorTerm {
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-  matchFields?: { key: string; operator: string; values?: string[] }[];
-}
-
-export type Toleration = TolerationLike;
-
-export interface Pod extends KubeObject {
-  spec?: PodSpec;
-  status?: {
-    phase?: string;
-    conditions?: PodCondition[];
-    containerStatuses?: ContainerStatus[];
-    initContainerStatuses?: ContainerStatus[];
-    [k: string]: unknown;
-  };
-}
+export type {
+  ContainerStatus,
+  NodeSelectorTerm,
+  Pod,
+  PodCondition,
+  PodSpec,
+  Toleration,
+} from '../../kube/builtin.ts';
 
 export interface PodTemplate {
   metadata?: {

@@ -281,14 +281,14 @@ export class StatefulSetController extends LoopController {
     const spec = pod.spec!;
     spec.hostname = name;
     if (set.spec?.serviceName) spec.subdomain = set.spec.serviceName;
-    const volumes = ((spec.volumes ?? []) as { name?: string }[]).filter(
+    const volumes = (spec.volumes ?? []).filter(
       (v) => !set.spec?.volumeClaimTemplates?.some((c) => c.metadata?.name === v.name),
     );
     for (const c of set.spec?.volumeClaimTemplates ?? []) {
       volumes.push({
-        name: c.metadata?.name,
+        name: c.metadata?.name as string, // validation requires a claim template's name
         persistentVolumeClaim: { claimName: `${c.metadata?.name}-${name}` },
-      } as { name?: string });
+      });
     }
     if (volumes.length) spec.volumes = volumes;
     return pod;

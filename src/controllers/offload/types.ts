@@ -1,4 +1,5 @@
 /** The Kubernetes shapes burst offloading reads, narrowed from the runtime's loose KubeObject. */
+import type { PodSpec as BuiltinPodSpec, Container, PodStatus } from '../../kube/builtin.ts';
 import type { KubeObject } from '../../runtime/index.ts';
 
 export interface Condition {
@@ -9,56 +10,14 @@ export interface Condition {
   lastTransitionTime?: string;
 }
 
-export interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: {
-    secretKeyRef?: { name: string; key: string; optional?: boolean };
-    configMapKeyRef?: { name: string; key: string; optional?: boolean };
-    fieldRef?: { fieldPath: string };
-    resourceFieldRef?: { resource: string };
-  };
-}
+export type { Container, EnvFromSource, EnvVar } from '../../kube/builtin.ts';
 
-export interface EnvFromSource {
-  prefix?: string;
-  secretRef?: { name: string; optional?: boolean };
-  configMapRef?: { name: string; optional?: boolean };
-}
-
-export interface Container {
-  name: string;
-  image?: string;
-  command?: string[];
-  args?: string[];
-  env?: EnvVar[];
-  envFrom?: EnvFromSource[];
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  volumeMounts?: unknown[];
-  ports?: { containerPort: number; protocol?: string }[];
-}
-
-export interface PodSpec {
-  containers: Container[];
-  initContainers?: Container[];
-  volumes?: { name: string }[];
-  imagePullSecrets?: { name: string }[];
-  restartPolicy?: string;
-  nodeName?: string;
-  tolerations?: unknown[];
-  nodeSelector?: Record<string, string>;
-}
+/** The API server validated these pods and templates: `containers` is always present. */
+export type PodSpec = BuiltinPodSpec & { containers: Container[] };
 
 export interface Pod extends KubeObject {
   spec?: PodSpec;
-  status?: {
-    phase?: string;
-    conditions?: Condition[];
-    reason?: string;
-    message?: string;
-    startTime?: string;
-    containerStatuses?: unknown[];
-  };
+  status?: PodStatus;
 }
 
 export interface Job extends KubeObject {

@@ -33,7 +33,7 @@ export interface LaunchRequest {
   registry?: string;
   tags: { cluster: string; namespace: string; job: string; jobUid: string; marker: string };
   /** The container's resources as the Job gives them (a Kubernetes provider uses them as they are). */
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  resources?: Container['resources'];
   /** The pod template's annotations (a Kubernetes provider puts them on its pod). */
   podAnnotations?: Record<string, string>;
 }
@@ -181,7 +181,7 @@ function resolveEnv(
     const ref = src.secretRef ?? src.configMapRef;
     if (!ref) continue;
     const kind = src.secretRef ? 'Secret' : 'ConfigMap';
-    const data = src.secretRef ? refs.secrets[ref.name] : refs.configMaps[ref.name];
+    const data = src.secretRef ? refs.secrets[ref.name ?? ''] : refs.configMaps[ref.name ?? ''];
     if (!data) {
       if (ref.optional) continue;
       return {
@@ -216,7 +216,7 @@ function envValue(
   const keyRef = vf.secretKeyRef ?? vf.configMapKeyRef;
   if (keyRef) {
     const kind = vf.secretKeyRef ? 'Secret' : 'ConfigMap';
-    const data = vf.secretKeyRef ? refs.secrets[keyRef.name] : refs.configMaps[keyRef.name];
+    const data = vf.secretKeyRef ? refs.secrets[keyRef.name ?? ''] : refs.configMaps[keyRef.name ?? ''];
     const v = data?.[keyRef.key];
     if (v === undefined) {
       if (keyRef.optional) return null;

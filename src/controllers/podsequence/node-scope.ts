@@ -62,6 +62,46 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   const indexNow = (name: string) =>
     Math.min(memo.localIndex(placementOf(name)), headingMin.get(name) ?? n, anyMin);
 
+  /**
+   * Pods that may go to any node are meant per node, like the pinned ones: group k's share
+   * of a node is its pods divided by the nodes that carry (or await) a pod of group k-1, the
+   * nodes where group k can ever start. A pass releases only what the nodes ready for group
+   * k have room for, each pod eligible for every such node, so the first node to become
+   * ready does not receive the whole group while the others become ready a moment later.
+   */
+  const perNodeShares = (k: number, eligible: readonly string[]) => {
+    let placedTotal = 0;
+    let carriers = inbound.anywhere[k - 1]!;
+    for (const name of memo.names) {
+      const here = placementOf(name).byGroup;
+      placedTotal += here[k]!.length;
+      if (here[k - 1]!.length > 0 || inbound.headingTo[k - 1]!.has(name)) carriers++;
+    }
+    const inFlightK = inFlight.filter((f) => f.group === k);
+    const total = unplaced[k]!.length + inFlightK.length + placedTotal;
+    const share = Math.ceil(total / Math.max(1, Math.min(carriers, memo.names.length)));
+    // Pods on their way to one node count against it; pods that may land on several count
+    // against the room of all the open ones together.
+    const onlyTo = new Map<string, number>();
+    let shared = 0;
+    for (const f of inFlightK) {
+      if (f.nodes?.size === 1) {
+        const [only] = f.nodes;
+        onlyTo.set(only!, (onlyTo.get(only!) ?? 0) + 1);
+      } else shared++;
+    }
+    const open: string[] = [];
+    let room = 0;
+    for (const name of eligible) {
+      const left = share - placementOf(name).byGroup[k]!.length - (onlyTo.get(name) ?? 0);
+      if (left > 0) {
+        open.push(name);
+        room += left;
+      }
+    }
+    return { open, budget: room - shared };
+  };
+
   // Pods waiting for a node go in group order: pods of group k released in this pass (to
   // the nodes where every group before k is Ready) then count as not-yet-Ready members of
   // group k on each of those nodes, before group k+1 is judged there.
@@ -79,12 +119,20 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
       continue;
     }
     const eligible = memo.names.filter((name) => indexNow(name) >= k);
-    if (eligible.length === 0) waitingUnplaced[k]!.push(...pods);
-    for (const pod of eligible.length > 0 ? pods : []) {
-      releases.push(releaseFor(ctx, pod, k, { narrowTo: eligible }));
-      arrive(k, pod, eligible);
+    const { open, budget } = perNodeShares(k, eligible);
+    if (open.length === 0 || budget <= 0) {
+      waitingUnplaced[k]!.push(...pods);
+      continue;
     }
-    for (const name of eligible) if (!headingMin.has(name)) headingMin.set(name, k);
+    for (const [i, pod] of pods.entries()) {
+      if (i >= budget) {
+        waitingUnplaced[k]!.push(pod);
+        continue;
+      }
+      releases.push(releaseFor(ctx, pod, k, { narrowTo: open }));
+      arrive(k, pod, open);
+    }
+    for (const name of open) if (!headingMin.has(name)) headingMin.set(name, k);
   }
 
   // The nodes whose part may differ from the last pass's: their pods changed or pods may be
@@ -142,8 +190,16 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   // Every node has its part by now (a new node list has every node checked). A copy: the
   // report may be asked for after the next pass has moved the memo on.
   const passes = memo.passes.slice() as NodePass[];
+  // Once the sequence is complete its taints go from every node, as upstream's cleanupTaints
+  // does on completion: a node that never had a pod of it would otherwise keep them forever.
+  const complete =
+    totals.members > 0 &&
+    inFlight.length === 0 &&
+    waitingUnplaced.every((w) => w.length === 0) &&
+    unplaced.every((u) => u.length === 0) &&
+    passes.every((p) => p.view.completed || p.view.byGroup.every((g) => g.length === 0));
   const taints = ctx.input.nodes
-    ? taintChanges(ctx, new Map(passes.map((p) => [p.view.name, p.view.index])), false)
+    ? taintChanges(ctx, new Map(passes.map((p) => [p.view.name, p.view.index])), complete)
     : [];
   let plan: Plan | undefined;
   return {

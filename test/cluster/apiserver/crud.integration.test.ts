@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, CoreV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, EventsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { statusOf } from '../../support/api-error.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
@@ -9,16 +10,6 @@ function pod(name: string, extra: Partial<V1Pod> = {}): V1Pod {
     ...buildPod<V1Pod>(name, { namespace: null, labels: { app: 'web' }, image: 'nginx:1.27' }),
     ...extra,
   };
-}
-
-async function statusOf(p: Promise<unknown>): Promise<{ code: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiException) return { code: err.code, body: JSON.parse(err.body as string) };
-    throw err;
-  }
-  assert.fail('expected the request to fail');
 }
 
 describe('object semantics through @kubernetes/client-node', () => {

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { ManualClock } from '../../../src/lib/clock.ts';
 import { startTestServer } from '../../support/apiserver.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -22,23 +23,27 @@ const event = (name: string) =>
   });
 
 test('an Event is deleted one TTL after its last write; an update renews it', async () => {
-  const t = await startTestServer({ eventTtlMs: 1500 });
+  // Time moves by hand: how long the machine takes between requests cannot decide the test.
+  const clock = new ManualClock(Date.now());
+  const t = await startTestServer({ eventTtlMs: 1500, eventClock: clock });
   try {
     const created = await t.request('POST', '/api/v1/namespaces/default/events', { body: event('short') });
     assert.equal(created.status, 201);
     const kept = await t.request('POST', '/api/v1/namespaces/default/events', { body: event('renewed') });
     assert.equal(kept.status, 201);
     // An update renews the lease: 'renewed' outlives 'short'.
-    await new Promise((r) => setTimeout(r, 1000));
+    clock.advance(1000);
     const upd = await t.request('PATCH', '/api/v1/namespaces/default/events/renewed', {
       body: JSON.stringify({ message: 'again' }),
       contentType: 'application/merge-patch+json',
     });
     assert.equal(upd.status, 200);
+    clock.advance(600);
     await waitFor('the first Event to expire', async () => {
       return (await t.request('GET', '/api/v1/namespaces/default/events/short')).status === 404;
     });
     assert.equal((await t.request('GET', '/api/v1/namespaces/default/events/renewed')).status, 200);
+    clock.advance(1000);
     await waitFor('the renewed Event to expire too', async () => {
       return (await t.request('GET', '/api/v1/namespaces/default/events/renewed')).status === 404;
     });
@@ -56,11 +61,13 @@ test('Events keep their TTL across a restart from the data directory', async () 
       201,
     );
     await first.close();
-    // Restarted with a TTL the Event has already outlived: it expires at once.
-    await new Promise((r) => setTimeout(r, 1100));
-    const second = await startTestServer({ dataDir: dir, eventTtlMs: 1000 });
+    // Restarted two seconds later (by its clock) with a TTL the Event has already outlived:
+    // it expires as soon as the restored Events are scheduled, which the clock's ticks fire.
+    const clock = new ManualClock(Date.now() + 2000);
+    const second = await startTestServer({ dataDir: dir, eventTtlMs: 1000, eventClock: clock });
     try {
       await waitFor('the restored Event to expire', async () => {
+        clock.advance(0);
         return (await second.request('GET', '/api/v1/namespaces/default/events/old')).status === 404;
       });
     } finally {

@@ -5,18 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { statusOf } from '../../support/api-error.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
-
-async function failure(p: Promise<unknown>): Promise<{ code: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiException) return { code: err.code, body: JSON.parse(err.body as string) };
-    throw err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 const DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -125,7 +116,7 @@ describe('built-in kinds decode, encode and default as their Go types', () => {
       String(json.json().message),
       /cannot unmarshal bool into Go struct field DeploymentSpec.spec.replicas of type int32$/,
     );
-    const smp = await failure(
+    const smp = await statusOf(
       apps.patchNamespacedDeployment(
         { name: 'patched', namespace: 'default', body: { spec: { replicas: 'three' } } },
         setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
@@ -307,6 +298,16 @@ spec:
   egress:
   - ports: [{port: 53}]
 ---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: batch}
+spec:
+  type: Limited
+  limited:
+    limitResponse:
+      type: Queue
+      queuing: {}
+---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata: {name: b}
@@ -321,6 +322,14 @@ spec:
     const np = JSON.parse((await t.kubectl(['get', 'networkpolicy', 'deny', '-o', 'json'])).stdout);
     assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
     assert.equal(np.spec.egress[0].ports[0].protocol, 'TCP');
+    const plc = JSON.parse(
+      (await t.kubectl(['get', 'prioritylevelconfiguration', 'batch', '-o', 'json'])).stdout,
+    );
+    assert.deepEqual(plc.spec.limited, {
+      limitResponse: { type: 'Queue', queuing: { handSize: 8, queues: 64, queueLengthLimit: 50 } },
+      nominalConcurrencyShares: 30,
+      lendablePercent: 0,
+    });
     const vapb = JSON.parse(
       (await t.kubectl(['get', 'validatingadmissionpolicybinding', 'b', '-o', 'json'])).stdout,
     );

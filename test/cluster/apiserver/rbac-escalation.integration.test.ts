@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { statusOf } from '../../support/api-error.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
 import { type Kubectl, kubectlFor } from '../../support/kubectl.ts';
 
@@ -33,16 +34,6 @@ roleRef: {kind: Role, name: rbac-writer, apiGroup: rbac.authorization.k8s.io}
 `;
 
 const GROUPS = '(groups=["system:serviceaccounts" "system:serviceaccounts:esc" "system:authenticated"])';
-
-async function failure(p: Promise<unknown>): Promise<{ code: number; body: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiException) return { code: err.code, body: JSON.parse(err.body as string) };
-    throw err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 describe('RBAC escalation and bind checks', () => {
   let t: TestServer;
@@ -83,7 +74,7 @@ describe('RBAC escalation and bind checks', () => {
   });
 
   test('a role may only hold rules its writer holds', async () => {
-    const refused = await failure(
+    const refused = await statusOf(
       rbac.createNamespacedRole({
         namespace: 'esc',
         body: {

@@ -163,7 +163,7 @@ describe('watch', () => {
       '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&resourceVersion=' +
         t.server.api.store.currentRv,
     );
-    await waitFor('the stream to end', () => w.ended(), { timeoutMs: 5000 });
+    await waitFor('the stream to end', () => w.ended());
     assert.equal(w.events.length, 0);
   });
 

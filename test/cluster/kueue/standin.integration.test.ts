@@ -267,7 +267,8 @@ describe('the Kueue stand-in', () => {
       phase: 'Failed',
       conditions: [cond('QuotaReserved', 'True', 'Resuming'), cond('ResourcesDeployed', 'True', 'Resuming')],
     });
-    await new Promise((r) => setTimeout(r, 100));
+    // A barrier, not a sleep: once the stand-in's loops are idle it has acted on the write.
+    await waitFor('the stand-in to act on the failed phase', () => kueue.idle());
     assert.notEqual(condition(workloadOf('second'), 'Finished')?.status, 'True');
     await setAwStatus('second', {
       conditions: [cond('QuotaReserved', 'False', 'Failed'), cond('ResourcesDeployed', 'False', 'Failed')],

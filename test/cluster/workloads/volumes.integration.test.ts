@@ -164,4 +164,207 @@ spec:
     const row = await c.kubectl(['get', 'pvc', 'later', '--no-headers']);
     assert.match(row, /^later\s+Pending\s+/);
   });
+
+  test('a StatefulSet on a WaitForFirstConsumer class whose allowedTopologies name one zone runs there', async () => {
+    const nodes = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ');
+    assert.ok(nodes.length >= 2);
+    const [inZone, ...others] = nodes as [string, ...string[]];
+    await c.kubectl(['label', 'node', inZone, 'topology.kubernetes.io/zone=zone-a', '--overwrite']);
+    for (const n of others)
+      await c.kubectl(['label', 'node', n, 'topology.kubernetes.io/zone=zone-b', '--overwrite']);
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zonal}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions:
+  - {key: topology.kubernetes.io/zone, values: [zone-a]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: zoned, namespace: default}
+spec:
+  replicas: 3
+  serviceName: zoned
+  selector: {matchLabels: {app: zoned}}
+  template:
+    metadata: {labels: {app: zoned}}
+    spec:
+      containers: [{name: c, image: busybox}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      storageClassName: zonal
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`,
+    );
+    await waitFor('three ready replicas', async () => {
+      const out = await c.kubectl(['get', 'sts', 'zoned', '-o', 'jsonpath={.status.readyReplicas}']);
+      return out === '3';
+    });
+    const placed = await c.kubectl([
+      'get',
+      'pods',
+      '-l',
+      'app=zoned',
+      '-o',
+      'jsonpath={range .items[*]}{.spec.nodeName}{"\\n"}{end}',
+    ]);
+    assert.deepEqual(placed.trim().split('\n'), [inZone, inZone, inZone]);
+    const selected = await c.kubectl([
+      'get',
+      'pvc',
+      'data-zoned-0',
+      '-o',
+      'jsonpath={.metadata.annotations.volume\\.kubernetes\\.io/selected-node}',
+    ]);
+    assert.equal(selected, inZone);
+  });
+
+  test('a pod whose claim does not exist gets the upstream FailedScheduling message, then runs once it does', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: Pod
+metadata: {name: orphan, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: missing}}]
+`,
+    );
+    const nodes = (await c.kubectl(['get', 'nodes', '-o', 'name'])).trim().split('\n').length;
+    const want = `0/${nodes} nodes are available: persistentvolumeclaim "missing" not found. preemption: 0/${nodes} nodes are available: ${nodes} Preemption is not helpful for scheduling.`;
+    await waitFor('FailedScheduling event', async () => {
+      const out = await c.kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.name=orphan,reason=FailedScheduling',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
+      return out === want;
+    });
+    const cond = await c.kubectl([
+      'get',
+      'pod',
+      'orphan',
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}',
+    ]);
+    assert.equal(cond, want);
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: missing, namespace: default}
+spec:
+  storageClassName: fast
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`,
+    );
+    await waitFor('pod running', async () => {
+      const out = await c.kubectl(['get', 'pod', 'orphan', '-o', 'jsonpath={.status.phase}']);
+      return out === 'Running';
+    });
+  });
+
+  test('local volumes: a WaitForFirstConsumer claim binds the volume of the node its pod goes to', async () => {
+    const nodes = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ');
+    const target = nodes[nodes.length - 1]!;
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-disk}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disk}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [${target}]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch, namespace: default}
+spec:
+  storageClassName: local
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: uses-local, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: scratch}}]
+`,
+    );
+    await waitFor('pod running', async () => {
+      const out = await c.kubectl(['get', 'pod', 'uses-local', '-o', 'jsonpath={.status.phase}']);
+      return out === 'Running';
+    });
+    assert.equal(await c.kubectl(['get', 'pod', 'uses-local', '-o', 'jsonpath={.spec.nodeName}']), target);
+    const row = await c.kubectl(['get', 'pvc', 'scratch', '--no-headers']);
+    assert.match(row, /^scratch\s+Bound\s+local-disk\s+10Gi\s+RWO\s+local\s+/);
+  });
+
+  test('a WaitForFirstConsumer claim no node can provision for gets the bind-conflict FailedScheduling', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: nowhere}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions:
+  - {key: topology.kubernetes.io/zone, values: [zone-z]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: stranded, namespace: default}
+spec:
+  storageClassName: nowhere
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: stranded, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: stranded}}]
+`,
+    );
+    const n = (await c.kubectl(['get', 'nodes', '-o', 'name'])).trim().split('\n').length;
+    const want = `0/${n} nodes are available: ${n} node(s) didn't find available persistent volumes to bind. preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`;
+    await waitFor('FailedScheduling event', async () => {
+      const out = await c.kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.kind=Pod,involvedObject.name=stranded,reason=FailedScheduling',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
+      return out === want;
+    });
+    const row = await c.kubectl(['get', 'pvc', 'stranded', '--no-headers']);
+    assert.match(row, /^stranded\s+Pending\s+/);
+  });
 });

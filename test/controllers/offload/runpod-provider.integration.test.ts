@@ -7,6 +7,8 @@ import { RunPodProvider } from '../../../src/controllers/offload/runpod.ts';
 import type { LaunchRequest } from '../../../src/controllers/offload/workload.ts';
 import { waitFor } from '../../support/wait.ts';
 
+const REQUEST_TIMEOUT_MS = 30_000;
+
 function request(extra: Partial<LaunchRequest> = {}): LaunchRequest {
   return {
     name: 'troupe-ns-job-12345678',
@@ -38,11 +40,13 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
     rp.setBalance(100);
     rp.setForbidden([]);
     for (const id of ['NVIDIA RTX A4000', 'NVIDIA RTX A4500', 'NVIDIA RTX A5000']) rp.setCapacity(id, 8);
+    // The request timeout is no part of what these tests check: generous, so that a loaded
+    // machine answering the local fake slowly cannot fail them.
     provider = new RunPodProvider({
       baseUrl: rp.url,
       apiKey: rp.apiKey,
       clusterName: 'lab',
-      timeoutMs: 2000,
+      timeoutMs: REQUEST_TIMEOUT_MS,
       retryBaseMs: 5,
     });
     for (const p of await provider.list()) await provider.terminate(p.id);
@@ -110,7 +114,12 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
   });
 
   test('an invalid key is Unauthorized, and ping fails', async () => {
-    const bad = new RunPodProvider({ baseUrl: rp.url, apiKey: 'wrong', clusterName: 'lab', timeoutMs: 2000 });
+    const bad = new RunPodProvider({
+      baseUrl: rp.url,
+      apiKey: 'wrong',
+      clusterName: 'lab',
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    });
     const out = await bad.launch(request(), limits);
     assert.ok(out.kind === 'failed' && out.errorClass === 'Unauthorized');
     await assert.rejects(() => bad.ping(), /401/);
@@ -118,7 +127,7 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
       baseUrl: rp.url,
       apiKey: undefined,
       clusterName: 'lab',
-      timeoutMs: 2000,
+      timeoutMs: REQUEST_TIMEOUT_MS,
     });
     assert.equal(none.configured(), false);
     await assert.rejects(() => none.ping(), /RUNPOD_KEY/);
@@ -136,7 +145,7 @@ describe('RunPod provider (REST v2) against the stand-in', () => {
       baseUrl: rp.url,
       apiKey: rp.apiKey,
       clusterName: 'elsewhere',
-      timeoutMs: 2000,
+      timeoutMs: REQUEST_TIMEOUT_MS,
     });
     assert.deepEqual(await other.list(), []);
     assert.ok(out.kind === 'launched');

@@ -349,6 +349,40 @@ describe('node scope (lite mode)', () => {
     await h.kubelet.ready('csi-c', n);
     await waitFor('app-c released', () => released(n, 'app-c'));
   });
+
+  test('a tier meant per node spreads over the nodes as they become ready, not onto the first', async () => {
+    const n = await namespace();
+    const seq = seqObject('spread', n, {
+      scope: 'Node',
+      podGroups: [
+        { name: 'agent', podSelector: { matchLabels: { app: 'agent' } } },
+        { name: 'app', podSelector: { matchLabels: { app: 'app' } } },
+      ],
+    });
+    await createSequence(seq);
+    const nodes = ['node-a', 'node-b', 'node-c'];
+    for (const node of nodes)
+      await h.cluster.create(
+        GVR.pods,
+        gatedPod(`agent-${node}`, { namespace: n, labels: { app: 'agent' }, pinned: node }),
+      );
+    const apps = ['app-1', 'app-2', 'app-3'];
+    for (const name of apps)
+      await h.cluster.create(GVR.pods, gatedPod(name, { namespace: n, labels: { app: 'app' } }));
+    await waitFor('agents released', () => nodes.every((node) => released(n, `agent-${node}`)));
+    const placed = () => apps.map((a) => getPod(n, a)?.spec?.nodeName).filter((x) => x !== undefined);
+    // Each agent becomes Ready in turn; each time one app pod is released, to the newly ready
+    // node. The release pass sends every patch it decided before the kubelet binds any of
+    // them, so once a pod is bound the others' gates say what that pass decided.
+    for (const [i, node] of nodes.entries()) {
+      await h.kubelet.ready(`agent-${node}`, n);
+      await waitFor(`an app pod bound to ${node}`, () => placed().includes(node));
+      assert.equal(apps.filter((a) => gated(n, a)).length, apps.length - i - 1, `released after ${node}`);
+    }
+    assert.deepEqual(placed().sort(), nodes);
+    for (const a of apps) await h.kubelet.ready(a, n);
+    await waitFor('Completed', () => getSeq(n, 'spread')?.status?.phase === 'Completed');
+  });
 });
 
 describe('safety', () => {

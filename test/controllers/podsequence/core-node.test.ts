@@ -269,6 +269,39 @@ describe('node scope for pods whose node is not known before release (KEP-3838)'
     assert.deepEqual(plan.releases[0]!.narrowTo, ['node-a']);
   });
 
+  test('a group meant per node is not funnelled onto the first node to become ready', () => {
+    const csiPods = (ready: string[]) =>
+      ['a', 'b', 'c'].map((x) =>
+        pod(`csi-${x}`, {
+          labels: driver,
+          state: ready.includes(x) ? 'ready' : 'scheduled',
+          pinned: `node-${x}`,
+        }),
+      );
+    const apps = ['my-app-1', 'my-app-2', 'my-app-3'].map((n) => pod(n, { labels: app }));
+    // node-a is ready first: it gets its share (3 pods over 3 nodes), the others wait.
+    const first = decide(input(csi(), [...csiPods(['a']), ...apps]));
+    assert.deepEqual(names(first.releases), ['my-app-1']);
+    assert.deepEqual(first.releases[0]!.narrowTo, ['node-a']);
+    assert.match(
+      first.status.message!,
+      /my-app-2, my-app-3 of group 'Application Pods' \(2\/2\) wait for a node where every earlier group is Ready and the group's per-node share has room/,
+    );
+    // node-b is ready a moment later, while my-app-1 is still on its way to node-a.
+    const toA = pod('my-app-1', {
+      labels: app,
+      state: 'released',
+      affinityTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-a'] }] }],
+    });
+    const second = decide(input(csi(), [...csiPods(['a', 'b']), toA, apps[1]!, apps[2]!]));
+    assert.deepEqual(names(second.releases), ['my-app-2']);
+    assert.deepEqual(second.releases[0]!.narrowTo, ['node-b']);
+    // Every node ready at the moment of release: each pod may go to every one of them.
+    const all = decide(input(csi(), [...csiPods(['a', 'b', 'c']), ...apps]));
+    assert.deepEqual(names(all.releases), ['my-app-1', 'my-app-2', 'my-app-3']);
+    for (const r of all.releases) assert.deepEqual(r.narrowTo, ['node-a', 'node-b', 'node-c']);
+  });
+
   test('first-group pods without a node are released at once, without narrowing', () => {
     const plan = decide(input(csi(), [pod('csi-x', { labels: driver })]));
     assert.deepEqual(names(plan.releases), ['csi-x']);
@@ -295,6 +328,25 @@ describe('full mode taints', () => {
       [['node-b', [key]]],
       'node-a may take group 2 (untainted already), node-b not yet, node-c already tainted',
     );
+  });
+
+  test("lifts the sequence's taints from every node once it is complete, as upstream's cleanupTaints does", () => {
+    const key = taintKey('default', 'seq', 1);
+    const nodes = [node('node-a'), node('virtual-node', [{ key, effect: 'NoSchedule' }])];
+    const full = { nodes, options: resolveOptions({ mode: 'full' }) };
+    const running = [
+      pod('csi-a', { labels: driver, state: 'ready', pinned: 'node-a' }),
+      pod('app-a', { labels: app, state: 'released', pinned: 'node-a' }),
+    ];
+    const before = decide(input(csi(), running, full));
+    assert.deepEqual(before.taints, [], 'while it runs, a node without its pods keeps the taint');
+    const done = [
+      pod('csi-a', { labels: driver, state: 'ready', pinned: 'node-a' }),
+      pod('app-a', { labels: app, state: 'ready', pinned: 'node-a' }),
+    ];
+    const plan = decide(input(csi(), done, full));
+    assert.equal(plan.status.phase, 'Completed');
+    assert.deepEqual(plan.taints, [{ node: 'virtual-node', desired: [] }]);
   });
 
   test('release patches add the tolerations a pod lacks', () => {

@@ -288,6 +288,66 @@ describe('lite mode', () => {
     assert.match(events, /All pods in Cache ready, waiting 5s before next group/);
     await deleteSample(file);
   });
+  test('a tier meant per node spreads over the nodes as their earlier tier becomes Ready', async () => {
+    const nodes = (cluster.client.list(GVR.nodes) as Node[]).map((n) => n.metadata.name!).sort();
+    const gate = [{ name: 'podsequence.example.com/sequence-gate' }];
+    await cluster.client.create(PODSEQ_GVR, {
+      apiVersion: 'scheduling.example.com/v1alpha1',
+      kind: 'PodSequence',
+      metadata: { name: 'spread', namespace: 'default' },
+      spec: {
+        scope: 'Node',
+        podGroups: [
+          { name: 'agent', podSelector: { matchLabels: { app: 'agent' } } },
+          { name: 'app', podSelector: { matchLabels: { app: 'app' } } },
+        ],
+      },
+    });
+    // One agent per node, Ready one after another (readiness probes 20 s apart in cluster
+    // time), and as many app pods as nodes, free to go to any node.
+    for (const [i, node] of nodes.entries()) {
+      await cluster.client.create(GVR.pods, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `agent-${i}`, namespace: 'default', labels: { app: 'agent' } },
+        spec: {
+          schedulingGates: gate,
+          nodeSelector: { 'kubernetes.io/hostname': node },
+          containers: [
+            {
+              name: 'c',
+              image: 'agent',
+              readinessProbe: { exec: { command: ['true'] }, initialDelaySeconds: 20 * i },
+            },
+          ],
+        },
+      });
+    }
+    const apps = nodes.map((_, i) => `app-${i}`);
+    for (const name of apps) {
+      await cluster.client.create(GVR.pods, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'default', labels: { app: 'app' } },
+        spec: { schedulingGates: gate, containers: [{ name: 'c', image: 'app' }] },
+      });
+    }
+    await waitFor(
+      'spread Completed',
+      () =>
+        (cluster.client.get(PODSEQ_GVR, 'default', 'spread') as PodSequence | undefined)?.status?.phase ===
+        'Completed',
+      { timeoutMs: 120_000 },
+    );
+    const placed = apps.map((name) => (cluster.client.get(GVR.pods, 'default', name) as Pod).spec!.nodeName);
+    assert.deepEqual([...placed].sort(), nodes, 'one app pod per node, not the whole tier on the first');
+    await cluster.client.delete(PODSEQ_GVR, 'default', 'spread');
+    for (const name of [...apps, ...nodes.map((_, i) => `agent-${i}`)])
+      await cluster.client.delete(GVR.pods, 'default', name);
+    await waitFor('pods gone', () => cluster.client.list(GVR.pods, 'default').length === 0, {
+      timeoutMs: 60_000,
+    });
+  });
 });
 
 describe('full mode', () => {

@@ -137,6 +137,18 @@ test('taints, tolerations, injected gates and cleanup', async () => {
   assert.ok(taintKeys('node-c').includes(blocked));
   await waitFor('train-1 released and bound to node-a', () => getPod('train-1')?.spec?.nodeName === 'node-a');
 
+  // Complete: its taints go from every node, node-c too, which never ran one of its pods.
+  await h.kubelet.ready('plugin-b');
+  await h.kubelet.ready('train-1');
+  await waitFor(
+    'Completed',
+    () =>
+      (h.cluster.get(PODSEQ_GVR, 'default', 'gpu') as PodSequence | undefined)?.status?.phase === 'Completed',
+  );
+  await waitFor('taints lifted on completion', () =>
+    ['node-a', 'node-b', 'node-c'].every((n) => !taintKeys(n).includes(blocked)),
+  );
+
   await h.cluster.delete(PODSEQ_GVR, 'default', 'gpu');
   await waitFor('sequence gone', () => !h.cluster.get(PODSEQ_GVR, 'default', 'gpu'));
   for (const n of ['node-a', 'node-b', 'node-c'])

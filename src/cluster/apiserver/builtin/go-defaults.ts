@@ -113,6 +113,23 @@ export const SET_DEFAULTS: Record<string, (o: Json) => void> = {
     o.name ??= '';
     o.protocol ??= 'TCP';
   },
+  // pkg/apis/flowcontrol/v1/defaults.go (nominalConcurrencyShares is a pointer in v1: nil only)
+  'io.k8s.api.flowcontrol.v1.FlowSchemaSpec': (o) => {
+    o.matchingPrecedence ||= 1000;
+  },
+  'io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration': (o) => {
+    o.nominalConcurrencyShares ??= 0;
+    o.lendablePercent ??= 0;
+  },
+  'io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration': (o) => {
+    o.nominalConcurrencyShares ??= 30;
+    o.lendablePercent ??= 0;
+  },
+  'io.k8s.api.flowcontrol.v1.QueuingConfiguration': (o) => {
+    o.handSize ||= 8;
+    o.queues ||= 64;
+    o.queueLengthLimit ||= 50;
+  },
   // pkg/apis/admissionregistration/v1/defaults.go
   [`${ADMISSION}ValidatingAdmissionPolicySpec`]: (o) => {
     o.failurePolicy ??= 'Fail';

@@ -159,8 +159,12 @@ function jsonCustom(custom: string, value: unknown, ctx: JsonContext): void {
   }
 }
 
+/** The quantities written most often (`100m`, `1Gi`, `2`, `1e3`): valid without a full parse. */
+const PLAIN_QUANTITY = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[numkMGTPE]|[KMGTPE]i|[eE][-+]?\d+)?$/;
+
 /** resource.Quantity's UnmarshalJSON parses a string's content or any other literal as written. */
 function quantityCheck(value: unknown): void {
+  if (typeof value === 'number' || (typeof value === 'string' && PLAIN_QUANTITY.test(value))) return;
   const text =
     typeof value === 'string' ? value.trim() : typeof value === 'number' ? value : JSON.stringify(value);
   try {

@@ -55,18 +55,23 @@ function walker(t: GoType): ((v: unknown) => void) | undefined {
       };
     case 'ptr':
       return walker(t.elem);
-    case 'slice':
+    case 'slice': {
+      let each: ((v: unknown) => void) | undefined;
       return (v) => {
         if (!Array.isArray(v)) return;
-        const each = walker(t.elem)!;
+        // Built on first use: the element type may be this type itself (recursive types).
+        each ??= walker(t.elem)!;
         for (const item of v) each(item);
       };
-    case 'map':
+    }
+    case 'map': {
+      let each: ((v: unknown) => void) | undefined;
       return (v) => {
         if (!isObject(v)) return;
-        const each = walker(t.elem)!;
+        each ??= walker(t.elem)!;
         for (const k in v) each(v[k]);
       };
+    }
     default:
       return undefined;
   }

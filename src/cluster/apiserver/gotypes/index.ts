@@ -129,15 +129,14 @@ export function unshaped(obj: KubeObject): void {
 }
 
 /**
- * A built-in object as kube-apiserver's decoder leaves it: defaulted by the kind's
- * SetDefaults_* functions (the strategy's `default` hook) and the `+default=` markers of its Go
- * types, with the fields its Go type always has (so field ownership is tracked on them, as
- * upstream tracks the typed object's).
+ * Defaulting of a built-in object as kube-apiserver's decoder does it: the kind's
+ * SetDefaults_* functions (the strategy's `default` hook), then the `+default=` markers of its
+ * Go types. The markers run once, on the object as decoded (`markers` false after admission:
+ * what a webhook adds is checked by validation, and no marker applies to what a strategy adds).
  */
-export function defaultAsGo(rt: ResourceType, obj: KubeObject): void {
+export function defaultAsGo(rt: ResourceType, obj: KubeObject, markers = true): void {
   rt.strategy.default?.(obj);
+  if (!markers) return;
   const t = goKindOf(rt);
-  if (!t) return;
-  applyMarkerDefaults(t, obj);
-  shapeAsGo(t, obj);
+  if (t) applyMarkerDefaults(t, obj);
 }

@@ -95,18 +95,22 @@ function innerOf(t: GoType): ((v: unknown) => void) | undefined {
     case 'ptr':
       return innerOf(t.elem);
     case 'slice': {
+      let each: ((v: unknown) => void) | undefined;
       return (v) => {
         if (!Array.isArray(v)) return;
-        const each = innerOf(t.elem)!;
+        // Built on first use: the element type may be this type itself (recursive types).
+        each ??= innerOf(t.elem)!;
         for (const item of v) each(item);
       };
     }
-    case 'map':
+    case 'map': {
+      let each: ((v: unknown) => void) | undefined;
       return (v) => {
         if (!isObject(v)) return;
-        const each = innerOf(t.elem)!;
+        each ??= innerOf(t.elem)!;
         for (const k in v) each(v[k]);
       };
+    }
     default:
       return undefined;
   }

@@ -41,6 +41,7 @@ export {
   type PodRequests,
   type Resources,
 } from './requests.ts';
+export type { ExtraPlugins } from './schedule.ts';
 export {
   MESSAGES_1_33,
   MESSAGES_1_35,

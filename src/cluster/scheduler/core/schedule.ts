@@ -50,6 +50,17 @@ export interface ScheduleOptions {
   messages?: MessageStyle;
   /** Run DefaultPreemption on failure (message and victim choice). Default true. */
   preemption?: boolean;
+  /** Plugins kept outside the core for this pod (the scheduler's VolumeBinding). */
+  extra?: ExtraPlugins;
+}
+
+/**
+ * A plugin outside the core: its PreFilter rejection (UnschedulableAndUnresolvable, its
+ * reasons are the message) or its Filter, run on nodes the core filters pass.
+ */
+export interface ExtraPlugins {
+  preFilterReject?: FilterStatus;
+  filter?: (ni: NodeInfo) => FilterStatus | undefined;
 }
 
 export interface Scheduled {
@@ -113,6 +124,12 @@ export function schedulePod(
     return fail(state, p, opts, style, statuses, st, ERR_REASON_AFFINITY_CONFLICT, {});
   }
 
+  const extra = opts.extra;
+  if (extra?.preFilterReject) {
+    const st = extra.preFilterReject;
+    return fail(state, p, opts, style, statuses, st, st.reasons.join(', '), {});
+  }
+
   let candidates: readonly NodeInfo[] = all;
   let absent: FilterStatus | undefined;
   let start = state.nextStartNodeIndex % numAll;
@@ -139,7 +156,7 @@ export function schedulePod(
   for (let i = 0; i < n && feasible.length < want; i++) {
     const ni = candidates[(start + i) % n]!;
     processed++;
-    const st = runFilters(p, ni, filterOpts, cycle);
+    const st = runFilters(p, ni, filterOpts, cycle) ?? extra?.filter?.(ni);
     if (st) statuses.set(ni.name, st);
     else feasible.push(ni);
   }
@@ -218,7 +235,9 @@ function fail(
   const error = new FitError({
     numAllNodes: numAll,
     nodeStatuses: statuses,
-    absentStatus: preFilterMessage !== '' ? undefined : absent,
+    // With a PreFilter message the histogram is not shown; the status still names the plugin
+    // whose cluster events may make the pod schedulable.
+    absentStatus: absent,
     preFilterMessage,
     // A successful PostFilter returns no message, so the event shows only the filter reasons.
     postFilterMessage: nominated ? '' : postFilter.join(', '),

@@ -1,0 +1,77 @@
+/**
+ * The built-in kinds' shapes, once: type-only imports of `kubernetes-models` (generated from
+ * Kubernetes' OpenAPI), made loose as the cache and the API hold objects. `Loose<T>` makes
+ * every field optional at every depth and widens enum-like string unions to `string`, so
+ * the partial objects code and fixtures build (and values a newer server may send) still
+ * typecheck, while field names and nesting come from Kubernetes itself.
+ */
+
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IContainerStatus } from 'kubernetes-models/v1/ContainerStatus';
+import type { IEnvFromSource } from 'kubernetes-models/v1/EnvFromSource';
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
+import type { INodeSelectorRequirement } from 'kubernetes-models/v1/NodeSelectorRequirement';
+import type { INodeSelectorTerm } from 'kubernetes-models/v1/NodeSelectorTerm';
+import type { INodeSpec } from 'kubernetes-models/v1/NodeSpec';
+import type { INodeStatus } from 'kubernetes-models/v1/NodeStatus';
+import type { IPodCondition } from 'kubernetes-models/v1/PodCondition';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IPodStatus } from 'kubernetes-models/v1/PodStatus';
+import type { ITaint } from 'kubernetes-models/v1/Taint';
+import type { IToleration } from 'kubernetes-models/v1/Toleration';
+import type { KubeObject } from './object.ts';
+
+/**
+ * Kubernetes' shape made loose: objects and lists may be absent at every depth (code and
+ * fixtures build partial objects), while an item that is present carries the scalar fields
+ * Kubernetes requires of it (a Taint's key and effect, a container's name, a condition's
+ * type and status); string enums are widened to `string`.
+ */
+export type Loose<T> = T extends string
+  ? string
+  : T extends number | boolean
+    ? T
+    : T extends readonly (infer U)[]
+      ? Loose<U>[]
+      : T extends object
+        ? string extends keyof T
+          ? Record<string, Loose<T[keyof T]>> // a map (labels, resource quantities)
+          : Flat<
+              { [K in RequiredScalar<T>]: Loose<T[K]> } & {
+                [K in Exclude<keyof T, RequiredScalar<T>>]?: Loose<T[K]>;
+              }
+            >
+        : T;
+
+/** The keys of T that Kubernetes requires and whose values are scalars. */
+type RequiredScalar<T> = {
+  [K in keyof T]-?: object extends Pick<T, K> ? never : T[K] extends string | number | boolean ? K : never;
+}[keyof T];
+
+type Flat<T> = { [K in keyof T]: T[K] };
+
+export type PodSpec = Loose<IPodSpec>;
+export type Container = Loose<IContainer>;
+export type EnvVar = Loose<IEnvVar>;
+export type EnvFromSource = Loose<IEnvFromSource>;
+export type PodStatus = Loose<IPodStatus>;
+export type PodCondition = Loose<IPodCondition>;
+export type ContainerStatus = Loose<IContainerStatus>;
+export type NodeSpec = Loose<INodeSpec>;
+export type NodeStatus = Loose<INodeStatus>;
+export type NodeSelectorTerm = Loose<INodeSelectorTerm>;
+export type NodeSelectorRequirement = Loose<INodeSelectorRequirement>;
+export type Taint = Loose<ITaint>;
+export type Toleration = Loose<IToleration>;
+
+/** A Pod as the cache holds it: any stored object, with Kubernetes' Pod fields. */
+export interface Pod extends KubeObject {
+  spec?: PodSpec;
+  status?: PodStatus;
+}
+
+/** A Node as the cache holds it. */
+export interface Node extends KubeObject {
+  spec?: NodeSpec;
+  status?: NodeStatus;
+}
