@@ -98,8 +98,12 @@ export interface NodeView {
   labels: Record<string, string>;
 }
 
-/** What Reserve assumes for the chosen node: the WaitForFirstConsumer claims to annotate. */
+/**
+ * What Reserve assumes for the chosen node: volumes matched to WaitForFirstConsumer claims
+ * (static bindings) and the claims left to provision there (their selected-node to write).
+ */
 export interface PodVolumes {
+  staticBindings: { claim: KubeObject; volume: KubeObject }[];
   claimsToSelectNode: KubeObject[];
 }
 
@@ -121,19 +125,31 @@ export function volumeFilter(
     if (pv && !volumeAdmitsNode(pv, node)) boundOk = false;
   }
   const claimsToSelectNode: KubeObject[] = [];
+  const staticBindings: PodVolumes['staticBindings'] = [];
+  const taken = new Set<string>();
   for (const pvc of claims.delayBinding) {
     const selected = pvc.metadata.annotations?.[SELECTED_NODE];
     if (selected !== undefined && selected !== node.name) {
       unboundOk = false;
       continue;
     }
-    claimsToSelectNode.push(pvc);
     const className = claimClass(pvc);
-    if (
-      selected === undefined &&
-      bestVolumeForClaim(lookup.volumes(), pvc, className, (pv) => volumeAdmitsNode(pv, node))
-    )
+    // One volume per claim: a volume matched to an earlier claim of the pod is not offered again.
+    const volume =
+      selected === undefined
+        ? bestVolumeForClaim(
+            lookup.volumes(),
+            pvc,
+            className,
+            (pv) => !taken.has(pv.metadata.name ?? '') && volumeAdmitsNode(pv, node),
+          )
+        : undefined;
+    if (volume) {
+      taken.add(volume.metadata.name ?? '');
+      staticBindings.push({ claim: pvc, volume });
       continue;
+    }
+    claimsToSelectNode.push(pvc);
     const cls = rec(lookup.storageClass(className));
     if (
       !cls.provisioner ||
@@ -147,7 +163,7 @@ export function volumeFilter(
   if (!unboundOk) reasons.push(ERR_REASON_BIND_CONFLICT);
   if (reasons.length > 0)
     return { status: { code: 'UnschedulableAndUnresolvable', plugin: VOLUME_BINDING, reasons } };
-  return { volumes: { claimsToSelectNode } };
+  return { volumes: { staticBindings, claimsToSelectNode } };
 }
 
 /** CheckNodeAffinity: a volume without required node affinity fits every node. */

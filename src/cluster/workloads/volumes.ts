@@ -110,6 +110,11 @@ export class VolumeController extends LoopController {
     const wffc = (cls as Json | undefined)?.volumeBindingMode === 'WaitForFirstConsumer';
     let node = claim.metadata.annotations?.[SELECTED_NODE];
     if (wffc && !node) {
+      // A volume the scheduler pre-bound for the claim (its static binding) completes it.
+      const prebound = this.volumes
+        .list()
+        .find((pv) => claimRefNames(pv, claim) && rec(specOf(pv).claimRef).uid === claim.metadata.uid);
+      if (prebound) return this.bind(claim, prebound);
       node = this.consumerNode(claim);
       if (!node) {
         this.ctx.recorder.event(
@@ -373,11 +378,7 @@ export function bestVolumeForClaim(
     const ps = specOf(pv);
     const ref = rec(ps.claimRef);
     if (ps.claimRef) {
-      if (
-        ref.namespace === claim.metadata.namespace &&
-        ref.name === claim.metadata.name &&
-        (!ref.uid || ref.uid === claim.metadata.uid)
-      )
+      if (claimRefNames(pv, claim) && (!ref.uid || ref.uid === claim.metadata.uid))
         return !fits || fits(pv) ? pv : undefined;
       continue;
     }
@@ -394,6 +395,12 @@ export function bestVolumeForClaim(
     if (!best || (cap && bestCap && compareQuantities(cap, bestCap) < 0)) best = pv;
   }
   return best;
+}
+
+/** Whether the volume's claimRef names the claim. */
+function claimRefNames(pv: KubeObject, claim: KubeObject): boolean {
+  const ref = rec(specOf(pv).claimRef);
+  return ref.namespace === claim.metadata.namespace && ref.name === claim.metadata.name;
 }
 
 /** Whether a volume's node affinity admits the node (by its hostname label, as provisioned). */

@@ -148,7 +148,13 @@ describe('VolumeBinding Filter', () => {
     const cls = wffc('local', { provisioner: 'kubernetes.io/no-provisioner' });
     const claims = { bound: [], delayBinding: [claim('w', { storageClassName: 'local' })] };
     const l = lookup({ classes: [cls], pvs: [pvOn('local-a1', 'a1', { storageClassName: 'local' })] });
-    assert.ok('volumes' in volumeFilter(claims, zoneA, l));
+    const onA = volumeFilter(claims, zoneA, l);
+    assert.ok('volumes' in onA);
+    assert.deepEqual(
+      onA.volumes.staticBindings.map((b) => b.volume.metadata.name),
+      ['local-a1'],
+    );
+    assert.deepEqual(onA.volumes.claimsToSelectNode, []);
     assert.ok('status' in volumeFilter(claims, zoneB, l));
   });
 
