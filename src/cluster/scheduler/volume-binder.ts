@@ -143,7 +143,7 @@ export class SchedulerVolumes implements VolumeLookup {
         throw new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: ${why}`);
       }
     }
-    const names = podClaimNames(pod).map((c) => c.name);
+    const names = podClaimNames(pod);
     const allBound = () =>
       names.every((n) => {
         const c = this.claim(ns, n);

@@ -39,13 +39,16 @@ export type VolumePreFilter =
 type Json = Record<string, unknown>;
 const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
-/** The claim names a pod mounts: its PVC volumes and its generic ephemeral volumes (`<pod>-<volume>`). */
-export function podClaimNames(pod: KubeObject): { name: string; ephemeral: boolean }[] {
-  const out: { name: string; ephemeral: boolean }[] = [];
+/**
+ * The claims a pod mounts through `persistentVolumeClaim` volumes. Generic ephemeral volumes
+ * are left out: no ephemeral volume controller creates their claims in the embedded cluster,
+ * and upstream would hold such a pod until one did.
+ */
+export function podClaimNames(pod: KubeObject): string[] {
+  const out: string[] = [];
   for (const v of (rec(pod.spec).volumes as Json[] | undefined) ?? []) {
     const claimName = rec(v.persistentVolumeClaim).claimName;
-    if (typeof claimName === 'string') out.push({ name: claimName, ephemeral: false });
-    else if (v.ephemeral) out.push({ name: `${pod.metadata.name}-${String(v.name)}`, ephemeral: true });
+    if (typeof claimName === 'string') out.push(claimName);
   }
   return out;
 }
@@ -56,16 +59,9 @@ export function volumePreFilter(pod: KubeObject, lookup: VolumeLookup): VolumePr
   if (names.length === 0) return { kind: 'skip' };
   const ns = pod.metadata.namespace ?? '';
   const claims: KubeObject[] = [];
-  for (const { name, ephemeral } of names) {
+  for (const name of names) {
     const pvc = lookup.claim(ns, name);
-    if (!pvc) {
-      return {
-        kind: 'reject',
-        message: ephemeral
-          ? `waiting for ephemeral volume controller to create the persistentvolumeclaim "${name}"`
-          : `persistentvolumeclaim "${name}" not found`,
-      };
-    }
+    if (!pvc) return { kind: 'reject', message: `persistentvolumeclaim "${name}" not found` };
     if (rec(pvc.status).phase === 'Lost')
       return {
         kind: 'reject',

@@ -61,6 +61,12 @@ const zoneB = { name: 'b1', labels: { 'topology.kubernetes.io/zone': 'b', 'kuber
 describe('VolumeBinding PreFilter', () => {
   test('a pod without claims is skipped', () => {
     assert.deepEqual(volumePreFilter(pod(), lookup({})), { kind: 'skip' });
+    // Generic ephemeral volumes: no controller makes their claims here, so they are not checked.
+    const eph = pod();
+    (eph.spec as { volumes: unknown[] }).volumes = [
+      { name: 'tmp', ephemeral: { volumeClaimTemplate: { spec: {} } } },
+    ];
+    assert.deepEqual(volumePreFilter(eph, lookup({})), { kind: 'skip' });
   });
   test('a missing claim, a claim being deleted, an unbound Immediate claim are rejected with upstream wording', () => {
     assert.deepEqual(volumePreFilter(pod('x'), lookup({})), {
