@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { EmbeddedClusterOptions } from '../cluster/index.ts';
-import { parseNodeConfig } from '../cluster/nodes/index.ts';
+import { parseNodeConfig } from '../cluster/nodes/config.ts';
 import { parseNonNegativeInt, parsePort, parsePositiveNumber } from './options.ts';
 
 export interface ClusterFlags {

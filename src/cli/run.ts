@@ -1,9 +1,7 @@
 import { Command } from 'commander';
-import { startDashboard } from '../dashboard/index.ts';
 import { loadKubeConfig } from '../runtime/index.ts';
 import { capabilities as allCapabilities, selectControllers } from './capabilities.ts';
 import { checkCapabilityKinds } from './crds.ts';
-import { buildManager, managerLogger } from './manager.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
 import { untilSignal } from './options.ts';
 
@@ -29,6 +27,11 @@ export function runCommand(): Command {
     'install the CRDs of the selected capabilities when the cluster lacks them (development clusters; production installs them with `make install`)',
   );
   return cmd.action(async (flags: RunFlags) => {
+    // Loaded when run: every troupe command imports this file, and startup time counts.
+    const [{ startDashboard }, { buildManager, managerLogger }] = await Promise.all([
+      import('../dashboard/index.ts'),
+      import('./manager.ts'),
+    ]);
     const { kubeConfig, source, origin } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
     const log = managerLogger(flags);
     const wanted = selectControllers(allCapabilities(), flags.controllers).capabilities;

@@ -1,11 +1,8 @@
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
-import { startRunPodStandIn } from '../cluster/runpod/index.ts';
-import { startDashboard } from '../dashboard/index.ts';
 import { kubeConfigFromString } from '../runtime/index.ts';
 import { stateLines, writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
-import { buildManager } from './manager.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
 import { untilSignal } from './options.ts';
 
@@ -29,6 +26,12 @@ export function upCommand(): Command {
     dashboardAddress: '127.0.0.1:0',
   });
   return cmd.action(async (flags: UpFlags) => {
+    // Loaded when run: every troupe command imports this file, and startup time counts.
+    const [{ startRunPodStandIn }, { startDashboard }, { buildManager }] = await Promise.all([
+      import('../cluster/runpod/index.ts'),
+      import('../dashboard/index.ts'),
+      import('./manager.ts'),
+    ]);
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
     // Offloading talks to the RunPod stand-in unless a real endpoint is configured.
     const runpod = flags.runpodBaseUrl ? undefined : await startRunPodStandIn({ timeScale: flags.timeScale });
