@@ -39,18 +39,25 @@ export function clusterCommand(): Command {
     'Run the embedded Kubernetes-compatible cluster (API server and simulated nodes) until interrupted',
   );
   return addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
-    const cluster = await startEmbeddedCluster(clusterOptions(flags));
-    // Written only now that the instance serves: a start that fails leaves a running
-    // instance's kubeconfig alone.
-    const file = await writeKubeconfig(kubeconfigPath(flags), cluster.server.kubeconfig);
+    // Written as soon as the API server serves (a restart of a large cluster serves before its
+    // data plane has caught up); a start that fails before leaves a running instance's alone.
+    const cluster = await startEmbeddedCluster({
+      ...clusterOptions(flags),
+      onServing: async (server) => {
+        const file = await writeKubeconfig(kubeconfigPath(flags), server.kubeconfig);
+        process.stdout.write(
+          `troupe cluster: API server at ${server.url}\n` +
+            stateLines(server, file)
+              .map((l) => `${l}\n`)
+              .join('') +
+            `kubeconfig written to ${file}\n` +
+            `  export KUBECONFIG=${file}\n  kubectl get nodes\n`,
+        );
+      },
+    });
+    // Once the data plane runs too: what scripts waiting for the cluster wait for.
     process.stdout.write(
-      `troupe cluster: API server at ${cluster.server.url}\n` +
-        stateLines(cluster.server, file)
-          .map((l) => `${l}\n`)
-          .join('') +
-        `kubeconfig written to ${file}\n` +
-        `  export KUBECONFIG=${file}\n  kubectl get nodes\n` +
-        `Press Ctrl+C to stop.\n`,
+      `troupe cluster: ${cluster.nodes?.names().length ?? 0} nodes running\nPress Ctrl+C to stop.\n`,
     );
     const sig = await untilSignal();
     process.stdout.write(`troupe cluster: ${sig} received, shutting down\n`);

@@ -5,16 +5,13 @@
  * the real one.
  */
 
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Clock, realClock } from '../lib/clock.ts';
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
-import { startKubelet } from './kubelet/index.ts';
 import { containerLog } from './kubelet/logs.ts';
-import { startKueue } from './kueue/index.ts';
-import { defaultNodeConfig, type NodeConfig, startNodes } from './nodes/index.ts';
-import { ensureXPodGroupCRD } from './scheduler/gang/crd.ts';
-import { startScheduler } from './scheduler/index.ts';
-import { startWorkloadControllers } from './workloads/index.ts';
+import type { NodeConfig } from './nodes/config.ts';
+import type { startNodes } from './nodes/index.ts';
 
 export interface EmbeddedClusterOptions extends ApiServerOptions {
   /** Simulated nodes: a count of default nodes, or a parsed node pool config. */
@@ -29,6 +26,11 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   clock?: Clock;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;
+  /**
+   * Called once the API server listens, before the data plane starts: a restart of a large
+   * cluster serves (and can write its kubeconfig) while the data plane still catches up.
+   */
+  onServing?: (server: ApiServerHandle) => void | Promise<void>;
 }
 
 export interface EmbeddedCluster {
@@ -49,42 +51,74 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   const client = new ClusterClient(server.api, 'system:admin');
   if (opts.dataPlane !== false) logsClient = client.as('system:node:kwok');
   const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
+    await server.close();
+  };
   let nodes: EmbeddedCluster['nodes'];
-  if (opts.dataPlane !== false) {
-    const timeScale = opts.timeScale ?? 1;
-    const config = typeof opts.nodes === 'object' ? opts.nodes : defaultNodeConfig(opts.nodes ?? 3);
-    const clock = opts.clock ?? realClock;
-    const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'), {
-      clock,
-      timeScale,
-    });
-    stops.push(() => workloads.stop());
-    // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
-    const kueue = await startKueue(client, { defaultQueues: true, clock });
-    stops.push(() => kueue.stop());
-    // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
-    const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false, clock });
-    stops.push(() => kubelet.stop());
-    nodes = await startNodes(client.as('system:node-controller'), config, { timeScale, clock });
-    const n = nodes;
-    stops.push(() => n.stop());
-    // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind.
-    if (opts.gangScheduling) await ensureXPodGroupCRD(client);
-    const scheduler = startScheduler(client.as('system:kube-scheduler'), {
-      scoringStrategy: opts.scoring ?? 'LeastAllocated',
-      timeScale,
-      clock,
-      gangScheduling: opts.gangScheduling ?? false,
-    });
-    stops.push(() => scheduler.stop());
+  try {
+    await opts.onServing?.(server);
+    if (opts.dataPlane !== false) {
+      // Loaded only now: a bare API server, and the time to serving, need none of it.
+      const [
+        { startWorkloadControllers },
+        { startKueue },
+        { startKubelet },
+        nodesMod,
+        { startScheduler },
+        gang,
+      ] = await Promise.all([
+        import('./workloads/index.ts'),
+        import('./kueue/index.ts'),
+        import('./kubelet/index.ts'),
+        import('./nodes/index.ts'),
+        import('./scheduler/index.ts'),
+        import('./scheduler/gang/crd.ts'),
+      ]);
+      const timeScale = opts.timeScale ?? 1;
+      const config =
+        typeof opts.nodes === 'object' ? opts.nodes : nodesMod.defaultNodeConfig(opts.nodes ?? 3);
+      const clock = opts.clock ?? realClock;
+      // Each component lists what it watches synchronously (on a restored cluster, every pod):
+      // a turn of the event loop between them lets requests waiting meanwhile be answered.
+      await nextTurn();
+      const workloads = startWorkloadControllers(client.as('system:kube-controller-manager'), {
+        clock,
+        timeScale,
+      });
+      stops.push(() => workloads.stop());
+      await nextTurn();
+      // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
+      const kueue = await startKueue(client, { defaultQueues: true, clock });
+      stops.push(() => kueue.stop());
+      await nextTurn();
+      // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
+      const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false, clock });
+      stops.push(() => kubelet.stop());
+      await nextTurn();
+      nodes = await nodesMod.startNodes(client.as('system:node-controller'), config, { timeScale, clock });
+      const n = nodes;
+      stops.push(() => n.stop());
+      // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind.
+      if (opts.gangScheduling) await gang.ensureXPodGroupCRD(client);
+      await nextTurn();
+      const scheduler = startScheduler(client.as('system:kube-scheduler'), {
+        scoringStrategy: opts.scoring ?? 'LeastAllocated',
+        timeScale,
+        clock,
+        gangScheduling: opts.gangScheduling ?? false,
+      });
+      stops.push(() => scheduler.stop());
+    }
+  } catch (err) {
+    // The server already serves: a data plane that fails to start must not leave it open.
+    await stopAll();
+    throw err;
   }
   return {
     server,
     client,
     nodes,
-    stop: async () => {
-      for (const stop of stops.reverse()) await stop();
-      await server.close();
-    },
+    stop: stopAll,
   };
 }

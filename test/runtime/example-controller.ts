@@ -22,6 +22,7 @@ import {
   setControllerReference,
   TerminalError,
 } from '../../src/runtime/index.ts';
+import { waitFor } from '../support/wait.ts';
 
 export const GREETING = { apiVersion: 'example.troupe.dev/v1', kind: 'Greeting' };
 export const CONFIGMAP = { apiVersion: 'v1', kind: 'ConfigMap' };
@@ -79,17 +80,11 @@ export const greetingCrd = {
 /** Installs the CRD and waits until the API serves it. */
 export async function installGreetingCrd(client: Client): Promise<void> {
   await client.create(greetingCrd);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await client.mapper.resourceFor(GREETING);
-      await client.list(GREETING, { limit: 1 });
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await waitFor('the Greeting CRD to be served', async () => {
+    await client.mapper.resourceFor(GREETING);
+    await client.list(GREETING, { limit: 1 });
+    return true;
+  });
 }
 
 export function greeting(namespace: string, name: string, replicas: number, message = 'hello'): Greeting {

@@ -105,6 +105,29 @@ export class SchedulerVolumes implements VolumeLookup {
    */
   async preBind(pod: KubeObject, nodeName: string, volumes: PodVolumes | undefined): Promise<void> {
     const ns = pod.metadata.namespace ?? '';
+    // Static bindings: the volume's claimRef, which the PV binder then completes.
+    for (const { claim, volume } of volumes?.staticBindings ?? []) {
+      try {
+        await this.client.mutate(PVS, '', volume.metadata.name ?? '', (cur) => {
+          const ref = (cur.spec as { claimRef?: { uid?: string } } | undefined)?.claimRef;
+          if (ref?.uid && ref.uid !== claim.metadata.uid)
+            throw new Error(`persistentvolume "${volume.metadata.name}" was bound to another claim`);
+          (cur.spec as Record<string, unknown>).claimRef = {
+            kind: 'PersistentVolumeClaim',
+            apiVersion: 'v1',
+            namespace: claim.metadata.namespace,
+            name: claim.metadata.name,
+            uid: claim.metadata.uid,
+          };
+          cur.metadata.annotations = {
+            ...(cur.metadata.annotations ?? {}),
+            'pv.kubernetes.io/bound-by-controller': 'yes',
+          };
+        });
+      } catch (err) {
+        throw new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: ${errorText(err)}`);
+      }
+    }
     for (const pvc of volumes?.claimsToSelectNode ?? []) {
       if (pvc.metadata.annotations?.[SELECTED_NODE] === nodeName) continue;
       try {
@@ -114,11 +137,13 @@ export class SchedulerVolumes implements VolumeLookup {
           cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), [SELECTED_NODE]: nodeName };
         });
       } catch (err) {
-        const why = isNotFound(err) ? `persistentvolumeclaim "${pvc.metadata.name}" not found` : String(err);
+        const why = isNotFound(err)
+          ? `persistentvolumeclaim "${pvc.metadata.name}" not found`
+          : errorText(err);
         throw new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: ${why}`);
       }
     }
-    const names = podClaimNames(pod).map((c) => c.name);
+    const names = podClaimNames(pod);
     const allBound = () =>
       names.every((n) => {
         const c = this.claim(ns, n);
@@ -154,4 +179,8 @@ export class SchedulerVolumes implements VolumeLookup {
     for (const s of this.stops) s();
     for (const w of [...this.waiters]) w(true);
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -6,8 +6,8 @@
  * goes out. Storage capacity tracking (CSIStorageCapacity) is not simulated.
  */
 
+import { bestVolumeForClaim, claimClass } from '../../kube/volumes.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { bestVolumeForClaim, claimClass } from '../workloads/volumes.ts';
 import { compileTerm, type FilterStatus, type NodeSelectorTermLike } from './core/index.ts';
 
 export const VOLUME_BINDING = 'VolumeBinding';
@@ -39,13 +39,16 @@ export type VolumePreFilter =
 type Json = Record<string, unknown>;
 const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
-/** The claim names a pod mounts: its PVC volumes and its generic ephemeral volumes (`<pod>-<volume>`). */
-export function podClaimNames(pod: KubeObject): { name: string; ephemeral: boolean }[] {
-  const out: { name: string; ephemeral: boolean }[] = [];
+/**
+ * The claims a pod mounts through `persistentVolumeClaim` volumes. Generic ephemeral volumes
+ * are left out: no ephemeral volume controller creates their claims in the embedded cluster,
+ * and upstream would hold such a pod until one did.
+ */
+export function podClaimNames(pod: KubeObject): string[] {
+  const out: string[] = [];
   for (const v of (rec(pod.spec).volumes as Json[] | undefined) ?? []) {
     const claimName = rec(v.persistentVolumeClaim).claimName;
-    if (typeof claimName === 'string') out.push({ name: claimName, ephemeral: false });
-    else if (v.ephemeral) out.push({ name: `${pod.metadata.name}-${String(v.name)}`, ephemeral: true });
+    if (typeof claimName === 'string') out.push(claimName);
   }
   return out;
 }
@@ -56,16 +59,9 @@ export function volumePreFilter(pod: KubeObject, lookup: VolumeLookup): VolumePr
   if (names.length === 0) return { kind: 'skip' };
   const ns = pod.metadata.namespace ?? '';
   const claims: KubeObject[] = [];
-  for (const { name, ephemeral } of names) {
+  for (const name of names) {
     const pvc = lookup.claim(ns, name);
-    if (!pvc) {
-      return {
-        kind: 'reject',
-        message: ephemeral
-          ? `waiting for ephemeral volume controller to create the persistentvolumeclaim "${name}"`
-          : `persistentvolumeclaim "${name}" not found`,
-      };
-    }
+    if (!pvc) return { kind: 'reject', message: `persistentvolumeclaim "${name}" not found` };
     if (rec(pvc.status).phase === 'Lost')
       return {
         kind: 'reject',
@@ -98,8 +94,12 @@ export interface NodeView {
   labels: Record<string, string>;
 }
 
-/** What Reserve assumes for the chosen node: the WaitForFirstConsumer claims to annotate. */
+/**
+ * What Reserve assumes for the chosen node: volumes matched to WaitForFirstConsumer claims
+ * (static bindings) and the claims left to provision there (their selected-node to write).
+ */
 export interface PodVolumes {
+  staticBindings: { claim: KubeObject; volume: KubeObject }[];
   claimsToSelectNode: KubeObject[];
 }
 
@@ -121,19 +121,31 @@ export function volumeFilter(
     if (pv && !volumeAdmitsNode(pv, node)) boundOk = false;
   }
   const claimsToSelectNode: KubeObject[] = [];
+  const staticBindings: PodVolumes['staticBindings'] = [];
+  const taken = new Set<string>();
   for (const pvc of claims.delayBinding) {
     const selected = pvc.metadata.annotations?.[SELECTED_NODE];
     if (selected !== undefined && selected !== node.name) {
       unboundOk = false;
       continue;
     }
-    claimsToSelectNode.push(pvc);
     const className = claimClass(pvc);
-    if (
-      selected === undefined &&
-      bestVolumeForClaim(lookup.volumes(), pvc, className, (pv) => volumeAdmitsNode(pv, node))
-    )
+    // One volume per claim: a volume matched to an earlier claim of the pod is not offered again.
+    const volume =
+      selected === undefined
+        ? bestVolumeForClaim(
+            lookup.volumes(),
+            pvc,
+            className,
+            (pv) => !taken.has(pv.metadata.name ?? '') && volumeAdmitsNode(pv, node),
+          )
+        : undefined;
+    if (volume) {
+      taken.add(volume.metadata.name ?? '');
+      staticBindings.push({ claim: pvc, volume });
       continue;
+    }
+    claimsToSelectNode.push(pvc);
     const cls = rec(lookup.storageClass(className));
     if (
       !cls.provisioner ||
@@ -147,7 +159,7 @@ export function volumeFilter(
   if (!unboundOk) reasons.push(ERR_REASON_BIND_CONFLICT);
   if (reasons.length > 0)
     return { status: { code: 'UnschedulableAndUnresolvable', plugin: VOLUME_BINDING, reasons } };
-  return { volumes: { claimsToSelectNode } };
+  return { volumes: { staticBindings, claimsToSelectNode } };
 }
 
 /** CheckNodeAffinity: a volume without required node affinity fits every node. */

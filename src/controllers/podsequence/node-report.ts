@@ -92,7 +92,7 @@ export function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
       const pods = f.waitingUnplaced[k]!;
       if (pods.length > 0) {
         parts.push(
-          `${listNames(pods.map(podName))} of group ${groupLabel(spec.groups[k]!, n)} wait for a node where every earlier group is Ready`,
+          `${listNames(pods.map(podName))} of group ${groupLabel(spec.groups[k]!, n)} wait for a node where every earlier group is Ready and the group's per-node share has room`,
         );
       }
     }

@@ -61,6 +61,12 @@ const zoneB = { name: 'b1', labels: { 'topology.kubernetes.io/zone': 'b', 'kuber
 describe('VolumeBinding PreFilter', () => {
   test('a pod without claims is skipped', () => {
     assert.deepEqual(volumePreFilter(pod(), lookup({})), { kind: 'skip' });
+    // Generic ephemeral volumes: no controller makes their claims here, so they are not checked.
+    const eph = pod();
+    (eph.spec as { volumes: unknown[] }).volumes = [
+      { name: 'tmp', ephemeral: { volumeClaimTemplate: { spec: {} } } },
+    ];
+    assert.deepEqual(volumePreFilter(eph, lookup({})), { kind: 'skip' });
   });
   test('a missing claim, a claim being deleted, an unbound Immediate claim are rejected with upstream wording', () => {
     assert.deepEqual(volumePreFilter(pod('x'), lookup({})), {
@@ -148,7 +154,13 @@ describe('VolumeBinding Filter', () => {
     const cls = wffc('local', { provisioner: 'kubernetes.io/no-provisioner' });
     const claims = { bound: [], delayBinding: [claim('w', { storageClassName: 'local' })] };
     const l = lookup({ classes: [cls], pvs: [pvOn('local-a1', 'a1', { storageClassName: 'local' })] });
-    assert.ok('volumes' in volumeFilter(claims, zoneA, l));
+    const onA = volumeFilter(claims, zoneA, l);
+    assert.ok('volumes' in onA);
+    assert.deepEqual(
+      onA.volumes.staticBindings.map((b) => b.volume.metadata.name),
+      ['local-a1'],
+    );
+    assert.deepEqual(onA.volumes.claimsToSelectNode, []);
     assert.ok('status' in volumeFilter(claims, zoneB, l));
   });
 

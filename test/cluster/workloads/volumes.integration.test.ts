@@ -273,4 +273,98 @@ spec:
       return out === 'Running';
     });
   });
+
+  test('local volumes: a WaitForFirstConsumer claim binds the volume of the node its pod goes to', async () => {
+    const nodes = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ');
+    const target = nodes[nodes.length - 1]!;
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-disk}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disk}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [${target}]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch, namespace: default}
+spec:
+  storageClassName: local
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: uses-local, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: scratch}}]
+`,
+    );
+    await waitFor('pod running', async () => {
+      const out = await c.kubectl(['get', 'pod', 'uses-local', '-o', 'jsonpath={.status.phase}']);
+      return out === 'Running';
+    });
+    assert.equal(await c.kubectl(['get', 'pod', 'uses-local', '-o', 'jsonpath={.spec.nodeName}']), target);
+    const row = await c.kubectl(['get', 'pvc', 'scratch', '--no-headers']);
+    assert.match(row, /^scratch\s+Bound\s+local-disk\s+10Gi\s+RWO\s+local\s+/);
+  });
+
+  test('a WaitForFirstConsumer claim no node can provision for gets the bind-conflict FailedScheduling', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: nowhere}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions:
+  - {key: topology.kubernetes.io/zone, values: [zone-z]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: stranded, namespace: default}
+spec:
+  storageClassName: nowhere
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: stranded, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: stranded}}]
+`,
+    );
+    const n = (await c.kubectl(['get', 'nodes', '-o', 'name'])).trim().split('\n').length;
+    const want = `0/${n} nodes are available: ${n} node(s) didn't find available persistent volumes to bind. preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`;
+    await waitFor('FailedScheduling event', async () => {
+      const out = await c.kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.kind=Pod,involvedObject.name=stranded,reason=FailedScheduling',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
+      return out === want;
+    });
+    const row = await c.kubectl(['get', 'pvc', 'stranded', '--no-headers']);
+    assert.match(row, /^stranded\s+Pending\s+/);
+  });
 });

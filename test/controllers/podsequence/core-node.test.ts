@@ -283,7 +283,10 @@ describe('node scope for pods whose node is not known before release (KEP-3838)'
     const first = decide(input(csi(), [...csiPods(['a']), ...apps]));
     assert.deepEqual(names(first.releases), ['my-app-1']);
     assert.deepEqual(first.releases[0]!.narrowTo, ['node-a']);
-    assert.match(first.status.message!, /my-app-2, my-app-3 of group 'Application Pods'/);
+    assert.match(
+      first.status.message!,
+      /my-app-2, my-app-3 of group 'Application Pods' \(2\/2\) wait for a node where every earlier group is Ready and the group's per-node share has room/,
+    );
     // node-b is ready a moment later, while my-app-1 is still on its way to node-a.
     const toA = pod('my-app-1', {
       labels: app,
