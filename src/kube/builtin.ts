@@ -1,9 +1,8 @@
 /**
  * The built-in kinds' shapes, once: type-only imports of `kubernetes-models` (generated from
- * Kubernetes' OpenAPI), made loose as the cache and the API hold objects. `Loose<T>` makes
- * every field optional at every depth and widens enum-like string unions to `string`, so
- * the partial objects code and fixtures build (and values a newer server may send) still
- * typecheck, while field names and nesting come from Kubernetes itself.
+ * Kubernetes' OpenAPI), made loose as the cache and the API hold objects (`Loose<T>` below),
+ * so the partial objects code and fixtures build (and enum values a newer server may send)
+ * still typecheck, while field names and nesting come from Kubernetes itself.
  */
 
 import type { IContainer } from 'kubernetes-models/v1/Container';

@@ -100,8 +100,9 @@ export class SchedulerVolumes implements VolumeLookup {
   }
 
   /**
-   * PreBind: writes the node into the claims that wait for it, then waits until every claim
-   * of the pod is bound. Rejects with upstream's wording when that does not happen.
+   * PreBind (BindPodVolumes): pre-binds the matched volumes, writes the node into the claims
+   * to provision, then waits until every claim of the pod is bound. Rejects with upstream's
+   * wording when a binding is undone or the wait times out.
    */
   async preBind(pod: KubeObject, nodeName: string, volumes: PodVolumes | undefined): Promise<void> {
     const ns = pod.metadata.namespace ?? '';
@@ -128,14 +129,17 @@ export class SchedulerVolumes implements VolumeLookup {
         throw new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: ${errorText(err)}`);
       }
     }
+    /** The claims this PreBind gave the node, as written (their resourceVersion). */
+    const provisioning: KubeObject[] = [];
     for (const pvc of volumes?.claimsToSelectNode ?? []) {
-      if (pvc.metadata.annotations?.[SELECTED_NODE] === nodeName) continue;
       try {
-        await this.client.mutate(PVCS, ns, pvc.metadata.name ?? '', (cur) => {
-          if (cur.metadata.uid !== pvc.metadata.uid)
-            throw new Error(`persistentvolumeclaim "${pvc.metadata.name}" was recreated`);
-          cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), [SELECTED_NODE]: nodeName };
-        });
+        provisioning.push(
+          await this.client.mutate(PVCS, ns, pvc.metadata.name ?? '', (cur) => {
+            if (cur.metadata.uid !== pvc.metadata.uid)
+              throw new Error(`persistentvolumeclaim "${pvc.metadata.name}" was recreated`);
+            cur.metadata.annotations = { ...(cur.metadata.annotations ?? {}), [SELECTED_NODE]: nodeName };
+          }),
+        );
       } catch (err) {
         const why = isNotFound(err)
           ? `persistentvolumeclaim "${pvc.metadata.name}" not found`
@@ -144,34 +148,60 @@ export class SchedulerVolumes implements VolumeLookup {
       }
     }
     const names = podClaimNames(pod);
-    const allBound = () =>
-      names.every((n) => {
+    /**
+     * checkBindings: done when every claim is Bound; an error when a binding was undone — a
+     * volume's claimRef reset, a claim gone or its selected-node removed (how a provisioner
+     * says it failed) — so the pod is scheduled again.
+     */
+    const check = (): boolean | string => {
+      for (const { volume } of volumes?.staticBindings ?? []) {
+        const pv = this.volume(volume.metadata.name ?? '');
+        const ref = (pv?.spec as { claimRef?: { uid?: string } } | undefined)?.claimRef;
+        if (!pv) return `failed to check pv binding: persistentvolume "${volume.metadata.name}" not found`;
+        if (!ref?.uid) return `ClaimRef got reset for pv "${volume.metadata.name}"`;
+      }
+      for (const written of provisioning) {
+        const name = written.metadata.name ?? '';
+        const cur = this.claim(ns, name);
+        if (!cur) return `failed to check provisioning pvc: persistentvolumeclaim "${name}" not found`;
+        // The cache has not seen this PreBind's own write yet.
+        if (Number(cur.metadata.resourceVersion) < Number(written.metadata.resourceVersion)) return false;
+        if (!cur.metadata.annotations) return `selectedNode annotation reset for PVC "${name}"`;
+        if (cur.metadata.annotations[SELECTED_NODE] !== nodeName)
+          return `provisioning failed for PVC "${name}"`;
+      }
+      return names.every((n) => {
         const c = this.claim(ns, n);
         return c !== undefined && (c.status as { phase?: string } | undefined)?.phase === 'Bound';
       });
-    if (allBound()) return;
+    };
+    const failed = (why: string) =>
+      new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: ${why}`);
+    const first = check();
+    if (typeof first === 'string') throw failed(first);
+    if (first) return;
     await new Promise<void>((resolve, reject) => {
       const done = () => {
         timer.cancel();
-        this.waiters.delete(check);
+        this.waiters.delete(waiter);
       };
-      const check = (stopping?: boolean) => {
+      const waiter = (stopping?: boolean) => {
         if (stopping) {
           done();
           reject(new Error('scheduler stopped'));
           return;
         }
-        if (!allBound()) return;
+        const r = check();
+        if (r === false) return;
         done();
-        resolve();
+        if (typeof r === 'string') reject(failed(r));
+        else resolve();
       };
       const timer = this.clock.setTimer(() => {
         done();
-        reject(
-          new Error(`running PreBind plugin "${VOLUME_BINDING}": binding volumes: context deadline exceeded`),
-        );
+        reject(failed('context deadline exceeded'));
       }, this.bindTimeoutMs);
-      this.waiters.add(check);
+      this.waiters.add(waiter);
     });
   }
 

@@ -6,8 +6,8 @@
  * goes out. Storage capacity tracking (CSIStorageCapacity) is not simulated.
  */
 
+import { bestVolumeForClaim, claimClass } from '../../kube/volumes.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { bestVolumeForClaim, claimClass } from '../workloads/volumes.ts';
 import { compileTerm, type FilterStatus, type NodeSelectorTermLike } from './core/index.ts';
 
 export const VOLUME_BINDING = 'VolumeBinding';

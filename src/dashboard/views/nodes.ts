@@ -1,21 +1,14 @@
 /** Nodes: what the pods bound to each node request, against what the node can allocate. */
 
+import type { Node } from '../../kube/builtin.ts';
 import { findCondition } from '../../kube/conditions.ts';
 import { isPodTerminal, podRequestsMilli } from '../../kube/pod.ts';
 import { tryParseQuantity } from '../../kube/quantity.ts';
-import type { KubeObject } from '../../runtime/index.ts';
 import { Offload } from '../kinds.ts';
 import type { NodeView, ResourceUse } from '../view-model.ts';
 import type { Pod } from './pods.ts';
 
-export interface Node extends KubeObject {
-  spec?: { unschedulable?: boolean; taints?: { key: string; value?: string; effect: string }[] };
-  status?: {
-    allocatable?: Record<string, string | number>;
-    capacity?: Record<string, string | number>;
-    conditions?: { type: string; status: string }[];
-  };
-}
+export type { Node } from '../../kube/builtin.ts';
 
 const GIB = 1024 ** 3;
 

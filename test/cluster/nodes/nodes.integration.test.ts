@@ -9,7 +9,6 @@ import {
   startNodes,
 } from '../../../src/cluster/nodes/index.ts';
 import { startScheduler } from '../../../src/cluster/scheduler/index.ts';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { waitFor } from '../../support/wait.ts';
 import { condition, getPod, type Harness, podObj, startHarness, waitBound } from '../scheduler/harness.ts';
 
@@ -103,43 +102,6 @@ describe('simulated nodes through the API', () => {
       const t = renewTime();
       return t !== first && Date.parse(t) > Date.parse(first);
     });
-  });
-
-  test('on a ManualClock, a lease is renewed only when the clock passes the renew interval', async () => {
-    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
-    await start({ clock });
-    const renewTime = () =>
-      (h.client.get(GVR.leases, 'kube-node-lease', 'node-1')!.spec as { renewTime: string }).renewTime;
-    assert.equal(renewTime(), '2030-01-01T00:00:00.000000Z');
-    // The renew interval is 10 s less up to 4 % jitter, checked once a second: the first
-    // renewal falls on the tick at 10 s.
-    clock.advance(10_000);
-    await waitFor("lease renewed at the clock's time", () => renewTime() === '2030-01-01T00:00:10.000000Z');
-  });
-
-  test('on a ManualClock, taint eviction fires when the clock passes tolerationSeconds', async () => {
-    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
-    await start({ clock });
-    const minute = [
-      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 },
-    ];
-    await h.client.create(GVR.pods, podObj('minute', {}, { nodeName: 'node-0', tolerations: minute }));
-    const t0 = clock.now();
-    await nodes!.setReady('node-0', false);
-    await waitFor('not-ready taint', () =>
-      taintIds(node('node-0')).includes('node.kubernetes.io/not-ready:NoExecute'),
-    );
-    assert.equal(getPod(h.client, 'minute')!.metadata.deletionTimestamp, undefined);
-    // Time moves only here, a second per poll, up to twice the toleration.
-    const evicted = await waitFor('evicted after 60 s of clock time', () => {
-      const p = getPod(h.client, 'minute');
-      if (p?.metadata.deletionTimestamp) return p;
-      if (clock.now() < t0 + 120_000) clock.advance(1000);
-      return undefined;
-    });
-    assert.equal(condition(evicted, 'DisruptionTarget')?.reason, 'DeletionByTaintManager');
-    const seenAt = (clock.now() - t0) / 1000;
-    assert.ok(seenAt >= 60, `eviction seen at ${seenAt} s of clock time, before the toleration ran out`);
   });
 
   test('NotReady: Ready=False, lifecycle taints, eviction after tolerationSeconds, and recovery', async () => {

@@ -4,10 +4,17 @@
  * volumeClaimTemplates get bound claims.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
+
+const run = promisify(execFile);
+const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
+const PY_SCRIPT = join(import.meta.dirname, '..', 'apiserver', 'python', 'behaviours.py');
 
 const CLASSES = `apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -366,5 +373,24 @@ spec:
     });
     const row = await c.kubectl(['get', 'pvc', 'stranded', '--no-headers']);
     assert.match(row, /^stranded\s+Pending\s+/);
+  });
+
+  test('the Python client sees a zonal WaitForFirstConsumer claim bound in its zone and a missing claim refused', async () => {
+    const nodes = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ');
+    const [inZone, ...others] = nodes as [string, ...string[]];
+    await c.kubectl(['label', 'node', inZone, 'topology.kubernetes.io/zone=zone-a', '--overwrite']);
+    for (const n of others)
+      await c.kubectl(['label', 'node', n, 'topology.kubernetes.io/zone=zone-b', '--overwrite']);
+    await c.kubectl(['create', 'namespace', 'pyvol']);
+    const { stdout } = await run(PYTHON, [PY_SCRIPT, 'volumes', c.kubeconfigPath, 'pyvol'], {
+      timeout: 120_000,
+    });
+    const o = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const n = nodes.length;
+    assert.deepEqual(o, {
+      node: inZone,
+      selected: inZone,
+      orphan: `0/${n} nodes are available: persistentvolumeclaim "absent" not found. preemption: 0/${n} nodes are available: ${n} Preemption is not helpful for scheduling.`,
+    });
   });
 });

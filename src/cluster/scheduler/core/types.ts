@@ -12,25 +12,12 @@ export interface ContainerLike {
   restartPolicy?: string | null;
 }
 
-export interface TolerationLike {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number | null;
-}
+import type { NodeSelectorRequirement, Taint, Toleration } from '../../../kube/builtin.ts';
 
-export interface TaintLike {
-  key: string;
-  value?: string;
-  effect: string;
-}
-
-export interface NodeSelectorRequirementLike {
-  key: string;
-  operator: string;
-  values?: string[] | null;
-}
+// Tolerations, taints and selector requirements are Kubernetes' own shapes (src/kube/builtin.ts).
+export type TolerationLike = Toleration;
+export type TaintLike = Taint;
+export type NodeSelectorRequirementLike = NodeSelectorRequirement;
 
 export interface NodeSelectorTermLike {
   matchExpressions?: NodeSelectorRequirementLike[] | null;

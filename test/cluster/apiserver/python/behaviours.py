@@ -1,7 +1,9 @@
 """Scenarios of the official Python client (Debian's python3-kubernetes) for the behaviours of
 the default 1.32 API: Priority admission, ResourceQuota, ServiceAccount tokens with
-TokenReview and SelfSubjectReview, HorizontalPodAutoscalers at v1 and v2, and
-ValidatingAdmissionPolicy. Driven by test/cluster/apiserver/python-behaviours.integration.test.ts;
+TokenReview and SelfSubjectReview, HorizontalPodAutoscalers at v1 and v2,
+ValidatingAdmissionPolicy, and (on a whole cluster, from
+test/cluster/workloads/volumes.integration.test.ts) the scheduler's volume binding.
+Driven by test/cluster/apiserver/python-behaviours.integration.test.ts;
 each prints one JSON object of what it observed.
 
 Run: /usr/bin/python3 behaviours.py <scenario> <kubeconfig> <namespace>
@@ -9,6 +11,7 @@ Run: /usr/bin/python3 behaviours.py <scenario> <kubeconfig> <namespace>
 
 import json
 import sys
+import time
 
 from kubernetes import client, config, dynamic
 from kubernetes.client.rest import ApiException
@@ -137,6 +140,76 @@ def scenario_policy(ns):
     )
     v1.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="ok"), data={"owner": "me"}))
     out(bad=bad)
+
+
+def wait_for(what, fn, timeout=60):
+    """Polls fn until it returns something truthy (the cluster acts asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise TimeoutError(what)
+
+
+def scenario_volumes(ns):
+    """A WaitForFirstConsumer claim whose class allows zone-a only, and a missing claim."""
+    storage = client.StorageV1Api()
+    storage.create_storage_class(
+        client.V1StorageClass(
+            metadata=client.V1ObjectMeta(name=f"{ns}-zonal"),
+            provisioner="ebs.csi.aws.com",
+            volume_binding_mode="WaitForFirstConsumer",
+            allowed_topologies=[
+                client.V1TopologySelectorTerm(
+                    match_label_expressions=[
+                        client.V1TopologySelectorLabelRequirement(
+                            key="topology.kubernetes.io/zone", values=["zone-a"]
+                        )
+                    ]
+                )
+            ],
+        )
+    )
+    v1 = client.CoreV1Api()
+    v1.create_namespaced_persistent_volume_claim(
+        ns,
+        client.V1PersistentVolumeClaim(
+            metadata=client.V1ObjectMeta(name="data"),
+            spec=client.V1PersistentVolumeClaimSpec(
+                storage_class_name=f"{ns}-zonal",
+                access_modes=["ReadWriteOnce"],
+                resources=client.V1ResourceRequirements(requests={"storage": "1Gi"}),
+            ),
+        ),
+    )
+
+    def claim_volume(name, claim):
+        return client.V1Volume(
+            name=name,
+            persistent_volume_claim=client.V1PersistentVolumeClaimVolumeSource(claim_name=claim),
+        )
+
+    v1.create_namespaced_pod(ns, pod("uses", volumes=[claim_volume("data", "data")]))
+    v1.create_namespaced_pod(ns, pod("orphan", volumes=[claim_volume("data", "absent")]))
+    node = wait_for("pod scheduled", lambda: v1.read_namespaced_pod("uses", ns).spec.node_name)
+    claim = wait_for(
+        "claim bound",
+        lambda: (c := v1.read_namespaced_persistent_volume_claim("data", ns)).status.phase == "Bound" and c,
+    )
+
+    def unschedulable():
+        for c in v1.read_namespaced_pod("orphan", ns).status.conditions or []:
+            if c.type == "PodScheduled" and c.reason == "Unschedulable":
+                return c.message
+        return None
+
+    out(
+        node=node,
+        selected=claim.metadata.annotations.get("volume.kubernetes.io/selected-node"),
+        orphan=wait_for("orphan unschedulable", unschedulable),
+    )
 
 
 def dyn():
