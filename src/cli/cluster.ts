@@ -57,7 +57,7 @@ export function clusterCommand(): Command {
     });
     // Once the data plane runs too: what scripts waiting for the cluster wait for.
     process.stdout.write(
-      `troupe cluster: ${cluster.nodes?.names().length ?? 0} nodes running\nPress Ctrl+C to stop.\n`,
+      `${cluster.nodes ? `troupe cluster: ${cluster.nodes.names().length} nodes running\n` : ''}Press Ctrl+C to stop.\n`,
     );
     const sig = await untilSignal();
     process.stdout.write(`troupe cluster: ${sig} received, shutting down\n`);
