@@ -1,6 +1,6 @@
 /**
- * When each group of a Cluster-scoped sequence may be released, from what is observed: the
- * first group at the sequence's creation; the next one `waitDuration` after the previous
+ * When each group of a sequence (Cluster scope, or on one node in Node scope) may be
+ * released, from what is observed: the first group at the sequence's creation; the next one `waitDuration` after the previous
  * group became Ready (the latest Ready transition of its pods, or the finish of a Succeeded
  * one); or, when a group has a `timeout` with `timeoutPolicy: Continue` and is not Ready
  * within it, once that timeout has passed. Nothing is remembered between passes, so the
