@@ -293,6 +293,7 @@ function passForNode(
   if (!completed && wait && wait.group > 0 && wait.group === index + 1 && index < n) {
     // Group `index` is Ready here; its waitDuration holds the next group on this node.
     const before = spec.groups[index]!;
+    view.wait = wait;
     view.waiting = `group ${groupLabel(spec.groups[wait.group]!, n)}: released on this node at ${rfc3339(new Date(wait.untilMs))}, ${formatGoDuration(before.waitMs)} (waitDuration of ${groupLabel(before, n)}) after ${before.name} became Ready here`;
   }
   return { view, releases, failed, escapes, status: nodeStatus(ctx, view, prev) };

@@ -108,6 +108,12 @@ describe('waitDuration and timeout in Node scope', () => {
       /group 'app' \(2\/2\): released on this node at 2026-06-01T12:00:10Z, 10s \(waitDuration of 'agent' \(1\/2\)\) after agent became Ready here/,
     );
     assert.match(waiting.status.message!, /node node-a waits for group 'app'/);
+    assert.deepEqual(
+      waiting.events.filter((e) => e.reason === 'Waiting').map((e) => e.note),
+      [
+        "All pods in agent ready on node node-a, waiting 10s before next group: 'app' (2/2) is released there at 2026-06-01T12:00:10Z",
+      ],
+    );
 
     const half = decide(input(nodeSeq(groups), pods, at(T0 + 10_000)));
     assert.deepEqual(names(half.releases), ['app-a']);
