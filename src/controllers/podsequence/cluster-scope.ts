@@ -11,7 +11,7 @@ import type { Pod } from './objects.ts';
 import { type Ctx, capped, type Failure, listNames, type Plan, podName, type Release } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions, waitingMessage } from './status.ts';
-import { timeline } from './timeline.ts';
+import { sooner, timeline } from './timeline.ts';
 
 export function decideCluster(ctx: Ctx, m: Membership): Plan {
   const { spec, n } = ctx;
@@ -118,12 +118,7 @@ export function decideCluster(ctx: Ctx, m: Membership): Plan {
   if (tl.waiting && !completed) status.waitingUntil = rfc3339(new Date(tl.waiting.untilMs));
   if (tl.timedOut.length > 0) status.timedOutGroups = tl.timedOut.map((k) => spec.groups[k]!.name);
   const clockMs = tl.nextMs !== undefined ? Math.max(tl.nextMs - ctx.input.now.getTime(), 1) : undefined;
-  const requeueAfterMs =
-    missing.requeueAfterMs === undefined
-      ? clockMs
-      : clockMs === undefined
-        ? missing.requeueAfterMs
-        : Math.min(missing.requeueAfterMs, clockMs);
+  const requeueAfterMs = sooner(missing.requeueAfterMs, clockMs);
 
   return withEvents(ctx, {
     spec,

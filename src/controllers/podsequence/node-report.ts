@@ -20,6 +20,7 @@ import {
 } from './plan.ts';
 import { groupLabel } from './spec.ts';
 import { baseStatus, conditions } from './status.ts';
+import { sooner } from './timeline.ts';
 
 export interface NodeFacts {
   totals: GroupTotals;
@@ -152,12 +153,7 @@ export function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
   if (timedOut.size > 0)
     status.timedOutGroups = [...timedOut].sort((a, b) => a - b).map((k) => spec.groups[k]!.name);
   const clockMs = nextMs !== undefined ? Math.max(nextMs - ctx.input.now.getTime(), 1) : undefined;
-  const requeueAfterMs =
-    missing.requeueAfterMs === undefined
-      ? clockMs
-      : clockMs === undefined
-        ? missing.requeueAfterMs
-        : Math.min(missing.requeueAfterMs, clockMs);
+  const requeueAfterMs = sooner(missing.requeueAfterMs, clockMs);
 
   // Nodes whose turn moved on since the written status, by the group they finished. A
   // group with no pod on a node is not reported Ready there: nothing of it ran.

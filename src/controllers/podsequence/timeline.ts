@@ -1,7 +1,7 @@
 /**
  * When each group of a sequence (Cluster scope, or on one node in Node scope) may be
- * released, from what is observed: the first group at the sequence's creation; the next one `waitDuration` after the previous
- * group became Ready (the latest Ready transition of its pods, or the finish of a Succeeded
+ * released, from what is observed: the first group at the sequence's creation; the next
+ * one `waitDuration` after the previous group became Ready (the latest Ready transition of its pods, or the finish of a Succeeded
  * one); or, when a group has a `timeout` with `timeoutPolicy: Continue` and is not Ready
  * within it, once that timeout has passed. Nothing is remembered between passes, so the
  * timeline holds across restarts, as the rest of the decision does. Pure.
@@ -79,7 +79,14 @@ export function nodeTimeline(ctx: Ctx, byGroup: readonly (readonly Pod[])[]): Ti
   const tl = timelineOf(ctx, byGroup, satisfied, start);
   if (!tl.waiting && !tl.failed && tl.limit === byGroup.length - 1 && satisfied.every(Boolean))
     tl.limit = byGroup.length;
+  // The first group is never held (a controller clock behind the API server's would).
+  if (tl.limit < 0) return { limit: 0, timedOut: [] };
   return tl;
+}
+
+/** The sooner of two optional requeue delays. */
+export function sooner(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 function timelineOf(
