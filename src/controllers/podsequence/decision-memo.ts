@@ -8,6 +8,7 @@ import type { MembershipTracker, NodePlacement, Placement } from './membership.t
 import type { Node, Pod } from './objects.ts';
 import type { NodeView, Release } from './plan.ts';
 import { isDone } from './pods.ts';
+import type { Timeline } from './timeline.ts';
 
 /** Released pods not on a node yet, as they bear on each node's turn. */
 export interface Inbound {
@@ -32,6 +33,8 @@ export interface NodePass {
   failed: { pod: Pod; group: number; node: string }[];
   escapes: { pod: Pod; group: number }[];
   status: NodeSequenceStatus;
+  /** The node's timeline (waitDuration, timeout), when the spec has any. */
+  clock?: Timeline;
 }
 
 /**

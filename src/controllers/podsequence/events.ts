@@ -1,5 +1,6 @@
 /** The Events a plan records: the releases it sends, and the transitions its status reports. */
 
+import { rfc3339 } from '../../kube/conditions.ts';
 import { formatGoDuration } from '../../kube/duration.ts';
 import { type CoreEvent, type Ctx, listNames, type Plan, type PlanFacts, type Release } from './plan.ts';
 import { groupLabel, type ResolvedSpec } from './spec.ts';
@@ -98,6 +99,25 @@ export function transitionEvents(
         reason: 'Waiting',
         action: 'Progress',
         note: `All pods in ${before.name} ready, waiting ${formatGoDuration(before.waitMs)} before next group: ${groupLabel(spec.groups[k]!, n)} is released at ${next.waitingUntil}`,
+      });
+    }
+  }
+  if (spec.scope === 'Node' && next.waitingUntil && next.waitingUntil !== prev.waitingUntil) {
+    // The nodes whose wait ends first (the one status.waitingUntil shows), by group.
+    const byGroup = new Map<number, string[]>();
+    for (const v of plan.nodes) {
+      if (!v.wait || rfc3339(new Date(v.wait.untilMs)) !== next.waitingUntil) continue;
+      const list = byGroup.get(v.wait.group);
+      if (list) list.push(v.name);
+      else byGroup.set(v.wait.group, [v.name]);
+    }
+    for (const [k, nodes] of byGroup) {
+      const before = spec.groups[k - 1]!;
+      events.push({
+        type: 'Normal',
+        reason: 'Waiting',
+        action: 'Progress',
+        note: `All pods in ${before.name} ready on node${nodes.length === 1 ? '' : 's'} ${listNames(nodes, 3)}, waiting ${formatGoDuration(before.waitMs)} before next group: ${groupLabel(spec.groups[k]!, n)} is released there at ${next.waitingUntil}`,
       });
     }
   }

@@ -1,6 +1,8 @@
 /** The node-scope report: the sequence's status and events, from every node's part of a pass. */
 
 import type { Phase } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
 import { conflictFailure, escapedFailure, missingCheck } from './checks.ts';
 import type { NodePass } from './decision-memo.ts';
 import { withEvents } from './events.ts';
@@ -53,6 +55,33 @@ export function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
   if (esc) failures.push(esc);
   const conflict = conflictFailure(totals.conflicts);
   if (conflict) failures.push(conflict);
+  // Each node's timeline: a timeout with policy Fail fails the sequence; Continue is
+  // recorded (timedOutGroups, GroupTimeout event); the earliest wait shows as waitingUntil,
+  // and the earliest clock change requeues the sequence.
+  const timedOut = new Set<number>();
+  const timeoutFailed = new Map<number, string[]>();
+  let waitingUntil: number | undefined;
+  let nextMs: number | undefined;
+  for (const p of passes) {
+    const c = p.clock;
+    if (!c) continue;
+    for (const k of c.timedOut) timedOut.add(k);
+    if (p.view.completed) continue;
+    if (c.failed) {
+      const list = timeoutFailed.get(c.failed.group);
+      if (list) list.push(p.view.name);
+      else timeoutFailed.set(c.failed.group, [p.view.name]);
+    }
+    if (c.waiting && c.waiting.group > 0 && (waitingUntil === undefined || c.waiting.untilMs < waitingUntil))
+      waitingUntil = c.waiting.untilMs;
+    if (c.nextMs !== undefined && (nextMs === undefined || c.nextMs < nextMs)) nextMs = c.nextMs;
+  }
+  for (const [k, nodes] of [...timeoutFailed].sort((a, b) => a[0] - b[0])) {
+    failures.push({
+      reason: 'GroupTimeout',
+      message: `Group ${groupLabel(spec.groups[k]!, n)} was not Ready within its timeout of ${formatGoDuration(spec.groups[k]!.timeoutMs ?? 0)} on node${nodes.length === 1 ? '' : 's'} ${listNames(nodes.sort(), 3)}`,
+    });
+  }
 
   const members = passes.filter((p) => p.view.byGroup.some((g) => g.length > 0));
   let current = n;
@@ -119,6 +148,16 @@ export function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
   }
   status.processedPods = capped(processed.sort(), max);
   status.conditions = conditions(ctx, { valid: true, missing: missing.missing, completed, phase, message });
+  if (waitingUntil !== undefined && !completed) status.waitingUntil = rfc3339(new Date(waitingUntil));
+  if (timedOut.size > 0)
+    status.timedOutGroups = [...timedOut].sort((a, b) => a - b).map((k) => spec.groups[k]!.name);
+  const clockMs = nextMs !== undefined ? Math.max(nextMs - ctx.input.now.getTime(), 1) : undefined;
+  const requeueAfterMs =
+    missing.requeueAfterMs === undefined
+      ? clockMs
+      : clockMs === undefined
+        ? missing.requeueAfterMs
+        : Math.min(missing.requeueAfterMs, clockMs);
 
   // Nodes whose turn moved on since the written status, by the group they finished. A
   // group with no pod on a node is not reported Ready there: nothing of it ran.
@@ -144,7 +183,7 @@ export function nodeReport(ctx: Ctx, f: NodeFacts): Plan {
       failures,
       nodes: passes.map((p) => p.view),
       unplaced: f.waitingUnplaced,
-      requeueAfterMs: missing.requeueAfterMs,
+      requeueAfterMs,
     },
     advanced,
   );

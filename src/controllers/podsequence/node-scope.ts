@@ -1,6 +1,8 @@
 /** Node scope: a gated pod of group k is released once groups 0..k-1 are satisfied on its node. */
 
 import type { NodeSequenceStatus } from '../../apis/scheduling.example.com/v1alpha1.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
+import { formatGoDuration } from '../../kube/duration.ts';
 import { escaped, releasable, releaseFor, taintChanges } from './checks.ts';
 import { DecisionMemo, type Inbound, type NodePass } from './decision-memo.ts';
 import type { MembershipTracker, NodePlacement } from './membership.ts';
@@ -8,7 +10,9 @@ import { nodeReport } from './node-report.ts';
 import type { Pod } from './objects.ts';
 import { type Ctx, type Decision, type NodeView, type Plan, podName, type Release } from './plan.ts';
 import { candidateNodes, hasGate, isDone, isFailed, isTerminating } from './pods.ts';
+import { groupLabel } from './spec.ts';
 import { nodeStatus, nodeWaiting, sameNodeEntry } from './status.ts';
+import { nodeTimeline, type Timeline } from './timeline.ts';
 
 /**
  * Node scope. The releases come first and, in lite mode, cost what the nodes a change
@@ -58,9 +62,26 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   if (anyMin < 0) anyMin = n;
   const headingMin = new Map<string, number>();
   for (let k = n - 1; k >= 0; k--) for (const node of inbound.headingTo[k]!.keys()) headingMin.set(node, k);
+  // waitDuration / timeout: each node runs its own timeline (see timeline.ts), from its own
+  // pods' Ready transitions, so it holds across restarts; its limit replaces the node's own
+  // blocker. Derived once per node and pass (it depends on the clock).
+  const timed = spec.groups.some((g) => g.waitMs > 0 || g.timeoutMs !== undefined);
+  const clocks = new Map<string, Timeline>();
+  const clockOf = (name: string): Timeline => {
+    let tl = clocks.get(name);
+    if (!tl) {
+      tl = nodeTimeline(ctx, placementOf(name).byGroup);
+      clocks.set(name, tl);
+    }
+    return tl;
+  };
   // A node's own blocker (the first group with no pod on it or a pod not done), or an inbound one.
   const indexNow = (name: string) =>
-    Math.min(memo.localIndex(placementOf(name)), headingMin.get(name) ?? n, anyMin);
+    Math.min(
+      timed ? clockOf(name).limit : memo.localIndex(placementOf(name)),
+      headingMin.get(name) ?? n,
+      anyMin,
+    );
 
   /**
    * Pods that may go to any node are meant per node, like the pinned ones: group k's share
@@ -141,8 +162,9 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
   // parts are reused after a comparison with their entry).
   const headingChanged = memo.inboundChanges(inbound, anyMin);
   const prevMoved = memo.syncPrev(ctx.prev.nodeStatus);
+  // With waits or timeouts a node's turn also moves by the clock alone: look at every node.
   const check =
-    nodeSetChanged || !headingChanged || prevMoved
+    timed || nodeSetChanged || !headingChanged || prevMoved
       ? memo.names
       : new Set([...placement.changed, ...headingChanged]);
   for (const name of check) {
@@ -152,7 +174,11 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
     const index = indexNow(name);
     const heading = anyMin < n || headingMin.has(name);
     const k = Math.min(index, n - 1);
-    const inboundKey = `${heading}|${inbound.anywhere[k]}|${(inbound.headingTo[k]!.get(name) ?? []).join(',')}`;
+    const tl = timed ? clockOf(name) : undefined;
+    const clockKey = tl
+      ? `|${tl.waiting?.untilMs}|${tl.timedOut.join(',')}|${tl.failed?.group}|${tl.nextMs}`
+      : '';
+    const inboundKey = `${heading}|${inbound.anywhere[k]}|${(inbound.headingTo[k]!.get(name) ?? []).join(',')}${clockKey}`;
     const conflicted = totals.conflicts.size === 0 ? '' : conflictedOn(here, totals.conflicts);
     const prev = memo.prevOf(name);
     const old = memo.passes[i];
@@ -177,8 +203,9 @@ export function decideNode(ctx: Ctx, tracker: MembershipTracker): Decision {
         index,
         heading,
         inbound,
+        clock: tl,
       });
-      entry = { ...pass, placement: here, index, inboundKey, conflicted, prev };
+      entry = { ...pass, placement: here, index, inboundKey, conflicted, prev, clock: tl };
       memo.passes[i] = entry;
     }
     if (entry.releases.length > 0) memo.releasing.add(name);
@@ -227,6 +254,8 @@ interface NodeInput {
   index: number;
   heading: boolean;
   inbound: Inbound;
+  /** The node's timeline, when the spec has waits or timeouts. */
+  clock?: Timeline;
 }
 
 /** One node's part of a node-scoped pass. */
@@ -260,5 +289,12 @@ function passForNode(
   else if (!anyReleased) view.phase = 'Pending';
   else view.phase = 'InProgress';
   if (!completed && index < n) view.waiting = nodeWaiting(ctx, view, node.inbound, released);
+  const wait = node.clock?.waiting;
+  if (!completed && wait && wait.group > 0 && wait.group === index + 1 && index < n) {
+    // Group `index` is Ready here; its waitDuration holds the next group on this node.
+    const before = spec.groups[index]!;
+    view.wait = wait;
+    view.waiting = `group ${groupLabel(spec.groups[wait.group]!, n)}: released on this node at ${rfc3339(new Date(wait.untilMs))}, ${formatGoDuration(before.waitMs)} (waitDuration of ${groupLabel(before, n)}) after ${before.name} became Ready here`;
+  }
   return { view, releases, failed, escapes, status: nodeStatus(ctx, view, prev) };
 }

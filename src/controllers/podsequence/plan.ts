@@ -70,6 +70,8 @@ export interface NodeView {
   byGroup: readonly (readonly Pod[])[];
   /** Why the node waits, when it does. */
   waiting?: string;
+  /** Node scope: the group the previous group's waitDuration holds on this node, and until when. */
+  wait?: { group: number; untilMs: number };
 }
 
 export interface Failure {

@@ -99,8 +99,6 @@ export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec
     if (g?.timeoutPolicy !== undefined && g.timeoutPolicy !== 'Fail' && g.timeoutPolicy !== 'Continue')
       errors.push(`${where}: timeoutPolicy must be "Fail" or "Continue", not "${String(g.timeoutPolicy)}"`);
     else if (g?.timeoutPolicy) rg.timeoutPolicy = g.timeoutPolicy;
-    if (scope === 'Node' && (rg.waitMs > 0 || rg.timeoutMs !== undefined))
-      errors.push(`${where}: waitDuration and timeout are supported in Cluster scope only`);
     const hasPods = g?.pods !== undefined && g?.pods !== null;
     const hasSelector = g?.podSelector !== undefined && g?.podSelector !== null;
     if (hasPods && hasSelector) errors.push(`${where}: set either pods or podSelector, not both`);

@@ -1,6 +1,6 @@
 /**
- * When each group of a Cluster-scoped sequence may be released, from what is observed: the
- * first group at the sequence's creation; the next one `waitDuration` after the previous
+ * When each group of a sequence (Cluster scope, or on one node in Node scope) may be
+ * released, from what is observed: the first group at the sequence's creation; the next one `waitDuration` after the previous
  * group became Ready (the latest Ready transition of its pods, or the finish of a Succeeded
  * one); or, when a group has a `timeout` with `timeoutPolicy: Continue` and is not Ready
  * within it, once that timeout has passed. Nothing is remembered between passes, so the
@@ -14,6 +14,7 @@
 import type { GroupMembers } from './membership.ts';
 import type { Pod } from './objects.ts';
 import type { Ctx } from './plan.ts';
+import { isDone } from './pods.ts';
 
 export interface Timeline {
   /** The last group that may be released now (-1: none). */
@@ -52,6 +53,27 @@ export function doneAt(pod: Pod): number {
 }
 
 export function timeline(ctx: Ctx, groups: readonly GroupMembers[], satisfied: readonly boolean[]): Timeline {
+  return timelineOf(
+    ctx,
+    groups.map((g) => g.members),
+    satisfied,
+  );
+}
+
+/**
+ * Node scope: one node's timeline, from its own pods (a group is Ready on the node when it
+ * has a pod there and every one of them is done), so each node waits on its own clock.
+ * `limit` is the node's index: n once every group is Ready there and nothing waits.
+ */
+export function nodeTimeline(ctx: Ctx, byGroup: readonly (readonly Pod[])[]): Timeline {
+  const satisfied = byGroup.map((pods) => pods.length > 0 && pods.every(isDone));
+  const tl = timelineOf(ctx, byGroup, satisfied);
+  if (!tl.waiting && !tl.failed && tl.limit === byGroup.length - 1 && satisfied.every(Boolean))
+    tl.limit = byGroup.length;
+  return tl;
+}
+
+function timelineOf(ctx: Ctx, groups: readonly (readonly Pod[])[], satisfied: readonly boolean[]): Timeline {
   const now = ctx.input.now.getTime();
   const out: Timeline = { limit: -1, timedOut: [] };
   const soon = (ms: number) => {
@@ -67,7 +89,7 @@ export function timeline(ctx: Ctx, groups: readonly GroupMembers[], satisfied: r
     out.limit = k;
     const g = ctx.spec.groups[k]!;
     if (satisfied[k]) {
-      const readyAt = Math.max(0, ...groups[k]!.members.map(doneAt));
+      const readyAt = Math.max(0, ...groups[k]!.map(doneAt));
       start = readyAt + g.waitMs;
       continue;
     }

@@ -350,6 +350,46 @@ describe('node scope (lite mode)', () => {
     await waitFor('app-c released', () => released(n, 'app-c'));
   });
 
+  test('waitDuration holds the next group on a node after its group is Ready there, shown in the status', async () => {
+    const n = await namespace();
+    const checker = await createSequence(
+      seqObject('waits', n, {
+        scope: 'Node',
+        podGroups: [
+          { name: 'agent', pods: ['agent-a'], waitDuration: '3s' },
+          { name: 'app', pods: ['app-a'] },
+        ],
+      }),
+    );
+    await h.cluster.create(GVR.pods, gatedPod('agent-a', { namespace: n, pinned: 'node-a' }));
+    await h.cluster.create(GVR.pods, gatedPod('app-a', { namespace: n, pinned: 'node-a' }));
+    await waitFor('agent-a released', () => released(n, 'agent-a'));
+    // The kubelet's Ready transition, to the second as the API server's clock writes it.
+    const readyAt = `${new Date().toISOString().slice(0, 19)}Z`;
+    await h.kubelet.setStatus(n, 'agent-a', {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: readyAt }],
+    });
+    const until = new Date(Date.parse(readyAt) + 3_000).toISOString().replace('.000Z', 'Z');
+    const waiting = await waitFor(
+      'the wait in the status',
+      () => getSeq(n, 'waits')?.status?.waitingUntil === until && getSeq(n, 'waits')!.status,
+    );
+    assert.match(
+      waiting.nodeStatus!.find((s) => s.nodeName === 'node-a')!.conditions![0]!.message!,
+      /released on this node at .*waitDuration of 'agent'/,
+    );
+    // Released by the controller's own clock (no pod event comes after the Ready one).
+    await waitFor('app-a released once the wait has passed', () => released(n, 'app-a'), {
+      timeoutMs: 15_000,
+    });
+    const appRelease = checker.releases.find((r) => r.pod === 'app-a');
+    assert.ok(
+      appRelease && appRelease.at >= Date.parse(until),
+      'app-a was not released before the wait ended',
+    );
+  });
+
   test('a tier meant per node spreads over the nodes as they become ready, not onto the first', async () => {
     const n = await namespace();
     const seq = seqObject('spread', n, {

@@ -71,13 +71,103 @@ describe('waitDuration', () => {
       'Invalid PodSequence: Invalid wait duration in Database: time: invalid duration "ten seconds"',
     );
   });
+});
 
-  test('Node scope refuses waits it does not implement, saying so', () => {
-    const s = seqOf(groups);
+/** Node scope: each node waits on its own clock, from its own pods' Ready transitions. */
+describe('waitDuration and timeout in Node scope', () => {
+  const nodeSeq = (podGroups: PodGroup[], createdMs = T0 - 600_000) => {
+    const s = seqOf(podGroups, createdMs);
     s.spec.scope = 'Node';
-    const plan = decide(input(s, [pod('db'), pod('app')], at(T0)));
-    assert.equal(plan.status.phase, 'Failed');
-    assert.match(plan.status.message!, /waitDuration and timeout are supported in Cluster scope only/);
+    return s;
+  };
+  const onNode = (name: string, node: string, ms: number): Pod => {
+    const p = readyAt(name, ms);
+    p.spec!.nodeName = node;
+    return p;
+  };
+  const groups: PodGroup[] = [
+    { name: 'agent', pods: ['agent-a', 'agent-b'], waitDuration: '10s' },
+    { name: 'app', pods: ['app-a', 'app-b'] },
+  ];
+
+  test('a node releases the next group waitDuration after the group is Ready there, each node on its own clock', () => {
+    const pods = [
+      onNode('agent-a', 'node-a', T0),
+      onNode('agent-b', 'node-b', T0 + 5_000),
+      pod('app-a', { pinned: 'node-a' }),
+      pod('app-b', { pinned: 'node-b' }),
+    ];
+    const waiting = decide(input(nodeSeq(groups), pods, at(T0 + 4_000)));
+    assert.deepEqual(waiting.releases, []);
+    assert.equal(waiting.status.phase, 'InProgress');
+    assert.equal(waiting.status.waitingUntil, iso(T0 + 10_000));
+    assert.equal(waiting.requeueAfterMs, 6_000);
+    const a = waiting.status.nodeStatus!.find((s) => s.nodeName === 'node-a')!;
+    assert.match(
+      a.conditions![0]!.message!,
+      /group 'app' \(2\/2\): released on this node at 2026-06-01T12:00:10Z, 10s \(waitDuration of 'agent' \(1\/2\)\) after agent became Ready here/,
+    );
+    assert.match(waiting.status.message!, /node node-a waits for group 'app'/);
+    assert.deepEqual(
+      waiting.events.filter((e) => e.reason === 'Waiting').map((e) => e.note),
+      [
+        "All pods in agent ready on node node-a, waiting 10s before next group: 'app' (2/2) is released there at 2026-06-01T12:00:10Z",
+      ],
+    );
+
+    const half = decide(input(nodeSeq(groups), pods, at(T0 + 10_000)));
+    assert.deepEqual(names(half.releases), ['app-a']);
+    assert.equal(half.status.waitingUntil, iso(T0 + 15_000));
+    assert.equal(half.requeueAfterMs, 5_000);
+
+    const both = decide(input(nodeSeq(groups), pods, at(T0 + 15_000)));
+    assert.deepEqual(names(both.releases).sort(), ['app-a', 'app-b']);
+    assert.equal(both.status.waitingUntil, undefined);
+  });
+
+  test('explain names the node and the time its wait ends', () => {
+    const pods = [onNode('agent-a', 'node-a', T0), pod('app-a', { pinned: 'node-a' })];
+    const seq = nodeSeq([
+      { name: 'agent', pods: ['agent-a'], waitDuration: '10s' },
+      { name: 'app', pods: ['app-a'] },
+    ]);
+    const text = explainPod(pods[1]!, { sequences: [seq], pods, now: new Date(T0 + 1_000) });
+    assert.match(text, /on node node-a: group 'app' \(2\/2\): released on this node at 2026-06-01T12:00:10Z/);
+  });
+
+  test('timeout Fail: a group not Ready on a node in time fails the sequence, naming the node', () => {
+    const tg: PodGroup[] = [
+      { name: 'agent', pods: ['agent-a'], timeout: '1m' },
+      { name: 'app', pods: ['app-a'] },
+    ];
+    const agent = pod('agent-a', { state: 'scheduled', node: 'node-a' });
+    const pods = [agent, pod('app-a', { pinned: 'node-a' })];
+    const early = decide(input(nodeSeq(tg, T0), pods, at(T0 + 30_000)));
+    assert.equal(early.status.phase, 'InProgress');
+    assert.equal(early.requeueAfterMs, 30_000);
+    const late = decide(input(nodeSeq(tg, T0), pods, at(T0 + 60_000)));
+    assert.equal(late.status.phase, 'Failed');
+    assert.deepEqual(late.releases, []);
+    assert.match(
+      late.status.message!,
+      /Group 'agent' \(1\/2\) was not Ready within its timeout of 1m0s on node node-a/,
+    );
+    assert.ok(late.events.some((e) => e.reason === 'GroupTimeout' && e.type === 'Warning'));
+  });
+
+  test('timeout Continue: the next group is released on that node anyway, and it is recorded', () => {
+    const tg: PodGroup[] = [
+      { name: 'agent', pods: ['agent-a'], timeout: '1m', timeoutPolicy: 'Continue' },
+      { name: 'app', pods: ['app-a'] },
+    ];
+    const pods = [pod('agent-a', { state: 'scheduled', node: 'node-a' }), pod('app-a', { pinned: 'node-a' })];
+    const early = decide(input(nodeSeq(tg, T0), pods, at(T0 + 59_000)));
+    assert.deepEqual(early.releases, []);
+    const late = decide(input(nodeSeq(tg, T0), pods, at(T0 + 60_000)));
+    assert.deepEqual(names(late.releases), ['app-a']);
+    assert.notEqual(late.status.phase, 'Failed');
+    assert.deepEqual(late.status.timedOutGroups, ['agent']);
+    assert.ok(late.events.some((e) => e.reason === 'GroupTimeout' && /releasing group 'app'/.test(e.note)));
   });
 });
 
