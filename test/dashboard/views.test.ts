@@ -102,6 +102,36 @@ describe('sequences', () => {
     assert.deepEqual(v.waitingFor, ["db's waitDuration: released at 2026-06-01T12:00:10Z"]);
   });
 
+  test("node scope: a node held by its tier's waitDuration says so, with the node's time", () => {
+    const pods = [
+      pod('db-0', { node: 'n1', ready: true }),
+      pod('db-1', { node: 'n1', ready: true }),
+      pod('web-a', { gated: true, labels: { app: 'web' }, pinTo: 'n1' }),
+    ];
+    const message =
+      "Waiting for group 'app' (2/2): released on this node at 2026-06-01T12:00:10Z, 10s (waitDuration of 'db' (1/2)) after db became Ready here";
+    const v = sequenceView(
+      seq('Node', {
+        phase: 'InProgress',
+        currentIndex: 0,
+        waitingUntil: '2026-06-01T12:00:10Z',
+        nodeStatus: [
+          {
+            nodeName: 'n1',
+            currentIndex: 0,
+            readyPodsInCurrentGroup: 2,
+            phase: 'InProgress',
+            conditions: [{ type: 'Completed', status: 'False', reason: 'Waiting', message }],
+          },
+        ],
+      }),
+      new Map([['default', pods]]),
+      [],
+    );
+    assert.equal(v.waitingUntil, '2026-06-01T12:00:10Z');
+    assert.deepEqual(v.waitingFor, [`node n1: ${message.replace(/^Waiting for /, '')}`]);
+  });
+
   test('node scope: rows per node, pods placed where they run or are pinned', () => {
     const pods = [
       pod('db-0', { node: 'n1', ready: true }),

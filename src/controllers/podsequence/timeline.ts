@@ -57,6 +57,7 @@ export function timeline(ctx: Ctx, groups: readonly GroupMembers[], satisfied: r
     ctx,
     groups.map((g) => g.members),
     satisfied,
+    at(ctx.seq.metadata.creationTimestamp),
   );
 }
 
@@ -67,19 +68,32 @@ export function timeline(ctx: Ctx, groups: readonly GroupMembers[], satisfied: r
  */
 export function nodeTimeline(ctx: Ctx, byGroup: readonly (readonly Pod[])[]): Timeline {
   const satisfied = byGroup.map((pods) => pods.length > 0 && pods.every(isDone));
-  const tl = timelineOf(ctx, byGroup, satisfied);
+  // Group 0 is released on a node when its pods there are created (a node may join long
+  // after the sequence): its timeout runs from then, not from the sequence's creation.
+  const created = (byGroup[0] ?? [])
+    .map((p) => at(p.metadata.creationTimestamp))
+    .filter((t) => t !== undefined);
+  const seqCreated = at(ctx.seq.metadata.creationTimestamp);
+  const start =
+    created.length === 0 ? seqCreated : Math.max(seqCreated ?? 0, Math.min(...(created as number[])));
+  const tl = timelineOf(ctx, byGroup, satisfied, start);
   if (!tl.waiting && !tl.failed && tl.limit === byGroup.length - 1 && satisfied.every(Boolean))
     tl.limit = byGroup.length;
   return tl;
 }
 
-function timelineOf(ctx: Ctx, groups: readonly (readonly Pod[])[], satisfied: readonly boolean[]): Timeline {
+function timelineOf(
+  ctx: Ctx,
+  groups: readonly (readonly Pod[])[],
+  satisfied: readonly boolean[],
+  firstRelease: number | undefined,
+): Timeline {
   const now = ctx.input.now.getTime();
   const out: Timeline = { limit: -1, timedOut: [] };
   const soon = (ms: number) => {
     if (out.nextMs === undefined || ms < out.nextMs) out.nextMs = ms;
   };
-  let start = at(ctx.seq.metadata.creationTimestamp) ?? now;
+  let start = firstRelease ?? now;
   for (let k = 0; k < groups.length; k++) {
     if (now < start) {
       out.waiting = { group: k, untilMs: start };

@@ -35,6 +35,7 @@ export interface SequenceObject extends KubeObject {
       currentIndex: number;
       readyPodsInCurrentGroup?: number;
       phase?: string;
+      conditions?: { type?: string; message?: string }[];
     }[];
     conditions?: unknown[];
   };
@@ -273,9 +274,17 @@ export function sequenceView(
     } else {
       for (const row of nodes ?? []) {
         if (row.phase === 'Completed') continue;
-        for (const c of row.tiers[row.currentIndex] ?? []) {
+        const cells = row.tiers[row.currentIndex] ?? [];
+        for (const c of cells) {
           if (c.state !== 'ready' && c.state !== 'succeeded') waitingFor.push(describeWaiting(c, row.node));
         }
+        // Every pod of the node's tier is Ready and the node is not done: the tier's
+        // waitDuration holds the next one there; the node's condition says until when.
+        const held = cells.length > 0 && cells.every((c) => c.state === 'ready' || c.state === 'succeeded');
+        const entry = seq.status?.nodeStatus?.find((s) => s.nodeName === row.node);
+        const said = entry?.conditions?.find((c) => c.type === 'Completed')?.message ?? '';
+        if (held && waitingUntil && said.includes('waitDuration'))
+          waitingFor.push(`node ${row.node}: ${said.replace(/^Waiting for /, '')}`);
       }
     }
   }

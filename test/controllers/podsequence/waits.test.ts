@@ -155,6 +155,20 @@ describe('waitDuration and timeout in Node scope', () => {
     assert.ok(late.events.some((e) => e.reason === 'GroupTimeout' && e.type === 'Warning'));
   });
 
+  test('a node that joins later: its first group’s timeout runs from its pods’ creation there', () => {
+    const tg: PodGroup[] = [
+      { name: 'agent', pods: ['agent-c'], timeout: '1m' },
+      { name: 'app', pods: ['app-c'] },
+    ];
+    const agent = pod('agent-c', { state: 'scheduled', node: 'node-c' });
+    agent.metadata.creationTimestamp = iso(T0 + 3_600_000);
+    const plan = decide(
+      input(nodeSeq(tg, T0), [agent, pod('app-c', { pinned: 'node-c' })], at(T0 + 3_630_000)),
+    );
+    assert.equal(plan.status.phase, 'InProgress');
+    assert.equal(plan.requeueAfterMs, 30_000);
+  });
+
   test('timeout Continue: the next group is released on that node anyway, and it is recorded', () => {
     const tg: PodGroup[] = [
       { name: 'agent', pods: ['agent-a'], timeout: '1m', timeoutPolicy: 'Continue' },
