@@ -93,7 +93,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       stops.push(() => kueue.stop());
       await nextTurn();
       // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
-      const kubelet = await startKubelet(client.as('system:node:kwok'), { timeScale, leases: false, clock });
+      const kubelet = await startKubelet(client.as('system:node:kwok'), {
+        timeScale,
+        leases: false,
+        clock,
+        // On a restored cluster, Stage timers continue from the stored objects' last writes.
+        resumeStoredTimers: true,
+      });
       stops.push(() => kubelet.stop());
       await nextTurn();
       nodes = await nodesMod.startNodes(client.as('system:node-controller'), config, { timeScale, clock });

@@ -176,6 +176,73 @@ test('a restarted cluster keeps its objects, uids, resourceVersions, port and to
   assert.equal(await second.stop(), 0);
 });
 
+/** A pod Stage marking pods labelled timer=<label> with the time it plays, `delayS` after they run. */
+function markStage(label: string, delayS: number): string {
+  return `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: mark-${label}}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {timer: ${label}}
+    matchExpressions:
+    - {key: .status.phase, operator: In, values: [Running]}
+    - {key: '.metadata.annotations["marked"]', operator: DoesNotExist}
+  delay: {durationMilliseconds: ${delayS * 1000}}
+  next:
+    patches:
+    - root: metadata
+      type: merge
+      template: |
+        annotations: {marked: {{ Now | Quote }}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ${label}, labels: {timer: ${label}}}
+spec: {containers: [{name: c, image: nginx}]}
+`;
+}
+
+test('Stage delays continue from the stored objects across a SIGKILL: due while down plays at start, a later one when it was due', async () => {
+  const dir = await tempDir();
+  const first = await start(dir);
+  const k = kubectl(dir);
+  await k(['apply', '-f', '-'], `${markStage('late', 30)}---\n${markStage('due', 10)}`);
+  // When each pod's current state was stored: its latest managedFields time (to the second).
+  const lastWrite = async (name: string) => {
+    const p = json<{ metadata: { managedFields: { time: string }[]; annotations?: Record<string, string> } }>(
+      await k(['get', 'pod', name, '-o', 'json', '--show-managed-fields']),
+    );
+    return Math.max(...p.metadata.managedFields.map((m) => Date.parse(m.time)));
+  };
+  const running = await waitFor('both pods Running', async () => {
+    const pods = json<{ items: (Obj & { status: { phase: string } })[] }>(
+      await k(['get', 'pods', '-l', 'timer', '-o', 'json']),
+    ).items;
+    return pods.length === 2 && pods.every((p) => p.status.phase === 'Running') && pods;
+  });
+  assert.ok(running.every((p) => !(p.metadata as { annotations?: { marked?: string } }).annotations?.marked));
+  const lateSince = await lastWrite('late');
+  const dueSince = await lastWrite('due');
+  // Down long enough that restarting delays (the behaviour this guards against) would show.
+  await waitFor('a few seconds after the pods ran', () => Date.now() > lateSince + 4000 || undefined);
+  assert.equal(await first.stop('SIGKILL'), 'SIGKILL');
+  await waitFor('the short delay to pass while down', () => Date.now() > dueSince + 12_000 || undefined);
+
+  const restartAt = Date.now();
+  await start(dir);
+  const marked = async (name: string) =>
+    json<{ metadata: { annotations?: { marked?: string } } }>(await k(['get', 'pod', name, '-o', 'json']))
+      .metadata.annotations?.marked;
+  const due = Date.parse(await waitFor('the due pod marked at start', () => marked('due')));
+  assert.ok(due < restartAt + 10_000, `due stage played at start (${due - restartAt} ms after the restart)`);
+  const late = Date.parse(await waitFor('the late pod marked', () => marked('late'), { timeoutMs: 60_000 }));
+  // Its original due time (the stored time is to the second), not 30 s after the restart.
+  assert.ok(late >= lateSince + 29_000, `late stage not early: ${late - lateSince} ms`);
+  assert.ok(late < lateSince + 33_000, `late stage on time: ${late - lateSince} ms after its pod ran`);
+  assert.ok(late < restartAt + 30_000, 'late stage counted from before the restart');
+});
+
 test('a second instance on the same data directory refuses, naming the first, and touches nothing', async () => {
   const dir = await tempDir();
   const first = await start(dir, ['--no-data-plane']);

@@ -16,6 +16,12 @@
  * drawn again, so a stage that changes nothing cannot starve the others. A stage's delay
  * counts from when the object started matching it, not from the object's last change (KWOK
  * restarts it on every change, which starves slow stages on busy objects).
+ *
+ * Resuming (`resumeStoredTimers`): when to count from is kept in memory only, so an object
+ * already stored when the player starts (a restarted cluster) counts from its last stored
+ * write (managedFields' latest time, else creationTimestamp): its current state, hence its
+ * match, is at least that old. A stage whose delay elapsed while troupe was down plays at
+ * once; one still running plays when it was due, to the second the stored times keep.
  */
 
 import { parseKey } from '../../kube/keys.ts';
@@ -28,7 +34,14 @@ import { type ClusterClient, type Gvr, isNotFound } from '../client.ts';
 import { Fifo } from './fifo.ts';
 import type { Anchors } from './runtime.ts';
 import type { PlayableStage } from './stage-set.ts';
-import { type PlanResult, type StagePlan, stageDelay, stageMatches, stageWeight } from './stages/index.ts';
+import {
+  type PlanResult,
+  parseRFC3339,
+  type StagePlan,
+  stageDelay,
+  stageMatches,
+  stageWeight,
+} from './stages/index.ts';
 
 export type LogFn = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -65,6 +78,8 @@ export interface PlayerOptions {
   now?: () => number;
   random?: () => number;
   concurrency?: number;
+  /** Objects last written before the player started count their delays from that write. */
+  resumeStoredTimers?: boolean;
   log?: LogFn;
   /** Called whenever the player runs out of work (queued, dirty and in-flight plays). */
   onIdle?: () => void;
@@ -93,6 +108,8 @@ interface Entry {
   played: { rv: string; at: Map<string, number> } | undefined;
   /** When the object started matching each stage it matches, and the stage's random draw. */
   sinces: Map<string, { since: number; rand: number }> | undefined;
+  /** Until the first evaluation: the stored write time of an object that predates the player. */
+  resumed: number | undefined;
   failures: number;
 }
 
@@ -107,6 +124,8 @@ export class StagePlayer {
   private readonly random: () => number;
   private readonly concurrency: number;
   private readonly log: LogFn;
+  /** When the player started: objects last written before it were stored before it. */
+  private readonly startedAt: number;
   private readonly entries = new Map<string, Entry>();
   /** Keys to evaluate, with the object the watch delivered (null: read it fresh). */
   private readonly dirty = new Map<string, KubeObject | null>();
@@ -125,6 +144,7 @@ export class StagePlayer {
     this.random = o.random ?? Math.random;
     this.concurrency = o.concurrency ?? 64;
     this.log = o.log ?? (() => {});
+    this.startedAt = this.now();
   }
 
   get size(): number {
@@ -253,6 +273,7 @@ export class StagePlayer {
         again: false,
         played: undefined,
         sinces: undefined,
+        resumed: this.o.resumeStoredTimers ? storedBefore(obj, this.startedAt) : undefined,
         failures: 0,
       };
       this.entries.set(key, e);
@@ -304,13 +325,18 @@ export class StagePlayer {
       // nothing, like a heartbeat within the same second, comes round again; an immediate
       // one does not, or it would spin).
       const playedAt = played?.get(s.name);
-      const first = e.sinces?.get(s.name) ?? { since: playedAt ?? now, rand: this.random() };
+      const first = e.sinces?.get(s.name) ?? {
+        since: playedAt ?? Math.min(e.resumed ?? now, now),
+        rand: this.random(),
+      };
       const due = this.dueOf(s, obj, now, first.since, first.rand);
       if (due === undefined || (playedAt !== undefined && due <= playedAt)) continue;
       sinces.set(s.name, first);
       cands.push({ stage: s, due, ...first });
     }
     e.sinces = sinces.size > 0 ? sinces : undefined;
+    // Only the state found stored counts from its stored time; later matches count from now.
+    e.resumed = undefined;
     if (cands.length === 0) return undefined;
     const fg = cands.filter((c) => !c.stage.background);
     const bg = cands.filter((c) => c.stage.background);
@@ -487,6 +513,20 @@ export class StagePlayer {
     }
     return cur;
   }
+}
+
+/**
+ * The object's last stored write (managedFields' latest time, else its creationTimestamp;
+ * both to the second) when that second ended before `start`, else undefined (an object
+ * written in the player's first second may be new).
+ */
+function storedBefore(obj: KubeObject, start: number): number | undefined {
+  let last = parseRFC3339(obj.metadata.creationTimestamp ?? '');
+  for (const mf of obj.metadata.managedFields ?? []) {
+    const t = typeof mf.time === 'string' ? parseRFC3339(mf.time) : undefined;
+    if (t !== undefined && (last === undefined || t > last)) last = t;
+  }
+  return last !== undefined && last + 1000 <= start ? last : undefined;
 }
 
 function keyOf(obj: KubeObject): string {

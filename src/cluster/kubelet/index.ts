@@ -78,6 +78,12 @@ export interface KubeletOptions {
   log?: LogFn;
   /** [0, 1) source for weighted choices and jitter (tests). */
   random?: () => number;
+  /**
+   * Objects that were last written before the kubelet started count their stage delays from
+   * that stored write rather than from the start (a restart of a stored cluster resumes its
+   * Stage timers). Default false: delays count from when the kubelet first sees an object.
+   */
+  resumeStoredTimers?: boolean;
 }
 
 export interface KubeletStats {
@@ -184,6 +190,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
       random,
       now: () => clock.now(),
       concurrency: opts.concurrency,
+      resumeStoredTimers: opts.resumeStoredTimers,
       log,
       onIdle: () => events.pump(),
       hooks: {

@@ -56,7 +56,10 @@ export function troupeDefaultStages(): Stage[] {
 
 export interface HookContext {
   now: number;
-  /** When the kubelet first planned this stage for the object's current state. */
+  /**
+   * When the kubelet first planned this stage for the object's current state (for an object
+   * found stored at start with resumeStoredTimers, its last stored write).
+   */
   since: number;
   timeScale: number;
   /** The delay spec.delay gives (unscaled), undefined without one. */
