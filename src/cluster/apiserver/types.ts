@@ -5,7 +5,7 @@
 
 export type { KubeObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../../kube/object.ts';
 
-import type { KubeObject, ObjectMeta } from '../../kube/object.ts';
+import type { KubeObject } from '../../kube/object.ts';
 
 /** The `reason` values of metav1.CauseType used in 422 Invalid responses. */
 export type CauseType =

@@ -19,7 +19,7 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
-import type { PodLike, TaintLike } from '../scheduler/core/types.ts';
+import type { PodLike } from '../scheduler/core/types.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { syncHistory } from './history.ts';
 import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
