@@ -217,6 +217,47 @@ describe('sequences', () => {
     );
   });
 
+  test('a GroupReady written seconds after the release it caused still comes first', () => {
+    const ev = (name: string, time: string, reason: string, note: string) =>
+      ({
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name, namespace: 'default' },
+        regarding: { kind: 'PodSequence', name: 's', namespace: 'default', uid: 'u1' },
+        eventTime: time,
+        reason,
+        note,
+        type: 'Normal',
+      }) as never;
+    const v = sequenceView(seq('Cluster', {}), new Map(), [
+      ev(
+        'r0',
+        '2026-01-01T00:00:01.100000Z',
+        'Released',
+        "Released 1 pod of group 'db' (1/2) because it is first: db-1",
+      ),
+      // Under load the status write carrying the GroupReady trails the release by 2 s.
+      ev(
+        'r1',
+        '2026-01-01T00:00:05.200000Z',
+        'Released',
+        "Released 1 pod of group 'web' (2/2) because …: web-1",
+      ),
+      ev('o', '2026-01-01T00:00:06.000000Z', 'Waiting', 'unrelated'),
+      ev(
+        'g0',
+        '2026-01-01T00:00:07.300000Z',
+        'GroupReady',
+        "Group 'db' (1/2) is Ready; releasing group 'web' (2/2)",
+      ),
+      ev('g1', '2026-01-01T00:00:09.000000Z', 'GroupReady', "Group 'web' (2/2) is Ready"),
+    ]);
+    assert.deepEqual(
+      v.timeline.map((e) => e.reason),
+      ['Released', 'GroupReady', 'Released', 'Waiting', 'GroupReady'],
+    );
+  });
+
   test('each tier has its start (first pod scheduled) and, once all are Ready, its ready time', () => {
     const at = (name: string, scheduled: string, ready?: string, labels: Record<string, string> = {}) => {
       const p = pod(name, { node: 'n1', ready: !!ready, labels });

@@ -123,7 +123,25 @@ export function timeline(seq: SequenceObject, events: readonly EventObject[]): T
       (CAUSAL_RANK[a.reason] ?? 1) - (CAUSAL_RANK[b.reason] ?? 1) ||
       a.time.localeCompare(b.time),
   );
-  return out.slice(-TIMELINE_LIMIT);
+  return causesFirst(out).slice(-TIMELINE_LIMIT);
+}
+
+/**
+ * A cluster-scope GroupReady ("…; releasing group X") is written with the status write that
+ * follows the release it caused, which under load can trail that release by more than the
+ * second that CAUSAL_RANK orders within. Show it before the first release of group X: cause
+ * before effect, whatever the clocks say.
+ */
+function causesFirst(entries: TimelineEntry[]): TimelineEntry[] {
+  const out = [...entries];
+  for (let i = 0; i < out.length; i++) {
+    if (out[i]!.reason !== 'GroupReady') continue;
+    const next = /; releasing group (.+)$/.exec(out[i]!.message)?.[1];
+    if (!next) continue;
+    const first = out.findIndex((e) => e.reason === 'Released' && e.message.includes(`of group ${next} `));
+    if (first >= 0 && first < i) out.splice(first, 0, ...out.splice(i, 1));
+  }
+  return out;
 }
 
 /**
