@@ -239,8 +239,9 @@ test('Stage delays continue from the stored objects across a SIGKILL: due while 
   const late = Date.parse(await waitFor('the late pod marked', () => marked('late'), { timeoutMs: 60_000 }));
   // Its original due time (the stored time is to the second), not 30 s after the restart.
   assert.ok(late >= lateSince + 29_000, `late stage not early: ${late - lateSince} ms`);
-  assert.ok(late < lateSince + 33_000, `late stage on time: ${late - lateSince} ms after its pod ran`);
-  assert.ok(late < restartAt + 30_000, 'late stage counted from before the restart');
+  // Counted from the restart it would play at restartAt + 30 s or later; counted from the stored
+  // time it plays about 12 s before that, slack enough for a busy machine (no tighter bound here).
+  assert.ok(late < restartAt + 30_000, `late stage counted from before the restart: ${late - restartAt} ms`);
 });
 
 test('a second instance on the same data directory refuses, naming the first, and touches nothing', async () => {

@@ -21,7 +21,7 @@ spec:
     spec:
       template:
         metadata:
-          annotations: {troupe.dev/run-duration: 1h}
+          annotations: {troupe.dev/run-duration: 1000h}
         spec:
           restartPolicy: Never
           containers: [{name: c, image: busybox}]
@@ -75,7 +75,7 @@ describe('CronJob controller', () => {
       ['apply', '-f', '-'],
       CRON.replace('name: tick', 'name: quick')
         .replace('app: tick', 'app: quick')
-        .replace('troupe.dev/run-duration: 1h', 'troupe.dev/run-duration: 1s')
+        .replace('troupe.dev/run-duration: 1000h', 'troupe.dev/run-duration: 1s')
         .replace('concurrencyPolicy: Forbid', 'successfulJobsHistoryLimit: 2'),
     );
     const core = c.kc.makeApiClient(CoreV1Api);
