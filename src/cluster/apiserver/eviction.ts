@@ -6,8 +6,9 @@
  * it answers 429, which `kubectl drain` retries.
  */
 import { selectorFromObject } from '../../kube/labels.ts';
+import { isPodReady, type PodLike } from '../../kube/pod.ts';
 import type { Api } from './api.ts';
-import { arrayOf, recordOf, str } from './builtin/common.ts';
+import { recordOf, str } from './builtin/common.ts';
 import { ApiError, errors } from './errors.ts';
 import type { KubeObject } from './types.ts';
 
@@ -18,10 +19,6 @@ function budgetError(cause: string): ApiError {
     causes: [{ reason: 'DisruptionBudget' as never, message: cause, field: '' }],
   });
   return err;
-}
-
-function isReady(pod: KubeObject): boolean {
-  return arrayOf(recordOf(pod.status).conditions).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /** Takes a disruption from the pod's budget, or throws why the eviction must wait. */
@@ -56,7 +53,7 @@ export async function takeDisruption(api: Api, pod: KubeObject, dryRun: boolean)
   const name = pdb.metadata.name!;
   // An unhealthy pod may go when the budget is met (IfHealthyBudget) or always (AlwaysAllow).
   const policy = str(recordOf(pdb.spec).unhealthyPodEvictionPolicy) || 'IfHealthyBudget';
-  if (!isReady(pod)) {
+  if (!isPodReady(pod as PodLike)) {
     if (policy === 'AlwaysAllow') return;
     if (
       Number(status.currentHealthy ?? 0) >= Number(status.desiredHealthy ?? 0) &&
