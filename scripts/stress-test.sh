@@ -30,7 +30,7 @@ npm run lint
 if [ "$#" -gt 0 ]; then tests=("$@"); else tests=('test/**/*.test.ts'); fi
 for run in $(seq "$RUNS"); do
   echo "stress-test: run $run of $RUNS"
-  if ! node --test --test-concurrency=2 "${tests[@]}"; then
+  if ! node --test --test-concurrency=2 --test-timeout=600000 --test-force-exit "${tests[@]}"; then
     echo "stress-test: run $run failed" >&2
     exit 1
   fi

@@ -39,6 +39,8 @@ export function clusterCommand(): Command {
     'Run the embedded Kubernetes-compatible cluster (API server and simulated nodes) until interrupted',
   );
   return addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
+    // Before anything starts: a SIGTERM during startup then shuts down gracefully.
+    const signalled = untilSignal();
     // Written as soon as the API server serves (a restart of a large cluster serves before its
     // data plane has caught up); a start that fails before leaves a running instance's alone.
     const cluster = await startEmbeddedCluster({
@@ -59,7 +61,7 @@ export function clusterCommand(): Command {
     process.stdout.write(
       `${cluster.nodes ? `troupe cluster: ${cluster.nodes.names().length} nodes running\n` : ''}Press Ctrl+C to stop.\n`,
     );
-    const sig = await untilSignal();
+    const sig = await signalled;
     process.stdout.write(`troupe cluster: ${sig} received, shutting down\n`);
     await cluster.stop();
   });

@@ -28,12 +28,17 @@ export function parsePositiveNumber(value: string): number {
   return n;
 }
 
-/** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
+/**
+ * Resolves when the process is asked to stop (SIGINT or SIGTERM). Call it before starting
+ * anything: a signal during startup is remembered and the command shuts down gracefully
+ * once started, and a second signal (startup hangs, shutdown is slow) exits at once.
+ */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    let received = false;
     const on = (sig: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
+      if (received) process.exit(1);
+      received = true;
       resolve(sig);
     };
     process.on('SIGINT', on);

@@ -27,6 +27,8 @@ export function runCommand(): Command {
     'install the CRDs of the selected capabilities when the cluster lacks them (development clusters; production installs them with `make install`)',
   );
   return cmd.action(async (flags: RunFlags) => {
+    // Before anything starts: a SIGTERM during startup then shuts down gracefully.
+    const signalled = untilSignal();
     // Loaded when run: every troupe command imports this file, and startup time counts.
     const [{ startDashboard }, { buildManager, managerLogger }] = await Promise.all([
       import('../dashboard/index.ts'),
@@ -63,7 +65,7 @@ export function runCommand(): Command {
         'dashboard serving (the access token is in the URL printed on stdout)',
       );
     if (dashboard) process.stdout.write(`Dashboard: ${dashboard.url}\n`);
-    const sig = await untilSignal();
+    const sig = await signalled;
     log.info({ signal: sig }, 'shutting down');
     await dashboard?.stop();
     await stop();

@@ -26,6 +26,8 @@ export function upCommand(): Command {
     dashboardAddress: '127.0.0.1:0',
   });
   return cmd.action(async (flags: UpFlags) => {
+    // Before anything starts: a SIGTERM during startup then shuts down gracefully.
+    const signalled = untilSignal();
     // Loaded when run: every troupe command imports this file, and startup time counts.
     const [{ startRunPodStandIn }, { startDashboard }, { buildManager }] = await Promise.all([
       import('../cluster/runpod/index.ts'),
@@ -90,7 +92,7 @@ export function upCommand(): Command {
         '',
       ].join('\n'),
     );
-    const sig = await untilSignal();
+    const sig = await signalled;
     log.info({ signal: sig }, 'shutting down');
     await dashboard?.stop();
     await stop();

@@ -111,6 +111,7 @@ export class Manager {
   private readonly extraHealthz: [string, Check][] = [];
   private readonly extraReadyz: [string, Check][] = [];
   private started = false;
+  private cacheStarted = false;
   private stopping: Promise<void> | undefined;
   private controllersRunning = false;
   private controllersStarting: Promise<void> | undefined;
@@ -270,6 +271,7 @@ export class Manager {
       }
     }
     this.cache.start();
+    this.cacheStarted = true;
     if (this.elector) {
       this.campaign = this.campaignLoop();
     } else {
@@ -327,7 +329,8 @@ export class Manager {
         logger: this.log,
       });
       this.health.addReadyzCheck('informers', () => {
-        if (!this.cache.hasSynced) throw new Error('caches not synced');
+        // Before cache.start() no informer exists yet, and "every informer synced" is vacuous.
+        if (!this.cacheStarted || !this.cache.hasSynced) throw new Error('caches not synced');
       });
       if (this.webhooks) {
         const wh = this.webhooks;

@@ -48,3 +48,28 @@ test('troupe cluster refuses a bad flag with a clear message', async () => {
   assert.notEqual((r as { code?: number }).code ?? 0, 0);
   assert.match((r as { stderr: string }).stderr, /"abc" is not a port number/);
 });
+
+test('a SIGTERM while troupe cluster is still starting shuts it down gracefully', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'cluster', '--port', '0', '--data-dir', dir, '--kubeconfig-out', join(dir, 'kubeconfig')],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  try {
+    // The first line comes once the API server serves, before the nodes run and before the
+    // banner: the signal lands mid-start, which used to kill the process by default action.
+    await waitFor('the API server to serve', () => out.includes('API server at'), { timeoutMs: 60_000 });
+    child.kill('SIGTERM');
+    const code = await new Promise((r) => child.once('exit', r));
+    assert.equal(code, 0, out);
+    assert.match(out, /SIGTERM received, shutting down/);
+  } finally {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+});

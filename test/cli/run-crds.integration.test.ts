@@ -100,8 +100,9 @@ test('with *, run starts the capabilities whose CRDs exist and warns about the r
     });
     assert.doesNotMatch(ready.text, /offload/);
   } finally {
-    assert.equal(await p.stop(), 0, p.stderr());
+    const code = await p.stop();
     await t.close();
+    assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
   }
 });
 
@@ -119,8 +120,9 @@ test('--install-crds installs the missing CRDs and runs', async () => {
     );
     await waitFor('/readyz to pass', async () => (await readyz(p)).status === 200);
   } finally {
-    assert.equal(await p.stop(), 0, p.stderr());
+    const code = await p.stop();
     await t.close();
+    assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
   }
 });
 
@@ -138,7 +140,8 @@ test('offloading asked for by name without credentials holds /readyz back, sayin
     assert.equal(r.status, 500);
     assert.match(r.text, /\[-\]offload-runpod failed: no provider credentials are configured \(RUNPOD_KEY\)/);
   } finally {
-    assert.equal(await p.stop(), 0, p.stderr());
+    const code = await p.stop();
     await t.close();
+    assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
   }
 });
