@@ -1,6 +1,7 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { OffloadOptions } from '../controllers/offload/index.ts';
+import type { Clock } from '../lib/clock.ts';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
 import { askedByName, type Capability, capabilities, selectControllers } from './capabilities.ts';
 import { type ManagerFlags, offloadOptions } from './manager-flags.ts';
@@ -29,6 +30,11 @@ export function buildManager(
     log?: Logger;
     /** Only these of the capabilities `--controllers` selects (`run` leaves out those whose CRDs are missing). */
     only?: string[];
+    /**
+     * The controllers' clock (default the real one). In a simulation, the VirtualClock the
+     * embedded cluster runs by, so that the manager in the same process shares its time.
+     */
+    clock?: Clock;
   } = {},
 ): BuiltManager {
   const log = extra.log ?? managerLogger(flags);
@@ -38,6 +44,7 @@ export function buildManager(
       podsequence: { mode: flags.podsequenceMode },
       appwrapperWebhooks: flags.appwrapperWebhooks || extra.appwrapperWebhooks,
       ...(flags.appwrapperConfig ? { appwrapper: flags.appwrapperConfig } : {}),
+      clock: extra.clock,
     }),
     flags.controllers,
   );
@@ -70,6 +77,7 @@ export function buildManager(
     metricsSecure: flags.metricsSecure,
     resyncMs: flags.resyncPeriod * 1000,
     logger: log,
+    clock: extra.clock,
   });
   for (const def of selected.controllers) manager.add(def);
   for (const cap of selected.capabilities) cap.webhooks?.register(manager);

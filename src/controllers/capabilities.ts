@@ -19,6 +19,6 @@ export function capabilities(opts: CapabilityOptions = {}): Capability[] {
     podGroupCapability(),
     podSequenceCapability(opts.podsequence),
     appWrapperCapability({ webhooks: opts.appwrapperWebhooks, config: opts.appwrapper }),
-    offloadCapability(opts.offload),
+    offloadCapability(opts.offload, opts.clock),
   ];
 }

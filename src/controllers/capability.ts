@@ -5,6 +5,7 @@
  * capability is a folder plus one entry there (docs/architecture.md, "Adding a capability").
  */
 
+import type { Clock } from '../lib/clock.ts';
 import type { Check, ControllerDefinition, KindRef, KubeObject, Manager } from '../runtime/index.ts';
 import type { AppWrapperConfigInput } from './appwrapper/config.ts';
 import type { OffloadOptions } from './offload/options.ts';
@@ -77,6 +78,8 @@ export interface CapabilityOptions {
   appwrapperWebhooks?: boolean;
   /** Upstream AppWrapper's configuration (`--appwrapper-config`), for the controller and its webhooks. */
   appwrapper?: AppWrapperConfigInput;
+  /** The manager's clock, for what a capability times outside reconciles (offload's provider and pending timers). */
+  clock?: Clock;
 }
 
 /** The rule every controller needs: it records events.k8s.io/v1 Events (one create, then patches). */

@@ -25,6 +25,14 @@ export interface Clock {
    * Absent on clocks that follow the wall; call it through `holdClock`.
    */
   hold?(who: string): () => void;
+  /**
+   * Present on a clock that idles (VirtualClock) and unique in the process: an HTTP client
+   * and server sharing the clock recognise each other by it and count the watch events
+   * between them with `busy(key, ±1)`.
+   */
+  readonly id?: string;
+  busy?(key: string, delta: number): void;
+  clear?(key: string): void;
 }
 
 const released = () => {};

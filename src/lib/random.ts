@@ -71,7 +71,10 @@ export function seededRandom(seed: number): RandomSource {
 export function randomUUID(): string {
   if (!seeded) return cryptoUUID();
   let hex = '';
-  for (let i = 0; i < 4; i++) hex += Math.floor(source() * 4294967296).toString(16).padStart(8, '0');
+  for (let i = 0; i < 4; i++)
+    hex += Math.floor(source() * 4294967296)
+      .toString(16)
+      .padStart(8, '0');
   // Version 4, variant 10xx, as RFC 9562 section 5.4 lays the bits out.
   const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;

@@ -40,6 +40,14 @@ import { setImmediate as immediate } from 'node:timers/promises';
 import { ManualClock, type TimerHandle } from './clock.ts';
 import { seedRandom } from './random.ts';
 
+/**
+ * HTTP headers of a watch between a client and a server sharing one virtual clock: the
+ * client names the clock's id in the request, the server answers with the key it counts
+ * the stream's events under, and the client acknowledges each event under that key.
+ */
+export const SHARED_CLOCK_HEADER = 'x-troupe-virtual-clock';
+export const SHARED_CLOCK_KEY = 'x-troupe-virtual-clock-key';
+
 /** Where simulations start by default: a fixed instant, so timestamps repeat across runs. */
 export const SIMULATION_EPOCH = Date.UTC(2026, 0, 1);
 
@@ -196,7 +204,8 @@ export class StallError extends Error {
 
   constructor(clock: VirtualClock, why: string) {
     const holders = clock.holders();
-    const list = holders.length > 0 ? holders.map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ') : 'nobody';
+    const list =
+      holders.length > 0 ? holders.map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ') : 'nobody';
     super(`virtual clock stalled at ${new Date(clock.now()).toISOString()}: ${why}; held by: ${list}`);
     this.name = 'StallError';
     this.at = clock.now();

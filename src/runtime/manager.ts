@@ -132,6 +132,7 @@ export class Manager {
     this.rest = new RestClient(opts.kubeConfig, {
       ...opts.rest,
       metrics: this.metrics.restHooks(safeHost(server)),
+      clock: this.clock,
     });
     this.mapper = new RestMapper(this.rest);
     this.client = new Client(this.rest, this.mapper);
@@ -140,6 +141,7 @@ export class Manager {
       resyncMs: opts.resyncMs,
       logger: this.log,
       metrics: this.metrics.informerHooks(),
+      clock: this.clock,
     });
     const le = opts.leaderElection;
     this.identity = (le ? le.identity : undefined) || defaultIdentity();

@@ -1,12 +1,13 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
+import type { Clock } from '../../lib/clock.ts';
 import { type Capability, EVENTS_RULE } from '../capability.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
 import type { OffloadOptions } from './options.ts';
 
-export function offloadCapability(opts: Partial<OffloadOptions> = {}): Capability {
-  const offload = createOffload(opts);
+export function offloadCapability(opts: Partial<OffloadOptions> = {}, clock?: Clock): Capability {
+  const offload = createOffload(opts, { clock });
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',

@@ -5,6 +5,7 @@
  * any write in a namespace that has a quota. Only namespaces with quotas cost anything.
  */
 import { formatQuantity } from '../../../kube/quantity.ts';
+import { holdClock } from '../../../lib/clock.ts';
 import { semanticEqual } from '../../../lib/json.ts';
 import { quotaUsage } from '../admission/plugins.ts';
 import type { Api } from '../api.ts';
@@ -19,6 +20,7 @@ export class QuotaController {
   private readonly withQuota = new Map<string, number>();
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private releaseClock: (() => void) | undefined;
 
   constructor(api: Api) {
     this.api = api;
@@ -47,13 +49,18 @@ export class QuotaController {
 
   stop(): void {
     clearTimeout(this.timer);
+    this.releaseClock?.();
     this.timer = undefined;
     this.pending.clear();
   }
 
   private schedule(ns: string): void {
     this.pending.add(ns);
-    this.timer ??= setTimeout(() => void this.drain(), 0);
+    if (this.timer) return;
+    // A recount due now holds a virtual clock until done (the retries after a conflict do not).
+    const release = holdClock(this.api.clock, 'apiserver quota');
+    this.releaseClock = release;
+    this.timer = setTimeout(() => void this.drain().finally(release), 0);
   }
 
   private async drain(): Promise<void> {
