@@ -2,10 +2,10 @@
  * How `--controllers` selects among the capabilities (src/controllers/capabilities.ts, the
  * one list): by capability name or controller name.
  */
-import { type Capability, type CapabilityOptions, capabilities } from '../controllers/capabilities.ts';
+import { type Capability, type CapabilityValues, capabilities } from '../controllers/capabilities.ts';
 import type { ControllerDefinition } from '../runtime/index.ts';
 
-export { type Capability, type CapabilityOptions, capabilities };
+export { type Capability, type CapabilityValues, capabilities };
 
 /** Names of the capabilities, for tools that list them (install manifests). */
 export function capabilityNames(): string[] {

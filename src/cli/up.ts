@@ -41,9 +41,11 @@ export function upCommand(): Command {
       kubeConfigFromString(cluster.server.kubeconfig),
       flags,
       {
-        offload: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+        values: {
+          ...(runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {}),
+          appwrapperWebhooks: true,
+        },
         webhookHost: '127.0.0.1',
-        appwrapperWebhooks: true,
       },
     );
     for (const cap of capabilities) {
