@@ -29,7 +29,7 @@ const POD: KindRef = { apiVersion: 'v1', kind: 'Pod' };
  * What `troupe explain` explains: the pod (every capability adds its lines) and each
  * capability's kinds. The capability whose pod lines lead is listed first, then the pod.
  */
-interface Explained {
+export interface Explained {
   kind: KindRef;
   names: string[];
   usage: string;
@@ -37,7 +37,7 @@ interface Explained {
   provider?: ExplainKind;
 }
 
-function explained(all: Capability[]): Explained[] {
+export function explainKinds(all: Capability[]): Explained[] {
   const ordered = [...all.filter((c) => c.explain?.pod?.lead), ...all.filter((c) => !c.explain?.pod?.lead)];
   const pod: Explained = { kind: POD, names: ['pod', 'pods', 'po'], usage: 'pod' };
   const out: Explained[] = [];
@@ -62,7 +62,7 @@ function usage(kinds: Explained[]): string {
 /** `kind/name` to what explains it and a name; CliError (exit 2) when it is not one. */
 export function parseRef(
   ref: string,
-  kinds: Explained[] = explained(capabilities()),
+  kinds: Explained[] = explainKinds(capabilities()),
 ): { kind: Explained; name: string } {
   const USAGE = usage(kinds);
   const slash = ref.indexOf('/');
@@ -118,7 +118,7 @@ function readerFor(s: ClusterSession, p: Painter): ExplainReader {
 }
 
 /** A pod: the leading capability's lines, the pod's own progress, then the others' lines. */
-async function explainPod(all: Capability[], r: ExplainReader, pod: KubeObject): Promise<string> {
+export async function explainPod(all: Capability[], r: ExplainReader, pod: KubeObject): Promise<string> {
   const lines: string[] = [];
   for (const cap of all) if (cap.explain?.pod?.lead) lines.push(...(await cap.explain.pod.lines(r, pod)));
   lines.push(`Progress: ${podProgress(pod)}`);
@@ -134,7 +134,7 @@ interface ExplainFlags {
 
 export function explainCommand(): Command {
   const all = capabilities();
-  const kinds = explained(all);
+  const kinds = explainKinds(all);
   const cmd = new Command('explain')
     .description(
       `Explain why an object is where it is and what it waits for (${kinds.map((k) => k.kind.kind).join(', ')})`,

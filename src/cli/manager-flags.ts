@@ -40,13 +40,14 @@ export function addManagerOptions(
     webhookPort: number;
     dashboardAddress: string;
   },
+  /** Whose flags to add: the one list (a test passes its own). */
+  all: Capability[] = capabilities(),
 ): Command {
   const port = (v: string) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`"${v}" is not a port number (0-65535).`);
     return n;
   };
-  const all = capabilities();
   cmd
     .hook('preAction', (_, action) => {
       readSwitchesFromEnv(action);
