@@ -48,7 +48,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
     podExec: async (pod, container, command, io) =>
-      (await import('./kubelet/exec.ts')).execInContainer(pod, container, command, io),
+      (await import('./kubelet/exec.ts')).execInContainer(
+        pod,
+        container,
+        command,
+        io,
+        opts.clock ?? realClock,
+      ),
     ...opts,
   });
   const client = new ClusterClient(server.api, 'system:admin');

@@ -8,6 +8,7 @@
  * stdin reads commands line by line, as an interactive shell does; with a TTY it echoes what
  * is typed and shows a `# ` prompt, since the terminal on kubectl's side is in raw mode.
  */
+import type { Clock } from '../../lib/clock.ts';
 import type { ExecIO } from '../apiserver/http/streaming.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ProcessIO, runProcess } from '../runpod/shell.ts';
@@ -33,19 +34,12 @@ function containerEnv(pod: KubeObject, container: string): Record<string, string
   return env;
 }
 
-function processIO(io: ExecIO, env: Record<string, string>): ProcessIO {
+function processIO(io: ExecIO, env: Record<string, string>, clock: Clock): ProcessIO {
   return {
     env,
     write: (line, stream) => io.write(stream, `${line}\n`),
-    sleep: (ms) =>
-      new Promise<void>((resolve, reject) => {
-        if (io.signal.aborted) return reject(new Error('aborted'));
-        const t = setTimeout(resolve, Math.min(ms, 2 ** 31 - 1));
-        io.signal.addEventListener('abort', () => {
-          clearTimeout(t);
-          reject(new Error('aborted'));
-        });
-      }),
+    // On the cluster's clock, so `sleep 5` takes 5 s of simulated time.
+    sleep: (ms) => clock.sleep(ms, io.signal),
     signal: io.signal,
   };
 }
@@ -89,7 +83,7 @@ async function* lines(io: ExecIO): AsyncGenerator<string> {
 }
 
 /** An interactive shell: each line is a script; `exit` ends the session with its code. */
-async function interactive(io: ExecIO, env: Record<string, string>): Promise<number> {
+async function interactive(io: ExecIO, env: Record<string, string>, clock: Clock): Promise<number> {
   let last = 0;
   const prompt = () => io.tty && io.write('stdout', '# ');
   prompt();
@@ -99,7 +93,7 @@ async function interactive(io: ExecIO, env: Record<string, string>): Promise<num
       const code = Number.parseInt(trimmed.slice(4).trim() || String(last), 10);
       return Number.isFinite(code) ? code & 0xff : 2;
     }
-    if (trimmed) last = await runProcess(['sh', '-c', line], processIO(io, env));
+    if (trimmed) last = await runProcess(['sh', '-c', line], processIO(io, env, clock));
     prompt();
   }
   return last;
@@ -111,8 +105,9 @@ export async function execInContainer(
   container: string,
   command: string[],
   io: ExecIO,
+  clock: Clock,
 ): Promise<number> {
   const env = containerEnv(pod, container);
-  if (command.length === 1 && SHELL.test(command[0]!) && io.stdin) return interactive(io, env);
-  return runProcess(command, processIO(io, env));
+  if (command.length === 1 && SHELL.test(command[0]!) && io.stdin) return interactive(io, env, clock);
+  return runProcess(command, processIO(io, env, clock));
 }
