@@ -9,7 +9,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import type { ClusterClient, Gvr } from '../cluster/client.ts';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { NodeConfigError, validateNodeConfig } from '../cluster/nodes/config.ts';
@@ -74,7 +74,7 @@ export function simulateCommand(): Command {
         return;
       }
       if (!file)
-        throw new InvalidArgumentError(
+        throw new Error(
           'give a scenario file (troupe simulate SCENARIO.yaml), or --record FILE',
         );
       const scenario = await loadScenario(file);
@@ -137,7 +137,7 @@ function choosePolicies(scenario: Scenario, names: string[] | undefined): Policy
   if (!names) return scenario.policies;
   const unknown = names.filter((n) => !scenario.policies.some((p) => p.name === n));
   if (unknown.length > 0) {
-    throw new InvalidArgumentError(
+    throw new Error(
       `--policy ${unknown.join(', ')}: not in the scenario (its policies: ${scenario.policies.map((p) => p.name).join(', ')})`,
     );
   }

@@ -180,8 +180,8 @@ export class Collector {
     this.advance(t);
     for (const r of this.gangs.values()) {
       if (r.stuckSince !== undefined) {
-        r.deadlockedMs += t - r.stuckSince;
-        r.stuckSince = t;
+        r.deadlockedMs += deadlocked(t - r.stuckSince);
+        r.stuckSince = undefined;
       }
       if (r.finishedMs === undefined && r.status !== 'pending') r.status = 'unfinished';
     }
@@ -227,7 +227,7 @@ export class Collector {
     const stuck = bound > 0 && bound < size && unschedulable;
     if (stuck && r.stuckSince === undefined) r.stuckSince = t;
     if (!stuck && r.stuckSince !== undefined) {
-      r.deadlockedMs += t - r.stuckSince;
+      r.deadlockedMs += deadlocked(t - r.stuckSince);
       r.stuckSince = undefined;
     }
     if (r.finishedMs === undefined) {
@@ -265,6 +265,17 @@ export class Collector {
     if (last && last.t === t) this.points.pop();
     this.points.push({ t, capacity, allocated, useful });
   }
+}
+
+/**
+ * A gang partly placed while a member is unschedulable is deadlocked once that lasts
+ * DEADLOCK_GRACE_MS (then for the whole stretch): shorter stretches are the scheduler's retry
+ * after a neighbour finished, not a gang holding resources it cannot use.
+ */
+export const DEADLOCK_GRACE_MS = 60_000;
+
+function deadlocked(ms: number): number {
+  return ms >= DEADLOCK_GRACE_MS ? ms : 0;
 }
 
 function spendRate(p: PodState): number {

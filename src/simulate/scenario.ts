@@ -85,7 +85,7 @@ export function parseScenario(text: string, file: string): Scenario {
     doc = parseYaml(text);
   } catch (err) {
     throw new ScenarioError(file, [
-      `not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)} (fix the syntax at that line)`,
+      `not valid YAML: ${err instanceof Error ? err.message.split('\n')[0]!.replace(/:$/, '') : String(err)} (fix the syntax there)`,
     ]);
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
