@@ -73,10 +73,7 @@ export function simulateCommand(): Command {
         await recordTrace(flags.record, flags);
         return;
       }
-      if (!file)
-        throw new Error(
-          'give a scenario file (troupe simulate SCENARIO.yaml), or --record FILE',
-        );
+      if (!file) throw new Error('give a scenario file (troupe simulate SCENARIO.yaml), or --record FILE');
       const scenario = await loadScenario(file);
       const policies = choosePolicies(scenario, flags.policy);
       const report: Report = {

@@ -23,6 +23,11 @@ export class ScaledClock implements Clock {
     return this.base + (performance.now() - this.t0) * this.scale;
   }
 
+  /** Scaled like `now()`, so durations measured by the controllers agree with it. */
+  monotonic(): number {
+    return (performance.now() - this.t0) * this.scale;
+  }
+
   setTimer(fn: () => void, ms: number): TimerHandle {
     const t = setTimeout(fn, Math.max(0, ms / this.scale));
     t.unref();
