@@ -194,7 +194,7 @@ async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: C
     if (runpod) cleanups.unshift(() => runpod.stop());
     const built = buildManager(kubeConfigFromString(cluster.server.kubeconfig), managerFlags(policy), {
       clock,
-      offload: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+      values: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
     });
     cleanups.unshift(() => built.stop());
     for (const cap of built.capabilities) {
