@@ -175,14 +175,15 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
   const api = new Api(store, registry, hooks);
   // The compiled-in plugins (LimitRanger, Priority, RuntimeClass, DefaultStorageClass,
   // ResourceQuota) around the webhooks, as kube-apiserver's default plugin order has them.
-  hooks.admission = new BuiltinAdmission(api, hooks.admission ?? new WebhookAdmission(api));
+  const admission = new BuiltinAdmission(api, hooks.admission ?? new WebhookAdmission(api));
+  hooks.admission = admission;
   const schemas = new SchemaService(api);
   hooks.unknownFields ??= schemas.unknownFields;
   hooks.patcher ??= new DefaultPatcher(schemas);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
   const eventTtl = new EventTtl(api, opts.eventTtlMs, opts.eventClock);
-  const quotas = new QuotaController(api);
+  const quotas = new QuotaController(api, admission.quotaUsage);
   // Made once the server listens: it needs the port.
   let kubernetes: KubernetesService | undefined;
   const userAfterWrite = hooks.afterWrite;

@@ -77,6 +77,8 @@ export class ObjectStore {
   /** Events at or below this resourceVersion can no longer be replayed. */
   private compactedRv = 1;
   private readonly watchers = new Map<string, Set<Watcher>>();
+  /** Listeners to every table's writes (see subscribe). */
+  private readonly subscribers = new Set<(event: StoreEvent) => void>();
   /** Keys of each table in order, rebuilt lazily after an add or delete (not on updates). */
   private readonly sorted = new Map<string, string[]>();
   private readonly backend: StoreBackend | undefined;
@@ -186,8 +188,26 @@ export class ObjectStore {
     return keys;
   }
 
+  /**
+   * Calls `fn` with every committed write of every table, in order, as it happens (before the
+   * write's caller goes on): the server's own caches follow the store through it.
+   */
+  subscribe(fn: (event: StoreEvent) => void): () => void {
+    this.subscribers.add(fn);
+    return () => {
+      this.subscribers.delete(fn);
+    };
+  }
+
   private publish(event: StoreEvent): void {
     this.appendHistory(event);
+    for (const fn of this.subscribers) {
+      try {
+        fn(event);
+      } catch (err) {
+        this.onWatcherError(err, event);
+      }
+    }
     const ws = this.watchers.get(event.storage);
     if (!ws) return;
     for (const w of ws) {
