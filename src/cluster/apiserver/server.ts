@@ -22,6 +22,7 @@ import { ServiceAllocator } from './builtin/service-allocator.ts';
 import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
+import { shows } from './http/durable-response.ts';
 import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
@@ -240,6 +241,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
           path.startsWith('/livez/') ||
           path.startsWith('/readyz/')
         ) {
+          shows(res, 0);
           res.setHeader('Content-Type', 'text/plain; charset=utf-8');
           res.writeHead(200);
           res.end('ok');
@@ -249,6 +251,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
       },
       async (_req, res, path) => {
         if (path !== '/metrics') return false;
+        shows(res, 0);
         res.setHeader('Content-Type', metrics.registry.contentType);
         res.writeHead(200);
         res.end(await metrics.registry.metrics());

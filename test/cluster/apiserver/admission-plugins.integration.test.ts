@@ -216,7 +216,15 @@ spec:
     default: {cpu: 700m}
 `;
     const request = (name: string) =>
-      t.kubectl(['get', 'pod', name, '-n', 'cached', '-o', 'jsonpath={.spec.containers[0].resources.requests.cpu}']);
+      t.kubectl([
+        'get',
+        'pod',
+        name,
+        '-n',
+        'cached',
+        '-o',
+        'jsonpath={.spec.containers[0].resources.requests.cpu}',
+      ]);
     await t.kubectl(['apply', '-f', '-'], pod('before', '', 'cached'));
     assert.equal((await request('before')).stdout, '');
     await t.kubectl(['create', '--dry-run=server', '-f', '-'], limits);

@@ -107,9 +107,7 @@ export class BuiltinAdmission implements Admission {
     const className = str(spec.priorityClassName);
     if (!className) {
       // The global default with the lowest value wins when several claim it (getDefaultPriority).
-      const defaults = this.priorityClasses.list().filter(
-        (pc) => pc.globalDefault === true,
-      );
+      const defaults = this.priorityClasses.list().filter((pc) => pc.globalDefault === true);
       defaults.sort((a, b) => Number(a.value) - Number(b.value));
       const d = defaults[0];
       if (d) {

@@ -18,7 +18,7 @@ import {
 import type { Api } from '../api.ts';
 import { arrayOf, type Json, recordOf, str } from '../builtin/common.ts';
 import { storageKey } from '../registry.ts';
-import type { StoreEvent, StoredRecord } from '../store.ts';
+import type { StoredRecord, StoreEvent } from '../store.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
 
 type Usage = Record<string, Quantity>;
@@ -84,8 +84,8 @@ export class QuotaUsage {
     let parsed: KubeObject | undefined;
     const usage: Usage = {};
     for (const rt of rts) {
-      const obj = rt.sharedStorage ? this.api.decode(rt, rec) : (parsed ??= JSON.parse(rec.json) as KubeObject);
-      Object.assign(usage, quotaUsageOf(rt, obj));
+      if (!rt.sharedStorage) parsed ??= JSON.parse(rec.json) as KubeObject;
+      Object.assign(usage, quotaUsageOf(rt, rt.sharedStorage ? this.api.decode(rt, rec) : parsed!));
     }
     tally.shares.set(`${storage}|${rec.key}`, usage);
     for (const [k, q] of Object.entries(usage)) {
