@@ -964,6 +964,7 @@ function context(opts: WriteOptions): RequestContext {
     dryRun: opts.dryRun ?? false,
     fieldManager: opts.fieldManager,
     user: opts.user,
+    groups: opts.groups,
   };
 }
 
