@@ -1,10 +1,15 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { OffloadOptions } from '../controllers/offload/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
-import { askedByName, type Capability, capabilities, selectControllers } from './capabilities.ts';
-import { type ManagerFlags, offloadOptions } from './manager-flags.ts';
+import {
+  askedByName,
+  type Capability,
+  type CapabilityValues,
+  capabilities,
+  selectControllers,
+} from './capabilities.ts';
+import type { ManagerFlags } from './manager-flags.ts';
 
 export interface BuiltManager {
   manager: Manager;
@@ -23,29 +28,20 @@ export function buildManager(
   kubeConfig: KubeConfig,
   flags: ManagerFlags,
   extra: {
-    offload?: Partial<OffloadOptions>;
+    /** Capability values beyond the flags, over them (`troupe up`: the RunPod stand-in, webhooks on). */
+    values?: CapabilityValues;
     webhookHost?: string;
-    appwrapperWebhooks?: boolean;
     /** The logger the command already made (see managerLogger). */
     log?: Logger;
     /** Only these of the capabilities `--controllers` selects (`run` leaves out those whose CRDs are missing). */
     only?: string[];
-    /**
-     * The controllers' clock (default the real one). In a simulation, the VirtualClock the
-     * embedded cluster runs by, so that the manager in the same process shares its time.
-     */
+    /** The time controllers decide by (a simulation's clock); default the real clock. */
     clock?: Clock;
   } = {},
 ): BuiltManager {
   const log = extra.log ?? managerLogger(flags);
   const chosen = selectControllers(
-    capabilities({
-      offload: { ...offloadOptions(flags), ...extra.offload },
-      podsequence: { mode: flags.podsequenceMode },
-      appwrapperWebhooks: flags.appwrapperWebhooks || extra.appwrapperWebhooks,
-      ...(flags.appwrapperConfig ? { appwrapper: flags.appwrapperConfig } : {}),
-      clock: extra.clock,
-    }),
+    capabilities({ ...flags, ...extra.values }, { clock: extra.clock }),
     flags.controllers,
   );
   const kept = chosen.capabilities.filter((c) => !extra.only || extra.only.includes(c.name));
@@ -77,7 +73,7 @@ export function buildManager(
     metricsSecure: flags.metricsSecure,
     resyncMs: flags.resyncPeriod * 1000,
     logger: log,
-    clock: extra.clock,
+    ...(extra.clock ? { clock: extra.clock } : {}),
   });
   for (const def of selected.controllers) manager.add(def);
   for (const cap of selected.capabilities) cap.webhooks?.register(manager);

@@ -1,16 +1,20 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
 import type { Clock } from '../../lib/clock.ts';
-import { type Capability, EVENTS_RULE } from '../capability.ts';
+import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+import { offloadExplain } from './explain.ts';
+import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
-import type { OffloadOptions } from './options.ts';
 
-export function offloadCapability(opts: Partial<OffloadOptions> = {}, clock?: Clock): Capability {
-  const offload = createOffload(opts, { clock });
+/** `clock`: the manager's, for the provider and pending timers outside reconciles (a simulation's). */
+export function offloadCapability(values: CapabilityValues = {}, clock?: Clock): Capability {
+  const offload = createOffload(offloadOptionsFrom(values), { clock });
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',
+    flags: OFFLOAD_FLAGS,
+    explain: offloadExplain,
     controllers: offload.controllers,
     crdFiles: [],
     crds: [],
