@@ -15,6 +15,14 @@ export interface TimerHandle {
 export interface Clock {
   /** Epoch milliseconds, the scale of objects' timestamps (`new Date(clock.now())`). */
   now(): number;
+  /**
+   * Milliseconds on a clock that only moves forward and never jumps with the wall clock
+   * (NTP steps, a user setting the time); only differences between two readings mean
+   * anything. Durations and deadlines (reconcile latency, lease renew deadlines, TTLs) are
+   * measured on it, as Go's time.Time carries a monotonic reading that client-go's leader
+   * election and work queue subtract; timestamps written into objects come from `now()`.
+   */
+  monotonic(): number;
   /** Runs `fn` after `ms`; the timer never keeps the process alive. */
   setTimer(fn: () => void, ms: number): TimerHandle;
   /** Resolves after `ms`, or early (without rejecting) when `signal` aborts. */
@@ -24,6 +32,7 @@ export interface Clock {
 /** Wall-clock time and Node's timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimer(fn, ms) {
     const t = setTimeout(fn, Math.max(0, Math.ceil(ms)));
     t.unref();
@@ -81,6 +90,11 @@ export class ManualClock implements Clock {
   }
 
   now(): number {
+    return this.t;
+  }
+
+  /** The same reading as `now()`: manual time never goes backwards. */
+  monotonic(): number {
     return this.t;
   }
 

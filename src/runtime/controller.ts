@@ -364,7 +364,7 @@ export class ControllerRunner {
     const controller = this.name;
     const { namespace, name } = parseKey(key);
     const log = this.log.child({ key, reconcileID: randomUUID() });
-    const started = this.clock.now();
+    const started = this.clock.monotonic();
     const ctx: ReconcileContext = {
       controller,
       key,
@@ -405,7 +405,7 @@ export class ControllerRunner {
       }
       return;
     } finally {
-      metrics?.reconcileTime.observe({ controller }, (this.clock.now() - started) / 1000);
+      metrics?.reconcileTime.observe({ controller }, (this.clock.monotonic() - started) / 1000);
     }
     if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
       queue.forget(key);

@@ -10,6 +10,9 @@
  *   stalled event loop or a hung request cannot stretch leadership past the deadline.
  *   The manager's fenced client checks it before every write.
  * - on `stop` the Lease is released (holder cleared) so a successor starts at once.
+ * Every deadline and expiry is measured on `clock.monotonic()`: client-go's observedTime
+ * (tools/leaderelection/leaderelection.go) is a Go time.Time whose monotonic reading
+ * `Since`/`After` subtract, so a wall-clock step neither ends a term nor stretches it.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -72,7 +75,7 @@ export class LeaderElector {
   private readonly log: Logger;
   private readonly stopController = new AbortController();
   private leading = false;
-  private lastRenew = Number.NEGATIVE_INFINITY; // clock ms when the last successful renewal was sent
+  private lastRenew = Number.NEGATIVE_INFINITY; // clock.monotonic() when the last successful renewal was sent
   private deadlineTimer: TimerHandle | undefined;
   private readonly clock: Clock;
   private observed: { spec: LeaseSpec; at: number; resourceVersion?: string } | undefined;
@@ -100,7 +103,7 @@ export class LeaderElector {
 
   /** Leading, and the last renewal is recent enough to act on. */
   get isLeader(): boolean {
-    return this.leading && this.clock.now() - this.lastRenew < this.renewDeadlineMs;
+    return this.leading && this.clock.monotonic() - this.lastRenew < this.renewDeadlineMs;
   }
 
   /** The holder last observed on the Lease. */
@@ -156,7 +159,7 @@ export class LeaderElector {
       if (this.stopped || !this.leading) break;
       let renewed = false;
       while (!this.stopped && this.isLeader) {
-        const remaining = this.lastRenew + this.renewDeadlineMs - this.clock.now();
+        const remaining = this.lastRenew + this.renewDeadlineMs - this.clock.monotonic();
         if (await this.tryAcquireOrRenew(Math.max(1, remaining))) {
           renewed = true;
           break;
@@ -187,7 +190,7 @@ export class LeaderElector {
   /** Fires when the renew deadline passes without a renewal, even if a request is still hanging. */
   private armDeadline(): void {
     this.deadlineTimer?.cancel();
-    const wait = this.lastRenew + this.renewDeadlineMs - this.clock.now();
+    const wait = this.lastRenew + this.renewDeadlineMs - this.clock.monotonic();
     this.deadlineTimer = this.clock.setTimer(
       () => {
         if (this.leading && !this.isLeader) this.lose('renew deadline passed');
@@ -197,7 +200,8 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
-    const sentAt = this.clock.now();
+    // Deadlines on the monotonic reading (client-go's observedTime); the Lease's times on the wall clock.
+    const sentAt = this.clock.monotonic();
     const now = this.clock.now();
     const signal = AbortSignal.any([this.stopController.signal, AbortSignal.timeout(Math.ceil(timeoutMs))]);
     try {
@@ -219,15 +223,15 @@ export class LeaderElector {
           { ...LEASE, metadata: { name: this.name, namespace: this.namespace }, spec: mine },
           { signal },
         );
-        this.observe(created, this.clock.now());
+        this.observe(created, this.clock.monotonic());
         return this.renewed(sentAt);
       }
       const spec = lease.spec ?? {};
-      this.observe(lease, this.clock.now());
+      this.observe(lease, this.clock.monotonic());
       const holder = spec.holderIdentity ?? '';
-      const observedAt = this.observed?.at ?? this.clock.now();
+      const observedAt = this.observed?.at ?? this.clock.monotonic();
       const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.leaseDurationMs / 1000)) * 1000;
-      if (holder && holder !== this.identity && observedAt + durationMs > this.clock.now()) {
+      if (holder && holder !== this.identity && observedAt + durationMs > this.clock.monotonic()) {
         return false; // held by another candidate and not expired by our clock
       }
       if (holder === this.identity) {
@@ -237,7 +241,7 @@ export class LeaderElector {
         mine.leaseTransitions = (spec.leaseTransitions ?? 0) + 1;
       }
       const updated = await this.client.update<Lease>({ ...lease, spec: mine }, { signal });
-      this.observe(updated, this.clock.now());
+      this.observe(updated, this.clock.monotonic());
       return this.renewed(sentAt);
     } catch (err) {
       if (!isConflict(err) && !isAlreadyExists(err) && !this.stopped) {
@@ -255,6 +259,7 @@ export class LeaderElector {
     return true;
   }
 
+  /** `at` is the clock's monotonic reading when the Lease was read. */
   private observe(lease: Lease, at: number): void {
     const spec = lease.spec ?? {};
     const prev = this.observed;

@@ -295,8 +295,8 @@ export class Manager {
 
   private async shutdown(): Promise<void> {
     // Real time on purpose: the bound protects the process, whatever clock controllers use.
-    const deadline = realClock.now() + (this.opts.gracefulShutdownMs ?? 30_000);
-    const remaining = () => Math.max(0, deadline - realClock.now());
+    const deadline = realClock.monotonic() + (this.opts.gracefulShutdownMs ?? 30_000);
+    const remaining = () => Math.max(0, deadline - realClock.monotonic());
     this.log.info('shutting down');
     await this.controllersStarting?.catch(() => {});
     await this.stopControllers(remaining());

@@ -58,7 +58,7 @@ export class MetricsAuth {
   }
 
   private async authenticate(token: string): Promise<UserInfo | undefined> {
-    const now = realClock.now();
+    const now = realClock.monotonic();
     const cached = this.users.get(token);
     if (cached && cached.until > now) return cached.user;
     const review = await this.rest.request<{ status?: { authenticated?: boolean; user?: UserInfo } }>({
@@ -72,7 +72,7 @@ export class MetricsAuth {
   }
 
   private async authorize(user: UserInfo, path: string, verb: string): Promise<boolean> {
-    const now = realClock.now();
+    const now = realClock.monotonic();
     const key = JSON.stringify([user.username, user.groups ?? [], path, verb]);
     if ((this.allowed.get(key) ?? 0) > now) return true;
     const review = await this.rest.request<{ status?: { allowed?: boolean } }>({

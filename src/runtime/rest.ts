@@ -99,11 +99,11 @@ export class RestClient {
   async request<T = unknown>(opts: RequestOptions): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
-      const started = realClock.now();
+      const started = realClock.monotonic();
       try {
         res = await this.send(opts, opts.timeoutMs ?? this.timeoutMs, opts.timeoutMs ?? this.timeoutMs);
       } catch (err) {
-        this.metrics.request?.(opts.method, 0, (realClock.now() - started) / 1000);
+        this.metrics.request?.(opts.method, 0, (realClock.monotonic() - started) / 1000);
         if (opts.method === 'GET' && attempt < this.maxRetries && isRetriableNetworkError(err, opts.signal)) {
           await delay(backoffDelay(attempt, 50, Number.POSITIVE_INFINITY), undefined, {
             signal: opts.signal,
@@ -113,7 +113,7 @@ export class RestClient {
         throw err;
       }
       const text = await res.body.text();
-      this.metrics.request?.(opts.method, res.statusCode, (realClock.now() - started) / 1000);
+      this.metrics.request?.(opts.method, res.statusCode, (realClock.monotonic() - started) / 1000);
       if (res.statusCode >= 200 && res.statusCode < 300) {
         return (text.length > 0 ? JSON.parse(text) : undefined) as T;
       }
@@ -138,15 +138,15 @@ export class RestClient {
    * `idleTimeoutMs` bounds the silence between two chunks.
    */
   async stream(opts: RequestOptions & { idleTimeoutMs: number }): Promise<StreamResponse> {
-    const started = realClock.now();
+    const started = realClock.monotonic();
     let res: Dispatcher.ResponseData;
     try {
       res = await this.send(opts, this.timeoutMs, opts.idleTimeoutMs);
     } catch (err) {
-      this.metrics.request?.(opts.method, 0, (realClock.now() - started) / 1000);
+      this.metrics.request?.(opts.method, 0, (realClock.monotonic() - started) / 1000);
       throw err;
     }
-    this.metrics.request?.(opts.method, res.statusCode, (realClock.now() - started) / 1000);
+    this.metrics.request?.(opts.method, res.statusCode, (realClock.monotonic() - started) / 1000);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.body.text().catch(() => '');
       throw toApiError(opts, res.statusCode, res.headers, text);
@@ -213,7 +213,7 @@ export class RestClient {
 
   private getAuth(): Promise<Auth> {
     const current = this.authValue;
-    if (current && current.expires > realClock.now()) return Promise.resolve(current);
+    if (current && current.expires > realClock.monotonic()) return Promise.resolve(current);
     if (!this.auth) {
       this.auth = this.loadAuth().then(
         (auth) => {
@@ -244,7 +244,7 @@ export class RestClient {
     // Keep the pooled connections when only headers could have changed.
     const reuse = previous && sameTls(this.kc) ? previous.dispatcher : dispatcher;
     if (reuse !== dispatcher && dispatcher !== this.ownAgent) dispatcher.close().catch(() => {});
-    return { headers, dispatcher: reuse, expires: realClock.now() + AUTH_TTL_MS };
+    return { headers, dispatcher: reuse, expires: realClock.monotonic() + AUTH_TTL_MS };
   }
 }
 

@@ -197,12 +197,12 @@ export class WebhookServer {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
-    const started = realClock.now();
+    const started = realClock.monotonic();
     metrics?.webhookInFlight.inc({ webhook: path });
     const finish = (code: number) => {
       metrics?.webhookInFlight.dec({ webhook: path });
       metrics?.webhookRequests.inc({ webhook: path, code: String(code) });
-      metrics?.webhookLatency.observe({ webhook: path }, (realClock.now() - started) / 1000);
+      metrics?.webhookLatency.observe({ webhook: path }, (realClock.monotonic() - started) / 1000);
     };
     const limit = this.opts.maxBodyBytes ?? 7 * 1024 * 1024;
     const chunks: Buffer[] = [];

@@ -64,6 +64,19 @@ test('realClock reads epoch milliseconds and isoNow renders them as objects carr
   await new Promise<void>((resolve) => realClock.setTimer(resolve, 1));
 });
 
+test('monotonic: the real clock reads performance time, never backwards; a ManualClock reads its own time', async () => {
+  const a = realClock.monotonic();
+  await new Promise<void>((resolve) => realClock.setTimer(resolve, 2));
+  const b = realClock.monotonic();
+  assert.ok(b > a, `monotonic moved from ${a} to ${b}`);
+  // Not epoch time: a wall-clock step cannot move it.
+  assert.ok(Math.abs(realClock.now() - b) > 1_000_000);
+  const clock = new ManualClock(5000);
+  assert.equal(clock.monotonic(), 5000);
+  clock.advance(250);
+  assert.equal(clock.monotonic(), clock.now());
+});
+
 test('setRepeating fires once per period as the clock passes it, until cancelled', () => {
   const clock = new ManualClock(1000);
   const at: number[] = [];

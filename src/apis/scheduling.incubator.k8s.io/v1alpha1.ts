@@ -1,6 +1,7 @@
 /**
  * The PodGroup API (scheduling.incubator.k8s.io/v1alpha1) as troupe reads and writes it, and
- * the keys pods use to join a group. Shapes only; decisions live in core.ts.
+ * the keys pods use to join a group (read the same way by the controller and by the embedded
+ * scheduler's coscheduling). Shapes only; decisions live in the controller's core.ts.
  */
 
 import type { KubeObject } from '../../kube/object.ts';
@@ -110,5 +111,29 @@ export interface PodObject extends KubeObject {
     reason?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
     [key: string]: unknown;
+  };
+}
+
+export interface GroupClaim {
+  /** The group the pod counts in, if any. */
+  group: string | undefined;
+  label: string | undefined;
+  annotation: string | undefined;
+  /** Label and annotation name different groups. */
+  conflict: boolean;
+}
+
+/**
+ * Which group a pod names: the seed's label or the kube-batch/Volcano annotation; when both
+ * are present and disagree, the label wins (the seed's contract stays exact).
+ */
+export function claimOf(pod: Pick<KubeObject, 'metadata'>): GroupClaim {
+  const label = pod.metadata.labels?.[GROUP_LABEL] || undefined;
+  const annotation = pod.metadata.annotations?.[GROUP_ANNOTATION] || undefined;
+  return {
+    group: label ?? annotation,
+    label,
+    annotation,
+    conflict: label !== undefined && annotation !== undefined && label !== annotation,
   };
 }

@@ -21,6 +21,7 @@ import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
   ClusterState,
   computePodRequests,
+  type ExtraPlugins,
   type FitError,
   MESSAGES_1_33,
   type MessageStyle,
@@ -35,7 +36,7 @@ import {
   type Unschedulable,
 } from './core/index.ts';
 import { EventRecorder } from './events.ts';
-import { Coscheduling } from './gang/coscheduling.ts';
+import { COSCHEDULING, Coscheduling } from './gang/coscheduling.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
 import { SchedulerVolumes } from './volume-binder.ts';
 import { type PodVolumes, VOLUME_BINDING } from './volume-binding.ts';
@@ -77,6 +78,10 @@ export interface SchedulerOptions {
    * (gang/coscheduling.ts). Default false.
    */
   gangScheduling?: boolean;
+  /** The plugin's podGroupBackoffSeconds: a rejected gang is not tried for this long (default 0). */
+  podGroupBackoffSeconds?: number;
+  /** The plugin's permitWaitingTimeSeconds: how long placed members wait by default (default 60). */
+  permitWaitingTimeSeconds?: number;
   /** VolumeBinding (PVC checks, WaitForFirstConsumer node selection). Default true. */
   volumeBinding?: boolean;
   /** Write Scheduled / FailedScheduling / Preempted events (default true). */
@@ -124,6 +129,7 @@ const POD_REMOVED = new Set([RESOURCES_PLUGIN, SPREAD_PLUGIN, INTER_POD_PLUGIN])
 const POD_CHANGED = new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN]);
 /** A terminating pod stops counting for topology spread. */
 const POD_TERMINATING = new Set([SPREAD_PLUGIN]);
+const GANG_EVENT = new Set([COSCHEDULING]);
 
 const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
 const REPLICATION_CONTROLLERS: Gvr = { group: '', version: 'v1', resource: 'replicationcontrollers' };
@@ -151,7 +157,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     ? new Coscheduling(client, {
         clock,
         timeScale: scale,
-        podGroupBackoffMs: opts.podInitialBackoffMs ?? 1000,
+        podGroupBackoffSeconds: opts.podGroupBackoffSeconds,
+        permitWaitingTimeSeconds: opts.permitWaitingTimeSeconds,
       })
     : undefined;
   const queue = new SchedulingQueue({
@@ -266,21 +273,14 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const pod = qp.pod as PodLike;
     qp.requests ??= computePodRequests(pod);
     qp.prepared ??= preparePod(pod, qp.requests);
+    // Coscheduling's PreFilter runs first (it is first in the plugin's profile): its
+    // rejection is UnschedulableAndUnresolvable, so no preemption and no VolumeBinding.
     const veto = gangs?.preFilter(qp.pod);
-    if (veto) {
-      // PreFilter's UnschedulableAndUnresolvable: no preemption, retried after the backoff.
-      const message = `0/${state.nodes.length} nodes are available: ${veto}.`;
-      stats.unschedulableAttempts++;
-      queue.backoffAfterError(qp);
-      reportUnschedulable(qp, message, undefined);
-      return;
-    }
-    const vol = volumes?.attempt(qp.pod);
-    const result = schedulePod(
-      state,
-      qp.prepared,
-      vol ? { ...scheduleOpts, extra: vol.extra } : scheduleOpts,
-    );
+    const vol = veto ? undefined : volumes?.attempt(qp.pod);
+    const extra: ExtraPlugins | undefined = veto
+      ? { preFilterReject: { code: 'UnschedulableAndUnresolvable', plugin: COSCHEDULING, reasons: [veto] } }
+      : vol?.extra;
+    const result = schedulePod(state, qp.prepared, extra ? { ...scheduleOpts, extra } : scheduleOpts);
     if (result.status === 'Scheduled') {
       queue.done(qp);
       if (vol) reservedVolumes.set(qp.uid, vol.byNode.get(result.nodeName));
@@ -294,8 +294,11 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     onUnschedulable(qp, result);
   }
 
-  /** A pod assumed but not bound (held by Permit, or rejected there) goes back to the queue. */
-  function unreserve(qp: QueuedPod, message: string): void {
+  /**
+   * A pod assumed but not bound (held by Permit, or rejected there) goes back to the queue:
+   * parked as rejected by `rejector` (its cluster events retry it), else after its backoff.
+   */
+  function unreserve(qp: QueuedPod, message: string, rejector?: string): void {
     const node = assumed.get(qp.uid);
     assumed.delete(qp.uid);
     const e = state.getPod(qp.uid);
@@ -308,7 +311,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     if (!cur || cur.metadata.uid !== qp.uid || !schedulable(cur)) return;
     const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, schedulingInputs(cur));
     again.attempts = Math.max(again.attempts, qp.attempts);
-    queue.backoffAfterError(again);
+    if (rejector) queue.parkUnschedulable(again, new Set([rejector]));
+    else queue.backoffAfterError(again);
     reportUnschedulable(again, message, undefined);
     flushBackoff();
   }
@@ -377,7 +381,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const err = result.error;
     queue.parkUnschedulable(qp, rejectingPlugins(err));
     // A gang member that fits nowhere fails its whole gang (the verdict names the gang).
-    const message = gangs?.postFilter(qp.pod, err.message) ?? err.message;
+    // Coscheduling's own PreFilter rejection is the gang's verdict already.
+    const rejectedByGang = err.absentStatus?.plugin === COSCHEDULING;
+    const message = (rejectedByGang ? undefined : gangs?.postFilter(qp.pod, err.message)) ?? err.message;
     let nominated: string | undefined;
     if (result.nominatedNodeName && result.victims && (gangs?.victimsAllowed(result.victims) ?? true)) {
       const prior = preempting.get(qp.uid);
@@ -491,6 +497,11 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   function onPod(type: string, pod: KubeObject): void {
     const uid = pod.metadata.uid ?? '';
+    if (gangs) {
+      gangs.observe(type, pod);
+      // Coscheduling registers Pod/Add: a new pod may complete a gang it turned away.
+      if (type === 'ADDED') requestMove(GANG_EVENT);
+    }
     if (type === 'DELETED') {
       queue.delete(uid);
       assumed.delete(uid);
@@ -628,7 +639,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   gangs?.attach({
     state,
     bind: (qp, nodeName) => track(bind(qp, nodeName)),
-    unreserve,
+    unreserve: (qp, message) => unreserve(qp, message, COSCHEDULING),
     activate: (uids) => {
       let moved = false;
       for (const uid of uids) moved = queue.activate(uid) || moved;

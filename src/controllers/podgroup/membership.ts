@@ -4,33 +4,11 @@
  * seed's contract stays exact) and the pod is reported as a conflict to both groups.
  */
 
-import {
-  GROUP_ANNOTATION,
-  GROUP_LABEL,
-  type PodObject,
-} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import { claimOf, type PodObject } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { isDNS1123Subdomain } from '../../kube/labels.ts';
 import { keyOf } from '../../runtime/index.ts';
 
-export interface GroupClaim {
-  /** The group the pod counts in, if any. */
-  group: string | undefined;
-  label: string | undefined;
-  annotation: string | undefined;
-  /** Label and annotation name different groups. */
-  conflict: boolean;
-}
-
-export function claimOf(pod: PodObject): GroupClaim {
-  const label = pod.metadata.labels?.[GROUP_LABEL] || undefined;
-  const annotation = pod.metadata.annotations?.[GROUP_ANNOTATION] || undefined;
-  return {
-    group: label ?? annotation,
-    label,
-    annotation,
-    conflict: label !== undefined && annotation !== undefined && label !== annotation,
-  };
-}
+export { claimOf, type GroupClaim } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 
 /** Every group key (`namespace/group`) a pod is relevant to: its group and, on conflict, the other one. */
 export function groupKeysOf(pod: PodObject): string[] {

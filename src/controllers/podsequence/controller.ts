@@ -199,7 +199,8 @@ async function reconcile(
   index: SequenceIndex,
   state: State,
 ): Promise<ReconcileResult | undefined> {
-  const started = ctx.clock.now();
+  const now = ctx.clock.now();
+  const started = ctx.clock.monotonic();
   const cached = await ctx.cache.get<PodSequence>(PODSEQUENCE, ctx.name, ctx.namespace);
   if (!cached) return undefined;
   const key = objectKey(cached);
@@ -212,7 +213,7 @@ async function reconcile(
     return undefined;
   }
   const spec = index.specOf(seq) ?? resolveSpec(seq, opts.defaultGateName);
-  const input: CoreInput = { seq, spec, pods: [], now: new Date(started), options: opts };
+  const input: CoreInput = { seq, spec, pods: [], now: new Date(now), options: opts };
   input.others = index.others(key, spec.namespace);
   if (spec.errors.length === 0) {
     const scope = ctx.cache.namespace;
@@ -252,7 +253,7 @@ async function reconcile(
       seq.status,
       plan.status,
       state.writtenAt.get(key),
-      ctx.clock.now(),
+      ctx.clock.monotonic(),
       opts.statusUpdateIntervalMs,
     );
     if (wait > 0) {
@@ -263,7 +264,7 @@ async function reconcile(
       const stored = await writeStatus(ctx, seq, plan.status);
       if (stored) {
         state.written.record(key, seq.metadata.resourceVersion, stored);
-        state.writtenAt.set(key, ctx.clock.now());
+        state.writtenAt.set(key, ctx.clock.monotonic());
       }
       record(ctx, seq, plan.statusEvents);
     }
@@ -299,13 +300,13 @@ async function release(
   const failures: string[] = [];
   const ns = plan.spec.namespace;
   const todo = plan.releases.filter(
-    (r) => !expectations.pending(`${ns}/${r.name}`, r.fromResourceVersion, ctx.clock.now()),
+    (r) => !expectations.pending(`${ns}/${r.name}`, r.fromResourceVersion, ctx.clock.monotonic()),
   );
   await pLimit(opts.releaseConcurrency).map(todo, async (r) => {
     const ref = { apiVersion: 'v1', kind: 'Pod', metadata: { name: r.name, namespace: ns } };
     try {
       await ctx.client.mergePatch(ref, r.patch, { signal: ctx.signal });
-      expectations.expect(`${ns}/${r.name}`, r.fromResourceVersion, ctx.clock.now());
+      expectations.expect(`${ns}/${r.name}`, r.fromResourceVersion, ctx.clock.monotonic());
       accepted.push(r);
     } catch (err) {
       if (isNotFound(err)) return;
@@ -316,7 +317,7 @@ async function release(
       failures.push(`${r.name}: ${(err as Error).message}`);
     }
   });
-  ctx.metrics.released(plan.spec.scope, accepted, (ctx.clock.now() - started) / 1000);
+  ctx.metrics.released(plan.spec.scope, accepted, (ctx.clock.monotonic() - started) / 1000);
   const sent = new Set(accepted);
   record(
     ctx,

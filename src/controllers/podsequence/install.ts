@@ -14,14 +14,14 @@ export async function ensurePodSequenceCrd(
   opts: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<void> {
   await client.apply(podSequenceCrd, { force: true, signal: opts.signal });
-  const deadline = realClock.now() + (opts.timeoutMs ?? 30_000);
+  const deadline = realClock.monotonic() + (opts.timeoutMs ?? 30_000);
   for (;;) {
     try {
       await client.list(PODSEQUENCE, { limit: 1, signal: opts.signal });
       return;
     } catch (err) {
       // 404 from discovery, or a group served before its kinds: not established yet.
-      if (opts.signal?.aborted || realClock.now() > deadline) throw err;
+      if (opts.signal?.aborted || realClock.monotonic() > deadline) throw err;
     }
     await sleep(50, opts.signal);
   }

@@ -19,7 +19,6 @@ describe('coscheduling core', () => {
       {
         namespace: 'ns',
         name: 'g',
-        label: 'podgroup.jhwagner.github.io/name',
         api: 'scheduling.incubator.k8s.io',
         key: 'scheduling.incubator.k8s.io:ns/g',
       },
@@ -32,6 +31,13 @@ describe('coscheduling core', () => {
     });
     assert.equal(both?.name, 'h');
     assert.equal(both?.api, 'scheduling.x-k8s.io');
+    // kube-batch's annotation names troupe's group too; troupe's label wins over it.
+    const annotated = { namespace: 'ns', annotations: { 'scheduling.k8s.io/group-name': 'a' } };
+    assert.equal(gangOf({ metadata: annotated })?.key, 'scheduling.incubator.k8s.io:ns/a');
+    assert.equal(
+      gangOf({ metadata: { ...annotated, labels: { 'podgroup.jhwagner.github.io/name': 'g' } } })?.name,
+      'g',
+    );
   });
 
   test('PodGroup spec: minMember defaults to 1, timeouts only when positive', () => {
@@ -65,12 +71,12 @@ describe('coscheduling core', () => {
 
   test('pre-filter: too few siblings, or gated siblings eating the spare members', () => {
     assert.equal(
-      memberVerdict('p-0', 3, [{ gated: false }]),
+      memberVerdict('p-0', 3, 1, 0),
       'pre-filter pod p-0 cannot find enough sibling pods, current pods number: 1, minMember of group: 3',
     );
-    assert.equal(memberVerdict('p-0', 2, [{ gated: false }, { gated: false }, { gated: true }]), undefined);
+    assert.equal(memberVerdict('p-0', 2, 3, 1), undefined);
     assert.equal(
-      memberVerdict('p-0', 2, [{ gated: true }, { gated: false }]),
+      memberVerdict('p-0', 2, 2, 1),
       'pre-filter pod p-0 cannot proceed due to gated pods in the same PodGroup',
     );
   });

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseNodeConfig } from '../../../src/cluster/nodes/index.ts';
 import { READY_LABEL } from '../../../src/controllers/podgroup/index.ts';
+import { ManualClock } from '../../../src/lib/clock.ts';
 import type { KubeObject } from '../../../src/runtime/index.ts';
 import {
   type Env,
@@ -62,7 +63,8 @@ describe('coscheduling with the deadlock demo', () => {
     );
     assert.equal(
       event.note,
-      '0/2 nodes are available: pre-filter pod gang-a-0 cannot find enough sibling pods, current pods number: 1, minMember of group: 3.',
+      // UnschedulableAndUnresolvable on every node: DefaultPreemption says it cannot help.
+      '0/2 nodes are available: pre-filter pod gang-a-0 cannot find enough sibling pods, current pods number: 1, minMember of group: 3. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
     );
     const described = await env.kubectl(['describe', 'pod', 'gang-a-0', '-n', ns]);
     assert.match(described, /cannot find enough sibling pods/);
@@ -226,11 +228,72 @@ spec:
       (await eventsFor(env.client, ns, 'Pod', 'big-0')).find((x) => String(x.note).includes('resource gap')),
     );
     // The gap is what the free GPUs leave (at most four; other tests' gangs may hold some).
-    const gap = /^0\/2 nodes are available: resource gap: \{"nvidia.com\/gpu":(\d+)\}\.$/.exec(
-      String(e.note),
-    );
+    const gap =
+      /^0\/2 nodes are available: resource gap: \{"nvidia.com\/gpu":(\d+)\}\. preemption: 0\/2 nodes are available: 2 Preemption is not helpful for scheduling\.$/.exec(
+        String(e.note),
+      );
     assert.ok(gap && Number(gap[1]) >= 96 && Number(gap[1]) <= 100, String(e.note));
     assert.deepEqual((await pods(env, ns)).filter(placed), []);
+  });
+});
+
+describe('on a clock that stands still (no backoff ever ends)', () => {
+  let env: Env;
+  before(async () => {
+    const nodes = parseNodeConfig(readFileSync(`${EXAMPLES}nodes.yaml`, 'utf8'));
+    // The cluster's clock never moves: a member waiting out its backoff would wait forever.
+    env = await startClusterEnv({}, { nodes, gangScheduling: true, clock: new ManualClock(Date.now()) });
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  test('a sibling arriving completes the gang', async () => {
+    const ns = await env.namespace('sibling');
+    const pod = (name: string) =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, labels: {scheduling.x-k8s.io/pod-group: s}}\nspec: {containers: [{name: c, image: fake-image}]}\n`;
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      `apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: s}\nspec: {minMember: 2}\n${pod('s-0')}`,
+    );
+    await waitFor('s-0 turned away for want of siblings', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 's-0')).some((e) =>
+        String(e.note).includes('enough sibling pods'),
+      ),
+    );
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], pod('s-1'));
+    await waitFor('both members bound', async () => (await pods(env, ns)).filter(placed).length === 2);
+  });
+
+  test('a PodGroup created or changed retries its members at once', async () => {
+    const ns = await env.namespace('pgevent');
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: p-0, labels: {scheduling.x-k8s.io/pod-group: p}}\nspec: {containers: [{name: c, image: fake-image}]}\n',
+    );
+    await waitFor('p-0 turned away: no PodGroup', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 'p-0')).some((e) => e.note === 'PodGroup not found'),
+    );
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      'apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: p}\nspec: {minMember: 2}\n',
+    );
+    await waitFor('p-0 turned away for want of siblings', async () =>
+      (await eventsFor(env.client, ns, 'Pod', 'p-0')).some((e) =>
+        String(e.note).includes('enough sibling pods'),
+      ),
+    );
+    await env.kubectl([
+      'patch',
+      'podgroups.scheduling.x-k8s.io',
+      'p',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"minMember":1}}',
+    ]);
+    await waitFor('p-0 bound', async () => (await pods(env, ns)).some(placed));
   });
 });
 

@@ -5,42 +5,38 @@
  * scheduler-plugins coscheduling plugin (pkg/coscheduling/coscheduling.go and
  * pkg/coscheduling/core/core.go of kubernetes-sigs/scheduler-plugins).
  */
+import { claimOf } from '../../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import { X_POD_GROUP_LABEL } from '../../../apis/scheduling.x-k8s.io/v1alpha1.ts';
 import type { KubeObject } from '../../apiserver/types.ts';
 import type { NodeInfo } from '../core/cluster-state.ts';
 import { resourcesFromList } from '../core/requests.ts';
 import type { ResourceList } from '../core/types.ts';
-
-/** scheduler-plugins' label (v1alpha1.PodGroupLabel). */
-export const POD_GROUP_LABEL = 'scheduling.x-k8s.io/pod-group';
-/** troupe's PodGroup label. */
-export const TROUPE_POD_GROUP_LABEL = 'podgroup.jhwagner.github.io/name';
 
 export type GangApi = 'scheduling.x-k8s.io' | 'scheduling.incubator.k8s.io';
 
 export interface GangRef {
   namespace: string;
   name: string;
-  /** The label that names the gang, and the API group of its PodGroup. */
-  label: string;
+  /** The API group of its PodGroup. */
   api: GangApi;
   /** `namespace/name` plus the API, unique across both kinds of PodGroup. */
   key: string;
 }
 
-/** The pod's gang: scheduler-plugins' label first, then troupe's. */
-export function gangOf(pod: {
-  metadata?: { namespace?: string; labels?: Record<string, string> | null } | null;
-}): GangRef | undefined {
-  const labels = pod.metadata?.labels ?? {};
-  const namespace = pod.metadata?.namespace ?? '';
-  for (const [label, api] of [
-    [POD_GROUP_LABEL, 'scheduling.x-k8s.io'],
-    [TROUPE_POD_GROUP_LABEL, 'scheduling.incubator.k8s.io'],
-  ] as const) {
-    const name = labels[label];
-    if (name) return { namespace, name, label, api, key: `${api}:${namespace}/${name}` };
-  }
-  return undefined;
+/**
+ * The pod's gang: scheduler-plugins' label first, then troupe's group (its label, else the
+ * kube-batch `scheduling.k8s.io/group-name` annotation, as troupe's PodGroup controller reads it).
+ */
+export function gangOf(pod: Pick<KubeObject, 'metadata'>): GangRef | undefined {
+  const namespace = pod.metadata.namespace ?? '';
+  const x = pod.metadata.labels?.[X_POD_GROUP_LABEL];
+  if (x) return gangRef(namespace, x, 'scheduling.x-k8s.io');
+  const troupe = claimOf(pod).group;
+  return troupe ? gangRef(namespace, troupe, 'scheduling.incubator.k8s.io') : undefined;
+}
+
+export function gangRef(namespace: string, name: string, api: GangApi): GangRef {
+  return { namespace, name, api, key: `${api}:${namespace}/${name}` };
 }
 
 export interface GangSpec {
@@ -86,20 +82,23 @@ export function compareSortKeys(a: SortKey, b: SortKey): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
-/** PodGroupManager.PreFilter's member checks: enough sibling pods, not too many gated. */
+/**
+ * PodGroupManager.PreFilter's member checks: enough sibling pods, not too many gated.
+ * Upstream walks the members adding one per gated pod to the gap; the gap only grows, so
+ * the walk fails exactly when the gap with every gated member counted is positive.
+ */
 export function memberVerdict(
   podName: string,
   minMember: number,
-  siblings: readonly { gated: boolean }[],
+  total: number,
+  gated: number,
 ): string | undefined {
-  let gap = minMember - siblings.length;
+  const gap = minMember - total;
   if (gap > 0) {
-    return `pre-filter pod ${podName} cannot find enough sibling pods, current pods number: ${siblings.length}, minMember of group: ${minMember}`;
+    return `pre-filter pod ${podName} cannot find enough sibling pods, current pods number: ${total}, minMember of group: ${minMember}`;
   }
-  for (const s of siblings) {
-    if (s.gated) gap++;
-    if (gap > 0) return `pre-filter pod ${podName} cannot proceed due to gated pods in the same PodGroup`;
-  }
+  if (gap + gated > 0)
+    return `pre-filter pod ${podName} cannot proceed due to gated pods in the same PodGroup`;
   return undefined;
 }
 

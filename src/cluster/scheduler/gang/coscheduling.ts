@@ -17,19 +17,23 @@ import type { ClusterState, PodEntry } from '../core/index.ts';
 import type { QueuedPod } from '../queue.ts';
 import {
   compareSortKeys,
+  type GangApi,
   type GangRef,
   type GangSpec,
   gangMessage,
   gangOf,
+  gangRef,
   gangSpec,
   memberVerdict,
   resourceGap,
   type SortKey,
 } from './core.ts';
+import { GangMembers } from './members.ts';
 
 export { compareSortKeys, type SortKey };
 
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+/** The plugin's name: the rejector of the pods it turns away (their queueing hints). */
+export const COSCHEDULING = 'Coscheduling';
 const POD_GROUPS: Record<GangRef['api'], Gvr> = {
   'scheduling.x-k8s.io': { group: 'scheduling.x-k8s.io', version: 'v1alpha1', resource: 'podgroups' },
   'scheduling.incubator.k8s.io': {
@@ -44,13 +48,13 @@ const REJECT_FRACTION = 0.1;
 
 export interface CoschedulingOptions {
   clock: Clock;
-  /** permitWaitingTimeSeconds of the plugin's args, in ms (default 60 s), before time scaling. */
-  permitWaitingMs?: number;
+  /** permitWaitingTimeSeconds of the plugin's args (default 60), before time scaling. */
+  permitWaitingTimeSeconds?: number;
   /**
-   * podGroupBackoffSeconds, in ms: how long a gang rejected in PostFilter is not tried
-   * (default 1 s; the plugin's default is 0, no group backoff).
+   * podGroupBackoffSeconds of the plugin's args: how long a gang rejected in PostFilter is
+   * not tried. Default 0, as upstream: no group backoff.
    */
-  podGroupBackoffMs?: number;
+  podGroupBackoffSeconds?: number;
   timeScale?: number;
 }
 
@@ -61,7 +65,7 @@ export interface SchedulerSide {
   /** Forgets the assumption and queues the pod again with `message` as its verdict. */
   unreserve(qp: QueuedPod, message: string): void;
   /** Moves these pods, if they wait in the backoff or unschedulable queue, to the active queue. */
-  activate(uids: string[]): void;
+  activate(uids: Iterable<string>): void;
 }
 
 export type PermitVerdict = { status: 'allow' } | { status: 'wait' } | { status: 'reject'; message: string };
@@ -82,6 +86,11 @@ export class Coscheduling {
   private readonly backedOff = new Map<string, number>();
   /** Gang key → last failure: the queue sorts a failed gang behind others (no head-of-line blocking). */
   private readonly lastFailure = new Map<string, number>();
+  /** Members of each gang, from the scheduler's pod watch. */
+  private readonly members = new GangMembers();
+  /** Gang key → its PodGroup's spec, from a watch of each PodGroup API once it is served. */
+  private readonly specs = new Map<string, GangSpec>();
+  private readonly podGroupWatches = new Map<GangApi, () => void>();
   private side: SchedulerSide | undefined;
 
   constructor(client: ClusterClient, opts: CoschedulingOptions) {
@@ -94,13 +103,43 @@ export class Coscheduling {
     this.side = side;
   }
 
-  /** The PodGroup of a gang; 'missing' when its API is served and it does not exist. */
+  /**
+   * The PodGroup of a gang; 'missing' when its API is served and it does not exist. Each
+   * API is watched from the first time it is served (troupe's CRD may come after the
+   * scheduler started); without the API the label names no gang at all.
+   */
   private podGroup(g: GangRef): GangSpec | 'missing' | undefined {
     const gvr = POD_GROUPS[g.api];
-    // Without the API (troupe's CRDs not installed, say) the label names no gang at all.
-    if (!this.client.served(gvr)) return undefined;
-    const pg = this.client.get(gvr, g.namespace, g.name);
-    return pg ? gangSpec(pg) : 'missing';
+    if (!this.client.served(gvr)) {
+      this.podGroupWatches.get(g.api)?.();
+      this.podGroupWatches.delete(g.api);
+      return undefined;
+    }
+    if (!this.podGroupWatches.has(g.api)) this.watchPodGroups(g.api);
+    return this.specs.get(g.key) ?? 'missing';
+  }
+
+  private watchPodGroups(api: GangApi): void {
+    for (const key of this.specs.keys()) if (key.startsWith(`${api}:`)) this.specs.delete(key);
+    // The existing PodGroups arrive synchronously as ADDED, while a pod is being scheduled:
+    // only later events are a PodGroup added or updated that may let its gang through.
+    let listing = true;
+    const stop = this.client.watch(
+      POD_GROUPS[api],
+      (type, pg) => {
+        const g = gangRef(pg.metadata.namespace ?? '', pg.metadata.name ?? '', api);
+        if (type === 'DELETED') {
+          this.specs.delete(g.key);
+          return;
+        }
+        this.specs.set(g.key, gangSpec(pg));
+        // EventsToRegister: a PodGroup added or updated retries its members.
+        if (!listing) this.side?.activate(this.members.uids(g.key));
+      },
+      { shared: true },
+    );
+    listing = false;
+    this.podGroupWatches.set(api, stop);
   }
 
   /** The gang of a pod and its PodGroup, for the steps that skip pods whose PodGroup is missing. */
@@ -110,18 +149,24 @@ export class Coscheduling {
     return g && spec && spec !== 'missing' ? { g, spec } : undefined;
   }
 
-  /** The gang's pods that still count (not deleted, not finished). */
-  private members(g: GangRef): KubeObject[] {
-    return this.client.list(PODS, g.namespace, { labelSelector: `${g.label}=${g.name}` }).filter((p) => {
-      const phase = (p.status as { phase?: string } | undefined)?.phase;
-      return !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
-    });
+  /**
+   * A pod event seen by the scheduler's watch. A pod joining a gang that now has its
+   * minMember brings the gang's waiting members back to the active queue at once (upstream
+   * registers Pod/Add for this), instead of each retrying after its own backoff.
+   */
+  observe(type: string, pod: KubeObject): void {
+    const joined = this.members.observe(type, pod);
+    if (!joined) return;
+    const spec = this.podGroup(joined);
+    if (!spec || spec === 'missing') return;
+    const { total, gated } = this.members.count(joined.key);
+    if (total - gated >= spec.minMember) this.side?.activate(this.members.uids(joined.key));
   }
 
   /** Members assumed or bound: the scheduler's state accounts them on a node. */
-  private assignedCount(members: KubeObject[]): number {
+  private assignedCount(g: GangRef): number {
     let n = 0;
-    for (const p of members) if (this.side?.state.getPod(p.metadata.uid ?? '')) n++;
+    for (const uid of this.members.uids(g.key)) if (this.side?.state.getPod(uid)) n++;
     return n;
   }
 
@@ -143,17 +188,11 @@ export class Coscheduling {
       if (until > this.opts.clock.now()) return `podGroup ${g.namespace}/${g.name} failed recently`;
       this.backedOff.delete(g.key);
     }
-    const members = this.members(g);
-    const verdict = memberVerdict(
-      pod.metadata.name ?? '',
-      spec.minMember,
-      members.map((p) => ({
-        gated: ((p.spec as { schedulingGates?: unknown[] })?.schedulingGates?.length ?? 0) > 0,
-      })),
-    );
+    const { total, gated } = this.members.count(g.key);
+    const verdict = memberVerdict(pod.metadata.name ?? '', spec.minMember, total, gated);
     if (verdict) return verdict;
     if (!spec.minResources || !this.side) return undefined;
-    const uids = new Set(members.map((p) => p.metadata.uid));
+    const uids = new Set(this.members.uids(g.key));
     const gap = resourceGap(this.side.state.nodes, spec.minResources, spec.minMember, (uid) => uids.has(uid));
     return gap ? `resource gap: ${JSON.stringify(gap)}` : undefined;
   }
@@ -166,8 +205,7 @@ export class Coscheduling {
     if (!spec) return { status: 'allow' };
     // As the plugin: a pod naming a PodGroup that does not exist is not bound.
     if (spec === 'missing') return { status: 'reject', message: 'PodGroup not found' };
-    const members = this.members(g);
-    if (this.assignedCount(members) >= spec.minMember) {
+    if (this.assignedCount(g) >= spec.minMember) {
       this.lastFailure.delete(g.key);
       this.allowAll(g.key, qp.uid);
       return { status: 'allow' };
@@ -180,11 +218,9 @@ export class Coscheduling {
     held.set(qp.uid, { qp, nodeName });
     // ActivateSiblings: the first held member brings its siblings out of their backoff, so
     // the gang is tried together rather than one backoff at a time.
-    if (held.size === 1) {
-      this.side?.activate(members.map((p) => p.metadata.uid ?? '').filter((uid) => uid !== qp.uid));
-    }
+    if (held.size === 1) this.side?.activate(this.members.uids(g.key));
     if (!this.timers.has(g.key)) {
-      const ms = (spec.scheduleTimeoutSeconds ?? (this.opts.permitWaitingMs ?? 60_000) / 1000) * 1000;
+      const ms = (spec.scheduleTimeoutSeconds ?? this.opts.permitWaitingTimeSeconds ?? 60) * 1000;
       this.timers.set(
         g.key,
         this.opts.clock.setTimer(() => {
@@ -215,14 +251,13 @@ export class Coscheduling {
     const gang = this.gang(pod);
     if (!gang) return undefined;
     const { g, spec } = gang;
-    const members = this.members(g);
-    const assigned = this.assignedCount(members);
+    const assigned = this.assignedCount(g);
     if (assigned >= spec.minMember) return undefined;
     // podGroupRejectPercentage (default 10): a gang this close to its quorum keeps its held
     // members, later members may still complete it.
     if ((spec.minMember - assigned) / spec.minMember <= REJECT_FRACTION) return undefined;
     const message = gangMessage(spec.minMember - assigned, spec.minMember, g.name, reason);
-    this.rejectGang(g, message, members.length >= spec.minMember, pod.metadata.uid);
+    this.rejectGang(g, message, this.members.count(g.key).total >= spec.minMember, pod.metadata.uid);
     return message;
   }
 
@@ -237,7 +272,7 @@ export class Coscheduling {
   victimsAllowed(victims: readonly PodEntry[]): boolean {
     const byGang = new Map<string, { g: GangRef; n: number }>();
     for (const v of victims) {
-      const g = gangOf({ metadata: { namespace: v.namespace, labels: { ...v.labels } } });
+      const g = this.members.gangOfUid(v.uid);
       if (!g) continue;
       const e = byGang.get(g.key) ?? { g, n: 0 };
       e.n++;
@@ -246,7 +281,7 @@ export class Coscheduling {
     for (const { g, n } of byGang.values()) {
       const spec = this.podGroup(g);
       if (!spec || spec === 'missing') continue;
-      if (this.assignedCount(this.members(g)) - n < spec.minMember) return false;
+      if (this.assignedCount(g) - n < spec.minMember) return false;
     }
     return true;
   }
@@ -254,6 +289,8 @@ export class Coscheduling {
   stop(): void {
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
+    for (const stop of this.podGroupWatches.values()) stop();
+    this.podGroupWatches.clear();
   }
 
   private allowAll(key: string, except: string): void {
@@ -268,7 +305,7 @@ export class Coscheduling {
     this.clear(g.key);
     const now = this.opts.clock.now();
     this.lastFailure.set(g.key, now);
-    const backoff = (this.opts.podGroupBackoffMs ?? 1000) / this.scale;
+    const backoff = ((this.opts.podGroupBackoffSeconds ?? 0) * 1000) / this.scale;
     if (backOff && backoff > 0) this.backedOff.set(g.key, now + backoff);
     if (!held || !this.side) return;
     for (const w of held.values()) if (w.qp.uid !== except) this.side.unreserve(w.qp, message);
