@@ -12,8 +12,8 @@
  * from volumeClaimTemplates are created when the server serves them; pods always reference them.
  */
 
+import type { StatefulSet } from '../../kube/builtin.ts';
 import { objectKey } from '../../kube/keys.ts';
-import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, type Gvr, isConflict } from '../client.ts';
@@ -41,36 +41,7 @@ export const REVISION_LABEL = 'controller-revision-hash';
 
 const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
 
-export interface StatefulSet extends KubeObject {
-  spec?: {
-    replicas?: number;
-    selector?: LabelSelectorObject;
-    template?: PodTemplate;
-    serviceName?: string;
-    podManagementPolicy?: string;
-    updateStrategy?: {
-      type?: string;
-      rollingUpdate?: { partition?: number; maxUnavailable?: number | string };
-    };
-    minReadySeconds?: number;
-    ordinals?: { start?: number };
-    volumeClaimTemplates?: {
-      metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-      spec?: unknown;
-    }[];
-  };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    readyReplicas?: number;
-    currentReplicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-    collisionCount?: number;
-  };
-}
+export type { StatefulSet } from '../../kube/builtin.ts';
 
 function ordinalOf(set: StatefulSet, pod: Pod): number {
   const name = pod.metadata.name ?? '';
