@@ -7,7 +7,8 @@
 
 import type { Clock } from '../lib/clock.ts';
 import { appWrapperCapability } from './appwrapper/capability.ts';
-import type { Capability, CapabilityValues } from './capability.ts';
+import type { Capability, CapabilityDeclaration, CapabilityValues } from './capability.ts';
+import { loadCrds } from './crds.ts';
 import { offloadCapability } from './offload/capability.ts';
 import { podGroupCapability } from './podgroup/capability.ts';
 import { podSequenceCapability } from './podsequence/capability.ts';
@@ -30,6 +31,16 @@ export function capabilities(values: CapabilityValues = {}, deps: { clock?: Cloc
     podGroupCapability(),
     podSequenceCapability(values),
     appWrapperCapability(values),
+<<<<<<< HEAD
     offloadCapability(values, deps.clock),
   ];
+=======
+    offloadCapability(values),
+  ].map(withCrds);
+}
+
+/** The capability with its CRDs, read from its `crdFiles` by the one loader. */
+function withCrds(c: CapabilityDeclaration): Capability {
+  return { ...c, crds: c.crdFiles.flatMap((f) => loadCrds(f)) };
+>>>>>>> main
 }

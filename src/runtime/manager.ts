@@ -139,9 +139,9 @@ export class Manager {
     this.cache = new Cache(this.rest, this.mapper, {
       namespace: opts.namespace,
       resyncMs: opts.resyncMs,
+      clock: this.clock,
       logger: this.log,
       metrics: this.metrics.informerHooks(),
-      clock: this.clock,
     });
     const le = opts.leaderElection;
     this.identity = (le ? le.identity : undefined) || defaultIdentity();

@@ -1,15 +1,29 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
+<<<<<<< HEAD
+
 import type { Clock } from '../../lib/clock.ts';
 import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+
+=======
+
+import { type CapabilityDeclaration, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+
+>>>>>>> main
+
 import { offloadExplain } from './explain.ts';
 import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
 
+<<<<<<< HEAD
 /** `clock`: the manager's, for the provider and pending timers outside reconciles (a simulation's). */
 export function offloadCapability(values: CapabilityValues = {}, clock?: Clock): Capability {
   const offload = createOffload(offloadOptionsFrom(values), { clock });
+=======
+export function offloadCapability(values: CapabilityValues = {}): CapabilityDeclaration {
+  const offload = createOffload(offloadOptionsFrom(values));
+>>>>>>> main
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',
@@ -17,7 +31,6 @@ export function offloadCapability(values: CapabilityValues = {}, clock?: Clock):
     explain: offloadExplain,
     controllers: offload.controllers,
     crdFiles: [],
-    crds: [],
     // A role of its own, so that the default install never holds these rights; the virtual
     // node's heartbeat Lease is a Role in kube-node-lease beside it (node_lease_role.yaml).
     status: [
