@@ -31,16 +31,11 @@ export function capabilities(values: CapabilityValues = {}, deps: { clock?: Cloc
     podGroupCapability(),
     podSequenceCapability(values),
     appWrapperCapability(values),
-<<<<<<< HEAD
     offloadCapability(values, deps.clock),
-  ];
-=======
-    offloadCapability(values),
   ].map(withCrds);
 }
 
 /** The capability with its CRDs, read from its `crdFiles` by the one loader. */
 function withCrds(c: CapabilityDeclaration): Capability {
   return { ...c, crds: c.crdFiles.flatMap((f) => loadCrds(f)) };
->>>>>>> main
 }

@@ -1,29 +1,16 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
-<<<<<<< HEAD
-
 import type { Clock } from '../../lib/clock.ts';
-import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
-
-=======
-
 import { type CapabilityDeclaration, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
-
->>>>>>> main
 
 import { offloadExplain } from './explain.ts';
 import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
 
-<<<<<<< HEAD
 /** `clock`: the manager's, for the provider and pending timers outside reconciles (a simulation's). */
-export function offloadCapability(values: CapabilityValues = {}, clock?: Clock): Capability {
+export function offloadCapability(values: CapabilityValues = {}, clock?: Clock): CapabilityDeclaration {
   const offload = createOffload(offloadOptionsFrom(values), { clock });
-=======
-export function offloadCapability(values: CapabilityValues = {}): CapabilityDeclaration {
-  const offload = createOffload(offloadOptionsFrom(values));
->>>>>>> main
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',
