@@ -6,7 +6,8 @@
  */
 
 import { appWrapperCapability } from './appwrapper/capability.ts';
-import type { Capability, CapabilityValues } from './capability.ts';
+import type { Capability, CapabilityDeclaration, CapabilityValues } from './capability.ts';
+import { loadCrds } from './crds.ts';
 import { offloadCapability } from './offload/capability.ts';
 import { podGroupCapability } from './podgroup/capability.ts';
 import { podSequenceCapability } from './podsequence/capability.ts';
@@ -30,5 +31,10 @@ export function capabilities(values: CapabilityValues = {}): Capability[] {
     podSequenceCapability(values),
     appWrapperCapability(values),
     offloadCapability(values),
-  ];
+  ].map(withCrds);
+}
+
+/** The capability with its CRDs, read from its `crdFiles` by the one loader. */
+function withCrds(c: CapabilityDeclaration): Capability {
+  return { ...c, crds: c.crdFiles.flatMap((f) => loadCrds(f)) };
 }

@@ -6,6 +6,7 @@
  */
 
 import { parseLabelSelector, type Selector } from '../kube/labels.ts';
+import type { Clock } from '../lib/clock.ts';
 import { Informer, type InformerMetrics } from './informer.ts';
 import { type Logger, silentLogger } from './log.ts';
 import type { RestMapper } from './resources.ts';
@@ -27,6 +28,8 @@ export interface CacheOptions {
   namespace?: string;
   /** Resync period of every informer (ms); 0 or unset disables resync. */
   resyncMs?: number;
+  /** The clock informers time their resyncs on; default the real clock. */
+  clock?: Clock;
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
@@ -123,6 +126,7 @@ export class Cache {
           labelSelector: scope.labelSelector,
           fieldSelector: scope.fieldSelector,
           resyncMs: this.opts.resyncMs,
+          clock: this.opts.clock,
           pageSize: this.opts.pageSize,
           transform: composeTransforms(stripForCache, this.transforms.get(kindKey(kind))),
           logger: this.log,

@@ -13,7 +13,7 @@
  */
 
 import { Backoff, type BackoffOptions } from '../lib/backoff.ts';
-import { sleep } from '../lib/clock.ts';
+import { type Clock, realClock, setRepeating, sleep, type TimerHandle } from '../lib/clock.ts';
 import { ApiError, isGone, type Status } from './errors.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
@@ -50,6 +50,8 @@ export interface InformerOptions {
   fieldSelector?: string;
   /** Replays every cached object to `update` this often (ms); 0 disables. */
   resyncMs?: number;
+  /** The clock resyncs are timed on (the manager's); default the real clock. */
+  clock?: Clock;
   /** Applied to each object before caching; defaults to `stripForCache`. */
   transform?: Transform;
   /** List page size. */
@@ -84,7 +86,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private stopped = false;
   // One signal for the informer's life: stop() must also cancel a request started after it was called.
   private readonly abort = new AbortController();
-  private resyncTimer: NodeJS.Timeout | undefined;
+  private resyncTimer: TimerHandle | undefined;
   private rv = '';
 
   constructor(rest: RestClient, mapper: RestMapper, opts: InformerOptions) {
@@ -149,8 +151,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.running = this.run();
     const resync = this.opts.resyncMs ?? 0;
     if (resync > 0) {
-      this.resyncTimer = setInterval(() => this.resync(), resync);
-      this.resyncTimer.unref();
+      this.resyncTimer = setRepeating(this.opts.clock ?? realClock, () => this.resync(), resync);
     }
   }
 
@@ -174,7 +175,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.resyncTimer?.cancel();
     this.abort.abort();
     this.resolveSync(false);
     await this.running;

@@ -138,6 +138,7 @@ export class Manager {
     this.cache = new Cache(this.rest, this.mapper, {
       namespace: opts.namespace,
       resyncMs: opts.resyncMs,
+      clock: this.clock,
       logger: this.log,
       metrics: this.metrics.informerHooks(),
     });

@@ -1,12 +1,12 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
-import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+import { type CapabilityDeclaration, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
 import { offloadExplain } from './explain.ts';
 import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
 
-export function offloadCapability(values: CapabilityValues = {}): Capability {
+export function offloadCapability(values: CapabilityValues = {}): CapabilityDeclaration {
   const offload = createOffload(offloadOptionsFrom(values));
   return {
     name: 'offload',
@@ -15,7 +15,6 @@ export function offloadCapability(values: CapabilityValues = {}): Capability {
     explain: offloadExplain,
     controllers: offload.controllers,
     crdFiles: [],
-    crds: [],
     // A role of its own, so that the default install never holds these rights; the virtual
     // node's heartbeat Lease is a Role in kube-node-lease beside it (node_lease_role.yaml).
     status: [
