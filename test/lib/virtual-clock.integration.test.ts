@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { Command } from 'commander';
 import { type BuiltManager, buildManager } from '../../src/cli/manager.ts';
 import { addManagerOptions, type ManagerFlags } from '../../src/cli/manager-flags.ts';
+import type { KubeObject } from '../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../src/cluster/index.ts';
 import { endSimulation, runUntil, StallError, startSimulation } from '../../src/lib/virtual-clock.ts';
@@ -265,14 +266,13 @@ test('nodes renewing their Leases every 10 simulated minutes stay Ready for a si
     cluster = await startEmbeddedCluster({ clock, nodes: 3, port: 0, nodeLeaseRenewIntervalMs: 10 * MIN });
     start = clock.now();
     cluster.client.watch(GVR.nodes, (_type, n) => {
-      const ready = (n.status?.conditions as { type: string; status: string }[] | undefined)?.find(
-        (c) => c.type === 'Ready',
-      );
+      const status = n.status as { conditions?: { type: string; status: string }[] } | undefined;
+      const ready = status?.conditions?.find((c) => c.type === 'Ready');
       if (ready && ready.status !== 'True')
         notReady.push(`${n.metadata.name} at ${new Date(clock.now()).toISOString()}`);
     });
     outcome = await runUntil(clock, start + 24 * 60 * MIN, { stallMs: 20_000 });
-    leases = cluster.client.list(GVR.leases, 'kube-node-lease');
+    leases = cluster.client.list<KubeObject & (typeof leases)[number]>(GVR.leases, 'kube-node-lease');
   } finally {
     await cluster?.stop();
     endSimulation();
