@@ -130,19 +130,7 @@ export class FieldSet {
   }
 
   toFieldsV1(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const pe of sortedElements(this.children.keys())) {
-      const c = this.children.get(pe)!;
-      if (c.isEmpty()) continue;
-      const hasChildren = [...c.children.values()].some((x) => !x.isEmpty());
-      if (!hasChildren) {
-        out[pe] = {};
-        continue;
-      }
-      const body = c.toFieldsV1();
-      out[pe] = c.member ? { '.': {}, ...body } : body;
-    }
-    return out;
+    return fieldsV1Entries(this);
   }
 
   static fromFieldsV1(json: unknown): FieldSet {
@@ -159,6 +147,30 @@ export class FieldSet {
     }
     return s;
   }
+}
+
+/**
+ * FieldsV1 of a node's children: a child with members beneath gets its entries (with `.` when
+ * it is a member itself), a bare member `{}`, an empty child nothing. One pass, each node once.
+ */
+function fieldsV1Entries(node: FieldSet): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const keys = node.children.size > 1 ? sortedElements(node.children.keys()) : node.children.keys();
+  for (const pe of keys) {
+    const c = node.children.get(pe)!;
+    const body = fieldsV1Entries(c);
+    let any = false;
+    for (const _ in body) {
+      any = true;
+      break;
+    }
+    if (!any) {
+      if (c.member) out[pe] = {};
+      continue;
+    }
+    out[pe] = c.member ? { '.': {}, ...body } : body;
+  }
+  return out;
 }
 
 const RANK: Record<string, number> = { f: 0, k: 1, v: 2, i: 3 };

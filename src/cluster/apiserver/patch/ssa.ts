@@ -4,7 +4,14 @@ import { badRequest, internalError } from './errors.ts';
 import { FieldSet, namesToPath, pathToString } from './fieldset.ts';
 import { builtinListSemantics, type ListSemanticsLookup } from './list-semantics.ts';
 import { objectGvkKey } from './smp-table.ts';
-import { ApplyConfigError, compare, mergeApplied, removeItems, toFieldSet } from './ssa-walk.ts';
+import {
+  ApplyConfigError,
+  compare,
+  createdFieldSet,
+  mergeApplied,
+  removeItems,
+  toFieldSet,
+} from './ssa-walk.ts';
 
 /**
  * Server-side apply and field ownership tracking, following kube-apiserver's field manager
@@ -232,6 +239,7 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
     Array.isArray(provided) && provided.length > 0 && subresource === ''
       ? provided
       : opts.old?.metadata?.managedFields;
+  if (!opts.old && !(Array.isArray(base) && base.length > 0)) return trackCreate(opts, sem, subresource);
   const managers = decodeManaged(base);
   const newObj = withoutManagedFields(opts.updated);
   if (opts.old && managers.size === 0) return newObj as KubeObject;
@@ -246,6 +254,48 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
     ignoredSet(opts.ignoredFields),
   );
   return setManagedFields(newObj, managers);
+}
+
+/**
+ * trackUpdate of a create that brings no managedFields (nearly every create): the one Update
+ * manager owns what compare({}, object) would find, less the reset and stripped fields. The
+ * object is read, not copied; the returned object differs from it only in its managedFields.
+ */
+function trackCreate(opts: TrackUpdateOptions, sem: ListSemanticsLookup, subresource: string): KubeObject {
+  const obj = opts.updated as unknown as JsonObject;
+  const meta = isObject(obj.metadata) ? obj.metadata : undefined;
+  // Read without metadata.managedFields (whatever empty value the client sent).
+  const input: JsonObject =
+    meta && 'managedFields' in meta
+      ? { ...obj, metadata: Object.fromEntries(Object.entries(meta).filter(([k]) => k !== 'managedFields')) }
+      : obj;
+  const set = createdFieldSet(input, sem, ignoredSet(opts.ignoredFields));
+  removeMembers(set, STRIPPED);
+  const metadata: JsonObject = { ...((input.metadata as JsonObject | undefined) ?? {}) };
+  if (!set.isEmpty()) {
+    const entry: ManagedFieldsEntry = {
+      manager: opts.manager,
+      operation: 'Update',
+      apiVersion: opts.apiVersion,
+      time: formatTime(opts.now),
+      fieldsType: 'FieldsV1',
+      fieldsV1: set.toFieldsV1(),
+      ...(subresource ? { subresource } : {}),
+    };
+    metadata.managedFields = [entry];
+  }
+  return { ...input, metadata } as KubeObject;
+}
+
+/** set.difference(other) in place, for a small `other`: its members stop being members here. */
+function removeMembers(set: FieldSet, other: FieldSet): void {
+  for (const [pe, o] of other.children) {
+    const c = set.children.get(pe);
+    if (!c) continue;
+    if (o.member) c.member = false;
+    removeMembers(c, o);
+    if (!c.member && c.children.size === 0) set.children.delete(pe);
+  }
 }
 
 /**
