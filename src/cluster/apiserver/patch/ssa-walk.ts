@@ -185,7 +185,13 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
 export function createdFieldSet(obj: JsonObject, sem: ListSemanticsLookup, skip: FieldSet): FieldSet {
   const root = new FieldSet();
   /** `v` under `node`: `placeholder` when the old side is the empty value of an always-present field. */
-  const add = (v: unknown, names: string[], node: FieldSet, ign: FieldSet | undefined, placeholder: boolean) => {
+  const add = (
+    v: unknown,
+    names: string[],
+    node: FieldSet,
+    ign: FieldSet | undefined,
+    placeholder: boolean,
+  ) => {
     if (v === null || typeof v !== 'object') {
       node.member = true;
       return;
@@ -223,7 +229,13 @@ export function createdFieldSet(obj: JsonObject, sem: ListSemanticsLookup, skip:
     if (!placeholder) node.member = true;
   };
   /** The fields of an object; `known` when the old side is an (empty) object, so always-present fields apply. */
-  const addFields = (o: JsonObject, names: string[], node: FieldSet, ign: FieldSet | undefined, known: boolean) => {
+  const addFields = (
+    o: JsonObject,
+    names: string[],
+    node: FieldSet,
+    ign: FieldSet | undefined,
+    known: boolean,
+  ) => {
     for (const k of Object.keys(o)) {
       const v = o[k];
       if (v === undefined) continue;
