@@ -1,5 +1,5 @@
 import { isObject, type JsonObject, jsonEqual } from '../../../lib/json.ts';
-import { FieldSet, pathToString } from './fieldset.ts';
+import { comparePathElements, FieldSet, pathToString } from './fieldset.ts';
 import type { ListSemantics, ListSemanticsLookup } from './list-semantics.ts';
 
 /**
@@ -174,82 +174,115 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
 }
 
 /**
- * What `compare({}, obj)` finds added or modified (the fields a create gives its manager),
- * less the subtrees `skip` holds as members (the strategy's reset fields), built in one walk:
- * no comparison sets, no path arrays per leaf, no set differences. A create is the commonest
- * write, and its ownership was most of its cost. Must agree with compare exactly (the patch
- * tests check both on the same objects): fields the typed object always has
- * (`alwaysPresent`) start as present-but-empty, so they are members only when their own value
- * differs from empty.
+ * The FieldsV1 of what `compare({}, obj)` finds added or modified (the fields a create gives
+ * its manager), less the subtrees `skip` holds as members (the strategy's reset fields) and
+ * less the members of `strip` (fields never tracked), written in one walk: no comparison sets,
+ * no path arrays, no set algebra, no trie. A create is the commonest write, and its ownership
+ * was most of its cost. Must agree with compare exactly (the patch tests check both on the
+ * same objects): fields the typed object always has (`alwaysPresent`) start as
+ * present-but-empty, so they are members only when their own value differs from empty.
+ * Undefined when nothing is owned.
  */
-export function createdFieldSet(obj: JsonObject, sem: ListSemanticsLookup, skip: FieldSet): FieldSet {
-  const root = new FieldSet();
-  /** `v` under `node`: `placeholder` when the old side is the empty value of an always-present field. */
+export function createdFieldsV1(
+  obj: JsonObject,
+  sem: ListSemanticsLookup,
+  skip: FieldSet,
+  strip: FieldSet,
+): Record<string, unknown> | undefined {
+  // The path so far, as the lookup wants it: joined names when it answers by key (the built-in
+  // kinds), else the names themselves.
+  type Path = { key: string; names: string[] | undefined };
+  const keyed = sem.byKey;
+  const semanticsAt = (p: Path) => (keyed ? keyed.semantics(p.key) : sem(p.names!));
+  const alwaysPresentAt = (p: Path) =>
+    keyed ? keyed.alwaysPresent(p.key) : sem.alwaysPresent?.(p.names!) === true;
+  /** The node's FieldsV1: `{}` for a bare member, its entries (after `.` if a member), or undefined. */
+  const node = (member: boolean, entries: Record<string, unknown> | undefined) =>
+    entries ? entries : member ? {} : undefined;
+  /** `v`'s FieldsV1; `placeholder` when the old side is the empty value of an always-present field. */
   const add = (
     v: unknown,
-    names: string[],
-    node: FieldSet,
+    path: Path,
     ign: FieldSet | undefined,
+    st: FieldSet | undefined,
     placeholder: boolean,
-  ) => {
-    if (v === null || typeof v !== 'object') {
-      node.member = true;
-      return;
-    }
+  ): unknown => {
+    const unstripped = !st?.member;
+    if (v === null || typeof v !== 'object') return unstripped ? {} : undefined;
     if (Array.isArray(v)) {
-      const s = granular(sem(names));
+      const s = granular(semanticsAt(path));
       if (!s || v.length === 0) {
         // Equal to an empty placeholder only when empty itself.
-        if (!placeholder || v.length > 0) node.member = true;
-        return;
+        return node(unstripped && (!placeholder || v.length > 0), undefined);
       }
-      const elements = itemElements(s, v, names, false);
+      const elements = itemElements(s, v, path.names ?? [], false);
+      const items: [string, unknown][] = [];
+      const seen = new Set<string>();
       for (let i = 0; i < v.length; i++) {
         const pe = elements[i]!;
         // Repeated keys: the first occurrence wins, as in compare.
-        if (node.children.has(pe) || ign?.children.get(pe)?.member) continue;
+        if (seen.has(pe)) continue;
+        seen.add(pe);
+        const ic = ign?.children.get(pe);
+        if (ic?.member) continue;
+        const sc = st?.children.get(pe);
         const item = v[i];
-        const child = new FieldSet();
-        if (s.type === 'map' && !s.atomicItems && isObject(item) && Object.keys(item).length > 0) {
-          addFields(item, names, child, ign?.children.get(pe), false);
-        }
-        child.member = true;
-        node.children.set(pe, child);
+        const itemMember = !sc?.member;
+        const body =
+          s.type === 'map' && !s.atomicItems && isObject(item) && Object.keys(item).length > 0
+            ? fields(item, path, ic, sc, false, itemMember)
+            : undefined;
+        const json = node(itemMember, body);
+        if (json !== undefined) items.push([pe, json]);
       }
-      if (!placeholder) node.member = true;
-      return;
+      if (items.length > 1) items.sort((a, b) => comparePathElements(a[0], b[0]));
+      const member = unstripped && !placeholder;
+      if (items.length === 0) return node(member, undefined);
+      const out: Record<string, unknown> = member ? { '.': {} } : {};
+      for (const [pe, json] of items) out[pe] = json;
+      return out;
     }
     const o = v as JsonObject;
     const empty = Object.keys(o).length === 0;
-    if (empty || sem(names)?.type === 'atomic') {
-      if (!placeholder || !empty) node.member = true;
-      return;
+    if (empty || semanticsAt(path)?.type === 'atomic') {
+      return node(unstripped && (!placeholder || !empty), undefined);
     }
-    addFields(o, names, node, ign, placeholder);
-    if (!placeholder) node.member = true;
+    const member = unstripped && !placeholder;
+    return node(member, fields(o, path, ign, st, placeholder, member));
   };
-  /** The fields of an object; `known` when the old side is an (empty) object, so always-present fields apply. */
-  const addFields = (
+  /**
+   * The entries of an object's fields, in FieldsV1 order, after `.` when `member`; undefined
+   * when none is owned. `known` when the old side is an (empty) object, so always-present
+   * fields apply.
+   */
+  const fields = (
     o: JsonObject,
-    names: string[],
-    node: FieldSet,
+    path: Path,
     ign: FieldSet | undefined,
+    st: FieldSet | undefined,
     known: boolean,
-  ) => {
-    for (const k of Object.keys(o)) {
+    member: boolean,
+  ): Record<string, unknown> | undefined => {
+    let out: Record<string, unknown> | undefined;
+    for (const k of Object.keys(o).sort()) {
       const v = o[k];
       if (v === undefined) continue;
       const pe = `f:${k}`;
       const ic = ign?.children.get(pe);
       if (ic?.member) continue;
-      const childNames = [...names, k];
-      const child = new FieldSet();
-      add(v, childNames, child, ic, known && sem.alwaysPresent?.(childNames) === true);
-      if (child.member || child.children.size > 0) node.children.set(pe, child);
+      const p: Path = {
+        key: path.key === '' ? k : `${path.key}.${k}`,
+        names: path.names && [...path.names, k],
+      };
+      const json = add(v, p, ic, st?.children.get(pe), known && alwaysPresentAt(p));
+      if (json === undefined) continue;
+      out ??= member ? { '.': {} } : {};
+      out[pe] = json;
     }
+    return out;
   };
-  if (Object.keys(obj).length > 0) addFields(obj, [], root, skip, true);
-  return root;
+  if (Object.keys(obj).length === 0) return undefined;
+  return fields(obj, { key: '', names: keyed ? undefined : [] }, skip, strip, true, false);
 }
 
 function indexItems(sem: Granular, list: unknown[], names: string[]): Map<string, unknown> {

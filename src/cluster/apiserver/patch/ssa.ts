@@ -7,7 +7,7 @@ import { objectGvkKey } from './smp-table.ts';
 import {
   ApplyConfigError,
   compare,
-  createdFieldSet,
+  createdFieldsV1,
   mergeApplied,
   removeItems,
   toFieldSet,
@@ -159,8 +159,13 @@ function cmpStr(a: string, b: string): number {
 /** metav1.Time: RFC 3339 with whole seconds. */
 function formatTime(now: Date | string): string {
   const d = typeof now === 'string' ? new Date(now) : now;
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  // Writes come many to a second: format each second once.
+  if (second !== lastSecond.at) lastSecond = { at: second, text: d.toISOString().replace(/\.\d+Z$/, 'Z') };
+  return lastSecond.text;
 }
+
+let lastSecond = { at: Number.NaN, text: '' };
 
 function withoutManagedFields(obj: unknown): JsonObject {
   const copy = isObject(obj) ? clone(obj) : {};
@@ -179,8 +184,19 @@ function setManagedFields(obj: JsonObject, managers: Map<string, Manager>): Kube
 }
 
 function ignoredSet(paths: string[][] | undefined): FieldSet {
-  return FieldSet.of(...(paths ?? []).map(namesToPath));
+  if (!paths || paths.length === 0) return EMPTY;
+  const key = paths.map((p) => p.join('.')).join('|');
+  let set = ignoredSets.get(key);
+  if (!set) {
+    set = FieldSet.of(...paths.map(namesToPath));
+    ignoredSets.set(key, set);
+  }
+  return set;
 }
+
+/** Reset-field sets by their paths (a handful: `status` on main endpoints); never changed by callers. */
+const ignoredSets = new Map<string, FieldSet>();
+const EMPTY = new FieldSet();
 
 /**
  * Updater.update with force: the operation takes every field it adds or modifies away from
@@ -269,33 +285,21 @@ function trackCreate(opts: TrackUpdateOptions, sem: ListSemanticsLookup, subreso
     meta && 'managedFields' in meta
       ? { ...obj, metadata: Object.fromEntries(Object.entries(meta).filter(([k]) => k !== 'managedFields')) }
       : obj;
-  const set = createdFieldSet(input, sem, ignoredSet(opts.ignoredFields));
-  removeMembers(set, STRIPPED);
+  const fieldsV1 = createdFieldsV1(input, sem, ignoredSet(opts.ignoredFields), STRIPPED);
   const metadata: JsonObject = { ...((input.metadata as JsonObject | undefined) ?? {}) };
-  if (!set.isEmpty()) {
+  if (fieldsV1) {
     const entry: ManagedFieldsEntry = {
       manager: opts.manager,
       operation: 'Update',
       apiVersion: opts.apiVersion,
       time: formatTime(opts.now),
       fieldsType: 'FieldsV1',
-      fieldsV1: set.toFieldsV1(),
+      fieldsV1,
       ...(subresource ? { subresource } : {}),
     };
     metadata.managedFields = [entry];
   }
   return { ...input, metadata } as KubeObject;
-}
-
-/** set.difference(other) in place, for a small `other`: its members stop being members here. */
-function removeMembers(set: FieldSet, other: FieldSet): void {
-  for (const [pe, o] of other.children) {
-    const c = set.children.get(pe);
-    if (!c) continue;
-    if (o.member) c.member = false;
-    removeMembers(c, o);
-    if (!c.member && c.children.size === 0) set.children.delete(pe);
-  }
 }
 
 /**
