@@ -12,7 +12,7 @@ import {
   POD_KIND,
   type PodObject,
 } from '../../apis/workload.codeflare.dev/v1beta2.ts';
-import { objectKey } from '../../kube/keys.ts';
+import { keyOf, objectKey } from '../../kube/keys.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import {
   type ControllerDefinition,
@@ -65,7 +65,7 @@ const CACHED = new Set(CACHED_KINDS.map((k) => `${k.apiVersion}/${k.kind}`));
 
 const byOwner = (obj: KubeObject): string[] => {
   const v = obj.metadata.labels?.[AW_LABEL];
-  return v ? [`${obj.metadata.namespace ?? ''}/${v}`] : [];
+  return v ? [keyOf(obj.metadata.namespace, v)] : [];
 };
 
 export function appWrapperController(
@@ -183,7 +183,7 @@ export function appWrapperController(
 
 async function podsOf(ctx: ReconcileContext, aw: AppWrapper): Promise<PodObject[]> {
   const inf = await ctx.cache.informerFor<PodObject>(POD_KIND, { labelSelector: AW_LABEL });
-  return inf.store.byIndex(AW_OWNER_INDEX, `${aw.metadata.namespace ?? ''}/${aw.metadata.name ?? ''}`);
+  return inf.store.byIndex(AW_OWNER_INDEX, objectKey(aw));
 }
 
 /** The components, aligned with status.componentStatus: from the cache, else read live. */
