@@ -8,8 +8,10 @@
  * binding 'b' denied request: failed expression: …`); `Warn` and `Audit` do not refuse.
  * An expression that errors follows the policy's failurePolicy (Fail by default).
  */
+
 import { isCelError, parse, plan } from '@bufbuild/cel';
 import type { LabelSelectorObject } from '../../../kube/labels.ts';
+import { recordOf as rec } from '../../../lib/json.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ruleEnv } from '../crd/cel/library.ts';
 import { toCel } from '../crd/cel/values.ts';
@@ -19,7 +21,6 @@ import { Lister } from './listers.ts';
 import { rulesMatch, selectorsMatch } from './webhooks.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const list = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 interface MatchResources {
