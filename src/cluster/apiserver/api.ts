@@ -17,6 +17,7 @@ import {
   type Selector,
   SelectorParseError,
 } from '../../kube/labels.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import { clone, jsonEqual } from '../../lib/json.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
@@ -155,6 +156,11 @@ export class Api {
   readonly store: ObjectStore;
   readonly registry: ResourceRegistry;
   readonly hooks: ApiHooks;
+  /**
+   * The server's time: creation and deletion timestamps, managedFields times, conditions it
+   * sets. The embedded cluster's clock (a virtual one in a simulation); set before serving.
+   */
+  clock: Clock = realClock;
   /** The record last converted to other versions or shapes, with its JSON in each. */
   private converted: { rec: StoredRecord; json: Map<string, string> } | undefined;
 
@@ -411,7 +417,7 @@ export class Api {
     if (rt.namespaced) m.namespace = namespace;
     else delete m.namespace;
     m.uid = newUid();
-    m.creationTimestamp = nowRfc3339();
+    m.creationTimestamp = nowRfc3339(new Date(this.clock.now()));
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;
     delete m.resourceVersion;
@@ -630,7 +636,7 @@ export class Api {
     if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
       finalizers.push('foregroundDeletion');
     const grace = this.gracePeriod(rt, obj, opts);
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const specFinalized = rt.group === '' && rt.resource === 'namespaces' && this.deletionPending(rt, obj);
     if (finalizers.length > 0 || grace > 0 || specFinalized) {
       let changed = false;
