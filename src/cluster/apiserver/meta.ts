@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { random, randomUUID } from '../../lib/random.ts';
 import type { KubeObject, ObjectMeta } from './types.ts';
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */
@@ -25,7 +25,7 @@ const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
 
 export function generateNameSuffix(n = 5): string {
   let s = '';
-  for (let i = 0; i < n; i++) s += ALPHANUMS[Math.floor(Math.random() * ALPHANUMS.length)];
+  for (let i = 0; i < n; i++) s += ALPHANUMS[Math.floor(random() * ALPHANUMS.length)];
   return s;
 }
 

@@ -3,7 +3,8 @@ the default 1.32 API: Priority admission, ResourceQuota, ServiceAccount tokens w
 TokenReview and SelfSubjectReview, HorizontalPodAutoscalers at v1 and v2,
 ValidatingAdmissionPolicy, and (on a whole cluster, from
 test/cluster/workloads/volumes.integration.test.ts) the scheduler's volume binding and (from
-test/cluster/apiserver/pod-streams.integration.test.ts) pods/exec and ephemeral containers.
+test/cluster/apiserver/pod-streams.integration.test.ts) pods/exec and ephemeral containers, and
+(from test/cluster/workloads/endpoints.integration.test.ts) the Endpoints controller.
 Driven by test/cluster/apiserver/python-behaviours.integration.test.ts;
 each prints one JSON object of what it observed.
 
@@ -248,6 +249,34 @@ def scenario_exec(ns):
         ),
     )
     out(stdout=stdout, code=code, ephemeralRunning=state)
+
+
+def scenario_endpoints(ns):
+    """The Endpoints controller's object for a Service with one ready pod."""
+    v1 = client.CoreV1Api()
+    p = pod("one")
+    p.metadata.labels = {"app": "one"}
+    p.spec.containers[0].ports = [client.V1ContainerPort(name="web", container_port=8080)]
+    v1.create_namespaced_pod(ns, p)
+    v1.create_namespaced_service(
+        ns,
+        client.V1Service(
+            metadata=client.V1ObjectMeta(name="one"),
+            spec=client.V1ServiceSpec(
+                selector={"app": "one"}, ports=[client.V1ServicePort(name="web", port=80, target_port="web")]
+            ),
+        ),
+    )
+
+    def ready():
+        try:
+            ep = v1.read_namespaced_endpoints("one", ns)
+        except ApiException:
+            return None
+        return ep if ep.subsets and ep.subsets[0].addresses else None
+
+    ep = wait_for("endpoints", ready)
+    out(ports=[[q.name, q.port] for q in ep.subsets[0].ports], ready=len(ep.subsets[0].addresses))
 
 
 def dyn():
