@@ -116,6 +116,8 @@ export interface AdmissionRequest {
   user: string;
   groups: string[];
   dryRun: boolean;
+  /** Warnings for the client (`Warning` headers), as admission's warning recorder collects them. */
+  warnings?: string[];
 }
 
 /** A write as {@link ApiHooks.guardWrite} sees it. `groups` is absent for in-process callers. */
@@ -911,7 +913,7 @@ export class Api {
     name: string,
     object: KubeObject | undefined,
     oldObject: KubeObject | undefined,
-    opts: { user: string; groups?: string[]; dryRun?: boolean; subresource?: string },
+    opts: { user: string; groups?: string[]; dryRun?: boolean; subresource?: string; warnings?: string[] },
   ): AdmissionRequest {
     return {
       operation,
@@ -924,6 +926,7 @@ export class Api {
       user: opts.user,
       groups: opts.groups ?? ['system:authenticated'],
       dryRun: opts.dryRun ?? false,
+      warnings: opts.warnings,
     };
   }
 }
