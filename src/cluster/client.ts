@@ -39,6 +39,12 @@ export const GVR = {
   replicationcontrollers: { group: '', version: 'v1', resource: 'replicationcontrollers' },
   cronjobs: { group: 'batch', version: 'v1', resource: 'cronjobs' },
   poddisruptionbudgets: { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' },
+  services: { group: '', version: 'v1', resource: 'services' },
+  endpoints: { group: '', version: 'v1', resource: 'endpoints' },
+  endpointslices: { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
+  persistentvolumeclaims: { group: '', version: 'v1', resource: 'persistentvolumeclaims' },
+  persistentvolumes: { group: '', version: 'v1', resource: 'persistentvolumes' },
+  storageclasses: { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' },
 } as const satisfies Record<string, Gvr>;
 
 export type WatchHandler = (type: EventType, obj: KubeObject) => void;

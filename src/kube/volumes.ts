@@ -3,14 +3,13 @@
  * (src/cluster/workloads/volumes.ts) and the scheduler's VolumeBinding plugin.
  */
 
+import { recordOf as rec, stringOf as str } from '../lib/json.ts';
 import { selectorFromObject } from './labels.ts';
 import type { KubeObject } from './object.ts';
 import { compareQuantities, tryParseQuantity } from './quantity.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const specOf = (o: KubeObject) => rec(o.spec);
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 /** GetPersistentVolumeClaimClass: the beta annotation wins over spec.storageClassName. */
 export function claimClass(pvc: KubeObject): string {

@@ -12,6 +12,7 @@ import {
   ephemeralClaimNotForPod,
   podVolumeClaims,
 } from '../../kube/volumes.ts';
+import { recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { compileTerm, type FilterStatus, type NodeSelectorTermLike } from './core/index.ts';
 
@@ -42,7 +43,6 @@ export type VolumePreFilter =
   | { kind: 'ok'; claims: PodVolumeClaims };
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /**
  * The claims a pod mounts: `persistentVolumeClaim` volumes, and generic ephemeral volumes'

@@ -17,25 +17,24 @@
  */
 
 import { objectKey, parseKey } from '../../kube/keys.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import { serviceSelector, servicesSelecting, shouldPodBeInEndpoints, targetPort } from './endpointslice.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, type Pod } from './pods.ts';
 
-const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
-const ENDPOINTS: Gvr = { group: '', version: 'v1', resource: 'endpoints' };
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+const SERVICES = GVR.services;
+const ENDPOINTS = GVR.endpoints;
+const PODS = GVR.pods;
 
 const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
 const MAX_CAPACITY = 1000;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 interface Entry {

@@ -10,16 +10,16 @@
 
 import { objectKey, parseKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, newControllerRef, type Pod } from './pods.ts';
 
-const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
-const SLICES: Gvr = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' };
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+const SERVICES = GVR.services;
+const SLICES = GVR.endpointslices;
+const PODS = GVR.pods;
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
@@ -27,7 +27,6 @@ export const MANAGED_BY = 'endpointslice-controller.k8s.io';
 const MAX_PER_SLICE = 100;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /** The Service's selector (undefined without one: such Services get no endpoints). */
 export function serviceSelector(svc: KubeObject) {

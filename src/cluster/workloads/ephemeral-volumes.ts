@@ -9,18 +9,18 @@
 
 import { objectKey } from '../../kube/keys.ts';
 import { ephemeralClaimNotForPod, podVolumeClaims } from '../../kube/volumes.ts';
+import { recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import type { Gvr } from '../client.ts';
+import { GVR } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import type { Informer } from './informer.ts';
 import { newControllerRef } from './pods.ts';
 import { errMessage } from './util.ts';
 
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
-const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+const PODS = GVR.pods;
+const PVCS = GVR.persistentvolumeclaims;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 export class EphemeralVolumeController extends LoopController {
   private readonly pods: Informer;

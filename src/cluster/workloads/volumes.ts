@@ -18,18 +18,19 @@
 
 import { objectKey } from '../../kube/keys.ts';
 import { bestVolumeForClaim, claimClass, claimRefNames } from '../../kube/volumes.ts';
+import { recordOf as rec, stringOf as str } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { SELECTED_NODE, volumeAdmitsNode } from '../scheduler/volume-binding.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import type { Informer } from './informer.ts';
 import { errMessage } from './util.ts';
 
-const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
-const PVS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumes' };
-const CLASSES: Gvr = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' };
-const NODES: Gvr = { group: '', version: 'v1', resource: 'nodes' };
+const PVCS = GVR.persistentvolumeclaims;
+const PVS = GVR.persistentvolumes;
+const CLASSES = GVR.storageclasses;
+const NODES = GVR.nodes;
 
 const BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
 const BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
@@ -37,9 +38,7 @@ const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 const STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const specOf = (o: KubeObject) => rec(o.spec);
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 export class VolumeController extends LoopController {
   private readonly claims: Informer;

@@ -8,8 +8,10 @@
  * binding 'b' denied request: failed expression: …`); `Warn` and `Audit` do not refuse.
  * An expression that errors follows the policy's failurePolicy (Fail by default).
  */
+
 import { type CelEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import type { LabelSelectorObject } from '../../../kube/labels.ts';
+import { recordOf as rec } from '../../../lib/json.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { Authorizer } from '../auth/rbac.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
@@ -22,7 +24,6 @@ import { authorizerFor, authorizerLibrary } from './policy-authorizer.ts';
 import { rulesMatch, selectorsMatch } from './webhooks.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const list = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 interface MatchResources {
