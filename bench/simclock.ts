@@ -44,6 +44,11 @@ function managerFlags(): ManagerFlags {
 interface Run {
   simulatedS: number;
   wallS: number;
+  /** CPU seconds of this process meanwhile: near wallS when the run is CPU-bound. */
+  cpuS: number;
+  /** API writes (resourceVersions) during the run, and how many were Events. */
+  writes: number;
+  events: number;
   steps: number;
   jobs: number;
   podsSucceeded: number;
@@ -59,6 +64,7 @@ async function run(busy: boolean): Promise<Run> {
     clock,
     port: 0,
     nodeLeaseRenewIntervalMs: LEASE_RENEW_MS,
+    events: process.env.SIMCLOCK_EVENTS !== 'false',
     nodes: validateNodeConfig({
       pools: [
         {
@@ -139,13 +145,21 @@ async function run(busy: boolean): Promise<Run> {
     };
     arrive();
   }
+  const rv0 = cluster.server.api.store.currentRv;
+  const cpu0 = process.cpuUsage();
   const r = await runUntil(clock, end, { stallMs: 60_000 });
+  const cpu = process.cpuUsage(cpu0);
+  const writes = cluster.server.api.store.currentRv - rv0;
+  const events = cluster.client.list(GVR.events).length;
   await built.stop();
   await cluster.stop();
   endSimulation();
   return {
     simulatedS: (clock.now() - start) / 1000,
     wallS: r.wallMs / 1000,
+    cpuS: (cpu.user + cpu.system) / 1e6,
+    writes,
+    events,
     steps: r.steps,
     jobs,
     podsSucceeded: succeeded,
@@ -155,7 +169,8 @@ async function run(busy: boolean): Promise<Run> {
 }
 
 const fmt = (r: Run) =>
-  `${r.simulatedS / 3600} h simulated in ${r.wallS.toFixed(1)} s wall: ${Math.round(r.simulatedS / r.wallS)}×; ` +
+  `${r.simulatedS / 3600} h simulated in ${r.wallS.toFixed(1)} s wall (${r.cpuS.toFixed(1)} s CPU): ${Math.round(r.simulatedS / r.wallS)}×; ` +
+  `${r.writes} writes (${r.events} Events), ` +
   `${r.steps} steps, ${r.jobs} jobs, ${r.podsSucceeded} pods succeeded, ${r.gpuHours.toFixed(0)} GPU-hours, trace ${r.trace}`;
 
 console.log(
