@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import type { ClusterClient, Gvr } from '../cluster/client.ts';
+import { type ClusterClient, GVR, type Gvr } from '../cluster/client.ts';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { NodeConfigError, validateNodeConfig } from '../cluster/nodes/config.ts';
 import { quantityValue } from '../kube/quantity.ts';
@@ -90,7 +90,7 @@ export function simulateCommand(): Command {
         const wall = (performance.now() - started) / 1000;
         if (!flags.quiet) {
           process.stderr.write(
-            `policy ${policy.name}: ${scenario.endMs / 1000}s simulated in ${wall.toFixed(1)}s of wall time\n`,
+            `policy ${policy.name}: ${Math.round(result.simulatedSeconds)}s simulated in ${wall.toFixed(1)}s of wall time\n`,
           );
         }
         report.policies.push(result);
@@ -105,7 +105,7 @@ export function simulateCommand(): Command {
     });
 }
 
-async function loadScenario(file: string): Promise<Scenario> {
+export async function loadScenario(file: string): Promise<Scenario> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -154,7 +154,7 @@ function managerFlags(policy: Policy): ManagerFlags {
   return {
     ...flags,
     controllers: '*',
-    logLevel: 'silent',
+    logLevel: process.env.TROUPE_SIMULATE_LOG ?? 'silent',
     logFormat: 'json',
     ...(policy.offload
       ? {
@@ -167,7 +167,7 @@ function managerFlags(policy: Policy): ManagerFlags {
 }
 
 /** One policy on a fresh embedded cluster (in memory) with troupe's controllers, on `clock`. */
-async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: Clock) {
+export async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: Clock) {
   const [{ buildManager }, { startRunPodStandIn }, { ensureXPodGroupCRD }] = await Promise.all([
     import('./manager.ts'),
     import('../cluster/runpod/index.ts'),
@@ -212,7 +212,8 @@ async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: C
         await client.delete(gvr, namespace, name, { propagationPolicy: 'Background' });
       },
       watch(resource, handler) {
-        return client.watch({ group: '', version: 'v1', resource }, (type, obj) => handler(type, obj), {
+        const gvr = resource === 'jobs' ? GVR.jobs : { group: '', version: 'v1', resource };
+        return client.watch(gvr, (type, obj) => handler(type, obj), {
           shared: true,
         });
       },
