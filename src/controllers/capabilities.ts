@@ -5,6 +5,7 @@
  * "Adding a capability"; test/controllers/capabilities.test.ts checks the rest).
  */
 
+import type { Clock } from '../lib/clock.ts';
 import { appWrapperCapability } from './appwrapper/capability.ts';
 import type { Capability, CapabilityDeclaration, CapabilityValues } from './capability.ts';
 import { loadCrds } from './crds.ts';
@@ -25,12 +26,12 @@ export type {
  * Builds every capability from the values of their flags (defaults when absent); cheap,
  * nothing starts until the manager does.
  */
-export function capabilities(values: CapabilityValues = {}): Capability[] {
+export function capabilities(values: CapabilityValues = {}, deps: { clock?: Clock } = {}): Capability[] {
   return [
     podGroupCapability(),
     podSequenceCapability(values),
     appWrapperCapability(values),
-    offloadCapability(values),
+    offloadCapability(values, deps.clock),
   ].map(withCrds);
 }
 

@@ -28,11 +28,11 @@ export interface CacheOptions {
   namespace?: string;
   /** Resync period of every informer (ms); 0 or unset disables resync. */
   resyncMs?: number;
-  /** The clock informers time their resyncs on; default the real clock. */
-  clock?: Clock;
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
+  /** The controllers' clock, given to every informer (InformerOptions.clock). */
+  clock?: Clock;
 }
 
 export interface InformerScope {
@@ -126,11 +126,11 @@ export class Cache {
           labelSelector: scope.labelSelector,
           fieldSelector: scope.fieldSelector,
           resyncMs: this.opts.resyncMs,
-          clock: this.opts.clock,
           pageSize: this.opts.pageSize,
           transform: composeTransforms(stripForCache, this.transforms.get(kindKey(kind))),
           logger: this.log,
           metrics: this.opts.metrics,
+          clock: this.opts.clock,
         });
         for (const [name, fn] of this.indexes.get(kindKey(kind)) ?? []) {
           inf.addIndexer(name, fn as IndexFunc<KubeObject>);

@@ -132,6 +132,7 @@ export class Manager {
     this.rest = new RestClient(opts.kubeConfig, {
       ...opts.rest,
       metrics: this.metrics.restHooks(safeHost(server)),
+      clock: this.clock,
     });
     this.mapper = new RestMapper(this.rest);
     this.client = new Client(this.rest, this.mapper);

@@ -1,13 +1,16 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
+import type { Clock } from '../../lib/clock.ts';
 import { type CapabilityDeclaration, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+
 import { offloadExplain } from './explain.ts';
 import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
 
-export function offloadCapability(values: CapabilityValues = {}): CapabilityDeclaration {
-  const offload = createOffload(offloadOptionsFrom(values));
+/** `clock`: the manager's, for the provider and pending timers outside reconciles (a simulation's). */
+export function offloadCapability(values: CapabilityValues = {}, clock?: Clock): CapabilityDeclaration {
+  const offload = createOffload(offloadOptionsFrom(values), { clock });
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',
