@@ -12,12 +12,12 @@
 import { cpus } from 'node:os';
 import { loadScenario, runOnEmbeddedCluster } from '../src/cli/simulate.ts';
 import { parseGoDuration } from '../src/kube/duration.ts';
-import { ScaledClock } from '../src/simulate/scaled-clock.ts';
 import { flag } from './support.ts';
 
 const args = process.argv.slice(2);
 const file = flag('scenario', 'scenarios/training-day.yaml');
-const timeScale = Number(flag('time-scale', '60'));
+const scaled = flag('time-scale', '');
+const timeScale = scaled ? Number(scaled) : undefined;
 const twice = args.includes('--twice');
 const only = args.flatMap((a, i) => (a === '--policy' && args[i + 1] ? [args[i + 1]!] : []));
 
@@ -39,7 +39,7 @@ for (const policy of policies) {
   const runs: { wall: number; json: string; simulated: number }[] = [];
   for (let k = 0; k < (twice ? 2 : 1); k++) {
     const started = performance.now();
-    const result = await runOnEmbeddedCluster(scenario, policy, new ScaledClock(timeScale));
+    const result = await runOnEmbeddedCluster(scenario, policy, timeScale);
     runs.push({
       wall: (performance.now() - started) / 1000,
       json: JSON.stringify(result),

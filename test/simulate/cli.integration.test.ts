@@ -42,9 +42,7 @@ test('a small scenario: the table, report.json and report.html agree', async () 
   const file = join(dir, 'small.yaml');
   await writeFile(file, SMALL);
   const out = join(dir, 'out');
-  const r = await run(process.execPath, [MAIN, 'simulate', file, '--out', out, '--time-scale', '20'], {
-    cwd: ROOT,
-  });
+  const r = await run(process.execPath, [MAIN, 'simulate', file, '--out', out], { cwd: ROOT });
   const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
   const html = await readFile(join(out, 'report.html'), 'utf8');
   assert.equal(report.scenario, 'small');
@@ -138,6 +136,18 @@ test('every kind of gang runs through its controllers; offloading spends', async
   assert.equal(queued!.offloadedSpendUsd, 0);
   // bare and sts hold the four GPUs when late arrives: offloaded after 10 s, it costs money.
   assert.ok(offload!.offloadedSpendUsd > 0, JSON.stringify(offload!.perGang));
+});
+
+test('on the virtual clock, the same scenario and seed give the same report, byte for byte', async () => {
+  const file = join(dir, 'small.yaml');
+  await writeFile(file, SMALL);
+  const reports: string[] = [];
+  for (const k of [1, 2]) {
+    const out = join(dir, `again-${k}`);
+    await run(process.execPath, [MAIN, 'simulate', file, '--out', out, '--quiet'], { cwd: ROOT });
+    reports.push(await readFile(join(out, 'report.json'), 'utf8'));
+  }
+  assert.equal(reports[1], reports[0]);
 });
 
 test('bad scenario files: one message naming the file, the path and the fix; exit code 1', async () => {
