@@ -22,7 +22,7 @@ import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
-import { serviceSelector, shouldPodBeInEndpoints, targetPort } from './endpointslice.ts';
+import { serviceSelector, servicesSelecting, shouldPodBeInEndpoints, targetPort } from './endpointslice.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, type Pod } from './pods.ts';
 
@@ -116,12 +116,8 @@ export class EndpointsController extends LoopController {
     this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
-        for (const svc of this.services.byIndex(BY_NAMESPACE, o.metadata.namespace ?? '')) {
-          const sel = serviceSelector(svc);
-          if (!sel) continue;
-          if (sel.matches(o.metadata.labels ?? {}) || (old && sel.matches(old.metadata.labels ?? {})))
-            this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-        }
+        for (const svc of servicesSelecting(this.services, o, old))
+          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
       }),
     );
     // Endpoints changed or deleted by someone else are put back (and leftovers removed).
