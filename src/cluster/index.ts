@@ -46,6 +46,15 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   let logsClient: ClusterClient | undefined;
   const server = await startApiServer({
     podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
+    // pods/exec runs in the simulated kubelet's shell; loaded on first use.
+    podExec: async (pod, container, command, io) =>
+      (await import('./kubelet/exec.ts')).execInContainer(
+        pod,
+        container,
+        command,
+        io,
+        opts.clock ?? realClock,
+      ),
     ...opts,
   });
   const client = new ClusterClient(server.api, 'system:admin');

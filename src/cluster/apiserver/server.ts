@@ -3,9 +3,14 @@
  * codec, authentication, RBAC, admission, CRDs and the namespace lifecycle.
  */
 
-import { createServer as createHttpServer, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../../lib/clock.ts';
 import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
@@ -24,6 +29,7 @@ import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
 import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
+import { type PodExec, rememberUpgradeHead } from './http/streaming.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { EventTtl } from './lifecycle/event-ttl.ts';
@@ -43,6 +49,8 @@ import type { KubeObject, ResourceType } from './types.ts';
 export interface ApiServerOptions {
   /** Container logs served by pods/log (the simulated kubelet's). */
   podLogs?: PodLogs;
+  /** Commands run by pods/exec and interactive attach (the simulated kubelet's). */
+  podExec?: PodExec;
   /** Listen address; loopback unless told otherwise. */
   host?: string;
   /** 0 picks a free port. */
@@ -229,6 +237,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     publicPaths: new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']),
     log: opts.log,
     podLogs: opts.podLogs,
+    podExec: opts.podExec,
     extra: [
       (_req, res, path) => {
         if (
@@ -271,6 +280,19 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     server = createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
   }
   server.on('clientError', answerClientError);
+  // Upgrade requests (pods/exec, attach, portforward) go through the same handler, with a
+  // response on the raw socket for refusals; a handler that upgrades takes the socket over.
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    rememberUpgradeHead(req, head);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.on('finish', () => {
+      res.detachSocket(socket);
+      socket.end();
+    });
+    handler(req, res);
+  });
   // Long-lived watches must not be cut by Node's request timeouts.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

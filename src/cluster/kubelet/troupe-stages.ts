@@ -2,7 +2,7 @@
  * troupe's behaviour on top of KWOK's stages, as data plus named hooks.
  *
  * Data: the Stage files in ./troupe-stages/ (pod-ready, pod-container-lifecycle,
- * pod-complete, pod-terminate, pod-delete). They replace KWOK's stages of the same name and
+ * pod-complete, pod-terminate, pod-delete, pod-ephemeral-containers). They replace KWOK's stages of the same name and
  * join KWOK's node-initialize, node-heartbeat-with-lease and pod-remove-finalizer.
  *
  * Hooks, which any Stage (yours too) can name in its metadata.annotations:
@@ -43,6 +43,7 @@ export const TROUPE_STAGE_NAMES = [
   'pod-complete',
   'pod-terminate',
   'pod-delete',
+  'pod-ephemeral-containers',
 ] as const;
 
 /** KWOK's node-initialize, node-heartbeat-with-lease and pod-remove-finalizer, then troupe's own. */

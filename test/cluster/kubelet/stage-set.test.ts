@@ -29,6 +29,7 @@ describe('troupe default stages', () => {
       'pod-complete/default',
       'pod-terminate/default',
       'pod-delete/default',
+      'pod-ephemeral-containers/default',
     ]);
     assert.deepEqual(
       set.forKind('v1', 'Node').map((s) => s.name),

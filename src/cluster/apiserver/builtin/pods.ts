@@ -150,6 +150,20 @@ function preparePodForUpdate(obj: KubeObject, old: KubeObject, ctx: RequestConte
     }
     return;
   }
+  // pods/ephemeralcontainers changes the list only (dropNonEphemeralContainerUpdates), with
+  // its containers defaulted as the decoder defaults the Pod it reads.
+  if (ctx.subresource === 'ephemeralcontainers') {
+    const list = recordOf(obj.spec).ephemeralContainers;
+    const meta = obj.metadata;
+    Object.assign(obj, clone(old));
+    obj.metadata = { ...obj.metadata, resourceVersion: meta.resourceVersion };
+    const spec = recordOf(obj.spec);
+    if (list === undefined) delete spec.ephemeralContainers;
+    else spec.ephemeralContainers = list;
+    obj.spec = spec;
+    defaultPodSpec({ ephemeralContainers: spec.ephemeralContainers }, true);
+    return;
+  }
   // pods/binding (and other pod subresources) write status themselves.
   if (ctx.subresource === '') {
     admitPodUpdate(obj, old);
@@ -435,6 +449,37 @@ function validateContainerStateTransitions(
 }
 
 /** ValidatePodStatusUpdate. */
+/** ValidatePodEphemeralContainersUpdate: existing ephemeral containers stay as they are. */
+export function validateEphemeralContainersUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
+  const errs = [
+    ...validateObjectMetaUpdate(obj.metadata, old.metadata),
+    ...validateObjectMeta(obj.metadata, true, nameIsDNSSubdomain),
+    ...validatePodSpec(recordOf(obj.spec), 'spec', { isPod: true }),
+  ];
+  if (old.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined)
+    return [forbidden('', 'static pods do not support ephemeral containers')];
+  const next = new Map(arrayOf(recordOf(obj.spec).ephemeralContainers).map((c) => [str(c.name), c]));
+  for (const c of arrayOf(recordOf(old.spec).ephemeralContainers)) {
+    const now = next.get(str(c.name));
+    if (!now) {
+      errs.push(
+        forbidden(
+          'spec.ephemeralContainers',
+          `existing ephemeral containers "${str(c.name)}" may not be removed\n`,
+        ),
+      );
+    } else if (!semanticEqual(c, now)) {
+      errs.push(
+        forbidden(
+          'spec.ephemeralContainers',
+          `existing ephemeral containers "${str(c.name)}" may not be changed\n`,
+        ),
+      );
+    }
+  }
+  return dedupe(errs);
+}
+
 export function validatePodStatusUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
   const status = recordOf(obj.status);
@@ -639,6 +684,7 @@ export function podStrategy(clock: () => Date = () => new Date()): Strategy {
     validateUpdate(obj, old, ctx) {
       if (ctx.subresource === 'status') return validatePodStatusUpdate(obj, old);
       if (ctx.subresource === '') return validatePodUpdate(obj, old);
+      if (ctx.subresource === 'ephemeralcontainers') return validateEphemeralContainersUpdate(obj, old);
       // pods/binding: the binding rules are enforced by the caller (see bindPod).
       return validateObjectMetaUpdate(obj.metadata, old.metadata);
     },

@@ -560,6 +560,56 @@ function validateInitContainers(
   return errs;
 }
 
+/**
+ * The fields an ephemeral container may not set: everything but upstream's
+ * `allowedEphemeralContainerFields` (resources count as unset when empty, as Go's zero value).
+ */
+const EPHEMERAL_FORBIDDEN = [
+  'ports',
+  'resources',
+  'resizePolicy',
+  'restartPolicy',
+  'lifecycle',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+];
+const EPHEMERAL_MESSAGE = 'cannot be set for an Ephemeral Container';
+
+function isZero(v: unknown): boolean {
+  if (v == null) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (isObject(v)) return Object.values(v).every(isZero);
+  return false;
+}
+
+/** validateEphemeralContainers of pkg/apis/core/validation/validation.go. */
+function validateEphemeralContainers(spec: Json, volumeNames: Set<string>, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const others = new Set(
+    [...arrayOf(spec.containers), ...arrayOf(spec.initContainers)].map((c) => str(c.name)),
+  );
+  const all = new Set(others);
+  arrayOf(spec.ephemeralContainers).forEach((c, i) => {
+    const p = index(path, i);
+    errs.push(...validateContainerCommon(c, volumeNames, p));
+    const name = str(c.name);
+    if (all.has(name)) errs.push(duplicate(child(p, 'name'), name));
+    else all.add(name);
+    const target = str(c.targetContainerName);
+    if (target && !others.has(target)) errs.push(notFound(child(p, 'targetContainerName'), target));
+    for (const f of EPHEMERAL_FORBIDDEN) {
+      if (!isZero(c[f])) errs.push(forbidden(child(p, f), EPHEMERAL_MESSAGE));
+    }
+    arrayOf(c.volumeMounts).forEach((m, j) => {
+      for (const f of ['subPath', 'subPathExpr']) {
+        if (str(m[f])) errs.push(forbidden(child(index(child(p, 'volumeMounts'), j), f), EPHEMERAL_MESSAGE));
+      }
+    });
+  });
+  return errs;
+}
+
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
@@ -669,6 +719,7 @@ export function validatePodSpec(spec: Json, path: string, opts: PodSpecValidatio
       child(path, 'initContainers'),
     ),
   );
+  errs.push(...validateEphemeralContainers(spec, volumeNames, child(path, 'ephemeralContainers')));
 
   const restart = spec.restartPolicy;
   if (!restart) errs.push(required(child(path, 'restartPolicy')));

@@ -19,6 +19,13 @@ interface SubresourceInfo {
 }
 
 /** The extra resources that hang off a resource, as kube-apiserver lists them. */
+const STREAM_KINDS: Record<string, string> = {
+  exec: 'PodExecOptions',
+  attach: 'PodAttachOptions',
+  portforward: 'PodPortForwardOptions',
+};
+const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'];
+
 function subresources(rt: ResourceType): SubresourceInfo[] {
   const out: SubresourceInfo[] = [];
   for (const s of rt.subresources) {
@@ -55,6 +62,17 @@ function subresources(rt: ResourceType): SubresourceInfo[] {
         break;
       case 'approval':
         out.push({ name: 'approval', kind: rt.kind, verbs: ['get', 'patch', 'update'] });
+        break;
+      case 'exec':
+      case 'attach':
+      case 'portforward':
+        out.push({ name: s, kind: STREAM_KINDS[s]!, verbs: ['create', 'get'] });
+        break;
+      case 'proxy':
+        out.push({ name: s, kind: `${rt.kind}ProxyOptions`, verbs: PROXY_VERBS });
+        break;
+      case 'ephemeralcontainers':
+        out.push({ name: s, kind: rt.kind, verbs: ['get', 'patch', 'update'] });
         break;
       default:
         out.push({ name: s, kind: rt.kind, verbs: ['get'] });

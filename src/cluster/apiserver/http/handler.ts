@@ -36,6 +36,7 @@ import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
 import { parsePath, type ResourcePath } from './router.ts';
+import type { PodExec } from './streaming.ts';
 import { subresourceHandlers } from './subresources.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
 
@@ -72,6 +73,8 @@ export interface HandlerDeps {
   publicPaths: Set<string>;
   /** Container logs for pods/log (the simulated kubelet's); empty logs without it. */
   podLogs?: PodLogs;
+  /** Commands run by pods/exec (the simulated kubelet's); without it exec reports an error. */
+  podExec?: PodExec;
 }
 
 export function createHandler(deps: HandlerDeps) {

@@ -72,8 +72,41 @@ export async function serveTokenRequest({ deps, req, res, p, method }: SubContex
 /** The log text of one container, from the simulated kubelet when the cluster wires one. */
 export type PodLogs = (pod: KubeObject, container: string, opts: { previous: boolean }) => string;
 
+/** The status the kubelet reports for a container of any kind. */
+export function containerStatus(pod: KubeObject, container: string): Record<string, unknown> | undefined {
+  const status = recordOf(pod.status);
+  return [
+    ...arrayOf(status.containerStatuses),
+    ...arrayOf(status.initContainerStatuses),
+    ...arrayOf(status.ephemeralContainerStatuses),
+  ].find((s) => s.name === container);
+}
+
 function containerNames(pod: KubeObject, field: string): string[] {
   return arrayOf(recordOf(pod.spec)[field]).map((c) => str(c.name));
+}
+
+/**
+ * The container a pods/log, exec or attach request means, as `validateContainer` (used by
+ * LogLocation and streamLocation in pkg/registry/core/pod/strategy.go) chooses it: the only
+ * container when none is named, else one of the pod's containers of any kind.
+ */
+export function chooseContainer(pod: KubeObject, requested: string): string {
+  const name = pod.metadata.name!;
+  const containers = containerNames(pod, 'containers');
+  const init = containerNames(pod, 'initContainers');
+  const ephemeral = containerNames(pod, 'ephemeralContainers');
+  if (requested === '') {
+    if (containers.length === 1) return containers[0]!;
+    let msg = `a container name must be specified for pod ${name}, choose one of: [${containers.join(' ')}]`;
+    if (init.length) msg += ` or one of the init containers: [${init.join(' ')}]`;
+    if (ephemeral.length) msg += ` or one of the ephemeral containers: [${ephemeral.join(' ')}]`;
+    throw errors.badRequest(msg);
+  }
+  if (![...containers, ...init, ...ephemeral].includes(requested)) {
+    throw errors.badRequest(`container ${requested} is not valid for pod ${name}`);
+  }
+  return requested;
 }
 
 /** GET pods/<name>/log: the container's log, chosen as LogLocation chooses it. */
@@ -82,21 +115,7 @@ export async function servePodLog({ deps, res, p, q, method }: SubContext): Prom
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/log' });
   const pod = deps.api.get(p.rt, p.namespace ?? '', p.name!);
   const name = pod.metadata.name!;
-  const containers = containerNames(pod, 'containers');
-  const init = containerNames(pod, 'initContainers');
-  const ephemeral = containerNames(pod, 'ephemeralContainers');
-  let container = q.get('container') ?? '';
-  if (container === '') {
-    if (containers.length === 1) container = containers[0]!;
-    else {
-      let msg = `a container name must be specified for pod ${name}, choose one of: [${containers.join(' ')}]`;
-      if (init.length) msg += ` or one of the init containers: [${init.join(' ')}]`;
-      if (ephemeral.length) msg += ` or one of the ephemeral containers: [${ephemeral.join(' ')}]`;
-      throw errors.badRequest(msg);
-    }
-  } else if (![...containers, ...init, ...ephemeral].includes(container)) {
-    throw errors.badRequest(`container ${container} is not valid for pod ${name}`);
-  }
+  const container = chooseContainer(pod, q.get('container') ?? '');
   for (const key of ['tailLines', 'limitBytes', 'sinceSeconds']) {
     const v = q.get(key);
     if (v !== null && !(Number.isInteger(Number(v)) && Number(v) >= (key === 'tailLines' ? 0 : 1))) {
@@ -111,11 +130,7 @@ export async function servePodLog({ deps, res, p, q, method }: SubContext): Prom
     res.end();
     return;
   }
-  const statuses = [
-    ...arrayOf(recordOf(pod.status).containerStatuses),
-    ...arrayOf(recordOf(pod.status).initContainerStatuses),
-  ];
-  const st = statuses.find((s) => s.name === container);
+  const st = containerStatus(pod, container);
   const waiting = recordOf(recordOf(st?.state).waiting);
   if (!st || (st.state && isObject(recordOf(st.state).waiting))) {
     const reason = str(waiting.reason) || 'ContainerCreating';

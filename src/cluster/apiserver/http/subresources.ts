@@ -1,5 +1,6 @@
 /**
- * Subresources: status (and namespaces' finalize), scale, pods/binding, pods/eviction.
+ * Subresources: status (and namespaces' finalize, pods' ephemeralcontainers), scale,
+ * pods/binding, pods/eviction; the streaming and proxy ones come from their own files.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WriteOptions } from '../api.ts';
@@ -26,8 +27,10 @@ import {
   writeOptions,
 } from './handler.ts';
 import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
+import { serveProxy } from './proxy.ts';
 import { queryBool } from './query.ts';
 import type { ResourcePath } from './router.ts';
+import { servePodAttach, servePodExec, servePodPortForward } from './streaming.ts';
 
 interface SubContext {
   deps: HandlerDeps;
@@ -243,6 +246,12 @@ export const subresourceHandlers: Record<string, SubHandler> = {
   token: serveTokenRequest,
   log: servePodLog,
   status,
+  // The ephemeralcontainers subresource writes the Pod; its strategy keeps all but the list.
+  ephemeralcontainers: status,
+  exec: servePodExec,
+  attach: servePodAttach,
+  portforward: servePodPortForward,
+  proxy: serveProxy,
   finalize,
   scale,
   binding,

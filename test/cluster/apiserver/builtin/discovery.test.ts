@@ -164,9 +164,20 @@ describe('builtinResourceTypes', () => {
   });
 
   test('subresources and scale paths', () => {
-    assert.deepEqual(get('', 'pods').subresources, ['status', 'binding', 'eviction', 'log']);
+    assert.deepEqual(get('', 'pods').subresources, [
+      'status',
+      'binding',
+      'eviction',
+      'log',
+      'exec',
+      'attach',
+      'portforward',
+      'proxy',
+      'ephemeralcontainers',
+    ]);
     assert.deepEqual(get('', 'serviceaccounts').subresources, ['token']);
-    assert.deepEqual(get('', 'nodes').subresources, ['status']);
+    assert.deepEqual(get('', 'nodes').subresources, ['status', 'proxy']);
+    assert.deepEqual(get('', 'services').subresources, ['status', 'proxy']);
     assert.deepEqual(get('batch', 'jobs').subresources, ['status']);
     for (const r of ['deployments', 'replicasets', 'statefulsets']) {
       const t = get('apps', r);

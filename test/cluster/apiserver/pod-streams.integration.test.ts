@@ -1,0 +1,214 @@
+/**
+ * The pod subresources kubectl streams or proxies through: exec and attach (WebSocket
+ * v5.channel.k8s.io, the simulated shell), port-forward (refused with a reason),
+ * ephemeralcontainers (`kubectl debug`), and pods/services/nodes proxy (`kubectl get --raw`,
+ * `kubectl proxy`).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { waitFor } from '../../support/wait.ts';
+
+const POD = `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default, labels: {app: web}}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    env: [{name: GREETING, value: hello}]
+    ports: [{name: http, containerPort: 8080}]
+  - name: side
+    image: busybox
+    command: [sh, -c, 'sleep 3600']
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}]
+`;
+
+/** Runs kubectl as a long-lived process (attach, proxy), collecting its output. */
+function spawnKubectl(c: TestCluster, args: string[]) {
+  const child = spawn('kubectl', ['--kubeconfig', c.kubeconfigPath, ...args], { stdio: 'pipe' });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => {
+    out.stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    out.stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, out, exited };
+}
+
+describe('pod streaming and proxy subresources', () => {
+  let c: TestCluster;
+  before(async () => {
+    c = await startTestCluster({ nodes: 1, timeScale: 20 });
+    await c.kubectl(['apply', '-f', '-'], POD);
+    await waitFor(
+      'web running',
+      async () => (await c.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.phase}'])) === 'Running',
+    );
+  });
+  after(() => c.close());
+
+  test('kubectl exec runs the command in the simulated shell, with its exit code', async () => {
+    assert.equal(await c.kubectl(['exec', 'web', '-c', 'app', '--', 'echo', 'hi', 'there']), 'hi there\n');
+    assert.equal(
+      await c.kubectl(['exec', 'web', '-c', 'app', '--', 'sh', '-c', 'echo $GREETING from $HOSTNAME']),
+      'hello from web\n',
+    );
+    const failed = await c.kubectlResult(['exec', 'web', '-c', 'app', '--', 'sh', '-c', 'echo oops; exit 3']);
+    assert.equal(failed.code, 3);
+    assert.equal(failed.stdout, 'oops\n');
+    assert.match(failed.stderr, /command terminated with exit code 3/);
+    const missing = await c.kubectlResult(['exec', 'web', '-c', 'app', '--', 'nosuchtool']);
+    assert.equal(missing.code, 127);
+    assert.match(missing.stderr, /sh: nosuchtool: not found/);
+    // stdin: an interactive shell reads commands line by line.
+    const piped = await c.kubectl(
+      ['exec', '-i', 'web', '-c', 'app', '--', 'sh'],
+      'echo one\necho two\nexit 0\n',
+    );
+    assert.equal(piped, 'one\ntwo\n');
+  });
+
+  test('exec errors: unknown container, no container named, missing pod', async () => {
+    const bad = await c.kubectlResult(['exec', 'web', '-c', 'nope', '--', 'true']);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /container nope is not valid for pod web/);
+    const gone = await c.kubectlResult(['exec', 'ghost', '--', 'true']);
+    assert.match(gone.stderr, /pods "ghost" not found/);
+  });
+
+  test('kubectl attach follows the container log; port-forward is refused with a reason', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'troupe-attach-'));
+    const log = join(dir, 'app.log');
+    await writeFile(log, 'before attach\n');
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Logs
+metadata: {name: web, namespace: default}
+spec:
+  logs:
+  - containers: [app]
+    logsFile: ${log}
+`,
+    );
+    const attach = spawnKubectl(c, ['attach', 'web', '-c', 'app']);
+    try {
+      // As KWOK's attach: what the log gains from now on (tailLines 0, follow).
+      // The stream starts when kubectl has connected, which it does not announce: keep
+      // logging until a line arrives.
+      let n = 0;
+      await waitFor(
+        'a new line streamed',
+        async () => {
+          await appendFile(log, `after attach ${++n}\n`);
+          return attach.out.stdout.includes('after attach');
+        },
+        { intervalMs: 200 },
+      );
+      assert.match(attach.out.stdout, /^(after attach \d+\n)+$/);
+      assert.doesNotMatch(attach.out.stdout, /before attach/);
+    } finally {
+      attach.child.kill();
+      await attach.exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+    const pf = await c.kubectlResult(['port-forward', 'pod/web', '18080:8080']);
+    assert.notEqual(pf.code, 0);
+    assert.match(pf.stderr, /port forwarding to pod web is not supported by the embedded cluster/);
+  });
+
+  test('kubectl debug adds an ephemeral container the simulated kubelet starts', async () => {
+    await c.kubectl(['debug', 'web', '--image=busybox', '-c', 'debugger', '--', 'sleep', '3600']);
+    await waitFor(
+      'debugger running',
+      async () =>
+        (await c.kubectl([
+          'get',
+          'pod',
+          'web',
+          '-o',
+          'jsonpath={.status.ephemeralContainerStatuses[0].state.running.startedAt}',
+        ])) !== '',
+    );
+    assert.equal(await c.kubectl(['exec', 'web', '-c', 'debugger', '--', 'echo', 'inside']), 'inside\n');
+    // Existing ephemeral containers may not change or go.
+    const removed = await c.kubectlResult([
+      'patch',
+      'pod',
+      'web',
+      '--subresource=ephemeralcontainers',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/ephemeralContainers/0"}]',
+    ]);
+    assert.notEqual(removed.code, 0);
+    assert.match(removed.stderr, /existing ephemeral containers "debugger" may not be removed/);
+    const withPorts = await c.kubectlResult([
+      'patch',
+      'pod',
+      'web',
+      '--subresource=ephemeralcontainers',
+      '--type=strategic',
+      '-p',
+      '{"spec":{"ephemeralContainers":[{"name":"d2","image":"busybox","ports":[{"containerPort":80}]}]}}',
+    ]);
+    assert.match(
+      withPorts.stderr,
+      /spec\.ephemeralContainers\[\d\]\.ports: Forbidden: cannot be set for an Ephemeral Container/,
+    );
+  });
+
+  test('proxy: the node answers for its kubelet, pods and Services refuse the connection', async () => {
+    const node = await c.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.spec.nodeName}']);
+    assert.equal(await c.kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/healthz`]), 'ok');
+    const pods = JSON.parse(await c.kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/pods`]));
+    assert.ok(pods.items.some((p: { metadata: { name: string } }) => p.metadata.name === 'web'));
+    const ip = await c.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.podIP}']);
+    const podProxy = await c.kubectlResult(['get', '--raw', '/api/v1/namespaces/default/pods/web/proxy/']);
+    assert.match(
+      podProxy.stderr,
+      new RegExp(
+        `ServiceUnavailable.*dial tcp ${ip.replaceAll('.', '\\.')}:8080: connect: connection refused`,
+      ),
+    );
+    const svcProxy = await c.kubectlResult([
+      'get',
+      '--raw',
+      '/api/v1/namespaces/default/services/web:http/proxy/',
+    ]);
+    assert.match(svcProxy.stderr, /ServiceUnavailable/);
+    await c.kubectl(['create', 'service', 'clusterip', 'lonely', '--tcp=80:80']);
+    const empty = await c.kubectlResult([
+      'get',
+      '--raw',
+      '/api/v1/namespaces/default/services/lonely/proxy/',
+    ]);
+    assert.match(empty.stderr, /no endpoints available for service "lonely"/);
+    // kubectl proxy forwards to the same subresources.
+    const proxy = spawnKubectl(c, ['proxy', '--port=0']);
+    try {
+      const port = await waitFor(
+        'kubectl proxy listening',
+        async () => /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(proxy.out.stdout)?.[1],
+      );
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/nodes/${node}/proxy/healthz`);
+      assert.equal(await res.text(), 'ok');
+    } finally {
+      proxy.child.kill();
+      await proxy.exited;
+    }
+  });
+});
