@@ -110,12 +110,15 @@ describe('coscheduling with the deadlock demo', () => {
     );
     // No deadlock: held members are never bound, so the waiting gang has no pod on a node.
     assert.deepEqual((await pods(env, ns, `app=${loser}`)).filter(placed), []);
-    // troupe's PodGroup status carries the verdict: nothing placed, not enough resources.
+    // troupe's PodGroup status quotes the verdict: Pending (it holds nothing), not enough
+    // resources, and kube-batch's Unschedulable condition.
     const waiting = await waitForPhase(env.client, ns, loser, 'Pending', 'NotEnoughResources');
-    assert.match(
-      waiting.status?.state?.message ?? '',
-      new RegExp(`^\\d members? cannot be scheduled: [23]/3 pods of ${loser} could not be placed: `),
-    );
+    const quoted = new RegExp(`^[23]/3 pods of ${loser} could not be placed: 0/2 nodes are available: `);
+    assert.match(waiting.status?.state?.message ?? '', quoted);
+    const cond = waiting.status?.conditions?.find((c) => c.type === 'Unschedulable');
+    assert.equal(cond?.status, 'True');
+    assert.equal(cond?.reason, 'NotEnoughResources');
+    assert.match(cond?.message ?? '', quoted);
 
     // `troupe explain` says why the gang waits.
     const dir = mkdtempSync(join(tmpdir(), 'gang-'));
