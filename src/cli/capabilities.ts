@@ -2,10 +2,11 @@
  * How `--controllers` selects among the capabilities (src/controllers/capabilities.ts, the
  * one list): by capability name or controller name.
  */
-import { type Capability, type CapabilityOptions, capabilities } from '../controllers/capabilities.ts';
+import { type Capability, type CapabilityValues, capabilities } from '../controllers/capabilities.ts';
+import type { DashboardOptions } from '../dashboard/index.ts';
 import type { ControllerDefinition } from '../runtime/index.ts';
 
-export { type Capability, type CapabilityOptions, capabilities };
+export { type Capability, type CapabilityValues, capabilities };
 
 /** Names of the capabilities, for tools that list them (install manifests). */
 export function capabilityNames(): string[] {
@@ -50,4 +51,9 @@ export function selectControllers(
 export function askedByName(cap: Capability, selector: string): boolean {
   const wanted = selector.split(',').map((s) => s.trim());
   return wanted.includes(cap.name) || cap.controllers.some((d) => wanted.includes(d.name));
+}
+
+/** What the dashboard shows of the capabilities: their `troupe status` sections, and the CRDs serving their kinds. */
+export function dashboardParts(caps: Capability[]): Pick<DashboardOptions, 'tables' | 'crds'> {
+  return { tables: caps.flatMap((c) => c.status ?? []), crds: caps.flatMap((c) => c.crds) };
 }

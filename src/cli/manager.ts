@@ -1,9 +1,14 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { OffloadOptions } from '../controllers/offload/index.ts';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
-import { askedByName, type Capability, capabilities, selectControllers } from './capabilities.ts';
-import { type ManagerFlags, offloadOptions } from './manager-flags.ts';
+import {
+  askedByName,
+  type Capability,
+  type CapabilityValues,
+  capabilities,
+  selectControllers,
+} from './capabilities.ts';
+import type { ManagerFlags } from './manager-flags.ts';
 
 export interface BuiltManager {
   manager: Manager;
@@ -22,9 +27,9 @@ export function buildManager(
   kubeConfig: KubeConfig,
   flags: ManagerFlags,
   extra: {
-    offload?: Partial<OffloadOptions>;
+    /** Capability values beyond the flags, over them (`troupe up`: the RunPod stand-in, webhooks on). */
+    values?: CapabilityValues;
     webhookHost?: string;
-    appwrapperWebhooks?: boolean;
     /** The logger the command already made (see managerLogger). */
     log?: Logger;
     /** Only these of the capabilities `--controllers` selects (`run` leaves out those whose CRDs are missing). */
@@ -32,15 +37,7 @@ export function buildManager(
   } = {},
 ): BuiltManager {
   const log = extra.log ?? managerLogger(flags);
-  const chosen = selectControllers(
-    capabilities({
-      offload: { ...offloadOptions(flags), ...extra.offload },
-      podsequence: { mode: flags.podsequenceMode },
-      appwrapperWebhooks: flags.appwrapperWebhooks || extra.appwrapperWebhooks,
-      ...(flags.appwrapperConfig ? { appwrapper: flags.appwrapperConfig } : {}),
-    }),
-    flags.controllers,
-  );
+  const chosen = selectControllers(capabilities({ ...flags, ...extra.values }), flags.controllers);
   const kept = chosen.capabilities.filter((c) => !extra.only || extra.only.includes(c.name));
   const selected = {
     capabilities: kept,

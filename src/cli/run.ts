@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { loadKubeConfig } from '../runtime/index.ts';
-import { capabilities as allCapabilities, selectControllers } from './capabilities.ts';
+import { capabilities as allCapabilities, dashboardParts, selectControllers } from './capabilities.ts';
 import { checkCapabilityKinds } from './crds.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
 import { untilSignal } from './options.ts';
@@ -58,7 +58,12 @@ export function runCommand(): Command {
     const dashboard =
       flags.dashboardAddress === '0'
         ? undefined
-        : await startDashboard({ manager, address: flags.dashboardAddress, token: flags.dashboardToken });
+        : await startDashboard({
+            manager,
+            address: flags.dashboardAddress,
+            token: flags.dashboardToken,
+            ...dashboardParts(capabilities),
+          });
     if (dashboard)
       log.info(
         { url: dashboard.baseUrl },

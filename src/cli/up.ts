@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { kubeConfigFromString } from '../runtime/index.ts';
+import { dashboardParts } from './capabilities.ts';
 import { stateLines, writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
@@ -41,9 +42,11 @@ export function upCommand(): Command {
       kubeConfigFromString(cluster.server.kubeconfig),
       flags,
       {
-        offload: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+        values: {
+          ...(runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {}),
+          appwrapperWebhooks: true,
+        },
         webhookHost: '127.0.0.1',
-        appwrapperWebhooks: true,
       },
     );
     for (const cap of capabilities) {
@@ -61,7 +64,12 @@ export function upCommand(): Command {
     const dashboard =
       flags.dashboardAddress === '0'
         ? undefined
-        : await startDashboard({ manager, address: flags.dashboardAddress, token: flags.dashboardToken });
+        : await startDashboard({
+            manager,
+            address: flags.dashboardAddress,
+            token: flags.dashboardToken,
+            ...dashboardParts(capabilities),
+          });
     // Written only once everything serves: a start that fails leaves a running instance's
     // kubeconfig alone.
     const file = await writeKubeconfig(kubeconfigPath(flags), cluster.server.kubeconfig);

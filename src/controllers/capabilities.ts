@@ -6,19 +6,29 @@
  */
 
 import { appWrapperCapability } from './appwrapper/capability.ts';
-import type { Capability, CapabilityOptions } from './capability.ts';
+import type { Capability, CapabilityValues } from './capability.ts';
 import { offloadCapability } from './offload/capability.ts';
 import { podGroupCapability } from './podgroup/capability.ts';
 import { podSequenceCapability } from './podsequence/capability.ts';
 
-export type { Capability, CapabilityOptions, PolicyRule } from './capability.ts';
+export type {
+  Capability,
+  CapabilityFlag,
+  CapabilityValues,
+  ExplainKind,
+  ExplainReader,
+  PolicyRule,
+} from './capability.ts';
 
-/** Builds every capability; cheap, nothing starts until the manager does. */
-export function capabilities(opts: CapabilityOptions = {}): Capability[] {
+/**
+ * Builds every capability from the values of their flags (defaults when absent); cheap,
+ * nothing starts until the manager does.
+ */
+export function capabilities(values: CapabilityValues = {}): Capability[] {
   return [
     podGroupCapability(),
-    podSequenceCapability(opts.podsequence),
-    appWrapperCapability({ webhooks: opts.appwrapperWebhooks, config: opts.appwrapper }),
-    offloadCapability(opts.offload),
+    podSequenceCapability(values),
+    appWrapperCapability(values),
+    offloadCapability(values),
   ];
 }

@@ -6,9 +6,6 @@
  */
 
 import type { Check, ControllerDefinition, KindRef, KubeObject, Manager } from '../runtime/index.ts';
-import type { AppWrapperConfigInput } from './appwrapper/config.ts';
-import type { OffloadOptions } from './offload/options.ts';
-import type { PodSequenceOptions } from './podsequence/options.ts';
 
 /** One rule of a ClusterRole, as config/rbac/ writes it. */
 export interface PolicyRule {
@@ -48,6 +45,75 @@ export interface Capability {
   stop?(): void | Promise<void>;
   /** Its sections of `troupe status`, in order. */
   status?: StatusView[];
+  /**
+   * Its flags of `troupe run` and `troupe up` (each also read from TROUPE_<FLAG_NAME> and the
+   * `--config` file); their parsed values come back to the capability's factory in
+   * `CapabilityValues`, under the flag's camelCase name.
+   */
+  flags?: CapabilityFlag[];
+  /** What `troupe explain` says about its kinds, and about a pod. */
+  explain?: CapabilityExplain;
+}
+
+/**
+ * The parsed values of every capability's flags, keyed by the flag's camelCase name
+ * (`--max-gpu-price` is `maxGpuPrice`), with what a command sets beyond its command line
+ * (`troupe up`: the RunPod stand-in's URL and key). Each capability reads its own keys.
+ */
+export type CapabilityValues = Readonly<Record<string, unknown>>;
+
+/** One flag of `troupe run`/`troupe up`: the CLI adds it as commander options are added. */
+export interface CapabilityFlag {
+  /** As commander spells it: `--max-gpu-price <usd>`, or `--appwrapper-webhooks` for a switch. */
+  flag: string;
+  description: string;
+  default?: string | number | boolean;
+  choices?: readonly string[];
+  /**
+   * How the value is read: a kind of number, or a function that returns the value or throws an
+   * Error saying what is wrong (the CLI reports it as a bad value of this flag).
+   */
+  value?: 'positive' | 'non-negative' | 'non-negative-int' | ((raw: string) => unknown);
+  /**
+   * Set while `--controllers` does not select the capability, the command refuses to start
+   * with `<flag> <this>, but --controllers "…" does not select it`.
+   */
+  needsSelection?: string;
+}
+
+/** How `troupe explain` reads the cluster for a capability: as any client, through its kubeconfig. */
+export interface ExplainReader {
+  /** The object, or undefined when it does not exist; throws when the cluster cannot be read. */
+  get<T extends KubeObject>(kind: KindRef, name: string, namespace: string): Promise<T | undefined>;
+  /** Objects for context: undefined when their kind is not served or not readable. */
+  list<T extends KubeObject>(
+    kind: KindRef,
+    namespace?: string,
+    labelSelector?: string,
+  ): Promise<T[] | undefined>;
+  /** Emphasis for a terminal (plain text when piped). */
+  paint: { bold(text: string): string; phase(status: string): string };
+}
+
+/** A kind `troupe explain <name>/<object>` explains. */
+export interface ExplainKind {
+  kind: KindRef;
+  /** The names it answers to, lower case: singular, plural, short names (`podgroup`, `podgroups`, `pg`). */
+  names: string[];
+  /** How the usage message names it: `podgroup (pg)`. */
+  usage: string;
+  /** The explanation of `object` (already read: `troupe explain` says when it is missing). */
+  explain(r: ExplainReader, object: KubeObject): Promise<string>;
+}
+
+export interface CapabilityExplain {
+  kinds?: ExplainKind[];
+  /**
+   * Its lines about a pod in `troupe explain pod/<name>`. The capability whose lines `lead`
+   * opens the explanation (and its kinds head the usage message); the pod's own progress follows,
+   * then the other capabilities' lines in the list's order.
+   */
+  pod?: { lead?: boolean; lines(r: ExplainReader, pod: KubeObject): Promise<string[]> };
 }
 
 /** One row of a `troupe status` section: the object's namespace and name, then the view's fields. */
@@ -69,19 +135,20 @@ export interface StatusView {
   columns: { header: string; cell(row: StatusRow): string; phase?: boolean }[];
 }
 
-/** What the flags of `troupe run`/`up` set for the capabilities, each reading its own part. */
-export interface CapabilityOptions {
-  offload?: Partial<OffloadOptions>;
-  podsequence?: PodSequenceOptions;
-  /** Serve the AppWrapper defaulting/validating webhooks (embedded mode registers them). */
-  appwrapperWebhooks?: boolean;
-  /** Upstream AppWrapper's configuration (`--appwrapper-config`), for the controller and its webhooks. */
-  appwrapper?: AppWrapperConfigInput;
-}
-
 /** The rule every controller needs: it records events.k8s.io/v1 Events (one create, then patches). */
 export const EVENTS_RULE: PolicyRule = {
   apiGroups: ['events.k8s.io'],
   resources: ['events'],
   verbs: ['create', 'patch'],
 };
+
+/** A status's conditions as `troupe explain` lists them: `    Type: Status (Reason) message`. */
+export function conditionLines(
+  conditions: readonly { type: string; status: string; reason?: string; message?: string }[] | undefined,
+  paint: ExplainReader['paint'],
+): string[] {
+  return (conditions ?? []).map(
+    (c) =>
+      `    ${c.type}: ${paint.phase(c.status)}${c.reason ? ` (${c.reason})` : ''}${c.message ? ` ${c.message}` : ''}`,
+  );
+}

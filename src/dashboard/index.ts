@@ -11,13 +11,15 @@
 
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Cache, Logger, RestClient, RestMapper } from '../runtime/index.ts';
+import type { Cache, KubeObject, Logger, RestClient, RestMapper } from '../runtime/index.ts';
 import { loadAssets } from './assets.ts';
 import { SnapshotHub } from './hub.ts';
+import { type DashboardTable, type WatchedKind, watchedKindOf } from './kinds.ts';
 import { DashboardServer } from './server.ts';
 import { buildSnapshot } from './snapshot.ts';
 import { DashboardSource } from './source.ts';
 
+export type { DashboardTable } from './kinds.ts';
 export type { Snapshot } from './view-model.ts';
 
 export interface DashboardOptions {
@@ -30,6 +32,12 @@ export interface DashboardOptions {
   logger?: Logger;
   /** Shortest time between two pushes (ms), default 250. */
   minIntervalMs?: number;
+  /**
+   * The capabilities' tables (their `troupe status` sections; the CLI passes them), shown
+   * when the page has no section of its own for them, and the CRDs serving their kinds.
+   */
+  tables?: readonly DashboardTable[];
+  crds?: readonly KubeObject[];
 }
 
 export interface DashboardHandle {
@@ -63,7 +71,21 @@ export async function startDashboard(opts: DashboardOptions): Promise<DashboardH
   const { host, port } = parseAddress(opts.address ?? '127.0.0.1:0');
   const token = opts.token || randomBytes(24).toString('base64url');
   const assets = await loadAssets();
-  const hub = new SnapshotHub(() => buildSnapshot(source.observed(), new Date()), {
+  const tables: DashboardTable[] = [];
+  const extraKinds: WatchedKind[] = [];
+  for (const t of opts.tables ?? []) {
+    const kind = watchedKindOf(t.kind, opts.crds ?? []);
+    if (!kind) {
+      log.warn(
+        { table: t.key, kind: t.kind.kind },
+        'dashboard: no CRD serves the kind of this table; not shown',
+      );
+      continue;
+    }
+    tables.push(t);
+    extraKinds.push(kind);
+  }
+  const hub = new SnapshotHub(() => buildSnapshot(source.observed(), new Date(), tables), {
     minIntervalMs: opts.minIntervalMs,
   });
   const source = new DashboardSource({
@@ -72,6 +94,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<DashboardH
     mapper: opts.manager.mapper,
     log,
     onChange: () => hub.invalidate(),
+    extraKinds,
   });
   const server = new DashboardServer({ host, port, token, assets, hub, log });
   await server.listen();

@@ -6,7 +6,7 @@
  * cluster, partial or not.
  */
 
-import type { KindRef } from '../runtime/index.ts';
+import type { KindRef, KubeObject } from '../runtime/index.ts';
 
 export interface WatchedKind extends KindRef {
   /** The CRD that serves the kind; built-in kinds have none. */
@@ -110,6 +110,57 @@ export const ALL_KINDS: readonly WatchedKind[] = [
   LOCAL_QUEUE,
   WORKLOAD,
 ];
+
+/**
+ * A table a capability adds to the page (its `troupe status` section: StatusView of
+ * src/controllers/capability.ts, which the CLI passes in; the dashboard does not import the
+ * controllers). Pages a richer section of their own for some of them (sections()).
+ */
+export interface DashboardTable {
+  key: string;
+  title: string;
+  kind: KindRef;
+  select?(obj: KubeObject): boolean;
+  row(obj: KubeObject): Record<string, string | number>;
+  columns: {
+    header: string;
+    cell(row: { namespace: string; name: string } & Record<string, string | number>): string;
+    phase?: boolean;
+  }[];
+}
+
+/**
+ * The kind a table shows, as the dashboard watches it: a kind above, or a custom kind served
+ * by one of `crds`; undefined when neither knows it.
+ */
+export function watchedKindOf(kind: KindRef, crds: readonly KubeObject[]): WatchedKind | undefined {
+  const known = ALL_KINDS.find(
+    (k) => k.apiVersion === kind.apiVersion && k.kind === kind.kind && !k.fieldSelector,
+  );
+  if (known) return known;
+  const [group, version] = kind.apiVersion.split('/');
+  if (!group || !version) return undefined;
+  for (const crd of crds) {
+    const spec = crd.spec as
+      | {
+          group?: string;
+          scope?: string;
+          names?: { kind?: string; plural?: string };
+          versions?: { name: string }[];
+        }
+      | undefined;
+    if (!spec || spec.group !== group || spec.names?.kind !== kind.kind || !spec.names.plural) continue;
+    if (!spec.versions?.some((v) => v.name === version)) continue;
+    return {
+      ...kind,
+      crd: crd.metadata.name,
+      resource: spec.names.plural,
+      group,
+      namespaced: spec.scope !== 'Cluster',
+    };
+  }
+  return undefined;
+}
 
 export const CRD_KIND: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' };
 

@@ -31,6 +31,8 @@ export interface SourceOptions {
   log: Logger;
   /** Called (synchronously, often) whenever something shown may have changed. */
   onChange(): void;
+  /** Kinds of the capabilities' tables, watched besides ALL_KINDS. */
+  extraKinds?: readonly WatchedKind[];
 }
 
 interface Crd extends KubeObject {
@@ -52,10 +54,14 @@ export class DashboardSource {
   private readonly tracked = new Map<string, Tracked>();
   private readonly crdHandlers: HandlerRegistration[] = [];
   private stopped = false;
+  private readonly kinds: readonly WatchedKind[];
 
   constructor(opts: SourceOptions) {
     this.opts = opts;
-    for (const kind of ALL_KINDS) {
+    const extra = (opts.extraKinds ?? []).filter((k) => !ALL_KINDS.some((a) => kindId(a) === kindId(k)));
+    this.kinds = [...ALL_KINDS, ...extra];
+    for (const kind of this.kinds) {
+      if (this.tracked.has(kindId(kind))) continue;
       this.tracked.set(kindId(kind), {
         kind,
         status: kind.crd ? 'not-installed' : 'starting',
@@ -69,9 +75,9 @@ export class DashboardSource {
   }
 
   async start(): Promise<void> {
-    const builtins = ALL_KINDS.filter((k) => !k.crd && k !== SEQUENCE_EVENT);
+    const builtins = this.kinds.filter((k) => !k.crd && k !== SEQUENCE_EVENT);
     await Promise.all(builtins.map((k) => this.activate(k)));
-    const custom = ALL_KINDS.filter((k) => k.crd);
+    const custom = this.kinds.filter((k) => k.crd);
     if (
       await this.permitted({
         group: 'apiextensions.k8s.io',

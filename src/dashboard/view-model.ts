@@ -252,4 +252,16 @@ export interface Snapshot {
   queues?: QueuesView;
   appWrappers?: { items: AppWrapperView[]; omitted: number };
   offloads?: { items: OffloadView[]; omitted: number; totalSpend: number; hourlyCost: number };
+  /** The capabilities' tables (their `troupe status` sections) that no section above shows. */
+  tables?: TableView[];
+}
+
+/** A capability's `troupe status` section as a table: one row per object it manages. */
+export interface TableView {
+  key: string;
+  title: string;
+  /** After NAMESPACE and NAME; a `phase` column is drawn as a badge. */
+  columns: { header: string; phase?: boolean }[];
+  rows: { namespace: string; name: string; cells: string[] }[];
+  omitted: number;
 }

@@ -338,3 +338,27 @@ export function podRestartsString(pod: PodLike, now: Date): string {
 export function podIP(pod: PodLike): string {
   return pod.status?.podIPs?.[0]?.ip ?? pod.status?.podIP ?? '';
 }
+
+/**
+ * One line on a pod's own progress, as `troupe explain` prints it: gated, unschedulable
+ * (the scheduler's PodScheduled reason and message), starting, running and ready, finished.
+ */
+export function podProgress(pod: PodLike): string {
+  const phase = pod.status?.phase ?? 'Pending';
+  const node = pod.spec?.nodeName;
+  const gates = ((pod.spec?.schedulingGates ?? []) as { name: string }[]).map((g) => g.name);
+  if (pod.metadata?.deletionTimestamp) return `${phase}, being deleted`;
+  if (phase === 'Pending') {
+    if (gates.length > 0) return `Pending: held by scheduling gate ${gates.join(', ')}`;
+    const scheduled = findCondition(pod.status?.conditions, 'PodScheduled');
+    if (!node && scheduled?.status === 'False')
+      return `Pending: not scheduled (${scheduled.reason ?? 'Unschedulable'}${scheduled.message ? `: ${scheduled.message}` : ''})`;
+    if (!node) return 'Pending: waiting for the scheduler';
+    return `Pending on node ${node}: containers starting`;
+  }
+  if (phase === 'Running') {
+    const ready = findCondition(pod.status?.conditions, 'Ready')?.status === 'True';
+    return `Running on node ${node ?? '?'}, ${ready ? 'ready' : 'not ready'}`;
+  }
+  return `${phase}${pod.status?.reason ? ` (${pod.status.reason})` : ''}${node ? ` on node ${node}` : ''}`;
+}

@@ -7,6 +7,7 @@ import { PodGroups } from './sections/podgroups.tsx';
 import { Pods } from './sections/pods.tsx';
 import { AppWrappers, Queues } from './sections/queues.tsx';
 import { Sequences } from './sections/sequences.tsx';
+import { Table } from './sections/tables.tsx';
 
 const CONNECTION_TEXT: Record<Connection, string> = {
   connecting: 'connecting…',
@@ -23,6 +24,7 @@ function sections(s: Snapshot): { id: string; title: string }[] {
   if (s.appWrappers) out.push({ id: 'appwrappers', title: 'AppWrappers' });
   if (s.queues) out.push({ id: 'queues', title: 'Queues' });
   if (showOffloads(s)) out.push({ id: 'offloads', title: 'Offloads' });
+  for (const t of s.tables ?? []) out.push({ id: `table-${t.key}`, title: t.title });
   if (s.nodes) out.push({ id: 'nodes', title: 'Nodes' });
   if (s.pods) out.push({ id: 'pods', title: 'Pods' });
   return out;
@@ -66,6 +68,9 @@ export function App() {
         {s && showOffloads(s) && s.offloads ? (
           <OffloadsSection data={s.offloads} generatedAt={s.generatedAt} now={now} />
         ) : null}
+        {(s?.tables ?? []).map((t) => (
+          <Table key={t.key} data={t} />
+        ))}
         {s?.nodes ? <Nodes data={s.nodes} /> : null}
         {s?.pods ? <Pods data={s.pods} now={now} /> : null}
         {s ? (

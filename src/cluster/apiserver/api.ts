@@ -974,6 +974,7 @@ function context(opts: WriteOptions): RequestContext {
     dryRun: opts.dryRun ?? false,
     fieldManager: opts.fieldManager,
     user: opts.user,
+    groups: opts.groups,
   };
 }
 

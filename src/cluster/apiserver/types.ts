@@ -38,6 +38,8 @@ export interface RequestContext {
   fieldManager?: string;
   /** The authenticated user, for managedFields and audit-like logs. */
   user: string;
+  /** The user's groups (CertificateSigningRequests record them). */
+  groups?: string[];
 }
 
 /** A table column as served in meta.k8s.io/v1 Table responses. */

@@ -1,26 +1,62 @@
 /** The appwrapper capability (docs/architecture.md, "Adding a capability"). */
 
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { type AppWrapper, AW_KIND, QUEUE_NAME_LABEL } from '../../apis/workload.codeflare.dev/v1beta2.ts';
-import { type Capability, EVENTS_RULE } from '../capability.ts';
-import type { AppWrapperConfigInput } from './config.ts';
+import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+import { type AppWrapperConfigInput, configFromOperatorFile } from './config.ts';
 import { APPWRAPPER_CRD_FILE, appWrapperCrdManifests } from './crd.ts';
+import { appWrapperExplain } from './explain.ts';
 import {
   appWrapperControllers,
   appWrapperWebhookConfigurations,
   registerAppWrapperWebhooks,
 } from './index.ts';
 
+/** Reads and checks `--appwrapper-config`; the error names the file and the field. */
+export function readAppWrapperConfig(file: string): AppWrapperConfigInput {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return configFromOperatorFile(parseYaml(text));
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`);
+  }
+}
+
 /**
- * `webhooks`: serve the defaulting/validating webhooks (embedded mode registers them);
- * `config`: upstream's operator configuration (`--appwrapper-config`).
+ * `values.appwrapperWebhooks`: serve the defaulting/validating webhooks (embedded mode
+ * registers them); `values.appwrapperConfig`: upstream's operator configuration.
  */
-export function appWrapperCapability(
-  opts: { webhooks?: boolean; config?: AppWrapperConfigInput } = {},
-): Capability {
+export function appWrapperCapability(values: CapabilityValues = {}): Capability {
+  const opts = {
+    webhooks: values.appwrapperWebhooks === true,
+    config: values.appwrapperConfig as AppWrapperConfigInput | undefined,
+  };
   const verbs = ['get', 'create', 'delete'];
   return {
     name: 'appwrapper',
     summary: 'bundles of resources admitted as one unit through Kueue',
+    flags: [
+      {
+        flag: '--appwrapper-webhooks',
+        description:
+          'serve the AppWrapper defaulting and validating webhooks (needs the appwrapper capability; `up` serves them whenever it runs)',
+        default: false,
+        needsSelection: "serves the appwrapper capability's webhooks",
+      },
+      {
+        flag: '--appwrapper-config <file>',
+        description:
+          "upstream AppWrapper's operator configuration (its config.yaml, or the appwrapper-operator-config ConfigMap)",
+        value: readAppWrapperConfig,
+      },
+    ],
+    explain: appWrapperExplain,
     controllers: appWrapperControllers(opts.config),
     crdFiles: [APPWRAPPER_CRD_FILE],
     crds: appWrapperCrdManifests(),

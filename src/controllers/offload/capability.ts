@@ -1,15 +1,18 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
-import { type Capability, EVENTS_RULE } from '../capability.ts';
+import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+import { offloadExplain } from './explain.ts';
+import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
-import type { OffloadOptions } from './options.ts';
 
-export function offloadCapability(opts: Partial<OffloadOptions> = {}): Capability {
-  const offload = createOffload(opts);
+export function offloadCapability(values: CapabilityValues = {}): Capability {
+  const offload = createOffload(offloadOptionsFrom(values));
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',
+    flags: OFFLOAD_FLAGS,
+    explain: offloadExplain,
     controllers: offload.controllers,
     crdFiles: [],
     crds: [],

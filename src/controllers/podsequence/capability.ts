@@ -1,19 +1,78 @@
 /** The podsequence capability (docs/architecture.md, "Adding a capability"). */
 
 import { PODSEQUENCE, type PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
-import { type Capability, EVENTS_RULE } from '../capability.ts';
+import {
+  type Capability,
+  type CapabilityExplain,
+  type CapabilityValues,
+  EVENTS_RULE,
+} from '../capability.ts';
 import { PODSEQUENCE_CRD_FILE, podSequenceCrd } from './crd.ts';
+import { explainPod, explainSequence } from './explain.ts';
 import {
   podSequenceControllers,
   podSequenceWebhookConfiguration,
   registerPodSequenceWebhooks,
 } from './index.ts';
-import type { PodSequenceOptions } from './options.ts';
+import type { Node, Pod } from './objects.ts';
+import type { PodSequenceMode, PodSequenceOptions } from './options.ts';
 
-export function podSequenceCapability(opts: PodSequenceOptions = {}): Capability {
+const POD = { apiVersion: 'v1', kind: 'Pod' };
+const NODE = { apiVersion: 'v1', kind: 'Node' };
+
+/**
+ * `troupe explain podseq/<name>`, and the opening of `troupe explain pod/<name>`: the pod's
+ * gates and the sequences holding it. Both from the controller's own decision.
+ */
+const podSequenceExplain: CapabilityExplain = {
+  kinds: [
+    {
+      kind: PODSEQUENCE,
+      names: ['podsequence', 'podsequences', 'podseq', 'podseqs'],
+      usage: 'podsequence (podseq)',
+      explain: async (r, obj) => {
+        const seq = obj as PodSequence;
+        const podNamespace = seq.spec?.namespace || seq.metadata.namespace;
+        const [pods, nodes, sequences] = await Promise.all([
+          r.list<Pod>(POD, podNamespace),
+          r.list<Node>(NODE),
+          r.list<PodSequence>(PODSEQUENCE),
+        ]);
+        return explainSequence({ seq, pods: pods ?? [], nodes, sequences: sequences ?? [seq] });
+      },
+    },
+  ],
+  pod: {
+    lead: true,
+    lines: async (r, obj) => {
+      const pod = obj as Pod;
+      const [pods, nodes, sequences] = await Promise.all([
+        r.list<Pod>(POD, pod.metadata.namespace),
+        r.list<Node>(NODE),
+        r.list<PodSequence>(PODSEQUENCE),
+      ]);
+      return [explainPod(pod, { sequences: sequences ?? [], pods: pods ?? [pod], nodes })];
+    },
+  },
+};
+
+/** `values.podsequenceMode`: `--podsequence-mode`. */
+export function podSequenceCapability(values: CapabilityValues = {}): Capability {
+  const opts: PodSequenceOptions = values.podsequenceMode
+    ? { mode: values.podsequenceMode as PodSequenceMode }
+    : {};
   return {
     name: 'podsequence',
     summary: 'ordered startup of pod tiers through scheduling gates',
+    flags: [
+      {
+        flag: '--podsequence-mode <mode>',
+        description: 'PodSequence: lite (gates only) or full (per-node taints and a mutating webhook)',
+        choices: ['lite', 'full'],
+        default: 'lite',
+      },
+    ],
+    explain: podSequenceExplain,
     controllers: podSequenceControllers(opts),
     crdFiles: [PODSEQUENCE_CRD_FILE],
     crds: [podSequenceCrd],

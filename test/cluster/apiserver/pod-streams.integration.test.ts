@@ -5,13 +5,18 @@
  * `kubectl proxy`).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
+
+const run = promisify(execFile);
+const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
+const PY_SCRIPT = join(import.meta.dirname, 'python', 'behaviours.py');
 
 const POD = `apiVersion: v1
 kind: Pod
@@ -79,6 +84,18 @@ describe('pod streaming and proxy subresources', () => {
       'echo one\necho two\nexit 0\n',
     );
     assert.equal(piped, 'one\ntwo\n');
+  });
+
+  test('the Python client execs over v4.channel.k8s.io and adds an ephemeral container', async () => {
+    await c.kubectl(['create', 'namespace', 'pyexec']);
+    const { stdout } = await run(PYTHON, [PY_SCRIPT, 'exec', c.kubeconfigPath, 'pyexec'], {
+      timeout: 120_000,
+    });
+    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)!), {
+      stdout: 'from python\n',
+      code: 4,
+      ephemeralRunning: true,
+    });
   });
 
   test('exec errors: unknown container, no container named, missing pod', async () => {

@@ -13,6 +13,7 @@
 import { isObject } from '../../../lib/json.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
+import { csrStrategy } from './certificates.ts';
 import { DEFAULT_TABLE_COLUMNS, defaultTableCells, recordOf, splitStatusUpdate } from './common.ts';
 import { dedupe } from './field-errors.ts';
 import { hpaStrategy, hpaV1ToV2, hpaV2ToV1 } from './hpa.ts';
@@ -46,6 +47,8 @@ export interface CatalogEntry {
   table?: TablePrinter;
   /** Rules beyond the generic ones, merged over the generic strategy. */
   strategy?: Strategy;
+  /** `strategy.validateUpdate` also judges `/status` writes (otherwise only the generic rules). */
+  validatesStatus?: boolean;
   /** A review answered by the server and never stored: only `strategy` applies. */
   review?: boolean;
   sharedStorage?: ResourceType['sharedStorage'];
@@ -92,7 +95,9 @@ export function genericStrategy(e: CatalogEntry): Strategy {
     validateUpdate: (obj, old, ctx) =>
       dedupe([
         ...(base.validateUpdate!(obj, old, ctx) ?? []),
-        ...(ctx.subresource === 'status' ? [] : (extra.validateUpdate?.(obj, old, ctx) ?? [])),
+        ...(ctx.subresource === 'status' && !e.validatesStatus
+          ? []
+          : (extra.validateUpdate?.(obj, old, ctx) ?? [])),
       ]),
     prepareForCreate: (obj, ctx) => {
       base.prepareForCreate?.(obj, ctx);
@@ -364,6 +369,8 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       shortNames: ['csr'],
       subresources: ['approval', 'status'],
       names: nameIsPathSegment,
+      strategy: csrStrategy(),
+      validatesStatus: true,
       table: printers.certificateSigningRequestTable,
     },
     // discovery.k8s.io/v1

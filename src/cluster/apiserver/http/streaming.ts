@@ -185,9 +185,13 @@ class ChannelSession {
   /** Sends the final Status on the error stream and closes normally. */
   finish(status: Record<string, unknown>): void {
     if (this.closed) return;
-    this.ws.send(Buffer.concat([Buffer.from([ERROR]), Buffer.from(JSON.stringify(status))]));
     this.closed = true;
-    this.ws.close(1000);
+    // The close frame goes out once the Status is written: a client polling its socket
+    // (python's ws_client) reads one TLS record per poll, and one holding both would leave
+    // the close unread until more data came.
+    this.ws.send(Buffer.concat([Buffer.from([ERROR]), Buffer.from(JSON.stringify(status))]), () =>
+      setImmediate(() => this.ws.close(1000)),
+    );
   }
 }
 

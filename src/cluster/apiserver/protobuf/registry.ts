@@ -3,6 +3,7 @@
  * kinds whose protobuf bodies the server accepts.
  */
 import { AUTHENTICATION, AUTHORIZATION, RBAC } from './messages/access.ts';
+import { CERTIFICATES } from './messages/certificates.ts';
 import { CORE } from './messages/core.ts';
 import { META } from './messages/meta.ts';
 import { NETWORKING } from './messages/networking.ts';
@@ -22,6 +23,7 @@ export const MESSAGES: ReadonlyMap<string, MessageDesc> = linkMessages([
   ...parsePackage('authn', AUTHENTICATION),
   ...parsePackage('policy', POLICY),
   ...parsePackage('scheduling', SCHEDULING),
+  ...parsePackage('certificates', CERTIFICATES),
 ]);
 
 const KINDS_BY_GROUP_VERSION: Record<string, Record<string, string>> = {
@@ -64,6 +66,7 @@ const KINDS_BY_GROUP_VERSION: Record<string, Record<string, string>> = {
   // kubectl drain still speaks policy/v1beta1 to servers that do not list policy/v1.
   'policy/v1beta1': { Eviction: 'policy.Eviction' },
   'scheduling.k8s.io/v1': { PriorityClass: 'scheduling.PriorityClass' },
+  'certificates.k8s.io/v1': { CertificateSigningRequest: 'certificates.CertificateSigningRequest' },
 };
 
 /** The top-level message for a kind, or undefined when the server cannot decode it. */

@@ -2,7 +2,8 @@
 the default 1.32 API: Priority admission, ResourceQuota, ServiceAccount tokens with
 TokenReview and SelfSubjectReview, HorizontalPodAutoscalers at v1 and v2,
 ValidatingAdmissionPolicy, and (on a whole cluster, from
-test/cluster/workloads/volumes.integration.test.ts) the scheduler's volume binding.
+test/cluster/workloads/volumes.integration.test.ts) the scheduler's volume binding and (from
+test/cluster/apiserver/pod-streams.integration.test.ts) pods/exec and ephemeral containers.
 Driven by test/cluster/apiserver/python-behaviours.integration.test.ts;
 each prints one JSON object of what it observed.
 
@@ -210,6 +211,43 @@ def scenario_volumes(ns):
         selected=claim.metadata.annotations.get("volume.kubernetes.io/selected-node"),
         orphan=wait_for("orphan unschedulable", unschedulable),
     )
+
+
+def scenario_exec(ns):
+    """exec over the WebSocket channel protocol (v4.channel.k8s.io) and an ephemeral container."""
+    from kubernetes.stream import stream
+
+    v1 = client.CoreV1Api()
+    v1.create_namespaced_pod(ns, pod("shell"))
+    wait_for("shell running", lambda: v1.read_namespaced_pod("shell", ns).status.phase == "Running")
+    resp = stream(
+        v1.connect_get_namespaced_pod_exec,
+        "shell",
+        ns,
+        command=["sh", "-c", "echo from python; exit 4"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
+    resp.run_forever(timeout=30)
+    stdout = resp.read_stdout()
+    code = resp.returncode
+    resp.close()
+    v1.patch_namespaced_pod_ephemeralcontainers(
+        "shell",
+        ns,
+        {"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox", "command": ["sleep", "60"]}]}},
+    )
+    state = wait_for(
+        "dbg running",
+        lambda: next(
+            (s.state.running is not None for s in v1.read_namespaced_pod("shell", ns).status.ephemeral_container_statuses or []),
+            None,
+        ),
+    )
+    out(stdout=stdout, code=code, ephemeralRunning=state)
 
 
 def dyn():

@@ -3,8 +3,10 @@
  * controller writes on it (src/controllers/offload/keys.ts): whether troupe may offload it,
  * why it did or did not, where it runs (GPU, price, remote pod) and what it has cost so far.
  */
-import * as OFFLOAD from '../controllers/offload/keys.ts';
-import type { KubeObject } from '../runtime/index.ts';
+import { realClock } from '../../lib/clock.ts';
+import type { KubeObject } from '../../runtime/index.ts';
+import type { CapabilityExplain } from '../capability.ts';
+import * as OFFLOAD from './keys.ts';
 
 interface JobStatus {
   active?: number;
@@ -40,7 +42,7 @@ function spend(perHour: number, since: number, until: number): string {
  * `virtualPod` is the Job's stand-in pod (`<job>-runpod`) while it exists: it carries the
  * remote container's status and first start.
  */
-export function explainJob(job: KubeObject, virtualPod?: KubeObject, now = Date.now()): string {
+export function explainJob(job: KubeObject, virtualPod?: KubeObject, now = realClock.now()): string {
   const a = job.metadata.annotations ?? {};
   const labels = job.metadata.labels ?? {};
   const st = (job.status ?? {}) as JobStatus;
@@ -93,3 +95,35 @@ export function explainJob(job: KubeObject, virtualPod?: KubeObject, now = Date.
   );
   return lines.join('\n');
 }
+
+const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
+const POD = { apiVersion: 'v1', kind: 'Pod' };
+
+/** `troupe explain job/<name>`, and the offload line of `troupe explain pod/<name>`. */
+export const offloadExplain: CapabilityExplain = {
+  kinds: [
+    {
+      kind: JOB,
+      names: ['job', 'jobs'],
+      usage: 'job',
+      explain: async (r, job) => {
+        const { name, namespace } = job.metadata;
+        const stand = await r.list(POD, namespace, `${OFFLOAD.JOB_NAME_LABEL}=${name}`);
+        return explainJob(
+          job,
+          stand?.find((p) => p.metadata.annotations?.[OFFLOAD.EXTERNAL] === 'true'),
+        );
+      },
+    },
+  ],
+  pod: {
+    lines: async (_r, pod) => {
+      const a = pod.metadata.annotations ?? {};
+      const remote = a[OFFLOAD.POD_ID];
+      if (!remote) return [];
+      return [
+        `Offloaded: remote pod ${remote}${a[OFFLOAD.REMOTE_STATUS] ? `, ${a[OFFLOAD.REMOTE_STATUS]}` : ''}`,
+      ];
+    },
+  },
+};
