@@ -25,7 +25,9 @@ const ALLOWED: Record<string, string[]> = {
   runtime: ['runtime', 'kube', 'lib'],
   controllers: ['controllers', 'runtime', 'apis', 'kube', 'lib'],
   cluster: ['cluster', 'apis', 'kube', 'lib'],
-  cli: ['cli', 'cluster', 'runtime', 'controllers', 'apis', 'kube', 'dashboard', 'lib'],
+  cli: ['cli', 'cluster', 'runtime', 'controllers', 'apis', 'kube', 'dashboard', 'simulate', 'lib'],
+  // Scenarios, metrics, reports and traces: plain data over the API; the CLI composes the cluster.
+  simulate: ['simulate', 'kube', 'lib'],
   dashboard: ['dashboard', 'runtime', 'apis', 'kube', 'lib'],
 };
 

@@ -8,6 +8,7 @@ import { clusterCommand } from './cluster.ts';
 import { applyConfigFile, ConfigFileError, configPathFromArgv } from './config-file.ts';
 import { explainCommand } from './explain.ts';
 import { runCommand } from './run.ts';
+import { simulateCommand } from './simulate.ts';
 import { statusCommand } from './status.ts';
 import { upCommand } from './up.ts';
 
@@ -24,6 +25,7 @@ export function program(): Command {
   cmd.addCommand(upCommand());
   cmd.addCommand(statusCommand());
   cmd.addCommand(explainCommand());
+  cmd.addCommand(simulateCommand());
   return cmd;
 }
 

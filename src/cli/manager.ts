@@ -1,5 +1,6 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../lib/clock.ts';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
 import {
   askedByName,
@@ -34,6 +35,8 @@ export function buildManager(
     log?: Logger;
     /** Only these of the capabilities `--controllers` selects (`run` leaves out those whose CRDs are missing). */
     only?: string[];
+    /** The time controllers decide by (a simulation's clock); default the real clock. */
+    clock?: Clock;
   } = {},
 ): BuiltManager {
   const log = extra.log ?? managerLogger(flags);
@@ -67,6 +70,7 @@ export function buildManager(
     metricsSecure: flags.metricsSecure,
     resyncMs: flags.resyncPeriod * 1000,
     logger: log,
+    ...(extra.clock ? { clock: extra.clock } : {}),
   });
   for (const def of selected.controllers) manager.add(def);
   for (const cap of selected.capabilities) cap.webhooks?.register(manager);

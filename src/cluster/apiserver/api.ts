@@ -29,6 +29,7 @@ import {
   shapeForStorage,
   unshaped,
 } from './gotypes/index.ts';
+import { currentView, readPage, type TableView, viewAt } from './list-view.ts';
 import { generateNameSuffix, newUid, normalizeTimes, nowRfc3339, orderedMeta, specOf } from './meta.ts';
 import { strictDecodingError, unknownFieldWarning } from './openapi/unknown-fields.ts';
 import type { Patcher, PatchRequest } from './patcher.ts';
@@ -93,7 +94,8 @@ export interface ListResult {
 }
 
 export interface WatchSink {
-  event(type: EventType | 'BOOKMARK', json: string): void;
+  /** One event; `rv` is the resourceVersion it shows. */
+  event(type: EventType | 'BOOKMARK', json: string, rv: number): void;
 }
 
 /** Admission: mutating then validating (webhooks and built-in plugins). */
@@ -230,8 +232,9 @@ export class Api {
     let startAt: string | undefined;
     let listRv = current;
     const sk = storageKey(rt);
-    let table: ReadonlyMap<string, StoredRecord> = this.store.table(sk);
-    let keys = this.store.sortedKeys(sk);
+    const table = this.store.table(sk);
+    const keys = this.store.sortedKeys(sk);
+    let view = currentView(table, keys);
     if (opts.continue) {
       if (opts.resourceVersion && opts.resourceVersion !== '0')
         throw errors.badRequest('specifying resource version is not allowed when using continue');
@@ -240,37 +243,29 @@ export class Api {
       // rv -1: the client chose to go on with the current data after its snapshot expired.
       if (token.rv !== -1) {
         listRv = token.rv;
-        ({ table, keys } = this.snapshot(sk, token.rv, token.start, table, keys));
+        view = this.snapshot(sk, token.rv, token.start, table, keys);
       }
     }
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     // Namespaced keys are `ns/name`, so one namespace is a contiguous run of keys.
     const prefix = rt.namespaced && namespace !== undefined ? `${namespace}/` : '';
     // '0' follows '/': the first key past the namespace's run.
-    const end = prefix ? lowerBound(keys, `${namespace}0`) : keys.length;
-    let i = lowerBound(keys, startAt !== undefined && startAt > prefix ? startAt : prefix);
-    const records: StoredRecord[] = [];
-    for (; i < end; i++) {
-      const key = keys[i]!;
-      const rec = table.get(key);
-      if (!rec || !filter.matches(rec)) continue;
-      if (limit && records.length === limit) {
-        return {
-          records,
-          resourceVersion: String(listRv),
-          continue: encodeContinue(listRv, records.at(-1)!.key),
-          // kube-apiserver counts what is left only when no selector filters the list.
-          remainingItemCount: filter.trivial ? remainingKeys(table, keys, i, end) : undefined,
-        };
-      }
-      records.push(rec);
-    }
-    return { records, resourceVersion: String(listRv) };
+    const end = prefix ? `${namespace}0` : undefined;
+    const from = startAt !== undefined && startAt > prefix ? startAt : prefix;
+    // kube-apiserver counts what is left only when no selector filters the list.
+    const page = readPage(view, from, end, filter.matches, limit, filter.trivial);
+    if (!page.more) return { records: page.records, resourceVersion: String(listRv) };
+    return {
+      records: page.records,
+      resourceVersion: String(listRv),
+      continue: encodeContinue(listRv, page.records.at(-1)!.key),
+      remainingItemCount: page.remaining,
+    };
   }
 
   /**
    * The table as of `rv` for a continued list: the current records with every key written
-   * since put back as it was. An expired `rv` is etcd's compaction: 410 with a token that
+   * since seen as it was. An expired `rv` is etcd's compaction: 410 with a token that
    * goes on with the current data (`handleCompactedErrorForPaging` in storage/etcd3).
    */
   private snapshot(
@@ -279,7 +274,7 @@ export class Api {
     start: string,
     table: ReadonlyMap<string, StoredRecord>,
     keys: readonly string[],
-  ): { table: ReadonlyMap<string, StoredRecord>; keys: readonly string[] } {
+  ): TableView {
     let changes: Map<string, StoredRecord | undefined>;
     try {
       changes = this.store.changedSince(sk, rv);
@@ -288,13 +283,7 @@ export class Api {
         throw errors.expired(INCONSISTENT_CONTINUE, encodeContinueToken(-1, start));
       throw err;
     }
-    if (changes.size === 0) return { table, keys };
-    const merged = new Map(table);
-    for (const [k, rec] of changes) {
-      if (rec) merged.set(k, rec);
-      else merged.delete(k);
-    }
-    return { table: merged, keys: [...merged.keys()].sort() };
+    return changes.size === 0 ? currentView(table, keys) : viewAt(table, keys, changes);
   }
 
   /**
@@ -306,14 +295,15 @@ export class Api {
     const sk = storageKey(rt);
     const rv = opts.resourceVersion;
     const initial = rv === undefined || rv === '' || rv === '0' || opts.sendInitialEvents === true;
-    const deliver = (type: EventType, rec: StoredRecord) => sink.event(type, this.encode(rt, rec));
+    const deliver = (type: EventType, rec: StoredRecord) => sink.event(type, this.encode(rt, rec), rec.rv);
     if (initial) {
       for (const rec of this.store.table(sk).values()) {
         if ((namespace === undefined || rec.namespace === namespace) && filter.matches(rec))
           deliver('ADDED', rec);
       }
       if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
-        sink.event('BOOKMARK', this.bookmarkJson(rt, this.store.currentRv, true));
+        const rv = this.store.currentRv;
+        sink.event('BOOKMARK', this.bookmarkJson(rt, rv, true), rv);
       }
     }
     const from = initial ? undefined : parseWatchRv(rt, rv!);
@@ -996,18 +986,6 @@ export function objectKey(rt: Pick<ResourceType, 'namespaced'>, namespace: strin
   return rt.namespaced ? `${namespace}/${name}` : name;
 }
 
-/** First index whose key is >= k. */
-function lowerBound(keys: readonly string[], k: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < k) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 function parseRv(rv: string): number {
   const n = Number(rv);
   if (!Number.isInteger(n) || n < 0)
@@ -1026,18 +1004,6 @@ function parseWatchRv(rt: ResourceType, rv: string): number {
   throw errors.invalid(rt.resource, rt.group, '', [
     invalidValue('resourceVersion', rv, `strconv.ParseUint: parsing ${goQuote(rv)}: ${why}`),
   ]);
-}
-
-/** The keys from `i` to `end` that hold a record (a snapshot's table may lack some). */
-function remainingKeys(
-  table: ReadonlyMap<string, StoredRecord>,
-  keys: readonly string[],
-  i: number,
-  end: number,
-): number {
-  let n = end - i;
-  if (keys.length !== table.size) for (let j = i; j < end; j++) if (!table.has(keys[j]!)) n--;
-  return n;
 }
 
 const INCONSISTENT_CONTINUE =

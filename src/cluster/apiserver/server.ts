@@ -27,6 +27,7 @@ import { ServiceAllocator } from './builtin/service-allocator.ts';
 import { errors } from './errors.ts';
 import { type FaultOptions, Faults } from './faults.ts';
 import { Discovery } from './http/discovery.ts';
+import { shows } from './http/durable-response.ts';
 import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
 import { type PodExec, rememberUpgradeHead } from './http/streaming.ts';
@@ -183,14 +184,15 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
   const api = new Api(store, registry, hooks);
   // The compiled-in plugins (LimitRanger, Priority, RuntimeClass, DefaultStorageClass,
   // ResourceQuota) around the webhooks, as kube-apiserver's default plugin order has them.
-  hooks.admission = new BuiltinAdmission(api, hooks.admission ?? new WebhookAdmission(api));
+  const admission = new BuiltinAdmission(api, hooks.admission ?? new WebhookAdmission(api));
+  hooks.admission = admission;
   const schemas = new SchemaService(api);
   hooks.unknownFields ??= schemas.unknownFields;
   hooks.patcher ??= new DefaultPatcher(schemas);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
   const eventTtl = new EventTtl(api, opts.eventTtlMs, opts.eventClock);
-  const quotas = new QuotaController(api);
+  const quotas = new QuotaController(api, admission.quotaUsage);
   // Made once the server listens: it needs the port.
   let kubernetes: KubernetesService | undefined;
   const userAfterWrite = hooks.afterWrite;
@@ -248,6 +250,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
           path.startsWith('/livez/') ||
           path.startsWith('/readyz/')
         ) {
+          shows(res, 0);
           res.setHeader('Content-Type', 'text/plain; charset=utf-8');
           res.writeHead(200);
           res.end('ok');
@@ -257,6 +260,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
       },
       async (_req, res, path) => {
         if (path !== '/metrics') return false;
+        shows(res, 0);
         res.setHeader('Content-Type', metrics.registry.contentType);
         res.writeHead(200);
         res.end(await metrics.registry.metrics());

@@ -14,8 +14,11 @@ export interface StoreBackend {
   remove(storage: string, key: string, rv: number): void;
   /** Drops a whole table (a CRD's objects once it is deleted). */
   dropTable(storage: string, rv: number): void;
-  /** Settles once every write recorded so far is durable; undefined when nothing waits. */
-  pending(): Promise<void> | undefined;
+  /**
+   * Settles once every write recorded so far (with `rv`: every write up to that
+   * resourceVersion) is durable; undefined when nothing waits.
+   */
+  pending(rv?: number): Promise<void> | undefined;
   /** Commits what is gathered and closes the database. */
   close(): Promise<void>;
 }

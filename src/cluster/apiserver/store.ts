@@ -77,8 +77,10 @@ export class ObjectStore {
   /** Events at or below this resourceVersion can no longer be replayed. */
   private compactedRv = 1;
   private readonly watchers = new Map<string, Set<Watcher>>();
-  /** Keys of each table in order, rebuilt lazily after an add or delete (not on updates). */
-  private readonly sorted = new Map<string, string[]>();
+  /** Listeners to every table's writes (see subscribe). */
+  private readonly subscribers = new Set<(event: StoreEvent) => void>();
+  /** Keys of each table in order, brought up to date when read (see sortedKeys). */
+  private readonly sorted = new Map<string, SortedKeys>();
   private readonly backend: StoreBackend | undefined;
 
   constructor(opts: StoreOptions = {}) {
@@ -98,12 +100,18 @@ export class ObjectStore {
     }
   }
 
+  /** Whether writes go to durable storage beneath the tables (not `--ephemeral`). */
+  get durable(): boolean {
+    return this.backend !== undefined;
+  }
+
   /**
-   * Settles once every write made so far is durable; undefined when none waits (always so
-   * without a backend). Responses wait on it, so a client never sees what a crash could lose.
+   * Settles once every write up to `rv` is durable; undefined when it already is (always so
+   * without a backend). A response showing state at `rv` waits on it, so a client never sees
+   * what a crash could lose.
    */
-  pendingCommit(): Promise<void> | undefined {
-    return this.backend?.pending();
+  durableAt(rv: number): Promise<void> | undefined {
+    return this.backend?.pending(rv);
   }
 
   /** Commits what is gathered and closes the backend. */
@@ -143,7 +151,7 @@ export class ObjectStore {
     const t = this.table(storage);
     const prev = t.get(record.key);
     t.set(record.key, record);
-    if (!prev) this.sorted.delete(storage);
+    if (!prev) this.keyAdded(storage, record.key, t.size);
     const event: StoreEvent = prev
       ? { type: 'MODIFIED', storage, rv: record.rv, record, prev }
       : { type: 'ADDED', storage, rv: record.rv, record };
@@ -160,7 +168,8 @@ export class ObjectStore {
     const t = this.table(storage);
     const prev = t.get(finalRecord.key);
     t.delete(finalRecord.key);
-    this.sorted.delete(storage);
+    const sorted = this.sorted.get(storage);
+    if (sorted) sorted.removed = true;
     const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord, prev };
     this.publish(event);
     return event;
@@ -174,20 +183,53 @@ export class ObjectStore {
   }
 
   /**
-   * The table's keys in order (what list pagination walks). Sorting 100k keys once per
-   * change of membership, rather than once per page, keeps paginated lists linear.
+   * The table's keys in order (what list pagination walks). Sorted once; after that the keys
+   * created since are sorted alone and merged in, and deleted ones dropped, when the table is
+   * next listed: a page read while pods are being created costs a linear merge, not a sort of
+   * the whole table, and a write costs one array push.
    */
   sortedKeys(storage: string): readonly string[] {
-    let keys = this.sorted.get(storage);
-    if (!keys) {
-      keys = [...this.table(storage).keys()].sort();
-      this.sorted.set(storage, keys);
+    const t = this.table(storage);
+    let s = this.sorted.get(storage);
+    if (!s) {
+      s = { keys: [...t.keys()].sort(), added: [], removed: false };
+      this.sorted.set(storage, s);
+    } else if (s.added.length > 0 || s.removed) {
+      s.keys = mergeKeys(s.keys, s.added.sort(), t);
+      s.added = [];
+      s.removed = false;
     }
-    return keys;
+    return s.keys;
+  }
+
+  private keyAdded(storage: string, key: string, size: number): void {
+    const s = this.sorted.get(storage);
+    if (!s) return;
+    s.added.push(key);
+    // A table written far more than it is listed: sort afresh when it is listed again.
+    if (s.added.length > size / 2 + 1000) this.sorted.delete(storage);
+  }
+
+  /**
+   * Calls `fn` with every committed write of every table, in order, as it happens (before the
+   * write's caller goes on): the server's own caches follow the store through it.
+   */
+  subscribe(fn: (event: StoreEvent) => void): () => void {
+    this.subscribers.add(fn);
+    return () => {
+      this.subscribers.delete(fn);
+    };
   }
 
   private publish(event: StoreEvent): void {
     this.appendHistory(event);
+    for (const fn of this.subscribers) {
+      try {
+        fn(event);
+      } catch (err) {
+        this.onWatcherError(err, event);
+      }
+    }
     const ws = this.watchers.get(event.storage);
     if (!ws) return;
     for (const w of ws) {
@@ -279,6 +321,31 @@ export class ObjectStore {
     for (const s of this.watchers.values()) n += s.size;
     return n;
   }
+}
+
+interface SortedKeys {
+  keys: string[];
+  /** Keys created since `keys` was made, in creation order. */
+  added: string[];
+  /** Some of `keys` were deleted since. */
+  removed: boolean;
+}
+
+/** The keys of both sorted lists that `table` still holds, in order, each once. */
+function mergeKeys(
+  keys: readonly string[],
+  added: readonly string[],
+  table: ReadonlyMap<string, unknown>,
+): string[] {
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < keys.length || j < added.length) {
+    const k = j >= added.length || (i < keys.length && keys[i]! <= added[j]!) ? keys[i++]! : added[j++]!;
+    // A key deleted and created again is in both lists.
+    if (table.has(k) && out[out.length - 1] !== k) out.push(k);
+  }
+  return out;
 }
 
 /** Translates an event for a filtered watcher, as kube-apiserver's watch cache does. */

@@ -53,6 +53,8 @@ export type WriteOp =
 interface Batch {
   promise: Promise<void>;
   resolve: () => void;
+  /** The last resourceVersion the batch holds, set when it goes to the writer. */
+  rv: number;
 }
 
 function newBatch(): Batch {
@@ -60,7 +62,7 @@ function newBatch(): Batch {
   const promise = new Promise<void>((r) => {
     resolve = r;
   });
-  return { promise, resolve };
+  return { promise, resolve, rv: 0 };
 }
 
 // Sources run as .ts (type stripping) and built as .js: the writer is the sibling file either way.
@@ -94,6 +96,8 @@ export class SqliteBackend implements StoreBackend {
   private inFlight: Batch | undefined;
   private scheduled = false;
   private lastRv = 0;
+  /** Every write up to this resourceVersion is on disk. */
+  private durableRv = 0;
   private closed = false;
   /** Called when a commit fails: the process must not go on serving what is not on disk. */
   onFatal: (err: Error) => void = (err) => {
@@ -182,6 +186,7 @@ export class SqliteBackend implements StoreBackend {
         });
       }
       this.lastRv = rv;
+      this.durableRv = rv;
       return { rv, tables };
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
@@ -228,7 +233,11 @@ export class SqliteBackend implements StoreBackend {
     this.record(['drop', storage]);
   }
 
-  pending(): Promise<void> | undefined {
+  pending(rv?: number): Promise<void> | undefined {
+    if (rv !== undefined) {
+      if (rv <= this.durableRv) return undefined;
+      if (this.inFlight && rv <= this.inFlight.rv) return this.inFlight.promise;
+    }
     return (this.next ?? this.inFlight)?.promise;
   }
 
@@ -274,6 +283,7 @@ export class SqliteBackend implements StoreBackend {
   private flush(): void {
     if (this.inFlight || !this.next) return;
     this.inFlight = this.next;
+    this.inFlight.rv = this.lastRv;
     this.next = undefined;
     const ops = this.ops;
     this.ops = [];
@@ -288,6 +298,7 @@ export class SqliteBackend implements StoreBackend {
     }
     const done = this.inFlight;
     this.inFlight = undefined;
+    if (done) this.durableRv = Math.max(this.durableRv, done.rv);
     done?.resolve();
     // What gathered during that fsync goes at once: this is the group commit.
     this.flush();

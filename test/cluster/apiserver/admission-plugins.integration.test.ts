@@ -203,4 +203,63 @@ spec:
     const noCpu = await t.kubectlResult(['apply', '-f', '-'], pod('four', '', 'quoted'));
     assert.match(noCpu.stderr, /pods "four" is forbidden: failed quota: cpu: must specify requests.cpu/);
   });
+
+  test('the plugins read what was just written: LimitRanges (not dry runs), quota usage after a pod ends', async () => {
+    await t.kubectl(['create', 'namespace', 'cached']);
+    const limits = `apiVersion: v1
+kind: LimitRange
+metadata: {name: cpu, namespace: cached}
+spec:
+  limits:
+  - type: Container
+    defaultRequest: {cpu: 600m}
+    default: {cpu: 700m}
+`;
+    const request = (name: string) =>
+      t.kubectl([
+        'get',
+        'pod',
+        name,
+        '-n',
+        'cached',
+        '-o',
+        'jsonpath={.spec.containers[0].resources.requests.cpu}',
+      ]);
+    await t.kubectl(['apply', '-f', '-'], pod('before', '', 'cached'));
+    assert.equal((await request('before')).stdout, '');
+    await t.kubectl(['create', '--dry-run=server', '-f', '-'], limits);
+    await t.kubectl(['apply', '-f', '-'], pod('dry', '', 'cached'));
+    assert.equal((await request('dry')).stdout, '');
+    await t.kubectl(['create', '-f', '-'], limits);
+    await t.kubectl(['apply', '-f', '-'], pod('a', '', 'cached'));
+    assert.equal((await request('a')).stdout, '600m');
+    await t.kubectl(['delete', 'limitrange', 'cpu', '-n', 'cached']);
+    await t.kubectl(['delete', 'pod', 'before', 'dry', '-n', 'cached', '--wait=false']);
+    await t.kubectl(['create', 'quota', 'cpu', '-n', 'cached', '--hard=requests.cpu=1']);
+    const resources = '  containers:\n  - {name: app, image: busybox, resources: {requests: {cpu: 600m}}}\n';
+    const b = `apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: cached}\nspec:\n${resources}`;
+    const refused = await t.kubectlResult(['apply', '-f', '-'], b);
+    assert.match(
+      refused.stderr,
+      /exceeded quota: cpu, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1/,
+    );
+    // A pod that has ended uses nothing (pkg/quota/v1/evaluator/core/pods.go): its status write frees its share.
+    await t.kubectl([
+      'patch',
+      'pod',
+      'a',
+      '-n',
+      'cached',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Succeeded"}}',
+    ]);
+    await t.kubectl(['apply', '-f', '-'], b);
+    const core = t.kc.makeApiClient(CoreV1Api);
+    await waitFor('quota used requests.cpu=600m with b', async () => {
+      const r = await core.readNamespacedResourceQuota({ name: 'cpu', namespace: 'cached' });
+      return r.status?.used?.['requests.cpu'] === '600m' ? r : undefined;
+    });
+  });
 });

@@ -107,6 +107,69 @@ describe('RBAC escalation and bind checks', () => {
     });
   });
 
+  test('*/<subresource> covers that subresource of every resource; there is no <resource>/* form', async () => {
+    await t.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: status-writer, namespace: esc}
+rules:
+- apiGroups: [apps]
+  resources: ['*/status']
+  verbs: [update]
+- apiGroups: ['']
+  resources: ['pods/*']
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: status-writer, namespace: esc}
+subjects: [{kind: ServiceAccount, name: binder, namespace: esc}]
+roleRef: {kind: Role, name: status-writer, apiGroup: rbac.authorization.k8s.io}
+`,
+    );
+    const canI = async (...args: string[]) =>
+      (await binder.result(['auth', 'can-i', ...args, '-n', 'esc'])).stdout.trim();
+    assert.equal(await canI('update', 'deployments.apps', '--subresource=status'), 'yes');
+    assert.equal(await canI('update', 'deployments.apps'), 'no');
+    assert.equal(
+      await canI('get', 'pods', '--subresource=log'),
+      'no',
+      'pods/* names only a subresource called *',
+    );
+    // The escalation check (policy_comparator.go resourceCoversAll) agrees with the authorizer.
+    await rbac.createNamespacedRole({
+      namespace: 'esc',
+      body: {
+        metadata: { name: 'status-only' },
+        rules: [
+          {
+            apiGroups: ['apps'],
+            resources: ['deployments/status', 'statefulsets/status'],
+            verbs: ['update'],
+          },
+        ],
+      },
+    });
+    const refused = await statusOf(
+      rbac.createNamespacedRole({
+        namespace: 'esc',
+        body: {
+          metadata: { name: 'more' },
+          rules: [
+            { apiGroups: ['apps'], resources: ['deployments/status', 'deployments'], verbs: ['update'] },
+            { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+          ],
+        },
+      }),
+    );
+    assert.equal(refused.code, 403);
+    assert.match(
+      String(refused.body.message),
+      /not currently held:\n\{APIGroups:\[""\], Resources:\["pods\/log"\], Verbs:\["get"\]\}\n\{APIGroups:\["apps"\], Resources:\["deployments"\], Verbs:\["update"\]\}$/,
+    );
+  });
+
   test('the bind verb allows binding a role one does not hold; escalate allows writing one', async () => {
     await t.kubectl([
       'create',

@@ -45,3 +45,29 @@ test('writes of one turn share a commit; what is committed loads back with the l
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('pending(rv) waits only for the commit that holds rv; what is on disk needs no wait', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-sqlite-'));
+  try {
+    const b = SqliteBackend.open(join(dir, 'state.db'));
+    b.load();
+    b.put('/configmaps', rec('a', 2));
+    b.put('/configmaps', rec('b', 3));
+    assert.equal(b.pending(1), undefined, 'loaded from disk');
+    const first = b.pending(3);
+    assert.ok(first);
+    // The batch goes to the writer after this turn; what is written then gathers in the next.
+    await new Promise((r) => setImmediate(r));
+    b.put('/configmaps', rec('c', 4));
+    assert.equal(b.pending(3), first, 'rv 3 is in the commit under way');
+    const second = b.pending(4);
+    assert.ok(second && second !== first, 'rv 4 waits for the next commit');
+    await first;
+    assert.equal(b.pending(3), undefined);
+    await second;
+    assert.equal(b.pending(4), undefined);
+    await b.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

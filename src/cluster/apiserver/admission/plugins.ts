@@ -22,7 +22,9 @@ import { IS_DEFAULT_CLASS_ANNOTATION } from '../builtin/printers.ts';
 import { validateImmutable } from '../builtin/validation.ts';
 import { errors } from '../errors.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
+import { Lister } from './listers.ts';
 import { PolicyAdmission } from './policies.ts';
+import { QuotaUsage, quotaUsageOf } from './quota-usage.ts';
 
 /** HighestUserDefinablePriority (pkg/apis/scheduling/types.go). */
 const HIGHEST_USER_PRIORITY = 1_000_000_000;
@@ -44,25 +46,26 @@ function isPod(req: AdmissionRequest): boolean {
 }
 
 export class BuiltinAdmission implements Admission {
-  private readonly api: Api;
   private readonly next: Admission;
   private readonly policies: PolicyAdmission;
+  /** What the namespaces with a quota use; shared with the quota controller. */
+  readonly quotaUsage: QuotaUsage;
+  // The plugins' informers (see listers.ts): read per request, decoded once per change.
+  private readonly priorityClasses: Lister;
+  private readonly runtimeClasses: Lister;
+  private readonly storageClasses: Lister;
+  private readonly limitRanges: Lister;
+  private readonly resourceQuotas: Lister;
 
-  constructor(api: Api, next: Admission) {
-    this.api = api;
+  constructor(api: Api, next: Admission, quotaUsage = new QuotaUsage(api)) {
     this.next = next;
     this.policies = new PolicyAdmission(api);
-  }
-
-  private objects(group: string, version: string, resource: string, namespace?: string): KubeObject[] {
-    const rt = this.api.registry.get(group, version, resource);
-    if (!rt) return [];
-    return this.api.list(rt, namespace).records.map((r) => this.api.decode(rt, r));
-  }
-
-  private one(group: string, version: string, resource: string, name: string): KubeObject | undefined {
-    const rt = this.api.registry.get(group, version, resource);
-    return rt ? this.api.tryGet(rt, '', name) : undefined;
+    this.quotaUsage = quotaUsage;
+    this.priorityClasses = new Lister(api, 'scheduling.k8s.io', 'v1', 'priorityclasses');
+    this.runtimeClasses = new Lister(api, 'node.k8s.io', 'v1', 'runtimeclasses');
+    this.storageClasses = new Lister(api, 'storage.k8s.io', 'v1', 'storageclasses');
+    this.limitRanges = new Lister(api, '', 'v1', 'limitranges');
+    this.resourceQuotas = new Lister(api, '', 'v1', 'resourcequotas');
   }
 
   async mutate(req: AdmissionRequest): Promise<KubeObject> {
@@ -104,9 +107,7 @@ export class BuiltinAdmission implements Admission {
     const className = str(spec.priorityClassName);
     if (!className) {
       // The global default with the lowest value wins when several claim it (getDefaultPriority).
-      const defaults = this.objects('scheduling.k8s.io', 'v1', 'priorityclasses').filter(
-        (pc) => pc.globalDefault === true,
-      );
+      const defaults = this.priorityClasses.list().filter((pc) => pc.globalDefault === true);
       defaults.sort((a, b) => Number(a.value) - Number(b.value));
       const d = defaults[0];
       if (d) {
@@ -115,7 +116,7 @@ export class BuiltinAdmission implements Admission {
         policy = str(d.preemptionPolicy) || undefined;
       }
     } else {
-      const pc = this.one('scheduling.k8s.io', 'v1', 'priorityclasses', className);
+      const pc = this.priorityClasses.get(className);
       if (!pc) forbidden(req, `no PriorityClass with name ${className} was found`);
       priority = Number(pc.value);
       policy = str(pc.preemptionPolicy) || undefined;
@@ -167,7 +168,7 @@ export class BuiltinAdmission implements Admission {
       if (errs.length) throw errors.invalid('PriorityClass', 'scheduling.k8s.io', name, errs);
     }
     if (pc.globalDefault !== true) return;
-    for (const other of this.objects('scheduling.k8s.io', 'v1', 'priorityclasses')) {
+    for (const other of this.priorityClasses.list()) {
       if (other.metadata.name !== name && other.globalDefault === true) {
         forbidden(
           req,
@@ -183,7 +184,7 @@ export class BuiltinAdmission implements Admission {
     const spec = recordOf(pod.spec);
     const name = str(spec.runtimeClassName);
     if (!name) return;
-    const rc = this.one('node.k8s.io', 'v1', 'runtimeclasses', name);
+    const rc = this.runtimeClasses.get(name);
     if (!rc) forbidden(req, `pod rejected: RuntimeClass "${name}" not found`);
     const fixed = recordOf(rc.overhead).podFixed;
     if (isObject(fixed)) {
@@ -216,7 +217,7 @@ export class BuiltinAdmission implements Admission {
     const spec = recordOf(pvc.spec);
     if (spec.storageClassName !== undefined && spec.storageClassName !== null) return;
     if (pvc.metadata.annotations?.['volume.beta.kubernetes.io/storage-class'] !== undefined) return;
-    const def = defaultStorageClass(this.objects('storage.k8s.io', 'v1', 'storageclasses'));
+    const def = defaultStorageClass(this.storageClasses.list());
     if (!def) return;
     spec.storageClassName = def.metadata.name;
     pvc.spec = spec;
@@ -225,7 +226,7 @@ export class BuiltinAdmission implements Admission {
   // ---- LimitRanger (plugin/pkg/admission/limitranger/admission.go) ----
 
   private limitRanger(req: AdmissionRequest, pod: KubeObject, mutate: boolean): void {
-    const ranges = this.objects('', 'v1', 'limitranges', req.namespace);
+    const ranges = this.limitRanges.list(req.namespace);
     if (ranges.length === 0) return;
     const spec = recordOf(pod.spec);
     const containers = [...arrayOf(spec.initContainers), ...arrayOf(spec.containers)];
@@ -290,7 +291,7 @@ export class BuiltinAdmission implements Admission {
 
   private resourceQuota(req: AdmissionRequest, obj: KubeObject): void {
     if (!req.namespace) return;
-    const quotas = this.objects('', 'v1', 'resourcequotas', req.namespace);
+    const quotas = this.resourceQuotas.list(req.namespace);
     if (quotas.length === 0) return;
     const requested = quotaUsageOf(req.rt, obj);
     if (Object.keys(requested).length === 0) return;
@@ -303,7 +304,7 @@ export class BuiltinAdmission implements Admission {
       if (missing.length) {
         forbidden(req, `failed quota: ${q.metadata.name}: must specify ${missing.sort().join(',')}`);
       }
-      const used = this.quotaUsed(req.namespace, tracked);
+      const used = this.quotaUsage.used(req.namespace, tracked);
       const over = relevant.filter((k) => {
         const total = addQuantities(used[k] ?? parseQuantity(0), requested[k]!);
         return compareQuantities(total, parseQuantity(String(hard[k]))) > 0;
@@ -324,139 +325,12 @@ export class BuiltinAdmission implements Admission {
       }
     }
   }
-
-  /** What the namespace's objects use of each tracked resource now. */
-  quotaUsed(namespace: string, tracked: string[]): Record<string, Quantity> {
-    return quotaUsage(this.api, namespace, tracked);
-  }
-}
-
-/** The namespace's usage of each tracked quota resource (the quota controller's recount). */
-export function quotaUsage(api: Api, namespace: string, tracked: string[]): Record<string, Quantity> {
-  const used: Record<string, Quantity> = {};
-  for (const k of tracked) used[k] = parseQuantity(0);
-  const kinds = new Set<string>();
-  for (const k of tracked) kinds.add(resourceOfQuotaKey(k));
-  for (const rt of api.registry.all()) {
-    if (
-      !rt.namespaced ||
-      !kinds.has(`${rt.group}/${rt.resource}`) ||
-      rt.version !== preferredVersion(api, rt)
-    )
-      continue;
-    for (const rec of api.list(rt, namespace).records) {
-      const usage = quotaUsageOf(rt, api.decode(rt, rec));
-      for (const k of tracked) if (usage[k]) used[k] = addQuantities(used[k]!, usage[k]!);
-    }
-  }
-  return used;
-}
-
-function preferredVersion(api: Api, rt: ResourceType): string {
-  return api.registry.versions(rt.group)[0] ?? rt.version;
-}
-
-/** The `group/resource` whose objects a quota key counts. */
-function resourceOfQuotaKey(key: string): string {
-  if (key.startsWith('count/')) {
-    const r = key.slice('count/'.length);
-    const dot = r.indexOf('.');
-    return dot < 0 ? `/${r}` : `${r.slice(dot + 1)}/${r.slice(0, dot)}`;
-  }
-  switch (key) {
-    case 'services':
-    case 'services.nodeports':
-    case 'services.loadbalancers':
-      return '/services';
-    case 'configmaps':
-    case 'secrets':
-    case 'replicationcontrollers':
-    case 'resourcequotas':
-    case 'persistentvolumeclaims':
-      return `/${key}`;
-    case 'requests.storage':
-      return '/persistentvolumeclaims';
-    default:
-      return '/pods';
-  }
 }
 
 /** Whether a pod must state this compute resource for the quota to admit it (requests.cpu …). */
 function requiresExplicit(key: string, rt: ResourceType): boolean {
   if (rt.group !== '' || rt.resource !== 'pods') return false;
   return /^(requests\.|limits\.)?(cpu|memory)$/.test(key);
-}
-
-function isTerminalPod(pod: KubeObject): boolean {
-  const phase = recordOf(pod.status).phase;
-  return phase === 'Succeeded' || phase === 'Failed';
-}
-
-/** The quota resources one object uses (the evaluators' Usage). */
-export function quotaUsageOf(rt: ResourceType, obj: KubeObject): Record<string, Quantity> {
-  const out: Record<string, Quantity> = {};
-  const one = parseQuantity(1);
-  const countKey = `count/${rt.resource}${rt.group ? `.${rt.group}` : ''}`;
-  if (rt.group === '' && rt.resource === 'pods') {
-    if (isTerminalPod(obj)) return out;
-    out.pods = one;
-    out[countKey] = one;
-    const spec = recordOf(obj.spec);
-    const req: Record<string, Quantity> = {};
-    const lim: Record<string, Quantity> = {};
-    for (const c of arrayOf(spec.containers)) {
-      addInto(req, recordOf(recordOf(c.resources).requests));
-      addInto(lim, recordOf(recordOf(c.resources).limits));
-    }
-    // Init containers run one at a time: the pod needs the largest of them, if more.
-    for (const c of arrayOf(spec.initContainers)) {
-      for (const [k, v] of Object.entries(recordOf(recordOf(c.resources).requests))) {
-        const q = tryParseQuantity(v);
-        if (q && (!req[k] || compareQuantities(q, req[k]!) > 0)) req[k] = q;
-      }
-    }
-    addInto(req, recordOf(spec.overhead));
-    for (const [k, q] of Object.entries(req)) {
-      if (k === 'cpu' || k === 'memory' || k === 'ephemeral-storage') out[k] = q;
-      out[`requests.${k}`] = q;
-    }
-    for (const [k, q] of Object.entries(lim)) out[`limits.${k}`] = q;
-    return out;
-  }
-  if (rt.group === '') {
-    switch (rt.resource) {
-      case 'services': {
-        out.services = one;
-        const type = str(recordOf(obj.spec).type);
-        if (type === 'NodePort' || type === 'LoadBalancer') {
-          out['services.nodeports'] = parseQuantity(arrayOf(recordOf(obj.spec).ports).length);
-        }
-        if (type === 'LoadBalancer') out['services.loadbalancers'] = one;
-        break;
-      }
-      case 'persistentvolumeclaims': {
-        out.persistentvolumeclaims = one;
-        const storage = tryParseQuantity(recordOf(recordOf(recordOf(obj.spec).resources).requests).storage);
-        if (storage) out['requests.storage'] = storage;
-        break;
-      }
-      case 'configmaps':
-      case 'secrets':
-      case 'replicationcontrollers':
-      case 'resourcequotas':
-        out[rt.resource] = one;
-        break;
-    }
-  }
-  out[countKey] = one;
-  return out;
-}
-
-function addInto(acc: Record<string, Quantity>, raw: Json): void {
-  for (const [k, v] of Object.entries(raw)) {
-    const q = tryParseQuantity(v);
-    if (q) acc[k] = acc[k] ? addQuantities(acc[k]!, q) : q;
-  }
 }
 
 function sumInto(acc: Json, raw: Json): void {
@@ -525,7 +399,7 @@ function sameResources(a: Json, b: Json): boolean {
 }
 
 /** The default StorageClass: annotated is-default-class, the newest when several are. */
-export function defaultStorageClass(classes: KubeObject[]): KubeObject | undefined {
+export function defaultStorageClass(classes: readonly KubeObject[]): KubeObject | undefined {
   const defaults = classes.filter((c) => c.metadata.annotations?.[IS_DEFAULT_CLASS_ANNOTATION] === 'true');
   defaults.sort(
     (a, b) =>

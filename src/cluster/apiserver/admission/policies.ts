@@ -15,6 +15,7 @@ import { ruleEnv } from '../crd/cel/library.ts';
 import { toCel } from '../crd/cel/values.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
+import { Lister } from './listers.ts';
 import { rulesMatch, selectorsMatch } from './webhooks.ts';
 
 type Json = Record<string, unknown>;
@@ -89,15 +90,20 @@ function denied(req: AdmissionRequest, message: string, reason: string): ApiErro
 
 export class PolicyAdmission {
   private readonly api: Api;
+  /** Informers of the policies and bindings: read per request, decoded once per change. */
+  private readonly listers: Record<string, Lister>;
 
   constructor(api: Api) {
     this.api = api;
+    const lister = (resource: string) => new Lister(api, 'admissionregistration.k8s.io', 'v1', resource);
+    this.listers = {
+      validatingadmissionpolicies: lister('validatingadmissionpolicies'),
+      validatingadmissionpolicybindings: lister('validatingadmissionpolicybindings'),
+    };
   }
 
-  private all(resource: string): KubeObject[] {
-    const rt = this.api.registry.get('admissionregistration.k8s.io', 'v1', resource);
-    if (!rt) return [];
-    return this.api.list(rt, undefined).records.map((r) => this.api.decode(rt, r));
+  private all(resource: string): readonly KubeObject[] {
+    return this.listers[resource]?.list() ?? [];
   }
 
   validate(req: AdmissionRequest): void {

@@ -13,7 +13,7 @@ import { errors } from '../errors.ts';
 import { goQuote } from '../gofmt.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
 import type { UserInfo } from './authn.ts';
-import type { Authorizer, PolicyRule } from './rbac.ts';
+import { type Authorizer, type PolicyRule, ruleAllows } from './rbac.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
@@ -161,27 +161,27 @@ function breakdown(rule: PolicyRule): PolicyRule[] {
   return out;
 }
 
-function hasAll(set: string[] | undefined, wanted: string[] | undefined): boolean {
-  return (wanted ?? []).every((w) => (set ?? []).includes(w));
-}
-
-function nonResourceURLCovers(owner: string, sub: string): boolean {
-  return owner === sub || (owner.endsWith('*') && sub.startsWith(owner.replace(/\*+$/, '')));
-}
-
+/**
+ * ruleCovers (pkg/registry/rbac/validation/policy_comparator.go) of one broken-down tuple: the
+ * owner rule allows the tuple as a request (resourceCoversAll's `*\/<subresource>` included:
+ * `deployments/status` is split at its first `/` as upstream splits it), and a tuple without a
+ * resource name is covered only by a rule that names none.
+ */
 function ruleCovers(owner: PolicyRule, sub: PolicyRule): boolean {
-  const verbs = (owner.verbs ?? []).includes('*') || hasAll(owner.verbs, sub.verbs);
-  const groups = (owner.apiGroups ?? []).includes('*') || hasAll(owner.apiGroups, sub.apiGroups);
-  const resources = (owner.resources ?? []).includes('*') || hasAll(owner.resources, sub.resources);
-  const urls = (sub.nonResourceURLs ?? []).every((p) =>
-    (owner.nonResourceURLs ?? []).some((o) => nonResourceURLCovers(o, p)),
-  );
-  const ownerNames = owner.resourceNames ?? [];
-  const names =
-    (sub.resourceNames ?? []).length === 0
-      ? ownerNames.length === 0
-      : ownerNames.length === 0 || hasAll(ownerNames, sub.resourceNames);
-  return verbs && groups && resources && names && urls;
+  const name = sub.resourceNames?.[0];
+  if (name === undefined && (owner.resourceNames?.length ?? 0) > 0) return false;
+  const verb = sub.verbs?.[0] ?? '';
+  const url = sub.nonResourceURLs?.[0];
+  if (url !== undefined) return ruleAllows(owner, { verb, nonResourceURL: url });
+  const combined = sub.resources?.[0] ?? '';
+  const slash = combined.indexOf('/');
+  return ruleAllows(owner, {
+    verb,
+    apiGroup: sub.apiGroups?.[0] ?? '',
+    resource: slash < 0 ? combined : combined.slice(0, slash),
+    subresource: slash < 0 ? undefined : combined.slice(slash + 1),
+    name,
+  });
 }
 
 /** CompactRules: single group/resource rules that differ only by verb become one rule. */

@@ -147,32 +147,37 @@ function appliesTo(subjects: Subject[], user: UserInfo, bindingNamespace: string
   return false;
 }
 
-function has(list: string[] | undefined, v: string): boolean {
-  return !!list && (list.includes('*') || list.includes(v));
+/**
+ * RuleAllows (plugin/pkg/auth/authorizer/rbac/rbac.go) with the matchers of
+ * pkg/apis/rbac/v1/evaluation_helpers.go: the one place a rule is matched, by the authorizer
+ * and, one broken-down tuple at a time, by the escalation check (escalation.ts). A resource
+ * matches `*`, its own name (`pods/log` with the subresource) or `*\/<subresource>`; there is no
+ * `<resource>/*` form upstream. A request without a name (a list) matches named rules only by
+ * the empty name, as upstream's string comparison does.
+ */
+export function ruleAllows(r: PolicyRule, a: RequestAttributes): boolean {
+  if (!matchesOrAll(r.verbs, a.verb, '*')) return false;
+  if (a.nonResourceURL !== undefined) return nonResourceURLMatches(r.nonResourceURLs, a.nonResourceURL);
+  if (!matchesOrAll(r.apiGroups, a.apiGroup ?? '', '*')) return false;
+  const sub = a.subresource ?? '';
+  const combined = sub ? `${a.resource ?? ''}/${sub}` : (a.resource ?? '');
+  const resourceOk = (r.resources ?? []).some(
+    (res) => res === '*' || res === combined || (sub !== '' && res === `*/${sub}`),
+  );
+  if (!resourceOk) return false;
+  const names = r.resourceNames ?? [];
+  return names.length === 0 || names.includes(a.name ?? '');
 }
 
-export function ruleAllows(r: PolicyRule, a: RequestAttributes): boolean {
-  if (!has(r.verbs, a.verb)) return false;
-  if (a.nonResourceURL !== undefined) {
-    return (r.nonResourceURLs ?? []).some(
-      (u) =>
-        u === '*' ||
-        u === a.nonResourceURL ||
-        (u.endsWith('*') && a.nonResourceURL!.startsWith(u.slice(0, -1))),
-    );
-  }
-  if (!has(r.apiGroups, a.apiGroup ?? '')) return false;
-  const res = a.subresource ? `${a.resource}/${a.subresource}` : (a.resource ?? '');
-  const resources = r.resources ?? [];
-  const resOk =
-    resources.includes('*') ||
-    resources.includes(res) ||
-    (a.subresource
-      ? resources.includes(`${a.resource}/*`) || resources.includes(`*/${a.subresource}`)
-      : false);
-  if (!resOk) return false;
-  if (r.resourceNames && r.resourceNames.length > 0) return !!a.name && r.resourceNames.includes(a.name);
-  return true;
+function matchesOrAll(list: string[] | undefined, v: string, all: string): boolean {
+  return !!list && (list.includes(all) || list.includes(v));
+}
+
+/** NonResourceURLMatches: `*`, the path itself, or a prefix ending in `*`. */
+function nonResourceURLMatches(urls: string[] | undefined, path: string): boolean {
+  return (urls ?? []).some(
+    (u) => u === '*' || u === path || (u.endsWith('*') && path.startsWith(u.replace(/\*+$/, ''))),
+  );
 }
 
 /** Objects every real cluster bootstraps and that RBAC checks rely on. */

@@ -30,7 +30,7 @@ import type { FieldError } from '../types.ts';
 import { groupVersion, type KubeObject, type ResourceType } from '../types.ts';
 import { decodeRequestBody, readBody, readBodyBytes } from './body.ts';
 import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './discovery.ts';
-import { holdUntilDurable } from './durable-response.ts';
+import { holdUntilDurable, shows } from './durable-response.ts';
 import { serveOpenAPIV2 } from './openapi-v2.ts';
 import type { PodLogs } from './pod-log-token.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
@@ -82,7 +82,7 @@ export function createHandler(deps: HandlerDeps) {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'http://localhost');
     const labels = { verb: 'GET', group: '', version: '', resource: '', subresource: '', code: '0' };
-    holdUntilDurable(res, () => deps.api.store.pendingCommit());
+    if (deps.api.store.durable) holdUntilDurable(res, deps.api.store);
     res.on('finish', () => {
       labels.code = String(res.statusCode);
       const secs = Number(process.hrtime.bigint() - started) / 1e9;
@@ -173,8 +173,11 @@ async function handle(
   switch (verb) {
     case 'get': {
       // The stored JSON goes out as is unless a Table is asked for: no parse/stringify round trip.
-      if (!wantsTable(req.headers.accept))
-        return sendRaw(res, 200, deps.api.encode(p.rt, deps.api.getRecord(p.rt, p.namespace ?? '', p.name!)));
+      if (!wantsTable(req.headers.accept)) {
+        const rec = deps.api.getRecord(p.rt, p.namespace ?? '', p.name!);
+        shows(res, rec.rv);
+        return sendRaw(res, 200, deps.api.encode(p.rt, rec));
+      }
       return sendObject(req, res, 200, p.rt, deps.api.get(p.rt, p.namespace ?? '', p.name!), q);
     }
     case 'list':
@@ -341,7 +344,10 @@ async function serveNonResource(
       break;
   }
   const path = url.pathname;
-  if (path === '/version' || path === '/version/') return sendJson(res, 200, deps.version);
+  if (path === '/version' || path === '/version/') {
+    shows(res, 0);
+    return sendJson(res, 200, deps.version);
+  }
   if (deps.openapi) {
     if (path === '/openapi/v2' || path === '/openapi/v2/')
       return serveOpenAPIV2(req, res, deps.openapi.v2Rendered());
@@ -380,6 +386,7 @@ function serveList(
   q: URLSearchParams,
 ): void {
   const result = deps.api.list(p.rt, p.namespace, listOptions(q));
+  shows(res, Number(result.resourceVersion));
   const accept = req.headers.accept ?? '';
   if (wantsTable(accept)) {
     const objects = result.records.map((r) => deps.api.decode(p.rt, r));
@@ -442,7 +449,8 @@ function serveWatch(
   const asTable = wantsTable(accept);
   const include = includeObject(q);
   let headersSent = false;
-  const write = (type: string, json: string) => {
+  const write = (type: string, json: string, rv: number) => {
+    shows(res, rv);
     let objectJson = json;
     if (asTable && type !== 'BOOKMARK' && type !== 'ERROR') {
       const obj = JSON.parse(json) as KubeObject;
@@ -477,7 +485,7 @@ function serveWatch(
   const stopNow = () => stop('fault');
   req.on('close', () => stop('client closed'));
   try {
-    cancel = deps.api.watch(p.rt, p.namespace, opts, { event: (type, json) => write(type, json) });
+    cancel = deps.api.watch(p.rt, p.namespace, opts, { event: (type, json, rv) => write(type, json, rv) });
   } catch (err) {
     const e = toApiError(err);
     // The watch cache reports a resourceVersion it cannot serve (expired, too large) as an
@@ -493,7 +501,8 @@ function serveWatch(
   timer = setTimeout(() => stop('timeout'), limitMs);
   if (opts.allowWatchBookmarks) {
     bookmarkTimer = setInterval(() => {
-      write('BOOKMARK', deps.api.bookmarkJson(p.rt, deps.api.store.currentRv));
+      const rv = deps.api.store.currentRv;
+      write('BOOKMARK', deps.api.bookmarkJson(p.rt, rv), rv);
     }, 5000);
   }
   deps.faults.trackWatch(stopNow);
@@ -704,6 +713,9 @@ export function sendObject(
   warnings: string[] = [],
 ): void {
   setWarnings(res, warnings);
+  // A dry run's answer carries no new resourceVersion: it may show anything up to the latest write.
+  const rv = Number(obj.metadata?.resourceVersion);
+  if (rv > 0) shows(res, rv);
   const accept = req.headers.accept ?? '';
   if (wantsTable(accept) && obj.kind === rt.kind) {
     sendJson(res, code, toTable(rt, [obj], { include: includeObject(q), version: tableVersion(accept) }));

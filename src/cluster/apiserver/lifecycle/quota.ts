@@ -2,11 +2,13 @@
  * The resource quota controller a real cluster runs in kube-controller-manager
  * (pkg/controller/resourcequota): keeps each ResourceQuota's `status.hard` equal to its
  * `spec.hard` and `status.used` equal to what the namespace's objects use, recounted soon after
- * any write in a namespace that has a quota. Only namespaces with quotas cost anything.
+ * any write in a namespace that has a quota. Only namespaces with quotas cost anything, and
+ * there the usage comes from a tally kept current from the store (admission/quota-usage.ts),
+ * as the upstream controller's from its informers.
  */
 import { formatQuantity } from '../../../kube/quantity.ts';
 import { semanticEqual } from '../../../lib/json.ts';
-import { quotaUsage } from '../admission/plugins.ts';
+import type { QuotaUsage } from '../admission/quota-usage.ts';
 import type { Api } from '../api.ts';
 import { recordOf } from '../builtin/common.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
@@ -15,13 +17,15 @@ const USER = 'system:serviceaccount:kube-system:resourcequota-controller';
 
 export class QuotaController {
   private readonly api: Api;
+  private readonly usage: QuotaUsage;
   /** Namespaces holding at least one ResourceQuota, with how many. */
   private readonly withQuota = new Map<string, number>();
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(api: Api) {
+  constructor(api: Api, usage: QuotaUsage) {
     this.api = api;
+    this.usage = usage;
     const rt = api.registry.get('', 'v1', 'resourcequotas');
     if (rt) {
       for (const rec of api.list(rt, undefined).records) {
@@ -39,7 +43,10 @@ export class QuotaController {
       if (type === 'DELETED') {
         const left = (this.withQuota.get(ns) ?? 1) - 1;
         if (left > 0) this.withQuota.set(ns, left);
-        else this.withQuota.delete(ns);
+        else {
+          this.withQuota.delete(ns);
+          this.usage.forget(ns);
+        }
       }
     }
     if (this.withQuota.has(ns)) this.schedule(ns);
@@ -78,7 +85,7 @@ export class QuotaController {
       const q = this.api.decode(rt, rec);
       if (q.metadata.deletionTimestamp) continue;
       const hard = recordOf(recordOf(q.spec).hard) as Record<string, string>;
-      const usage = quotaUsage(this.api, ns, Object.keys(hard));
+      const usage = this.usage.used(ns, Object.keys(hard));
       const used: Record<string, string> = {};
       for (const [k, v] of Object.entries(usage)) used[k] = formatQuantity(v);
       const status = { hard: { ...hard }, used };
