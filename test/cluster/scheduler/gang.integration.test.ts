@@ -418,8 +418,12 @@ test('troupe cluster --gang-scheduling runs the scheduler with coscheduling', as
       ),
     );
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    // A child that failed to start has exited already: waiting for its exit would hang.
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });
