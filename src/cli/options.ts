@@ -29,16 +29,27 @@ export function parsePositiveNumber(value: string): number {
 }
 
 /**
+ * A copy of the first signal arriving this soon after it is the same request to stop, not a
+ * second one: Ctrl+C in a terminal signals the whole foreground process group, and `npm
+ * start` forwards its own copy to troupe as well (@npmcli/run-script's signal-manager), so
+ * troupe under npm gets one Ctrl+C twice. A person's second Ctrl+C comes later than this.
+ */
+const SAME_SIGNAL_MS = 1000;
+
+/**
  * Resolves when the process is asked to stop (SIGINT or SIGTERM). Call it before starting
  * anything: a signal during startup is remembered and the command shuts down gracefully
  * once started, and a second signal (startup hangs, shutdown is slow) exits at once.
  */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    let received = false;
+    let first: { sig: NodeJS.Signals; at: number } | undefined;
     const on = (sig: NodeJS.Signals) => {
-      if (received) process.exit(1);
-      received = true;
+      if (first) {
+        if (sig === first.sig && performance.now() - first.at < SAME_SIGNAL_MS) return;
+        process.exit(1);
+      }
+      first = { sig, at: performance.now() };
       resolve(sig);
     };
     process.on('SIGINT', on);

@@ -22,7 +22,11 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   scoring?: 'LeastAllocated' | 'MostAllocated';
   /** Run the data plane (default true); false gives a bare API server. */
   dataPlane?: boolean;
-  /** The time the data plane runs by (default the real clock). */
+  /**
+   * The time the whole cluster runs by, API server and data plane (default the real clock).
+   * A VirtualClock (src/lib/virtual-clock.ts) makes it a simulation: time jumps ahead
+   * whenever every component is idle; `timeScale` then has no use and stays 1.
+   */
   clock?: Clock;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;

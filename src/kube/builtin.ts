@@ -5,6 +5,21 @@
  * still typecheck, while field names and nesting come from Kubernetes itself.
  */
 
+import type { IDaemonSetSpec } from 'kubernetes-models/apps/v1/DaemonSetSpec';
+import type { IDaemonSetStatus } from 'kubernetes-models/apps/v1/DaemonSetStatus';
+import type { IDeploymentCondition } from 'kubernetes-models/apps/v1/DeploymentCondition';
+import type { IDeploymentSpec } from 'kubernetes-models/apps/v1/DeploymentSpec';
+import type { IDeploymentStatus } from 'kubernetes-models/apps/v1/DeploymentStatus';
+import type { IReplicaSetCondition } from 'kubernetes-models/apps/v1/ReplicaSetCondition';
+import type { IReplicaSetSpec } from 'kubernetes-models/apps/v1/ReplicaSetSpec';
+import type { IReplicaSetStatus } from 'kubernetes-models/apps/v1/ReplicaSetStatus';
+import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
+import type { IStatefulSetStatus } from 'kubernetes-models/apps/v1/StatefulSetStatus';
+import type { ICronJobSpec } from 'kubernetes-models/batch/v1/CronJobSpec';
+import type { ICronJobStatus } from 'kubernetes-models/batch/v1/CronJobStatus';
+import type { IJobCondition } from 'kubernetes-models/batch/v1/JobCondition';
+import type { IJobSpec } from 'kubernetes-models/batch/v1/JobSpec';
+import type { IJobStatus } from 'kubernetes-models/batch/v1/JobStatus';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IContainerStatus } from 'kubernetes-models/v1/ContainerStatus';
 import type { IEnvFromSource } from 'kubernetes-models/v1/EnvFromSource';
@@ -16,6 +31,7 @@ import type { INodeStatus } from 'kubernetes-models/v1/NodeStatus';
 import type { IPodCondition } from 'kubernetes-models/v1/PodCondition';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IPodStatus } from 'kubernetes-models/v1/PodStatus';
+import type { IPodTemplateSpec } from 'kubernetes-models/v1/PodTemplateSpec';
 import type { ITaint } from 'kubernetes-models/v1/Taint';
 import type { IToleration } from 'kubernetes-models/v1/Toleration';
 import type { KubeObject } from './object.ts';
@@ -62,6 +78,22 @@ export type NodeSelectorTerm = Loose<INodeSelectorTerm>;
 export type NodeSelectorRequirement = Loose<INodeSelectorRequirement>;
 export type Taint = Loose<ITaint>;
 export type Toleration = Loose<IToleration>;
+export type PodTemplateSpec = Loose<IPodTemplateSpec>;
+export type JobSpec = Loose<IJobSpec>;
+export type JobStatus = Loose<IJobStatus>;
+export type JobCondition = Loose<IJobCondition>;
+export type CronJobSpec = Loose<ICronJobSpec>;
+export type CronJobStatus = Loose<ICronJobStatus>;
+export type DeploymentSpec = Loose<IDeploymentSpec>;
+export type DeploymentStatus = Loose<IDeploymentStatus>;
+export type DeploymentCondition = Loose<IDeploymentCondition>;
+export type ReplicaSetSpec = Loose<IReplicaSetSpec>;
+export type ReplicaSetStatus = Loose<IReplicaSetStatus>;
+export type ReplicaSetCondition = Loose<IReplicaSetCondition>;
+export type StatefulSetSpec = Loose<IStatefulSetSpec>;
+export type StatefulSetStatus = Loose<IStatefulSetStatus>;
+export type DaemonSetSpec = Loose<IDaemonSetSpec>;
+export type DaemonSetStatus = Loose<IDaemonSetStatus>;
 
 /** A Pod as the cache holds it: any stored object, with Kubernetes' Pod fields. */
 export interface Pod extends KubeObject {
@@ -73,4 +105,40 @@ export interface Pod extends KubeObject {
 export interface Node extends KubeObject {
   spec?: NodeSpec;
   status?: NodeStatus;
+}
+
+/** batch/v1 Job. */
+export interface Job extends KubeObject {
+  spec?: JobSpec;
+  status?: JobStatus;
+}
+
+/** batch/v1 CronJob. */
+export interface CronJob extends KubeObject {
+  spec?: CronJobSpec;
+  status?: CronJobStatus;
+}
+
+/** apps/v1 Deployment. */
+export interface Deployment extends KubeObject {
+  spec?: DeploymentSpec;
+  status?: DeploymentStatus;
+}
+
+/** apps/v1 ReplicaSet. */
+export interface ReplicaSet extends KubeObject {
+  spec?: ReplicaSetSpec;
+  status?: ReplicaSetStatus;
+}
+
+/** apps/v1 StatefulSet. */
+export interface StatefulSet extends KubeObject {
+  spec?: StatefulSetSpec;
+  status?: StatefulSetStatus;
+}
+
+/** apps/v1 DaemonSet. */
+export interface DaemonSet extends KubeObject {
+  spec?: DaemonSetSpec;
+  status?: DaemonSetStatus;
 }

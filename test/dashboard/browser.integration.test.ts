@@ -104,6 +104,12 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     const pod5 = await clusterPod(stack, 'pod-5');
     assert.ok((pod5?.spec?.schedulingGates ?? []).length > 0, 'pod-5 is still gated');
     assert.equal(await attr(page, `${SEQ} [data-pod="pod-5"]`, 'data-state'), 'gated');
+    // Why it waits is written on the page, not only in a tooltip: the gates the cluster has.
+    const gates = ((pod5?.spec?.schedulingGates ?? []) as { name: string }[]).map((g) => g.name).join(', ');
+    assert.equal(
+      await page.locator(`${SEQ} [data-reason-pod="pod-5"]`).textContent(),
+      `pod-5 gated: gated by ${gates}`,
+    );
     const waiting = (await page.locator(`${SEQ} .waiting`).textContent()) ?? '';
     assert.match(waiting, /pod-4: missing/);
     await page.locator(SEQ).screenshot({ path: join(SHOTS, 'sequence-waiting.png') });
@@ -150,7 +156,7 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     }
     // Every tier shows when it started and when it was ready, on the page.
     for (let k = 0; k < 3; k++) {
-      const times = await page.locator(`${SEQ} [data-tier-times="${k}"]`).innerText();
+      const times = (await page.locator(`${SEQ} [data-tier-times="${k}"]`).textContent()) ?? '';
       assert.match(times, /^started \d\d:\d\d:\d\d · ready \d\d:\d\d:\d\d \(\d+\.\d s\)$/);
     }
     assert.equal(await page.evaluate('window.__sameLoad'), true, 'updates arrived without a reload');
@@ -161,20 +167,55 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
       await stack.manager.client.create({ ...obj, metadata: { ...obj.metadata, namespace: 'default' } });
     }
     const card = '[data-podgroup="default/training-job-1"]';
-    await waitForAttr(page, card, 'data-phase', 'Running', 60_000);
-    const group = await waitFor('the PodGroup to be Running', async () => {
+    const group = await waitFor(
+      'the PodGroup to be Running',
+      async () => {
+        const g = await stack.manager.client.tryGet<KubeObject & { status?: { state?: { phase?: string } } }>(
+          { apiVersion: 'scheduling.incubator.k8s.io/v1alpha1', kind: 'PodGroup' },
+          'training-job-1',
+          'default',
+        );
+        return g?.status?.state?.phase === 'Running' ? g : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    // The page follows: the PodGroup's card (before the controller created the PodGroup, the
+    // page showed the pods' label-only group, whose "Running" is the pods' own), with its phase.
+    await waitFor('the page to show the PodGroup with its phase', async () => {
+      const labelOnly = await page.locator(`${card} [data-badge="label only"]`).count();
+      return labelOnly === 0 && (await attr(page, card, 'data-phase')) === group.status?.state?.phase;
+    });
+    for (const w of ['worker-1', 'worker-2', 'worker-3']) {
+      await waitForAttr(page, `${card} [data-pod="${w}"]`, 'data-state', 'ready');
+    }
+    await waitForAttr(page, `${card} .progress-text`, 'data-progress', '3/3 running');
+  });
+
+  test('a gang whose members finish shows them completed, not running', async () => {
+    // The seed's Stage: a pod labelled ready turns Succeeded (only gang members carry it).
+    await stack.createFromFile('config/samples/podgroup/kwok-stage-pod-complete-on-ready.yaml');
+    const card = '[data-podgroup="default/training-job-1"]';
+    for (const w of ['worker-1', 'worker-2', 'worker-3']) {
+      await waitFor(
+        `${w} to succeed in the cluster`,
+        async () => (await clusterPod(stack, w))?.status?.phase === 'Succeeded',
+      );
+      await waitForAttr(page, `${card} [data-pod="${w}"]`, 'data-state', 'succeeded');
+    }
+    await waitForAttr(page, `${card} .progress-text`, 'data-progress', '3/3 completed');
+    assert.equal(await page.locator(`${card} .progress-text`).textContent(), '3/3 completed');
+    // The phase on the page is the PodGroup's in the cluster.
+    await waitFor("the page to show the PodGroup's phase", async () => {
       const g = await stack.manager.client.tryGet<KubeObject & { status?: { state?: { phase?: string } } }>(
         { apiVersion: 'scheduling.incubator.k8s.io/v1alpha1', kind: 'PodGroup' },
         'training-job-1',
         'default',
       );
-      return g?.status?.state?.phase === 'Running' ? g : undefined;
+      return (
+        g?.status?.state?.phase !== undefined &&
+        g.status.state.phase === (await attr(page, card, 'data-phase'))
+      );
     });
-    assert.equal(group.status?.state?.phase, await attr(page, card, 'data-phase'));
-    for (const w of ['worker-1', 'worker-2', 'worker-3']) {
-      await waitForAttr(page, `${card} [data-pod="${w}"]`, 'data-state', 'ready');
-    }
-    await waitForAttr(page, `${card} .progress-text`, 'data-progress', '3/3 running');
   });
 
   test('a node-scoped sequence shows each node progressing on its own', async () => {
@@ -204,6 +245,43 @@ describe('dashboard in Chromium', { timeout: 180_000 }, () => {
     await page.locator('#sequences').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
   });
+  test("why a gang cannot start is on the page, in the cluster's words", async () => {
+    const pod = (name: string, cpu: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', labels: { 'podgroup.jhwagner.github.io/name': 'too-big' } },
+      spec: { containers: [{ name: 'worker', image: 'fake-image', resources: { requests: { cpu } } }] },
+    });
+    await stack.manager.client.create(pod('too-big-1', '100m'));
+    await stack.manager.client.create(pod('too-big-2', '100000'));
+    const card = '[data-podgroup="default/too-big"]';
+    // The scheduler's verdict on the pod that fits nowhere, word for word on the page.
+    await waitFor("too-big-2's scheduling verdict on the page", async () => {
+      const sched = (await clusterPod(stack, 'too-big-2'))?.status?.conditions?.find(
+        (c) => c.type === 'PodScheduled',
+      ) as { status: string; reason?: string; message?: string } | undefined;
+      if (sched?.status !== 'False' || sched.reason !== 'Unschedulable') return false;
+      const shown = await page
+        .locator(`${card} [data-reason-pod="too-big-2"]`)
+        .textContent({ timeout: 1000 });
+      return shown === `too-big-2 pending: Unschedulable: ${sched.message}`;
+    });
+    // The PodGroup's phase, reason and message, as its status has them.
+    await waitFor("the PodGroup's status on the page", async () => {
+      const g = await stack.manager.client.tryGet<
+        KubeObject & { status?: { state?: { phase?: string; reason?: string; message?: string } } }
+      >({ apiVersion: 'scheduling.incubator.k8s.io/v1alpha1', kind: 'PodGroup' }, 'too-big', 'default');
+      const state = g?.status?.state;
+      if (state?.phase !== 'Unschedulable' || state.reason !== 'NotEnoughResources' || !state.message)
+        return false;
+      return (
+        (await attr(page, card, 'data-phase')) === 'Unschedulable' &&
+        (await page.locator(`${card} [data-badge="NotEnoughResources"]`).count()) === 1 &&
+        (await page.locator(`${card} .message`).textContent({ timeout: 1000 })) === state.message
+      );
+    });
+  });
+
   test('text from the cluster is shown as text, never run as markup', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
     await stack.manager.client.create({

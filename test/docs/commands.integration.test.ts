@@ -1,158 +1,341 @@
 /**
- * Every shell command in README, docs and `troupe up`'s banner runs here, against a fresh
- * `troupe up` per document (in a scratch copy of the checkout, so relative paths and
- * `$PWD/.troupe/kubeconfig` work as the reader's would), in the order the document gives
- * them. A block fails the test if any of its commands fails (bash -e -o pipefail).
+ * Every shell command in README, docs/, the READMEs under config/ and examples/, and
+ * `troupe up`'s banner runs here, in the order its document gives it, as a reader would
+ * type it: in a scratch copy of the checkout (so relative paths and `.troupe/kubeconfig`
+ * work), with `troupe` on PATH, one embedded cluster per document. A block fails the test
+ * if any of its commands fails (bash -e -o pipefail).
  *
- * A watch (`kubectl get … -w`) or a follow (`logs -f`) runs until it has printed its first
- * line, then is stopped: it passed if it had not failed by then.
+ * - The cluster: a document's commands run against the cluster the document itself starts
+ *   (`npm start`, `npm run troupe -- cluster …`, `troupe up` …), which the test runs in the
+ *   background until it prints its banner; or, when the document starts none, against a
+ *   `troupe up` the test starts before its first command. Every cluster is stopped as
+ *   Ctrl+C stops it (SIGINT to its process group) when the next starts, when a comment
+ *   says `# stop the cluster …`, and after the document; it must exit 0.
+ * - A block marked `<!-- doc-test: on its own troupe cluster -->` (or `troupe up`) runs apart,
+ *   on a new cluster of that kind, and the document goes on with its own: an alternative
+ *   install that starts on a cluster without troupe, or a check that needs troupe's
+ *   controllers serving (which the embedded cluster's simulated pods do not run).
+ *   A block marked `<!-- doc-test: file NAME -->` (any language) is written to NAME in the
+ *   scratch checkout before the document's commands run: a file the document describes and
+ *   a command uses.
+ * - A watch (`kubectl get … -w`) or a follow (`logs -f`) runs until it has printed its
+ *   first line, then is stopped: it passed if it had not failed by then.
+ * - What a trailing comment says a command prints is checked: `kubectl auth can-i …  # yes`
+ *   or `# no`, `# prints nothing`, and on a cluster's start `# prints: …` (`…` for any text).
  *
- * The few blocks that cannot run here are in CANNOT_RUN, each with its reason; an entry
- * that matches no block fails the test, so the list cannot go stale.
+ * The commands that cannot run here are in SKIPPED, each named by its document and its
+ * first line, with the reason (and, where part of it runs, what runs instead); an entry
+ * that names no command fails the test, so the list cannot go stale.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { MAIN, ROOT, scratchCheckout, spawnTroupe, type TroupeProcess } from '../support/troupe-process.ts';
-import { bannerCommands, type DocBlock, docFiles, shellBlocks } from './doc-commands.ts';
+import { after, describe, test } from 'node:test';
+import { MAIN, ROOT, scratchCheckout } from '../support/troupe-process.ts';
+import { waitFor } from '../support/wait.ts';
+import {
+  bannerCommands,
+  type DocBlock,
+  docFiles,
+  fencedBlocks,
+  PREAMBLE,
+  shellBlocks,
+  steps,
+  withCheck,
+} from './doc-commands.ts';
 
-const PERSISTENCE_WALKTHROUGH =
-  'a walk-through of stopping and restarting a cluster that runs in the foreground until Ctrl+C; test/cli/persistence-docs.integration.test.ts runs it, stops included';
+interface Skip {
+  why: string;
+  /** What runs in its place (part of the command), if anything. */
+  instead?: string;
+}
 
-/** Blocks that cannot run against an embedded cluster in a test: `file:first command` → why. */
-const CANNOT_RUN: Record<string, string> = {
-  'README.md:npm install && npm start':
-    'npm install needs the registry and npm start runs until stopped; test/cli/up.integration.test.ts runs npm start',
-  'docs/embedded-cluster.md:npm run troupe -- cluster --nodes 3':
-    'each command runs until Ctrl+C; test/cli/cluster.integration.test.ts runs troupe cluster',
-  // The restart walk-through: each step starts the cluster in the foreground until Ctrl+C.
-  'docs/persistence.md:npm run troupe -- cluster --nodes 2': PERSISTENCE_WALKTHROUGH,
-  "docs/persistence.md:node -e \"new (require('node:sqlite').DatabaseSync)('.troupe/state.db').exec(\\\"VACUUM INTO 'troupe-backup.db'\\\")\"":
-    PERSISTENCE_WALKTHROUGH,
-  'docs/persistence.md:# stop the cluster first (Ctrl+C), then:': PERSISTENCE_WALKTHROUGH,
-  'docs/install.md:make docker-build docker-push IMG=registry.example.com/troupe:0.1.0':
-    'builds and pushes a container image: needs docker and a registry',
-  'docs/install.md:kubectl -n troupe-system rollout status deployment/troupe-controller-manager':
-    "reads the Lease and the logs of running managers: the embedded cluster's pods run no processes",
-  'docs/install.md:kubectl create clusterrolebinding troupe-metrics-look --clusterrole=troupe-metrics-reader \\':
-    "port-forward reaches a pod's container: the embedded cluster's pods run no processes",
-  "docs/dashboard.md:# add --dashboard-address=127.0.0.1:8082 to the manager's args, then:":
-    "port-forward reaches a pod's container: the embedded cluster's pods run no processes",
-  'docs/install.md:kubectl apply -f config/rbac/dashboard_viewer_role.yaml':
-    "ends in a port-forward to the manager's container: the embedded cluster's pods run no processes",
-  'docs/install.md:SA=system:serviceaccount:troupe-system:troupe-controller-manager':
-    'kubectl auth can-i exits 1 when the answer is no, and two of the answers shown are no (test/packaging/manager-rbac.integration.test.ts checks the rights)',
-  'docs/install.md:./config/webhook/generate-certs.sh':
-    'a template: <CA_BUNDLE> stands for the bundle the script prints, in the command it prints',
-  'docs/install.md:kubectl create namespace pod-sequence-system':
-    'needs cert-manager (its CRDs and controller) in the cluster',
-  'docs/install.md:kubectl apply --server-side -k config/overlays/appwrapper-webhooks-certmanager':
-    'needs cert-manager (its CRDs and controller) in the cluster',
-  'docs/install.md:kubectl apply --server-side -k config/overlays/certmanager':
-    'needs cert-manager (its CRDs and controller) in the cluster',
-  'docs/install.md:kubectl create namespace troupe-system':
-    'three alternative installs, each starting on a cluster without troupe-system, which the install above created (test/packaging/overlays.test.ts renders the overlays)',
-  'docs/install.md:read -rs RUNPOD_KEY':
-    "reads the key from the terminal, and follows a running controller's logs: the embedded cluster's pods run no processes",
-  'docs/install.md:kubectl apply --server-side -k config/overlays/<name>':
-    'a template: <name> is one of the overlays listed above',
-  'docs/runtime.md:NODE_OPTIONS=--max-semi-space-size=16 MALLOC_MMAP_THRESHOLD_=131072 troupe run …':
-    "a template: … stands for the manager's own flags",
+const NO_PROCESSES = "the embedded cluster's pods run no processes";
+const CERT_MANAGER = 'needs cert-manager (its CRDs and controller) in the cluster';
+
+/** Commands that cannot run against an embedded cluster in a test: `file:first line` → why. */
+const SKIPPED: Record<string, Skip> = {
+  'README.md:npm install && npm start': {
+    why: 'npm install needs the registry, and the checkout under test is installed',
+    instead: 'npm start',
+  },
+  'README.md:npm install && npm test': { why: 'the whole suite, which this test is part of' },
+  'docs/install.md:make docker-build docker-push IMG=registry.example.com/troupe:0.1.0': {
+    why: 'builds and pushes a container image: needs docker and a registry (test/packaging/dockerfile.integration.test.ts replays the Dockerfile)',
+  },
+  'docs/install.md:kubectl -n troupe-system get lease troupe-controller-manager -o jsonpath=\'{.spec.holderIdentity}{"\\n"}\'':
+    {
+      why: `the Lease is taken by a running manager: ${NO_PROCESSES} (test/runtime/leader.integration.test.ts takes one)`,
+    },
+  'docs/install.md:kubectl -n troupe-system port-forward service/troupe-controller-manager-metrics-service 8443 &':
+    {
+      why: `forwards to the manager's metrics port: ${NO_PROCESSES}`,
+    },
+  'docs/install.md:curl -sk -H "Authorization: Bearer $TOKEN" https://localhost:8443/metrics \\': {
+    why: 'reads the metrics through the port-forward above (test/packaging/manager-rbac.integration.test.ts reads them with such a token)',
+  },
+  'docs/install.md:kubectl patch mutatingwebhookconfiguration podsequence-mutating-webhook --type=json \\': {
+    why: "a template: <CA_BUNDLE> stands for the bundle the script printed, in the command it printed (test/packaging/appwrapper-webhooks-install.integration.test.ts runs the script's printed patches)",
+  },
+  'config/webhook/README.md:kubectl patch mutatingwebhookconfiguration podsequence-mutating-webhook \\': {
+    why: 'a template: <CA_BUNDLE> stands for the bundle the script printed, in the command it printed',
+  },
+  "docs/install.md:kubectl apply -f - <<'EOF'": {
+    why: `cert-manager's Issuer and Certificate: ${CERT_MANAGER}`,
+  },
+  'docs/install.md:kubectl create namespace pod-sequence-system': {
+    why: 'the cert-manager alternative starts without the namespace, which generate-certs.sh, the alternative above it, created',
+  },
+  'docs/install.md:kubectl apply --server-side -k config/overlays/appwrapper-webhooks-certmanager': {
+    why: CERT_MANAGER,
+  },
+  'docs/install.md:kubectl apply --server-side -k config/overlays/certmanager': { why: CERT_MANAGER },
+  'docs/install.md:kubectl -n troupe-system get certificate troupe-serving-cert': {
+    why: `a Certificate that cert-manager issued: ${CERT_MANAGER}`,
+  },
+  'docs/install.md:read -rs RUNPOD_KEY': {
+    why: 'reads the key from the terminal',
+    instead: 'RUNPOD_KEY=test-key',
+  },
+  'docs/install.md:kubectl -n kube-system logs -f deployment/runpod-controller': {
+    why: `follows the controller's log: ${NO_PROCESSES}`,
+  },
+  'docs/install.md:kubectl -n troupe-system port-forward deployment/troupe-controller-manager 8082 &': {
+    why: `forwards to the manager's dashboard port: ${NO_PROCESSES}`,
+  },
+  'docs/install.md:kubectl apply --server-side -k config/overlays/<name>': {
+    why: 'a template: <name> is one of the overlays listed below it, each applied by its own block',
+  },
+  'docs/dashboard.md:kubectl -n troupe-system logs deploy/troupe-controller-manager | grep dashboard': {
+    why: `the manager's log: ${NO_PROCESSES}`,
+  },
+  'docs/dashboard.md:kubectl -n troupe-system port-forward deploy/troupe-controller-manager 8082': {
+    why: `forwards to the manager's dashboard port: ${NO_PROCESSES}`,
+  },
+  'docs/runtime.md:NODE_OPTIONS=--max-semi-space-size=16 MALLOC_MMAP_THRESHOLD_=131072 troupe run …': {
+    why: "a template: … stands for the manager's own flags",
+  },
 };
 
-/** Bash run before each block: bounds watches and follows (see the file comment). */
-const PREAMBLE = String.raw`
-kubectl() {
-  local a streaming= logs=
-  for a in "$@"; do
-    case "$a" in
-      logs) logs=1;;
-      -w|--watch|--watch=true|--watch-only|--follow|--follow=true) streaming=1;;
-      -f) [ -n "$logs" ] && streaming=1;;
-    esac
-  done
-  if [ -z "$streaming" ]; then command kubectl "$@"; return; fi
-  local out err pid
-  out=$(mktemp); err=$(mktemp)
-  command kubectl "$@" >"$out" 2>"$err" &
-  pid=$!
-  # Until it has printed a line (or ended by itself), for at most a minute.
-  for _ in $(seq 600); do
-    if [ -s "$out" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-    cat "$out"; cat "$err" >&2
-    [ -s "$out" ] || { echo "kubectl $*: printed nothing within a minute" >&2; return 1; }
-    return 0
-  fi
-  local rc=0; wait "$pid" || rc=$?
-  cat "$out"; cat "$err" >&2
-  return "$rc"
-}
-`;
+/** A command that runs a cluster in the foreground until Ctrl+C. */
+const SERVER = /^(npm start|npm run troupe -- (up|cluster)|troupe (up|cluster))(\s|$)/;
+/** A comment telling the reader to stop the cluster. */
+const STOP = /^#\s*stop the cluster\b/i;
+/** The cluster the test starts for a document that starts none. */
+const DEFAULT_SERVER = 'troupe up --log-level=warn';
 
-function firstCommand(block: DocBlock): string {
-  return block.script.split('\n').find((l) => l.trim() !== '') ?? '';
+/** A cluster started as a reader starts it, in its own process group (as a terminal does). */
+interface Server {
+  command: string;
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
 }
 
-/** `file:first command`, without its trailing comment. */
-function keyOf(block: DocBlock): string {
-  return `${relative(ROOT, block.file)}:${firstCommand(block)
-    .replace(/\s+#.*$/, '')
-    .trim()}`;
-}
-
-interface Instance {
-  up: TroupeProcess;
-  dir: string;
-  env: NodeJS.ProcessEnv;
-  stop(): Promise<void>;
-}
-
-/** A fresh `troupe up` in a scratch checkout, with `troupe` on PATH as an installed one is. */
-async function startInstance(): Promise<Instance> {
-  const scratch = await scratchCheckout();
-  const home = await mkdtemp(join(tmpdir(), 'troupe-docs-home-'));
-  const bin = join(home, 'bin');
-  await mkdir(bin);
-  await writeFile(join(bin, 'troupe'), `#!/bin/sh\nexec "${process.execPath}" "${MAIN}" "$@"\n`);
-  await chmod(join(bin, 'troupe'), 0o755);
-  const up = spawnTroupe(['up', '--log-level=warn'], { cwd: scratch.dir });
-  const banner = await up.banner();
-  const dashboard = /Dashboard: (\S+)/.exec(banner)?.[1] ?? '';
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOME: home,
-    KUBECONFIG: join(scratch.dir, '.troupe/kubeconfig'),
-    PATH: `${bin}:${join(ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
-    // What the dashboard doc tells the reader to take from the printed URL.
-    DASHBOARD: new URL(dashboard).origin,
-    TOKEN: new URL(dashboard).searchParams.get('token') ?? '',
-  };
-  return {
-    up,
-    dir: scratch.dir,
+function startServer(command: string, cwd: string, env: NodeJS.ProcessEnv): Server {
+  const child = spawn('bash', ['-c', `exec ${command}`], {
+    cwd,
     env,
-    stop: async () => {
-      const code = await up.stop();
-      await scratch.remove();
-      await rm(home, { recursive: true, force: true });
-      assert.equal(code, 0, `troupe up ended with ${code ?? up.child.signalCode}: ${up.stderr()}`);
-    },
-  };
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { command, child, output: () => out, exited };
 }
 
-/** Runs one block's script with bash; resolves with its output, rejects with it on failure. */
-function runBlock(instance: Instance, where: string, script: string): Promise<string> {
+/** Ctrl+C: SIGINT to the group; SIGKILL if it has not exited within a minute. The exit code. */
+async function stopServer(server: Server): Promise<number | null> {
+  const group = -server.child.pid!;
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(group, sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  if (server.child.exitCode === null && server.child.signalCode === null) signal('SIGINT');
+  const timeout = new Promise<'timeout'>((r) => setTimeout(r, 60_000, 'timeout').unref());
+  if ((await Promise.race([server.exited, timeout])) === 'timeout') {
+    signal('SIGKILL');
+    await server.exited;
+    return -1;
+  }
+  // Whatever it started in its group (npm's child) goes with it.
+  signal('SIGKILL');
+  return server.exited;
+}
+
+/** One document's run: its scratch checkout, its environment, its cluster. */
+class DocRun {
+  private dir = '';
+  private home = '';
+  private env: NodeJS.ProcessEnv = {};
+  private removeScratch?: () => Promise<void>;
+  private server?: Server;
+  private started = false;
+  /** Problems found while stopping clusters, asserted after cleanup. */
+  private problems: string[] = [];
+
+  private readonly files: DocBlock[];
+
+  /** `files`: the document's blocks marked `file NAME`. */
+  constructor(files: DocBlock[]) {
+    this.files = files;
+  }
+
+  private async setup(): Promise<void> {
+    if (this.dir) return;
+    const scratch = await scratchCheckout();
+    this.dir = scratch.dir;
+    this.removeScratch = scratch.remove;
+    this.home = await mkdtemp(join(tmpdir(), 'troupe-docs-home-'));
+    const bin = join(this.home, 'bin');
+    await mkdir(bin);
+    await writeFile(join(bin, 'troupe'), `#!/bin/sh\nexec "${process.execPath}" "${MAIN}" "$@"\n`);
+    await chmod(join(bin, 'troupe'), 0o755);
+    this.env = {
+      ...process.env,
+      HOME: this.home,
+      KUBECONFIG: join(this.dir, '.troupe/kubeconfig'),
+      PATH: `${bin}:${join(ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+      // npm start would ask the registry whether npm is current.
+      npm_config_update_notifier: 'false',
+    };
+    for (const block of this.files) {
+      const name = block.marks.map((m) => /^file (\S+)$/.exec(m)?.[1]).find(Boolean)!;
+      await writeFile(join(this.dir, name), `${block.script}\n`);
+    }
+  }
+
+  /** Starts `command`, after stopping the running cluster, and waits for its banner. */
+  async start(command: string, expected = ''): Promise<Server> {
+    await this.setup();
+    await this.stop();
+    const server = startServer(command, this.dir, this.env);
+    this.server = server;
+    this.started = true;
+    const banner = await waitFor(
+      `${command} to print its banner`,
+      () => {
+        if (server.child.exitCode !== null)
+          assert.fail(`${command} exited ${server.child.exitCode}:\n${server.output()}`);
+        return server.output().includes('Press Ctrl+C') && server.output();
+      },
+      { timeoutMs: 60_000 },
+    );
+    // What the dashboard doc tells the reader to take from the printed URL.
+    const dashboard = /Dashboard: (\S+)/.exec(banner)?.[1];
+    if (dashboard) {
+      this.env.DASHBOARD = new URL(dashboard).origin;
+      this.env.TOKEN = new URL(dashboard).searchParams.get('token') ?? '';
+    }
+    const prints = /^prints: (.*)$/.exec(expected)?.[1];
+    if (prints) {
+      const pattern = prints
+        .split('…')
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*');
+      assert.match(banner, new RegExp(pattern), `${command}: the document says it prints "${prints}"`);
+    }
+    return server;
+  }
+
+  /** Stops the running cluster, as Ctrl+C does; a non-zero exit is reported at the end. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const code = await stopServer(server);
+    if (code !== 0)
+      this.problems.push(
+        `${server.command} ended with ${code ?? server.child.signalCode}:\n${server.output()}`,
+      );
+  }
+
+  /** Runs one block, command by command (a block marked `on its own …`: on that cluster). */
+  async run(block: DocBlock): Promise<string> {
+    const own = block.marks.map((m) => /^on its own (.+)$/.exec(m)?.[1]).find(Boolean);
+    if (own) {
+      const apart = new DocRun([]);
+      let failure: unknown;
+      let out = '';
+      try {
+        await apart.start(own);
+        out = await apart.runSteps(block);
+      } catch (err) {
+        failure = err;
+      }
+      await apart.close().catch((err: unknown) => {
+        failure ??= err;
+      });
+      if (failure) throw failure;
+      return out;
+    }
+    return this.runSteps(block);
+  }
+
+  private async runSteps(block: DocBlock): Promise<string> {
+    await this.setup();
+    let segment: string[] = [];
+    let out = '';
+    const flush = async () => {
+      if (segment.length === 0) return;
+      // A document that starts no cluster of its own gets one before its first command.
+      if (!this.started) await this.start(DEFAULT_SERVER);
+      out += await runBash(this.dir, this.env, block.where, segment.join('\n'));
+      segment = [];
+    };
+    for (const step of steps(block.script)) {
+      if (step.kind === 'comment') {
+        if (STOP.test(step.text)) {
+          await flush();
+          await this.stop();
+        }
+        continue;
+      }
+      const skip = SKIPPED[keyOf(block, step.first)];
+      const text = skip ? skip.instead : step.text;
+      if (text === undefined) continue;
+      if (SERVER.test(text)) {
+        await flush();
+        await this.start(text, step.comment);
+        continue;
+      }
+      segment.push(withCheck(step, text));
+    }
+    await flush();
+    return out;
+  }
+
+  /** Stops the cluster and removes the scratch checkout; then asserts the clusters exited 0. */
+  async close(): Promise<void> {
+    await this.stop();
+    await this.removeScratch?.();
+    if (this.home) await rm(this.home, { recursive: true, force: true });
+    assert.deepEqual(this.problems, [], 'every cluster exits 0 on Ctrl+C');
+  }
+
+  /** The output of the running cluster (its banner and log). */
+  output(): string {
+    return this.server?.output() ?? '';
+  }
+}
+
+/** Runs a script with bash; resolves with its output, rejects with it on failure. */
+function runBash(cwd: string, env: NodeJS.ProcessEnv, where: string, script: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', `${PREAMBLE}\n${script}`], {
-      cwd: instance.dir,
-      env: instance.env,
+      cwd,
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -168,43 +351,55 @@ function runBlock(instance: Instance, where: string, script: string): Promise<st
   });
 }
 
-const blocks = docFiles(ROOT).flatMap((f) => shellBlocks(ROOT, f));
-const byFile = Map.groupBy(blocks, (b) => relative(ROOT, b.file));
+function keyOf(block: DocBlock, first: string): string {
+  return `${relative(ROOT, block.file)}:${first}`;
+}
 
-test('every entry of CANNOT_RUN names a block that exists and gives a reason', () => {
-  const keys = new Set(blocks.map(keyOf));
-  for (const [key, why] of Object.entries(CANNOT_RUN)) {
-    assert.ok(keys.has(key), `CANNOT_RUN entry matches no block: ${key}`);
-    assert.ok(why.length > 10, `CANNOT_RUN entry without a reason: ${key}`);
+/** Whether anything of the block runs. */
+function runs(block: DocBlock): boolean {
+  return steps(block.script).some((step) => {
+    if (step.kind !== 'command') return false;
+    const skip = SKIPPED[keyOf(block, step.first)];
+    return !skip || skip.instead !== undefined;
+  });
+}
+
+const files = docFiles(ROOT);
+const blocks = files.flatMap((f) => shellBlocks(ROOT, f));
+
+test('every entry of SKIPPED names a command that exists and gives a reason', () => {
+  const keys = new Set(
+    blocks.flatMap((b) => steps(b.script).flatMap((s) => (s.kind === 'command' ? [keyOf(b, s.first)] : []))),
+  );
+  for (const [key, skip] of Object.entries(SKIPPED)) {
+    assert.ok(keys.has(key), `SKIPPED entry matches no command: ${key}`);
+    assert.ok(skip.why.length > 10, `SKIPPED entry without a reason: ${key}`);
   }
 });
 
-for (const [file, all] of byFile) {
-  const fileBlocks = all.filter((b) => CANNOT_RUN[keyOf(b)] === undefined);
-  if (fileBlocks.length === 0) continue;
-  describe(`the commands of ${file}`, () => {
-    let instance: Instance;
-    before(async () => {
-      instance = await startInstance();
-    });
-    after(() => instance.stop());
-    for (const block of fileBlocks) {
+for (const file of files) {
+  const name = relative(ROOT, file);
+  const runnable = shellBlocks(ROOT, file).filter(runs);
+  if (runnable.length === 0) continue;
+  const written = fencedBlocks(ROOT, file).filter((b) => b.marks.some((m) => m.startsWith('file ')));
+  describe(`the commands of ${name}`, () => {
+    const doc = new DocRun(written);
+    after(() => doc.close());
+    for (const block of runnable) {
       test(block.where, async () => {
-        await runBlock(instance, block.where, block.script);
+        await doc.run(block);
       });
     }
   });
 }
 
 describe("the commands of troupe up's banner", () => {
-  let instance: Instance;
-  before(async () => {
-    instance = await startInstance();
-  });
-  after(() => instance.stop());
+  const doc = new DocRun([]);
+  after(() => doc.close());
   test('run as printed', async () => {
-    const script = bannerCommands(instance.up.stdout());
+    await doc.start(DEFAULT_SERVER);
+    const script = bannerCommands(doc.output());
     assert.match(script, /^export KUBECONFIG=/);
-    await runBlock(instance, 'banner', script);
+    await doc.run({ where: 'banner', file: join(ROOT, 'src/cli/up.ts'), script, marks: [], lang: 'sh' });
   });
 });

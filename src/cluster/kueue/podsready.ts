@@ -9,6 +9,7 @@
 
 import { parseGoDuration } from '../../kube/duration.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
+import { random as programRandom } from '../../lib/random.ts';
 import type { Condition, Workload } from './api.ts';
 import { WorkloadConditions } from './api.ts';
 
@@ -72,7 +73,7 @@ export function requeueBackoffMs(
   n: number,
   baseSeconds: number,
   maxSeconds: number,
-  random: () => number = Math.random,
+  random: () => number = programRandom,
 ): number {
   const d = backoffDelay(n - 1, baseSeconds * 1000, maxSeconds * 1000);
   return d + d * 0.0001 * random();

@@ -15,7 +15,9 @@
  * right. At scales where one real second spans several schedule times, the later ones are
  * taken as missed.
  */
+
 import { CronExpressionParser } from 'cron-parser';
+import type { CronJob, CronJobSpec } from '../../kube/builtin.ts';
 import { objectKey, parseKey } from '../../kube/keys.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
@@ -40,22 +42,7 @@ interface ObjectRef {
   resourceVersion?: string;
 }
 
-export interface CronJob extends KubeObject {
-  spec?: {
-    schedule?: string;
-    timeZone?: string;
-    startingDeadlineSeconds?: number;
-    concurrencyPolicy?: 'Allow' | 'Forbid' | 'Replace';
-    suspend?: boolean;
-    jobTemplate?: {
-      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-      spec?: unknown;
-    };
-    successfulJobsHistoryLimit?: number;
-    failedJobsHistoryLimit?: number;
-  };
-  status?: { active?: ObjectRef[]; lastScheduleTime?: string; lastSuccessfulTime?: string };
-}
+export type { CronJob } from '../../kube/builtin.ts';
 
 function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -112,7 +99,8 @@ export class CronJobController extends LoopController {
       .byIndex(BY_CONTROLLER_UID, cj.metadata.uid!)
       .filter((j) => controllerRefOf(j)?.kind === 'CronJob') as Job[];
     const status = structuredClone(cj.status ?? {});
-    let active = [...(status.active ?? [])];
+    // The API server filled every reference it stored: kind, namespace, name, uid.
+    let active = [...(status.active ?? [])] as ObjectRef[];
 
     // Reconcile the active list with the Jobs that exist and have not finished.
     for (const job of owned) {
@@ -165,7 +153,7 @@ export class CronJobController extends LoopController {
     status: NonNullable<CronJob['status']>,
     active: ObjectRef[],
   ): Promise<number | undefined> {
-    const spec = cj.spec ?? {};
+    const spec: Partial<CronJobSpec> = cj.spec ?? {};
     const tz = spec.timeZone || 'UTC';
     let expr: ReturnType<typeof CronExpressionParser.parse>;
     const now = this.simNow();

@@ -9,13 +9,12 @@
  * maxUnavailable (maxSurge 0) and OnDelete waits for users. Status counts as upstream.
  */
 
-import type { Node } from '../../kube/builtin.ts';
+import type { DaemonSet, Node } from '../../kube/builtin.ts';
 import { objectKey } from '../../kube/keys.ts';
-import type { LabelSelectorObject, Selector } from '../../kube/labels.ts';
+import type { Selector } from '../../kube/labels.ts';
 import { sameLabels } from '../../kube/labels.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { jsonEqual } from '../../lib/json.ts';
-import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
@@ -33,7 +32,6 @@ import {
   type Pod,
   PodControl,
   type PodSpec,
-  type PodTemplate,
   podFromTemplate,
   type Toleration,
   untilAvailable,
@@ -48,29 +46,7 @@ export const TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
 const FAILED_POD_BACKOFF_BASE_MS = 1000;
 const FAILED_POD_BACKOFF_MAX_MS = 15 * 60_000;
 
-export interface DaemonSet extends KubeObject {
-  spec?: {
-    selector?: LabelSelectorObject;
-    template?: PodTemplate;
-    updateStrategy?: {
-      type?: string;
-      rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string };
-    };
-    minReadySeconds?: number;
-    revisionHistoryLimit?: number;
-  };
-  status?: {
-    currentNumberScheduled?: number;
-    numberMisscheduled?: number;
-    desiredNumberScheduled?: number;
-    numberReady?: number;
-    observedGeneration?: number;
-    updatedNumberScheduled?: number;
-    numberAvailable?: number;
-    numberUnavailable?: number;
-    collisionCount?: number;
-  };
-}
+export type { DaemonSet } from '../../kube/builtin.ts';
 
 /** AddOrUpdateDaemonPodTolerations: what every daemon pod tolerates. */
 export function addDaemonTolerations(spec: PodSpec): void {

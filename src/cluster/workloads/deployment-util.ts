@@ -3,8 +3,8 @@
  * annotations a Deployment stamps on its ReplicaSets, maxSurge/maxUnavailable fenceposts,
  * how many replicas a new ReplicaSet may have, proportional scaling, status and conditions.
  */
+import type { Deployment, DeploymentCondition, DeploymentStatus } from '../../kube/builtin.ts';
 import { rfc3339 } from '../../kube/conditions.ts';
-import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { int } from './context.ts';
@@ -20,42 +20,7 @@ export const POD_TEMPLATE_HASH = 'pod-template-hash';
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const ROLLBACK_TO = 'deprecated.deployment.rollback.to';
 
-export interface DeploymentCondition {
-  type: string;
-  status: string;
-  lastUpdateTime?: string;
-  lastTransitionTime?: string;
-  reason?: string;
-  message?: string;
-}
-
-export interface DeploymentStatus {
-  observedGeneration?: number;
-  replicas?: number;
-  updatedReplicas?: number;
-  readyReplicas?: number;
-  availableReplicas?: number;
-  unavailableReplicas?: number;
-  conditions?: DeploymentCondition[];
-  collisionCount?: number;
-}
-
-export interface Deployment extends KubeObject {
-  spec?: {
-    replicas?: number;
-    selector?: LabelSelectorObject;
-    template?: PodTemplate;
-    strategy?: {
-      type?: string;
-      rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string };
-    };
-    minReadySeconds?: number;
-    revisionHistoryLimit?: number;
-    paused?: boolean;
-    progressDeadlineSeconds?: number;
-  };
-  status?: DeploymentStatus;
-}
+export type { Deployment, DeploymentCondition, DeploymentStatus } from '../../kube/builtin.ts';
 
 export function replicasOf(d: Deployment): number {
   return int(d.spec?.replicas, 1);

@@ -10,16 +10,16 @@
 
 import { objectKey, parseKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, newControllerRef, type Pod } from './pods.ts';
 
-const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
-const SLICES: Gvr = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' };
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+const SERVICES = GVR.services;
+const SLICES = GVR.endpointslices;
+const PODS = GVR.pods;
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
@@ -27,9 +27,9 @@ export const MANAGED_BY = 'endpointslice-controller.k8s.io';
 const MAX_PER_SLICE = 100;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
-function serviceSelector(svc: KubeObject) {
+/** The Service's selector (undefined without one: such Services get no endpoints). */
+export function serviceSelector(svc: KubeObject) {
   const sel = rec(rec(svc.spec).selector) as Record<string, string>;
   if (Object.keys(sel).length === 0) return undefined;
   try {
@@ -39,8 +39,18 @@ function serviceSelector(svc: KubeObject) {
   }
 }
 
+/**
+ * ShouldPodBeInEndpoints (staging/src/k8s.io/endpointslice/util): not terminal, has an IP, and
+ * not terminating unless terminating pods are included.
+ */
+export function shouldPodBeInEndpoints(pod: Pod, includeTerminating: boolean): boolean {
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return false;
+  if (!(pod.status as Json | undefined)?.podIP) return false;
+  return includeTerminating || !pod.metadata.deletionTimestamp;
+}
+
 /** FindPort: a numeric target port, or the pod's container port of that name. */
-function targetPort(svcPort: Json, pod: Pod): number | undefined {
+export function targetPort(svcPort: Json, pod: Pod): number | undefined {
   const t = svcPort.targetPort ?? svcPort.port;
   if (typeof t === 'number') return t;
   if (typeof t === 'string' && /^\d+$/.test(t)) return Number(t);
@@ -51,6 +61,16 @@ function targetPort(svcPort: Json, pod: Pod): number | undefined {
     }
   }
   return undefined;
+}
+
+/** The Services whose selector takes the pod, before or after a change of its labels. */
+export function servicesSelecting(services: Informer, pod: KubeObject, old?: KubeObject): KubeObject[] {
+  return services.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '').filter((svc) => {
+    const sel = serviceSelector(svc);
+    return (
+      !!sel && (sel.matches(pod.metadata.labels ?? {}) || (!!old && sel.matches(old.metadata.labels ?? {})))
+    );
+  });
 }
 
 export class EndpointSliceController extends LoopController {
@@ -66,12 +86,8 @@ export class EndpointSliceController extends LoopController {
     this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
-        for (const svc of this.services.byIndex(BY_NAMESPACE, o.metadata.namespace ?? '')) {
-          const sel = serviceSelector(svc);
-          if (!sel) continue;
-          if (sel.matches(o.metadata.labels ?? {}) || (old && sel.matches(old.metadata.labels ?? {})))
-            this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-        }
+        for (const svc of servicesSelecting(this.services, o, old))
+          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
       }),
     );
     this.unsubscribeOnStop(
@@ -103,8 +119,7 @@ export class EndpointSliceController extends LoopController {
     const endpoints: Json[] = [];
     let ports: Json[] | undefined;
     const pods = (this.pods.byIndex(BY_NAMESPACE, namespace) as Pod[])
-      .filter((p) => sel.matches(p.metadata.labels ?? {}) && (p.status as Json | undefined)?.podIP)
-      .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+      .filter((p) => sel.matches(p.metadata.labels ?? {}) && shouldPodBeInEndpoints(p, true))
       .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
     for (const pod of pods) {
       ports ??= svcPorts.map((sp) => {

@@ -13,7 +13,9 @@ import { CronJobController } from './cronjob.ts';
 import { DaemonSetController } from './daemonset.ts';
 import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
+import { EndpointsController } from './endpoints.ts';
 import { EndpointSliceController } from './endpointslice.ts';
+import { EphemeralVolumeController } from './ephemeral-volumes.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
@@ -36,6 +38,8 @@ export type WorkloadControllerName =
   | 'cronjob'
   | 'persistentvolume-binder'
   | 'endpointslice'
+  | 'endpoint'
+  | 'ephemeral-volume'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -50,6 +54,8 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'cronjob',
   'persistentvolume-binder',
   'endpointslice',
+  'endpoint',
+  'ephemeral-volume',
   'garbagecollector',
 ];
 
@@ -86,6 +92,8 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   cronjob: { sa: 'cronjob-controller', component: 'cronjob-controller' },
   'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
   endpointslice: { sa: 'endpointslice-controller', component: 'endpoint-slice-controller' },
+  endpoint: { sa: 'endpoint-controller', component: 'endpoint-controller' },
+  'ephemeral-volume': { sa: 'ephemeral-volume-controller', component: 'ephemeral_volume' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -125,6 +133,9 @@ export function startWorkloadControllers(
   if (enabled.has('daemonset')) running.push(new DaemonSetController(ctxFor('daemonset')));
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
   if (enabled.has('endpointslice')) running.push(new EndpointSliceController(ctxFor('endpointslice')));
+  if (enabled.has('endpoint')) running.push(new EndpointsController(ctxFor('endpoint')));
+  if (enabled.has('ephemeral-volume'))
+    running.push(new EphemeralVolumeController(ctxFor('ephemeral-volume')));
   if (enabled.has('persistentvolume-binder'))
     running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))

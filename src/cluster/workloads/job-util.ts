@@ -4,11 +4,12 @@
  * backoff, index bookkeeping and status serialization. No I/O and no clock of their own:
  * times come in as arguments. The controller that drives them is job.ts.
  */
+import type { Job, JobCondition, JobStatus } from '../../kube/builtin.ts';
 import { rfc3339 } from '../../kube/conditions.ts';
-import { type LabelSelectorObject, type Selector, selectorFromObject } from '../../kube/labels.ts';
+import { type Selector, selectorFromObject } from '../../kube/labels.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { compareForDeletion, type Pod, type PodTemplate, readyCondition } from './pods.ts';
+import { compareForDeletion, type Pod, readyCondition } from './pods.ts';
 import { parseTime } from './util.ts';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
@@ -19,49 +20,7 @@ export const LEGACY_JOB_NAME_LABEL = 'job-name';
 export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
 export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
 
-export interface JobCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastProbeTime?: string;
-  lastTransitionTime?: string;
-}
-
-export interface JobSpec {
-  parallelism?: number;
-  completions?: number;
-  activeDeadlineSeconds?: number;
-  backoffLimit?: number;
-  selector?: LabelSelectorObject;
-  manualSelector?: boolean;
-  template?: PodTemplate;
-  ttlSecondsAfterFinished?: number;
-  completionMode?: string;
-  suspend?: boolean;
-  podReplacementPolicy?: string;
-  managedBy?: string;
-  podFailurePolicy?: unknown;
-}
-
-export interface JobStatus {
-  conditions?: JobCondition[];
-  startTime?: string;
-  completionTime?: string;
-  active?: number;
-  succeeded?: number;
-  failed?: number;
-  terminating?: number;
-  ready?: number;
-  completedIndexes?: string;
-  failedIndexes?: string;
-  uncountedTerminatedPods?: { succeeded?: string[]; failed?: string[] };
-}
-
-export interface Job extends KubeObject {
-  spec?: JobSpec;
-  status?: JobStatus;
-}
+export type { Job, JobCondition, JobSpec, JobStatus } from '../../kube/builtin.ts';
 
 export function managedByOther(job: Job): boolean {
   const m = job.spec?.managedBy;

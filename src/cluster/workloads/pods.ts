@@ -6,7 +6,7 @@
  * orphans, releasing owned pods that stopped matching).
  */
 
-import type { Pod, PodCondition, PodSpec } from '../../kube/builtin.ts';
+import type { Pod, PodCondition, PodTemplateSpec } from '../../kube/builtin.ts';
 import {
   type LabelSelectorObject,
   type Selector,
@@ -25,18 +25,12 @@ export type {
   Pod,
   PodCondition,
   PodSpec,
+  PodTemplateSpec,
   Toleration,
 } from '../../kube/builtin.ts';
 
-export interface PodTemplate {
-  metadata?: {
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    [k: string]: unknown;
-  };
-  spec?: PodSpec;
-}
+/** A pod template (spec.template of the workload kinds). */
+export type PodTemplate = PodTemplateSpec;
 
 export function controllerRefOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller === true);

@@ -5,9 +5,9 @@
  * replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (minReadySeconds),
  * observedGeneration and the ReplicaFailure condition.
  */
+import type { ReplicaSet } from '../../kube/builtin.ts';
 import { rfc3339 } from '../../kube/conditions.ts';
 import { objectKey } from '../../kube/keys.ts';
-import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { type Selector, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, type Gvr } from '../client.ts';
@@ -25,7 +25,6 @@ import {
   ownersToSync,
   type Pod,
   PodControl,
-  type PodTemplate,
   podFromTemplate,
   untilAvailable,
 } from './pods.ts';
@@ -35,30 +34,7 @@ import { errMessage, slowStartBatch } from './util.ts';
 /** Pods created or deleted per sync (burstReplicas). */
 const BURST_REPLICAS = 500;
 
-export interface ReplicaSetCondition {
-  type: string;
-  status: string;
-  lastTransitionTime?: string;
-  reason?: string;
-  message?: string;
-}
-
-export interface ReplicaSet extends KubeObject {
-  spec?: {
-    replicas?: number;
-    minReadySeconds?: number;
-    selector?: LabelSelectorObject;
-    template?: PodTemplate;
-  };
-  status?: {
-    replicas?: number;
-    fullyLabeledReplicas?: number;
-    readyReplicas?: number;
-    availableReplicas?: number;
-    observedGeneration?: number;
-    conditions?: ReplicaSetCondition[];
-  };
-}
+export type { ReplicaSet, ReplicaSetCondition } from '../../kube/builtin.ts';
 
 /**
  * What differs between the ReplicaSet controller and the ReplicationController one, which

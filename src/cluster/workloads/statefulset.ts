@@ -12,11 +12,11 @@
  * from volumeClaimTemplates are created when the server serves them; pods always reference them.
  */
 
+import type { StatefulSet } from '../../kube/builtin.ts';
 import { objectKey } from '../../kube/keys.ts';
-import type { LabelSelectorObject } from '../../kube/labels.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { GVR, type Gvr, isConflict } from '../client.ts';
+import { GVR, isConflict } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { syncHistory } from './history.ts';
 import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
@@ -39,38 +39,9 @@ export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 export const REVISION_LABEL = 'controller-revision-hash';
 
-const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+const PVCS = GVR.persistentvolumeclaims;
 
-export interface StatefulSet extends KubeObject {
-  spec?: {
-    replicas?: number;
-    selector?: LabelSelectorObject;
-    template?: PodTemplate;
-    serviceName?: string;
-    podManagementPolicy?: string;
-    updateStrategy?: {
-      type?: string;
-      rollingUpdate?: { partition?: number; maxUnavailable?: number | string };
-    };
-    minReadySeconds?: number;
-    ordinals?: { start?: number };
-    volumeClaimTemplates?: {
-      metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-      spec?: unknown;
-    }[];
-  };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    readyReplicas?: number;
-    currentReplicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-    collisionCount?: number;
-  };
-}
+export type { StatefulSet } from '../../kube/builtin.ts';
 
 function ordinalOf(set: StatefulSet, pod: Pod): number {
   const name = pod.metadata.name ?? '';

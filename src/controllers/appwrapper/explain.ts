@@ -10,18 +10,12 @@ import {
   AW_LABEL,
   QUEUE_NAME_LABEL,
 } from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import type { Condition } from '../../kube/conditions.ts';
 import type { KindRef, KubeObject } from '../../runtime/index.ts';
 import { type CapabilityExplain, conditionLines, type ExplainReader } from '../capability.ts';
 
 // Kueue serves v1beta2 since 0.15 and v1beta1 before: whichever the cluster serves.
 const VERSIONS = ['kueue.x-k8s.io/v1beta2', 'kueue.x-k8s.io/v1beta1'];
-
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
 
 /** The objects of a Kueue kind in the namespace, in the first version served; undefined without Kueue. */
 async function kueueList(

@@ -3,25 +3,11 @@
  * controller writes on it (src/controllers/offload/keys.ts): whether troupe may offload it,
  * why it did or did not, where it runs (GPU, price, remote pod) and what it has cost so far.
  */
+import type { JobStatus } from '../../kube/builtin.ts';
 import { realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../../runtime/index.ts';
 import type { CapabilityExplain } from '../capability.ts';
 import * as OFFLOAD from './keys.ts';
-
-interface JobStatus {
-  active?: number;
-  startTime?: string;
-  succeeded?: number;
-  failed?: number;
-  completionTime?: string;
-  conditions?: {
-    type: string;
-    status: string;
-    reason?: string;
-    message?: string;
-    lastTransitionTime?: string;
-  }[];
-}
 
 function jobPhase(st: JobStatus): string {
   const done = st.conditions?.find(

@@ -1,16 +1,15 @@
 /** The Kubernetes shapes burst offloading reads, narrowed from the runtime's loose KubeObject. */
-import type { PodSpec as BuiltinPodSpec, Container, PodStatus } from '../../kube/builtin.ts';
+import type {
+  Job as BuiltinJob,
+  PodSpec as BuiltinPodSpec,
+  Container,
+  PodStatus,
+  PodTemplateSpec,
+} from '../../kube/builtin.ts';
 import type { KubeObject } from '../../runtime/index.ts';
 
-export interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
-
 export type { Container, EnvFromSource, EnvVar } from '../../kube/builtin.ts';
+export type { Condition } from '../../kube/conditions.ts';
 
 /** The API server validated these pods and templates: `containers` is always present. */
 export type PodSpec = BuiltinPodSpec & { containers: Container[] };
@@ -20,28 +19,8 @@ export interface Pod extends KubeObject {
   status?: PodStatus;
 }
 
-export interface Job extends KubeObject {
-  spec?: {
-    parallelism?: number;
-    completions?: number;
-    completionMode?: string;
-    suspend?: boolean;
-    managedBy?: string;
-    podReplacementPolicy?: string;
-    selector?: { matchLabels?: Record<string, string> };
-    template?: {
-      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-      spec?: PodSpec;
-    };
-  };
-  status?: {
-    conditions?: Condition[];
-    active?: number;
-    succeeded?: number;
-    failed?: number;
-    startTime?: string;
-  };
-}
+/** A Job as the API server validated it: its template's `containers` is always present. */
+export type Job = BuiltinJob & { spec?: { template?: PodTemplateSpec & { spec?: PodSpec } } };
 
 /** A remote pod as every provider reports it. */
 export interface RemotePod {

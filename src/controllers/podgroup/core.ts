@@ -25,7 +25,8 @@ import {
   type PodObject,
   Reasons,
 } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
-import { rfc3339, withCondition } from '../../kube/conditions.ts';
+import { rfc3339, sameCondition, withCondition } from '../../kube/conditions.ts';
+import { keyOf } from '../../kube/keys.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { canonicalJson } from '../../lib/json.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
@@ -275,7 +276,7 @@ function applyDeadlockPolicy(
   for (const peer of input.peers ?? []) {
     const restartedAt = Date.parse(peer.lastRestartTime ?? '');
     if (Number.isFinite(restartedAt) && nowMs - restartedAt < timeoutMs) {
-      decision.deferredTo = `${peer.namespace}/${peer.name}`;
+      decision.deferredTo = keyOf(peer.namespace, peer.name);
       decision.requeueAfterMs = minDefined(
         decision.requeueAfterMs,
         Math.max(1, restartedAt + timeoutMs - nowMs),
@@ -292,7 +293,7 @@ function applyDeadlockPolicy(
   const stuck = (input.peers ?? []).filter((p) => p.phase === 'Unschedulable');
   const victim = chooseVictim([self, ...stuck]);
   if (victim !== self) {
-    decision.deferredTo = `${victim.namespace}/${victim.name}`;
+    decision.deferredTo = keyOf(victim.namespace, victim.name);
     decision.requeueAfterMs = minDefined(decision.requeueAfterMs, DEFER_RECHECK_MS);
     return;
   }
@@ -343,8 +344,8 @@ export function chooseVictim<T extends PeerGroup>(groups: readonly T[]): T {
     const ta = Date.parse(a.creationTimestamp ?? '') || 0;
     const tb = Date.parse(b.creationTimestamp ?? '') || 0;
     if (ta !== tb) return tb - ta;
-    const ka = `${a.namespace}/${a.name}`;
-    const kb = `${b.namespace}/${b.name}`;
+    const ka = keyOf(a.namespace, a.name);
+    const kb = keyOf(b.namespace, b.name);
     return ka < kb ? 1 : ka > kb ? -1 : 0;
   });
   return sorted[0]!;
@@ -404,16 +405,6 @@ function computeConditions(
       : { type: ConditionTypes.MembershipConflict, status: 'False', reason: 'NoConflict', message: '' },
   );
   return list;
-}
-
-function sameCondition(
-  a: readonly PodGroupCondition[],
-  b: readonly PodGroupCondition[],
-  type: string,
-): boolean {
-  const x = a.find((c) => c.type === type);
-  const y = b.find((c) => c.type === type);
-  return x?.status === y?.status && x?.reason === y?.reason && x?.message === y?.message;
 }
 
 /** Equal apart from lastProbeTime, which moves only when something else does. */

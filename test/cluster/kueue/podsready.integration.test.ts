@@ -3,6 +3,11 @@
  * pods; a job whose pods are not ready in time is evicted (PodsReadyTimeout), re-queued after
  * the backoff, and past backoffLimitCount deactivated, with Kueue v0.19's reasons and
  * messages. The test plays the Job controller by writing `status.ready`.
+ *
+ * Kueue runs on a ManualClock that moves only when the test says: by a few milliseconds at
+ * each poll (so its own short delays pass), and past the 10-minute timeout or a backoff
+ * only by an explicit jump. However loaded the machine, a timeout fires exactly when the
+ * test moves time past it, and never while the test is still setting up.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -10,11 +15,24 @@ import { type ApiServerHandle, startApiServer } from '../../../src/cluster/apise
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
 import { KGVR, type KueueStandIn, startKueue, type Workload } from '../../../src/cluster/kueue/index.ts';
+import { ManualClock } from '../../../src/lib/clock.ts';
 import { waitFor } from '../../support/wait.ts';
 
 let server: ApiServerHandle;
 let client: ClusterClient;
 let kueue: KueueStandIn;
+const clock = new ManualClock(Date.now());
+const TIMEOUT_MS = 10 * 60_000;
+/** Kueue's own short delays (scheduling, status batching) pass as the test polls. */
+const TICK_MS = 20;
+
+/** waitFor, moving Kueue's clock on by a tick at each poll. */
+function settle<T>(what: string, check: () => T | undefined | false): Promise<T> {
+  return waitFor(what, () => {
+    clock.advance(TICK_MS);
+    return check();
+  });
+}
 
 function job(name: string): KubeObject {
   return {
@@ -61,9 +79,10 @@ before(async () => {
   kueue = await startKueue(client, {
     integrations: ['batch/job'],
     defaultQueues: true,
+    clock,
     waitForPodsReady: {
-      timeout: '1s',
-      requeuingStrategy: { backoffBaseSeconds: 1, backoffLimitCount: 1 },
+      timeout: '10m',
+      requeuingStrategy: { backoffBaseSeconds: 60, backoffLimitCount: 1 },
     },
   });
 });
@@ -76,14 +95,14 @@ after(async () => {
 describe('waitForPodsReady', () => {
   test('PodsReady follows the ready pods: WaitForStart, Started, WaitForRecovery, Recovered', async () => {
     await client.create(GVR.jobs, job('healthy'));
-    const waiting = await waitFor('admitted and waiting for pods', () => {
+    const waiting = await settle('admitted and waiting for pods', () => {
       const w = workloadOf('healthy');
       const pr = condition(w, 'PodsReady');
       return condition(w, 'Admitted')?.status === 'True' && pr?.reason === 'WaitForStart' ? pr : undefined;
     });
     assert.deepEqual([waiting.status, waiting.message], ['False', 'Not all pods are ready or succeeded']);
     await setReady('healthy', 1);
-    const started = await waitFor('Started', () => {
+    const started = await settle('Started', () => {
       const pr = condition(workloadOf('healthy'), 'PodsReady');
       return pr?.status === 'True' ? pr : undefined;
     });
@@ -92,13 +111,14 @@ describe('waitForPodsReady', () => {
       ['Started', 'All pods reached readiness and the workload is running'],
     );
     await setReady('healthy', 0);
-    await waitFor(
+    await settle(
       'WaitForRecovery',
       () => condition(workloadOf('healthy'), 'PodsReady')?.reason === 'WaitForRecovery',
     );
     await setReady('healthy', 1);
-    await waitFor('Recovered', () => condition(workloadOf('healthy'), 'PodsReady')?.reason === 'Recovered');
+    await settle('Recovered', () => condition(workloadOf('healthy'), 'PodsReady')?.reason === 'Recovered');
     // Ready pods keep the workload admitted past the timeout.
+    clock.advance(TIMEOUT_MS + 60_000);
     await client.mutate(
       GVR.jobs,
       'default',
@@ -113,14 +133,16 @@ describe('waitForPodsReady', () => {
       },
       'status',
     );
-    const done = await waitFor('finished', () => condition(workloadOf('healthy'), 'Finished'));
+    const done = await settle('finished', () => condition(workloadOf('healthy'), 'Finished'));
     assert.equal(done.reason, 'Succeeded');
     assert.notEqual(condition(workloadOf('healthy'), 'Evicted')?.status, 'True');
   });
 
   test('pods not ready in time: evicted, re-queued after the backoff, then deactivated past the limit', async () => {
     await client.create(GVR.jobs, job('stuck'));
-    const first = await waitFor('evicted for the PodsReady timeout', () => {
+    await settle('stuck admitted', () => condition(workloadOf('stuck'), 'Admitted')?.status === 'True');
+    clock.advance(TIMEOUT_MS);
+    const first = await settle('evicted for the PodsReady timeout', () => {
       const w = workloadOf('stuck');
       return condition(w, 'Evicted')?.reason === 'PodsReadyTimeout' ? w : undefined;
     });
@@ -131,21 +153,26 @@ describe('waitForPodsReady', () => {
     assert.equal(first.status?.requeueState?.count, 1);
     const requeueAt = Date.parse(first.status!.requeueState!.requeueAt!);
     const evictedAt = Date.parse(condition(first, 'Evicted')!.lastTransitionTime);
-    // backoffBaseSeconds 1: re-queued one second (to the second) after the eviction.
-    assert.ok(requeueAt - evictedAt >= 0 && requeueAt - evictedAt <= 2000, `${requeueAt - evictedAt} ms`);
-
-    const held = await waitFor('held back during the backoff', () => {
-      const rq = condition(workloadOf('stuck'), 'Requeued');
-      return rq?.status === 'False' ? rq : undefined;
-    });
-    assert.equal(held.reason, 'PodsReadyTimeout');
-    const back = await waitFor('backoff finished', () => {
+    // backoffBaseSeconds 60: re-queued a minute (to the second, plus Kueue's jitter) after the eviction.
+    assert.ok(Math.abs(requeueAt - evictedAt - 60_000) <= 1000, `${requeueAt - evictedAt} ms`);
+    // The eviction holds it back in the same write, until requeueAt.
+    const held = condition(first, 'Requeued');
+    assert.deepEqual([held?.status, held?.reason], ['False', 'PodsReadyTimeout']);
+    clock.advanceTo(requeueAt);
+    const back = await settle('backoff finished', () => {
       const rq = condition(workloadOf('stuck'), 'Requeued');
       return rq?.status === 'True' ? rq : undefined;
     });
     assert.deepEqual([back.reason, back.message], ['BackoffFinished', 'The workload backoff was finished']);
+    assert.ok(Date.parse(back.lastTransitionTime) >= requeueAt, 'not re-queued before requeueAt');
 
-    const last = await waitFor('deactivated past backoffLimitCount', () => {
+    // Admitted again, and again not ready in time: past backoffLimitCount (1).
+    await settle('stuck admitted again', () => {
+      const w = workloadOf('stuck');
+      return condition(w, 'Admitted')?.status === 'True' && condition(w, 'Evicted')?.status !== 'True';
+    });
+    clock.advance(TIMEOUT_MS);
+    const last = await settle('deactivated past backoffLimitCount', () => {
       const w = workloadOf('stuck');
       return w?.spec.active === false && condition(w, 'Evicted')?.reason.startsWith('Deactivated')
         ? w
@@ -158,7 +185,7 @@ describe('waitForPodsReady', () => {
         'The workload is deactivated due to exceeding the maximum number of re-queuing retries',
       ],
     );
-    await waitFor(
+    await settle(
       'job suspended',
       () =>
         (client.get(GVR.jobs, 'default', 'stuck')?.spec as { suspend?: boolean } | undefined)?.suspend ===

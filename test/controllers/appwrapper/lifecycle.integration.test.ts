@@ -296,6 +296,9 @@ describe('AppWrapper lifecycle (bare API server)', () => {
     await env.client.create(AW, aw);
     const s = await waitPhase(env, 'unqueued', 'Suspended');
     assert.equal((s.spec as { suspend: boolean }).suspend, true);
+    // Kueue has acted on every write so far (the controller's suspend included) and made no
+    // Workload: a barrier, so the absence is not read before Kueue could have created one.
+    await waitFor('the Kueue stand-in to act on the suspended AppWrapper', () => env.kueue.idle());
     assert.equal(workloadOf(env, 'unqueued'), undefined);
   });
 

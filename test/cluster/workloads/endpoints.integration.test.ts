@@ -1,0 +1,100 @@
+/** The Endpoints controller: a Service's pods as ready and not-ready addresses, removal with the Service. */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { CoreV1Api, type V1Endpoints } from '@kubernetes/client-node';
+import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { waitFor } from '../../support/wait.ts';
+
+const run = promisify(execFile);
+const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
+const PY_SCRIPT = join(import.meta.dirname, '..', 'apiserver', 'python', 'behaviours.py');
+
+const APP = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx
+        ports: [{name: http, containerPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: slow, namespace: default, labels: {app: web}}
+spec:
+  containers:
+  - name: nginx
+    image: nginx
+    ports: [{name: http, containerPort: 8080}]
+    readinessProbe: {httpGet: {path: /, port: 8080}, initialDelaySeconds: 36000}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default, labels: {tier: front}}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}, {name: admin, port: 9000, targetPort: 9000}]
+`;
+
+describe('Endpoints controller', () => {
+  let c: TestCluster;
+  before(async () => {
+    c = await startTestCluster({ nodes: 1, timeScale: 20 });
+  });
+  after(() => c.close());
+
+  test("a Service's Endpoints list its ready pods and, apart, the unready one", async () => {
+    await c.kubectl(['apply', '-f', '-'], APP);
+    const core = c.kc.makeApiClient(CoreV1Api);
+    const ep: V1Endpoints = await waitFor('two ready addresses and one not ready', async () => {
+      const e = await core
+        .readNamespacedEndpoints({ name: 'web', namespace: 'default' })
+        .catch(() => undefined);
+      const s = e?.subsets?.[0];
+      return s?.addresses?.length === 2 && s.notReadyAddresses?.length === 1 ? e : undefined;
+    });
+    assert.equal(ep.metadata?.labels?.tier, 'front', "the Service's labels");
+    assert.equal(ep.subsets?.length, 1, 'one subset: every pod has both ports');
+    assert.deepEqual(JSON.parse(JSON.stringify(ep.subsets?.[0]?.ports)), [
+      { name: 'admin', port: 9000, protocol: 'TCP' },
+      { name: 'http', port: 8080, protocol: 'TCP' },
+    ]);
+    const slow = ep.subsets?.[0]?.notReadyAddresses?.[0];
+    assert.equal(slow?.targetRef?.name, 'slow');
+    assert.ok(slow?.nodeName);
+    const row = await c.kubectl(['get', 'endpoints', 'web', '--no-headers']);
+    // formatEndpoints: each port's ready addresses in turn, three at most.
+    assert.match(row, /^web\s+(\d+\.){3}\d+:9000,(\d+\.){3}\d+:9000,(\d+\.){3}\d+:8080 \+ 1 more\.\.\.\s+/);
+  });
+
+  test('the Python client reads the Endpoints the controller keeps', async () => {
+    await c.kubectl(['create', 'namespace', 'pyep']);
+    const { stdout } = await run(PYTHON, [PY_SCRIPT, 'endpoints', c.kubeconfigPath, 'pyep'], {
+      timeout: 120_000,
+    });
+    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)!), { ports: [['web', 8080]], ready: 1 });
+  });
+
+  test('scaling down and deleting the Service follow', async () => {
+    await c.kubectl(['scale', 'deployment', 'web', '--replicas=1']);
+    await c.kubectl(['delete', 'pod', 'slow', '--wait=false']);
+    const core = c.kc.makeApiClient(CoreV1Api);
+    await waitFor('one address left', async () => {
+      const e = await core.readNamespacedEndpoints({ name: 'web', namespace: 'default' });
+      return e.subsets?.[0]?.addresses?.length === 1 && !e.subsets?.[0]?.notReadyAddresses;
+    });
+    await c.kubectl(['delete', 'service', 'web']);
+    await waitFor('Endpoints removed', async () => {
+      const r = await c.kubectlResult(['get', 'endpoints', 'web']);
+      return r.code !== 0 && /not found/.test(r.stderr);
+    });
+  });
+});
