@@ -6,7 +6,12 @@
  *  4. server RSS holding 100,000 pods
  *  5. sustained writes with the SQLite store (the default of `troupe cluster`) against the
  *     in-memory store (`--ephemeral`), fresh servers alternating in the same run
- * Run: node bench/apiserver.ts [--pods 100000] [--store-only]
+ *  6. with `--compare <checkout>`: only sustained writes, this tree against another checkout
+ *     (the tree before a change) and the HTTPS floor, fresh servers alternating in the same
+ *     run, `--rounds` times (default 5) for `--seconds` each (default 5); each server writes
+ *     for 3 s first (JIT, TLS sessions). Ratios to each round's floor, and the server's CPU per
+ *     write, which moves least with other load on the machine.
+ * Run: node bench/apiserver.ts [--pods 100000] [--store-only] [--compare DIR [--rounds 5] [--seconds 5]]
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,6 +19,7 @@ import {
   createNamespace,
   eachLimited,
   expectStatus,
+  flag,
   Http,
   machine,
   percentile,
@@ -24,6 +30,9 @@ import {
 const args = process.argv.slice(2);
 const TOTAL_PODS = Number(args[args.indexOf('--pods') + 1] || 100_000) || 100_000;
 const STORE_ONLY = args.includes('--store-only');
+const COMPARE = flag('compare', '');
+const ROUNDS = Number(flag('rounds', '5'));
+const SECONDS = Number(flag('seconds', '5'));
 
 /** The same client loop against bench/https-floor.ts: what TLS + HTTP alone cost here. */
 async function floorWrites(seconds: number): Promise<number> {
@@ -43,13 +52,13 @@ async function floorWrites(seconds: number): Promise<number> {
   }
 }
 
-async function writeLoop(http: Http, path: string, seconds: number): Promise<number> {
+async function writeLoop(http: Http, path: string, seconds: number, prefix = 's'): Promise<number> {
   const deadline = Date.now() + seconds * 1000;
   let done = 0;
   let next = 0;
   const worker = async () => {
     while (Date.now() < deadline) {
-      const r = await http.send('POST', path, pod(`s-${next++}`));
+      const r = await http.send('POST', path, pod(`${prefix}-${next++}`));
       if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
       done++;
     }
@@ -163,7 +172,64 @@ async function storeComparison(rounds: number, seconds: number): Promise<void> {
   );
 }
 
+/** Sustained writes on a fresh server of one tree: writes/s and the server's CPU µs per write. */
+async function treeWrites(root: string | undefined, seconds: number): Promise<{ wps: number; cpu: number }> {
+  const server = await startClusterProcess(['--no-data-plane'], { root });
+  const http = new Http(server);
+  try {
+    await createNamespace(http, 'bench-sustained');
+    await writeLoop(http, '/api/v1/namespaces/bench-sustained/pods', 3, 'warm');
+    const cpu0 = await server.cpuSeconds();
+    const wps = await writeLoop(http, '/api/v1/namespaces/bench-sustained/pods', seconds);
+    const cpu = (((await server.cpuSeconds()) - cpu0) / (wps * seconds)) * 1e6;
+    return { wps, cpu };
+  } finally {
+    http.close();
+    await server.stop();
+  }
+}
+
+/** This tree against another checkout, each round's order alternating, with the floor between. */
+async function compareTrees(other: string, rounds: number, seconds: number): Promise<void> {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const rows = {
+    ratioThis: [] as number[],
+    ratioOther: [] as number[],
+    cpuThis: [] as number[],
+    cpuOther: [] as number[],
+  };
+  for (let i = 0; i < rounds; i++) {
+    const floor = await floorWrites(seconds);
+    const first = i % 2 === 0 ? 'this' : 'other';
+    const a = await treeWrites(first === 'this' ? undefined : other, seconds);
+    const b = await treeWrites(first === 'this' ? other : undefined, seconds);
+    const mine = first === 'this' ? a : b;
+    const theirs = first === 'this' ? b : a;
+    rows.ratioThis.push(mine.wps / floor);
+    rows.ratioOther.push(theirs.wps / floor);
+    rows.cpuThis.push(mine.cpu);
+    rows.cpuOther.push(theirs.cpu);
+    console.log(
+      `round ${i + 1}: floor ${floor.toFixed(0)}/s; this ${mine.wps.toFixed(0)}/s (ratio ${(mine.wps / floor).toFixed(2)}, CPU ${mine.cpu.toFixed(0)} µs/write); ` +
+        `${other} ${theirs.wps.toFixed(0)}/s (ratio ${(theirs.wps / floor).toFixed(2)}, CPU ${theirs.cpu.toFixed(0)} µs/write)`,
+    );
+  }
+  const pairs = rows.ratioThis.map((r, i) => r / rows.ratioOther[i]!);
+  const cpuPairs = rows.cpuOther.map((c, i) => c / rows.cpuThis[i]!);
+  console.log(
+    `median ratio to floor: this ${median(rows.ratioThis).toFixed(2)}, ${other} ${median(rows.ratioOther).toFixed(2)}; ` +
+      `throughput this ÷ other per round ${pairs.map((r) => r.toFixed(2)).join(', ')} (median ${median(pairs).toFixed(2)}); ` +
+      `CPU per write other ÷ this per round ${cpuPairs.map((r) => r.toFixed(2)).join(', ')} (median ${median(cpuPairs).toFixed(2)}); ` +
+      `median CPU per write this ${median(rows.cpuThis).toFixed(0)} µs, ${other} ${median(rows.cpuOther).toFixed(0)} µs`,
+  );
+}
+
 async function main(): Promise<void> {
+  if (COMPARE) {
+    console.log(`machine: ${machine()}`);
+    await compareTrees(COMPARE, ROUNDS, SECONDS);
+    return;
+  }
   if (STORE_ONLY) {
     console.log(`machine: ${machine()}`);
     await storeComparison(7, 5);

@@ -4,6 +4,7 @@
  * helpers the drivers share (flags, percentiles, bounded concurrency, in-process batches).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
@@ -42,6 +43,8 @@ export interface BenchClusterOptions {
   dataDir?: string;
   /** Store on disk (the default of `troupe cluster`) rather than `--ephemeral`. */
   durable?: boolean;
+  /** Run another checkout's `troupe cluster` (a tree before a change, for same-run comparisons). */
+  root?: string;
 }
 
 export async function startClusterProcess(
@@ -50,22 +53,23 @@ export async function startClusterProcess(
 ): Promise<BenchServer> {
   const dir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'troupe-bench-')));
   const kubeconfigPath = join(dir, 'kubeconfig');
+  const root = opts.root ? resolve(opts.root) : ROOT;
+  const hasDataDir = existsSync(join(root, 'src/cluster/state'));
   const child = spawn(
     process.execPath,
     [
       ...cpuProfileFlags(),
       ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
       '--max-old-space-size=4096',
-      join(ROOT, 'src/cli/main.ts'),
+      join(root, 'src/cli/main.ts'),
       'cluster',
       '--port',
       '0',
       '--kubeconfig-out',
       kubeconfigPath,
       // Each bench server its own directory: never the checkout's .troupe/ of a running instance.
-      '--data-dir',
-      dir,
-      ...(opts.durable ? [] : ['--ephemeral']),
+      // A tree from before the data directory existed keeps its cluster in memory anyway.
+      ...(hasDataDir ? ['--data-dir', dir, ...(opts.durable ? [] : ['--ephemeral'])] : []),
       ...args,
     ],
     {

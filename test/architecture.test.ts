@@ -110,8 +110,6 @@ const RAW_TIMERS_ALLOWED: Record<string, string> = {
   'runtime/rest.ts': 'HTTP retry delays and the watch grace timeout',
   'runtime/controller.ts': 'bounds how long stop() waits for the queue to drain',
   'runtime/manager.ts': 'polls leadership to stop cache sync, and bounds shutdown',
-  'runtime/informer.ts':
-    'periodic resync, a real-time safety net for missed events (the informer has no clock yet)',
 };
 
 test('controllers, the runtime and the data plane set their timers on the injected Clock', async () => {

@@ -7,6 +7,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   Client,
+  installCrds,
   isNoKindMatch,
   type KindRef,
   type Logger,
@@ -112,19 +113,20 @@ export async function checkCapabilityKinds(opts: {
     const mapper = new RestMapper(rest);
     let missing = await findMissingKinds(mapper, opts.capabilities);
     if (missing.length > 0 && opts.installCrds) {
-      const client = new Client(rest, mapper);
-      for (const { capability } of missing) {
-        for (const crd of capability.crds) {
-          await client.apply(crd, { force: true });
-          opts.log.info({ crd: crd.metadata.name }, 'installed CRD (--install-crds)');
-        }
+      try {
+        await installCrds(
+          new Client(rest, mapper),
+          missing.flatMap((m) => m.capability.crds),
+          {
+            timeoutMs: opts.timeoutMs,
+            onApplied: (crd) => opts.log.info({ crd: crd.metadata.name }, 'installed CRD (--install-crds)'),
+          },
+        );
+      } catch (err) {
+        // Said below with the kinds still missing and how to install them.
+        opts.log.warn({ err: (err as Error).message }, 'installed CRDs do not serve yet');
       }
-      // An applied CRD is served once it is Established; discovery shows it then.
-      const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-      while (missing.length > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        missing = await findMissingKinds(mapper, opts.capabilities);
-      }
+      missing = await findMissingKinds(mapper, opts.capabilities);
     }
     if (missing.length === 0) return opts.capabilities;
     const named = missing.filter((m) => askedByName(m.capability, opts.selector));

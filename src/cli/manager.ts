@@ -40,7 +40,10 @@ export function buildManager(
   } = {},
 ): BuiltManager {
   const log = extra.log ?? managerLogger(flags);
-  const chosen = selectControllers(capabilities({ ...flags, ...extra.values }), flags.controllers);
+  const chosen = selectControllers(
+    capabilities({ ...flags, ...extra.values }, { clock: extra.clock }),
+    flags.controllers,
+  );
   const kept = chosen.capabilities.filter((c) => !extra.only || extra.only.includes(c.name));
   const selected = {
     capabilities: kept,

@@ -216,6 +216,7 @@ async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: C
           shared: true,
         });
       },
+      runUntil: (at, done) => clock.sleep(Math.max(0, at - clock.now()), done),
       capacity() {
         const total: Record<string, number> = {};
         for (const n of client.list({ group: '', version: 'v1', resource: 'nodes' })) {

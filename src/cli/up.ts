@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
-import { kubeConfigFromString } from '../runtime/index.ts';
+import { installCrds, kubeConfigFromString } from '../runtime/index.ts';
 import { dashboardParts } from './capabilities.ts';
 import { stateLines, writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
@@ -49,9 +49,11 @@ export function upCommand(): Command {
         webhookHost: '127.0.0.1',
       },
     );
-    for (const cap of capabilities) {
-      for (const crd of cap.crds) await manager.client.apply(crd, { force: true });
-    }
+    // Served before the manager starts: its informers need the kinds.
+    await installCrds(
+      manager.client,
+      capabilities.flatMap((c) => c.crds),
+    );
     await manager.start();
     // Register the manager's webhooks with the embedded API server, on loopback.
     for (const cap of capabilities) {

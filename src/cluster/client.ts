@@ -5,6 +5,8 @@
  * decoding, so the same validation, admission, resourceVersions and watch events — but
  * without serialization and sockets, which is what lets one process simulate 1,000
  * nodes and 100,000 pods. Each component could be swapped for the real one talking HTTP.
+ * Each write holds the server's clock until it settles, so a virtual clock
+ * (src/lib/virtual-clock.ts) never moves on under a write in flight.
  */
 
 import { clone } from '../lib/json.ts';
@@ -37,6 +39,12 @@ export const GVR = {
   replicationcontrollers: { group: '', version: 'v1', resource: 'replicationcontrollers' },
   cronjobs: { group: 'batch', version: 'v1', resource: 'cronjobs' },
   poddisruptionbudgets: { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' },
+  services: { group: '', version: 'v1', resource: 'services' },
+  endpoints: { group: '', version: 'v1', resource: 'endpoints' },
+  endpointslices: { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
+  persistentvolumeclaims: { group: '', version: 'v1', resource: 'persistentvolumeclaims' },
+  persistentvolumes: { group: '', version: 'v1', resource: 'persistentvolumes' },
+  storageclasses: { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' },
 } as const satisfies Record<string, Gvr>;
 
 export type WatchHandler = (type: EventType, obj: KubeObject) => void;
@@ -107,19 +115,38 @@ export class ClusterClient {
     );
   }
 
+  /** Runs one write, holding a virtual clock until it settles. */
+  private held<T>(write: () => Promise<T>): Promise<T> {
+    const clock = this.api.clock;
+    if (!clock.hold) return write();
+    const release = clock.hold(this.user);
+    try {
+      return write().finally(release);
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
   create<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject): Promise<T> {
-    return this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', clone(obj), {
-      user: this.user,
-      fieldManager: this.user,
-    }) as Promise<T>;
+    return this.held(
+      () =>
+        this.api.create(this.rt(gvr), obj.metadata.namespace ?? '', clone(obj), {
+          user: this.user,
+          fieldManager: this.user,
+        }) as Promise<T>,
+    );
   }
 
   update<T extends KubeObject = KubeObject>(gvr: Gvr, obj: KubeObject, subresource = ''): Promise<T> {
-    return this.api.update(this.rt(gvr), obj.metadata.namespace ?? '', obj.metadata.name!, clone(obj), {
-      user: this.user,
-      fieldManager: this.user,
-      subresource,
-    }) as Promise<T>;
+    return this.held(
+      () =>
+        this.api.update(this.rt(gvr), obj.metadata.namespace ?? '', obj.metadata.name!, clone(obj), {
+          user: this.user,
+          fieldManager: this.user,
+          subresource,
+        }) as Promise<T>,
+    );
   }
 
   /** Read-modify-write without a resourceVersion precondition (retries internally on races). */
@@ -130,17 +157,20 @@ export class ClusterClient {
     fn: (obj: T) => unknown,
     subresource = '',
   ): Promise<T> {
-    return this.api.updateWith(
-      this.rt(gvr),
-      namespace,
-      name,
-      { user: this.user, fieldManager: this.user, subresource },
-      (cur) => {
-        const next = fn(cur as T);
-        return (next ?? cur) as KubeObject;
-      },
-      false,
-    ) as Promise<T>;
+    return this.held(
+      () =>
+        this.api.updateWith(
+          this.rt(gvr),
+          namespace,
+          name,
+          { user: this.user, fieldManager: this.user, subresource },
+          (cur) => {
+            const next = fn(cur as T);
+            return (next ?? cur) as KubeObject;
+          },
+          false,
+        ) as Promise<T>,
+    );
   }
 
   patch<T extends KubeObject = KubeObject>(
@@ -158,11 +188,14 @@ export class ClusterClient {
           ? 'application/json-patch+json'
           : 'application/strategic-merge-patch+json';
     const req: PatchRequest = { contentType, body: JSON.stringify(patch) };
-    return this.api.patch(this.rt(gvr), namespace, name, req, {
-      user: this.user,
-      fieldManager: this.user,
-      subresource,
-    }) as Promise<T>;
+    return this.held(
+      () =>
+        this.api.patch(this.rt(gvr), namespace, name, req, {
+          user: this.user,
+          fieldManager: this.user,
+          subresource,
+        }) as Promise<T>,
+    );
   }
 
   async delete(
@@ -172,7 +205,9 @@ export class ClusterClient {
     opts: Omit<DeleteOptions, 'user'> = {},
   ): Promise<boolean> {
     try {
-      const r = await this.api.delete(this.rt(gvr), namespace, name, { ...opts, user: this.user });
+      const r = await this.held(() =>
+        this.api.delete(this.rt(gvr), namespace, name, { ...opts, user: this.user }),
+      );
       return r.deleted;
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return false;
@@ -188,7 +223,9 @@ export class ClusterClient {
       metadata: { name, namespace },
       target: { kind: 'Node', name: node },
     };
-    return bindPod(this.api, namespace, binding, { user: this.user, fieldManager: this.user });
+    return this.held(() =>
+      bindPod(this.api, namespace, binding, { user: this.user, fieldManager: this.user }),
+    );
   }
 }
 

@@ -5,8 +5,10 @@
  * "Adding a capability"; test/controllers/capabilities.test.ts checks the rest).
  */
 
+import type { Clock } from '../lib/clock.ts';
 import { appWrapperCapability } from './appwrapper/capability.ts';
-import type { Capability, CapabilityValues } from './capability.ts';
+import type { Capability, CapabilityDeclaration, CapabilityValues } from './capability.ts';
+import { loadCrds } from './crds.ts';
 import { offloadCapability } from './offload/capability.ts';
 import { podGroupCapability } from './podgroup/capability.ts';
 import { podSequenceCapability } from './podsequence/capability.ts';
@@ -24,11 +26,16 @@ export type {
  * Builds every capability from the values of their flags (defaults when absent); cheap,
  * nothing starts until the manager does.
  */
-export function capabilities(values: CapabilityValues = {}): Capability[] {
+export function capabilities(values: CapabilityValues = {}, deps: { clock?: Clock } = {}): Capability[] {
   return [
     podGroupCapability(),
     podSequenceCapability(values),
     appWrapperCapability(values),
-    offloadCapability(values),
-  ];
+    offloadCapability(values, deps.clock),
+  ].map(withCrds);
+}
+
+/** The capability with its CRDs, read from its `crdFiles` by the one loader. */
+function withCrds(c: CapabilityDeclaration): Capability {
+  return { ...c, crds: c.crdFiles.flatMap((f) => loadCrds(f)) };
 }

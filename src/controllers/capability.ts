@@ -22,7 +22,10 @@ export interface Capability {
   controllers: ControllerDefinition[];
   /** Files under config/crd/ with the CRDs its controllers read or write (src/controllers/crds.ts loads them). */
   crdFiles: string[];
-  /** The CRDs of `crdFiles`, parsed; `troupe up` and `--install-crds` install them. */
+  /**
+   * The CRDs of `crdFiles`, parsed by the one loader when the list builds the capability
+   * (a capability declares only its files); `troupe up` and `--install-crds` install them.
+   */
   crds: KubeObject[];
   /**
    * What the manager may do for it, and the file under config/ whose ClusterRole grants it:
@@ -54,6 +57,9 @@ export interface Capability {
   /** What `troupe explain` says about its kinds, and about a pod. */
   explain?: CapabilityExplain;
 }
+
+/** What a capability's folder declares: everything but what the list derives (`crds`, from `crdFiles`). */
+export type CapabilityDeclaration = Omit<Capability, 'crds'>;
 
 /**
  * The parsed values of every capability's flags, keyed by the flag's camelCase name

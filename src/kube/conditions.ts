@@ -27,6 +27,20 @@ export function findCondition<T extends Condition>(
   return conditions?.find((c) => c.type === type);
 }
 
+/**
+ * Whether the conditions of `type` in `a` and `b` say the same (status, reason, message);
+ * both absent is the same. Times are not compared: setting one onto the other changes nothing else.
+ */
+export function sameCondition(
+  a: readonly Condition[] | undefined | null,
+  b: readonly Condition[] | undefined | null,
+  type: string,
+): boolean {
+  const x = findCondition(a, type);
+  const y = findCondition(b, type);
+  return x?.status === y?.status && x?.reason === y?.reason && x?.message === y?.message;
+}
+
 export function isConditionTrue(conditions: readonly Condition[] | undefined | null, type: string): boolean {
   return findCondition(conditions, type)?.status === 'True';
 }

@@ -3,14 +3,13 @@
  * (src/cluster/workloads/volumes.ts) and the scheduler's VolumeBinding plugin.
  */
 
+import { recordOf as rec, stringOf as str } from '../lib/json.ts';
 import { selectorFromObject } from './labels.ts';
 import type { KubeObject } from './object.ts';
 import { compareQuantities, tryParseQuantity } from './quantity.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const specOf = (o: KubeObject) => rec(o.spec);
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 /** GetPersistentVolumeClaimClass: the beta annotation wins over spec.storageClassName. */
 export function claimClass(pvc: KubeObject): string {
@@ -75,4 +74,26 @@ export function bestVolumeForClaim(
 export function claimRefNames(pv: KubeObject, claim: KubeObject): boolean {
   const ref = rec(specOf(pv).claimRef);
   return ref.namespace === claim.metadata.namespace && ref.name === claim.metadata.name;
+}
+
+/**
+ * The claims a pod's volumes name: `persistentVolumeClaim.claimName`, and for a generic
+ * ephemeral volume `<pod>-<volume>` (VolumeClaimName in k8s.io/component-helpers/storage/ephemeral).
+ */
+export function podVolumeClaims(pod: KubeObject): { name: string; ephemeral: boolean; volume: string }[] {
+  const out: { name: string; ephemeral: boolean; volume: string }[] = [];
+  for (const v of (specOf(pod).volumes as Json[] | undefined) ?? []) {
+    const claimName = rec(v.persistentVolumeClaim).claimName;
+    if (typeof claimName === 'string') out.push({ name: claimName, ephemeral: false, volume: str(v.name) });
+    else if (v.ephemeral !== undefined && v.ephemeral !== null)
+      out.push({ name: `${pod.metadata.name}-${str(v.name)}`, ephemeral: true, volume: str(v.name) });
+  }
+  return out;
+}
+
+/** VolumeIsForPod: an ephemeral volume's claim must be controlled by the pod (the message, if not). */
+export function ephemeralClaimNotForPod(pod: KubeObject, pvc: KubeObject): string | undefined {
+  const owner = pvc.metadata.ownerReferences?.find((r) => r.controller === true);
+  if (owner && owner.uid === pod.metadata.uid) return undefined;
+  return `PVC ${pvc.metadata.namespace}/${pvc.metadata.name} was not created for pod ${pod.metadata.namespace}/${pod.metadata.name} (pod is not owner)`;
 }

@@ -6,6 +6,8 @@
  * wait.Backoff does.
  */
 
+import { random } from './random.ts';
+
 /**
  * `baseMs * factor^exponent`, capped at `maxMs`: the delay after `exponent + 1` consecutive
  * failures (exponent 0 is the first retry). The exponent is clamped so the power stays
@@ -41,7 +43,7 @@ export class Backoff {
     this.maxMs = opts.maxMs ?? 30_000;
     this.factor = opts.factor ?? 2;
     this.jitter = opts.jitter ?? 0.5;
-    this.random = opts.random ?? Math.random;
+    this.random = opts.random ?? random;
   }
 
   /** Number of delays handed out since the last reset. */

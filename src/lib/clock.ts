@@ -27,6 +27,27 @@ export interface Clock {
   setTimer(fn: () => void, ms: number): TimerHandle;
   /** Resolves after `ms`, or early (without rejecting) when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Says "busy" to a clock that jumps ahead when every component is idle (VirtualClock):
+   * time stands still until the returned release is called (once; later calls do nothing).
+   * Absent on clocks that follow the wall; call it through `holdClock`.
+   */
+  hold?(who: string): () => void;
+  /**
+   * Present on a clock that idles (VirtualClock) and unique in the process: an HTTP client
+   * and server sharing the clock recognise each other by it and count the watch events
+   * between them with `busy(key, ±1)`.
+   */
+  readonly id?: string;
+  busy?(key: string, delta: number): void;
+  clear?(key: string): void;
+}
+
+const released = () => {};
+
+/** `clock.hold(who)`, or a no-op release for clocks that do not wait for idleness. */
+export function holdClock(clock: Clock, who: string): () => void {
+  return clock.hold ? clock.hold(who) : released;
 }
 
 /** Wall-clock time and Node's timers. */

@@ -18,6 +18,22 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * Readers of loosely typed objects (unstructured JSON), field by field: the value when it has
+ * the expected JSON type, else the empty one, as Go's unstructured.Nested* helpers read.
+ */
+export function recordOf(v: unknown): JsonObject {
+  return isObject(v) ? v : {};
+}
+
+export function arrayOf<T = JsonObject>(v: unknown): T[] {
+  return Array.isArray(v) ? (v as T[]) : [];
+}
+
+export function stringOf(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
 /** JSON text with object keys sorted and undefined members dropped (`null` for undefined). */
 export function canonicalJson(v: unknown): string {
   return (

@@ -6,7 +6,7 @@
  */
 
 import { Heap } from 'heap-js';
-import { type Clock, realClock, type TimerHandle } from './clock.ts';
+import { type Clock, holdClock, realClock, type TimerHandle } from './clock.ts';
 
 export interface QueuedTimer {
   readonly at: number;
@@ -118,7 +118,10 @@ export class TimerQueue {
     }
     if (this.stopped) return;
     if (n >= this.budget) {
+      // The rest is due now: a virtual clock must not move on before it has run.
+      const release = holdClock(this.clock, 'timer-queue');
       setImmediate(() => {
+        release();
         if (!this.stopped) this.fire();
       });
       return;

@@ -12,11 +12,12 @@
  * from the cluster on start; only in-flight items are waited for (`shutDownWithDrain`).
  *
  * Delays run on the injected Clock; delayed items wait in one heap (heap-js) behind a
- * single timer.
+ * single timer. While an item is queued or processing the queue holds a virtual clock
+ * (src/lib/virtual-clock.ts): time must not move on under work not yet done.
  */
 
 import { Heap } from 'heap-js';
-import { type Clock, realClock, type TimerHandle } from './clock.ts';
+import { type Clock, holdClock, realClock, type TimerHandle } from './clock.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.ts';
 
 /** Observation hooks, called synchronously; metrics.ts binds them to Prometheus. */
@@ -61,6 +62,7 @@ export class WorkQueue<T> {
 
   private shutting = false;
   private drainWaiters: (() => void)[] = [];
+  private releaseClock: (() => void) | undefined;
 
   constructor(opts: WorkQueueOptions<T> = {}) {
     this.name = opts.name ?? '';
@@ -98,6 +100,7 @@ export class WorkQueue<T> {
     this.metrics.added?.();
     this.metrics.depth?.(this.dirty.size);
     if (!this.addTimes.has(item)) this.addTimes.set(item, this.clock.now());
+    this.holdWhileBusy();
     if (this.processing.has(item)) return;
     this.enqueue(item);
   }
@@ -148,6 +151,7 @@ export class WorkQueue<T> {
     if (started === undefined) return;
     this.processing.delete(item);
     this.metrics.workDuration?.((this.clock.now() - started) / 1000);
+    this.holdWhileBusy();
     if (this.shutting) {
       if (this.processing.size === 0) this.resolveDrain();
       return;
@@ -163,6 +167,7 @@ export class WorkQueue<T> {
     this.timer = undefined;
     this.waitingReadyAt.clear();
     this.waitingHeap.clear();
+    this.holdWhileBusy();
     const getters = this.getters;
     this.getters = [];
     for (const g of getters) g(undefined);
@@ -192,6 +197,17 @@ export class WorkQueue<T> {
     let longest = 0;
     for (const start of this.processing.values()) longest = Math.max(longest, now - start);
     return longest / 1000;
+  }
+
+  /** Holds the clock while an item is queued or processing, releases it when none is. */
+  private holdWhileBusy(): void {
+    // Once shut down, queued items are dropped: only in-flight ones still count.
+    const busy = (!this.shutting && this.dirty.size > 0) || this.processing.size > 0;
+    if (busy) this.releaseClock ??= holdClock(this.clock, `workqueue ${this.name}`);
+    else if (this.releaseClock) {
+      this.releaseClock();
+      this.releaseClock = undefined;
+    }
   }
 
   private enqueue(item: T): void {

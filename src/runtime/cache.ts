@@ -6,6 +6,7 @@
  */
 
 import { parseLabelSelector, type Selector } from '../kube/labels.ts';
+import type { Clock } from '../lib/clock.ts';
 import { Informer, type InformerMetrics } from './informer.ts';
 import { type Logger, silentLogger } from './log.ts';
 import type { RestMapper } from './resources.ts';
@@ -30,6 +31,8 @@ export interface CacheOptions {
   pageSize?: number;
   logger?: Logger;
   metrics?: InformerMetrics;
+  /** The controllers' clock, given to every informer (InformerOptions.clock). */
+  clock?: Clock;
 }
 
 export interface InformerScope {
@@ -127,6 +130,7 @@ export class Cache {
           transform: composeTransforms(stripForCache, this.transforms.get(kindKey(kind))),
           logger: this.log,
           metrics: this.opts.metrics,
+          clock: this.opts.clock,
         });
         for (const [name, fn] of this.indexes.get(kindKey(kind)) ?? []) {
           inf.addIndexer(name, fn as IndexFunc<KubeObject>);

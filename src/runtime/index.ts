@@ -52,6 +52,7 @@ export {
   type WatchEvent,
   type WatchSpec,
 } from './controller.ts';
+export { type InstallCrdsOptions, installCrds } from './crds.ts';
 export {
   type CacheGaugeOptions,
   type CacheView,

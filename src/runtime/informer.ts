@@ -13,7 +13,8 @@
  */
 
 import { Backoff, type BackoffOptions } from '../lib/backoff.ts';
-import { sleep } from '../lib/clock.ts';
+import { type Clock, holdClock, realClock, setRepeating, sleep, type TimerHandle } from '../lib/clock.ts';
+import { random } from '../lib/random.ts';
 import { ApiError, isGone, type Status } from './errors.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
@@ -60,6 +61,11 @@ export interface InformerOptions {
   watchTimeoutSeconds?: [number, number];
   logger?: Logger;
   metrics?: InformerMetrics;
+  /**
+   * The controllers' clock: resyncs run on it, and a virtual clock is held from the start of
+   * a list until its watch is established and while a watch event is being handled.
+   */
+  clock?: Clock;
 }
 
 class GoneError extends Error {}
@@ -84,8 +90,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   private stopped = false;
   // One signal for the informer's life: stop() must also cancel a request started after it was called.
   private readonly abort = new AbortController();
-  private resyncTimer: NodeJS.Timeout | undefined;
+  private resyncTimer: TimerHandle | undefined;
   private rv = '';
+  private readonly clock: Clock;
+  private releaseClock: (() => void) | undefined;
 
   constructor(rest: RestClient, mapper: RestMapper, opts: InformerOptions) {
     this.rest = rest;
@@ -99,6 +107,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.kindName = `${opts.kind.kind}.${opts.kind.apiVersion}`;
     this.log = (opts.logger ?? silentLogger()).child({ informer: this.kindName, namespace: this.namespace });
     this.metrics = opts.metrics ?? {};
+    this.clock = opts.clock ?? realClock;
     this.store.addIndexer(NAMESPACE_INDEX, indexByNamespace as IndexFunc<T>);
   }
 
@@ -148,10 +157,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.running || this.stopped) return;
     this.running = this.run();
     const resync = this.opts.resyncMs ?? 0;
-    if (resync > 0) {
-      this.resyncTimer = setInterval(() => this.resync(), resync);
-      this.resyncTimer.unref();
-    }
+    if (resync > 0) this.resyncTimer = setRepeating(this.clock, () => this.resync(), resync);
   }
 
   /** Resolves true once the first list is in the store, false if stopped or aborted first. */
@@ -174,17 +180,38 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.resyncTimer?.cancel();
     this.abort.abort();
     this.resolveSync(false);
     await this.running;
   }
 
   private async run(): Promise<void> {
+    try {
+      await this.loop();
+    } finally {
+      this.holdClock(false);
+    }
+  }
+
+  /**
+   * While the informer lists, reconnects or waits to retry, a virtual clock stands still:
+   * the events it would miss meanwhile must be handled at their time.
+   */
+  private holdClock(on: boolean): void {
+    if (on) this.releaseClock ??= holdClock(this.clock, `informer ${this.kindName} list/watch`);
+    else {
+      this.releaseClock?.();
+      this.releaseClock = undefined;
+    }
+  }
+
+  private async loop(): Promise<void> {
     const backoff = new Backoff({ initialMs: 200, maxMs: 30_000, jitter: 1, ...this.opts.backoff });
     let needList = true;
     let info: ResourceInfo | undefined;
     while (!this.stopped) {
+      this.holdClock(true);
       try {
         info ??= await this.mapper.resourceFor(this.kind);
         if (needList) {
@@ -192,14 +219,16 @@ export class Informer<T extends KubeObject = KubeObject> {
           needList = false;
         }
         const productive = await this.watch(info);
+        this.holdClock(true);
         this.metrics.watchRestarted?.(this.kindName, 'closed');
         // The server accepted the watch, so it is reachable: reconnect promptly. A stream
         // that ended with nothing in it waits a little, so a server that closes every
         // watch at once cannot make us spin.
         backoff.reset();
-        if (!productive) await sleep(50 + Math.random() * 100, this.abort.signal);
+        if (!productive) await sleep(50 + random() * 100, this.abort.signal);
       } catch (err) {
         if (this.stopped) break;
+        this.holdClock(true);
         if (err instanceof GoneError || isGone(err)) {
           this.log.info({ rv: this.rv }, 'resourceVersion expired, relisting');
           this.metrics.watchRestarted?.(this.kindName, 'gone');
@@ -212,6 +241,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         const wait = backoff.next();
         this.metrics.watchRestarted?.(this.kindName, 'error');
         this.log.warn({ err: errSummary(err), retryInMs: Math.round(wait) }, 'list/watch failed, retrying');
+        // A kind that cannot be listed (its CRD missing, the server refusing) must not stop a
+        // virtual clock for everyone: time goes on while this informer waits to retry.
+        this.holdClock(false);
         await sleep(wait, this.abort.signal);
       }
     }
@@ -289,7 +321,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async watch(info: ResourceInfo): Promise<boolean> {
     const signal = this.abort.signal;
     const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
-    const timeoutSeconds = Math.floor(lo + Math.random() * (hi - lo));
+    const timeoutSeconds = Math.floor(lo + random() * (hi - lo));
     const res = await this.rest.stream({
       method: 'GET',
       path: this.basePath(info),
@@ -306,6 +338,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     });
     let productive = false;
     let buffer = '';
+    // The watch is established: from now on the server counts what it sends, and each event
+    // handled here is acknowledged to a shared virtual clock.
+    this.holdClock(false);
+    const key = res.clockKey;
+    const handled = key && this.clock.busy ? () => this.clock.busy?.(key, -1) : undefined;
     res.body.setEncoding('utf8');
     try {
       for await (const chunk of res.body as AsyncIterable<string>) {
@@ -316,7 +353,11 @@ export class Informer<T extends KubeObject = KubeObject> {
           const line = buffer.slice(start, nl);
           start = nl + 1;
           if (line.trim()) {
-            this.handleLine(line);
+            try {
+              this.handleLine(line);
+            } finally {
+              handled?.();
+            }
             productive = true;
           }
           nl = buffer.indexOf('\n', start);

@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
+import { random } from '../lib/random.ts';
 import { type Client, FencedError } from './client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
 import { microTime } from './events.ts';
@@ -144,7 +145,7 @@ export class LeaderElector {
     while (!this.stopped) {
       if (await this.tryAcquireOrRenew(this.retryPeriodMs)) break;
       // client-go jitters the retry period by up to 20% so candidates do not move in lockstep.
-      await this.clock.sleep(this.retryPeriodMs * (1 + 0.2 * Math.random()), signal);
+      await this.clock.sleep(this.retryPeriodMs * (1 + 0.2 * random()), signal);
     }
     if (this.stopped) return;
     this.leading = true;

@@ -132,12 +132,14 @@ export class Manager {
     this.rest = new RestClient(opts.kubeConfig, {
       ...opts.rest,
       metrics: this.metrics.restHooks(safeHost(server)),
+      clock: this.clock,
     });
     this.mapper = new RestMapper(this.rest);
     this.client = new Client(this.rest, this.mapper);
     this.cache = new Cache(this.rest, this.mapper, {
       namespace: opts.namespace,
       resyncMs: opts.resyncMs,
+      clock: this.clock,
       logger: this.log,
       metrics: this.metrics.informerHooks(),
     });

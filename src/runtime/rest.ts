@@ -16,7 +16,8 @@ import { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import { backoffDelay } from '../lib/backoff.ts';
 // Real time on purpose: HTTP latencies, credential lifetimes and certificates are about the wire.
-import { realClock } from '../lib/clock.ts';
+import { type Clock, holdClock, realClock } from '../lib/clock.ts';
+import { SHARED_CLOCK_HEADER, SHARED_CLOCK_KEY } from '../lib/virtual-clock.ts';
 import { ApiError, type Status } from './errors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -39,6 +40,12 @@ export interface RequestOptions {
 export interface StreamResponse {
   statusCode: number;
   body: Readable;
+  /**
+   * Set when the server shares this client's virtual clock: the key under which the server
+   * counts the events it sent on this stream; the reader calls `clock.busy(key, -1)` for
+   * each event it has handled (see src/lib/virtual-clock.ts).
+   */
+  clockKey?: string;
 }
 
 export interface RestMetrics {
@@ -55,6 +62,12 @@ export interface RestClientOptions {
   /** Upper bound for honouring a server's Retry-After, in seconds. */
   maxRetryAfterSeconds?: number;
   metrics?: RestMetrics;
+  /**
+   * The clock of the controllers. A virtual clock is held while each request is in flight
+   * (bytes on loopback belong to no process, so the client counts them), and named to the
+   * server on watches so that both count the events in between.
+   */
+  clock?: Clock;
 }
 
 interface Auth {
@@ -74,6 +87,8 @@ export class RestClient {
   private readonly maxRetries: number;
   private readonly maxRetryAfterSeconds: number;
   private readonly metrics: RestMetrics;
+  private readonly clock: Clock;
+  private readonly clockId: string | undefined;
   private auth: Promise<Auth> | undefined;
   private authValue: Auth | undefined;
   private readonly ownAgent: Agent;
@@ -90,6 +105,8 @@ export class RestClient {
     this.maxRetries = opts.maxRetries ?? 5;
     this.maxRetryAfterSeconds = opts.maxRetryAfterSeconds ?? 10;
     this.metrics = opts.metrics ?? {};
+    this.clock = opts.clock ?? realClock;
+    this.clockId = this.clock.id;
     // Used when the kubeconfig needs no TLS options (plain HTTP with no proxy): client-node
     // then returns no dispatcher and we still want pooled keep-alive connections.
     this.ownAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
@@ -97,6 +114,15 @@ export class RestClient {
 
   /** A JSON request; resolves with the decoded body, rejects with ApiError on non-2xx. */
   async request<T = unknown>(opts: RequestOptions): Promise<T> {
+    const release = holdClock(this.clock, `rest ${opts.method} ${opts.path}`);
+    try {
+      return await this.requestOnce<T>(opts);
+    } finally {
+      release();
+    }
+  }
+
+  private async requestOnce<T>(opts: RequestOptions): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let res: Dispatcher.ResponseData;
       const started = realClock.monotonic();
@@ -139,19 +165,30 @@ export class RestClient {
    */
   async stream(opts: RequestOptions & { idleTimeoutMs: number }): Promise<StreamResponse> {
     const started = realClock.monotonic();
-    let res: Dispatcher.ResponseData;
+    const release = holdClock(this.clock, `rest watch ${opts.path}`);
     try {
-      res = await this.send(opts, this.timeoutMs, opts.idleTimeoutMs);
-    } catch (err) {
-      this.metrics.request?.(opts.method, 0, (realClock.monotonic() - started) / 1000);
-      throw err;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.send(opts, this.timeoutMs, opts.idleTimeoutMs, this.clockId);
+      } catch (err) {
+        this.metrics.request?.(opts.method, 0, (realClock.monotonic() - started) / 1000);
+        throw err;
+      }
+      this.metrics.request?.(opts.method, res.statusCode, (realClock.monotonic() - started) / 1000);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const text = await res.body.text().catch(() => '');
+        throw toApiError(opts, res.statusCode, res.headers, text);
+      }
+      const key = res.headers[SHARED_CLOCK_KEY];
+      return {
+        statusCode: res.statusCode,
+        body: res.body,
+        clockKey: typeof key === 'string' ? key : undefined,
+      };
+    } finally {
+      // Established (or failed): from here the server counts the stream's events.
+      release();
     }
-    this.metrics.request?.(opts.method, res.statusCode, (realClock.monotonic() - started) / 1000);
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const text = await res.body.text().catch(() => '');
-      throw toApiError(opts, res.statusCode, res.headers, text);
-    }
-    return { statusCode: res.statusCode, body: res.body };
   }
 
   /**
@@ -174,7 +211,7 @@ export class RestClient {
     if (outcome === 'timeout') await Promise.allSettled(dispatchers.map((d) => d.destroy()));
   }
 
-  private async send(opts: RequestOptions, headersTimeout: number, bodyTimeout: number) {
+  private async send(opts: RequestOptions, headersTimeout: number, bodyTimeout: number, clockId?: string) {
     if (this.closed) throw new Error('rest client is closed');
     const auth = await this.getAuth();
     const headers: Record<string, string> = {
@@ -182,6 +219,7 @@ export class RestClient {
       accept: 'application/json',
       'user-agent': this.userAgent,
     };
+    if (clockId) headers[SHARED_CLOCK_HEADER] = clockId;
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);

@@ -21,6 +21,11 @@ export interface SimCluster {
   watch(resource: 'pods' | 'nodes', handler: (type: string, obj: unknown) => void): () => void;
   /** Total allocatable per resource over the cluster's nodes (cpu in cores, memory in bytes). */
   capacity(): Record<string, number>;
+  /**
+   * Lets time pass until clock time `at`, or until `done` aborts: a sleep on a wall clock, a
+   * drive of a virtual clock (which moves only when told).
+   */
+  runUntil(at: number, done: AbortSignal): Promise<void>;
 }
 
 export class SimulationError extends Error {}
@@ -34,10 +39,6 @@ export async function runPolicy(
   const start = clock.now();
   const t = () => clock.now() - start;
   const c = new Collector(scenario.gangs);
-  const stops = [
-    cluster.watch('nodes', (type, obj) => c.node(type, obj as NodeLike, t())),
-    cluster.watch('pods', (type, obj) => c.pod(type, obj as PodLike, t())),
-  ];
   const done = new AbortController();
   const failures: Error[] = [];
   const timers: { cancel(): void }[] = [];
@@ -50,6 +51,13 @@ export async function runPolicy(
     }
     done.abort();
   };
+  const stops = [
+    cluster.watch('nodes', (type, obj) => c.node(type, obj as NodeLike, t())),
+    cluster.watch('pods', (type, obj) => {
+      c.pod(type, obj as PodLike, t());
+      checkDone();
+    }),
+  ];
   try {
     for (const o of setupObjects(scenario, cluster.capacity())) await cluster.create(o);
     c.onAllRunning = (name) => {
@@ -74,8 +82,6 @@ export async function runPolicy(
       failures.push(err instanceof Error ? err : new Error(String(err)));
       done.abort();
     };
-    const podHandlerCheck = cluster.watch('pods', () => checkDone());
-    stops.push(podHandlerCheck);
     for (const g of scenario.gangs) {
       timers.push(
         clock.setTimer(
@@ -100,7 +106,7 @@ export async function runPolicy(
         ),
       );
     }
-    await clock.sleep(Math.max(0, scenario.endMs - t()), done.signal);
+    await cluster.runUntil(start + scenario.endMs, done.signal);
     if (failures.length > 0) throw failures[0];
     c.finish(Math.min(t(), scenario.endMs));
   } finally {

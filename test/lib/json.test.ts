@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson, clone, isObject, jsonEqual, semanticEqual } from '../../src/lib/json.ts';
+import {
+  arrayOf,
+  canonicalJson,
+  clone,
+  isObject,
+  jsonEqual,
+  recordOf,
+  semanticEqual,
+  stringOf,
+} from '../../src/lib/json.ts';
 
 test('canonicalJson: equal up to key order and undefined members, as JSON sees values', () => {
   assert.equal(
@@ -47,4 +56,15 @@ test('clone copies deeply and drops undefined members; isObject is a non-null no
   assert.ok(!isObject([]));
   assert.ok(!isObject(null));
   assert.ok(!isObject('x'));
+});
+
+test('recordOf, arrayOf and stringOf read loose JSON: the value of the right type, else the empty one', () => {
+  const obj = { a: 1 };
+  assert.equal(recordOf(obj), obj);
+  for (const v of [null, undefined, 0, '', 'x', [1], false]) assert.deepEqual(recordOf(v), {});
+  const list = [1, 2];
+  assert.equal(arrayOf(list), list);
+  assert.deepEqual(arrayOf({ length: 1 }), []);
+  assert.equal(stringOf('s'), 's');
+  assert.equal(stringOf(5), '');
 });

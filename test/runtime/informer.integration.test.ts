@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../src/lib/clock.ts';
 import {
   Cache,
   type Client,
@@ -185,6 +186,33 @@ describe('Informer against the embedded API server', () => {
     await inf.waitForSync();
     await waitFor(() => resyncs >= 2);
     await inf.stop();
+  });
+
+  test('resync is timed on the injected clock: it fires as the clock passes each period', async () => {
+    const ns = await createNamespace(client);
+    await client.create(cm(ns, 'r'));
+    const clock = new ManualClock();
+    const inf = new Informer(client.rest, client.mapper, { kind: CM, namespace: ns, resyncMs: 1000, clock });
+    let resyncs = 0;
+    inf.addHandler({
+      update: (a, b) => {
+        if (a === b) resyncs++;
+      },
+    });
+    inf.start();
+    const seen: number[] = [];
+    try {
+      await inf.waitForSync();
+      for (const step of [999, 1, 2000]) {
+        clock.advance(step);
+        seen.push(resyncs);
+      }
+    } finally {
+      await inf.stop();
+    }
+    assert.deepEqual(seen, [0, 1, 3]);
+    clock.advance(1000);
+    assert.equal(resyncs, 3, 'no resync after stop');
   });
 
   test('a handler added late receives the cached objects', async () => {

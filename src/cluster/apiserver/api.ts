@@ -17,6 +17,7 @@ import {
   type Selector,
   SelectorParseError,
 } from '../../kube/labels.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import { clone, jsonEqual } from '../../lib/json.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
@@ -115,6 +116,8 @@ export interface AdmissionRequest {
   user: string;
   groups: string[];
   dryRun: boolean;
+  /** Warnings for the client (`Warning` headers), as admission's warning recorder collects them. */
+  warnings?: string[];
 }
 
 /** A write as {@link ApiHooks.guardWrite} sees it. `groups` is absent for in-process callers. */
@@ -153,6 +156,11 @@ export class Api {
   readonly store: ObjectStore;
   readonly registry: ResourceRegistry;
   readonly hooks: ApiHooks;
+  /**
+   * The server's time: creation and deletion timestamps, managedFields times, conditions it
+   * sets. The embedded cluster's clock (a virtual one in a simulation); set before serving.
+   */
+  clock: Clock = realClock;
   /** The record last converted to other versions or shapes, with its JSON in each. */
   private converted: { rec: StoredRecord; json: Map<string, string> } | undefined;
 
@@ -409,7 +417,7 @@ export class Api {
     if (rt.namespaced) m.namespace = namespace;
     else delete m.namespace;
     m.uid = newUid();
-    m.creationTimestamp = nowRfc3339();
+    m.creationTimestamp = nowRfc3339(new Date(this.clock.now()));
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;
     delete m.resourceVersion;
@@ -628,7 +636,7 @@ export class Api {
     if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
       finalizers.push('foregroundDeletion');
     const grace = this.gracePeriod(rt, obj, opts);
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const specFinalized = rt.group === '' && rt.resource === 'namespaces' && this.deletionPending(rt, obj);
     if (finalizers.length > 0 || grace > 0 || specFinalized) {
       let changed = false;
@@ -905,7 +913,7 @@ export class Api {
     name: string,
     object: KubeObject | undefined,
     oldObject: KubeObject | undefined,
-    opts: { user: string; groups?: string[]; dryRun?: boolean; subresource?: string },
+    opts: { user: string; groups?: string[]; dryRun?: boolean; subresource?: string; warnings?: string[] },
   ): AdmissionRequest {
     return {
       operation,
@@ -918,6 +926,7 @@ export class Api {
       user: opts.user,
       groups: opts.groups ?? ['system:authenticated'],
       dryRun: opts.dryRun ?? false,
+      warnings: opts.warnings,
     };
   }
 }

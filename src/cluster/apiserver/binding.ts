@@ -18,7 +18,7 @@ export async function bindPod(api: Api, ns: string, binding: KubeObject, opts: W
     name,
     { ...opts, subresource: 'binding' },
     (pod) => {
-      const r = assignPod(pod, binding as never);
+      const r = assignPod(pod, binding as never, new Date(api.clock.now()));
       if (r.code === 409) throw errors.conflict({ group: '', resource: 'pods/binding' }, name, r.error!);
       if (r.code) throw errors.internal(r.error!);
       return pod;

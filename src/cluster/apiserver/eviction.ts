@@ -71,7 +71,7 @@ export async function takeDisruption(api: Api, pod: KubeObject, dryRun: boolean)
     );
   }
   if (dryRun) return;
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = new Date(api.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   await api.updateWith(
     rt,
     ns,

@@ -1,10 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { random, randomUUID } from '../../lib/random.ts';
 import type { KubeObject, ObjectMeta } from './types.ts';
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */
 export function nowRfc3339(d: Date = new Date()): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  // Objects are written many to a second: format each second once.
+  if (second !== lastSecond.at) lastSecond = { at: second, text: d.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return lastSecond.text;
 }
+
+let lastSecond = { at: Number.NaN, text: '' };
 
 /** RFC 3339 with microseconds, as metav1.MicroTime serializes (events, leases). */
 export function nowMicro(d: Date = new Date()): string {
@@ -20,7 +25,7 @@ const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
 
 export function generateNameSuffix(n = 5): string {
   let s = '';
-  for (let i = 0; i < n; i++) s += ALPHANUMS[Math.floor(Math.random() * ALPHANUMS.length)];
+  for (let i = 0; i < n; i++) s += ALPHANUMS[Math.floor(random() * ALPHANUMS.length)];
   return s;
 }
 

@@ -51,9 +51,12 @@ export interface Patcher {
 export class DefaultPatcher implements Patcher {
   private readonly schemas: SchemaService;
   private readonly semanticsCache = new WeakMap<object, ListSemanticsLookup>();
+  /** managedFields' times. */
+  private readonly now: () => Date;
 
-  constructor(schemas: SchemaService) {
+  constructor(schemas: SchemaService, now: () => Date = () => new Date()) {
     this.schemas = schemas;
+    this.now = now;
   }
 
   apply(rt: ResourceType, current: KubeObject, req: PatchRequest, opts: WriteOptions): KubeObject {
@@ -110,7 +113,7 @@ export class DefaultPatcher implements Patcher {
       manager: opts.fieldManager ?? defaultManager(opts),
       apiVersion: groupVersion(rt),
       subresource: opts.subresource || undefined,
-      now: new Date(),
+      now: this.now(),
       listSemantics: this.listSemantics(rt),
       ignoredFields: this.ignoredFields(rt, opts),
     });
@@ -145,7 +148,7 @@ export class DefaultPatcher implements Patcher {
       force: req.force ?? false,
       apiVersion: gv,
       subresource: opts.subresource || undefined,
-      now: new Date(),
+      now: this.now(),
       listSemantics: this.listSemantics(rt),
       ignoredFields: this.ignoredFields(rt, opts),
     });

@@ -12,7 +12,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Clock } from '../../lib/clock.ts';
+import { type Clock, realClock } from '../../lib/clock.ts';
 import { claimDataDir, type DataDirClaim, resetState } from '../state/data-dir.ts';
 import { SqliteBackend } from '../state/sqlite-backend.ts';
 import { BuiltinAdmission } from './admission/plugins.ts';
@@ -80,8 +80,13 @@ export interface ApiServerOptions {
   ephemeral?: boolean;
   /** How long an Event lives after its last write (kube-apiserver's --event-ttl; default 1 h). */
   eventTtlMs?: number;
-  /** The clock Events expire by (the real one unless a test moves time by hand). */
+  /** The clock Events expire by (default `clock`). */
   eventClock?: Clock;
+  /**
+   * The server's time (timestamps it sets, Event expiry); a virtual clock in a simulation,
+   * which the server also holds while it serves a request or a watch event is in flight.
+   */
+  clock?: Clock;
   /** Delete the state held in dataDir before starting (`--reset`). */
   reset?: boolean;
   /** The kubeconfig this instance will write, named to a second instance that finds it running. */
@@ -178,20 +183,23 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     clusterIPRange: opts.serviceClusterIPRange,
     nodePortRange: opts.serviceNodePortRange,
   });
-  for (const rt of builtinResourceTypes({ serviceHooks: services })) registry.add(rt);
+  const clock = opts.clock ?? realClock;
+  const now = () => new Date(clock.now());
+  for (const rt of builtinResourceTypes({ serviceHooks: services, now })) registry.add(rt);
   registry.add(bindingsResourceType);
   const hooks: ApiHooks = { ...opts.hooks };
   const api = new Api(store, registry, hooks);
+  api.clock = clock;
   // The compiled-in plugins (LimitRanger, Priority, RuntimeClass, DefaultStorageClass,
   // ResourceQuota) around the webhooks, as kube-apiserver's default plugin order has them.
   const admission = new BuiltinAdmission(api, hooks.admission ?? new WebhookAdmission(api));
   hooks.admission = admission;
   const schemas = new SchemaService(api);
   hooks.unknownFields ??= schemas.unknownFields;
-  hooks.patcher ??= new DefaultPatcher(schemas);
+  hooks.patcher ??= new DefaultPatcher(schemas, now);
   const namespaces = new NamespaceLifecycle(api);
   const crds = new CrdLifecycle(api);
-  const eventTtl = new EventTtl(api, opts.eventTtlMs, opts.eventClock);
+  const eventTtl = new EventTtl(api, opts.eventTtlMs, opts.eventClock ?? clock);
   const quotas = new QuotaController(api, admission.quotaUsage);
   // Made once the server listens: it needs the port.
   let kubernetes: KubernetesService | undefined;

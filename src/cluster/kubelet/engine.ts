@@ -27,6 +27,7 @@
 import { parseKey } from '../../kube/keys.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { realClock } from '../../lib/clock.ts';
+import { random } from '../../lib/random.ts';
 import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
@@ -141,7 +142,7 @@ export class StagePlayer {
   constructor(o: PlayerOptions) {
     this.o = o;
     this.now = o.now ?? (() => realClock.now());
-    this.random = o.random ?? Math.random;
+    this.random = o.random ?? random;
     this.concurrency = o.concurrency ?? 64;
     this.log = o.log ?? (() => {});
     this.startedAt = this.now();

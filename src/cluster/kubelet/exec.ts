@@ -8,13 +8,14 @@
  * stdin reads commands line by line, as an interactive shell does; with a TTY it echoes what
  * is typed and shows a `# ` prompt, since the terminal on kubectl's side is in raw mode.
  */
+
 import type { Clock } from '../../lib/clock.ts';
+import { recordOf as rec } from '../../lib/json.ts';
 import type { ExecIO } from '../apiserver/http/streaming.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ProcessIO, runProcess } from '../runpod/shell.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 const SHELL = /(^|\/)(ba|da)?sh$/;

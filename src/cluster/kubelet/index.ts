@@ -41,6 +41,8 @@ export {
   troupeDefaultStages,
 } from './troupe-stages.ts';
 
+import { random as programRandom } from '../../lib/random.ts';
+
 /** The annotation KWOK manages nodes by, and its value. */
 export const MANAGED_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 export const MANAGED_NODE_VALUE = 'fake';
@@ -130,7 +132,7 @@ const FAILURE_REPORT_MS = 10_000;
 export async function startKubelet(client: ClusterClient, opts: KubeletOptions = {}): Promise<Kubelet> {
   const timeScale = validateTimeScale(opts.timeScale ?? 1);
   const log: LogFn = opts.log ?? (() => {});
-  const random = opts.random ?? Math.random;
+  const random = opts.random ?? programRandom;
   const podEvents = opts.events !== false;
   const selector = parseAnnotationSelector(
     opts.manageNodesWithAnnotation ?? `${MANAGED_NODE_ANNOTATION}=${MANAGED_NODE_VALUE}`,

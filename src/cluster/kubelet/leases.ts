@@ -9,6 +9,7 @@
  */
 
 import { type Clock, realClock } from '../../lib/clock.ts';
+import { random } from '../../lib/random.ts';
 import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
@@ -98,7 +99,7 @@ export class NodeLeases {
     } finally {
       n.busy = false;
       if (this.nodes.get(node) === n) {
-        const jitter = 1 + (Math.random() - 0.5) * 0.2;
+        const jitter = 1 + (random() - 0.5) * 0.2;
         n.timer = this.timers.schedule(
           this.clock.now() + this.intervalMs * jitter,
           () => void this.renew(node),

@@ -6,7 +6,9 @@
  * reads it through the API server's log hook; a pod no Logs object covers has an empty log.
  * The files are read on the machine running the cluster, as KWOK reads them on its own.
  */
+
 import { readFileSync } from 'node:fs';
+import { recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, isConflict } from '../client.ts';
 import { STAGE_GROUP, STAGE_VERSION } from './crd.ts';
@@ -24,7 +26,6 @@ export const CLUSTER_LOGS_GVR = {
 } as const;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const strs = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 

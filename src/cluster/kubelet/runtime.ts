@@ -22,6 +22,7 @@
 
 import { parseGoDuration } from '../../kube/duration.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
+import { recordOf as rec } from '../../lib/json.ts';
 import { formatRFC3339Nano, parseRFC3339 } from './stages/index.ts';
 
 export const RUN_DURATION_ANNOTATION = 'troupe.dev/run-duration';
@@ -60,10 +61,6 @@ export interface ContainerBehaviour {
   startupMs: number;
   /** Time from `started` until ready; undefined means no readiness probe (ready when started). */
   readinessMs: number | undefined;
-}
-
-function rec(v: unknown): Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
 }
 
 function arr(v: unknown): Json[] {

@@ -7,16 +7,13 @@
  * times containers started (see Anchors).
  */
 
+import { recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { KubeletEvent } from './events.ts';
 import { targetOf } from './events.ts';
 import { type Anchors, isTimed } from './runtime.ts';
 
 type Json = Record<string, unknown>;
-
-function rec(v: unknown): Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-}
 
 function statuses(obj: KubeObject | undefined): Map<string, Json> {
   const list = rec(obj?.status).containerStatuses;

@@ -3,8 +3,8 @@
  * lifecycle controller) reports: the labels, annotations and status fields a real kubelet
  * posts, plus KWOK's management annotation so KWOK-style Stages select these nodes.
  */
-import { randomUUID } from 'node:crypto';
 import { rfc3339 } from '../../kube/conditions.ts';
+import { randomUUID } from '../../lib/random.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR } from '../client.ts';
 import type { NodePool, Taint } from './config.ts';

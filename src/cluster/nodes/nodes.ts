@@ -11,6 +11,7 @@
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import { type Clock, realClock, setRepeating } from '../../lib/clock.ts';
+import { random } from '../../lib/random.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import { microTime, writeNodeLease } from '../kubelet/leases.ts';
@@ -146,7 +147,7 @@ export async function startNodes(
           clock,
         });
 
-  const nextDue = () => clock.now() + renewMs * (1 - 0.04 * Math.random());
+  const nextDue = () => clock.now() + renewMs * (1 - 0.04 * random());
 
   async function renewLease(m: Managed): Promise<void> {
     if (opts.leases === false) return;
@@ -168,7 +169,9 @@ export async function startNodes(
         );
       }
     },
-    Math.max(5, Math.min(1000, renewMs / 10)),
+    // A tenth of the interval: renewals are at most that late, and a long interval (a
+    // simulation's) does not wake the clock every second.
+    Math.max(5, renewMs / 10),
   );
 
   function manage(node: KubeObject, cidr: string): Managed {

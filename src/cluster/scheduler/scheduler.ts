@@ -131,8 +131,8 @@ const POD_CHANGED = new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN]);
 const POD_TERMINATING = new Set([SPREAD_PLUGIN]);
 const GANG_EVENT = new Set([COSCHEDULING]);
 
-const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
-const REPLICATION_CONTROLLERS: Gvr = { group: '', version: 'v1', resource: 'replicationcontrollers' };
+const SERVICES = GVR.services;
+const REPLICATION_CONTROLLERS = GVR.replicationcontrollers;
 /** The owners whose selector default spreading reads, where the API server serves them. */
 const OWNERS: [OwnerKind, Gvr][] = [
   ['ReplicaSet', GVR.replicasets],

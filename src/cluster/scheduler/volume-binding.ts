@@ -6,7 +6,13 @@
  * goes out. Storage capacity tracking (CSIStorageCapacity) is not simulated.
  */
 
-import { bestVolumeForClaim, claimClass } from '../../kube/volumes.ts';
+import {
+  bestVolumeForClaim,
+  claimClass,
+  ephemeralClaimNotForPod,
+  podVolumeClaims,
+} from '../../kube/volumes.ts';
+import { recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { compileTerm, type FilterStatus, type NodeSelectorTermLike } from './core/index.ts';
 
@@ -37,31 +43,26 @@ export type VolumePreFilter =
   | { kind: 'ok'; claims: PodVolumeClaims };
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /**
- * The claims a pod mounts through `persistentVolumeClaim` volumes. Generic ephemeral volumes
- * are left out: no ephemeral volume controller creates their claims in the embedded cluster,
- * and upstream would hold such a pod until one did.
+ * The claims a pod mounts: `persistentVolumeClaim` volumes, and generic ephemeral volumes'
+ * `<pod>-<volume>` claims (which the ephemeral volume controller creates).
  */
 export function podClaimNames(pod: KubeObject): string[] {
-  const out: string[] = [];
-  for (const v of (rec(pod.spec).volumes as Json[] | undefined) ?? []) {
-    const claimName = rec(v.persistentVolumeClaim).claimName;
-    if (typeof claimName === 'string') out.push(claimName);
-  }
-  return out;
+  return podVolumeClaims(pod).map((c) => c.name);
 }
 
 /** podHasPVCs, then GetPodVolumeClaims: the rejections PreFilter returns, or the claims to check. */
 export function volumePreFilter(pod: KubeObject, lookup: VolumeLookup): VolumePreFilter {
-  const names = podClaimNames(pod);
-  if (names.length === 0) return { kind: 'skip' };
+  const wanted = podVolumeClaims(pod);
+  if (wanted.length === 0) return { kind: 'skip' };
   const ns = pod.metadata.namespace ?? '';
   const claims: KubeObject[] = [];
-  for (const name of names) {
+  for (const { name, ephemeral } of wanted) {
     const pvc = lookup.claim(ns, name);
     if (!pvc) return { kind: 'reject', message: `persistentvolumeclaim "${name}" not found` };
+    const notOurs = ephemeral ? ephemeralClaimNotForPod(pod, pvc) : undefined;
+    if (notOurs) return { kind: 'reject', message: notOurs };
     if (rec(pvc.status).phase === 'Lost')
       return {
         kind: 'reject',

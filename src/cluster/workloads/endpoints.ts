@@ -17,25 +17,24 @@
  */
 
 import { objectKey, parseKey } from '../../kube/keys.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
-import { serviceSelector, shouldPodBeInEndpoints, targetPort } from './endpointslice.ts';
+import { serviceSelector, servicesSelecting, shouldPodBeInEndpoints, targetPort } from './endpointslice.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, type Pod } from './pods.ts';
 
-const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
-const ENDPOINTS: Gvr = { group: '', version: 'v1', resource: 'endpoints' };
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+const SERVICES = GVR.services;
+const ENDPOINTS = GVR.endpoints;
+const PODS = GVR.pods;
 
 const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
 const MAX_CAPACITY = 1000;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 interface Entry {
@@ -117,12 +116,8 @@ export class EndpointsController extends LoopController {
     this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
-        for (const svc of this.services.byIndex(BY_NAMESPACE, o.metadata.namespace ?? '')) {
-          const sel = serviceSelector(svc);
-          if (!sel) continue;
-          if (sel.matches(o.metadata.labels ?? {}) || (old && sel.matches(old.metadata.labels ?? {})))
-            this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-        }
+        for (const svc of servicesSelecting(this.services, o, old))
+          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
       }),
     );
     // Endpoints changed or deleted by someone else are put back (and leftovers removed).

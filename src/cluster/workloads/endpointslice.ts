@@ -10,16 +10,16 @@
 
 import { objectKey, parseKey } from '../../kube/keys.ts';
 import { selectorFromObject } from '../../kube/labels.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
 import { type ControllerContext, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, newControllerRef, type Pod } from './pods.ts';
 
-const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services' };
-const SLICES: Gvr = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' };
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+const SERVICES = GVR.services;
+const SLICES = GVR.endpointslices;
+const PODS = GVR.pods;
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
@@ -27,7 +27,6 @@ export const MANAGED_BY = 'endpointslice-controller.k8s.io';
 const MAX_PER_SLICE = 100;
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /** The Service's selector (undefined without one: such Services get no endpoints). */
 export function serviceSelector(svc: KubeObject) {
@@ -64,6 +63,16 @@ export function targetPort(svcPort: Json, pod: Pod): number | undefined {
   return undefined;
 }
 
+/** The Services whose selector takes the pod, before or after a change of its labels. */
+export function servicesSelecting(services: Informer, pod: KubeObject, old?: KubeObject): KubeObject[] {
+  return services.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '').filter((svc) => {
+    const sel = serviceSelector(svc);
+    return (
+      !!sel && (sel.matches(pod.metadata.labels ?? {}) || (!!old && sel.matches(old.metadata.labels ?? {})))
+    );
+  });
+}
+
 export class EndpointSliceController extends LoopController {
   private readonly services: Informer;
   private readonly pods: Informer;
@@ -77,12 +86,8 @@ export class EndpointSliceController extends LoopController {
     this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
-        for (const svc of this.services.byIndex(BY_NAMESPACE, o.metadata.namespace ?? '')) {
-          const sel = serviceSelector(svc);
-          if (!sel) continue;
-          if (sel.matches(o.metadata.labels ?? {}) || (old && sel.matches(old.metadata.labels ?? {})))
-            this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-        }
+        for (const svc of servicesSelecting(this.services, o, old))
+          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
       }),
     );
     this.unsubscribeOnStop(

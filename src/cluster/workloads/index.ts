@@ -15,6 +15,7 @@ import { DeploymentController } from './deployment.ts';
 import { DisruptionController } from './disruption.ts';
 import { EndpointsController } from './endpoints.ts';
 import { EndpointSliceController } from './endpointslice.ts';
+import { EphemeralVolumeController } from './ephemeral-volumes.ts';
 import { EventRecorder } from './events.ts';
 import { GarbageCollector } from './gc.ts';
 import { InformerFactory } from './informer.ts';
@@ -38,6 +39,7 @@ export type WorkloadControllerName =
   | 'persistentvolume-binder'
   | 'endpointslice'
   | 'endpoint'
+  | 'ephemeral-volume'
   | 'garbagecollector';
 
 export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
@@ -53,6 +55,7 @@ export const ALL_WORKLOAD_CONTROLLERS: readonly WorkloadControllerName[] = [
   'persistentvolume-binder',
   'endpointslice',
   'endpoint',
+  'ephemeral-volume',
   'garbagecollector',
 ];
 
@@ -90,6 +93,7 @@ const IDENTITY: Record<WorkloadControllerName, { sa: string; component: string }
   'persistentvolume-binder': { sa: 'persistent-volume-binder', component: 'persistentvolume-controller' },
   endpointslice: { sa: 'endpointslice-controller', component: 'endpoint-slice-controller' },
   endpoint: { sa: 'endpoint-controller', component: 'endpoint-controller' },
+  'ephemeral-volume': { sa: 'ephemeral-volume-controller', component: 'ephemeral_volume' },
   garbagecollector: { sa: 'generic-garbage-collector', component: 'garbage-collector-controller' },
 };
 
@@ -130,6 +134,8 @@ export function startWorkloadControllers(
   if (enabled.has('disruption')) running.push(new DisruptionController(ctxFor('disruption')));
   if (enabled.has('endpointslice')) running.push(new EndpointSliceController(ctxFor('endpointslice')));
   if (enabled.has('endpoint')) running.push(new EndpointsController(ctxFor('endpoint')));
+  if (enabled.has('ephemeral-volume'))
+    running.push(new EphemeralVolumeController(ctxFor('ephemeral-volume')));
   if (enabled.has('persistentvolume-binder'))
     running.push(new VolumeController(ctxFor('persistentvolume-binder')));
   if (enabled.has('cronjob'))

@@ -16,7 +16,7 @@ import type { StatefulSet } from '../../kube/builtin.ts';
 import { objectKey } from '../../kube/keys.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { GVR, type Gvr, isConflict } from '../client.ts';
+import { GVR, isConflict } from '../client.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { syncHistory } from './history.ts';
 import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
@@ -39,7 +39,7 @@ export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 export const REVISION_LABEL = 'controller-revision-hash';
 
-const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+const PVCS = GVR.persistentvolumeclaims;
 
 export type { StatefulSet } from '../../kube/builtin.ts';
 

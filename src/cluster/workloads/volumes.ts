@@ -6,9 +6,10 @@
  * - A pending claim binds to the smallest Available volume that fits it (same class, enough
  *   capacity, the access modes and volume mode, the claim's selector), else its class's
  *   provisioner (any name: every provisioner is simulated) makes `pvc-<claim uid>`.
- * - `volumeBindingMode: WaitForFirstConsumer`: nothing happens until a pod using the claim is
- *   on a node (the scheduler places it without volume constraints here); the claim gets
- *   `volume.kubernetes.io/selected-node` and its volume that node's affinity.
+ * - `volumeBindingMode: WaitForFirstConsumer`: nothing happens until the scheduler's
+ *   VolumeBinding writes `volume.kubernetes.io/selected-node` on the claim (or pre-binds a
+ *   static volume); a volume provisioned then gets that node's affinity, and a static one must
+ *   admit the node's labels (CheckNodeAffinity, the scheduler's).
  * - A deleted claim releases its volume; reclaimPolicy Delete deletes it, Retain keeps it
  *   Released.
  * Events and annotations are upstream's (`WaitForFirstConsumer`, `ProvisioningSucceeded`,
@@ -17,41 +18,40 @@
 
 import { objectKey } from '../../kube/keys.ts';
 import { bestVolumeForClaim, claimClass, claimRefNames } from '../../kube/volumes.ts';
+import { recordOf as rec, stringOf as str } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { type Gvr, isNotFound } from '../client.ts';
+import { GVR, isNotFound } from '../client.ts';
+import { SELECTED_NODE, volumeAdmitsNode } from '../scheduler/volume-binding.ts';
 import { type ControllerContext, LoopController } from './context.ts';
-import { BY_NAMESPACE, type Informer } from './informer.ts';
+import type { Informer } from './informer.ts';
 import { errMessage } from './util.ts';
 
-const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
-const PVS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumes' };
-const CLASSES: Gvr = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' };
-const PODS: Gvr = { group: '', version: 'v1', resource: 'pods' };
+const PVCS = GVR.persistentvolumeclaims;
+const PVS = GVR.persistentvolumes;
+const CLASSES = GVR.storageclasses;
+const NODES = GVR.nodes;
 
-const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
 const BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
 const BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
 const PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
 const STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const specOf = (o: KubeObject) => rec(o.spec);
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 export class VolumeController extends LoopController {
   private readonly claims: Informer;
   private readonly volumes: Informer;
   private readonly classes: Informer;
-  private readonly pods: Informer;
+  private readonly nodes: Informer;
 
   constructor(ctx: ControllerContext) {
     super(ctx, 'persistentvolume-binder');
     this.claims = ctx.informers.for(PVCS);
     this.volumes = ctx.informers.for(PVS);
     this.classes = ctx.informers.for(CLASSES);
-    this.pods = ctx.informers.for(PODS);
+    this.nodes = ctx.informers.for(NODES);
     this.unsubscribeOnStop(
       this.claims.subscribe((t, o) => {
         this.loop.enqueue(`claim/${objectKey(o)}`);
@@ -74,16 +74,6 @@ export class VolumeController extends LoopController {
           if (!specOf(c).volumeName) this.loop.enqueue(`claim/${objectKey(c)}`);
       }),
     );
-    this.unsubscribeOnStop(
-      this.pods.subscribe((t, o) => {
-        // A pod placed on a node may be the first consumer a claim waits for.
-        if (t === 'DELETED' || !specOf(o).nodeName) return;
-        for (const v of (specOf(o).volumes as Json[] | undefined) ?? []) {
-          const name = str(rec(v.persistentVolumeClaim).claimName);
-          if (name) this.loop.enqueueAfter(`claim/${o.metadata.namespace}/${name}`, this.ctx.batchMs);
-        }
-      }),
-    );
   }
 
   protected async sync(key: string): Promise<void> {
@@ -95,23 +85,20 @@ export class VolumeController extends LoopController {
     const className = claimClass(claim);
     const cls = className ? this.classes.get(className) : undefined;
     const wffc = (cls as Json | undefined)?.volumeBindingMode === 'WaitForFirstConsumer';
-    let node = claim.metadata.annotations?.[SELECTED_NODE];
+    const node = claim.metadata.annotations?.[SELECTED_NODE];
     if (wffc && !node) {
       // A volume the scheduler pre-bound for the claim (its static binding) completes it.
       const prebound = this.volumes
         .list()
         .find((pv) => claimRefNames(pv, claim) && rec(specOf(pv).claimRef).uid === claim.metadata.uid);
       if (prebound) return this.bind(claim, prebound);
-      node = this.consumerNode(claim);
-      if (!node) {
-        this.ctx.recorder.event(
-          claim,
-          'Normal',
-          'WaitForFirstConsumer',
-          'waiting for first consumer to be created before binding',
-        );
-        return;
-      }
+      this.ctx.recorder.event(
+        claim,
+        'Normal',
+        'WaitForFirstConsumer',
+        'waiting for first consumer to be created before binding',
+      );
+      return;
     }
     const pv = this.findVolume(claim, className, node);
     if (pv) return this.bind(claim, pv);
@@ -129,25 +116,14 @@ export class VolumeController extends LoopController {
     await this.provision(claim, cls, node);
   }
 
-  /** The node of the first scheduled pod that mounts the claim. */
-  private consumerNode(claim: KubeObject): string | undefined {
-    for (const pod of this.pods.byIndex(BY_NAMESPACE, claim.metadata.namespace ?? '')) {
-      const node = str(specOf(pod).nodeName);
-      if (!node || pod.metadata.deletionTimestamp) continue;
-      const uses = ((specOf(pod).volumes as Json[] | undefined) ?? []).some(
-        (v) => rec(v.persistentVolumeClaim).claimName === claim.metadata.name,
-      );
-      if (uses) return node;
-    }
-    return undefined;
-  }
-
+  /** findBestMatchForClaim; with a selected node, only volumes whose affinity admits it. */
   private findVolume(claim: KubeObject, className: string, node: string | undefined): KubeObject | undefined {
+    const view = node ? { name: node, labels: this.nodes.get(node)?.metadata.labels ?? {} } : undefined;
     return bestVolumeForClaim(
       this.volumes.list(),
       claim,
       className,
-      node ? (pv) => volumeFitsNode(pv, node) : undefined,
+      view ? (pv) => volumeAdmitsNode(pv, view) : undefined,
     );
   }
 
@@ -336,15 +312,4 @@ export class VolumeController extends LoopController {
       );
     }
   }
-}
-
-/** Whether a volume's node affinity admits the node (by its hostname label, as provisioned). */
-function volumeFitsNode(pv: KubeObject, node: string): boolean {
-  const terms = rec(rec(specOf(pv).nodeAffinity).required).nodeSelectorTerms as Json[] | undefined;
-  if (!terms?.length) return true;
-  return terms.some((t) =>
-    ((t.matchExpressions as Json[] | undefined) ?? []).every(
-      (e) => e.key !== 'kubernetes.io/hostname' || ((e.values as string[] | undefined) ?? []).includes(node),
-    ),
-  );
 }

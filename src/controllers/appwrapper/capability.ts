@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { type AppWrapper, AW_KIND, QUEUE_NAME_LABEL } from '../../apis/workload.codeflare.dev/v1beta2.ts';
-import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+import { type CapabilityDeclaration, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
 import { type AppWrapperConfigInput, configFromOperatorFile } from './config.ts';
-import { APPWRAPPER_CRD_FILE, appWrapperCrdManifests } from './crd.ts';
+import { APPWRAPPER_CRD_FILE } from './crd.ts';
 import { appWrapperExplain } from './explain.ts';
 import {
   appWrapperControllers,
@@ -32,7 +32,7 @@ export function readAppWrapperConfig(file: string): AppWrapperConfigInput {
  * `values.appwrapperWebhooks`: serve the defaulting/validating webhooks (embedded mode
  * registers them); `values.appwrapperConfig`: upstream's operator configuration.
  */
-export function appWrapperCapability(values: CapabilityValues = {}): Capability {
+export function appWrapperCapability(values: CapabilityValues = {}): CapabilityDeclaration {
   const opts = {
     webhooks: values.appwrapperWebhooks === true,
     config: values.appwrapperConfig as AppWrapperConfigInput | undefined,
@@ -59,7 +59,6 @@ export function appWrapperCapability(values: CapabilityValues = {}): Capability 
     explain: appWrapperExplain,
     controllers: appWrapperControllers(opts.config),
     crdFiles: [APPWRAPPER_CRD_FILE],
-    crds: appWrapperCrdManifests(),
     status: [
       {
         key: 'appWrappers',

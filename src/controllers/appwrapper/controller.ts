@@ -12,6 +12,7 @@ import {
   POD_KIND,
   type PodObject,
 } from '../../apis/workload.codeflare.dev/v1beta2.ts';
+import { keyOf, objectKey } from '../../kube/keys.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import {
   type ControllerDefinition,
@@ -64,7 +65,7 @@ const CACHED = new Set(CACHED_KINDS.map((k) => `${k.apiVersion}/${k.kind}`));
 
 const byOwner = (obj: KubeObject): string[] => {
   const v = obj.metadata.labels?.[AW_LABEL];
-  return v ? [`${obj.metadata.namespace ?? ''}/${v}`] : [];
+  return v ? [keyOf(obj.metadata.namespace, v)] : [];
 };
 
 export function appWrapperController(
@@ -73,28 +74,48 @@ export function appWrapperController(
   const config = resolveConfig(options);
   const written = new OwnWrites<AppWrapper>();
   const monitorNodes = config.autopilot.monitorNodes;
-  // Which AppWrappers have pods on which node (pod key → AppWrapper key, by node), kept from
-  // the pod watch, so that a node Autopilot relabels wakes exactly the AppWrappers on it.
-  const onNode = new Map<string, Map<string, string>>();
-  const podToNode = new Map<string, string>();
+  // Which AppWrappers have pods on which node, kept from the pod watch, so that a node
+  // Autopilot relabels wakes exactly the AppWrappers on it. A pod leaves it when it is
+  // deleted, loses its AppWrapper label or moves; a node leaves it with its last pod. (A map
+  // function is synchronous and sees no cache, so this is the watch's own index.)
+  const placed = new Map<string, { node: string; aw: string }>(); // pod key → where, whose
+  const onNode = new Map<string, Set<string>>(); // node → pod keys
   const byLabel = enqueueByLabel(AW_LABEL);
+  const unplace = (pod: string) => {
+    const was = placed.get(pod);
+    if (!was) return;
+    placed.delete(pod);
+    const pods = onNode.get(was.node);
+    pods?.delete(pod);
+    if (pods?.size === 0) onNode.delete(was.node);
+  };
   const trackPod: MapFunc = (obj, event) => {
-    const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
-    const was = podToNode.get(key);
+    const aws = byLabel(obj, event);
+    // An update maps the old object too (to wake its former AppWrapper): the new one says where the pod is.
+    if (obj !== event.obj) return aws;
+    const key = objectKey(obj);
     const node =
       event.type === 'delete' ? undefined : (obj.spec as { nodeName?: string } | undefined)?.nodeName;
-    const aw = byLabel(obj, event)?.[0];
-    if (was && was !== node) onNode.get(was)?.delete(key);
+    const aw = aws?.[0];
+    unplace(key);
     if (node && aw) {
-      let m = onNode.get(node);
-      if (!m) {
-        m = new Map();
-        onNode.set(node, m);
+      placed.set(key, { node, aw });
+      let pods = onNode.get(node);
+      if (!pods) {
+        pods = new Set();
+        onNode.set(node, pods);
       }
-      m.set(key, aw);
-      podToNode.set(key, node);
-    } else podToNode.delete(key);
-    return byLabel(obj, event);
+      pods.add(key);
+    }
+    return aws;
+  };
+  const awsOnNode = (node: string): string[] => {
+    const out = new Set<string>();
+    for (const pod of onNode.get(node) ?? []) {
+      const p = placed.get(pod);
+      if (p) out.add(p.aw);
+    }
+    return [...out];
   };
   const watches: WatchSpec[] = CACHED_KINDS.map((k) => ({
     ...k,
@@ -104,7 +125,7 @@ export function appWrapperController(
   if (monitorNodes) {
     watches.push({
       ...NODE_KIND,
-      map: (node) => [...new Set(onNode.get(node.metadata.name ?? '')?.values() ?? [])],
+      map: (node) => awsOnNode(node.metadata.name ?? ''),
       // Only a change of labels can change what Autopilot says about a node.
       predicates: [
         (e) => e.type !== 'update' || !e.old || !jsonEqual(e.old.metadata.labels, e.obj.metadata.labels),
@@ -162,7 +183,7 @@ export function appWrapperController(
 
 async function podsOf(ctx: ReconcileContext, aw: AppWrapper): Promise<PodObject[]> {
   const inf = await ctx.cache.informerFor<PodObject>(POD_KIND, { labelSelector: AW_LABEL });
-  return inf.store.byIndex(AW_OWNER_INDEX, `${aw.metadata.namespace ?? ''}/${aw.metadata.name ?? ''}`);
+  return inf.store.byIndex(AW_OWNER_INDEX, objectKey(aw));
 }
 
 /** The components, aligned with status.componentStatus: from the cache, else read live. */

@@ -1,13 +1,16 @@
 /** The offload capability (docs/architecture.md, "Adding a capability"). */
 
-import { type Capability, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { type CapabilityDeclaration, type CapabilityValues, EVENTS_RULE } from '../capability.ts';
+
 import { offloadExplain } from './explain.ts';
 import { OFFLOAD_FLAGS, offloadOptionsFrom } from './flags.ts';
 import { createOffload } from './index.ts';
 import * as OFFLOAD from './keys.ts';
 
-export function offloadCapability(values: CapabilityValues = {}): Capability {
-  const offload = createOffload(offloadOptionsFrom(values));
+/** `clock`: the manager's, for the provider and pending timers outside reconciles (a simulation's). */
+export function offloadCapability(values: CapabilityValues = {}, clock?: Clock): CapabilityDeclaration {
+  const offload = createOffload(offloadOptionsFrom(values), { clock });
   return {
     name: 'offload',
     summary: 'burst offloading of GPU Jobs to RunPod',
@@ -15,7 +18,6 @@ export function offloadCapability(values: CapabilityValues = {}): Capability {
     explain: offloadExplain,
     controllers: offload.controllers,
     crdFiles: [],
-    crds: [],
     // A role of its own, so that the default install never holds these rights; the virtual
     // node's heartbeat Lease is a Role in kube-node-lease beside it (node_lease_role.yaml).
     status: [

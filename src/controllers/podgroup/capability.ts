@@ -1,19 +1,18 @@
 /** The podgroup capability (docs/architecture.md, "Adding a capability"). */
 
 import { PODGROUP_KIND, type PodGroup } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
-import { type Capability, EVENTS_RULE } from '../capability.ts';
-import { PODGROUP_CRD_FILE, podGroupCrdManifests } from './crd.ts';
+import { type CapabilityDeclaration, EVENTS_RULE } from '../capability.ts';
+import { PODGROUP_CRD_FILE } from './crd.ts';
 import { podGroupExplain } from './explain.ts';
 import { podGroupControllers } from './index.ts';
 
-export function podGroupCapability(): Capability {
+export function podGroupCapability(): CapabilityDeclaration {
   return {
     name: 'podgroup',
     summary: 'gang readiness labels and PodGroup lifecycle status',
     explain: podGroupExplain,
     controllers: podGroupControllers(),
     crdFiles: [PODGROUP_CRD_FILE],
-    crds: podGroupCrdManifests(),
     status: [
       {
         key: 'podGroups',

@@ -23,13 +23,15 @@ import {
   type PodGroupPhase,
   type PodGroupStatus,
   type PodObject,
+  Reasons,
 } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
-import { rfc3339, withCondition } from '../../kube/conditions.ts';
+import { rfc3339, sameCondition, withCondition } from '../../kube/conditions.ts';
+import { keyOf } from '../../kube/keys.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { canonicalJson } from '../../lib/json.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
-import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
+import { nextPhase, type PhaseResult, type PreviousState, type Requirement, requirementOf } from './phase.ts';
 import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';
 
 export interface PodRef {
@@ -137,7 +139,7 @@ export function decide(input: GroupInput): Decision {
     });
   }
 
-  const t = tally(members, input.previous);
+  const t = tally(members, input.previous, input.name);
   const spec = podGroup?.spec;
   const minMember = validMinMember(spec?.minMember);
   const specProblem = specProblemOf(spec);
@@ -195,7 +197,7 @@ export function decide(input: GroupInput): Decision {
 
   // Status.
   const conditionsIn: PodGroupCondition[] = prevStatus?.conditions ?? [];
-  const conditions = computeConditions(conditionsIn, next, t, specProblem, conflicts, now);
+  const conditions = computeConditions(conditionsIn, next, t, req, specProblem, conflicts, now);
   const phaseChanged = prev?.phase !== next.phase;
   const stamp = rfc3339(now);
   const status: PodGroupStatus = {
@@ -274,7 +276,7 @@ function applyDeadlockPolicy(
   for (const peer of input.peers ?? []) {
     const restartedAt = Date.parse(peer.lastRestartTime ?? '');
     if (Number.isFinite(restartedAt) && nowMs - restartedAt < timeoutMs) {
-      decision.deferredTo = `${peer.namespace}/${peer.name}`;
+      decision.deferredTo = keyOf(peer.namespace, peer.name);
       decision.requeueAfterMs = minDefined(
         decision.requeueAfterMs,
         Math.max(1, restartedAt + timeoutMs - nowMs),
@@ -291,7 +293,7 @@ function applyDeadlockPolicy(
   const stuck = (input.peers ?? []).filter((p) => p.phase === 'Unschedulable');
   const victim = chooseVictim([self, ...stuck]);
   if (victim !== self) {
-    decision.deferredTo = `${victim.namespace}/${victim.name}`;
+    decision.deferredTo = keyOf(victim.namespace, victim.name);
     decision.requeueAfterMs = minDefined(decision.requeueAfterMs, DEFER_RECHECK_MS);
     return;
   }
@@ -342,8 +344,8 @@ export function chooseVictim<T extends PeerGroup>(groups: readonly T[]): T {
     const ta = Date.parse(a.creationTimestamp ?? '') || 0;
     const tb = Date.parse(b.creationTimestamp ?? '') || 0;
     if (ta !== tb) return tb - ta;
-    const ka = `${a.namespace}/${a.name}`;
-    const kb = `${b.namespace}/${b.name}`;
+    const ka = keyOf(a.namespace, a.name);
+    const kb = keyOf(b.namespace, b.name);
     return ka < kb ? 1 : ka > kb ? -1 : 0;
   });
   return sorted[0]!;
@@ -353,6 +355,7 @@ function computeConditions(
   current: readonly PodGroupCondition[],
   next: PhaseResult,
   t: Tally,
+  req: Requirement,
   specProblem: string | undefined,
   conflicts: readonly PodObject[],
   now: Date,
@@ -368,13 +371,18 @@ function computeConditions(
     reason: next.reason,
     message: next.message,
   });
+  // kube-batch's condition (Volcano's too): NotEnoughTasks while the gang lacks members,
+  // else NotEnoughResources; a gang scheduler's verdict is quoted as it is.
   set(
     t.unschedulable > 0
       ? {
           type: ConditionTypes.Unschedulable,
           status: 'True',
-          reason: 'NotEnoughResources',
-          message: `${t.unschedulable} of ${t.members.length} members cannot be scheduled: ${t.schedulerMessage ?? ''}`,
+          reason:
+            req.minMemberMode && t.live < req.required ? Reasons.NotEnoughTasks : Reasons.NotEnoughResources,
+          message:
+            t.gangVerdict ??
+            `${t.unschedulable} of ${t.members.length} members cannot be scheduled: ${t.schedulerMessage ?? ''}`,
         }
       : { type: ConditionTypes.Unschedulable, status: 'False', reason: 'Schedulable', message: '' },
   );
@@ -397,16 +405,6 @@ function computeConditions(
       : { type: ConditionTypes.MembershipConflict, status: 'False', reason: 'NoConflict', message: '' },
   );
   return list;
-}
-
-function sameCondition(
-  a: readonly PodGroupCondition[],
-  b: readonly PodGroupCondition[],
-  type: string,
-): boolean {
-  const x = a.find((c) => c.type === type);
-  const y = b.find((c) => c.type === type);
-  return x?.status === y?.status && x?.reason === y?.reason && x?.message === y?.message;
 }
 
 /** Equal apart from lastProbeTime, which moves only when something else does. */

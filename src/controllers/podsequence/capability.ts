@@ -2,12 +2,12 @@
 
 import { PODSEQUENCE, type PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import {
-  type Capability,
+  type CapabilityDeclaration,
   type CapabilityExplain,
   type CapabilityValues,
   EVENTS_RULE,
 } from '../capability.ts';
-import { PODSEQUENCE_CRD_FILE, podSequenceCrd } from './crd.ts';
+import { PODSEQUENCE_CRD_FILE } from './crd.ts';
 import { explainPod, explainSequence } from './explain.ts';
 import {
   podSequenceControllers,
@@ -57,7 +57,7 @@ const podSequenceExplain: CapabilityExplain = {
 };
 
 /** `values.podsequenceMode`: `--podsequence-mode`. */
-export function podSequenceCapability(values: CapabilityValues = {}): Capability {
+export function podSequenceCapability(values: CapabilityValues = {}): CapabilityDeclaration {
   const opts: PodSequenceOptions = values.podsequenceMode
     ? { mode: values.podsequenceMode as PodSequenceMode }
     : {};
@@ -75,7 +75,6 @@ export function podSequenceCapability(values: CapabilityValues = {}): Capability
     explain: podSequenceExplain,
     controllers: podSequenceControllers(opts),
     crdFiles: [PODSEQUENCE_CRD_FILE],
-    crds: [podSequenceCrd],
     // Lite mode's rights; full mode adds config/overlays/full/podsequence_full_role.yaml.
     status: [
       {

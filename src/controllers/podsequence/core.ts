@@ -16,6 +16,7 @@
  * the decision: group-facts.ts and decision-memo.ts.
  */
 
+import { objectKey } from '../../kube/keys.ts';
 import { taintChanges } from './checks.ts';
 import { decideCluster } from './cluster-scope.ts';
 import { withEvents } from './events.ts';
@@ -46,7 +47,7 @@ export function decideReleases(input: CoreInput): Decision {
     seq,
     spec,
     n: spec.groups.length,
-    key: `${seq.metadata.namespace ?? ''}/${seq.metadata.name ?? ''}`,
+    key: objectKey(seq),
     prev: seq.status ?? {},
     released: new Set(),
   };

@@ -13,7 +13,9 @@ export function withEvents(ctx: Ctx, facts: PlanFacts, nodesAdvanced?: ReadonlyM
     ...facts,
     releaseEvents: released,
     statusEvents: transitions,
-    events: [...released, ...transitions],
+    get events() {
+      return [...released, ...transitions];
+    },
   };
 }
 

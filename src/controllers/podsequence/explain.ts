@@ -5,6 +5,7 @@
 
 import type { PodSequence } from '../../apis/scheduling.example.com/v1alpha1.ts';
 import { formatGoDuration } from '../../kube/duration.ts';
+import { objectKey } from '../../kube/keys.ts';
 import { realClock } from '../../lib/clock.ts';
 import { type CoreInput, decide, type Plan } from './core.ts';
 import { type Membership, trackerOf } from './membership.ts';
@@ -29,11 +30,11 @@ export interface ExplainInput {
 /** The plan, and the membership it was made on (undefined for an invalid sequence). */
 function planFor(input: ExplainInput): { plan: Plan; membership?: Membership } {
   const options = resolveOptions(input.options);
-  const key = `${input.seq.metadata.namespace}/${input.seq.metadata.name}`;
+  const key = objectKey(input.seq);
   const others = (input.sequences ?? [])
-    .filter((s) => `${s.metadata.namespace}/${s.metadata.name}` !== key)
+    .filter((s) => objectKey(s) !== key)
     .map((s) => ({
-      key: `${s.metadata.namespace}/${s.metadata.name}`,
+      key: objectKey(s),
       spec: resolveSpec(s, options.defaultGateName),
     }));
   const spec = resolveSpec(input.seq, options.defaultGateName);

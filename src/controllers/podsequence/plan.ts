@@ -86,8 +86,11 @@ export interface Plan {
   releases: Release[];
   taints: TaintChange[];
   status: PodSequenceStatus;
-  /** Every event of this plan: `releaseEvents` then `statusEvents`. */
-  events: CoreEvent[];
+  /**
+   * Every event of this plan, `releaseEvents` then `statusEvents`, joined when read (by
+   * tests and tools: the controller records the two at different moments).
+   */
+  readonly events: CoreEvent[];
   /** The releases this plan sends, by group: recorded when they are sent. */
   releaseEvents: CoreEvent[];
   /**

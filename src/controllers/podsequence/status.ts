@@ -5,7 +5,7 @@ import type {
   Phase,
   PodSequenceStatus,
 } from '../../apis/scheduling.example.com/v1alpha1.ts';
-import { type Condition, withCondition } from '../../kube/conditions.ts';
+import { type Condition, sameCondition, withCondition } from '../../kube/conditions.ts';
 import type { Inbound } from './decision-memo.ts';
 import type { Pod } from './objects.ts';
 import { type Ctx, listNames, type NodeView, notDoneDetail } from './plan.ts';
@@ -172,7 +172,7 @@ export function nodeStatus(ctx: Ctx, v: NodeView, prev: NodeSequenceStatus | und
     prev.currentIndex === index &&
     prev.readyPodsInCurrentGroup === ready &&
     prev.phase === v.phase &&
-    sameCondition(prev.conditions, cond)
+    sameCondition(prev.conditions, [cond], cond.type)
   ) {
     return prev;
   }
@@ -183,10 +183,4 @@ export function nodeStatus(ctx: Ctx, v: NodeView, prev: NodeSequenceStatus | und
     phase: v.phase,
     conditions: withCondition(prev?.conditions ?? [], cond, ctx.input.now).conditions,
   };
-}
-
-/** `cond` is in `list` as it is (setting it would change nothing). */
-export function sameCondition(list: readonly Condition[] | undefined, cond: Condition): boolean {
-  const c = (list ?? []).find((x) => x.type === cond.type);
-  return !!c && c.status === cond.status && c.reason === cond.reason && c.message === cond.message;
 }

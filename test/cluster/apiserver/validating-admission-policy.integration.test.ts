@@ -123,5 +123,110 @@ describe('ValidatingAdmissionPolicy', () => {
     ]);
     const warned = await t.kubectl(['apply', '-f', '-'], deployment('app-huge', 7));
     assert.match(warned.stdout, /deployment.apps\/app-huge created/);
+    assert.match(
+      warned.stderr,
+      /Warning: Validation failed for ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit-default': replicas must be at most 3/,
+    );
+  });
+
+  test('paramRef.selector: every matching param is checked; none found follows parameterNotFoundAction', async () => {
+    await t.kubectl(['create', 'namespace', 'sel']);
+    await t.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: entry-limit}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+    objectSelector: {matchLabels: {role: app}}
+  validations:
+  - expression: "size(object.data) <= int(params.data.max)"
+    messageExpression: "'at most ' + params.data.max + ' entries (' + params.metadata.name + ')'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: entry-limit-sel}
+spec:
+  policyName: entry-limit
+  validationActions: [Deny]
+  paramRef: {namespace: sel, selector: {matchLabels: {limits: "yes"}}, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: sel}}
+`,
+    );
+    const app = (name: string, n: number) =>
+      `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}","namespace":"sel","labels":{"role":"app"}},"data":{${Array.from({ length: n }, (_, i) => `"k${i}":"v"`).join(',')}}}`;
+    const none = await t.kubectlResult(['create', '-f', '-'], app('a', 1));
+    assert.match(none.stderr, /no params found for policy binding with `Deny` parameterNotFoundAction/);
+    await t.kubectl(['create', 'configmap', 'loose', '-n', 'sel', '--from-literal=max=5']);
+    await t.kubectl(['create', 'configmap', 'tight', '-n', 'sel', '--from-literal=max=1']);
+    await t.kubectl(['label', 'configmap', 'loose', 'tight', '-n', 'sel', 'limits=yes']);
+    const two = await t.kubectlResult(['create', '-f', '-'], app('b', 2));
+    assert.match(two.stderr, /denied request: at most 1 entries \(tight\)/);
+    assert.match((await t.kubectl(['create', '-f', '-'], app('c', 1))).stdout, /configmap\/c created/);
+  });
+
+  test('authorizer: checks for the request user, requestResource and serviceAccount', async () => {
+    await t.kubectl(['create', 'namespace', 'authz']);
+    await t.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: secret-readers}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  validations:
+  - expression: "authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()"
+    messageExpression: "'only secret readers: ' + string(authorizer.requestResource.check('create').allowed()) + ' ' + string(authorizer.serviceAccount('authz', 'reader').group('').resource('secrets').namespace('authz').check('list').allowed())"
+  - expression: "!authorizer.path('/healthz').check('get').errored()"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: secret-readers}
+spec:
+  policyName: secret-readers
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: authz}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: read-secrets, namespace: authz}
+rules: [{apiGroups: [""], resources: [secrets], verbs: [list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader, namespace: authz}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: read-secrets}
+subjects: [{kind: ServiceAccount, name: reader, namespace: authz}]
+`,
+    );
+    // The admin (system:masters) may list secrets.
+    await t.kubectl(['create', 'configmap', 'by-admin', '-n', 'authz']);
+    const bot = await t.kubectlResult([
+      'create',
+      'configmap',
+      'by-bot',
+      '-n',
+      'authz',
+      '--as=system:serviceaccount:authz:bot',
+    ]);
+    assert.notEqual(bot.code, 0);
+    // The bot may not list secrets nor create configmaps (RBAC); the reader may list them.
+    assert.match(bot.stderr, /denied request: only secret readers: false true/);
+    const reader = await t.kubectl([
+      'create',
+      'configmap',
+      'by-reader',
+      '-n',
+      'authz',
+      '--as=system:serviceaccount:authz:reader',
+    ]);
+    assert.match(reader.stdout, /configmap\/by-reader created/);
   });
 });

@@ -61,12 +61,28 @@ const zoneB = { name: 'b1', labels: { 'topology.kubernetes.io/zone': 'b', 'kuber
 describe('VolumeBinding PreFilter', () => {
   test('a pod without claims is skipped', () => {
     assert.deepEqual(volumePreFilter(pod(), lookup({})), { kind: 'skip' });
-    // Generic ephemeral volumes: no controller makes their claims here, so they are not checked.
+  });
+  test("a generic ephemeral volume's claim <pod>-<volume> must exist and be the pod's", () => {
     const eph = pod();
     (eph.spec as { volumes: unknown[] }).volumes = [
       { name: 'tmp', ephemeral: { volumeClaimTemplate: { spec: {} } } },
     ];
-    assert.deepEqual(volumePreFilter(eph, lookup({})), { kind: 'skip' });
+    assert.deepEqual(volumePreFilter(eph, lookup({})), {
+      kind: 'reject',
+      message: 'persistentvolumeclaim "p-tmp" not found',
+    });
+    const foreign = claim('p-tmp', { volumeName: 'pv1' });
+    assert.deepEqual(volumePreFilter(eph, lookup({ claims: [foreign] })), {
+      kind: 'reject',
+      message: 'PVC default/p-tmp was not created for pod default/p (pod is not owner)',
+    });
+    const owned = claim(
+      'p-tmp',
+      { volumeName: 'pv1' },
+      { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'p1', controller: true }] },
+    );
+    const res = volumePreFilter(eph, lookup({ claims: [owned] }));
+    assert.notEqual(res.kind, 'reject');
   });
   test('a missing claim, a claim being deleted, an unbound Immediate claim are rejected with upstream wording', () => {
     assert.deepEqual(volumePreFilter(pod('x'), lookup({})), {

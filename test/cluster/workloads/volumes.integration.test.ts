@@ -149,6 +149,48 @@ spec:
     }
   });
 
+  test('a generic ephemeral volume gets its claim <pod>-<volume>, owned by the pod and gone with it', async () => {
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: Pod
+metadata: {name: scratch, namespace: default}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    volumeMounts: [{name: work, mountPath: /work}]
+  volumes:
+  - name: work
+    ephemeral:
+      volumeClaimTemplate:
+        metadata: {labels: {kind: scratch}}
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`,
+    );
+    const core = c.kc.makeApiClient(CoreV1Api);
+    await waitFor(
+      'pod running',
+      async () =>
+        (await core.readNamespacedPod({ name: 'scratch', namespace: 'default' })).status?.phase === 'Running',
+    );
+    const pvc = await core.readNamespacedPersistentVolumeClaim({
+      name: 'scratch-work',
+      namespace: 'default',
+    });
+    assert.equal(pvc.status?.phase, 'Bound', 'the default WaitForFirstConsumer class bound it for the pod');
+    assert.equal(pvc.metadata?.labels?.kind, 'scratch');
+    const owner = pvc.metadata?.ownerReferences?.[0];
+    assert.equal(owner?.kind, 'Pod');
+    assert.equal(owner?.name, 'scratch');
+    assert.equal(owner?.controller, true);
+    await c.kubectl(['delete', 'pod', 'scratch', '--wait=false']);
+    await waitFor('claim collected with its pod', async () => {
+      const r = await c.kubectlResult(['get', 'pvc', 'scratch-work']);
+      return r.code !== 0 && /not found/.test(r.stderr);
+    });
+  });
+
   test('a WaitForFirstConsumer claim without a pod waits, with the upstream event', async () => {
     await c.kubectl(
       ['apply', '-f', '-'],

@@ -8,18 +8,22 @@
  * binding 'b' denied request: failed expression: …`); `Warn` and `Audit` do not refuse.
  * An expression that errors follows the policy's failurePolicy (Fail by default).
  */
-import { isCelError, parse, plan } from '@bufbuild/cel';
+
+import { type CelEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import type { LabelSelectorObject } from '../../../kube/labels.ts';
+import { recordOf as rec } from '../../../lib/json.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
-import { ruleEnv } from '../crd/cel/library.ts';
+import { Authorizer } from '../auth/rbac.ts';
+import { labelSelectorString } from '../builtin/selector.ts';
+import { ruleEnvWith } from '../crd/cel/library.ts';
 import { toCel } from '../crd/cel/values.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
 import { Lister } from './listers.ts';
+import { authorizerFor, authorizerLibrary } from './policy-authorizer.ts';
 import { rulesMatch, selectorsMatch } from './webhooks.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const list = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 interface MatchResources {
@@ -31,31 +35,38 @@ interface MatchResources {
 
 type Program = (bindings: Record<string, unknown>) => unknown;
 
-/** Compiled expressions, by source (policies change rarely; sources repeat). */
-const compiled = new Map<string, Program | Error>();
+/** Expressions compiled in one environment, by source (policies change rarely; sources repeat). */
+class Compiler {
+  private readonly env: CelEnv;
+  private readonly compiled = new Map<string, Program | Error>();
 
-function compile(source: string): Program | Error {
-  let p = compiled.get(source);
-  if (!p) {
-    try {
-      p = plan(ruleEnv(), parse(source)) as unknown as Program;
-    } catch (err) {
-      p = err instanceof Error ? err : new Error(String(err));
-    }
-    compiled.set(source, p);
+  constructor(env: CelEnv) {
+    this.env = env;
   }
-  return p;
-}
 
-/** Evaluates one expression; an Error when it does not compile or fails. */
-function evaluate(source: string, bindings: Record<string, unknown>): unknown {
-  const p = compile(source);
-  if (p instanceof Error) return p;
-  try {
-    const r = p(bindings);
-    return isCelError(r) ? new Error(String((r as { message?: string }).message ?? r)) : r;
-  } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
+  private compile(source: string): Program | Error {
+    let p = this.compiled.get(source);
+    if (!p) {
+      try {
+        p = plan(this.env, parse(source)) as unknown as Program;
+      } catch (err) {
+        p = err instanceof Error ? err : new Error(String(err));
+      }
+      this.compiled.set(source, p);
+    }
+    return p;
+  }
+
+  /** Evaluates one expression; an Error when it does not compile or fails. */
+  evaluate(source: string, bindings: Record<string, unknown>): unknown {
+    const p = this.compile(source);
+    if (p instanceof Error) return p;
+    try {
+      const r = p(bindings);
+      return isCelError(r) ? new Error(String((r as { message?: string }).message ?? r)) : r;
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
   }
 }
 
@@ -88,10 +99,17 @@ function denied(req: AdmissionRequest, message: string, reason: string): ApiErro
   });
 }
 
+/** One failed validation (or expression error under failurePolicy Fail). */
+interface Decision {
+  message: string;
+  reason: string;
+}
+
 export class PolicyAdmission {
   private readonly api: Api;
   /** Informers of the policies and bindings: read per request, decoded once per change. */
   private readonly listers: Record<string, Lister>;
+  private readonly cel: Compiler;
 
   constructor(api: Api) {
     this.api = api;
@@ -100,6 +118,7 @@ export class PolicyAdmission {
       validatingadmissionpolicies: lister('validatingadmissionpolicies'),
       validatingadmissionpolicybindings: lister('validatingadmissionpolicybindings'),
     };
+    this.cel = new Compiler(ruleEnvWith(authorizerLibrary(new Authorizer(api))));
   }
 
   private all(resource: string): readonly KubeObject[] {
@@ -127,21 +146,41 @@ export class PolicyAdmission {
     }
   }
 
+  /**
+   * The binding's decisions, then its validationActions applied to each as the dispatcher
+   * does: `Warn` adds a `Warning` header per failure, `Deny` refuses with the first one,
+   * `Audit` has no audit log to go to.
+   */
   private run(req: AdmissionRequest, policy: KubeObject, binding: KubeObject): void {
-    const pspec = rec(policy.spec);
-    const bspec = rec(binding.spec);
-    const actions = (bspec.validationActions as string[] | undefined) ?? [];
-    const failClosed = (pspec.failurePolicy ?? 'Fail') === 'Fail';
+    const actions = (rec(binding.spec).validationActions as string[] | undefined) ?? [];
     const header = `ValidatingAdmissionPolicy '${policy.metadata.name}' with binding '${binding.metadata.name}' denied request`;
-    const params = this.params(pspec, bspec, req, header);
-    if (params instanceof ApiError) throw params;
+    const params = this.params(rec(policy.spec), rec(binding.spec), req);
+    const decisions: Decision[] = [];
+    if (params instanceof Error) decisions.push({ message: params.message, reason: 'Invalid' });
+    else for (const p of params) decisions.push(...this.decide(req, policy, p));
+    if (decisions.length === 0) return;
+    if (actions.includes('Warn')) {
+      for (const d of decisions) {
+        req.warnings?.push(
+          `Validation failed for ValidatingAdmissionPolicy '${policy.metadata.name}' with binding '${binding.metadata.name}': ${d.message}`,
+        );
+      }
+    }
+    if (actions.includes('Deny'))
+      throw denied(req, `${header}: ${decisions[0]!.message}`, decisions[0]!.reason);
+  }
+
+  /** The failed validations of one policy for one parameter object (null without params). */
+  private decide(req: AdmissionRequest, policy: KubeObject, params: KubeObject | null): Decision[] {
+    const pspec = rec(policy.spec);
+    const failClosed = (pspec.failurePolicy ?? 'Fail') === 'Fail';
     const nsRt = this.api.registry.get('', 'v1', 'namespaces')!;
     const ns = req.namespace ? this.api.tryGet(nsRt, '', req.namespace) : undefined;
     const vars = new Map<string, unknown>();
     const bindings: Record<string, unknown> = {
       object: toCel(req.object ?? null, undefined),
       oldObject: toCel(req.oldObject ?? null, undefined),
-      params: toCel(params ?? null, undefined),
+      params: toCel(params, undefined),
       namespaceObject: toCel(ns ?? null, undefined),
       request: toCel(
         {
@@ -156,28 +195,35 @@ export class PolicyAdmission {
         },
         undefined,
       ),
+      authorizer: authorizerFor(req.user, req.groups, {
+        group: req.rt.group,
+        resource: req.rt.resource,
+        subresource: req.subresource,
+        namespace: req.namespace,
+        name: req.name,
+      }),
       variables: vars,
     };
-    const fail = (message: string) => {
-      if (actions.includes('Deny')) throw denied(req, `${header}: ${message}`, 'Invalid');
-    };
+    const evaluate = (source: string) => this.cel.evaluate(source, bindings);
+    const errored = (expression: unknown, r: Error): Decision[] =>
+      failClosed
+        ? [{ message: `expression '${expression}' resulted in error: ${r.message}`, reason: 'Invalid' }]
+        : [];
     for (const v of list(pspec.variables)) {
-      const r = evaluate(String(v.expression ?? ''), bindings);
+      const r = evaluate(String(v.expression ?? ''));
       vars.set(String(v.name), r instanceof Error ? null : r);
     }
     for (const c of list(pspec.matchConditions)) {
-      const r = evaluate(String(c.expression ?? ''), bindings);
-      if (r instanceof Error) {
-        if (failClosed) fail(`expression '${c.expression}' resulted in error: ${r.message}`);
-        return;
-      }
-      if (r !== true) return;
+      const r = evaluate(String(c.expression ?? ''));
+      if (r instanceof Error) return errored(c.expression, r);
+      if (r !== true) return [];
     }
+    const out: Decision[] = [];
     for (const v of list(pspec.validations)) {
       const expression = String(v.expression ?? '');
-      const r = evaluate(expression, bindings);
+      const r = evaluate(expression);
       if (r instanceof Error) {
-        if (failClosed) fail(`expression '${expression}' resulted in error: ${r.message}`);
+        out.push(...errored(expression, r));
         continue;
       }
       if (r === true) continue;
@@ -186,37 +232,46 @@ export class PolicyAdmission {
           ? v.message.trim()
           : `failed expression: ${expression}`;
       if (typeof v.messageExpression === 'string') {
-        const m = evaluate(v.messageExpression, bindings);
+        const m = evaluate(v.messageExpression);
         if (typeof m === 'string' && m.trim()) message = m.trim();
       }
-      if (!actions.includes('Deny')) continue;
-      const reason = typeof v.reason === 'string' ? v.reason : 'Invalid';
-      throw denied(req, `${header}: ${message}`, reason);
+      out.push({ message, reason: typeof v.reason === 'string' ? v.reason : 'Invalid' });
     }
+    return out;
   }
 
-  /** The binding's parameter object, or the Deny answer for a missing one. */
-  private params(
-    pspec: Json,
-    bspec: Json,
-    req: AdmissionRequest,
-    header: string,
-  ): KubeObject | undefined | ApiError {
+  /**
+   * The parameter objects the binding's paramRef names (collectParams): one by `name`, or every
+   * one its `selector` matches, in `namespace` (the request's for namespaced params when unset);
+   * none found answers per `parameterNotFoundAction`. [null] when the policy takes no params.
+   */
+  private params(pspec: Json, bspec: Json, req: AdmissionRequest): (KubeObject | null)[] | Error {
     const kind = rec(pspec.paramKind);
     const ref = rec(bspec.paramRef);
-    if (!pspec.paramKind || !bspec.paramRef) return undefined;
+    if (!pspec.paramKind || !bspec.paramRef) return [null];
     const [group, version] = String(kind.apiVersion ?? '').includes('/')
       ? String(kind.apiVersion).split('/')
       : ['', String(kind.apiVersion ?? '')];
     const rt = this.api.registry.byKind(group ?? '', version ?? '', String(kind.kind ?? ''));
-    const ns = rt?.namespaced ? String(ref.namespace ?? req.namespace) : '';
-    const found = rt && typeof ref.name === 'string' ? this.api.tryGet(rt, ns, ref.name) : undefined;
-    if (found) return found;
-    if ((ref.parameterNotFoundAction ?? 'Deny') === 'Allow') return undefined;
-    return denied(
-      req,
-      `${header}: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`,
-      'Invalid',
+    if (!rt)
+      return new Error(
+        `failed to configure binding: failed to find resource referenced by paramKind: '${kind.apiVersion}, Kind=${kind.kind}'`,
+      );
+    const ns = rt.namespaced ? String(ref.namespace || req.namespace) : '';
+    let found: KubeObject[] = [];
+    if (typeof ref.name === 'string' && ref.name) {
+      const one = this.api.tryGet(rt, ns, ref.name);
+      if (one) found = [one];
+    } else if (ref.selector) {
+      const selector = labelSelectorString(ref.selector as LabelSelectorObject);
+      found = this.api
+        .list(rt, rt.namespaced ? ns : undefined, { labelSelector: selector })
+        .records.map((r) => this.api.decode(rt, r));
+    }
+    if (found.length) return found;
+    if ((ref.parameterNotFoundAction ?? 'Deny') === 'Allow') return [];
+    return new Error(
+      'failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction',
     );
   }
 }

@@ -3,10 +3,11 @@
  * HTTPS with AdmissionReview v1, as kube-apiserver does (rules, namespaceSelector,
  * objectSelector, failurePolicy, timeoutSeconds, JSONPatch responses).
  */
-import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import fastJsonPatch from 'fast-json-patch';
 import { type LabelSelectorObject, selectorFromObject } from '../../../kube/labels.ts';
+import { holdClock } from '../../../lib/clock.ts';
+import { randomUUID } from '../../../lib/random.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ApiError, errors, type StatusObject } from '../errors.ts';
 import type { StoredRecord } from '../store.ts';
@@ -137,6 +138,17 @@ export class WebhookAdmission {
   }
 
   private async call(h: Webhook, req: AdmissionRequest): Promise<AdmissionResponse | undefined> {
+    // A write the server makes on its own (no request or client holding the clock) must not
+    // let virtual time move while the webhook answers.
+    const release = holdClock(this.api.clock, `apiserver webhook ${h.name}`);
+    try {
+      return await this.callOnce(h, req);
+    } finally {
+      release();
+    }
+  }
+
+  private async callOnce(h: Webhook, req: AdmissionRequest): Promise<AdmissionResponse | undefined> {
     const uid = randomUUID();
     const review = {
       apiVersion: 'admission.k8s.io/v1',

@@ -3,7 +3,7 @@
  * `/status`, generation on create, and small typed accessors over loose JSON objects.
  */
 
-import { clone, isObject } from '../../../lib/json.ts';
+import { arrayOf, clone, isObject, recordOf, stringOf as str } from '../../../lib/json.ts';
 import type { KubeObject, ObjectMeta, RequestContext, TableColumn } from '../types.ts';
 
 export type Json = Record<string, unknown>;
@@ -17,17 +17,8 @@ export function ensureRecord(obj: Json, key: string): Json {
   return fresh;
 }
 
-export function recordOf(v: unknown): Json {
-  return isObject(v) ? v : {};
-}
-
-export function arrayOf<T = Json>(v: unknown): T[] {
-  return Array.isArray(v) ? (v as T[]) : [];
-}
-
-export function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
+// The shelf's readers of loosely typed objects, under the names this folder uses.
+export { arrayOf, recordOf, str };
 
 export function num(v: unknown, fallback = 0): number {
   return typeof v === 'number' ? v : fallback;

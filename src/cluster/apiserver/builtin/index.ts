@@ -76,6 +76,8 @@ export interface BuiltinOptions {
   serviceHooks?: StoreHooks;
   /** Behaviour added to catalog kinds, keyed `group/version/resource`. */
   catalog?: Record<string, Partial<CatalogEntry>>;
+  /** The server's time, for what strategies stamp (a pod's PodScheduled condition on create). */
+  now?: () => Date;
 }
 
 /**
@@ -118,7 +120,7 @@ export function builtinResourceTypes(opts: BuiltinOptions = {}): ResourceType[] 
         'proxy',
         'ephemeralcontainers',
       ],
-      strategy: podStrategy(),
+      strategy: podStrategy(opts.now),
     }),
     rt({
       group: '',

@@ -6,6 +6,7 @@
  */
 
 import { intToIpv4, parseIPv4CIDR } from '../../../kube/ipv4.ts';
+import { random } from '../../../lib/random.ts';
 
 export type AllocationFailure = 'taken' | 'out-of-range';
 
@@ -49,7 +50,7 @@ export class IntRange {
 
   private scan(lo: number, hi: number): number | undefined {
     const n = hi - lo;
-    const start = Math.floor(Math.random() * n);
+    const start = Math.floor(random() * n);
     for (let i = 0; i < n; i++) {
       const v = this.first + lo + ((start + i) % n);
       if (!this.used.has(v)) {

@@ -6,6 +6,8 @@
  * negotiation and the verbs; the codecs and helpers are beside it in http/.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { random } from '../../../lib/random.ts';
+import { SHARED_CLOCK_HEADER, SHARED_CLOCK_KEY } from '../../../lib/virtual-clock.ts';
 import type { Api, DeleteOptions, FieldValidation, ListOptions, WatchOptions, WriteOptions } from '../api.ts';
 import { qr } from '../api.ts';
 import type { Authenticator, UserInfo } from '../auth/authn.ts';
@@ -77,10 +79,35 @@ export interface HandlerDeps {
   podExec?: PodExec;
 }
 
+/**
+ * A virtual clock stands still while a request is served (released when the response is
+ * written, or once a watch is established); keyed by response so a watch can release early.
+ */
+const requestHolds = new WeakMap<ServerResponse, () => void>();
+
+let watches = 0;
+
+/** What a subresource handler gets: the request, its parsed path and the caller. */
+export interface SubresourceContext {
+  deps: HandlerDeps;
+  req: IncomingMessage;
+  res: ServerResponse;
+  p: ResourcePath;
+  q: URLSearchParams;
+  method: string;
+  user: UserInfo;
+}
+
 export function createHandler(deps: HandlerDeps) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'http://localhost');
+    const clock = deps.api.clock;
+    if (clock.hold) {
+      const release = clock.hold(`apiserver ${req.method} ${url.pathname}`);
+      requestHolds.set(res, release);
+      res.on('close', release);
+    }
     const labels = { verb: 'GET', group: '', version: '', resource: '', subresource: '', code: '0' };
     if (deps.api.store.durable) holdUntilDurable(res, deps.api.store);
     res.on('finish', () => {
@@ -459,6 +486,7 @@ function serveWatch(
       );
       headersSent = true;
     }
+    if (clockKey) clock.busy?.(clockKey, 1);
     const ok = res.write(`{"type":"${type}","object":${objectJson}}\n`);
     // A watcher that cannot keep up is closed, as kube-apiserver does, rather than
     // buffering without bound; the client relists or resumes.
@@ -469,6 +497,14 @@ function serveWatch(
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Transfer-Encoding', 'chunked');
   res.statusCode = 200;
+  // A client sharing the server's virtual clock acknowledges each event it has handled:
+  // until then the event counts as work in flight and time stands still.
+  const clock = deps.api.clock;
+  const clockKey =
+    clock.id !== undefined && req.headers[SHARED_CLOCK_HEADER] === clock.id
+      ? `watch ${++watches}`
+      : undefined;
+  if (clockKey) res.setHeader(SHARED_CLOCK_KEY, clockKey);
   let cancel: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   let bookmarkTimer: NodeJS.Timeout | undefined;
@@ -480,6 +516,8 @@ function serveWatch(
     clearTimeout(timer);
     clearInterval(bookmarkTimer);
     deps.faults.untrackWatch(stopNow);
+    // Events still unread when the stream ends will never be acknowledged.
+    if (clockKey) clock.clear?.(clockKey);
     res.end();
   };
   const stopNow = () => stop('fault');
@@ -496,8 +534,10 @@ function serveWatch(
     return;
   }
   res.flushHeaders();
+  // Established: what follows is counted per event, not as one long request.
+  requestHolds.get(res)?.();
   const timeout = queryInt64(q, 'timeoutSeconds') ?? 0;
-  const limitMs = timeout > 0 ? timeout * 1000 : (1800 + Math.random() * 1800) * 1000;
+  const limitMs = timeout > 0 ? timeout * 1000 : (1800 + random() * 1800) * 1000;
   timer = setTimeout(() => stop('timeout'), limitMs);
   if (opts.allowWatchBookmarks) {
     bookmarkTimer = setInterval(() => {

@@ -18,23 +18,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { UserInfo } from '../auth/authn.ts';
 import { arrayOf, recordOf, str } from '../builtin/common.ts';
 import { ApiError, errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
-import type { HandlerDeps } from './handler.ts';
+import type { SubresourceContext } from './handler.ts';
 import { chooseContainer, containerStatus } from './pod-log-token.ts';
-import type { ResourcePath } from './router.ts';
-
-interface SubContext {
-  deps: HandlerDeps;
-  req: IncomingMessage;
-  res: ServerResponse;
-  p: ResourcePath;
-  q: URLSearchParams;
-  method: string;
-  user: UserInfo;
-}
 
 /** What a simulated container process gets: its streams and a signal for the client going away. */
 export interface ExecIO {
@@ -85,7 +73,7 @@ interface StreamRequest {
 }
 
 /** The checks kube-apiserver makes before it proxies to the kubelet, and the kubelet's own. */
-function checkStreamRequest(c: SubContext, sub: 'exec' | 'attach'): StreamRequest {
+function checkStreamRequest(c: SubresourceContext, sub: 'exec' | 'attach'): StreamRequest {
   const { deps, p, q, method } = c;
   if (method !== 'GET' && method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: `pods/${sub}` });
@@ -123,7 +111,7 @@ function refusePlain(res: ServerResponse, code: number, text: string): void {
 }
 
 /** Upgrades to a WebSocket, or says why not; the caller has checked the request. */
-function upgrade(c: SubContext, run: (ws: WebSocket, protocol: string) => void): void {
+function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) => void): void {
   const { req, res } = c;
   const kind = String(req.headers.upgrade ?? '').toLowerCase();
   if (kind !== 'websocket') {
@@ -226,7 +214,7 @@ function execIO(s: ChannelSession, r: StreamRequest): ExecIO {
 }
 
 /** GET/POST pods/<name>/exec: runs the command in the simulated container. */
-export async function servePodExec(c: SubContext): Promise<void> {
+export async function servePodExec(c: SubresourceContext): Promise<void> {
   const r = checkStreamRequest(c, 'exec');
   const notRunning = runningContainer(r);
   if (notRunning) return refusePlain(c.res, 404, notRunning);
@@ -270,7 +258,7 @@ const ATTACH_POLL_MS = 1000;
  * A container whose process is a shell and that is attached with stdin (`kubectl debug -it`,
  * `kubectl attach -it`) gets the simulated shell instead, so the session is usable.
  */
-export async function servePodAttach(c: SubContext): Promise<void> {
+export async function servePodAttach(c: SubresourceContext): Promise<void> {
   const r = checkStreamRequest(c, 'attach');
   const notRunning = runningContainer(r);
   if (notRunning) return refusePlain(c.res, 404, notRunning);
@@ -314,7 +302,7 @@ export async function servePodAttach(c: SubContext): Promise<void> {
  * port-forward protocol is SPDY (tunnelled in a WebSocket since 1.31), which is not served; the
  * request is checked as kube-apiserver checks it and then refused with that reason.
  */
-export async function servePodPortForward(c: SubContext): Promise<void> {
+export async function servePodPortForward(c: SubresourceContext): Promise<void> {
   const { deps, p, method } = c;
   if (method !== 'GET' && method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/portforward' });

@@ -3,6 +3,7 @@
  * CRD's resources as soon as it is stored, reporting NamesAccepted/Established, and on
  * deletion removing every custom object before the CRD itself goes.
  */
+import { holdClock } from '../../../lib/clock.ts';
 import type { Api } from '../api.ts';
 import {
   type CustomResourceDefinition,
@@ -48,8 +49,14 @@ export class CrdLifecycle {
       return;
     }
     this.serve(crd);
-    if (type === 'ADDED') setImmediate(() => void this.accept(name));
-    if (crd.metadata.deletionTimestamp) setImmediate(() => void this.cleanup(name));
+    // Work due now holds a virtual clock until done: a CRD is Established at once.
+    if (type === 'ADDED') this.soon(() => this.accept(name));
+    if (crd.metadata.deletionTimestamp) this.soon(() => this.cleanup(name));
+  }
+
+  private soon(work: () => Promise<void>): void {
+    const release = holdClock(this.api.clock, 'apiserver CRD lifecycle');
+    setImmediate(() => void work().finally(release));
   }
 
   stop(): void {
@@ -100,7 +107,7 @@ export class CrdLifecycle {
         { user: SYSTEM_USER, subresource: 'status' },
         (cur) => {
           const spec = cur.spec as CrdSpec;
-          const now = nowRfc3339();
+          const now = nowRfc3339(new Date(this.api.clock.now()));
           cur.status = {
             conditions: [
               {

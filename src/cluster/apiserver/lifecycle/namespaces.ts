@@ -3,6 +3,7 @@
  * namespace has its contents deleted, then its `kubernetes` spec finalizer removed, and
  * every new namespace gets its `default` ServiceAccount.
  */
+import { holdClock } from '../../../lib/clock.ts';
 import type { Api } from '../api.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
@@ -13,6 +14,7 @@ export class NamespaceLifecycle {
   private readonly api: Api;
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private releaseClock: (() => void) | undefined;
 
   constructor(api: Api) {
     this.api = api;
@@ -21,17 +23,26 @@ export class NamespaceLifecycle {
   onWrite(rt: ResourceType, type: string, obj: KubeObject): void {
     if (rt.group !== '' || rt.resource !== 'namespaces') return;
     const name = obj.metadata.name!;
-    if (type === 'ADDED') setImmediate(() => void this.ensureDefaultServiceAccount(name));
+    if (type === 'ADDED') {
+      const release = holdClock(this.api.clock, 'apiserver namespace lifecycle');
+      setImmediate(() => void this.ensureDefaultServiceAccount(name).finally(release));
+    }
     if (type !== 'DELETED' && obj.metadata.deletionTimestamp) this.schedule(name);
   }
 
   private schedule(name: string): void {
     this.pending.add(name);
-    if (!this.timer) this.timer = setTimeout(() => void this.drain(), 0);
+    if (this.timer) return;
+    // Work due now holds a virtual clock until done; the 200 ms retries below wait for others
+    // (pods terminating in virtual time) and must not.
+    const release = holdClock(this.api.clock, 'apiserver namespace lifecycle');
+    this.releaseClock = release;
+    this.timer = setTimeout(() => void this.drain().finally(release), 0);
   }
 
   stop(): void {
     clearTimeout(this.timer);
+    this.releaseClock?.();
     this.pending.clear();
   }
 

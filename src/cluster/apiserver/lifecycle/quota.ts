@@ -7,6 +7,7 @@
  * as the upstream controller's from its informers.
  */
 import { formatQuantity } from '../../../kube/quantity.ts';
+import { holdClock } from '../../../lib/clock.ts';
 import { semanticEqual } from '../../../lib/json.ts';
 import type { QuotaUsage } from '../admission/quota-usage.ts';
 import type { Api } from '../api.ts';
@@ -22,6 +23,7 @@ export class QuotaController {
   private readonly withQuota = new Map<string, number>();
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private releaseClock: (() => void) | undefined;
 
   constructor(api: Api, usage: QuotaUsage) {
     this.api = api;
@@ -54,13 +56,18 @@ export class QuotaController {
 
   stop(): void {
     clearTimeout(this.timer);
+    this.releaseClock?.();
     this.timer = undefined;
     this.pending.clear();
   }
 
   private schedule(ns: string): void {
     this.pending.add(ns);
-    this.timer ??= setTimeout(() => void this.drain(), 0);
+    if (this.timer) return;
+    // A recount due now holds a virtual clock until done (the retries after a conflict do not).
+    const release = holdClock(this.api.clock, 'apiserver quota');
+    this.releaseClock = release;
+    this.timer = setTimeout(() => void this.drain().finally(release), 0);
   }
 
   private async drain(): Promise<void> {

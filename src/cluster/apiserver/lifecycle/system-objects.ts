@@ -130,7 +130,7 @@ async function ensure(api: Api, group: string, resource: string, obj: KubeObject
 
 export async function bootstrapSystemObjects(api: Api): Promise<void> {
   for (const pc of SYSTEM_PRIORITY_CLASSES) await ensure(api, 'scheduling.k8s.io', 'priorityclasses', pc);
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = new Date(api.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   for (const svc of localApiServices(api, now))
     await ensure(api, 'apiregistration.k8s.io', 'apiservices', svc);
   for (const [name, message] of COMPONENTS) {

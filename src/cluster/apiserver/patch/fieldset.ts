@@ -130,19 +130,7 @@ export class FieldSet {
   }
 
   toFieldsV1(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const pe of sortedElements(this.children.keys())) {
-      const c = this.children.get(pe)!;
-      if (c.isEmpty()) continue;
-      const hasChildren = [...c.children.values()].some((x) => !x.isEmpty());
-      if (!hasChildren) {
-        out[pe] = {};
-        continue;
-      }
-      const body = c.toFieldsV1();
-      out[pe] = c.member ? { '.': {}, ...body } : body;
-    }
-    return out;
+    return fieldsV1Entries(this);
   }
 
   static fromFieldsV1(json: unknown): FieldSet {
@@ -161,6 +149,29 @@ export class FieldSet {
   }
 }
 
+/**
+ * FieldsV1 of a node's children: a child with members beneath gets its entries (with `.` when
+ * it is a member itself), a bare member `{}`, an empty child nothing. One pass, each node once.
+ */
+function fieldsV1Entries(node: FieldSet, out: Record<string, unknown> = {}): Record<string, unknown> {
+  const keys = node.children.size > 1 ? sortedElements(node.children.keys()) : node.children.keys();
+  for (const pe of keys) {
+    const c = node.children.get(pe)!;
+    if (c.children.size === 0) {
+      if (c.member) out[pe] = {};
+      continue;
+    }
+    // `.` comes first when the child is a member; dropped again if nothing is beneath it.
+    const body: Record<string, unknown> = c.member ? { '.': {} } : {};
+    fieldsV1Entries(c, body);
+    let entries = 0;
+    for (const k in body) if (k !== '.') entries++;
+    if (entries > 0) out[pe] = body;
+    else if (c.member) out[pe] = {};
+  }
+  return out;
+}
+
 const RANK: Record<string, number> = { f: 0, k: 1, v: 2, i: 3 };
 
 /** Path element order of structured-merge-diff: fields, then keys, then values, then indexes. */
@@ -168,6 +179,8 @@ export function comparePathElements(a: string, b: string): number {
   const ra = RANK[a[0]!] ?? 4;
   const rb = RANK[b[0]!] ?? 4;
   if (ra !== rb) return ra - rb;
+  // Same kind, same two-character prefix: fields and keys compare as whole strings.
+  if (a[0] === 'f' || a[0] === 'k') return a < b ? -1 : a > b ? 1 : 0;
   const va = a.slice(2);
   const vb = b.slice(2);
   if (a[0] === 'i' || a[0] === 'v') {

@@ -21,36 +21,60 @@ export type ListSemantics =
 export interface ListSemanticsLookup {
   (path: string[]): ListSemantics | undefined;
   alwaysPresent?: (path: string[]) => boolean;
+  /**
+   * The same two answers by the path's names joined with `.`, for walks that keep the joined
+   * path as they go (a create's field tracking) instead of building and joining arrays.
+   */
+  byKey?: { semantics(key: string): ListSemantics | undefined; alwaysPresent(key: string): boolean };
 }
 
 function fromRules(rules: KindRules): ListSemanticsLookup {
-  const lookup: ListSemanticsLookup = (path) => {
-    const rule = rules[path.join('.')];
-    if (!rule) return undefined;
-    switch (rule.listType) {
-      case 'map':
-        return {
-          type: 'map',
-          keys: rule.listMapKeys ?? [],
-          ...(rule.listMapKeyDefaults ? { keyDefaults: rule.listMapKeyDefaults } : {}),
-          ...(rule.atomic ? { atomicItems: true } : {}),
-        };
-      case 'set':
-        return { type: 'set' };
-      case 'atomic':
-        return { type: 'atomic' };
-      default:
-        return rule.atomic ? { type: 'atomic' } : undefined;
-    }
+  // Answers are plain data, the same for every call: made once per rule.
+  const answers = new Map<string, ListSemantics | undefined>();
+  const semantics = (key: string): ListSemantics | undefined => {
+    if (answers.has(key)) return answers.get(key);
+    const answer = semanticsOf(rules[key]);
+    answers.set(key, answer);
+    return answer;
   };
-  lookup.alwaysPresent = (path) => rules[path.join('.')]?.alwaysPresent === true;
+  const alwaysPresent = (key: string) => rules[key]?.alwaysPresent === true;
+  const lookup: ListSemanticsLookup = (path) => semantics(path.join('.'));
+  lookup.alwaysPresent = (path) => alwaysPresent(path.join('.'));
+  lookup.byKey = { semantics, alwaysPresent };
   return lookup;
+}
+
+function semanticsOf(rule: KindRules[string] | undefined): ListSemantics | undefined {
+  if (!rule) return undefined;
+  switch (rule.listType) {
+    case 'map':
+      return {
+        type: 'map',
+        keys: rule.listMapKeys ?? [],
+        ...(rule.listMapKeyDefaults ? { keyDefaults: rule.listMapKeyDefaults } : {}),
+        ...(rule.atomic ? { atomicItems: true } : {}),
+      };
+    case 'set':
+      return { type: 'set' };
+    case 'atomic':
+      return { type: 'atomic' };
+    default:
+      return rule.atomic ? { type: 'atomic' } : undefined;
+  }
 }
 
 /** Semantics of a built-in kind from the SMP table; other kinds get ObjectMeta's alone. */
 export function builtinListSemantics(gvk: GroupVersionKind | string): ListSemanticsLookup {
-  return fromRules(rulesFor(gvk) ?? OBJECT_META_RULES);
+  const rules = rulesFor(gvk) ?? OBJECT_META_RULES;
+  let lookup = builtinLookups.get(rules);
+  if (!lookup) {
+    lookup = fromRules(rules);
+    builtinLookups.set(rules, lookup);
+  }
+  return lookup;
 }
+
+const builtinLookups = new WeakMap<KindRules, ListSemanticsLookup>();
 
 type Schema = Record<string, unknown>;
 

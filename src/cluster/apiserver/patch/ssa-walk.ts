@@ -1,5 +1,5 @@
 import { isObject, type JsonObject, jsonEqual } from '../../../lib/json.ts';
-import { FieldSet, pathToString } from './fieldset.ts';
+import { comparePathElements, FieldSet, pathToString } from './fieldset.ts';
 import type { ListSemantics, ListSemanticsLookup } from './list-semantics.ts';
 
 /**
@@ -171,6 +171,118 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
   };
   cmp(lhs, rhs, [], []);
   return out;
+}
+
+/**
+ * The FieldsV1 of what `compare({}, obj)` finds added or modified (the fields a create gives
+ * its manager), less the subtrees `skip` holds as members (the strategy's reset fields) and
+ * less the members of `strip` (fields never tracked), written in one walk: no comparison sets,
+ * no path arrays, no set algebra, no trie. A create is the commonest write, and its ownership
+ * was most of its cost. Must agree with compare exactly (the patch tests check both on the
+ * same objects): fields the typed object always has (`alwaysPresent`) start as
+ * present-but-empty, so they are members only when their own value differs from empty.
+ * Undefined when nothing is owned.
+ */
+export function createdFieldsV1(
+  obj: JsonObject,
+  sem: ListSemanticsLookup,
+  skip: FieldSet,
+  strip: FieldSet,
+): Record<string, unknown> | undefined {
+  // The path so far, as the lookup wants it: joined names when it answers by key (the built-in
+  // kinds), else the names themselves.
+  type Path = { key: string; names: string[] | undefined };
+  const keyed = sem.byKey;
+  const semanticsAt = (p: Path) => (keyed ? keyed.semantics(p.key) : sem(p.names!));
+  const alwaysPresentAt = (p: Path) =>
+    keyed ? keyed.alwaysPresent(p.key) : sem.alwaysPresent?.(p.names!) === true;
+  /** The node's FieldsV1: `{}` for a bare member, its entries (after `.` if a member), or undefined. */
+  const node = (member: boolean, entries: Record<string, unknown> | undefined) =>
+    entries ? entries : member ? {} : undefined;
+  /** `v`'s FieldsV1; `placeholder` when the old side is the empty value of an always-present field. */
+  const add = (
+    v: unknown,
+    path: Path,
+    ign: FieldSet | undefined,
+    st: FieldSet | undefined,
+    placeholder: boolean,
+  ): unknown => {
+    const unstripped = !st?.member;
+    if (v === null || typeof v !== 'object') return unstripped ? {} : undefined;
+    if (Array.isArray(v)) {
+      const s = granular(semanticsAt(path));
+      if (!s || v.length === 0) {
+        // Equal to an empty placeholder only when empty itself.
+        return node(unstripped && (!placeholder || v.length > 0), undefined);
+      }
+      const elements = itemElements(s, v, path.names ?? [], false);
+      const items: [string, unknown][] = [];
+      const seen = new Set<string>();
+      for (let i = 0; i < v.length; i++) {
+        const pe = elements[i]!;
+        // Repeated keys: the first occurrence wins, as in compare.
+        if (seen.has(pe)) continue;
+        seen.add(pe);
+        const ic = ign?.children.get(pe);
+        if (ic?.member) continue;
+        const sc = st?.children.get(pe);
+        const item = v[i];
+        const itemMember = !sc?.member;
+        const body =
+          s.type === 'map' && !s.atomicItems && isObject(item) && Object.keys(item).length > 0
+            ? fields(item, path, ic, sc, false, itemMember)
+            : undefined;
+        const json = node(itemMember, body);
+        if (json !== undefined) items.push([pe, json]);
+      }
+      if (items.length > 1) items.sort((a, b) => comparePathElements(a[0], b[0]));
+      const member = unstripped && !placeholder;
+      if (items.length === 0) return node(member, undefined);
+      const out: Record<string, unknown> = member ? { '.': {} } : {};
+      for (const [pe, json] of items) out[pe] = json;
+      return out;
+    }
+    const o = v as JsonObject;
+    const empty = Object.keys(o).length === 0;
+    if (empty || semanticsAt(path)?.type === 'atomic') {
+      return node(unstripped && (!placeholder || !empty), undefined);
+    }
+    const member = unstripped && !placeholder;
+    return node(member, fields(o, path, ign, st, placeholder, member));
+  };
+  /**
+   * The entries of an object's fields, in FieldsV1 order, after `.` when `member`; undefined
+   * when none is owned. `known` when the old side is an (empty) object, so always-present
+   * fields apply.
+   */
+  const fields = (
+    o: JsonObject,
+    path: Path,
+    ign: FieldSet | undefined,
+    st: FieldSet | undefined,
+    known: boolean,
+    member: boolean,
+  ): Record<string, unknown> | undefined => {
+    let out: Record<string, unknown> | undefined;
+    for (const k of Object.keys(o).sort()) {
+      const v = o[k];
+      if (v === undefined) continue;
+      const pe = `f:${k}`;
+      const ic = ign?.children.get(pe);
+      if (ic?.member) continue;
+      const p: Path = {
+        key: path.key === '' ? k : `${path.key}.${k}`,
+        names: path.names && [...path.names, k],
+      };
+      const json = add(v, p, ic, st?.children.get(pe), known && alwaysPresentAt(p));
+      if (json === undefined) continue;
+      out ??= member ? { '.': {} } : {};
+      out[pe] = json;
+    }
+    return out;
+  };
+  if (Object.keys(obj).length === 0) return undefined;
+  return fields(obj, { key: '', names: keyed ? undefined : [] }, skip, strip, true, false);
 }
 
 function indexItems(sem: Granular, list: unknown[], names: string[]): Map<string, unknown> {

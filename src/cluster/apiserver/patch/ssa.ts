@@ -4,7 +4,14 @@ import { badRequest, internalError } from './errors.ts';
 import { FieldSet, namesToPath, pathToString } from './fieldset.ts';
 import { builtinListSemantics, type ListSemanticsLookup } from './list-semantics.ts';
 import { objectGvkKey } from './smp-table.ts';
-import { ApplyConfigError, compare, mergeApplied, removeItems, toFieldSet } from './ssa-walk.ts';
+import {
+  ApplyConfigError,
+  compare,
+  createdFieldsV1,
+  mergeApplied,
+  removeItems,
+  toFieldSet,
+} from './ssa-walk.ts';
 
 /**
  * Server-side apply and field ownership tracking, following kube-apiserver's field manager
@@ -152,8 +159,13 @@ function cmpStr(a: string, b: string): number {
 /** metav1.Time: RFC 3339 with whole seconds. */
 function formatTime(now: Date | string): string {
   const d = typeof now === 'string' ? new Date(now) : now;
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  // Writes come many to a second: format each second once.
+  if (second !== lastSecond.at) lastSecond = { at: second, text: d.toISOString().replace(/\.\d+Z$/, 'Z') };
+  return lastSecond.text;
 }
+
+let lastSecond = { at: Number.NaN, text: '' };
 
 function withoutManagedFields(obj: unknown): JsonObject {
   const copy = isObject(obj) ? clone(obj) : {};
@@ -172,8 +184,19 @@ function setManagedFields(obj: JsonObject, managers: Map<string, Manager>): Kube
 }
 
 function ignoredSet(paths: string[][] | undefined): FieldSet {
-  return FieldSet.of(...(paths ?? []).map(namesToPath));
+  if (!paths || paths.length === 0) return EMPTY;
+  const key = paths.map((p) => p.join('.')).join('|');
+  let set = ignoredSets.get(key);
+  if (!set) {
+    set = FieldSet.of(...paths.map(namesToPath));
+    ignoredSets.set(key, set);
+  }
+  return set;
 }
+
+/** Reset-field sets by their paths (a handful: `status` on main endpoints); never changed by callers. */
+const ignoredSets = new Map<string, FieldSet>();
+const EMPTY = new FieldSet();
 
 /**
  * Updater.update with force: the operation takes every field it adds or modifies away from
@@ -232,6 +255,7 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
     Array.isArray(provided) && provided.length > 0 && subresource === ''
       ? provided
       : opts.old?.metadata?.managedFields;
+  if (!opts.old && !(Array.isArray(base) && base.length > 0)) return trackCreate(opts, sem, subresource);
   const managers = decodeManaged(base);
   const newObj = withoutManagedFields(opts.updated);
   if (opts.old && managers.size === 0) return newObj as KubeObject;
@@ -246,6 +270,36 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
     ignoredSet(opts.ignoredFields),
   );
   return setManagedFields(newObj, managers);
+}
+
+/**
+ * trackUpdate of a create that brings no managedFields (nearly every create): the one Update
+ * manager owns what compare({}, object) would find, less the reset and stripped fields. The
+ * object is read, not copied; the returned object differs from it only in its managedFields.
+ */
+function trackCreate(opts: TrackUpdateOptions, sem: ListSemanticsLookup, subresource: string): KubeObject {
+  const obj = opts.updated as unknown as JsonObject;
+  const meta = isObject(obj.metadata) ? obj.metadata : undefined;
+  // Read without metadata.managedFields (whatever empty value the client sent).
+  const input: JsonObject =
+    meta && 'managedFields' in meta
+      ? { ...obj, metadata: Object.fromEntries(Object.entries(meta).filter(([k]) => k !== 'managedFields')) }
+      : obj;
+  const fieldsV1 = createdFieldsV1(input, sem, ignoredSet(opts.ignoredFields), STRIPPED);
+  const metadata: JsonObject = { ...((input.metadata as JsonObject | undefined) ?? {}) };
+  if (fieldsV1) {
+    const entry: ManagedFieldsEntry = {
+      manager: opts.manager,
+      operation: 'Update',
+      apiVersion: opts.apiVersion,
+      time: formatTime(opts.now),
+      fieldsType: 'FieldsV1',
+      fieldsV1,
+      ...(subresource ? { subresource } : {}),
+    };
+    metadata.managedFields = [entry];
+  }
+  return { ...input, metadata } as KubeObject;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Which stage applies to an object now: selector matching and KWOK's weighted random choice. */
 
+import { random as programRandom } from '../../../lib/random.ts';
 import type { CompiledRequirement, CompiledStage } from './compile.ts';
 
 export interface StageObject {
@@ -95,7 +96,7 @@ export function stageWeight(stage: CompiledStage, obj: unknown): number {
 export function matchStages(
   stages: readonly CompiledStage[],
   obj: StageObject,
-  random: () => number = Math.random,
+  random: () => number = programRandom,
 ): CompiledStage | undefined {
   const matching: CompiledStage[] = [];
   for (const s of stages) if (stageMatches(s, obj)) matching.push(s);

@@ -7,6 +7,7 @@
 
 import { CORE_SCHEMA, load as loadYAML } from 'js-yaml';
 import { parseGoDuration } from '../../../kube/duration.ts';
+import { random as programRandom } from '../../../lib/random.ts';
 import type { FuncMap } from '../gotemplate/index.ts';
 import type { CompiledPatch, CompiledStage } from './compile.ts';
 import { type KwokFuncOptions, kwokFuncs } from './funcs.ts';
@@ -15,7 +16,7 @@ import type { StageObject } from './match.ts';
 import { parseRFC3339 } from './time.ts';
 
 export interface StageEnv extends KwokFuncOptions {
-  /** [0, 1) source for jitter; Math.random by default. */
+  /** [0, 1) source for jitter; the program's random source (src/lib/random.ts) by default. */
   random?: () => number;
   /**
    * Hook for behaviour beyond KWOK's (probe delays, run durations): receives the delay KWOK's
@@ -95,7 +96,7 @@ export function stageDelay(
   const jitter = durationFrom(d.jitterFrom, d.jitterMs, obj, now);
   if (jitter === null || jitter === undefined) return Math.max(0, duration);
   if (jitter < duration) return Math.max(0, jitter);
-  const random = env.random ?? Math.random;
+  const random = env.random ?? programRandom;
   return Math.max(0, duration + Math.floor(random() * (jitter - duration)));
 }
 

@@ -5,6 +5,7 @@
  * kube-scheduler's message. Pure: the caller applies the result (bind, assume, evict, events).
  */
 
+import { random } from '../../../lib/random.ts';
 import type { ClusterState, NodeInfo, PodEntry } from './cluster-state.ts';
 import {
   type CycleState,
@@ -45,7 +46,7 @@ export interface ScheduleOptions {
   percentageOfNodesToScore?: number;
   /** Among equal top scores: the first in scan order (default) or a random one. */
   tieBreak?: 'first' | 'random';
-  /** Random source in [0, 1) for tie breaking; Math.random by default. */
+  /** Random source in [0, 1) for tie breaking; the program's random source (src/lib/random.ts) by default. */
   random?: () => number;
   messages?: MessageStyle;
   /** Run DefaultPreemption on failure (message and victim choice). Default true. */
@@ -177,7 +178,7 @@ export function schedulePod(
   const w = pluginWeights(opts.scoring);
   addWeighted(scores, w.spread, () => topologySpreadScores(state, p, feasible));
   addWeighted(scores, w.interPod, () => interPodAffinityScores(state, p, feasible));
-  const best = selectHost(scores, opts.tieBreak === 'random' ? (opts.random ?? Math.random) : undefined);
+  const best = selectHost(scores, opts.tieBreak === 'random' ? (opts.random ?? random) : undefined);
   return {
     status: 'Scheduled',
     nodeName: feasible[best]!.name,

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { FieldSet, namesToPath } from '../../../../src/cluster/apiserver/patch/fieldset.ts';
 import {
+  builtinListSemantics,
+  type ListSemanticsLookup,
   listSemanticsFromSchema,
   type TrackUpdateOptions,
   trackUpdate,
 } from '../../../../src/cluster/apiserver/patch/index.ts';
+import { compare } from '../../../../src/cluster/apiserver/patch/ssa-walk.ts';
 import type { KubeObject } from '../../../../src/cluster/apiserver/types.ts';
 import { deepFreeze } from './freeze.ts';
 
@@ -199,4 +203,176 @@ describe('trackUpdate', () => {
     assert.equal(out.metadata.managedFields, undefined);
     assert.equal((out.spec as Obj).nodeName, 'm');
   });
+});
+
+describe('trackUpdate of a create: the one-walk path agrees with compare against nothing', () => {
+  const stripped = FieldSet.of(
+    ...[
+      ['apiVersion'],
+      ['kind'],
+      ['metadata'],
+      ['metadata', 'name'],
+      ['metadata', 'namespace'],
+      ['metadata', 'creationTimestamp'],
+      ['metadata', 'selfLink'],
+      ['metadata', 'uid'],
+      ['metadata', 'clusterName'],
+      ['metadata', 'generation'],
+      ['metadata', 'managedFields'],
+      ['metadata', 'resourceVersion'],
+    ].map(namesToPath),
+  );
+  /** What the general path owns for a create: compare({}, obj), less reset and stripped fields. */
+  const reference = (obj: Obj, sem: ListSemanticsLookup, ignored: string[][] = []) => {
+    const c = compare({}, obj, sem);
+    const owned = c.added
+      .union(c.modified)
+      .recursiveDifference(FieldSet.of(...ignored.map(namesToPath)))
+      .difference(stripped);
+    return owned.isEmpty() ? undefined : owned.toFieldsV1();
+  };
+  const cases: { name: string; obj: Obj; sem: ListSemanticsLookup; ignored?: string[][] }[] = [
+    {
+      name: 'a pod with typed always-present fields, empty values, nulls and a duplicate key',
+      sem: builtinListSemantics('v1/Pod'),
+      obj: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'p',
+          labels: { a: '1' },
+          annotations: {},
+          finalizers: ['x', 'x'],
+          managedFields: [],
+        },
+        spec: {
+          containers: [
+            { name: 'c', image: 'i', resources: {}, ports: [{ containerPort: 80 }, { containerPort: 80 }] },
+            { name: 'c', image: 'dup' },
+            { image: 'no-name' },
+            'not an object',
+          ],
+          initContainers: [],
+          volumes: [{ name: 'v', emptyDir: {} }],
+          nodeSelector: { disk: 'ssd' },
+          tolerations: [{ key: 'k', operator: 'Exists' }],
+          securityContext: {},
+          affinity: null,
+          hostname: '',
+        },
+        status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False' }] },
+      },
+      ignored: [['status']],
+    },
+    {
+      name: 'a deployment whose template holds the pod spec; a scalar where an object is typed',
+      sem: builtinListSemantics('apps/v1/Deployment'),
+      obj: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'd' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'x' } },
+          template: {
+            metadata: { labels: { app: 'x' } },
+            spec: {
+              containers: [
+                {
+                  name: 'z',
+                  image: 'i',
+                  env: [
+                    { name: 'B', value: '2' },
+                    { name: 'A', value: '1' },
+                  ],
+                },
+                { name: 'a', image: 'j' },
+              ],
+              securityContext: 5,
+            },
+          },
+          strategy: {},
+        },
+        status: {},
+      },
+      ignored: [['status']],
+    },
+    {
+      name: 'a service with keyed ports (key defaults) and status reset at a deeper path',
+      sem: builtinListSemantics('v1/Service'),
+      obj: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 's' },
+        spec: {
+          ports: [{ port: 80 }, { port: 80, protocol: 'UDP' }],
+          selector: { app: 'x' },
+          clusterIPs: ['10.0.0.1'],
+        },
+        status: { loadBalancer: {} },
+      },
+      ignored: [['spec', 'clusterIPs']],
+    },
+    {
+      name: 'a custom resource typed by its schema (map, set and atomic lists)',
+      sem: listSemanticsFromSchema({
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            properties: {
+              byName: {
+                type: 'array',
+                'x-kubernetes-list-type': 'map',
+                'x-kubernetes-list-map-keys': ['name'],
+                items: { type: 'object', properties: { name: { type: 'string' } } },
+              },
+              tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+              plain: { type: 'array', items: { type: 'string' } },
+              whole: { type: 'object', 'x-kubernetes-map-type': 'atomic' },
+            },
+          },
+        },
+      }),
+      obj: {
+        apiVersion: 'example.com/v1',
+        kind: 'Pool',
+        metadata: { name: 'x', labels: {} },
+        spec: {
+          byName: [{ name: 'a', size: 1 }, { name: 'b' }, {}],
+          tags: ['x', 'y', 'x'],
+          plain: ['a'],
+          whole: { a: { b: 1 } },
+          empty: {},
+          nothing: null,
+        },
+      },
+    },
+    {
+      name: 'an object with only stripped fields',
+      sem: builtinListSemantics('v1/ConfigMap'),
+      obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } },
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const obj = trackUpdate({
+        old: undefined,
+        updated: deepFreeze(structuredClone(c.obj)) as KubeObject,
+        manager: 'm',
+        apiVersion: String(c.obj.apiVersion),
+        now: T0,
+        listSemantics: c.sem,
+        ignoredFields: c.ignored,
+      });
+      // As JSON: FieldsV1 is written in structured-merge-diff's order, which deepEqual does not see.
+      assert.equal(
+        JSON.stringify(obj.metadata.managedFields?.[0]?.fieldsV1),
+        JSON.stringify(reference(c.obj, c.sem, c.ignored)),
+      );
+      const { managedFields: _, ...meta } = obj.metadata;
+      const { managedFields: __, ...inputMeta } = c.obj.metadata;
+      assert.deepEqual({ ...obj, metadata: meta }, { ...c.obj, metadata: inputMeta });
+    });
+  }
 });

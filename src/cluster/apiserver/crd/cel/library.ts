@@ -5,7 +5,7 @@
  * ip/cidr, quantity, semver and optional-type libraries are not provided.
  */
 
-import { type CelEnv, CelScalar, celEnv, celMethod, isCelList, listType } from '@bufbuild/cel';
+import { type CelEnv, type CelFunc, CelScalar, celEnv, celMethod, isCelList, listType } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { compilePattern } from '../value-validation.ts';
 
@@ -97,6 +97,11 @@ const stringFuncs = [
 let env: CelEnv | undefined;
 
 /** The shared environment (functions only: `self`/`oldSelf` are bound per evaluation). */
+/** The rule environment plus more functions (ValidatingAdmissionPolicy's authorizer library). */
+export function ruleEnvWith(extra: CelFunc[]): CelEnv {
+  return celEnv({ funcs: [...strings, ...listFuncs, ...regexFuncs, ...stringFuncs, ...extra] });
+}
+
 export function ruleEnv(): CelEnv {
   env ??= celEnv({ funcs: [...strings, ...listFuncs, ...regexFuncs, ...stringFuncs] });
   return env;
