@@ -102,12 +102,31 @@ describe('pod streaming and proxy subresources', () => {
     });
   });
 
-  test('exec errors: unknown container, no container named, missing pod', async () => {
+  test('exec errors: unknown container, missing pod, malformed requests, no node', async () => {
     const bad = await c.kubectlResult(['exec', 'web', '-c', 'nope', '--', 'true']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /container nope is not valid for pod web/);
     const gone = await c.kubectlResult(['exec', 'ghost', '--', 'true']);
     assert.match(gone.stderr, /pods "ghost" not found/);
+    // Malformed requests: 400s with the kubelet's and kube-apiserver's reasons, never a 5xx.
+    const raw = async (query: string) =>
+      (await c.kubectlResult(['get', '--raw', `/api/v1/namespaces/default/pods/web/exec?${query}`])).stderr;
+    assert.match(await raw('container=app&stdout=true'), /BadRequest.*you must specify at least one command/);
+    assert.match(
+      await raw('container=app&command=ls'),
+      /BadRequest.*you must specify at least 1 of stdin, stdout, stderr/,
+    );
+    assert.match(await raw('container=app&command=ls&stdout=true'), /BadRequest.*Upgrade request required/);
+    await c.kubectl([
+      'run',
+      'gated',
+      '--image=nginx',
+      '--overrides={"spec":{"schedulingGates":[{"name":"hold"}]}}',
+    ]);
+    assert.match(
+      (await c.kubectlResult(['exec', 'gated', '--', 'true'])).stderr,
+      /pod gated does not have a host assigned/,
+    );
   });
 
   test('kubectl attach follows the container log; port-forward is refused with a reason', async () => {
