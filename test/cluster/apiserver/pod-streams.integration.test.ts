@@ -132,7 +132,10 @@ describe('pod streaming and proxy subresources', () => {
   test('kubectl attach follows the container log; port-forward is refused with a reason', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'troupe-attach-'));
     const log = join(dir, 'app.log');
-    await writeFile(log, 'before attach\n');
+    const attached = join(dir, 'attach.log');
+    await writeFile(log, 'in the log\n');
+    await writeFile(attached, 'before attach\n');
+    // KWOK's Attach names the file attach follows (the Logs file is kubectl logs').
     await c.kubectl(
       ['apply', '-f', '-'],
       `apiVersion: kwok.x-k8s.io/v1alpha1
@@ -142,6 +145,14 @@ spec:
   logs:
   - containers: [app]
     logsFile: ${log}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Attach
+metadata: {name: web, namespace: default}
+spec:
+  attaches:
+  - containers: [app]
+    logsFile: ${attached}
 `,
     );
     const attach = spawnKubectl(c, ['attach', 'web', '-c', 'app']);
@@ -153,7 +164,7 @@ spec:
       await waitFor(
         'a new line streamed',
         async () => {
-          await appendFile(log, `after attach ${++n}\n`);
+          await appendFile(attached, `after attach ${++n}\n`);
           return attach.out.stdout.includes('after attach');
         },
         { intervalMs: 200 },
