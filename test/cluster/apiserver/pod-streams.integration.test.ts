@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { WebSocket } from 'ws';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -63,7 +64,10 @@ describe('pod streaming and proxy subresources', () => {
       async () => (await c.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.phase}'])) === 'Running',
     );
   });
-  after(() => c.close());
+  let closed = false;
+  after(async () => {
+    if (!closed) await c.close();
+  });
 
   test('kubectl exec runs the command in the simulated shell, with its exit code', async () => {
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'app', '--', 'echo', 'hi', 'there']), 'hi there\n');
@@ -227,5 +231,32 @@ spec:
       proxy.child.kill();
       await proxy.exited;
     }
+  });
+
+  test('a WebSocket v5 exec session (raw client) streams, and the cluster closes with it open', async () => {
+    const { url, token, ca } = c.cluster.server;
+    const ws = new WebSocket(
+      `${url.replace('https', 'wss')}/api/v1/namespaces/default/pods/web/exec?container=app&command=sh&stdin=true&stdout=true`,
+      ['v5.channel.k8s.io'],
+      { headers: { Authorization: `Bearer ${token}` }, ca },
+    );
+    const out: Buffer[] = [];
+    ws.on('message', (d: Buffer) => out.push(d));
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    assert.equal(ws.protocol, 'v5.channel.k8s.io');
+    ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('echo over websocket\n')]));
+    await waitFor('stdout message', async () =>
+      out.some((m) => m[0] === 1 && m.subarray(1).toString() === 'over websocket\n'),
+    );
+    // The session is still open (the shell waits for more input) when the cluster stops.
+    const stopped = await Promise.race([
+      c.close().then(() => 'closed'),
+      new Promise((r) => setTimeout(r, 20_000, 'still open')),
+    ]);
+    closed = true;
+    assert.equal(stopped, 'closed');
   });
 });

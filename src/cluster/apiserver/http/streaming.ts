@@ -112,7 +112,7 @@ function refusePlain(res: ServerResponse, code: number, text: string): void {
 
 /** Upgrades to a WebSocket, or says why not; the caller has checked the request. */
 function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) => void): void {
-  const { req, res } = c;
+  const { req } = c;
   const kind = String(req.headers.upgrade ?? '').toLowerCase();
   if (kind !== 'websocket') {
     throw errors.badRequest(
@@ -129,7 +129,6 @@ function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) =
       `unable to upgrade: none of the offered protocols [${offered.join(' ')}] is served (${PROTOCOLS.join(', ')})`,
     );
   // From here the socket is the WebSocket's: the response object is never written.
-  res.on('error', () => {});
   wss.handleUpgrade(req, req.socket as Duplex, upgradeHeads.get(req) ?? Buffer.alloc(0), (ws) =>
     run(ws, ws.protocol),
   );
