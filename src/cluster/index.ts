@@ -57,7 +57,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
   let logsClient: ClusterClient | undefined;
   const server = await startApiServer({
-    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
+    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o) : ''),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
     podExec: async (pod, container, command, io) =>
       (await import('./kubelet/exec.ts')).execInContainer(

@@ -102,18 +102,40 @@ describe('pod streaming and proxy subresources', () => {
     });
   });
 
-  test('exec errors: unknown container, no container named, missing pod', async () => {
+  test('exec errors: unknown container, missing pod, malformed requests, no node', async () => {
     const bad = await c.kubectlResult(['exec', 'web', '-c', 'nope', '--', 'true']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /container nope is not valid for pod web/);
     const gone = await c.kubectlResult(['exec', 'ghost', '--', 'true']);
     assert.match(gone.stderr, /pods "ghost" not found/);
+    // Malformed requests: 400s with the kubelet's and kube-apiserver's reasons, never a 5xx.
+    const raw = async (query: string) =>
+      (await c.kubectlResult(['get', '--raw', `/api/v1/namespaces/default/pods/web/exec?${query}`])).stderr;
+    assert.match(await raw('container=app&stdout=true'), /BadRequest.*you must specify at least one command/);
+    assert.match(
+      await raw('container=app&command=ls'),
+      /BadRequest.*you must specify at least 1 of stdin, stdout, stderr/,
+    );
+    assert.match(await raw('container=app&command=ls&stdout=true'), /BadRequest.*Upgrade request required/);
+    await c.kubectl([
+      'run',
+      'gated',
+      '--image=nginx',
+      '--overrides={"spec":{"schedulingGates":[{"name":"hold"}]}}',
+    ]);
+    assert.match(
+      (await c.kubectlResult(['exec', 'gated', '--', 'true'])).stderr,
+      /pod gated does not have a host assigned/,
+    );
   });
 
   test('kubectl attach follows the container log; port-forward is refused with a reason', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'troupe-attach-'));
     const log = join(dir, 'app.log');
-    await writeFile(log, 'before attach\n');
+    const attached = join(dir, 'attach.log');
+    await writeFile(log, 'in the log\n');
+    await writeFile(attached, 'before attach\n');
+    // KWOK's Attach names the file attach follows (the Logs file is kubectl logs').
     await c.kubectl(
       ['apply', '-f', '-'],
       `apiVersion: kwok.x-k8s.io/v1alpha1
@@ -123,6 +145,14 @@ spec:
   logs:
   - containers: [app]
     logsFile: ${log}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Attach
+metadata: {name: web, namespace: default}
+spec:
+  attaches:
+  - containers: [app]
+    logsFile: ${attached}
 `,
     );
     const attach = spawnKubectl(c, ['attach', 'web', '-c', 'app']);
@@ -134,7 +164,7 @@ spec:
       await waitFor(
         'a new line streamed',
         async () => {
-          await appendFile(log, `after attach ${++n}\n`);
+          await appendFile(attached, `after attach ${++n}\n`);
           return attach.out.stdout.includes('after attach');
         },
         { intervalMs: 200 },
