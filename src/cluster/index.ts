@@ -63,7 +63,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
   let logsClient: ClusterClient | undefined;
   const server = await startApiServer({
-    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
+    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o) : ''),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
     podExec: async (pod, container, command, io) =>
       (await import('./kubelet/exec.ts')).execInContainer(
@@ -94,6 +94,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         nodesMod,
         { startScheduler },
         gang,
+        gangStatus,
       ] = await Promise.all([
         import('./workloads/index.ts'),
         import('./kueue/index.ts'),
@@ -101,6 +102,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         import('./nodes/index.ts'),
         import('./scheduler/index.ts'),
         import('./scheduler/gang/crd.ts'),
+        import('./scheduler/gang/podgroup-status.ts'),
       ]);
       const timeScale = opts.timeScale ?? 1;
       const config =
@@ -146,8 +148,15 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       });
       const n = nodes;
       stops.push(() => n.stop());
-      // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind.
-      if (opts.gangScheduling) await gang.ensureXPodGroupCRD(client);
+      // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind, and its
+      // podgroup controller for their status.
+      if (opts.gangScheduling) {
+        await gang.ensureXPodGroupCRD(client);
+        const pgStatus = gangStatus.startXPodGroupController(client.as('scheduler-plugins-controller'), {
+          clock,
+        });
+        stops.push(() => pgStatus.stop());
+      }
       await nextTurn();
       const scheduler = startScheduler(client.as('system:kube-scheduler'), {
         scoringStrategy: opts.scoring ?? 'LeastAllocated',
