@@ -10,8 +10,8 @@ import { holdClock } from '../../../lib/clock.ts';
 import { randomUUID } from '../../../lib/random.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ApiError, errors, type StatusObject } from '../errors.ts';
+import { Lister } from '../listers.ts';
 import type { KubeObject } from '../types.ts';
-import { Lister } from './listers.ts';
 
 interface RuleWithOperations {
   operations?: string[];
