@@ -25,14 +25,19 @@ done
 echo "stress-test: $LOADERS busy loops (pids ${pids[*]}), $RUNS run(s)"
 
 bash scripts/ensure-chromium.sh
+bash scripts/ensure-python-client.sh
 npm run typecheck
 npm run lint
 if [ "$#" -gt 0 ]; then tests=("$@"); else tests=('test/**/*.test.ts'); fi
 for run in $(seq "$RUNS"); do
-  echo "stress-test: run $run of $RUNS"
-  if ! node --test --test-concurrency=2 --test-timeout=600000 --test-force-exit "${tests[@]}"; then
-    echo "stress-test: run $run failed" >&2
+  echo "stress-test: run $run of $RUNS ($(date -u +%H:%M:%S) UTC)"
+  started=$SECONDS
+  # As npm test runs the suite.
+  if ! node --test --test-concurrency=2 --test-timeout=600000 --test-force-exit \
+    --import ./test/support/no-servers.ts "${tests[@]}"; then
+    echo "stress-test: run $run failed after $((SECONDS - started)) s" >&2
     exit 1
   fi
+  echo "stress-test: run $run passed in $((SECONDS - started)) s"
 done
 echo "stress-test: $RUNS run(s) in a row passed under load"

@@ -1,5 +1,6 @@
 /** Builds the controller manager from flags: shared by `troupe run` and `troupe up`. */
 import type { KubeConfig } from '@kubernetes/client-node';
+import { type DashboardHandle, startDashboard } from '../dashboard/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createLogger, type Logger, Manager } from '../runtime/index.ts';
 import {
@@ -7,6 +8,7 @@ import {
   type Capability,
   type CapabilityValues,
   capabilities,
+  dashboardParts,
   selectControllers,
 } from './capabilities.ts';
 import type { ManagerFlags } from './manager-flags.ts';
@@ -102,4 +104,19 @@ export function buildManager(
       for (const cap of selected.capabilities) await cap.stop?.();
     },
   };
+}
+
+/** The dashboard `--dashboard-address` asks for ("0": none), showing the capabilities' tables. */
+export function startManagerDashboard(
+  flags: Pick<ManagerFlags, 'dashboardAddress' | 'dashboardToken'>,
+  manager: Manager,
+  caps: Capability[],
+): Promise<DashboardHandle | undefined> {
+  if (flags.dashboardAddress === '0') return Promise.resolve(undefined);
+  return startDashboard({
+    manager,
+    address: flags.dashboardAddress,
+    token: flags.dashboardToken,
+    ...dashboardParts(caps),
+  });
 }

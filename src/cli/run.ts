@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { loadKubeConfig } from '../runtime/index.ts';
-import { capabilities as allCapabilities, dashboardParts, selectControllers } from './capabilities.ts';
+import { capabilities as allCapabilities, selectControllers } from './capabilities.ts';
 import { checkCapabilityKinds } from './crds.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
 import { untilSignal } from './options.ts';
@@ -30,10 +30,7 @@ export function runCommand(): Command {
     // Before anything starts: a SIGTERM during startup then shuts down gracefully.
     const signalled = untilSignal();
     // Loaded when run: every troupe command imports this file, and startup time counts.
-    const [{ startDashboard }, { buildManager, managerLogger }] = await Promise.all([
-      import('../dashboard/index.ts'),
-      import('./manager.ts'),
-    ]);
+    const { buildManager, managerLogger, startManagerDashboard } = await import('./manager.ts');
     const { kubeConfig, source, origin } = loadKubeConfig({ kubeconfig: flags.kubeconfig });
     const log = managerLogger(flags);
     const wanted = selectControllers(allCapabilities(), flags.controllers).capabilities;
@@ -55,15 +52,7 @@ export function runCommand(): Command {
       'starting troupe controller manager',
     );
     await manager.start();
-    const dashboard =
-      flags.dashboardAddress === '0'
-        ? undefined
-        : await startDashboard({
-            manager,
-            address: flags.dashboardAddress,
-            token: flags.dashboardToken,
-            ...dashboardParts(capabilities),
-          });
+    const dashboard = await startManagerDashboard(flags, manager, capabilities);
     if (dashboard)
       log.info(
         { url: dashboard.baseUrl },

@@ -10,11 +10,12 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import type { ClusterClient, Gvr } from '../cluster/client.ts';
+import { type ClusterClient, GVR, type Gvr } from '../cluster/client.ts';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { NodeConfigError, validateNodeConfig } from '../cluster/nodes/config.ts';
 import { quantityValue } from '../kube/quantity.ts';
 import type { Clock } from '../lib/clock.ts';
+import { endSimulation, runUntil, startSimulation } from '../lib/virtual-clock.ts';
 import { kubeConfigFromString, sleep } from '../runtime/index.ts';
 import { type Report, reportJson, reportTable } from '../simulate/report.ts';
 import { reportHtml } from '../simulate/report-html.ts';
@@ -27,7 +28,7 @@ import { parsePositiveNumber } from './options.ts';
 interface SimulateFlags {
   out?: string;
   policy?: string[];
-  timeScale: number;
+  timeScale?: number;
   record?: string;
   kubeconfig?: string;
   duration?: string;
@@ -49,9 +50,8 @@ export function simulateCommand(): Command {
     )
     .option(
       '--time-scale <x>',
-      'how much faster than real time simulated time runs (the wall-clock fallback of the virtual clock)',
+      'run on the wall clock sped up x times instead of the virtual clock (not deterministic)',
       parsePositiveNumber,
-      60,
     )
     .option(
       '--record <file>',
@@ -85,12 +85,11 @@ export function simulateCommand(): Command {
       };
       for (const policy of policies) {
         const started = performance.now();
-        const clock = new ScaledClock(flags.timeScale);
-        const result = await runOnEmbeddedCluster(scenario, policy, clock);
+        const result = await runOnEmbeddedCluster(scenario, policy, flags.timeScale);
         const wall = (performance.now() - started) / 1000;
         if (!flags.quiet) {
           process.stderr.write(
-            `policy ${policy.name}: ${scenario.endMs / 1000}s simulated in ${wall.toFixed(1)}s of wall time\n`,
+            `policy ${policy.name}: ${Math.round(result.simulatedSeconds)}s simulated in ${wall.toFixed(1)}s of wall time\n`,
           );
         }
         report.policies.push(result);
@@ -105,7 +104,7 @@ export function simulateCommand(): Command {
     });
 }
 
-async function loadScenario(file: string): Promise<Scenario> {
+export async function loadScenario(file: string): Promise<Scenario> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -154,7 +153,7 @@ function managerFlags(policy: Policy): ManagerFlags {
   return {
     ...flags,
     controllers: '*',
-    logLevel: 'silent',
+    logLevel: process.env.TROUPE_SIMULATE_LOG ?? 'silent',
     logFormat: 'json',
     ...(policy.offload
       ? {
@@ -166,8 +165,14 @@ function managerFlags(policy: Policy): ManagerFlags {
   };
 }
 
-/** One policy on a fresh embedded cluster (in memory) with troupe's controllers, on `clock`. */
-async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: Clock) {
+/**
+ * One policy on a fresh embedded cluster (in memory) with troupe's controllers, all on one
+ * clock: a virtual clock seeded with the scenario's seed (time jumps to the next timer
+ * whenever everything is idle; deterministic), or with `timeScale` the wall clock sped up.
+ */
+export async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, timeScale?: number) {
+  const virtual = timeScale === undefined ? startSimulation({ seed: scenario.seed }) : undefined;
+  const clock: Clock = virtual ?? new ScaledClock(timeScale ?? 1);
   const [{ buildManager }, { startRunPodStandIn }, { ensureXPodGroupCRD }] = await Promise.all([
     import('./manager.ts'),
     import('../cluster/runpod/index.ts'),
@@ -185,7 +190,6 @@ async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: C
       gangScheduling: policy.gangScheduling,
       scoring: policy.scoring,
       clock,
-      eventClock: clock,
     });
     cleanups.unshift(() => cluster.stop());
     // Gangs written for scheduler-plugins need its PodGroup kind under every policy.
@@ -212,11 +216,15 @@ async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: C
         await client.delete(gvr, namespace, name, { propagationPolicy: 'Background' });
       },
       watch(resource, handler) {
-        return client.watch({ group: '', version: 'v1', resource }, (type, obj) => handler(type, obj), {
+        const gvr = resource === 'jobs' ? GVR.jobs : { group: '', version: 'v1', resource };
+        return client.watch(gvr, (type, obj) => handler(type, obj), {
           shared: true,
         });
       },
-      runUntil: (at, done) => clock.sleep(Math.max(0, at - clock.now()), done),
+      runUntil: async (at, done) => {
+        if (!virtual) return clock.sleep(Math.max(0, at - clock.now()), done);
+        await runUntil(virtual, at, { signal: done });
+      },
       capacity() {
         const total: Record<string, number> = {};
         for (const n of client.list({ group: '', version: 'v1', resource: 'nodes' })) {
@@ -230,6 +238,7 @@ async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, clock: C
     return await runPolicy(scenario, policy, sim);
   } finally {
     for (const c of cleanups) await c();
+    if (virtual) endSimulation();
   }
 }
 

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { installCrds, kubeConfigFromString } from '../runtime/index.ts';
-import { dashboardParts } from './capabilities.ts';
 import { stateLines, writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
@@ -30,9 +29,8 @@ export function upCommand(): Command {
     // Before anything starts: a SIGTERM during startup then shuts down gracefully.
     const signalled = untilSignal();
     // Loaded when run: every troupe command imports this file, and startup time counts.
-    const [{ startRunPodStandIn }, { startDashboard }, { buildManager }] = await Promise.all([
+    const [{ startRunPodStandIn }, { buildManager, startManagerDashboard }] = await Promise.all([
       import('../cluster/runpod/index.ts'),
-      import('../dashboard/index.ts'),
       import('./manager.ts'),
     ]);
     const cluster = await startEmbeddedCluster(clusterOptions(flags));
@@ -63,15 +61,7 @@ export function upCommand(): Command {
         await manager.client.apply(cfg, { force: true });
       }
     }
-    const dashboard =
-      flags.dashboardAddress === '0'
-        ? undefined
-        : await startDashboard({
-            manager,
-            address: flags.dashboardAddress,
-            token: flags.dashboardToken,
-            ...dashboardParts(capabilities),
-          });
+    const dashboard = await startManagerDashboard(flags, manager, capabilities);
     // Written only once everything serves: a start that fails leaves a running instance's
     // kubeconfig alone.
     const file = await writeKubeconfig(kubeconfigPath(flags), cluster.server.kubeconfig);

@@ -28,6 +28,14 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
    * whenever every component is idle; `timeScale` then has no use and stays 1.
    */
   clock?: Clock;
+  /**
+   * How often simulated nodes renew their Leases (default 10 s, as a kubelet). A simulation of
+   * a large cluster sets minutes: 500 nodes renewing every 10 s are 180,000 writes per
+   * simulated hour, most of its cost. The Lease duration (4×), the node monitor's grace
+   * period (5×) and period (½×) follow, as their defaults (40 s, 50 s, 5 s) follow 10 s, so
+   * nodes stay Ready and a node that stops is found NotReady after 5× the interval.
+   */
+  nodeLeaseRenewIntervalMs?: number;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;
   /**
@@ -49,7 +57,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
   let logsClient: ClusterClient | undefined;
   const server = await startApiServer({
-    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o.previous) : ''),
+    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o) : ''),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
     podExec: async (pod, container, command, io) =>
       (await import('./kubelet/exec.ts')).execInContainer(
@@ -80,6 +88,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         nodesMod,
         { startScheduler },
         gang,
+        gangStatus,
       ] = await Promise.all([
         import('./workloads/index.ts'),
         import('./kueue/index.ts'),
@@ -87,6 +96,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         import('./nodes/index.ts'),
         import('./scheduler/index.ts'),
         import('./scheduler/gang/crd.ts'),
+        import('./scheduler/gang/podgroup-status.ts'),
       ]);
       const timeScale = opts.timeScale ?? 1;
       const config =
@@ -115,11 +125,30 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       });
       stops.push(() => kubelet.stop());
       await nextTurn();
-      nodes = await nodesMod.startNodes(client.as('system:node-controller'), config, { timeScale, clock });
+      const renewMs = opts.nodeLeaseRenewIntervalMs;
+      nodes = await nodesMod.startNodes(client.as('system:node-controller'), config, {
+        timeScale,
+        clock,
+        ...(renewMs
+          ? {
+              leaseRenewIntervalMs: renewMs,
+              leaseDurationSeconds: Math.ceil((4 * renewMs) / 1000),
+              nodeMonitorGracePeriodMs: 5 * renewMs,
+              nodeMonitorPeriodMs: renewMs / 2,
+            }
+          : {}),
+      });
       const n = nodes;
       stops.push(() => n.stop());
-      // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind.
-      if (opts.gangScheduling) await gang.ensureXPodGroupCRD(client);
+      // Gangs written for scheduler-plugins' coscheduling need its PodGroup kind, and its
+      // podgroup controller for their status.
+      if (opts.gangScheduling) {
+        await gang.ensureXPodGroupCRD(client);
+        const pgStatus = gangStatus.startXPodGroupController(client.as('scheduler-plugins-controller'), {
+          clock,
+        });
+        stops.push(() => pgStatus.stop());
+      }
       await nextTurn();
       const scheduler = startScheduler(client.as('system:kube-scheduler'), {
         scoringStrategy: opts.scoring ?? 'LeastAllocated',

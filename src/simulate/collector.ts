@@ -21,6 +21,11 @@ export interface PodLike {
   status?: { phase?: string; conditions?: { type?: string; status?: string; reason?: string }[] };
 }
 
+export interface JobLike {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
 export interface NodeLike {
   metadata?: { name?: string; labels?: Record<string, string> };
   status?: { allocatable?: Record<string, string> };
@@ -53,6 +58,8 @@ export interface GangRecord {
   succeeded: number;
   /** GPUs of the gang's running members while all of them run (else 0). */
   usefulGpus: number;
+  /** The offloaded Job's price (its runpod.io/cost-per-hr), for members that carry none. */
+  jobCostPerHr: number;
 }
 
 export interface UtilPoint {
@@ -97,6 +104,7 @@ export class Collector {
         pods: new Set(),
         succeeded: 0,
         usefulGpus: 0,
+        jobCostPerHr: 0,
       });
     }
   }
@@ -114,6 +122,29 @@ export class Collector {
     if (r && r.finishedMs === undefined) {
       r.finishedMs = t;
       r.status = 'succeeded';
+    }
+  }
+
+  /** A Job that ends Failed ends its gang (its members may be gone: deleted, not Failed). */
+  job(type: string, job: JobLike, t: number): void {
+    this.advance(t);
+    const r = this.gangs.get(job.metadata?.labels?.[GANG_LABEL] ?? '');
+    if (!r || type === 'DELETED') return;
+    const cost = Number(job.metadata?.annotations?.[COST_PER_HR] ?? 0) || 0;
+    if (cost !== r.jobCostPerHr) {
+      // Members running remotely without a price of their own now cost the Job's.
+      for (const uid of r.pods) {
+        const p = this.pods.get(uid);
+        if (!p || p.costPerHr > 0) continue;
+        if (p.offloaded && p.running) this.spendPerHr += cost - r.jobCostPerHr;
+      }
+      r.jobCostPerHr = cost;
+    }
+    if (r.finishedMs !== undefined) return;
+    const failed = job.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True');
+    if (failed) {
+      r.finishedMs = t;
+      r.status = 'failed';
     }
   }
 
@@ -166,7 +197,7 @@ export class Collector {
     };
     if (s.succeeded && !prev?.succeeded) r.succeeded++;
     this.allocated += allocatedGpus(s) - (prev ? allocatedGpus(prev) : 0);
-    this.spendPerHr += spendRate(s) - (prev ? spendRate(prev) : 0);
+    this.spendPerHr += spendRate(s, r) - (prev ? spendRate(prev, r) : 0);
     if (deleted) this.pods.delete(uid);
     else this.pods.set(uid, s);
     r.pods.add(uid);
@@ -183,7 +214,9 @@ export class Collector {
         r.deadlockedMs += deadlocked(t - r.stuckSince);
         r.stuckSince = undefined;
       }
-      if (r.finishedMs === undefined && r.status !== 'pending') r.status = 'unfinished';
+      // A gang with no end of its own (a service) that runs is fine; any other is unfinished.
+      const endless = r.gang.durationMs === undefined && !r.gang.fail;
+      if (r.finishedMs === undefined && r.status !== 'pending') r.status = endless ? 'running' : 'unfinished';
     }
     this.sample(t, true);
   }
@@ -278,8 +311,8 @@ function deadlocked(ms: number): number {
   return ms >= DEADLOCK_GRACE_MS ? ms : 0;
 }
 
-function spendRate(p: PodState): number {
-  return p.offloaded && p.running ? p.costPerHr : 0;
+function spendRate(p: PodState, r: GangRecord): number {
+  return p.offloaded && p.running ? p.costPerHr || r.jobCostPerHr : 0;
 }
 
 function allocatedGpus(p: PodState): number {

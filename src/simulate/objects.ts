@@ -257,9 +257,17 @@ function runAnnotations(g: Gang): Record<string, string> {
 function container(g: Gang, readySeconds: number): Json {
   const requests: Record<string, string> = { cpu: g.cpu, memory: g.memory };
   if (g.gpus > 0) requests[GPU] = String(g.gpus);
+  // The work, as a command too: an offloaded Job's remote pod runs the container's command
+  // (the RunPod stand-in plays `sleep`), not the simulated kubelet's annotations.
+  const work = g.fail
+    ? ['sh', '-c', `sleep ${g.fail.afterMs / 1000}; exit ${g.fail.exitCode}`]
+    : g.durationMs !== undefined && g.kind !== 'StatefulSet'
+      ? ['sleep', String(g.durationMs / 1000)]
+      : undefined;
   return {
     name: 'main',
     image: 'troupe.dev/simulated',
+    ...(work ? { command: work } : {}),
     resources: { requests, limits: { ...requests } },
     ...(readySeconds > 0
       ? {
@@ -293,11 +301,16 @@ function jobTemplate(g: Gang): Json {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name: g.name },
+    metadata: { name: g.name, labels: { [GANG_LABEL]: g.name } },
     spec: {
       parallelism: g.size,
       completions: g.size,
-      backoffLimit: 0,
+      // A gang told to fail fails at once; any other retries as Kubernetes' default allows
+      // (a deadlock restart deletes members, which the Job controller counts as failures),
+      // and members evicted by preemption are recreated without counting
+      // (podFailurePolicy Ignore on DisruptionTarget, as Kubernetes recommends).
+      backoffLimit: g.fail ? 0 : 6,
+      podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }] },
       template: podTemplate(g, 'Never'),
     },
   };
@@ -311,7 +324,7 @@ function job(g: Gang, queued: boolean, offloaded: boolean): SimObject['object'] 
     metadata: {
       name: g.name,
       namespace: SIM_NAMESPACE,
-      labels: queued ? { [QUEUE_LABEL]: SIM_QUEUE } : {},
+      labels: { [GANG_LABEL]: g.name, ...(queued ? { [QUEUE_LABEL]: SIM_QUEUE } : {}) },
       annotations: offloaded ? { 'runpod.io/managed': 'true' } : {},
     },
     // Queued Jobs start suspended, as Kueue's webhook would make them.

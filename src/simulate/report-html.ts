@@ -14,7 +14,7 @@ function esc(s: string): string {
 
 const W = 720;
 const H = 220;
-const PAD = { l: 48, r: 12, t: 12, b: 28 };
+const PAD = { l: 48, r: 24, t: 24, b: 28 };
 
 function axes(endSeconds: number, yLabel: string, yMax: number, yFmt: (v: number) => string): string {
   const x0 = PAD.l;
@@ -32,9 +32,12 @@ function axes(endSeconds: number, yLabel: string, yMax: number, yFmt: (v: number
   }
   for (let i = 0; i <= 6; i++) {
     const x = x0 + ((W - PAD.r - x0) * i) / 6;
-    parts.push(`<text x="${x}" y="${H - 8}" text-anchor="middle">${esc(human((endSeconds * i) / 6))}</text>`);
+    const anchor = i === 0 ? 'start' : i === 6 ? 'end' : 'middle';
+    parts.push(
+      `<text x="${x}" y="${H - 8}" text-anchor="${anchor}">${esc(human((endSeconds * i) / 6))}</text>`,
+    );
   }
-  parts.push(`<text x="${x0 + 4}" y="${PAD.t + 10}">${esc(yLabel)}</text>`);
+  parts.push(`<text x="${x0}" y="${PAD.t - 10}">${esc(yLabel)}</text>`);
   return parts.join('');
 }
 

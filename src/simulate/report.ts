@@ -31,6 +31,8 @@ export interface PolicyResult {
   policy: string;
   description: string;
   settings: Omit<Policy, 'name' | 'description'>;
+  /** Simulated seconds the run took: the end, or less when every gang was done before it. */
+  simulatedSeconds: number;
   gangs: { total: number; started: number; finished: number; failed: number };
   /** Seconds from the start until the last gang with a duration finished; null if one did not. */
   makespanSeconds: number | null;
@@ -64,7 +66,12 @@ const round = (x: number, digits = 3) => {
   return Math.round(x * f) / f;
 };
 
-export function policyResult(scenario: Scenario, policy: Policy, c: Collector): PolicyResult {
+export function policyResult(
+  scenario: Scenario,
+  policy: Policy,
+  c: Collector,
+  stoppedMs = scenario.endMs,
+): PolicyResult {
   const end = scenario.endMs;
   const gangs = [...c.gangs.values()];
   const waits: { v: number; censored: boolean }[] = [];
@@ -96,6 +103,7 @@ export function policyResult(scenario: Scenario, policy: Policy, c: Collector): 
     policy: name,
     description,
     settings,
+    simulatedSeconds: round(stoppedMs / 1000),
     gangs: {
       total: gangs.length,
       started: gangs.filter((r) => r.allRunningMs !== undefined).length,

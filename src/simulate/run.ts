@@ -8,7 +8,7 @@
  */
 
 import type { Clock } from '../lib/clock.ts';
-import { Collector, type NodeLike, type PodLike } from './collector.ts';
+import { Collector, type JobLike, type NodeLike, type PodLike } from './collector.ts';
 import { gangObjects, SIM_NAMESPACE, SIM_RESOURCES, type SimObject, setupObjects } from './objects.ts';
 import { type PolicyResult, policyResult } from './report.ts';
 import type { Policy, Scenario } from './scenario.ts';
@@ -17,8 +17,8 @@ export interface SimCluster {
   clock: Clock;
   create(o: SimObject): Promise<void>;
   delete(gvr: SimObject['gvr'], namespace: string, name: string): Promise<void>;
-  /** Watches pods or nodes (every namespace), with the current objects first as ADDED. */
-  watch(resource: 'pods' | 'nodes', handler: (type: string, obj: unknown) => void): () => void;
+  /** Watches pods, nodes or Jobs (every namespace), with the current objects first as ADDED. */
+  watch(resource: 'pods' | 'nodes' | 'jobs', handler: (type: string, obj: unknown) => void): () => void;
   /** Total allocatable per resource over the cluster's nodes (cpu in cores, memory in bytes). */
   capacity(): Record<string, number>;
   /**
@@ -43,6 +43,7 @@ export async function runPolicy(
   const failures: Error[] = [];
   const timers: { cancel(): void }[] = [];
   let arrived = 0;
+  let stopped = scenario.endMs;
   const checkDone = () => {
     if (arrived < scenario.gangs.length) return;
     for (const r of c.gangs.values()) {
@@ -55,6 +56,10 @@ export async function runPolicy(
     cluster.watch('nodes', (type, obj) => c.node(type, obj as NodeLike, t())),
     cluster.watch('pods', (type, obj) => {
       c.pod(type, obj as PodLike, t());
+      checkDone();
+    }),
+    cluster.watch('jobs', (type, obj) => {
+      c.job(type, obj as JobLike, t());
       checkDone();
     }),
   ];
@@ -108,10 +113,11 @@ export async function runPolicy(
     }
     await cluster.runUntil(start + scenario.endMs, done.signal);
     if (failures.length > 0) throw failures[0];
-    c.finish(Math.min(t(), scenario.endMs));
+    stopped = Math.min(t(), scenario.endMs);
+    c.finish(stopped);
   } finally {
     for (const s of stops) s();
     for (const h of timers) h.cancel();
   }
-  return policyResult(scenario, policy, c);
+  return policyResult(scenario, policy, c, stopped);
 }

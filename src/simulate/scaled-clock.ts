@@ -19,8 +19,9 @@ export class ScaledClock implements Clock {
     this.t0 = performance.now();
   }
 
+  /** Whole milliseconds, as Date.now() gives them (event names and timestamps rely on it). */
   now(): number {
-    return this.base + (performance.now() - this.t0) * this.scale;
+    return Math.floor(this.base + (performance.now() - this.t0) * this.scale);
   }
 
   /** Scaled like `now()`, so durations measured by the controllers agree with it. */

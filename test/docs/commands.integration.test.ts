@@ -152,6 +152,10 @@ function startServer(command: string, cwd: string, env: NodeJS.ProcessEnv): Serv
   return { command, child, output: () => out, exited };
 }
 
+function ended(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 /** Ctrl+C: SIGINT to the group; SIGKILL if it has not exited within a minute. The exit code. */
 async function stopServer(server: Server): Promise<number | null> {
   const group = -server.child.pid!;
@@ -162,7 +166,7 @@ async function stopServer(server: Server): Promise<number | null> {
       // Already gone.
     }
   };
-  if (server.child.exitCode === null && server.child.signalCode === null) signal('SIGINT');
+  if (!ended(server.child)) signal('SIGINT');
   const timeout = new Promise<'timeout'>((r) => setTimeout(r, 60_000, 'timeout').unref());
   if ((await Promise.race([server.exited, timeout])) === 'timeout') {
     signal('SIGKILL');
@@ -223,15 +227,16 @@ class DocRun {
     const server = startServer(command, this.dir, this.env);
     this.server = server;
     this.started = true;
+    // A check that throws counts as "not yet" for waitFor: an exit ends the wait, then fails.
     const banner = await waitFor(
       `${command} to print its banner`,
-      () => {
-        if (server.child.exitCode !== null)
-          assert.fail(`${command} exited ${server.child.exitCode}:\n${server.output()}`);
-        return server.output().includes('Press Ctrl+C') && server.output();
-      },
+      () => ended(server.child) || (server.output().includes('Press Ctrl+C') && server.output()),
       { timeoutMs: 60_000 },
     );
+    if (banner === true)
+      assert.fail(
+        `${command} exited ${server.child.exitCode ?? server.child.signalCode}:\n${server.output()}`,
+      );
     // What the dashboard doc tells the reader to take from the printed URL.
     const dashboard = /Dashboard: (\S+)/.exec(banner)?.[1];
     if (dashboard) {
@@ -377,29 +382,33 @@ test('every entry of SKIPPED names a command that exists and gives a reason', ()
   }
 });
 
-for (const file of files) {
-  const name = relative(ROOT, file);
-  const runnable = shellBlocks(ROOT, file).filter(runs);
-  if (runnable.length === 0) continue;
-  const written = fencedBlocks(ROOT, file).filter((b) => b.marks.some((m) => m.startsWith('file ')));
-  describe(`the commands of ${name}`, () => {
-    const doc = new DocRun(written);
-    after(() => doc.close());
-    for (const block of runnable) {
-      test(block.where, async () => {
-        await doc.run(block);
-      });
-    }
-  });
-}
+// Documents run two at a time (each has its own scratch checkout and cluster; the blocks of
+// one document run one after the other, in order): most of a document's time is waiting on its cluster.
+describe('the commands of the documents', { concurrency: 2 }, () => {
+  for (const file of files) {
+    const name = relative(ROOT, file);
+    const runnable = shellBlocks(ROOT, file).filter(runs);
+    if (runnable.length === 0) continue;
+    const written = fencedBlocks(ROOT, file).filter((b) => b.marks.some((m) => m.startsWith('file ')));
+    describe(`the commands of ${name}`, { concurrency: 1 }, () => {
+      const doc = new DocRun(written);
+      after(() => doc.close());
+      for (const block of runnable) {
+        test(block.where, async () => {
+          await doc.run(block);
+        });
+      }
+    });
+  }
 
-describe("the commands of troupe up's banner", () => {
-  const doc = new DocRun([]);
-  after(() => doc.close());
-  test('run as printed', async () => {
-    await doc.start(DEFAULT_SERVER);
-    const script = bannerCommands(doc.output());
-    assert.match(script, /^export KUBECONFIG=/);
-    await doc.run({ where: 'banner', file: join(ROOT, 'src/cli/up.ts'), script, marks: [], lang: 'sh' });
+  describe("the commands of troupe up's banner", () => {
+    const doc = new DocRun([]);
+    after(() => doc.close());
+    test('run as printed', async () => {
+      await doc.start(DEFAULT_SERVER);
+      const script = bannerCommands(doc.output());
+      assert.match(script, /^export KUBECONFIG=/);
+      await doc.run({ where: 'banner', file: join(ROOT, 'src/cli/up.ts'), script, marks: [], lang: 'sh' });
+    });
   });
 });

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { Command } from 'commander';
 import { type BuiltManager, buildManager } from '../../src/cli/manager.ts';
 import { addManagerOptions, type ManagerFlags } from '../../src/cli/manager-flags.ts';
+import type { KubeObject } from '../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../src/cluster/index.ts';
 import { endSimulation, runUntil, StallError, startSimulation } from '../../src/lib/virtual-clock.ts';
@@ -252,4 +253,36 @@ test('a component that never answers is named in a StallError, not a hang', asyn
   assert.ok(names.includes('apiserver webhook silent.example.com'), names.join(', '));
   assert.ok(names.includes('tester'), names.join(', '));
   assert.match(outcome.message, /virtual clock stalled at 2026-01-01T00:00:00\.000Z/);
+});
+
+test('nodes renewing their Leases every 10 simulated minutes stay Ready for a simulated day', async () => {
+  const clock = startSimulation({ seed: 3 });
+  let cluster: EmbeddedCluster | undefined;
+  const notReady: string[] = [];
+  let leases: { spec?: { leaseDurationSeconds?: number; renewTime?: string } }[] = [];
+  let outcome: Awaited<ReturnType<typeof runUntil>> | undefined;
+  let start = 0;
+  try {
+    cluster = await startEmbeddedCluster({ clock, nodes: 3, port: 0, nodeLeaseRenewIntervalMs: 10 * MIN });
+    start = clock.now();
+    cluster.client.watch(GVR.nodes, (_type, n) => {
+      const status = n.status as { conditions?: { type: string; status: string }[] } | undefined;
+      const ready = status?.conditions?.find((c) => c.type === 'Ready');
+      if (ready && ready.status !== 'True')
+        notReady.push(`${n.metadata.name} at ${new Date(clock.now()).toISOString()}`);
+    });
+    outcome = await runUntil(clock, start + 24 * 60 * MIN, { stallMs: 20_000 });
+    leases = cluster.client.list<KubeObject & (typeof leases)[number]>(GVR.leases, 'kube-node-lease');
+  } finally {
+    await cluster?.stop();
+    endSimulation();
+  }
+  assert.equal(outcome?.outcome, 'reached');
+  assert.deepEqual(notReady, []);
+  assert.equal(leases.length, 3);
+  for (const lease of leases) {
+    assert.equal(lease.spec?.leaseDurationSeconds, 2400);
+    const age = start + 24 * 60 * MIN - Date.parse(lease.spec?.renewTime ?? '');
+    assert.ok(age >= 0 && age <= 11 * MIN, `renewed ${age / MIN} min before the end`);
+  }
 });

@@ -42,9 +42,7 @@ test('a small scenario: the table, report.json and report.html agree', async () 
   const file = join(dir, 'small.yaml');
   await writeFile(file, SMALL);
   const out = join(dir, 'out');
-  const r = await run(process.execPath, [MAIN, 'simulate', file, '--out', out, '--time-scale', '20'], {
-    cwd: ROOT,
-  });
+  const r = await run(process.execPath, [MAIN, 'simulate', file, '--out', out], { cwd: ROOT });
   const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
   const html = await readFile(join(out, 'report.html'), 'utf8');
   assert.equal(report.scenario, 'small');
@@ -77,7 +75,79 @@ test('a small scenario: the table, report.json and report.html agree', async () 
   assert.match(html, /^<!doctype html>/);
   assert.equal((html.match(/<svg /g) ?? []).length, 3);
   assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3\.org)/);
-  assert.match(r.stderr, /policy default: 600s simulated in [\d.]+s of wall time/);
+  // Both gangs are done long before the end: the run stops there.
+  for (const p of report.policies) {
+    assert.ok(
+      p.simulatedSeconds >= p.makespanSeconds! && p.simulatedSeconds < 600,
+      String(p.simulatedSeconds),
+    );
+    assert.match(
+      r.stderr,
+      new RegExp(`policy ${p.policy}: ${Math.round(p.simulatedSeconds)}s simulated in [\\d.]+s of wall time`),
+    );
+  }
+});
+
+/** Every kind of gang, and offloading: what each becomes runs, fails or is offloaded as asked. */
+const KINDS = `
+name: kinds
+end: 15m
+nodes:
+  pools:
+    - {name: gpu, count: 2, capacity: {cpu: 16, memory: 64Gi, nvidia.com/gpu: 2}}
+workload:
+  - {name: wrapped, at: 0s, kind: AppWrapper, size: 2, gpus: 1, duration: 1m}
+  - {name: xpg, at: 0s, kind: Job, podGroup: scheduler-plugins, size: 2, gpus: 1, duration: 1m}
+  - {name: mesh, at: 0s, kind: PodSequence, tiers: [{name: db, size: 1, readySeconds: 5}, {name: web, size: 2}]}
+  - {name: bare, at: 70s, kind: Pods, size: 2, gpus: 1, duration: 1m}
+  - {name: sts, at: 70s, kind: StatefulSet, size: 2, gpus: 1, duration: 1m}
+  - {name: broken, at: 150s, kind: Job, size: 2, duration: 5m, fail: {after: 20s, exitCode: 3}}
+  - {name: late, at: 80s, kind: Job, size: 1, gpus: 2, duration: 2m}
+policies:
+  - {name: queued, queues: true}
+  - {name: offload, offload: {maxPendingTime: 10}}
+`;
+
+test('every kind of gang runs through its controllers; offloading spends', async () => {
+  const file = join(dir, 'kinds.yaml');
+  await writeFile(file, KINDS);
+  const out = join(dir, 'kinds');
+  await run(process.execPath, [MAIN, 'simulate', file, '--out', out, '--time-scale', '20', '--quiet'], {
+    cwd: ROOT,
+  });
+  const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+  for (const p of report.policies) {
+    const status = Object.fromEntries(p.perGang.map((g) => [g.name, g.status]));
+    assert.deepEqual(
+      status,
+      {
+        wrapped: 'succeeded',
+        xpg: 'succeeded',
+        mesh: 'running',
+        bare: 'succeeded',
+        sts: 'succeeded',
+        broken: 'failed',
+        late: 'succeeded',
+      },
+      p.policy,
+    );
+  }
+  const [queued, offload] = report.policies;
+  assert.equal(queued!.offloadedSpendUsd, 0);
+  // bare and sts hold the four GPUs when late arrives: offloaded after 10 s, it costs money.
+  assert.ok(offload!.offloadedSpendUsd > 0, JSON.stringify(offload!.perGang));
+});
+
+test('on the virtual clock, the same scenario and seed give the same report, byte for byte', async () => {
+  const file = join(dir, 'small.yaml');
+  await writeFile(file, SMALL);
+  const reports: string[] = [];
+  for (const k of [1, 2]) {
+    const out = join(dir, `again-${k}`);
+    await run(process.execPath, [MAIN, 'simulate', file, '--out', out, '--quiet'], { cwd: ROOT });
+    reports.push(await readFile(join(out, 'report.json'), 'utf8'));
+  }
+  assert.equal(reports[1], reports[0]);
 });
 
 test('bad scenario files: one message naming the file, the path and the fix; exit code 1', async () => {

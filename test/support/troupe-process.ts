@@ -51,16 +51,18 @@ export function spawnTroupe(
     stdout: () => out,
     stderr: () => err,
     exited,
-    banner: () =>
-      waitFor(
+    banner: async () => {
+      // A check that throws only means "not yet" to waitFor: an exit ends the wait, then fails.
+      const ended = () => child.exitCode !== null || child.signalCode !== null;
+      const banner = await waitFor(
         `${[command, ...args].join(' ')} to print its banner`,
-        () => {
-          if (child.exitCode !== null)
-            assert.fail(`exited ${child.exitCode} before serving:\n${out}\n${err}`);
-          return out.includes('Press Ctrl+C') && out;
-        },
+        () => ended() || (out.includes('Press Ctrl+C') && out),
         { timeoutMs: 60_000 },
-      ),
+      );
+      if (banner === true)
+        assert.fail(`exited ${child.exitCode ?? child.signalCode} before serving:\n${out}\n${err}`);
+      return banner;
+    },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

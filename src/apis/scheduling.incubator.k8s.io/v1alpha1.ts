@@ -114,6 +114,21 @@ export interface PodObject extends KubeObject {
   };
 }
 
+/**
+ * The gang verdict of troupe's coscheduling scheduler, on every member's FailedScheduling
+ * event and PodScheduled condition (kube-batch's "N/M tasks in gang unschedulable: …" shape):
+ * the PodGroup controller quotes it in the group's status.
+ */
+export function gangVerdict(unplaced: number, total: number, gang: string, reason: string): string {
+  return `${unplaced}/${total} pods of ${gang} could not be placed: ${reason}`;
+}
+
+/** Whether a scheduler message is the verdict on gang `gang`. */
+export function isGangVerdict(message: string, gang: string): boolean {
+  const m = /^\d+\/\d+ pods of (.+?) could not be placed: /.exec(message);
+  return m?.[1] === gang;
+}
+
 export interface GroupClaim {
   /** The group the pod counts in, if any. */
   group: string | undefined;

@@ -10,6 +10,7 @@
  * preemption), read together against scheduler.go and flavorassigner.go.
  */
 
+import { findCondition } from '../../kube/conditions.ts';
 import { labelSelectorMatches } from '../../kube/labels.ts';
 import { type PodLike, podRequestsMilli } from '../../kube/pod.ts';
 import { formatQuantity, parseQuantityMilli, quantityFromMilli } from '../../kube/quantity.ts';
@@ -17,7 +18,6 @@ import { firstUntoleratedTaint } from '../scheduler/core/taints.ts';
 import {
   type Admission,
   type ClusterQueue,
-  type Condition,
   JOB_UID_LABEL,
   type LocalQueue,
   type ResourceFlavor,
@@ -84,12 +84,8 @@ export function keyOf(wl: Workload): string {
   return `${wl.metadata.namespace ?? ''}/${wl.metadata.name ?? ''}`;
 }
 
-function cond(wl: Workload, type: string): Condition | undefined {
-  return wl.status?.conditions?.find((c) => c.type === type);
-}
-
 export function isTrue(wl: Workload, type: string): boolean {
-  return cond(wl, type)?.status === 'True';
+  return findCondition(wl.status?.conditions, type)?.status === 'True';
 }
 
 export function isFinished(wl: Workload): boolean {
@@ -108,7 +104,7 @@ export function isAdmitted(wl: Workload): boolean {
 export function isCandidate(wl: Workload): boolean {
   if (isFinished(wl) || hasQuotaReservation(wl) || wl.metadata.deletionTimestamp) return false;
   if (wl.spec.active === false) return false;
-  const rq = cond(wl, WorkloadConditions.Requeued);
+  const rq = findCondition(wl.status?.conditions, WorkloadConditions.Requeued);
   return rq?.status !== 'False';
 }
 
@@ -496,7 +492,7 @@ function timeOf(s: string | undefined | null): number {
  */
 export function queueTimestamp(wl: Workload, requeuing: 'Eviction' | 'Creation' = 'Eviction'): number {
   if (requeuing === 'Eviction') {
-    const ev = cond(wl, WorkloadConditions.Evicted);
+    const ev = findCondition(wl.status?.conditions, WorkloadConditions.Evicted);
     if (ev?.status === 'True' && ev.reason === 'PodsReadyTimeout') return timeOf(ev.lastTransitionTime);
   }
   return timeOf(wl.metadata.creationTimestamp);
@@ -512,7 +508,9 @@ function admittedInfo(wl: Workload, requeuing: 'Eviction' | 'Creation'): Admitte
     usage,
     priority: priorityOf(wl),
     queueTs: queueTimestamp(wl, requeuing),
-    reservedAt: timeOf(cond(wl, WorkloadConditions.QuotaReserved)?.lastTransitionTime),
+    reservedAt: timeOf(
+      findCondition(wl.status?.conditions, WorkloadConditions.QuotaReserved)?.lastTransitionTime,
+    ),
     evicted: isTrue(wl, WorkloadConditions.Evicted),
   };
 }

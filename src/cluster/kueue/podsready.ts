@@ -7,10 +7,11 @@
  * backoffLimitCount, deactivating it. Pure functions here; the stand-in applies them.
  */
 
+import { findCondition } from '../../kube/conditions.ts';
 import { parseGoDuration } from '../../kube/duration.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { random as programRandom } from '../../lib/random.ts';
-import type { Condition, Workload } from './api.ts';
+import type { Workload } from './api.ts';
 import { WorkloadConditions } from './api.ts';
 
 /** Kueue's configuration section, as written in its config file. */
@@ -79,10 +80,6 @@ export function requeueBackoffMs(
   return d + d * 0.0001 * random();
 }
 
-function cond(wl: Workload, type: string): Condition | undefined {
-  return wl.status?.conditions?.find((c) => c.type === type);
-}
-
 const NOT_READY = 'Not all pods are ready or succeeded';
 const RECOVERING = 'At least one pod has failed, waiting for recovery';
 const READY = 'All pods reached readiness and the workload is running';
@@ -94,7 +91,7 @@ export function podsReadyCondition(
   podsReady: boolean,
 ): { status: 'True' | 'False'; reason: string; message: string } {
   if (!admitted) return { status: 'False', reason: 'WaitForStart', message: NOT_READY };
-  const cur = cond(wl, WorkloadConditions.PodsReady);
+  const cur = findCondition(wl.status?.conditions, WorkloadConditions.PodsReady);
   if (podsReady) {
     const recovered = cur && (cur.reason === 'WaitForRecovery' || cur.reason === 'Recovered');
     return { status: 'True', reason: recovered ? 'Recovered' : 'Started', message: READY };
@@ -114,10 +111,10 @@ export function notReadyTimeout(
   s: PodsReadySettings,
   now: number,
 ): { cause: 'WaitForStart' | 'WaitForRecovery'; remainingMs: number } | undefined {
-  const pr = cond(wl, WorkloadConditions.PodsReady);
+  const pr = findCondition(wl.status?.conditions, WorkloadConditions.PodsReady);
   if (pr?.status === 'True') return undefined;
   if (!pr || pr.reason === 'WaitForStart' || pr.reason === 'PodsReady') {
-    const admitted = cond(wl, WorkloadConditions.Admitted);
+    const admitted = findCondition(wl.status?.conditions, WorkloadConditions.Admitted);
     const since = Date.parse(admitted?.lastTransitionTime ?? '') || now;
     return { cause: 'WaitForStart', remainingMs: Math.max(s.timeoutMs - (now - since), 0) };
   }

@@ -13,7 +13,13 @@
  * and elsewhere (admission.ts, quota.ts, preemption.ts).
  */
 
-import { type Condition, rfc3339, setCondition } from '../../kube/conditions.ts';
+import {
+  type Condition,
+  findCondition,
+  isConditionTrue,
+  rfc3339,
+  setCondition,
+} from '../../kube/conditions.ts';
 import { objectKey } from '../../kube/keys.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
@@ -116,14 +122,6 @@ const ADAPTERS: Record<Integration, JobAdapter> = {
   'workload.codeflare.dev/appwrapper': appWrapperAdapter,
   'batch/job': batchJobAdapter,
 };
-
-function condTrue(wl: Workload, type: string): boolean {
-  return wl.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
-}
-
-function cond(wl: Workload, type: string) {
-  return wl.status?.conditions?.find((c) => c.type === type);
-}
 
 async function waitServed(client: ClusterClient, gvrs: Gvr[]): Promise<void> {
   for (let i = 0; i < 500; i++) {
@@ -243,7 +241,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       const lq = localQueues.getByName(ns, wl.spec.queueName ?? '') as LocalQueue | undefined;
       return lq?.spec?.clusterQueue === name;
     }
-    return cond(wl, WorkloadConditions.Requeued)?.reason === 'ClusterQueueStopped';
+    return (
+      findCondition(wl.status?.conditions, WorkloadConditions.Requeued)?.reason === 'ClusterQueueStopped'
+    );
   };
   workloads.subscribe((type, obj) => {
     const uid = obj.metadata.uid ?? '';
@@ -437,7 +437,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
 
     if (podsReady) {
       const want = podsReadyCondition(wl, isAdmitted(wl), adapter.podsReady(job));
-      const cur = cond(wl, WorkloadConditions.PodsReady);
+      const cur = findCondition(wl.status?.conditions, WorkloadConditions.PodsReady);
       if (cur?.status !== want.status || cur.reason !== want.reason) {
         await writeWorkloadStatus(wl, (w) => {
           w.status ??= {};
@@ -452,7 +452,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       }
     }
 
-    const evicted = cond(wl, WorkloadConditions.Evicted);
+    const evicted = findCondition(wl.status?.conditions, WorkloadConditions.Evicted);
     if (evicted?.status === 'True') {
       await stopJob(adapter, job, wl, evicted.message);
       if (hasQuotaReservation(wl) && !adapter.isActive(job)) {
@@ -502,7 +502,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       | LocalQueue
       | undefined;
     const cq = clusterQueues.getByName('', lq?.spec?.clusterQueue ?? '') as ClusterQueue | undefined;
-    const dt = cond(wl, WorkloadConditions.DeactivationTarget);
+    const dt = findCondition(wl.status?.conditions, WorkloadConditions.DeactivationTarget);
     if (dt?.status === 'True' && wl.spec.active !== false) {
       // A workload marked for deactivation (re-queueing limit) is deactivated, then evicted.
       await c.mutate<Workload>(KGVR.workloads, wl.metadata.namespace ?? '', wl.metadata.name!, (cur) => {
@@ -517,7 +517,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       });
       return;
     }
-    if (hasQuotaReservation(wl) && !condTrue(wl, WorkloadConditions.Evicted)) {
+    if (hasQuotaReservation(wl) && !isConditionTrue(wl.status?.conditions, WorkloadConditions.Evicted)) {
       const admittedIn = clusterQueues.getByName('', wl.status!.admission!.clusterQueue) as
         | ClusterQueue
         | undefined;
@@ -555,7 +555,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       if (podsReady && isAdmitted(wl)) await checkPodsReadyTimeout(key, wl);
       return;
     }
-    const rq = cond(wl, WorkloadConditions.Requeued);
+    const rq = findCondition(wl.status?.conditions, WorkloadConditions.Requeued);
     if (!hasQuotaReservation(wl) && rq?.status === 'False') {
       let reason: string | undefined;
       let message = '';
@@ -623,7 +623,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     const message = `Exceeded the PodsReady timeout ${key}`;
     let evicted = false;
     await writeWorkloadStatus(wl, (cur) => {
-      if (!hasQuotaReservation(cur) || condTrue(cur, WorkloadConditions.Evicted)) return false;
+      if (!hasQuotaReservation(cur) || isConditionTrue(cur.status?.conditions, WorkloadConditions.Evicted))
+        return false;
       const n = (cur.status?.requeueState?.count ?? 0) + 1;
       const delay = requeueBackoffMs(n, settings.backoffBaseSeconds, settings.backoffMaxSeconds);
       evict(cur, 'PodsReadyTimeout', message, now());
@@ -666,7 +667,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       if (!target) continue;
       let done = false;
       await writeWorkloadStatus(target, (cur) => {
-        if (!hasQuotaReservation(cur) || condTrue(cur, WorkloadConditions.Evicted)) return false;
+        if (!hasQuotaReservation(cur) || isConditionTrue(cur.status?.conditions, WorkloadConditions.Evicted))
+          return false;
         preempt(cur, p.reason, p.message, now());
         done = true;
       });
@@ -687,7 +689,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     }
     for (const p of result.pending) {
       const wl = workloads.get(p.key) as Workload | undefined;
-      const current = wl && cond(wl, WorkloadConditions.QuotaReserved);
+      const current = wl && findCondition(wl.status?.conditions, WorkloadConditions.QuotaReserved);
       if (
         !wl ||
         (current &&

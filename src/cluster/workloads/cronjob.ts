@@ -18,6 +18,7 @@
 
 import { CronExpressionParser } from 'cron-parser';
 import type { CronJob, CronJobSpec } from '../../kube/builtin.ts';
+import { rfc3339 } from '../../kube/conditions.ts';
 import { objectKey, parseKey } from '../../kube/keys.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
@@ -43,10 +44,6 @@ interface ObjectRef {
 }
 
 export type { CronJob } from '../../kube/builtin.ts';
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class CronJobController extends LoopController {
   private readonly cronjobs: Informer;
@@ -83,7 +80,7 @@ export class CronJobController extends LoopController {
   /** A simulated instant in real time, rounded up to the second (what timestamps hold). */
   private toRealStamp(sim: number): string {
     const real = sim <= this.startedAt ? sim : this.startedAt + (sim - this.startedAt) / this.timeScale;
-    return rfc3339(Math.ceil(real / 1000) * 1000);
+    return rfc3339(new Date(Math.ceil(real / 1000) * 1000));
   }
 
   /** Real milliseconds until a simulated instant. */
@@ -197,7 +194,7 @@ export class CronJobController extends LoopController {
         cj,
         'Warning',
         'MissSchedule',
-        `Missed scheduled time to start a job: ${rfc3339(scheduled)}`,
+        `Missed scheduled time to start a job: ${rfc3339(new Date(scheduled))}`,
       );
       return next;
     }

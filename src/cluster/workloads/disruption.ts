@@ -5,7 +5,7 @@
  * healthy (Ready, not terminating, not just evicted), how many must stay healthy, the
  * disruptions allowed and the DisruptionAllowed condition — which the eviction subresource reads.
  */
-import { rfc3339 } from '../../kube/conditions.ts';
+import { type Condition, rfc3339 } from '../../kube/conditions.ts';
 import { objectKey } from '../../kube/keys.ts';
 import { type LabelSelectorObject, selectorFromObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
@@ -14,6 +14,7 @@ import { type ControllerContext, int, LoopController } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { controllerRefOf, isPodReady, type Pod } from './pods.ts';
 import { writeStatusIfChanged } from './status.ts';
+import { errMessage, scaledValue } from './util.ts';
 
 /** How long an evicted pod counts as disrupted while its deletion is pending (DeletionTimeout). */
 const DELETION_TIMEOUT_MS = 2 * 60 * 1000;
@@ -21,22 +22,6 @@ const DELETION_TIMEOUT_MS = 2 * 60 * 1000;
 interface Pdb extends KubeObject {
   spec?: { selector?: LabelSelectorObject; minAvailable?: number | string; maxUnavailable?: number | string };
   status?: Record<string, unknown> & { disruptedPods?: Record<string, string>; conditions?: Condition[] };
-}
-
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  observedGeneration?: number;
-}
-
-/** intstr.GetScaledValueFromIntOrPercent with roundUp. */
-function scaled(v: number | string, total: number): number {
-  if (typeof v === 'number') return v;
-  const m = /^(\d+)%$/.exec(v);
-  return m ? Math.ceil((Number(m[1]) * total) / 100) : Number.NaN;
 }
 
 export class DisruptionController extends LoopController {
@@ -92,10 +77,15 @@ export class DisruptionController extends LoopController {
       if (typeof scale === 'string') failure = scale;
       else {
         expected = scale;
-        desired =
-          spec.maxUnavailable !== undefined
-            ? Math.max(0, expected - scaled(spec.maxUnavailable, expected))
-            : scaled(spec.minAvailable!, expected);
+        try {
+          // intstr.GetScaledValueFromIntOrPercent, rounding up as the disruption controller does.
+          desired =
+            spec.maxUnavailable !== undefined
+              ? Math.max(0, expected - scaledValue(spec.maxUnavailable, expected, true))
+              : scaledValue(spec.minAvailable, expected, true);
+        } catch (err) {
+          failure = errMessage(err);
+        }
       }
     } else {
       expected = pods.length;

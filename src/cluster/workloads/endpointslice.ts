@@ -63,6 +63,16 @@ export function targetPort(svcPort: Json, pod: Pod): number | undefined {
   return undefined;
 }
 
+/** The Services whose selector takes the pod, before or after a change of its labels. */
+export function servicesSelecting(services: Informer, pod: KubeObject, old?: KubeObject): KubeObject[] {
+  return services.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '').filter((svc) => {
+    const sel = serviceSelector(svc);
+    return (
+      !!sel && (sel.matches(pod.metadata.labels ?? {}) || (!!old && sel.matches(old.metadata.labels ?? {})))
+    );
+  });
+}
+
 export class EndpointSliceController extends LoopController {
   private readonly services: Informer;
   private readonly pods: Informer;
@@ -76,12 +86,8 @@ export class EndpointSliceController extends LoopController {
     this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
     this.unsubscribeOnStop(
       this.pods.subscribe((_t, o, old) => {
-        for (const svc of this.services.byIndex(BY_NAMESPACE, o.metadata.namespace ?? '')) {
-          const sel = serviceSelector(svc);
-          if (!sel) continue;
-          if (sel.matches(o.metadata.labels ?? {}) || (old && sel.matches(old.metadata.labels ?? {})))
-            this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-        }
+        for (const svc of servicesSelecting(this.services, o, old))
+          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
       }),
     );
     this.unsubscribeOnStop(

@@ -6,13 +6,18 @@
  * orphans, releasing owned pods that stopped matching).
  */
 
-import type { Pod, PodCondition, PodTemplateSpec } from '../../kube/builtin.ts';
+import type { Pod, PodTemplateSpec } from '../../kube/builtin.ts';
 import {
   type LabelSelectorObject,
   type Selector,
   sameLabels,
   selectorFromObject,
 } from '../../kube/labels.ts';
+import {
+  isPodReady,
+  isPodTerminal as isTerminal,
+  podReadyCondition as readyCondition,
+} from '../../kube/pod.ts';
 import type { KubeObject, OwnerReference } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import type { EventRecorder } from './events.ts';
@@ -47,10 +52,8 @@ export function newControllerRef(owner: KubeObject): OwnerReference {
   };
 }
 
-export function isTerminal(pod: Pod): boolean {
-  const p = pod.status?.phase;
-  return p === 'Succeeded' || p === 'Failed';
-}
+// Pod readiness and phase, as every part reads them (src/kube/pod.ts).
+export { isPodReady, isTerminal, readyCondition };
 
 /** controller.IsPodActive: not finished and not being deleted. */
 export function isPodActive(pod: Pod): boolean {
@@ -60,14 +63,6 @@ export function isPodActive(pod: Pod): boolean {
 /** controller.IsPodTerminating: being deleted but not finished. */
 export function isPodTerminating(pod: Pod): boolean {
   return !isTerminal(pod) && !!pod.metadata.deletionTimestamp;
-}
-
-export function readyCondition(pod: Pod): PodCondition | undefined {
-  return pod.status?.conditions?.find((c) => c.type === 'Ready');
-}
-
-export function isPodReady(pod: Pod): boolean {
-  return readyCondition(pod)?.status === 'True';
 }
 
 /** podutil.IsPodAvailable: Ready for at least minReadySeconds. */

@@ -1,5 +1,6 @@
 /** What troupe, as the virtual pod's kubelet, writes on it: its status and its removal. */
 
+import { type PodLike, podQOSClass } from '../../kube/pod.ts';
 import type { OffloadContext } from './context.ts';
 import { type RemoteOutcome, virtualPodStatus } from './core.ts';
 import * as K from './keys.ts';
@@ -32,5 +33,8 @@ export async function writeVirtualPodStatus(
     stamp,
     vpod.status?.startTime ?? stamp,
   );
-  await c.client.patchStatus(vpod, { status }, { signal: c.signal });
+  // The API server fixed the QoS class from the containers' resources at creation (copied
+  // from the Job: a GPU Job's is rarely BestEffort), and refuses any other.
+  const qosClass = vpod.status?.qosClass ?? podQOSClass(vpod as PodLike);
+  await c.client.patchStatus(vpod, { status: { ...status, qosClass } }, { signal: c.signal });
 }

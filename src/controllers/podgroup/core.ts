@@ -23,6 +23,7 @@ import {
   type PodGroupPhase,
   type PodGroupStatus,
   type PodObject,
+  Reasons,
 } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { rfc3339, sameCondition, withCondition } from '../../kube/conditions.ts';
 import { keyOf } from '../../kube/keys.ts';
@@ -30,7 +31,7 @@ import { backoffDelay } from '../../lib/backoff.ts';
 import { canonicalJson } from '../../lib/json.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
-import { nextPhase, type PhaseResult, type PreviousState, requirementOf } from './phase.ts';
+import { nextPhase, type PhaseResult, type PreviousState, type Requirement, requirementOf } from './phase.ts';
 import { groupPriority, type Member, observedPhase, type Tally, tally, toMember } from './tally.ts';
 
 export interface PodRef {
@@ -138,7 +139,7 @@ export function decide(input: GroupInput): Decision {
     });
   }
 
-  const t = tally(members, input.previous);
+  const t = tally(members, input.previous, input.name);
   const spec = podGroup?.spec;
   const minMember = validMinMember(spec?.minMember);
   const specProblem = specProblemOf(spec);
@@ -196,7 +197,7 @@ export function decide(input: GroupInput): Decision {
 
   // Status.
   const conditionsIn: PodGroupCondition[] = prevStatus?.conditions ?? [];
-  const conditions = computeConditions(conditionsIn, next, t, specProblem, conflicts, now);
+  const conditions = computeConditions(conditionsIn, next, t, req, specProblem, conflicts, now);
   const phaseChanged = prev?.phase !== next.phase;
   const stamp = rfc3339(now);
   const status: PodGroupStatus = {
@@ -354,6 +355,7 @@ function computeConditions(
   current: readonly PodGroupCondition[],
   next: PhaseResult,
   t: Tally,
+  req: Requirement,
   specProblem: string | undefined,
   conflicts: readonly PodObject[],
   now: Date,
@@ -369,13 +371,18 @@ function computeConditions(
     reason: next.reason,
     message: next.message,
   });
+  // kube-batch's condition (Volcano's too): NotEnoughTasks while the gang lacks members,
+  // else NotEnoughResources; a gang scheduler's verdict is quoted as it is.
   set(
     t.unschedulable > 0
       ? {
           type: ConditionTypes.Unschedulable,
           status: 'True',
-          reason: 'NotEnoughResources',
-          message: `${t.unschedulable} of ${t.members.length} members cannot be scheduled: ${t.schedulerMessage ?? ''}`,
+          reason:
+            req.minMemberMode && t.live < req.required ? Reasons.NotEnoughTasks : Reasons.NotEnoughResources,
+          message:
+            t.gangVerdict ??
+            `${t.unschedulable} of ${t.members.length} members cannot be scheduled: ${t.schedulerMessage ?? ''}`,
         }
       : { type: ConditionTypes.Unschedulable, status: 'False', reason: 'Schedulable', message: '' },
   );

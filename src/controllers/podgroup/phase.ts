@@ -115,7 +115,9 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
   if (satisfied) return result('Running', Reasons.MembersRunning, progress);
 
   const tooFew = req.minMemberMode && t.live < req.required;
-  const unschedulable = `${plural(t.unschedulable, 'member')} cannot be scheduled: ${t.schedulerMessage ?? ''}`;
+  // A gang scheduler's verdict already says how many members could not be placed and why.
+  const unschedulable =
+    t.gangVerdict ?? `${plural(t.unschedulable, 'member')} cannot be scheduled: ${t.schedulerMessage ?? ''}`;
 
   switch (from) {
     case undefined:

@@ -4,7 +4,11 @@
  * unschedulable by the scheduler.
  */
 
-import { type PodObject, READY_LABEL } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import {
+  isGangVerdict,
+  type PodObject,
+  READY_LABEL,
+} from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 
 export interface Member {
   pod: PodObject;
@@ -38,6 +42,8 @@ export interface Tally {
   live: number;
   /** The first scheduler message of an unschedulable member, for status messages. */
   schedulerMessage: string | undefined;
+  /** A coscheduling scheduler's verdict on the whole gang, when a member carries one. */
+  gangVerdict: string | undefined;
   /** The newest join time among live members (ms). */
   newestJoin: number;
   /** Members Running at the previous observation that are gone now (0 without one). */
@@ -78,7 +84,7 @@ export function observedPhase(m: Member): string {
  * Counts the members. `previous` (uid → phase at the controller's previous observation, if it
  * made one) lets it see members that were deleted and replaced between two observations.
  */
-export function tally(members: Member[], previous?: ReadonlyMap<string, string>): Tally {
+export function tally(members: Member[], previous?: ReadonlyMap<string, string>, group?: string): Tally {
   const t: Tally = {
     members,
     running: 0,
@@ -90,6 +96,7 @@ export function tally(members: Member[], previous?: ReadonlyMap<string, string>)
     placed: 0,
     live: 0,
     schedulerMessage: undefined,
+    gangVerdict: undefined,
     newestJoin: 0,
     vanishedRunning: 0,
     newlyRunning: 0,
@@ -104,6 +111,7 @@ export function tally(members: Member[], previous?: ReadonlyMap<string, string>)
     if (m.unschedulable !== undefined) {
       t.unschedulable++;
       t.schedulerMessage ??= m.unschedulable;
+      if (group !== undefined && isGangVerdict(m.unschedulable, group)) t.gangVerdict ??= m.unschedulable;
     }
     const live = m.phase === 'Succeeded' || (!m.terminating && m.phase !== 'Failed');
     if (live) {

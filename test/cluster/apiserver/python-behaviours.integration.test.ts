@@ -55,6 +55,11 @@ describe('default-API behaviours through the Python client', () => {
     assert.equal(o.me, 'troupe-admin');
   });
 
+  test('a CSR approved through /approval keeps its spec; Approved and Denied exclude each other', async () => {
+    const o = await scenario('csr');
+    assert.deepEqual(o, { usages: ['client auth'], conditions: ['Approved'], stamped: true, denied: 422 });
+  });
+
   test('an HPA created at autoscaling/v1 reads at v2 with a cpu Utilization metric', async () => {
     const o = await scenario('hpa');
     assert.deepEqual(o, { type: 'Resource', name: 'cpu', utilization: 70 });

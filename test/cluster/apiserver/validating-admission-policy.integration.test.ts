@@ -38,7 +38,7 @@ metadata: {name: replica-limit-default}
 spec:
   policyName: replica-limit
   validationActions: [Deny]
-  paramRef: {name: limits, namespace: default}
+  paramRef: {name: limits, namespace: default, parameterNotFoundAction: Deny}
   matchResources:
     namespaceSelector:
       matchLabels: {kubernetes.io/metadata.name: default}
@@ -167,6 +167,45 @@ spec:
     const two = await t.kubectlResult(['create', '-f', '-'], app('b', 2));
     assert.match(two.stderr, /denied request: at most 1 entries \(tight\)/);
     assert.match((await t.kubectl(['create', '-f', '-'], app('c', 1))).stdout, /configmap\/c created/);
+  });
+
+  test('policies and bindings are validated as upstream: compile errors, required fields, actions', async () => {
+    const bad = await t.kubectlResult(
+      ['apply', '-f', '-'],
+      `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: broken}
+spec:
+  matchConstraints: {}
+  validations:
+  - expression: "object.spec.replicas <"
+    reason: Teapot
+`,
+    );
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /spec\.matchConstraints\.resourceRules: Required value/);
+    assert.match(
+      bad.stderr,
+      /spec\.validations\[0\]\.expression: Invalid value: "object\.spec\.replicas <": compilation failed: ERROR: <input>:1:\d+: Syntax error/,
+    );
+    assert.match(bad.stderr, /spec\.validations\[0\]\.reason: Unsupported value: "Teapot"/);
+    const binding = await t.kubectlResult(
+      ['apply', '-f', '-'],
+      `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: broken}
+spec:
+  policyName: replica-limit
+  validationActions: [Deny, Warn]
+  paramRef: {name: limits, selector: {}}
+`,
+    );
+    assert.notEqual(binding.code, 0);
+    assert.match(binding.stderr, /spec\.paramRef\.name: Forbidden: name and selector are mutually exclusive/);
+    assert.match(
+      binding.stderr,
+      /spec\.validationActions: Invalid value: .*must not contain both Deny and Warn/,
+    );
   });
 
   test('authorizer: checks for the request user, requestResource and serviceAccount', async () => {

@@ -85,4 +85,46 @@ describe('simulated nodes on a ManualClock', () => {
     const seenAt = (clock.now() - t0) / 1000;
     assert.ok(seenAt >= 60, `eviction seen at ${seenAt} s of clock time, before the toleration ran out`);
   });
+
+  test('a node nobody heartbeats goes Unknown after the grace period; a KWOK-annotated one is adopted and outlives it', async () => {
+    // On the real clock at a high time scale, a stall of the event loop longer than the
+    // scaled grace period could let the monitor see the adopted node's lease stale; here
+    // time moves a second per poll, and each renewal is written before the next second.
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    await start({ clock });
+    const t0 = clock.now();
+    await h.client.create(GVR.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'orphan' } });
+    await h.client.create(GVR.nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'kwok-node-0', annotations: { 'kwok.x-k8s.io/node': 'fake' } },
+    });
+    const tick = () => {
+      if (clock.now() < Date.parse('2030-01-01T00:10:00Z')) clock.advance(1000);
+    };
+    const adopted = await waitFor('adopted node Ready', () => {
+      const cur = node('kwok-node-0');
+      if (condition(cur, 'Ready')?.status === 'True') return cur;
+      tick();
+      return undefined;
+    });
+    assert.equal((adopted.status as { capacity: Record<string, string> }).capacity.cpu, '1k');
+    await waitFor('adopted lease', () => h.client.get(GVR.leases, 'kube-node-lease', 'kwok-node-0'));
+    await waitFor('orphan Unknown and tainted', () => {
+      const cur = node('orphan');
+      if (
+        condition(cur, 'Ready')?.status === 'Unknown' &&
+        taintIds(cur).includes('node.kubernetes.io/unreachable:NoExecute')
+      )
+        return true;
+      tick();
+      return undefined;
+    });
+    assert.ok(
+      clock.now() - t0 >= 50_000,
+      `Unknown ${(clock.now() - t0) / 1000} s of clock time after it appeared, before the 50 s grace period`,
+    );
+    // The adopted node outlives the grace period because its lease is renewed.
+    assert.equal(condition(node('kwok-node-0'), 'Ready')?.status, 'True');
+  });
 });

@@ -188,31 +188,6 @@ describe('simulated nodes through the API', () => {
     );
   });
 
-  test('a node nobody heartbeats goes Unknown after the grace period; a KWOK-annotated one is adopted', async () => {
-    await start({ timeScale: 100 });
-    await h.client.create(GVR.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'orphan' } });
-    await h.client.create(GVR.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: 'kwok-node-0', annotations: { 'kwok.x-k8s.io/node': 'fake' } },
-    });
-    const adopted = await waitFor('adopted node Ready', () => {
-      const cur = node('kwok-node-0');
-      return condition(cur, 'Ready')?.status === 'True' ? cur : undefined;
-    });
-    assert.equal((adopted.status as { capacity: Record<string, string> }).capacity.cpu, '1k');
-    await waitFor('adopted lease', () => h.client.get(GVR.leases, 'kube-node-lease', 'kwok-node-0'));
-    await waitFor('orphan Unknown and tainted', () => {
-      const cur = node('orphan');
-      return (
-        condition(cur, 'Ready')?.status === 'Unknown' &&
-        taintIds(cur).includes('node.kubernetes.io/unreachable:NoExecute')
-      );
-    });
-    // The adopted node outlives the grace period because its lease is renewed.
-    assert.equal(condition(node('kwok-node-0'), 'Ready')?.status, 'True');
-  });
-
   test('cordon, addNode and removeNode (with pod GC) as the scheduler sees them', async () => {
     await start({ timeScale: 1000 });
     const sched = startScheduler(h.client, { podInitialBackoffMs: 10, podMaxBackoffMs: 50 });

@@ -9,6 +9,7 @@ import {
   memberVerdict,
   resourceGap,
 } from '../../../src/cluster/scheduler/gang/core.ts';
+import { nextXStatus } from '../../../src/cluster/scheduler/gang/podgroup-status.ts';
 import { nodeObj, podObj } from './harness.ts';
 
 describe('coscheduling core', () => {
@@ -104,5 +105,47 @@ describe('coscheduling core', () => {
 
   test('the gang verdict names how many members could not be placed', () => {
     assert.equal(gangMessage(3, 4, 'gang-a', 'x'), '3/4 pods of gang-a could not be placed: x');
+  });
+});
+
+describe("scheduler-plugins' podgroup controller", () => {
+  const now = new Date('2026-01-01T00:01:00Z');
+  const pg = (status: object | undefined, minMember = 2) => ({
+    apiVersion: 'scheduling.x-k8s.io/v1alpha1',
+    kind: 'PodGroup',
+    metadata: { name: 'g', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec: { minMember },
+    status,
+  });
+  const m = (phase: string, owners: string[] = []) => ({ phase, owners });
+
+  test('a new group is Pending, then Scheduling once minMember pods exist', () => {
+    assert.deepEqual(nextXStatus(pg(undefined), [], now), { phase: 'Pending' });
+    assert.equal(nextXStatus(pg({ phase: 'Pending' }), [m('Pending')], now), undefined);
+    assert.deepEqual(
+      nextXStatus(pg({ phase: 'Pending' }), [m('Pending', ['ns/job-b', 'ns/job-a']), m('Pending')], now),
+      {
+        phase: 'Scheduling',
+        scheduleStartTime: now.toISOString(),
+        occupiedBy: 'ns/job-a,ns/job-b',
+      },
+    );
+  });
+
+  test('counts decide Running, Failed and Finished; too few pods go back to Pending', () => {
+    const sched = { phase: 'Scheduling', scheduleStartTime: now.toISOString() };
+    assert.equal(nextXStatus(pg(sched), [m('Running'), m('Running')], now)?.phase, 'Running');
+    assert.equal(nextXStatus(pg(sched), [m('Running'), m('Failed')], now)?.phase, 'Failed');
+    assert.equal(nextXStatus(pg(sched), [m('Succeeded'), m('Succeeded')], now)?.phase, 'Finished');
+    assert.equal(nextXStatus(pg(sched), [m('Running')], now)?.phase, 'Pending');
+    assert.deepEqual(nextXStatus(pg({ ...sched, phase: 'Running' }), [m('Running'), m('Pending')], now), {
+      ...sched,
+      phase: 'Scheduling',
+      running: 1,
+      succeeded: 0,
+      failed: 0,
+    });
+    // Finished and Failed are final.
+    assert.equal(nextXStatus(pg({ phase: 'Failed' }), [m('Running'), m('Running')], now), undefined);
   });
 });

@@ -110,25 +110,30 @@ describe('coscheduling with the deadlock demo', () => {
     );
     // No deadlock: held members are never bound, so the waiting gang has no pod on a node.
     assert.deepEqual((await pods(env, ns, `app=${loser}`)).filter(placed), []);
-    // troupe's PodGroup status carries the verdict: nothing placed, not enough resources.
+    // troupe's PodGroup status quotes the verdict: Pending (it holds nothing), not enough
+    // resources, and kube-batch's Unschedulable condition.
     const waiting = await waitForPhase(env.client, ns, loser, 'Pending', 'NotEnoughResources');
-    assert.match(
-      waiting.status?.state?.message ?? '',
-      new RegExp(`^\\d members? cannot be scheduled: [23]/3 pods of ${loser} could not be placed: `),
-    );
+    const quoted = new RegExp(`^[23]/3 pods of ${loser} could not be placed: 0/2 nodes are available: `);
+    assert.match(waiting.status?.state?.message ?? '', quoted);
+    const cond = waiting.status?.conditions?.find((c) => c.type === 'Unschedulable');
+    assert.equal(cond?.status, 'True');
+    assert.equal(cond?.reason, 'NotEnoughResources');
+    assert.match(cond?.message ?? '', quoted);
 
     // `troupe explain` says why the gang waits.
     const dir = mkdtempSync(join(tmpdir(), 'gang-'));
     writeFileSync(join(dir, 'kubeconfig'), env.kubeconfig, { mode: 0o600 });
-    const explained = await troupe([
-      'explain',
-      `pg/${loser}`,
-      '-n',
-      ns,
-      '--kubeconfig',
-      join(dir, 'kubeconfig'),
-    ]);
+    const explain = (what: string) =>
+      troupe(['explain', what, '-n', ns, '--kubeconfig', join(dir, 'kubeconfig')]);
+    const [explained, member] = await Promise.all([explain(`pg/${loser}`), explain(`pod/${loser}-0`)]);
     rmSync(dir, { recursive: true, force: true });
+    assert.match(
+      member,
+      new RegExp(
+        `^PodGroup ${ns}/${loser}: Pending, 0/3 running \\(NotEnoughResources\\): [23]/3 pods of ${loser} could not be placed: `,
+        'm',
+      ),
+    );
     assert.match(
       explained,
       new RegExp(
@@ -176,9 +181,37 @@ spec:
   test('the CRD is served: kubectl lists the group', async () => {
     const ns = await env.namespace('xpg');
     await env.kubectl(['apply', '-n', ns, '-f', '-'], group('g', '{minMember: 2}'));
-    const out = await env.kubectl(['get', 'podgroups.scheduling.x-k8s.io', '-n', ns]);
+    // The podgroup controller makes a new group Pending; it has no members.
+    const out = await waitFor('g Pending', async () => {
+      const o = await env.kubectl(['get', 'podgroups.scheduling.x-k8s.io', '-n', ns]);
+      return /\ng\s+Pending\s+2\s+/.test(o) ? o : undefined;
+    });
     assert.match(out, /^NAME\s+PHASE\s+MINMEMBER\s+RUNNING\s+SUCCEEDED\s+FAILED\s+AGE\n/);
-    assert.match(out, /\ng\s+2\s+/);
+  });
+
+  test("scheduler-plugins' podgroup controller writes the status: Pending, Scheduling, Running", async () => {
+    const ns = await env.namespace('xstatus');
+    const plain = (g: string, name: string) =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, labels: {scheduling.x-k8s.io/pod-group: ${g}}}\nspec: {containers: [{name: c, image: fake-image}]}\n`;
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('ok', '{minMember: 2}') +
+        plain('ok', 'ok-0') +
+        plain('ok', 'ok-1') +
+        `---${group('short', '{minMember: 3}')}`,
+    );
+    type Status = { phase?: string; running?: number; scheduleStartTime?: string };
+    const statusOf = async (name: string) =>
+      JSON.parse(await env.kubectl(['get', 'podgroups.scheduling.x-k8s.io', name, '-n', ns, '-o', 'json']))
+        .status as Status | undefined;
+    const running = await waitFor('ok Running', async () => {
+      const s = await statusOf('ok');
+      return s?.phase === 'Running' && s.running === 2 ? s : undefined;
+    });
+    assert.ok(running.scheduleStartTime, 'scheduleStartTime set when it turned Scheduling');
+    await waitFor('short Pending', async () => (await statusOf('short'))?.phase === 'Pending');
+    const table = await env.kubectl(['get', 'podgroups.scheduling.x-k8s.io', 'ok', '-n', ns]);
+    assert.match(table, /\nok\s+Running\s+2\s+2\s+/);
   });
 
   test('held members are released after scheduleTimeoutSeconds when the gang cannot complete', async () => {
@@ -387,8 +420,12 @@ test('troupe cluster --gang-scheduling runs the scheduler with coscheduling', as
       ),
     );
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    // A child that failed to start has exited already: waiting for its exit would hang.
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -455,6 +455,39 @@ describe('status writes and events', () => {
       '1 of 2 members cannot be scheduled: 0/3 nodes are available: 3 Insufficient cpu.',
     );
   });
+
+  test("a gang scheduler's verdict is quoted as it is; a gang holding nothing stays Pending", () => {
+    // As kube-batch and Volcano: phase Pending (nothing allocated), condition Unschedulable.
+    const verdict =
+      '2/3 pods of g could not be placed: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.';
+    const pg = podGroup('g', { minMember: 3 });
+    const d = step(pg, [
+      pod('a', { unschedulable: verdict }),
+      pod('b', { unschedulable: verdict }),
+      pod('c', { unschedulable: '0/2 nodes are available: podGroup ns/g failed recently.' }),
+    ]);
+    assert.equal(d.phase, 'Pending');
+    assert.equal(d.status?.state?.reason, 'NotEnoughResources');
+    assert.equal(d.status?.state?.message, verdict);
+    const c = d.status?.conditions?.find((x) => x.type === 'Unschedulable');
+    assert.deepEqual([c?.status, c?.reason, c?.message], ['True', 'NotEnoughResources', verdict]);
+    // Another group's verdict is not this group's.
+    const other = step(pg, [pod('a', { unschedulable: verdict.replace('of g ', 'of h ') })]);
+    assert.match(other.status?.state?.message ?? '', /^1 of 3 required members exist$/);
+  });
+
+  test('the Unschedulable condition says NotEnoughTasks while the gang lacks members', () => {
+    const pg = podGroup('g', { minMember: 3 });
+    const d = step(pg, [
+      pod('a', {
+        unschedulable:
+          '0/2 nodes are available: pre-filter pod a cannot find enough sibling pods, current pods number: 1, minMember of group: 3.',
+      }),
+    ]);
+    assert.equal(d.status?.state?.reason, 'NotEnoughTasks');
+    const c = d.status?.conditions?.find((x) => x.type === 'Unschedulable');
+    assert.equal(c?.reason, 'NotEnoughTasks');
+  });
 });
 
 describe('bad input', () => {

@@ -12,6 +12,10 @@
 
 import { isObject } from '../../../lib/json.ts';
 import type { KubeObject, ResourceType, Strategy, TablePrinter } from '../types.ts';
+import {
+  validatingAdmissionPolicyBindingStrategy,
+  validatingAdmissionPolicyStrategy,
+} from './admission-policies.ts';
 import { localSubjectAccessReviewStrategy } from './authorization.ts';
 import { csrStrategy } from './certificates.ts';
 import { DEFAULT_TABLE_COLUMNS, defaultTableCells, recordOf, splitStatusUpdate } from './common.ts';
@@ -238,6 +242,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       subresources: ['status'],
       generation: true,
       table: printers.validatingAdmissionPolicyTable,
+      strategy: validatingAdmissionPolicyStrategy,
     },
     {
       group: 'admissionregistration.k8s.io',
@@ -248,6 +253,7 @@ export function catalogEntries(extra: Record<string, Partial<CatalogEntry>> = {}
       categories: API_EXTENSIONS,
       generation: true,
       table: printers.validatingAdmissionPolicyBindingTable,
+      strategy: validatingAdmissionPolicyBindingStrategy,
     },
     // apiregistration.k8s.io/v1
     {

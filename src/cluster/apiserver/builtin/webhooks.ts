@@ -64,7 +64,8 @@ function isFullyQualifiedName(name: string, path: string): FieldError[] {
   return [];
 }
 
-function validateRule(rule: Json, path: string): FieldError[] {
+/** validateRuleWithOperations (shared with ValidatingAdmissionPolicies' resource rules). */
+export function validateRule(rule: Json, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const ops = arrayOf<string>(rule.operations);
   if (ops.length === 0) errs.push(required(child(path, 'operations')));

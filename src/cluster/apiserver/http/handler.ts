@@ -87,6 +87,17 @@ const requestHolds = new WeakMap<ServerResponse, () => void>();
 
 let watches = 0;
 
+/** What a subresource handler gets: the request, its parsed path and the caller. */
+export interface SubresourceContext {
+  deps: HandlerDeps;
+  req: IncomingMessage;
+  res: ServerResponse;
+  p: ResourcePath;
+  q: URLSearchParams;
+  method: string;
+  user: UserInfo;
+}
+
 export function createHandler(deps: HandlerDeps) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = process.hrtime.bigint();

@@ -1,35 +1,16 @@
-/**
- * serviceaccounts/token (TokenRequest) and pods/log: the two subresources answered from
- * outside the stored object. Upstream: pkg/registry/core/serviceaccount/storage/token.go with
- * ValidateTokenRequest (pkg/apis/authentication/validation), and
- * pkg/registry/core/pod/rest/log.go with LogLocation (pkg/registry/core/pod/strategy.go).
- */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isObject } from '../../../lib/json.ts';
-import type { UserInfo } from '../auth/authn.ts';
 import { arrayOf, recordOf, str } from '../builtin/common.ts';
 import { invalid } from '../builtin/field-errors.ts';
 import { errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
-import { type HandlerDeps, readDecoded, sendJson } from './handler.ts';
-import type { ResourcePath } from './router.ts';
-
-interface SubContext {
-  deps: HandlerDeps;
-  req: IncomingMessage;
-  res: ServerResponse;
-  p: ResourcePath;
-  q: URLSearchParams;
-  method: string;
-  user: UserInfo;
-}
+import { readDecoded, type SubresourceContext, sendJson } from './handler.ts';
 
 const MIN_EXPIRATION_SECONDS = 600;
 const MAX_EXPIRATION_SECONDS = 2 ** 32;
 const DEFAULT_EXPIRATION_SECONDS = 3600;
 
 /** POST serviceaccounts/<name>/token: a bearer token the server accepts until it expires. */
-export async function serveTokenRequest({ deps, req, res, p, method }: SubContext): Promise<void> {
+export async function serveTokenRequest({ deps, req, res, p, method }: SubresourceContext): Promise<void> {
   if (method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'serviceaccounts/token' });
   const ns = p.namespace ?? '';
@@ -70,7 +51,11 @@ export async function serveTokenRequest({ deps, req, res, p, method }: SubContex
 }
 
 /** The log text of one container, from the simulated kubelet when the cluster wires one. */
-export type PodLogs = (pod: KubeObject, container: string, opts: { previous: boolean }) => string;
+export type PodLogs = (
+  pod: KubeObject,
+  container: string,
+  opts: { previous: boolean; attach?: boolean },
+) => string;
 
 /** The status the kubelet reports for a container of any kind. */
 export function containerStatus(pod: KubeObject, container: string): Record<string, unknown> | undefined {
@@ -110,7 +95,7 @@ export function chooseContainer(pod: KubeObject, requested: string): string {
 }
 
 /** GET pods/<name>/log: the container's log, chosen as LogLocation chooses it. */
-export async function servePodLog({ deps, res, p, q, method }: SubContext): Promise<void> {
+export async function servePodLog({ deps, res, p, q, method }: SubresourceContext): Promise<void> {
   if (method !== 'GET')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/log' });
   const pod = deps.api.get(p.rt, p.namespace ?? '', p.name!);

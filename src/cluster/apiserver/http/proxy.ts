@@ -13,21 +13,11 @@
  * `/healthz` and `/pods` (the pods bound to the node), as KWOK's kubelet server does; any other
  * path is Go's mux 404.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { arrayOf, recordOf, str } from '../builtin/common.ts';
 import { ApiError, errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
-import { type HandlerDeps, sendJson } from './handler.ts';
-import type { ResourcePath } from './router.ts';
-
-interface SubContext {
-  deps: HandlerDeps;
-  req: IncomingMessage;
-  res: ServerResponse;
-  p: ResourcePath;
-  q: URLSearchParams;
-  method: string;
-}
+import { type HandlerDeps, type SubresourceContext, sendJson } from './handler.ts';
 
 const PROXY_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -71,7 +61,7 @@ function podLocation(pod: KubeObject, port: string): { ip: string; port: string 
   return { ip, port: p };
 }
 
-async function podProxy({ deps, p }: SubContext): Promise<never> {
+async function podProxy({ deps, p }: SubresourceContext): Promise<never> {
   const { name, port } = splitSchemeNamePort(p.name!);
   const pod = deps.api.get(p.rt, p.namespace ?? '', name);
   const loc = podLocation(pod, port);
@@ -109,7 +99,7 @@ function serviceAddresses(deps: HandlerDeps, ns: string, svc: KubeObject, portNa
   return out;
 }
 
-async function serviceProxy({ deps, p }: SubContext): Promise<never> {
+async function serviceProxy({ deps, p }: SubresourceContext): Promise<never> {
   const { name, port } = splitSchemeNamePort(p.name!);
   const ns = p.namespace ?? '';
   const svc = deps.api.get(p.rt, ns, name);
@@ -124,7 +114,7 @@ async function serviceProxy({ deps, p }: SubContext): Promise<never> {
   throw unreachable(ip, target);
 }
 
-async function nodeProxy({ deps, p, req, res, method }: SubContext): Promise<void> {
+async function nodeProxy({ deps, p, req, res, method }: SubresourceContext): Promise<void> {
   const { name } = splitSchemeNamePort(p.name!);
   const node = deps.api.get(p.rt, '', name);
   const path = proxiedPath(req).replace(/\/+$/, '') || '/';
@@ -148,7 +138,7 @@ async function nodeProxy({ deps, p, req, res, method }: SubContext): Promise<voi
 }
 
 /** GET/POST/PUT/PATCH/DELETE <pods|services|nodes>/<name>/proxy[/path]. */
-export async function serveProxy(c: SubContext): Promise<void> {
+export async function serveProxy(c: SubresourceContext): Promise<void> {
   if (!PROXY_METHODS.has(c.method))
     throw errors.methodNotAllowed(c.method.toLowerCase(), {
       group: '',

@@ -18,23 +18,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { UserInfo } from '../auth/authn.ts';
 import { arrayOf, recordOf, str } from '../builtin/common.ts';
 import { ApiError, errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
-import type { HandlerDeps } from './handler.ts';
+import type { SubresourceContext } from './handler.ts';
 import { chooseContainer, containerStatus } from './pod-log-token.ts';
-import type { ResourcePath } from './router.ts';
-
-interface SubContext {
-  deps: HandlerDeps;
-  req: IncomingMessage;
-  res: ServerResponse;
-  p: ResourcePath;
-  q: URLSearchParams;
-  method: string;
-  user: UserInfo;
-}
 
 /** What a simulated container process gets: its streams and a signal for the client going away. */
 export interface ExecIO {
@@ -85,7 +73,7 @@ interface StreamRequest {
 }
 
 /** The checks kube-apiserver makes before it proxies to the kubelet, and the kubelet's own. */
-function checkStreamRequest(c: SubContext, sub: 'exec' | 'attach'): StreamRequest {
+function checkStreamRequest(c: SubresourceContext, sub: 'exec' | 'attach'): StreamRequest {
   const { deps, p, q, method } = c;
   if (method !== 'GET' && method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: `pods/${sub}` });
@@ -123,8 +111,8 @@ function refusePlain(res: ServerResponse, code: number, text: string): void {
 }
 
 /** Upgrades to a WebSocket, or says why not; the caller has checked the request. */
-function upgrade(c: SubContext, run: (ws: WebSocket, protocol: string) => void): void {
-  const { req, res } = c;
+function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) => void): void {
+  const { req } = c;
   const kind = String(req.headers.upgrade ?? '').toLowerCase();
   if (kind !== 'websocket') {
     throw errors.badRequest(
@@ -141,7 +129,6 @@ function upgrade(c: SubContext, run: (ws: WebSocket, protocol: string) => void):
       `unable to upgrade: none of the offered protocols [${offered.join(' ')}] is served (${PROTOCOLS.join(', ')})`,
     );
   // From here the socket is the WebSocket's: the response object is never written.
-  res.on('error', () => {});
   wss.handleUpgrade(req, req.socket as Duplex, upgradeHeads.get(req) ?? Buffer.alloc(0), (ws) =>
     run(ws, ws.protocol),
   );
@@ -226,7 +213,7 @@ function execIO(s: ChannelSession, r: StreamRequest): ExecIO {
 }
 
 /** GET/POST pods/<name>/exec: runs the command in the simulated container. */
-export async function servePodExec(c: SubContext): Promise<void> {
+export async function servePodExec(c: SubresourceContext): Promise<void> {
   const r = checkStreamRequest(c, 'exec');
   const notRunning = runningContainer(r);
   if (notRunning) return refusePlain(c.res, 404, notRunning);
@@ -264,13 +251,14 @@ function runsInteractiveShell(pod: KubeObject, container: string): boolean {
 const ATTACH_POLL_MS = 1000;
 
 /**
- * GET/POST pods/<name>/attach. KWOK's `ClusterAttach` follows the container's log from its
- * end (`tailLines: 0`, `follow: true`); here the log is the simulated kubelet's (KWOK's Logs
- * and ClusterLogs), polled as `tail -f` does, until the client leaves or the container stops.
+ * GET/POST pods/<name>/attach. KWOK's attach follows the file its `Attach`/`ClusterAttach`
+ * object names for the container from its end (`tailLines: 0`, `follow: true`); here the file
+ * (or, without one, the container's KWOK Logs file) comes through the simulated kubelet's log
+ * hook and is polled as `tail -f` does, until the client leaves or the container stops.
  * A container whose process is a shell and that is attached with stdin (`kubectl debug -it`,
  * `kubectl attach -it`) gets the simulated shell instead, so the session is usable.
  */
-export async function servePodAttach(c: SubContext): Promise<void> {
+export async function servePodAttach(c: SubresourceContext): Promise<void> {
   const r = checkStreamRequest(c, 'attach');
   const notRunning = runningContainer(r);
   if (notRunning) return refusePlain(c.res, 404, notRunning);
@@ -285,7 +273,8 @@ export async function servePodAttach(c: SubContext): Promise<void> {
       );
       return;
     }
-    const read = (pod: KubeObject) => deps.podLogs?.(pod, r.container, { previous: false }) ?? '';
+    const read = (pod: KubeObject) =>
+      deps.podLogs?.(pod, r.container, { previous: false, attach: true }) ?? '';
     let seen = read(r.pod).length;
     const timer = setInterval(() => {
       let pod: KubeObject;
@@ -314,7 +303,7 @@ export async function servePodAttach(c: SubContext): Promise<void> {
  * port-forward protocol is SPDY (tunnelled in a WebSocket since 1.31), which is not served; the
  * request is checked as kube-apiserver checks it and then refused with that reason.
  */
-export async function servePodPortForward(c: SubContext): Promise<void> {
+export async function servePodPortForward(c: SubresourceContext): Promise<void> {
   const { deps, p, method } = c;
   if (method !== 'GET' && method !== 'POST')
     throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/portforward' });

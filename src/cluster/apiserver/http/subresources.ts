@@ -1,10 +1,4 @@
-/**
- * Subresources: status (and namespaces' finalize, pods' ephemeralcontainers), scale,
- * pods/binding, pods/eviction; the streaming and proxy ones come from their own files.
- */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WriteOptions } from '../api.ts';
-import type { UserInfo } from '../auth/authn.ts';
 import { bindPod } from '../binding.ts';
 import { invalid } from '../builtin/field-errors.ts';
 import { labelSelectorString } from '../builtin/selector.ts';
@@ -18,9 +12,9 @@ import { translatePatchError } from '../patcher.ts';
 import type { KubeObject } from '../types.ts';
 import { readBody } from './body.ts';
 import {
-  type HandlerDeps,
   patchFromRequest,
   readDecoded,
+  type SubresourceContext,
   sendJson,
   sendObject,
   sendStatusObject,
@@ -29,20 +23,9 @@ import {
 import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
 import { serveProxy } from './proxy.ts';
 import { queryBool } from './query.ts';
-import type { ResourcePath } from './router.ts';
 import { servePodAttach, servePodExec, servePodPortForward } from './streaming.ts';
 
-interface SubContext {
-  deps: HandlerDeps;
-  req: IncomingMessage;
-  res: ServerResponse;
-  p: ResourcePath;
-  q: URLSearchParams;
-  method: string;
-  user: UserInfo;
-}
-
-type SubHandler = (c: SubContext) => Promise<void>;
+type SubHandler = (c: SubresourceContext) => Promise<void>;
 
 const status: SubHandler = async ({ deps, req, res, p, q, method, user }) => {
   const ns = p.namespace ?? '';

@@ -5,7 +5,7 @@
  * scheduler-plugins coscheduling plugin (pkg/coscheduling/coscheduling.go and
  * pkg/coscheduling/core/core.go of kubernetes-sigs/scheduler-plugins).
  */
-import { claimOf } from '../../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import { claimOf, gangVerdict } from '../../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { X_POD_GROUP_LABEL } from '../../../apis/scheduling.x-k8s.io/v1alpha1.ts';
 import type { KubeObject } from '../../apiserver/types.ts';
 import type { NodeInfo } from '../core/cluster-state.ts';
@@ -162,6 +162,4 @@ export function resourceGap(
 }
 
 /** The gang's verdict, on every member's FailedScheduling event and PodScheduled condition. */
-export function gangMessage(unplaced: number, total: number, gang: string, reason: string): string {
-  return `${unplaced}/${total} pods of ${gang} could not be placed: ${reason}`;
-}
+export const gangMessage = gangVerdict;

@@ -62,7 +62,10 @@ export interface CoschedulingOptions {
 export interface SchedulerSide {
   state: ClusterState;
   bind(qp: QueuedPod, nodeName: string): void;
-  /** Forgets the assumption and queues the pod again with `message` as its verdict. */
+  /**
+   * Forgets the assumption and parks the pod as turned away by coscheduling (its events, a
+   * sibling or its PodGroup, retry it), with `message` as its verdict.
+   */
   unreserve(qp: QueuedPod, message: string): void;
   /** Moves these pods, if they wait in the backoff or unschedulable queue, to the active queue. */
   activate(uids: Iterable<string>): void;

@@ -1,6 +1,6 @@
 """Scenarios of the official Python client (Debian's python3-kubernetes) for the behaviours of
 the default 1.32 API: Priority admission, ResourceQuota, ServiceAccount tokens with
-TokenReview and SelfSubjectReview, HorizontalPodAutoscalers at v1 and v2,
+TokenReview and SelfSubjectReview, CertificateSigningRequest approval, HorizontalPodAutoscalers at v1 and v2,
 ValidatingAdmissionPolicy, and (on a whole cluster, from
 test/cluster/workloads/volumes.integration.test.ts) the scheduler's volume binding and (from
 test/cluster/apiserver/pod-streams.integration.test.ts) pods/exec and ephemeral containers, and
@@ -80,6 +80,41 @@ def scenario_token(ns):
         username=review.status.user.username,
         expires=tr.status.expiration_timestamp is not None,
         me=me.status.userInfo.username,
+    )
+
+
+CSR_REQUEST = (
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlIWk1JR0FBZ0VBTUI0eERqQU1CZ05WQkFNTUJXRnNhV05sTVF3d0NnWURWUVFLREFOa1pYWXdXVEFUQmdjcQpoa2pPUFFJQkJnZ3Foa2pPUFFNQkJ3TkNBQVRrb1VxSmprajIrcjkwN1l4TnMxdlE4MDN5NFVLSlNZRXN4anJsCjl5eDArVURGcUlYQXVMZUNGRmFEcHl1WTBBVTByWko2aUlIa3RVTFVvSTBTZkpYdm9BQXdDZ1lJS29aSXpqMEUKQXdJRFNBQXdSUUlnTzh0NHNEVlVNSW5ucjQzaGhlaTVVNUMzTWw3V200NmFpRkR4TERrQktrQUNJUURRTGcyWQpwbE1QQ2RJWXp4R1hobmpJZHFLdEhjY0d6K01yd2J4R3JrV3NOdz09Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo="
+)
+
+
+def scenario_csr(ns):
+    """A CSR approved through /approval, which takes the conditions only."""
+    certs = client.CertificatesV1Api()
+    name = f"{ns}-csr"
+    csr = certs.create_certificate_signing_request(
+        client.V1CertificateSigningRequest(
+            metadata=client.V1ObjectMeta(name=name),
+            spec=client.V1CertificateSigningRequestSpec(
+                request=CSR_REQUEST, signer_name="kubernetes.io/kube-apiserver-client", usages=["client auth"]
+            ),
+        )
+    )
+    csr.spec.usages = ["server auth"]
+    csr.status = client.V1CertificateSigningRequestStatus(
+        conditions=[client.V1CertificateSigningRequestCondition(type="Approved", status="True", reason="Py")]
+    )
+    approved = certs.replace_certificate_signing_request_approval(name, csr)
+    both = refused(
+        lambda: certs.patch_certificate_signing_request_approval(
+            name, [{"op": "add", "path": "/status/conditions/-", "value": {"type": "Denied", "status": "True"}}]
+        )
+    )
+    out(
+        usages=approved.spec.usages,
+        conditions=[c.type for c in approved.status.conditions],
+        stamped=approved.status.conditions[0].last_update_time is not None,
+        denied=both["status"] if both else None,
     )
 
 

@@ -37,7 +37,8 @@ function displayError(source: string, offset: number, message: string): string {
   return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${text}\n | ${'.'.repeat(col)}^`;
 }
 
-function syntaxError(source: string, err: unknown): string {
+/** cel-go's rendering of a parse failure (`ERROR: <input>:1:5: Syntax error: …` and a caret line). */
+export function syntaxError(source: string, err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
   const m = /^<input>:(\d+):(\d+): (.*)$/s.exec(msg);
   if (!m) return `ERROR: <input>:1:1: Syntax error: ${msg}`;
