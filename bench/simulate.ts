@@ -9,10 +9,10 @@
  *   --end shortens the scenario (gangs arriving later are dropped), for a quick look.
  *   --twice runs every policy again and compares the two JSON reports.
  */
-import { cpus } from 'node:os';
+import { loadavg } from 'node:os';
 import { loadScenario, runOnEmbeddedCluster } from '../src/cli/simulate.ts';
 import { parseGoDuration } from '../src/kube/duration.ts';
-import { flag } from './support.ts';
+import { flag, machine } from './support.ts';
 
 const args = process.argv.slice(2);
 const file = flag('scenario', 'scenarios/training-day.yaml');
@@ -32,7 +32,9 @@ if (end) {
 const policies = scenario.policies.filter((p) => only.length === 0 || only.includes(p.name));
 const pods = scenario.gangs.reduce((n, g) => n + g.size, 0);
 console.log(
-  `${file}: ${scenario.gangs.length} gangs, ${pods} pods, ${scenario.endMs / 1000}s simulated; time scale ${timeScale}; ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`,
+  `${file}: ${scenario.gangs.length} gangs, ${pods} pods, ${scenario.endMs / 1000}s simulated on ${
+    timeScale === undefined ? 'the virtual clock' : `the wall clock × ${timeScale}`
+  }; ${machine()}; load average ${loadavg()[0]!.toFixed(1)}`,
 );
 // Process CPU as well as wall time: on a machine shared with other work, CPU moves less.
 console.log('policy                 simulated    wall   sim/wall      CPU   sim/CPU  identical twice');
