@@ -43,7 +43,7 @@ for (const policy of policies) {
   for (let k = 0; k < (twice ? 2 : 1); k++) {
     const started = performance.now();
     const cpu = process.cpuUsage();
-    const result = await runOnEmbeddedCluster(scenario, policy, timeScale);
+    const result = await runOnEmbeddedCluster(scenario, policy, { timeScale });
     runs.push({
       wall: (performance.now() - started) / 1000,
       cpu: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpu)),
