@@ -189,6 +189,7 @@ export async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, t
       nodes: validateNodeConfig(scenario.nodes),
       gangScheduling: policy.gangScheduling,
       scoring: policy.scoring,
+      nodeLeaseRenewIntervalMs: scenario.nodeLeaseRenewMs,
       clock,
     });
     cleanups.unshift(() => cluster.stop());
