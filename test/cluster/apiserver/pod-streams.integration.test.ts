@@ -197,6 +197,12 @@ spec:
         ])) !== '',
     );
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'debugger', '--', 'echo', 'inside']), 'inside\n');
+    // `kubectl debug -i` attaches with stdin to the new container's shell.
+    const session = await c.kubectl(
+      ['debug', 'web', '-i', '--image=busybox', '-c', 'shell'],
+      'echo debugging $HOSTNAME\nexit\n',
+    );
+    assert.match(session, /debugging web\n/);
     // Existing ephemeral containers may not change or go.
     const removed = await c.kubectlResult([
       'patch',
