@@ -63,7 +63,7 @@ const SKIPPED: Record<string, Skip> = {
   },
   'README.md:npm install && npm test': { why: 'the whole suite, which this test is part of' },
   'docs/install.md:make docker-build docker-push IMG=registry.example.com/troupe:0.1.0': {
-    why: 'builds and pushes a container image: needs docker and a registry (test/packaging/dockerfile.integration.test.ts replays the Dockerfile)',
+    why: 'builds and pushes a container image: needs docker and a registry (test/packaging/dockerfile-replay.integration.test.ts replays the Dockerfile)',
   },
   'docs/install.md:kubectl -n troupe-system get lease troupe-controller-manager -o jsonpath=\'{.spec.holderIdentity}{"\\n"}\'':
     {
@@ -74,7 +74,7 @@ const SKIPPED: Record<string, Skip> = {
       why: `forwards to the manager's metrics port: ${NO_PROCESSES}`,
     },
   'docs/install.md:curl -sk -H "Authorization: Bearer $TOKEN" https://localhost:8443/metrics \\': {
-    why: 'reads the metrics through the port-forward above (test/packaging/manager-rbac.integration.test.ts reads them with such a token)',
+    why: 'reads the metrics through the port-forward above (test/runtime/metrics-auth.integration.test.ts reads them with a token the metrics-reader role allows)',
   },
   'docs/install.md:kubectl patch mutatingwebhookconfiguration podsequence-mutating-webhook --type=json \\': {
     why: "a template: <CA_BUNDLE> stands for the bundle the script printed, in the command it printed (test/packaging/appwrapper-webhooks-install.integration.test.ts runs the script's printed patches)",
