@@ -10,6 +10,14 @@ import { join, resolve } from 'node:path';
 import { waitFor } from './wait.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * How long a test waits for a troupe process it spawned to come up (its banner, its first
+ * log lines): a guard against a hang, not a deadline the product keeps. Node loading the
+ * sources takes seconds when idle, and twenty times that on two cores running the suite
+ * beside other work (scripts/stress-test.sh): longer than waitFor's default.
+ */
+export const START_TIMEOUT_MS = 60_000;
 export const MAIN = resolve(ROOT, 'src/cli/main.ts');
 
 export interface TroupeProcess {
@@ -57,7 +65,7 @@ export function spawnTroupe(
       const banner = await waitFor(
         `${[command, ...args].join(' ')} to print its banner`,
         () => ended() || (out.includes('Press Ctrl+C') && out),
-        { timeoutMs: 60_000 },
+        { timeoutMs: START_TIMEOUT_MS },
       );
       if (banner === true)
         assert.fail(`exited ${child.exitCode ?? child.signalCode} before serving:\n${out}\n${err}`);
