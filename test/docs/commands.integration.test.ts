@@ -33,7 +33,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { MAIN, ROOT, scratchCheckout } from '../support/troupe-process.ts';
+import { MAIN, ROOT, START_TIMEOUT_MS, scratchCheckout } from '../support/troupe-process.ts';
 import { waitFor } from '../support/wait.ts';
 import {
   bannerCommands,
@@ -156,7 +156,7 @@ function ended(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-/** Ctrl+C: SIGINT to the group; SIGKILL if it has not exited within a minute. The exit code. */
+/** Ctrl+C: SIGINT to the group; SIGKILL if it has not exited by START_TIMEOUT_MS. The exit code. */
 async function stopServer(server: Server): Promise<number | null> {
   const group = -server.child.pid!;
   const signal = (sig: NodeJS.Signals) => {
@@ -167,7 +167,7 @@ async function stopServer(server: Server): Promise<number | null> {
     }
   };
   if (!ended(server.child)) signal('SIGINT');
-  const timeout = new Promise<'timeout'>((r) => setTimeout(r, 60_000, 'timeout').unref());
+  const timeout = new Promise<'timeout'>((r) => setTimeout(r, START_TIMEOUT_MS, 'timeout').unref());
   if ((await Promise.race([server.exited, timeout])) === 'timeout') {
     signal('SIGKILL');
     await server.exited;
@@ -231,7 +231,7 @@ class DocRun {
     const banner = await waitFor(
       `${command} to print its banner`,
       () => ended(server.child) || (server.output().includes('Press Ctrl+C') && server.output()),
-      { timeoutMs: 60_000 },
+      { timeoutMs: START_TIMEOUT_MS },
     );
     if (banner === true)
       assert.fail(
