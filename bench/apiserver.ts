@@ -11,10 +11,18 @@
  *     run, `--rounds` times (default 5) for `--seconds` each (default 5); each server writes
  *     for 3 s first (JIT, TLS sessions). Ratios to each round's floor, and the server's CPU per
  *     write, which moves least with other load on the machine.
- * Run: node bench/apiserver.ts [--pods 100000] [--store-only] [--compare DIR [--rounds 5] [--seconds 5]]
+ *  7. with `--compare <checkout> --instructions <N>`: the server's instructions per pod create,
+ *     counted by valgrind's callgrind (repeatable whatever else the machine does): each tree's
+ *     server runs under callgrind with V8 on one thread, takes N creates to warm up, then the
+ *     counters are zeroed and N more creates counted, 8 in flight; `--rounds` (default 1) runs
+ *     per tree. Slow (about 50× under valgrind): N = 2000 takes a few minutes per run.
+ * Run: node bench/apiserver.ts [--pods 100000] [--store-only] [--compare DIR [--rounds 5] [--seconds 5] [--instructions N]]
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   createNamespace,
   eachLimited,
@@ -33,6 +41,7 @@ const STORE_ONLY = args.includes('--store-only');
 const COMPARE = flag('compare', '');
 const ROUNDS = Number(flag('rounds', '5'));
 const SECONDS = Number(flag('seconds', '5'));
+const INSTRUCTIONS = Number(flag('instructions', '0'));
 
 /** The same client loop against bench/https-floor.ts: what TLS + HTTP alone cost here. */
 async function floorWrites(seconds: number): Promise<number> {
@@ -224,7 +233,72 @@ async function compareTrees(other: string, rounds: number, seconds: number): Pro
   );
 }
 
+/** Creates `count` pods, `inFlight` at a time, names `<prefix>-<i>`. */
+async function createPods(
+  http: Http,
+  path: string,
+  prefix: string,
+  count: number,
+  inFlight: number,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const r = await http.send('POST', path, pod(`${prefix}-${next++}`));
+      if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+}
+
+/** Instructions the server of one tree runs per pod create, counted by callgrind. */
+async function treeInstructions(root: string | undefined, count: number): Promise<number> {
+  const out = await mkdtemp(join(tmpdir(), 'troupe-callgrind-'));
+  const server = await startClusterProcess(['--no-data-plane'], {
+    root,
+    wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(out, 'callgrind.out.%p')}`],
+    nodeFlags: ['--single-threaded'],
+  });
+  const http = new Http(server);
+  const control = promisify(execFile);
+  try {
+    const path = '/api/v1/namespaces/bench-sustained/pods';
+    await createNamespace(http, 'bench-sustained');
+    await createPods(http, path, 'warm', count, 8);
+    // Dumping zeroes the counters: the next dump holds the measured creates alone.
+    await control('callgrind_control', ['--dump=warm', String(server.child.pid)]);
+    await createPods(http, path, 'measured', count, 8);
+    await control('callgrind_control', ['--dump=measured', String(server.child.pid)]);
+  } finally {
+    http.close();
+    await server.stop();
+  }
+  for (const f of await readdir(out)) {
+    const text = await readFile(join(out, f), 'utf8');
+    if (!/^desc: Trigger: .*measured/m.test(text)) continue;
+    const total = /^(?:summary|totals): (\d+)/m.exec(text);
+    if (total) return Number(total[1]) / count;
+  }
+  throw new Error(`no callgrind dump of the measured creates in ${out}`);
+}
+
+async function compareInstructions(other: string, rounds: number, count: number): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    const mine = await treeInstructions(undefined, count);
+    const theirs = await treeInstructions(other, count);
+    console.log(
+      `round ${i + 1}: instructions per pod create (${count} counted after ${count} to warm up): this ${(mine / 1e6).toFixed(3)} M, ` +
+        `${other} ${(theirs / 1e6).toFixed(3)} M; this ÷ other ${(mine / theirs).toFixed(3)}`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
+  if (COMPARE && INSTRUCTIONS > 0) {
+    console.log(`machine: ${machine()}`);
+    await compareInstructions(COMPARE, Number(flag('rounds', '1')), INSTRUCTIONS);
+    return;
+  }
   if (COMPARE) {
     console.log(`machine: ${machine()}`);
     await compareTrees(COMPARE, ROUNDS, SECONDS);

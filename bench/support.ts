@@ -45,6 +45,10 @@ export interface BenchClusterOptions {
   durable?: boolean;
   /** Run another checkout's `troupe cluster` (a tree before a change, for same-run comparisons). */
   root?: string;
+  /** A command the server runs under, with its arguments (`valgrind --tool=callgrind …`). */
+  wrapper?: string[];
+  /** Node flags for the server before the script (`--single-threaded`). */
+  nodeFlags?: string[];
 }
 
 export async function startClusterProcess(
@@ -55,9 +59,12 @@ export async function startClusterProcess(
   const kubeconfigPath = join(dir, 'kubeconfig');
   const root = opts.root ? resolve(opts.root) : ROOT;
   const hasDataDir = existsSync(join(root, 'src/cluster/state'));
+  const wrapper = opts.wrapper ?? [];
   const child = spawn(
-    process.execPath,
+    wrapper[0] ?? process.execPath,
     [
+      ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
+      ...(opts.nodeFlags ?? []),
       ...cpuProfileFlags(),
       ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
       '--max-old-space-size=4096',

@@ -131,6 +131,8 @@ export const SCENARIO_SCHEMA = {
     description: { type: 'string' },
     seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
     end: DURATION,
+    /** How often simulated nodes renew their Leases (default 5m; a kubelet's is 10s). */
+    nodeLeaseRenewInterval: DURATION,
     /** The embedded cluster's node pools, exactly as `--node-config` takes them. */
     nodes: {
       type: 'object',
@@ -146,6 +148,7 @@ export const SCENARIO_SCHEMA = {
 /** What to do about each schema keyword, said to the user after the problem. */
 export const FIXES: Record<string, string> = {
   end: 'give the simulated time the run stops at as a duration, e.g. end: 2h',
+  nodeLeaseRenewInterval: 'use a Go duration such as 10s or 5m',
   at: 'give the arrival time since the start as a duration, e.g. at: 90s',
   duration: 'use a Go duration such as 45s, 10m or 1h30m',
   after: 'use a Go duration such as 45s, 10m or 1h30m',

@@ -53,6 +53,7 @@ test('two gangs on four GPUs: one deadlocks half-placed, one runs and finishes; 
     description: '',
     seed: 1,
     endMs: 600_000,
+    nodeLeaseRenewMs: 300_000,
     nodes: { pools: [] },
     gangs: [a, b],
     policies: [POLICY, POLICY],

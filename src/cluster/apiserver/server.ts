@@ -294,8 +294,12 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
   server.on('clientError', answerClientError);
   // Upgrade requests (pods/exec, attach, portforward) go through the same handler, with a
   // response on the raw socket for refusals; a handler that upgrades takes the socket over.
+  // Upgraded sockets leave the server's bookkeeping: close() ends them itself.
+  const upgraded = new Set<Socket>();
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     rememberUpgradeHead(req, head);
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
@@ -341,6 +345,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     eventTtl.stop();
     kubernetes?.stop();
     server.closeAllConnections();
+    for (const s of upgraded) s.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await store.close();
     durable?.claim.release();

@@ -10,28 +10,29 @@
  */
 
 import type { Clock } from '../../lib/clock.ts';
-import { recordOf as rec } from '../../lib/json.ts';
+import { arrayOf, recordOf as rec } from '../../lib/json.ts';
 import type { ExecIO } from '../apiserver/http/streaming.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ProcessIO, runProcess } from '../runpod/shell.ts';
 
 type Json = Record<string, unknown>;
-const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 const SHELL = /(^|\/)(ba|da)?sh$/;
 
 function containerEnv(pod: KubeObject, container: string): Record<string, string> {
   const spec = rec(pod.spec);
-  const c = [...arr(spec.containers), ...arr(spec.initContainers), ...arr(spec.ephemeralContainers)].find(
-    (x) => x.name === container,
-  );
+  const c = [
+    ...arrayOf(spec.containers),
+    ...arrayOf(spec.initContainers),
+    ...arrayOf(spec.ephemeralContainers),
+  ].find((x) => x.name === container);
   const env: Record<string, string> = {
     PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     HOSTNAME: pod.metadata.name ?? '',
     HOME: '/root',
   };
   // Only literal values: references to Secrets and fields are resolved by a real kubelet.
-  for (const e of arr(c?.env)) if (typeof e.value === 'string') env[String(e.name)] = e.value;
+  for (const e of arrayOf(c?.env)) if (typeof e.value === 'string') env[String(e.name)] = e.value;
   return env;
 }
 

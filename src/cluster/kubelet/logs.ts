@@ -4,6 +4,8 @@
  * `spec.logs[]` entry names containers (none: every container) and a `logsFile` (and
  * `previousLogsFile` for `--previous`) whose content is the log. `pods/log` (`kubectl logs`)
  * reads it through the API server's log hook; a pod no Logs object covers has an empty log.
+ * `kubectl attach` follows the file KWOK's `Attach`/`ClusterAttach` objects name the same way
+ * (`spec.attaches[]`: containers and a `logsFile`), else the container's Logs file.
  * The files are read on the machine running the cluster, as KWOK reads them on its own.
  */
 
@@ -23,6 +25,13 @@ export const CLUSTER_LOGS_GVR = {
   group: STAGE_GROUP,
   version: STAGE_VERSION,
   resource: 'clusterlogs',
+} as const;
+
+export const ATTACH_GVR = { group: STAGE_GROUP, version: STAGE_VERSION, resource: 'attaches' } as const;
+export const CLUSTER_ATTACH_GVR = {
+  group: STAGE_GROUP,
+  version: STAGE_VERSION,
+  resource: 'clusterattaches',
 } as const;
 
 type Json = Record<string, unknown>;
@@ -79,25 +88,38 @@ function crd(kind: string, plural: string, scope: 'Namespaced' | 'Cluster', spec
   };
 }
 
+const selector = {
+  type: 'object',
+  properties: {
+    matchNamespaces: { type: 'array', items: { type: 'string' } },
+    matchNames: { type: 'array', items: { type: 'string' } },
+  },
+};
+
+const attachEntry = {
+  type: 'object',
+  properties: {
+    containers: logEntry.properties.containers,
+    logsFile: { type: 'string', description: 'LogsFile is the file from which the attach starts' },
+  },
+};
+
+/** KWOK's Logs, ClusterLogs, Attach and ClusterAttach kinds. */
 export function logsCRDs(): KubeObject[] {
-  const logs = { type: 'object', properties: { logs: { type: 'array', items: logEntry } } };
-  const selector = {
-    type: 'object',
-    properties: {
-      matchNamespaces: { type: 'array', items: { type: 'string' } },
-      matchNames: { type: 'array', items: { type: 'string' } },
-    },
-  };
+  const logs = { type: 'array', items: logEntry };
+  const attaches = { type: 'array', items: attachEntry };
   return [
-    crd('Logs', 'logs', 'Namespaced', logs),
-    crd('ClusterLogs', 'clusterlogs', 'Cluster', {
+    crd('Logs', 'logs', 'Namespaced', { type: 'object', properties: { logs } }),
+    crd('ClusterLogs', 'clusterlogs', 'Cluster', { type: 'object', properties: { selector, logs } }),
+    crd('Attach', 'attaches', 'Namespaced', { type: 'object', properties: { attaches } }),
+    crd('ClusterAttach', 'clusterattaches', 'Cluster', {
       type: 'object',
-      properties: { selector, logs: { type: 'array', items: logEntry } },
+      properties: { selector, attaches },
     }),
   ];
 }
 
-/** Creates the Logs and ClusterLogs CRDs unless they exist. */
+/** Creates the Logs, ClusterLogs, Attach and ClusterAttach CRDs unless they exist. */
 export async function ensureLogsCRDs(client: ClusterClient): Promise<void> {
   for (const c of logsCRDs()) {
     if (client.get(CRD_GVR, '', c.metadata.name!)) continue;
@@ -109,42 +131,68 @@ export async function ensureLogsCRDs(client: ClusterClient): Promise<void> {
   }
 }
 
-/** The log of one container: the file of the first Logs entry, then ClusterLogs entry, for it. */
-export function containerLog(
+/**
+ * The entry for a container: the pod's own object (named after it) first, then each cluster
+ * object whose selector takes the pod; within one, the first entry naming the container or
+ * naming none (findContainerInExecs/findAttachInAttaches and the logs lookup of KWOK).
+ */
+function findEntry(
   client: ClusterClient,
+  own: typeof LOGS_GVR | typeof ATTACH_GVR,
+  cluster: typeof CLUSTER_LOGS_GVR | typeof CLUSTER_ATTACH_GVR,
+  field: 'logs' | 'attaches',
   pod: KubeObject,
   container: string,
-  previous: boolean,
-): string {
+): Json | undefined {
   const ns = pod.metadata.namespace ?? '';
   const name = pod.metadata.name ?? '';
   const candidates: Json[][] = [];
-  if (client.served(LOGS_GVR)) {
-    const own = client.get(LOGS_GVR, ns, name);
-    if (own) candidates.push(rec(own.spec).logs as Json[]);
+  if (client.served(own)) {
+    const o = client.get(own, ns, name);
+    if (o) candidates.push(rec(o.spec)[field] as Json[]);
   }
-  if (client.served(CLUSTER_LOGS_GVR)) {
-    for (const cl of client.list(CLUSTER_LOGS_GVR)) {
+  if (client.served(cluster)) {
+    for (const cl of client.list(cluster)) {
       const sel = rec(rec(cl.spec).selector);
       const namespaces = strs(sel.matchNamespaces);
       const names = strs(sel.matchNames);
       if (namespaces.length && !namespaces.includes(ns)) continue;
       if (names.length && !names.includes(name)) continue;
-      candidates.push(rec(cl.spec).logs as Json[]);
+      candidates.push(rec(cl.spec)[field] as Json[]);
     }
   }
   for (const entries of candidates) {
     for (const e of Array.isArray(entries) ? entries : []) {
       const containers = strs(e.containers);
-      if (containers.length && !containers.includes(container)) continue;
-      const file = previous ? e.previousLogsFile : e.logsFile;
-      if (typeof file !== 'string' || file === '') return '';
-      try {
-        return readFileSync(file, 'utf8');
-      } catch (err) {
-        return `failed to read log file ${file}: ${(err as Error).message}\n`;
-      }
+      if (!containers.length || containers.includes(container)) return e;
     }
   }
-  return '';
+  return undefined;
+}
+
+function readLog(file: unknown): string {
+  if (typeof file !== 'string' || file === '') return '';
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    return `failed to read log file ${file}: ${(err as Error).message}\n`;
+  }
+}
+
+/**
+ * The log of one container: the file of its Logs entry (`previousLogsFile` for `--previous`);
+ * for attach, the file of its Attach entry, else the Logs one.
+ */
+export function containerLog(
+  client: ClusterClient,
+  pod: KubeObject,
+  container: string,
+  opts: { previous: boolean; attach?: boolean },
+): string {
+  if (opts.attach) {
+    const a = findEntry(client, ATTACH_GVR, CLUSTER_ATTACH_GVR, 'attaches', pod, container);
+    if (a) return readLog(a.logsFile);
+  }
+  const e = findEntry(client, LOGS_GVR, CLUSTER_LOGS_GVR, 'logs', pod, container);
+  return e ? readLog(opts.previous ? e.previousLogsFile : e.logsFile) : '';
 }

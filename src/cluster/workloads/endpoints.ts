@@ -17,7 +17,7 @@
  */
 
 import { objectKey, parseKey } from '../../kube/keys.ts';
-import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
+import { arrayOf, jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
@@ -35,7 +35,6 @@ const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
 const MAX_CAPACITY = 1000;
 
 type Json = Record<string, unknown>;
-const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
 interface Entry {
   address: Json;
@@ -77,16 +76,16 @@ function repack(entries: Entry[]): Json[] {
     })
     .sort((a, b) =>
       byIp(
-        arr(a.addresses ?? a.notReadyAddresses)[0] ?? {},
-        arr(b.addresses ?? b.notReadyAddresses)[0] ?? {},
+        arrayOf(a.addresses ?? a.notReadyAddresses)[0] ?? {},
+        arrayOf(b.addresses ?? b.notReadyAddresses)[0] ?? {},
       ),
     );
 }
 
 /** truncateEndpoints: ready addresses first, each subset its proportional share. */
 function truncate(subsets: Json[]): boolean {
-  const ready = subsets.reduce((n, s) => n + arr(s.addresses).length, 0);
-  const notReady = subsets.reduce((n, s) => n + arr(s.notReadyAddresses).length, 0);
+  const ready = subsets.reduce((n, s) => n + arrayOf(s.addresses).length, 0);
+  const notReady = subsets.reduce((n, s) => n + arrayOf(s.notReadyAddresses).length, 0);
   if (ready + notReady <= MAX_CAPACITY) return false;
   const truncateReady = ready > MAX_CAPACITY;
   const max = truncateReady ? MAX_CAPACITY : MAX_CAPACITY - ready;
@@ -94,11 +93,11 @@ function truncate(subsets: Json[]): boolean {
   let room = max;
   for (const s of subsets) {
     const field = truncateReady ? 'addresses' : 'notReadyAddresses';
-    const list = arr(s[field]);
+    const list = arrayOf(s[field]);
     const take = Math.min(Math.ceil((list.length / total) * max), room);
     s[field] = list.slice(0, take);
     if (truncateReady) delete s.notReadyAddresses;
-    room -= arr(s[field]).length;
+    room -= arrayOf(s[field]).length;
   }
   return true;
 }
@@ -141,7 +140,7 @@ export class EndpointsController extends LoopController {
     const sel = serviceSelector(svc);
     if (!sel) return;
     const publishNotReady = spec.publishNotReadyAddresses === true;
-    const svcPorts = arr(spec.ports);
+    const svcPorts = arrayOf(spec.ports);
     const headless = !spec.clusterIP || spec.clusterIP === 'None';
     const entries: Entry[] = [];
     for (const pod of this.pods.byIndex(BY_NAMESPACE, namespace) as Pod[]) {
@@ -174,7 +173,7 @@ export class EndpointsController extends LoopController {
     else delete annotations[OVER_CAPACITY];
     if (current) {
       if (
-        jsonEqual(arr(current.subsets), subsets) &&
+        jsonEqual(arrayOf(current.subsets), subsets) &&
         jsonEqual(current.metadata.labels ?? {}, labels) &&
         jsonEqual(current.metadata.annotations ?? {}, annotations)
       )

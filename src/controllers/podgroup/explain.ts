@@ -56,7 +56,12 @@ export const podGroupExplain: CapabilityExplain = {
       const pg = await r.get<PodGroup>(PODGROUP_KIND, group, namespace).catch(() => undefined);
       return [
         pg
-          ? `PodGroup ${namespace}/${group}: ${pg.status?.state?.phase ?? 'Pending'}, ${pg.status?.running ?? 0}/${pg.spec?.minMember ?? 1} running${pg.status?.state?.reason ? ` (${pg.status.state.reason})` : ''}`
+          ? `PodGroup ${namespace}/${group}: ${pg.status?.state?.phase ?? 'Pending'}, ${pg.status?.running ?? 0}/${pg.spec?.minMember ?? 1} running${pg.status?.state?.reason ? ` (${pg.status.state.reason})` : ''}${
+              // Why the gang waits (a gang scheduler's verdict, say), unless it runs.
+              pg.status?.state?.message && pg.status.state.phase !== 'Running'
+                ? `: ${pg.status.state.message}`
+                : ''
+            }`
           : `PodGroup ${namespace}/${group}: named by the pod but not found`,
       ];
     },

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { WebSocket } from 'ws';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -63,7 +64,10 @@ describe('pod streaming and proxy subresources', () => {
       async () => (await c.kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.phase}'])) === 'Running',
     );
   });
-  after(() => c.close());
+  let closed = false;
+  after(async () => {
+    if (!closed) await c.close();
+  });
 
   test('kubectl exec runs the command in the simulated shell, with its exit code', async () => {
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'app', '--', 'echo', 'hi', 'there']), 'hi there\n');
@@ -86,7 +90,7 @@ describe('pod streaming and proxy subresources', () => {
     assert.equal(piped, 'one\ntwo\n');
   });
 
-  test('the Python client execs over v4.channel.k8s.io and adds an ephemeral container', async () => {
+  test('the Python client execs over v4.channel.k8s.io, adds an ephemeral container, proxies to the node', async () => {
     await c.kubectl(['create', 'namespace', 'pyexec']);
     const { stdout } = await run(PYTHON, [PY_SCRIPT, 'exec', c.kubeconfigPath, 'pyexec'], {
       timeout: 120_000,
@@ -95,21 +99,45 @@ describe('pod streaming and proxy subresources', () => {
       stdout: 'from python\n',
       code: 4,
       ephemeralRunning: true,
+      healthz: 'ok',
+      podProxy: 503,
     });
   });
 
-  test('exec errors: unknown container, no container named, missing pod', async () => {
+  test('exec errors: unknown container, missing pod, malformed requests, no node', async () => {
     const bad = await c.kubectlResult(['exec', 'web', '-c', 'nope', '--', 'true']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /container nope is not valid for pod web/);
     const gone = await c.kubectlResult(['exec', 'ghost', '--', 'true']);
     assert.match(gone.stderr, /pods "ghost" not found/);
+    // Malformed requests: 400s with the kubelet's and kube-apiserver's reasons, never a 5xx.
+    const raw = async (query: string) =>
+      (await c.kubectlResult(['get', '--raw', `/api/v1/namespaces/default/pods/web/exec?${query}`])).stderr;
+    assert.match(await raw('container=app&stdout=true'), /BadRequest.*you must specify at least one command/);
+    assert.match(
+      await raw('container=app&command=ls'),
+      /BadRequest.*you must specify at least 1 of stdin, stdout, stderr/,
+    );
+    assert.match(await raw('container=app&command=ls&stdout=true'), /BadRequest.*Upgrade request required/);
+    await c.kubectl([
+      'run',
+      'gated',
+      '--image=nginx',
+      '--overrides={"spec":{"schedulingGates":[{"name":"hold"}]}}',
+    ]);
+    assert.match(
+      (await c.kubectlResult(['exec', 'gated', '--', 'true'])).stderr,
+      /pod gated does not have a host assigned/,
+    );
   });
 
   test('kubectl attach follows the container log; port-forward is refused with a reason', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'troupe-attach-'));
     const log = join(dir, 'app.log');
-    await writeFile(log, 'before attach\n');
+    const attached = join(dir, 'attach.log');
+    await writeFile(log, 'in the log\n');
+    await writeFile(attached, 'before attach\n');
+    // KWOK's Attach names the file attach follows (the Logs file is kubectl logs').
     await c.kubectl(
       ['apply', '-f', '-'],
       `apiVersion: kwok.x-k8s.io/v1alpha1
@@ -119,6 +147,14 @@ spec:
   logs:
   - containers: [app]
     logsFile: ${log}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Attach
+metadata: {name: web, namespace: default}
+spec:
+  attaches:
+  - containers: [app]
+    logsFile: ${attached}
 `,
     );
     const attach = spawnKubectl(c, ['attach', 'web', '-c', 'app']);
@@ -130,7 +166,7 @@ spec:
       await waitFor(
         'a new line streamed',
         async () => {
-          await appendFile(log, `after attach ${++n}\n`);
+          await appendFile(attached, `after attach ${++n}\n`);
           return attach.out.stdout.includes('after attach');
         },
         { intervalMs: 200 },
@@ -161,6 +197,12 @@ spec:
         ])) !== '',
     );
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'debugger', '--', 'echo', 'inside']), 'inside\n');
+    // `kubectl debug -i` attaches with stdin to the new container's shell.
+    const session = await c.kubectl(
+      ['debug', 'web', '-i', '--image=busybox', '-c', 'shell'],
+      'echo debugging $HOSTNAME\nexit\n',
+    );
+    assert.match(session, /debugging web\n/);
     // Existing ephemeral containers may not change or go.
     const removed = await c.kubectlResult([
       'patch',
@@ -227,5 +269,32 @@ spec:
       proxy.child.kill();
       await proxy.exited;
     }
+  });
+
+  test('a WebSocket v5 exec session (raw client) streams, and the cluster closes with it open', async () => {
+    const { url, token, ca } = c.cluster.server;
+    const ws = new WebSocket(
+      `${url.replace('https', 'wss')}/api/v1/namespaces/default/pods/web/exec?container=app&command=sh&stdin=true&stdout=true`,
+      ['v5.channel.k8s.io'],
+      { headers: { Authorization: `Bearer ${token}` }, ca },
+    );
+    const out: Buffer[] = [];
+    ws.on('message', (d: Buffer) => out.push(d));
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    assert.equal(ws.protocol, 'v5.channel.k8s.io');
+    ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('echo over websocket\n')]));
+    await waitFor('stdout message', async () =>
+      out.some((m) => m[0] === 1 && m.subarray(1).toString() === 'over websocket\n'),
+    );
+    // The session is still open (the shell waits for more input) when the cluster stops.
+    const stopped = await Promise.race([
+      c.close().then(() => 'closed'),
+      new Promise((r) => setTimeout(r, 20_000, 'still open')),
+    ]);
+    closed = true;
+    assert.equal(stopped, 'closed');
   });
 });

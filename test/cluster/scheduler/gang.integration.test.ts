@@ -123,15 +123,17 @@ describe('coscheduling with the deadlock demo', () => {
     // `troupe explain` says why the gang waits.
     const dir = mkdtempSync(join(tmpdir(), 'gang-'));
     writeFileSync(join(dir, 'kubeconfig'), env.kubeconfig, { mode: 0o600 });
-    const explained = await troupe([
-      'explain',
-      `pg/${loser}`,
-      '-n',
-      ns,
-      '--kubeconfig',
-      join(dir, 'kubeconfig'),
-    ]);
+    const explain = (what: string) =>
+      troupe(['explain', what, '-n', ns, '--kubeconfig', join(dir, 'kubeconfig')]);
+    const [explained, member] = await Promise.all([explain(`pg/${loser}`), explain(`pod/${loser}-0`)]);
     rmSync(dir, { recursive: true, force: true });
+    assert.match(
+      member,
+      new RegExp(
+        `^PodGroup ${ns}/${loser}: Pending, 0/3 running \\(NotEnoughResources\\): [23]/3 pods of ${loser} could not be placed: `,
+        'm',
+      ),
+    );
     assert.match(
       explained,
       new RegExp(

@@ -21,8 +21,8 @@ import { arrayOf, type Json, recordOf, str } from '../builtin/common.ts';
 import { IS_DEFAULT_CLASS_ANNOTATION } from '../builtin/printers.ts';
 import { validateImmutable } from '../builtin/validation.ts';
 import { errors } from '../errors.ts';
+import { Lister } from '../listers.ts';
 import type { KubeObject, ResourceType } from '../types.ts';
-import { Lister } from './listers.ts';
 import { PolicyAdmission } from './policies.ts';
 import { QuotaUsage, quotaUsageOf } from './quota-usage.ts';
 

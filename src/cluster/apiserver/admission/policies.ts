@@ -18,8 +18,8 @@ import { labelSelectorString } from '../builtin/selector.ts';
 import { ruleEnvWith } from '../crd/cel/library.ts';
 import { toCel } from '../crd/cel/values.ts';
 import { ApiError } from '../errors.ts';
+import { Lister } from '../listers.ts';
 import type { KubeObject } from '../types.ts';
-import { Lister } from './listers.ts';
 import { authorizerFor, authorizerLibrary } from './policy-authorizer.ts';
 import { rulesMatch, selectorsMatch } from './webhooks.ts';
 

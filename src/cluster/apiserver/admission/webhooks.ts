@@ -10,7 +10,7 @@ import { holdClock } from '../../../lib/clock.ts';
 import { randomUUID } from '../../../lib/random.ts';
 import type { AdmissionRequest, Api } from '../api.ts';
 import { ApiError, errors, type StatusObject } from '../errors.ts';
-import type { StoredRecord } from '../store.ts';
+import { Lister } from '../listers.ts';
 import type { KubeObject } from '../types.ts';
 
 interface RuleWithOperations {
@@ -55,27 +55,25 @@ export type ServiceResolver = (
   port: number,
 ) => { host: string; port: number } | undefined;
 
-/**
- * The webhooks of one stored configuration. Every admitted write reads them all, and a record
- * is never changed in place (a write stores a new one), so each is parsed once.
- */
-const parsedConfigs = new WeakMap<StoredRecord, Webhook[]>();
-
-function webhooksOf(rec: StoredRecord): Webhook[] {
-  let hooks = parsedConfigs.get(rec);
-  if (!hooks) {
-    hooks = (JSON.parse(rec.json) as { webhooks?: Webhook[] }).webhooks ?? [];
-    parsedConfigs.set(rec, hooks);
-  }
-  return hooks;
-}
-
 export class WebhookAdmission {
   private readonly api: Api;
   private readonly resolveService: ServiceResolver;
+  /**
+   * The configurations, from listers as kube-apiserver's webhook configuration managers keep
+   * them from informers (staging/src/k8s.io/apiserver/pkg/admission/configuration): every
+   * admitted write reads them all, and they change rarely.
+   */
+  private readonly configs: Record<string, Lister>;
+  /** Each configuration list's webhooks, flattened once per list. */
+  private readonly flattened = new WeakMap<readonly KubeObject[], Webhook[]>();
 
   constructor(api: Api, resolveService?: ServiceResolver) {
     this.api = api;
+    const lister = (resource: string) => new Lister(api, 'admissionregistration.k8s.io', 'v1', resource);
+    this.configs = {
+      mutatingwebhookconfigurations: lister('mutatingwebhookconfigurations'),
+      validatingwebhookconfigurations: lister('validatingwebhookconfigurations'),
+    };
     this.resolveService = resolveService ?? ((ns, name, port) => endpointsResolver(api, ns, name, port));
   }
 
@@ -117,11 +115,13 @@ export class WebhookAdmission {
   }
 
   private webhooks(resource: string): Webhook[] {
-    const rt = this.api.registry.get('admissionregistration.k8s.io', 'v1', resource);
-    if (!rt) return [];
-    const out: Webhook[] = [];
-    for (const r of this.api.list(rt, undefined).records) out.push(...webhooksOf(r));
-    return out;
+    const configs = this.configs[resource]?.list() ?? [];
+    let hooks = this.flattened.get(configs);
+    if (!hooks) {
+      hooks = configs.flatMap((c) => (c.webhooks as Webhook[] | undefined) ?? []);
+      this.flattened.set(configs, hooks);
+    }
+    return hooks;
   }
 
   private matches(h: Webhook, req: AdmissionRequest): boolean {

@@ -5,7 +5,8 @@
  * enforce permissions of service-account tokens.
  */
 import type { Api } from '../api.ts';
-import type { KubeObject, ResourceType } from '../types.ts';
+import { Lister } from '../listers.ts';
+import type { KubeObject } from '../types.ts';
 import type { UserInfo } from './authn.ts';
 
 export interface RequestAttributes {
@@ -43,32 +44,34 @@ export interface Decision {
 }
 
 export class Authorizer {
-  private readonly api: Api;
+  /** Roles and bindings from listers (see listers.ts): every request of a checked user reads them. */
+  private readonly clusterRoleBindings: Lister;
+  private readonly roleBindings: Lister;
+  private readonly clusterRoles: Lister;
+  private readonly roles: Lister;
+
   constructor(api: Api) {
-    this.api = api;
+    const lister = (resource: string) => new Lister(api, 'rbac.authorization.k8s.io', 'v1', resource);
+    this.clusterRoleBindings = lister('clusterrolebindings');
+    this.roleBindings = lister('rolebindings');
+    this.clusterRoles = lister('clusterroles');
+    this.roles = lister('roles');
   }
 
   authorize(user: UserInfo, a: RequestAttributes): Decision {
     if (user.groups.includes('system:masters')) return { allowed: true, reason: 'member of system:masters' };
-    const reg = this.api.registry;
-    const crb = reg.get('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings');
-    const rb = reg.get('rbac.authorization.k8s.io', 'v1', 'rolebindings');
-    if (crb) {
-      for (const rec of this.api.list(crb, undefined).records) {
-        const b = JSON.parse(rec.json) as Binding;
-        if (!appliesTo(b.subjects ?? [], user, '')) continue;
-        if (b.roleRef.kind !== 'ClusterRole') continue;
-        if ((this.rulesOf('ClusterRole', b.roleRef.name, '') ?? []).some((r) => ruleAllows(r, a))) {
-          return {
-            allowed: true,
-            reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describeUser(user)}`,
-          };
-        }
+    for (const b of this.clusterRoleBindings.list() as readonly Binding[]) {
+      if (!appliesTo(b.subjects ?? [], user, '')) continue;
+      if (b.roleRef.kind !== 'ClusterRole') continue;
+      if ((this.rulesOf('ClusterRole', b.roleRef.name, '') ?? []).some((r) => ruleAllows(r, a))) {
+        return {
+          allowed: true,
+          reason: `RBAC: allowed by ClusterRoleBinding "${b.metadata.name}" of ClusterRole "${b.roleRef.name}" to ${describeUser(user)}`,
+        };
       }
     }
-    if (rb && a.namespace && !a.nonResourceURL) {
-      for (const rec of this.api.list(rb, a.namespace).records) {
-        const b = JSON.parse(rec.json) as Binding;
+    if (a.namespace && !a.nonResourceURL) {
+      for (const b of this.roleBindings.list(a.namespace) as readonly Binding[]) {
         if (!appliesTo(b.subjects ?? [], user, a.namespace)) continue;
         const rules = this.rulesOf(b.roleRef.kind, b.roleRef.name, a.namespace) ?? [];
         if (rules.some((r) => ruleAllows(r, a))) {
@@ -89,10 +92,8 @@ export class Authorizer {
   rulesFor(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
     const rules: PolicyRule[] = [];
     const errors: string[] = [];
-    const visit = (rt: ResourceType | undefined, bindingNamespace: string) => {
-      if (!rt) return;
-      for (const rec of this.api.list(rt, bindingNamespace || undefined).records) {
-        const b = JSON.parse(rec.json) as Binding;
+    const visit = (bindings: readonly KubeObject[], bindingNamespace: string) => {
+      for (const b of bindings as readonly Binding[]) {
         if (!appliesTo(b.subjects ?? [], user, bindingNamespace)) continue;
         const { kind, name } = b.roleRef;
         const found = this.rulesOf(kind, name, bindingNamespace);
@@ -102,9 +103,8 @@ export class Authorizer {
         else errors.push(`unsupported role reference kind: "${kind}"`);
       }
     };
-    const reg = this.api.registry;
-    visit(reg.get('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings'), '');
-    if (namespace) visit(reg.get('rbac.authorization.k8s.io', 'v1', 'rolebindings'), namespace);
+    visit(this.clusterRoleBindings.list(), '');
+    if (namespace) visit(this.roleBindings.list(namespace), namespace);
     return { rules, errors };
   }
 
@@ -115,9 +115,7 @@ export class Authorizer {
 
   private rulesOf(kind: string, name: string, namespace: string): PolicyRule[] | undefined {
     if (kind !== 'ClusterRole' && (kind !== 'Role' || !namespace)) return undefined;
-    const resource = kind === 'ClusterRole' ? 'clusterroles' : 'roles';
-    const rt = this.api.registry.get('rbac.authorization.k8s.io', 'v1', resource);
-    const role = rt && this.api.tryGet(rt, kind === 'ClusterRole' ? '' : namespace, name);
+    const role = kind === 'ClusterRole' ? this.clusterRoles.get(name) : this.roles.get(name, namespace);
     if (!role) return undefined;
     return ((role.rules as PolicyRule[] | undefined) ?? []).filter(Boolean);
   }

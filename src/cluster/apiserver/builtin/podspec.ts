@@ -70,13 +70,24 @@ export function canonicalizeResourceMap(m: unknown): void {
   if (!isObject(m)) return;
   for (const [k, v] of Object.entries(m)) {
     if (typeof v !== 'string' && typeof v !== 'number') continue;
+    const known = CANONICAL.get(v);
+    if (known !== undefined) {
+      m[k] = known;
+      continue;
+    }
     try {
-      m[k] = canonicalizeQuantity(v);
+      const canonical = canonicalizeQuantity(v);
+      if (CANONICAL.size >= 10_000) CANONICAL.clear();
+      CANONICAL.set(v, canonical);
+      m[k] = canonical;
     } catch {
       // left as-is: validation reports it
     }
   }
 }
+
+/** Canonical forms already worked out: pods repeat the same few requests and limits. */
+const CANONICAL = new Map<string | number, string>();
 
 /** SetDefaults_HTTPGetAction. */
 function defaultHttpGet(h: unknown): void {

@@ -99,8 +99,28 @@ export function isDNS1035Label(value: string): string[] {
   return errs;
 }
 
+/**
+ * Strings already found valid, by check: every pod repeats the same label keys, toleration keys
+ * and label values, so each is checked once (bounded: cleared when full).
+ */
+const VALID_QUALIFIED_NAMES = new Set<string>();
+const VALID_LABEL_VALUES = new Set<string>();
+
+function rememberValid(set: Set<string>, value: string, errs: string[]): string[] {
+  if (errs.length === 0) {
+    if (set.size >= 10_000) set.clear();
+    set.add(value);
+  }
+  return errs;
+}
+
 /** validation.IsQualifiedName: label keys, annotation keys, finalizers, condition types. */
 export function isQualifiedName(value: string): string[] {
+  if (VALID_QUALIFIED_NAMES.has(value)) return [];
+  return rememberValid(VALID_QUALIFIED_NAMES, value, qualifiedNameErrors(value));
+}
+
+function qualifiedNameErrors(value: string): string[] {
   const errs: string[] = [];
   const parts = value.split('/');
   let name: string;
@@ -123,6 +143,11 @@ export function isQualifiedName(value: string): string[] {
 }
 
 export function isValidLabelValue(value: string): string[] {
+  if (VALID_LABEL_VALUES.has(value)) return [];
+  return rememberValid(VALID_LABEL_VALUES, value, labelValueErrors(value));
+}
+
+function labelValueErrors(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > 63) errs.push(maxLenError(63));
   if (!LABEL_VALUE_RE.test(value)) {

@@ -51,7 +51,11 @@ export async function serveTokenRequest({ deps, req, res, p, method }: Subresour
 }
 
 /** The log text of one container, from the simulated kubelet when the cluster wires one. */
-export type PodLogs = (pod: KubeObject, container: string, opts: { previous: boolean }) => string;
+export type PodLogs = (
+  pod: KubeObject,
+  container: string,
+  opts: { previous: boolean; attach?: boolean },
+) => string;
 
 /** The status the kubelet reports for a container of any kind. */
 export function containerStatus(pod: KubeObject, container: string): Record<string, unknown> | undefined {

@@ -23,6 +23,7 @@ import { ApiError, errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
 import type { SubresourceContext } from './handler.ts';
 import { chooseContainer, containerStatus } from './pod-log-token.ts';
+import { queryBool } from './query.ts';
 
 /** What a simulated container process gets: its streams and a signal for the client going away. */
 export interface ExecIO {
@@ -57,12 +58,6 @@ const wss = new WebSocketServer({
   handleProtocols: (offered) => PROTOCOLS.find((p) => offered.has(p)) ?? false,
 });
 
-/** Query booleans of PodExecOptions/PodAttachOptions as the parameter codec reads them. */
-function flag(q: URLSearchParams, key: string): boolean {
-  const v = q.get(key);
-  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
-}
-
 interface StreamRequest {
   pod: KubeObject;
   container: string;
@@ -84,10 +79,10 @@ function checkStreamRequest(c: SubresourceContext, sub: 'exec' | 'attach'): Stre
   const r = {
     pod,
     container,
-    stdin: flag(q, 'stdin'),
-    stdout: flag(q, 'stdout'),
-    stderr: flag(q, 'stderr'),
-    tty: flag(q, 'tty'),
+    stdin: queryBool(q, 'stdin'),
+    stdout: queryBool(q, 'stdout'),
+    stderr: queryBool(q, 'stderr'),
+    tty: queryBool(q, 'tty'),
   };
   // The kubelet's remotecommand.NewOptions.
   if (!r.stdin && !r.stdout && !r.stderr)
@@ -112,7 +107,7 @@ function refusePlain(res: ServerResponse, code: number, text: string): void {
 
 /** Upgrades to a WebSocket, or says why not; the caller has checked the request. */
 function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) => void): void {
-  const { req, res } = c;
+  const { req } = c;
   const kind = String(req.headers.upgrade ?? '').toLowerCase();
   if (kind !== 'websocket') {
     throw errors.badRequest(
@@ -129,7 +124,6 @@ function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) =
       `unable to upgrade: none of the offered protocols [${offered.join(' ')}] is served (${PROTOCOLS.join(', ')})`,
     );
   // From here the socket is the WebSocket's: the response object is never written.
-  res.on('error', () => {});
   wss.handleUpgrade(req, req.socket as Duplex, upgradeHeads.get(req) ?? Buffer.alloc(0), (ws) =>
     run(ws, ws.protocol),
   );
@@ -252,9 +246,10 @@ function runsInteractiveShell(pod: KubeObject, container: string): boolean {
 const ATTACH_POLL_MS = 1000;
 
 /**
- * GET/POST pods/<name>/attach. KWOK's `ClusterAttach` follows the container's log from its
- * end (`tailLines: 0`, `follow: true`); here the log is the simulated kubelet's (KWOK's Logs
- * and ClusterLogs), polled as `tail -f` does, until the client leaves or the container stops.
+ * GET/POST pods/<name>/attach. KWOK's attach follows the file its `Attach`/`ClusterAttach`
+ * object names for the container from its end (`tailLines: 0`, `follow: true`); here the file
+ * (or, without one, the container's KWOK Logs file) comes through the simulated kubelet's log
+ * hook and is polled as `tail -f` does, until the client leaves or the container stops.
  * A container whose process is a shell and that is attached with stdin (`kubectl debug -it`,
  * `kubectl attach -it`) gets the simulated shell instead, so the session is usable.
  */
@@ -273,7 +268,8 @@ export async function servePodAttach(c: SubresourceContext): Promise<void> {
       );
       return;
     }
-    const read = (pod: KubeObject) => deps.podLogs?.(pod, r.container, { previous: false }) ?? '';
+    const read = (pod: KubeObject) =>
+      deps.podLogs?.(pod, r.container, { previous: false, attach: true }) ?? '';
     let seen = read(r.pod).length;
     const timer = setInterval(() => {
       let pod: KubeObject;

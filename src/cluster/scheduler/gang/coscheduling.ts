@@ -27,6 +27,7 @@ import {
   memberVerdict,
   resourceGap,
   type SortKey,
+  sameGangSpec,
 } from './core.ts';
 import { GangMembers } from './members.ts';
 
@@ -62,7 +63,10 @@ export interface CoschedulingOptions {
 export interface SchedulerSide {
   state: ClusterState;
   bind(qp: QueuedPod, nodeName: string): void;
-  /** Forgets the assumption and queues the pod again with `message` as its verdict. */
+  /**
+   * Forgets the assumption and parks the pod as turned away by coscheduling (its events, a
+   * sibling or its PodGroup, retry it), with `message` as its verdict.
+   */
   unreserve(qp: QueuedPod, message: string): void;
   /** Moves these pods, if they wait in the backoff or unschedulable queue, to the active queue. */
   activate(uids: Iterable<string>): void;
@@ -132,9 +136,14 @@ export class Coscheduling {
           this.specs.delete(g.key);
           return;
         }
-        this.specs.set(g.key, gangSpec(pg));
-        // EventsToRegister: a PodGroup added or updated retries its members.
-        if (!listing) this.side?.activate(this.members.uids(g.key));
+        const before = this.specs.get(g.key);
+        const spec = gangSpec(pg);
+        this.specs.set(g.key, spec);
+        // EventsToRegister: a PodGroup added or updated retries its members. Only a change
+        // of what coscheduling reads counts: status writes (troupe's controller quotes the
+        // verdict there) would otherwise retry the gang after every verdict.
+        if (!listing && (!before || !sameGangSpec(before, spec)))
+          this.side?.activate(this.members.uids(g.key));
       },
       { shared: true },
     );

@@ -1,18 +1,20 @@
 /**
- * Listers for the compiled-in admission plugins: the objects of one resource, decoded once
- * and kept until the store writes that resource again. kube-apiserver's admission plugins
- * read PriorityClasses, LimitRanges, ResourceQuotas, StorageClasses, RuntimeClasses and
- * ValidatingAdmissionPolicies (and their bindings) from informers' listers rather than list
- * storage per request (plugin/pkg/admission/resourcequota/resource_access.go,
- * staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/generic/policy_source.go, which
- * marks its compiled policies dirty on any informer event). Here the cache listens to the
- * store's own write stream, so it is never stale: a write is seen before its response.
+ * Listers for what the server consults on every request: the objects of one resource,
+ * decoded once and kept until the store writes that resource again. kube-apiserver's admission
+ * plugins read PriorityClasses, LimitRanges, ResourceQuotas, StorageClasses, RuntimeClasses,
+ * webhook configurations and ValidatingAdmissionPolicies (and their bindings) from informers'
+ * listers rather than list storage per request (plugin/pkg/admission/resourcequota/
+ * resource_access.go, staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/generic/
+ * policy_source.go, which marks its compiled policies dirty on any informer event), and its
+ * RBAC authorizer reads roles and bindings the same way (plugin/pkg/auth/authorizer/rbac,
+ * fed by the shared informer factory). Here the cache listens to the store's own write
+ * stream, so it is never stale: a write is seen before its response.
  *
  * The cached objects are frozen and shared by every request: read them, copy what you change.
  */
-import type { Api } from '../api.ts';
-import { storageKey } from '../registry.ts';
-import type { KubeObject, ResourceType } from '../types.ts';
+import type { Api } from './api.ts';
+import { storageKey } from './registry.ts';
+import type { KubeObject, ResourceType } from './types.ts';
 
 export class Lister {
   private readonly api: Api;
@@ -24,6 +26,7 @@ export class Lister {
   private all: readonly KubeObject[] | undefined;
   private byName: Map<string, KubeObject> | undefined;
   private readonly byNamespace = new Map<string, readonly KubeObject[]>();
+  private readonly byNamespacedName = new Map<string, Map<string, KubeObject>>();
 
   constructor(api: Api, group: string, version: string, resource: string) {
     this.api = api;
@@ -48,8 +51,16 @@ export class Lister {
     return objs;
   }
 
-  /** A cluster-scoped object by name. */
-  get(name: string): KubeObject | undefined {
+  /** An object by name: cluster-scoped, or in `namespace`. */
+  get(name: string, namespace?: string): KubeObject | undefined {
+    if (namespace !== undefined) {
+      let names = this.byNamespacedName.get(namespace);
+      if (!names) {
+        names = new Map(this.list(namespace).map((o) => [o.metadata.name ?? '', o]));
+        this.byNamespacedName.set(namespace, names);
+      }
+      return names.get(name);
+    }
     if (!this.byName) {
       this.byName = new Map();
       for (const o of this.list()) this.byName.set(o.metadata.name ?? '', o);
@@ -70,6 +81,7 @@ export class Lister {
           this.all = undefined;
           this.byName = undefined;
           this.byNamespace.delete(rec.namespace);
+          this.byNamespacedName.delete(rec.namespace);
         },
       });
     }
