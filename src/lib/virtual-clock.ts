@@ -73,6 +73,8 @@ export class VirtualClock extends ManualClock {
   private idleWaiters = new Set<() => void>();
   private firing = false;
   private deferred: (() => void)[] = [];
+  /** While settling: holds and timers by name, to say who kept an instant busy. */
+  private churn: Map<string, number> | undefined;
 
   constructor(start = SIMULATION_EPOCH) {
     super(start);
@@ -81,6 +83,7 @@ export class VirtualClock extends ManualClock {
 
   override setTimer(fn: () => void, ms: number): TimerHandle {
     this.changes++;
+    if (this.churn) this.churn.set('(timers set)', (this.churn.get('(timers set)') ?? 0) + 1);
     if (!this.firing) return super.setTimer(fn, ms);
     // Set by a timer that is firing: armed once the step ends, so that the work this timer
     // starts settles before anything it scheduled for the same instant fires (and a timer
@@ -113,6 +116,7 @@ export class VirtualClock extends ManualClock {
   }
 
   hold(who: string): () => void {
+    if (this.churn) this.churn.set(who, (this.churn.get(who) ?? 0) + 1);
     this.add(who, 1);
     let done = false;
     return () => {
@@ -143,16 +147,26 @@ export class VirtualClock extends ManualClock {
     return [...this.counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
+  /** What held the clock or set timers most often during the last settle, busiest first. */
+  busiest(n = 5): [string, number][] {
+    return [...(this.churn ?? [])].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n);
+  }
+
   /**
    * Resolves once every component is idle and stays so for `rounds` turns of the event
-   * loop with nothing changing; rejects with StallError when held busy with nothing
-   * changing for `stallMs` of wall time.
+   * loop with nothing changing. Rejects with StallError when held busy with nothing
+   * changing for `stallMs` of wall time, or when work at this instant goes on past the wall
+   * time `deadline` (a livelock: something keeps holding and releasing, or setting timers).
    */
-  async settle(rounds = 3, stallMs = 30_000): Promise<void> {
+  async settle(rounds = 3, stallMs = 30_000, deadline = Number.POSITIVE_INFINITY): Promise<void> {
+    this.churn = new Map();
     let quiet = 0;
     while (quiet < rounds) {
+      // Wall time on purpose: the bound watches the real process, not the simulation.
+      if (performance.now() > deadline)
+        throw new StallError(this, 'work at this instant kept going past the bound (maxInstantMs)');
       if (this.busyTotal > 0) {
-        await this.untilIdle(stallMs);
+        await this.untilIdle(stallMs, deadline);
         quiet = 0;
         continue;
       }
@@ -181,18 +195,22 @@ export class VirtualClock extends ManualClock {
     }
   }
 
-  private untilIdle(stallMs: number): Promise<void> {
+  private untilIdle(stallMs: number, deadline: number): Promise<void> {
     return new Promise((resolve, reject) => {
       let seen = this.changes;
       // Wall time on purpose: the stall detector watches the real process, not the simulation.
       const check = setInterval(() => {
-        if (this.changes !== seen) {
+        if (this.changes !== seen && performance.now() <= deadline) {
           seen = this.changes;
           return;
         }
         clearInterval(check);
         this.idleWaiters.delete(wake);
-        reject(new StallError(this, `held busy with nothing changing for ${stallMs} ms`));
+        const why =
+          performance.now() > deadline
+            ? 'work at this instant kept going past the bound (maxInstantMs)'
+            : `held busy with nothing changing for ${stallMs} ms`;
+        reject(new StallError(this, why));
       }, stallMs);
       const wake = () => {
         clearInterval(check);
@@ -207,15 +225,22 @@ export class VirtualClock extends ManualClock {
 export class StallError extends Error {
   readonly at: number;
   readonly holders: [string, number][];
+  /** Who held the clock or set timers most often meanwhile: the suspects of a livelock. */
+  readonly busiest: [string, number][];
 
   constructor(clock: VirtualClock, why: string) {
     const holders = clock.holders();
-    const list =
-      holders.length > 0 ? holders.map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ') : 'nobody';
-    super(`virtual clock stalled at ${new Date(clock.now()).toISOString()}: ${why}; held by: ${list}`);
+    const busiest = clock.busiest();
+    const list = (xs: [string, number][]) =>
+      xs.length > 0 ? xs.map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ') : 'nobody';
+    super(
+      `virtual clock stalled at ${new Date(clock.now()).toISOString()}: ${why}; held by: ${list(holders)}; ` +
+        `busiest meanwhile: ${list(busiest)}`,
+    );
     this.name = 'StallError';
     this.at = clock.now();
     this.holders = holders;
+    this.busiest = busiest;
   }
 }
 
@@ -273,7 +298,7 @@ export async function runUntil(
     outcome,
   });
   for (;;) {
-    await clock.settle(opts.settleRounds, stallMs);
+    await clock.settle(opts.settleRounds, stallMs, instantSince + maxInstantMs);
     if (opts.signal?.aborted) return result('aborted');
     if (reached()) return result('reached');
     const next = clock.nextTimerAt();

@@ -138,3 +138,26 @@ test('the seeded source repeats its draws and uids; unseeded it is Math.random a
   seedRandom(undefined);
   assert.notEqual(randomUUID(), randomUUID());
 });
+
+test('work that never settles at one instant (a livelock) is reported with who kept busy', async () => {
+  const clock = new VirtualClock(0);
+  clock.setTimer(() => {}, 1000);
+  let spinning = true;
+  const spin = () => {
+    if (!spinning) return;
+    const release = clock.hold('retry loop');
+    setImmediate(() => {
+      release();
+      setImmediate(spin);
+    });
+  };
+  spin();
+  const outcome = await runUntil(clock, 2000, { maxInstantMs: 100, stallMs: 20 }).catch(
+    (err: unknown) => err,
+  );
+  spinning = false;
+  assert.ok(outcome instanceof StallError, String(outcome));
+  assert.equal(outcome.at, 0);
+  assert.equal(outcome.busiest[0]?.[0], 'retry loop');
+  assert.match(outcome.message, /kept going past the bound .*busiest meanwhile: retry loop ×\d+/);
+});
