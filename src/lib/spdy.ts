@@ -20,10 +20,17 @@ import { createRequire } from 'node:module';
 import { Duplex } from 'node:stream';
 import { constants, createDeflate, createInflate, type Deflate, type Inflate } from 'node:zlib';
 
-const require = createRequire(import.meta.url);
-const DICTIONARY = (
-  require('spdy-transport/lib/spdy-transport/protocol/spdy/dictionary.js') as Record<number, Buffer>
-)[3] as Buffer;
+/** SPDY/3's header dictionary (section 2.6.10.1), loaded with the first session. */
+let dictionary: Buffer | undefined;
+function spdy3Dictionary(): Buffer {
+  dictionary ??= (
+    createRequire(import.meta.url)('spdy-transport/lib/spdy-transport/protocol/spdy/dictionary.js') as Record<
+      number,
+      Buffer
+    >
+  )[3]!;
+  return dictionary;
+}
 
 const VERSION = 3;
 const SYN_STREAM = 1;
@@ -184,8 +191,8 @@ export interface SpdySessionEvents {
  */
 export class SpdySession extends EventEmitter<SpdySessionEvents> {
   private readonly send: (b: Buffer) => void;
-  private readonly inflate = new ZContext(createInflate({ dictionary: DICTIONARY }));
-  private readonly deflate = new ZContext(createDeflate({ dictionary: DICTIONARY }));
+  private readonly inflate = new ZContext(createInflate({ dictionary: spdy3Dictionary() }));
+  private readonly deflate = new ZContext(createDeflate({ dictionary: spdy3Dictionary() }));
   private readonly streams = new Map<number, SpdyStream>();
   private pending: Buffer = Buffer.alloc(0);
   /** Frames are handled in order; header blocks decode asynchronously. */
