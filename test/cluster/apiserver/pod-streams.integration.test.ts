@@ -125,6 +125,11 @@ describe('pod streaming and proxy subresources', () => {
       /BadRequest.*you must specify at least 1 of stdin, stdout, stderr/,
     );
     assert.match(await raw('container=app&command=ls&stdout=true'), /BadRequest.*Upgrade request required/);
+    assert.match(
+      (await c.kubectlResult(['get', '--raw', '/api/v1/namespaces/default/pods/web/portforward?ports=80']))
+        .stderr,
+      /BadRequest.*Upgrade request required/,
+    );
     await c.kubectl([
       'run',
       'gated',
