@@ -4,10 +4,13 @@
  * one VirtualClock in this process, as `troupe simulate` runs them; time jumps to the next
  * timer whenever everything is idle. Two runs of the same length on the same cluster: an
  * idle one (the floor: node heartbeats and leases only) and a busy one (GPU Jobs arriving
- * all along, each running for a seeded random time). The figure is simulated / wall time.
+ * all along, each running for a seeded random time), twice with the same seed. The figure
+ * is simulated / wall time; the two busy runs must bind and finish the same pods on the same
+ * nodes at the same virtual times (their traces' hashes are printed).
  *
  *   ./node_modules/.bin/node bench/simclock.ts [nodes] [simulated hours] [jobs per hour] [lease renewal ms]
  */
+import { createHash } from 'node:crypto';
 import { Command } from 'commander';
 import { buildManager } from '../src/cli/manager.ts';
 import { addManagerOptions, type ManagerFlags } from '../src/cli/manager-flags.ts';
@@ -41,10 +44,17 @@ function managerFlags(): ManagerFlags {
 interface Run {
   simulatedS: number;
   wallS: number;
+  /** CPU seconds of this process meanwhile: near wallS when the run is CPU-bound. */
+  cpuS: number;
+  /** API writes (resourceVersions) during the run, and how many were Events. */
+  writes: number;
+  events: number;
   steps: number;
   jobs: number;
   podsSucceeded: number;
   gpuHours: number;
+  /** sha256 of every pod's binding and end, with its virtual time, in commit order. */
+  trace: string;
 }
 
 async function run(busy: boolean): Promise<Run> {
@@ -54,6 +64,7 @@ async function run(busy: boolean): Promise<Run> {
     clock,
     port: 0,
     nodeLeaseRenewIntervalMs: LEASE_RENEW_MS,
+    events: process.env.SIMCLOCK_EVENTS !== 'false',
     nodes: validateNodeConfig({
       pools: [
         {
@@ -74,6 +85,8 @@ async function run(busy: boolean): Promise<Run> {
   let jobs = 0;
   let succeeded = 0;
   let gpuMs = 0;
+  const trace = createHash('sha256');
+  const seen = new Map<string, string>();
   cluster.client.watch(
     GVR.pods,
     (type, pod) => {
@@ -83,6 +96,12 @@ async function run(busy: boolean): Promise<Run> {
             containerStatuses?: { state?: { terminated?: { startedAt?: string; finishedAt?: string } } }[];
           }
         | undefined;
+      const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName ?? '';
+      const state = `${node} ${status?.phase ?? ''}`;
+      if (seen.get(pod.metadata.name ?? '') !== state) {
+        seen.set(pod.metadata.name ?? '', state);
+        trace.update(`${clock.now() - start} ${pod.metadata.name} ${state}\n`);
+      }
       if (type !== 'MODIFIED' || status?.phase !== 'Succeeded') return;
       succeeded++;
       const t = status.containerStatuses?.[0]?.state?.terminated;
@@ -126,27 +145,43 @@ async function run(busy: boolean): Promise<Run> {
     };
     arrive();
   }
+  const rv0 = cluster.server.api.store.currentRv;
+  const cpu0 = process.cpuUsage();
   const r = await runUntil(clock, end, { stallMs: 60_000 });
+  const cpu = process.cpuUsage(cpu0);
+  const writes = cluster.server.api.store.currentRv - rv0;
+  const events = cluster.client.list(GVR.events).length;
   await built.stop();
   await cluster.stop();
   endSimulation();
   return {
     simulatedS: (clock.now() - start) / 1000,
     wallS: r.wallMs / 1000,
+    cpuS: (cpu.user + cpu.system) / 1e6,
+    writes,
+    events,
     steps: r.steps,
     jobs,
     podsSucceeded: succeeded,
     gpuHours: gpuMs / 3_600_000,
+    trace: trace.digest('hex').slice(0, 16),
   };
 }
 
 const fmt = (r: Run) =>
-  `${r.simulatedS / 3600} h simulated in ${r.wallS.toFixed(1)} s wall: ${Math.round(r.simulatedS / r.wallS)}×; ` +
-  `${r.steps} steps, ${r.jobs} jobs, ${r.podsSucceeded} pods succeeded, ${r.gpuHours.toFixed(0)} GPU-hours`;
+  `${r.simulatedS / 3600} h simulated in ${r.wallS.toFixed(1)} s wall (${r.cpuS.toFixed(1)} s CPU): ${Math.round(r.simulatedS / r.wallS)}×; ` +
+  `${r.writes} writes (${r.events} Events), ` +
+  `${r.steps} steps, ${r.jobs} jobs, ${r.podsSucceeded} pods succeeded, ${r.gpuHours.toFixed(0)} GPU-hours, trace ${r.trace}`;
 
 console.log(
   `${machine()}; ${NODES} nodes × ${GPUS_PER_NODE} GPUs, ${HOURS} h, ${JOBS_PER_HOUR} jobs/h, leases renewed every ${LEASE_RENEW_MS / 1000} s`,
 );
 const which = process.env.SIMCLOCK_RUNS ?? 'idle,busy';
 if (which.includes('idle')) console.log(`idle: ${fmt(await run(false))}`);
-if (which.includes('busy')) console.log(`busy: ${fmt(await run(true))}`);
+if (which.includes('busy')) {
+  const a = await run(true);
+  console.log(`busy: ${fmt(a)}`);
+  // The same seed again: the same pods on the same nodes at the same virtual times.
+  const b = await run(true);
+  console.log(`busy again: ${fmt(b)}; ${a.trace === b.trace ? 'identical' : 'DIFFERENT'}`);
+}

@@ -9,10 +9,10 @@
  *   --end shortens the scenario (gangs arriving later are dropped), for a quick look.
  *   --twice runs every policy again and compares the two JSON reports.
  */
-import { cpus } from 'node:os';
+import { loadavg } from 'node:os';
 import { loadScenario, runOnEmbeddedCluster } from '../src/cli/simulate.ts';
 import { parseGoDuration } from '../src/kube/duration.ts';
-import { flag } from './support.ts';
+import { flag, machine } from './support.ts';
 
 const args = process.argv.slice(2);
 const file = flag('scenario', 'scenarios/training-day.yaml');
@@ -32,16 +32,21 @@ if (end) {
 const policies = scenario.policies.filter((p) => only.length === 0 || only.includes(p.name));
 const pods = scenario.gangs.reduce((n, g) => n + g.size, 0);
 console.log(
-  `${file}: ${scenario.gangs.length} gangs, ${pods} pods, ${scenario.endMs / 1000}s simulated; time scale ${timeScale}; ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`,
+  `${file}: ${scenario.gangs.length} gangs, ${pods} pods, ${scenario.endMs / 1000}s simulated on ${
+    timeScale === undefined ? 'the virtual clock' : `the wall clock × ${timeScale}`
+  }; ${machine()}; load average ${loadavg()[0]!.toFixed(1)}`,
 );
-console.log('policy                 simulated    wall   sim/wall  identical twice');
+// Process CPU as well as wall time: on a machine shared with other work, CPU moves less.
+console.log('policy                 simulated    wall   sim/wall      CPU   sim/CPU  identical twice');
 for (const policy of policies) {
-  const runs: { wall: number; json: string; simulated: number }[] = [];
+  const runs: { wall: number; cpu: number; json: string; simulated: number }[] = [];
   for (let k = 0; k < (twice ? 2 : 1); k++) {
     const started = performance.now();
-    const result = await runOnEmbeddedCluster(scenario, policy, timeScale);
+    const cpu = process.cpuUsage();
+    const result = await runOnEmbeddedCluster(scenario, policy, { timeScale });
     runs.push({
       wall: (performance.now() - started) / 1000,
+      cpu: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage(cpu)),
       json: JSON.stringify(result),
       simulated: result.simulatedSeconds,
     });
@@ -49,6 +54,6 @@ for (const policy of policies) {
   const r = runs[0]!;
   const same = twice ? (runs[0]!.json === runs[1]!.json ? 'yes' : 'no') : '-';
   console.log(
-    `${policy.name.padEnd(20)} ${`${r.simulated.toFixed(0)}s`.padStart(10)} ${`${r.wall.toFixed(1)}s`.padStart(7)} ${`${(r.simulated / r.wall).toFixed(0)}x`.padStart(9)}  ${same}`,
+    `${policy.name.padEnd(20)} ${`${r.simulated.toFixed(0)}s`.padStart(10)} ${`${r.wall.toFixed(1)}s`.padStart(7)} ${`${(r.simulated / r.wall).toFixed(0)}x`.padStart(9)} ${`${r.cpu.toFixed(1)}s`.padStart(8)} ${`${(r.simulated / r.cpu).toFixed(0)}x`.padStart(8)}  ${same}`,
   );
 }

@@ -34,6 +34,7 @@ interface SimulateFlags {
   duration?: string;
   namespace?: string;
   quiet?: boolean;
+  logLevel: string;
 }
 
 export function simulateCommand(): Command {
@@ -67,6 +68,11 @@ export function simulateCommand(): Command {
     )
     .option('--namespace <ns>', 'with --record: record only this namespace')
     .option('--quiet', 'print only the report')
+    .addOption(
+      new Option('--log-level <level>', "the controllers' log on stderr (as troupe up's --log-level)")
+        .choices(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'])
+        .default('silent'),
+    )
     .action(async (file: string | undefined, flags: SimulateFlags) => {
       if (flags.record) {
         const { recordTrace } = await import('./simulate-record.ts');
@@ -85,7 +91,7 @@ export function simulateCommand(): Command {
       };
       for (const policy of policies) {
         const started = performance.now();
-        const result = await runOnEmbeddedCluster(scenario, policy, flags.timeScale);
+        const result = await runOnEmbeddedCluster(scenario, policy, flags);
         const wall = (performance.now() - started) / 1000;
         if (!flags.quiet) {
           process.stderr.write(
@@ -141,7 +147,7 @@ function choosePolicies(scenario: Scenario, names: string[] | undefined): Policy
 }
 
 /** The manager's flags as `troupe up` defaults them, quiet, with nothing served. */
-function managerFlags(policy: Policy): ManagerFlags {
+function managerFlags(policy: Policy, logLevel: string): ManagerFlags {
   const cmd = addManagerOptions(new Command(), {
     healthProbeBindAddress: '0',
     metricsBindAddress: '0',
@@ -153,7 +159,7 @@ function managerFlags(policy: Policy): ManagerFlags {
   return {
     ...flags,
     controllers: '*',
-    logLevel: process.env.TROUPE_SIMULATE_LOG ?? 'silent',
+    logLevel,
     logFormat: 'json',
     ...(policy.offload
       ? {
@@ -170,7 +176,12 @@ function managerFlags(policy: Policy): ManagerFlags {
  * clock: a virtual clock seeded with the scenario's seed (time jumps to the next timer
  * whenever everything is idle; deterministic), or with `timeScale` the wall clock sped up.
  */
-export async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, timeScale?: number) {
+export async function runOnEmbeddedCluster(
+  scenario: Scenario,
+  policy: Policy,
+  opts: { timeScale?: number; logLevel?: string } = {},
+) {
+  const { timeScale } = opts;
   const virtual = timeScale === undefined ? startSimulation({ seed: scenario.seed }) : undefined;
   const clock: Clock = virtual ?? new ScaledClock(timeScale ?? 1);
   const [{ buildManager }, { startRunPodStandIn }, { ensureXPodGroupCRD }] = await Promise.all([
@@ -197,10 +208,14 @@ export async function runOnEmbeddedCluster(scenario: Scenario, policy: Policy, t
     if (!policy.gangScheduling) await ensureXPodGroupCRD(cluster.client);
     const runpod = policy.offload ? await startRunPodStandIn({ clock }) : undefined;
     if (runpod) cleanups.unshift(() => runpod.stop());
-    const built = buildManager(kubeConfigFromString(cluster.server.kubeconfig), managerFlags(policy), {
-      clock,
-      values: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
-    });
+    const built = buildManager(
+      kubeConfigFromString(cluster.server.kubeconfig),
+      managerFlags(policy, opts.logLevel ?? 'silent'),
+      {
+        clock,
+        values: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+      },
+    );
     cleanups.unshift(() => built.stop());
     for (const cap of built.capabilities) {
       for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });

@@ -62,12 +62,18 @@ export async function recordCluster(kc: KubeConfig, opts: RecordOptions): Promis
     started++;
   } catch (err) {
     for (const a of aborts) a.abort();
-    throw new Error(`cannot watch the cluster: ${err instanceof Error ? err.message : String(err)}`);
+    const server = kc.getCurrentCluster()?.server ?? 'the cluster';
+    throw new Error(`cannot watch ${server}: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (started === 2) opts.onWatching?.();
   if (!stop.signal.aborted)
     await new Promise((r) => stop.signal.addEventListener('abort', r, { once: true }));
   for (const a of aborts) a.abort();
-  if (failure) throw new Error(`watching the cluster failed: ${failure.message}`);
+  if (failure) {
+    const server = kc.getCurrentCluster()?.server ?? 'the cluster';
+    throw new Error(
+      `watching ${server} failed: ${failure.message} (check the kubeconfig's server, and that the cluster runs)`,
+    );
+  }
   return rec;
 }

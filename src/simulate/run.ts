@@ -44,9 +44,14 @@ export async function runPolicy(
   const timers: { cancel(): void }[] = [];
   let arrived = 0;
   let stopped = scenario.endMs;
+  // A gang once done stays done (its finish, or for one without an end its all-running, is
+  // recorded once): a cursor over the gangs makes checking after every event cheap.
+  const records = [...c.gangs.values()];
+  let open = 0;
   const checkDone = () => {
     if (arrived < scenario.gangs.length) return;
-    for (const r of c.gangs.values()) {
+    for (; open < records.length; open++) {
+      const r = records[open]!;
       const endless = r.gang.durationMs === undefined && !r.gang.fail;
       if (endless ? r.allRunningMs === undefined : r.finishedMs === undefined) return;
     }
@@ -66,7 +71,7 @@ export async function runPolicy(
   try {
     for (const o of setupObjects(scenario, cluster.capacity())) await cluster.create(o);
     c.onAllRunning = (name) => {
-      const g = scenario.gangs.find((x) => x.name === name);
+      const g = c.gangs.get(name)?.gang;
       // A StatefulSet's members run until deleted: the harness ends the gang after its duration.
       if (g?.kind === 'StatefulSet' && g.durationMs !== undefined && !g.fail) {
         timers.push(

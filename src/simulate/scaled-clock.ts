@@ -6,7 +6,7 @@
  * the fallback when no virtual clock is given: a run is only as deterministic as the machine.
  */
 
-import type { Clock, TimerHandle } from '../lib/clock.ts';
+import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 
 export class ScaledClock implements Clock {
   private readonly scale: number;
@@ -30,29 +30,10 @@ export class ScaledClock implements Clock {
   }
 
   setTimer(fn: () => void, ms: number): TimerHandle {
-    const t = setTimeout(fn, Math.max(0, ms / this.scale));
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
+    return realClock.setTimer(fn, Math.max(0, ms / this.scale));
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal?.aborted) {
-        resolve();
-        return;
-      }
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(
-        () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        Math.max(0, ms / this.scale),
-      );
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return realClock.sleep(Math.max(0, ms / this.scale), signal);
   }
 }

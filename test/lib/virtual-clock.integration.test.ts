@@ -255,15 +255,24 @@ test('a component that never answers is named in a StallError, not a hang', asyn
   assert.match(outcome.message, /virtual clock stalled at 2026-01-01T00:00:00\.000Z/);
 });
 
-test('nodes renewing their Leases every 10 simulated minutes stay Ready for a simulated day', async () => {
+test('nodes renewing their Leases every 10 simulated minutes stay Ready for a simulated day; events: false writes no data-plane Events', async () => {
   const clock = startSimulation({ seed: 3 });
   let cluster: EmbeddedCluster | undefined;
   const notReady: string[] = [];
   let leases: { spec?: { leaseDurationSeconds?: number; renewTime?: string } }[] = [];
   let outcome: Awaited<ReturnType<typeof runUntil>> | undefined;
   let start = 0;
+  let phase: unknown;
+  let events = -1;
   try {
-    cluster = await startEmbeddedCluster({ clock, nodes: 3, port: 0, nodeLeaseRenewIntervalMs: 10 * MIN });
+    cluster = await startEmbeddedCluster({
+      clock,
+      nodes: 3,
+      port: 0,
+      nodeLeaseRenewIntervalMs: 10 * MIN,
+      events: false,
+    });
+    await cluster.client.create(GVR.pods, pod('batch', '5h'));
     start = clock.now();
     cluster.client.watch(GVR.nodes, (_type, n) => {
       const status = n.status as { conditions?: { type: string; status: string }[] } | undefined;
@@ -273,12 +282,16 @@ test('nodes renewing their Leases every 10 simulated minutes stay Ready for a si
     });
     outcome = await runUntil(clock, start + 24 * 60 * MIN, { stallMs: 20_000 });
     leases = cluster.client.list<KubeObject & (typeof leases)[number]>(GVR.leases, 'kube-node-lease');
+    phase = cluster.client.get<KubeObject & Obj>(GVR.pods, 'default', 'batch')?.status?.phase;
+    events = cluster.client.list(GVR.events).length;
   } finally {
     await cluster?.stop();
     endSimulation();
   }
   assert.equal(outcome?.outcome, 'reached');
   assert.deepEqual(notReady, []);
+  assert.equal(phase, 'Succeeded');
+  assert.equal(events, 0);
   assert.equal(leases.length, 3);
   for (const lease of leases) {
     assert.equal(lease.spec?.leaseDurationSeconds, 2400);

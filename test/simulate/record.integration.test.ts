@@ -4,7 +4,7 @@
  * that ran (before the recording and during it), with their members, run times and failures.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -95,5 +95,26 @@ test('--record writes a replayable trace of what ran before and during the recor
   assert.deepEqual(
     s.policies.map((p) => p.name),
     ['default', 'coscheduling'],
+  );
+});
+
+test('--record against a cluster that does not answer: one clear line, exit code 1', async () => {
+  const kubeconfig = join(dir, 'dead.kubeconfig');
+  await writeFile(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: x}}]',
+      'contexts: [{name: c, context: {cluster: c, user: u}}]',
+      'current-context: c',
+    ].join('\n'),
+  );
+  const rec = spawnTroupe(['simulate', '--record', join(dir, 'never.yaml'), '--kubeconfig', kubeconfig]);
+  assert.equal(await rec.exited, 1);
+  assert.match(
+    rec.stderr(),
+    /^(recording pods and nodes until Ctrl\+C\n)?troupe: watching https:\/\/127\.0\.0\.1:1 failed: .+ \(check the kubeconfig's server, and that the cluster runs\)\n$/,
   );
 });

@@ -77,6 +77,8 @@ export interface PlayerOptions {
   anchors: Anchors;
   hooks: PlayerHooks;
   now?: () => number;
+  /** Says "busy" to a virtual clock until a pending batch of objects is evaluated (`holdClock`). */
+  hold?: (who: string) => () => void;
   random?: () => number;
   concurrency?: number;
   /** Objects last written before the player started count their delays from that write. */
@@ -229,7 +231,11 @@ export class StagePlayer {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    const release = this.o.hold?.('kubelet');
+    setImmediate(() => {
+      release?.();
+      this.flush();
+    });
   }
 
   private flush(): void {

@@ -9,7 +9,7 @@
  * `timeScale` divides every delay: stage delays, probe delays, run durations, back-offs.
  */
 
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, holdClock, realClock } from '../../lib/clock.ts';
 import { TimerQueue } from '../../lib/timer-queue.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr } from '../client.ts';
@@ -191,6 +191,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
       anchors,
       random,
       now: () => clock.now(),
+      hold: (who) => holdClock(clock, who),
       concurrency: opts.concurrency,
       resumeStoredTimers: opts.resumeStoredTimers,
       log,

@@ -21,7 +21,7 @@ import {
   setCondition,
 } from '../../kube/conditions.ts';
 import { objectKey } from '../../kube/keys.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { type Clock, holdClock, realClock } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient, Gvr } from '../client.ts';
 import { GVR, isNotFound } from '../client.ts';
@@ -265,6 +265,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     log('info', `kueue: watching ${adapter.gvr.resource}`);
   };
   let crdTimer: NodeJS.Timeout | undefined;
+  let releaseCrdHold: (() => void) | undefined;
   const refreshIntegrations = () => {
     const aw = adapters.get('AppWrapper');
     if (!aw) return;
@@ -279,7 +280,14 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     // The CRD's resource is served once the API server has processed the write that sent
     // this event: look again right after it.
     clearTimeout(crdTimer);
-    crdTimer = setTimeout(refreshIntegrations, 20);
+    // A virtual clock waits for the look (the AppWrapper integration starts at this instant).
+    releaseCrdHold?.();
+    const release = holdClock(clock, 'kueue AppWrapper integration');
+    releaseCrdHold = release;
+    crdTimer = setTimeout(() => {
+      release();
+      refreshIntegrations();
+    }, 20);
   });
 
   // ---- the job reconciler ----
@@ -815,6 +823,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     stop: () => {
       stopped ??= (async () => {
         clearTimeout(crdTimer);
+        releaseCrdHold?.();
         crds.stop();
         for (const inf of [
           flavors,

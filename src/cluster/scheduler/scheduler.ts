@@ -15,7 +15,7 @@
  */
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
-import { type Clock, realClock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
+import { type Clock, holdClock, realClock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
@@ -119,6 +119,8 @@ export interface SchedulerHandle {
 
 type MoveRequest = Set<string> | 'all' | undefined;
 
+/** Pods one scheduling turn places at most on a virtual clock (the wall-time budget's stand-in). */
+const SIMULATED_TICK_PODS = 256;
 const RESOURCES_PLUGIN = 'NodeResourcesFit';
 const SPREAD_PLUGIN = 'PodTopologySpread';
 const INTER_POD_PLUGIN = 'InterPodAffinity';
@@ -219,7 +221,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function kick(): void {
     if (tickPending || stopped) return;
     tickPending = true;
-    setImmediate(tick);
+    // A virtual clock waits for the turn: pods active now are scheduled at this instant.
+    const release = holdClock(clock, 'kube-scheduler');
+    setImmediate(() => {
+      release();
+      tick();
+    });
   }
 
   function armBackoff(due: number | undefined): void {
@@ -246,14 +253,17 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       queue.moveForEvent(m);
     }
     queue.flushBackoff();
-    // Real time on purpose: the budget bounds how long one tick holds the event loop.
+    // Real time on purpose: the budget bounds how long one tick holds the event loop. On a
+    // clock that idles (a simulation) it is counted in pods instead, so that where a turn
+    // ends, and so what interleaves with it, does not depend on the machine's speed.
     const deadline = realClock.now() + budgetMs;
+    const bounded = clock.hold ? (k: number) => k >= SIMULATED_TICK_PODS : () => realClock.now() > deadline;
     let n = 0;
     for (;;) {
       const qp = queue.pop();
       if (!qp) break;
       scheduleOne(qp);
-      if ((++n & 15) === 0 && realClock.now() > deadline) break;
+      if ((++n & 15) === 0 && bounded(n)) break;
     }
     flushBackoff();
   }

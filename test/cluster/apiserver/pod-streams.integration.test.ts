@@ -90,7 +90,7 @@ describe('pod streaming and proxy subresources', () => {
     assert.equal(piped, 'one\ntwo\n');
   });
 
-  test('the Python client execs over v4.channel.k8s.io and adds an ephemeral container', async () => {
+  test('the Python client execs over v4.channel.k8s.io, adds an ephemeral container, proxies to the node', async () => {
     await c.kubectl(['create', 'namespace', 'pyexec']);
     const { stdout } = await run(PYTHON, [PY_SCRIPT, 'exec', c.kubeconfigPath, 'pyexec'], {
       timeout: 120_000,
@@ -99,6 +99,8 @@ describe('pod streaming and proxy subresources', () => {
       stdout: 'from python\n',
       code: 4,
       ephemeralRunning: true,
+      healthz: 'ok',
+      podProxy: 503,
     });
   });
 
@@ -195,6 +197,12 @@ spec:
         ])) !== '',
     );
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'debugger', '--', 'echo', 'inside']), 'inside\n');
+    // `kubectl debug -i` attaches with stdin to the new container's shell.
+    const session = await c.kubectl(
+      ['debug', 'web', '-i', '--image=busybox', '-c', 'shell'],
+      'echo debugging $HOSTNAME\nexit\n',
+    );
+    assert.match(session, /debugging web\n/);
     // Existing ephemeral containers may not change or go.
     const removed = await c.kubectlResult([
       'patch',

@@ -8,6 +8,7 @@ import {
   gangSpec,
   memberVerdict,
   resourceGap,
+  sameGangSpec,
 } from '../../../src/cluster/scheduler/gang/core.ts';
 import { nextXStatus } from '../../../src/cluster/scheduler/gang/podgroup-status.ts';
 import { nodeObj, podObj } from './harness.ts';
@@ -148,4 +149,11 @@ describe("scheduler-plugins' podgroup controller", () => {
     // Finished and Failed are final.
     assert.equal(nextXStatus(pg({ phase: 'Failed' }), [m('Running'), m('Running')], now), undefined);
   });
+});
+
+test('a PodGroup update counts for coscheduling only when what it reads changed', () => {
+  const base = { minMember: 2, minResources: { cpu: '2' }, scheduleTimeoutSeconds: undefined, created: 1 };
+  assert.ok(sameGangSpec(base, { ...base, minResources: { cpu: '2' } }));
+  assert.ok(!sameGangSpec(base, { ...base, minMember: 3 }));
+  assert.ok(!sameGangSpec(base, { ...base, minResources: { cpu: '3' } }));
 });

@@ -23,6 +23,7 @@ import { ApiError, errors } from '../errors.ts';
 import type { KubeObject } from '../types.ts';
 import type { SubresourceContext } from './handler.ts';
 import { chooseContainer, containerStatus } from './pod-log-token.ts';
+import { queryBool } from './query.ts';
 
 /** What a simulated container process gets: its streams and a signal for the client going away. */
 export interface ExecIO {
@@ -57,12 +58,6 @@ const wss = new WebSocketServer({
   handleProtocols: (offered) => PROTOCOLS.find((p) => offered.has(p)) ?? false,
 });
 
-/** Query booleans of PodExecOptions/PodAttachOptions as the parameter codec reads them. */
-function flag(q: URLSearchParams, key: string): boolean {
-  const v = q.get(key);
-  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
-}
-
 interface StreamRequest {
   pod: KubeObject;
   container: string;
@@ -84,10 +79,10 @@ function checkStreamRequest(c: SubresourceContext, sub: 'exec' | 'attach'): Stre
   const r = {
     pod,
     container,
-    stdin: flag(q, 'stdin'),
-    stdout: flag(q, 'stdout'),
-    stderr: flag(q, 'stderr'),
-    tty: flag(q, 'tty'),
+    stdin: queryBool(q, 'stdin'),
+    stdout: queryBool(q, 'stdout'),
+    stderr: queryBool(q, 'stderr'),
+    tty: queryBool(q, 'tty'),
   };
   // The kubelet's remotecommand.NewOptions.
   if (!r.stdin && !r.stdout && !r.stderr)

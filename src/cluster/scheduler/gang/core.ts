@@ -7,6 +7,7 @@
  */
 import { claimOf, gangVerdict } from '../../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { X_POD_GROUP_LABEL } from '../../../apis/scheduling.x-k8s.io/v1alpha1.ts';
+import { jsonEqual } from '../../../lib/json.ts';
 import type { KubeObject } from '../../apiserver/types.ts';
 import type { NodeInfo } from '../core/cluster-state.ts';
 import { resourcesFromList } from '../core/requests.ts';
@@ -64,6 +65,15 @@ export function gangSpec(pg: KubeObject): GangSpec {
         : undefined,
     created: Number.isFinite(created) ? created : 0,
   };
+}
+
+export function sameGangSpec(a: GangSpec, b: GangSpec): boolean {
+  return (
+    a.minMember === b.minMember &&
+    a.scheduleTimeoutSeconds === b.scheduleTimeoutSeconds &&
+    a.created === b.created &&
+    jsonEqual(a.minResources, b.minResources)
+  );
 }
 
 /**

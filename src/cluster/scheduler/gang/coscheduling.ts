@@ -27,6 +27,7 @@ import {
   memberVerdict,
   resourceGap,
   type SortKey,
+  sameGangSpec,
 } from './core.ts';
 import { GangMembers } from './members.ts';
 
@@ -135,9 +136,14 @@ export class Coscheduling {
           this.specs.delete(g.key);
           return;
         }
-        this.specs.set(g.key, gangSpec(pg));
-        // EventsToRegister: a PodGroup added or updated retries its members.
-        if (!listing) this.side?.activate(this.members.uids(g.key));
+        const before = this.specs.get(g.key);
+        const spec = gangSpec(pg);
+        this.specs.set(g.key, spec);
+        // EventsToRegister: a PodGroup added or updated retries its members. Only a change
+        // of what coscheduling reads counts: status writes (troupe's controller quotes the
+        // verdict there) would otherwise retry the gang after every verdict.
+        if (!listing && (!before || !sameGangSpec(before, spec)))
+          this.side?.activate(this.members.uids(g.key));
       },
       { shared: true },
     );
