@@ -44,6 +44,10 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   events?: boolean;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;
+  /** Coscheduling's permitWaitingTimeSeconds (default 60): see the scheduler's option. */
+  permitWaitingTimeSeconds?: number;
+  /** Coscheduling's podGroupBackoffSeconds (default 0): see the scheduler's option. */
+  podGroupBackoffSeconds?: number;
   /**
    * Called once the API server listens, before the data plane starts: a restart of a large
    * cluster serves (and can write its kubeconfig) while the data plane still catches up.
@@ -164,6 +168,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         clock,
         events: opts.events,
         gangScheduling: opts.gangScheduling ?? false,
+        permitWaitingTimeSeconds: opts.permitWaitingTimeSeconds,
+        podGroupBackoffSeconds: opts.podGroupBackoffSeconds,
       });
       stops.push(() => scheduler.stop());
     }

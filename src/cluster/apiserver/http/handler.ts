@@ -85,6 +85,7 @@ export interface HandlerDeps {
  */
 const requestHolds = new WeakMap<ServerResponse, () => void>();
 
+/** Numbers the watch streams whose events a shared virtual clock counts (keys unique in the process). */
 let watches = 0;
 
 /** What a subresource handler gets: the request, its parsed path and the caller. */
