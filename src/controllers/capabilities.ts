@@ -35,7 +35,18 @@ export function capabilities(values: CapabilityValues = {}, deps: { clock?: Cloc
   ].map(withCrds);
 }
 
-/** The capability with its CRDs, read from its `crdFiles` by the one loader. */
+/**
+ * The capability with its CRDs, read from its `crdFiles` by the one loader when first asked
+ * for: every `troupe` command builds the list for its flags and `explain`, and most never
+ * install a CRD (parsing them is most of the list's cost).
+ */
 function withCrds(c: CapabilityDeclaration): Capability {
-  return { ...c, crds: c.crdFiles.flatMap((f) => loadCrds(f)) };
+  let crds: Capability['crds'] | undefined;
+  return {
+    ...c,
+    get crds() {
+      crds ??= c.crdFiles.flatMap((f) => loadCrds(f));
+      return crds;
+    },
+  };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { START_TIMEOUT_MS } from '../support/troupe-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
@@ -26,7 +27,7 @@ test('troupe cluster serves kubectl until SIGTERM', async () => {
   });
   try {
     await waitFor('the cluster to print its address', () => out.includes('Press Ctrl+C'), {
-      timeoutMs: 60_000,
+      timeoutMs: START_TIMEOUT_MS,
     });
     assert.match(out, /API server at https:\/\/127\.0\.0\.1:\d+/);
     const kc = await readFile(kubeconfig, 'utf8');
@@ -63,7 +64,9 @@ test('a SIGTERM while troupe cluster is still starting shuts it down gracefully'
   try {
     // The first line comes once the API server serves, before the nodes run and before the
     // banner: the signal lands mid-start, which used to kill the process by default action.
-    await waitFor('the API server to serve', () => out.includes('API server at'), { timeoutMs: 60_000 });
+    await waitFor('the API server to serve', () => out.includes('API server at'), {
+      timeoutMs: START_TIMEOUT_MS,
+    });
     child.kill('SIGTERM');
     const code = await new Promise((r) => child.once('exit', r));
     assert.equal(code, 0, out);

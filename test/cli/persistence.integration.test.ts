@@ -231,24 +231,36 @@ test('Stage delays continue from the stored objects across a SIGKILL: due while 
   assert.ok(running.every((p) => !(p.metadata as { annotations?: { marked?: string } }).annotations?.marked));
   const lateSince = await lastWrite('late');
   const dueSince = await lastWrite('due');
-  // Down long enough that restarting delays (the behaviour this guards against) would show.
+  // Down until the short delay has passed (the late one has not).
   await waitFor('a few seconds after the pods ran', () => Date.now() > lateSince + 4000 || undefined);
   assert.equal(await first.stop('SIGKILL'), 'SIGKILL');
-  await waitFor('the short delay to pass while down', () => Date.now() > dueSince + 12_000 || undefined);
+  const since = Math.max(lateSince, dueSince);
+  await waitFor('the short delay to pass while down', () => Date.now() > since + 12_000 || undefined);
 
-  const restartAt = Date.now();
   await start(dir);
+  // Yardsticks from after the restart, timed by the same process's timers: a Stage that
+  // plays 5 s after its pod runs, and one that plays 20 s after. A stored delay that was
+  // due while down plays at start, before the first; one counted from before the restart
+  // (due at lateSince + 30 s, and the yardstick runs after since + 12 s) before the second.
+  // Were delays restarted with the process, the stored ones would come after each: no
+  // threshold on how long anything took, so a slow machine cannot fail it.
+  await k(['apply', '-f', '-'], `${markStage('yardstick-5s', 5)}---\n${markStage('yardstick-20s', 20)}`);
   const marked = async (name: string) =>
     json<{ metadata: { annotations?: { marked?: string } } }>(await k(['get', 'pod', name, '-o', 'json']))
       .metadata.annotations?.marked;
-  const due = Date.parse(await waitFor('the due pod marked at start', () => marked('due')));
-  assert.ok(due < restartAt + 10_000, `due stage played at start (${due - restartAt} ms after the restart)`);
-  const late = Date.parse(await waitFor('the late pod marked', () => marked('late'), { timeoutMs: 60_000 }));
-  // Its original due time (the stored time is to the second), not 30 s after the restart.
+  const markedAt = async (name: string) =>
+    Date.parse(await waitFor(`${name} marked`, () => marked(name), { timeoutMs: 120_000 }));
+  const due = await markedAt('due');
+  const late = await markedAt('late');
+  const after5s = await markedAt('yardstick-5s');
+  const after20s = await markedAt('yardstick-20s');
+  assert.ok(due < after5s, `the due stage played at start: ${due - after5s} ms before the 5 s yardstick`);
+  assert.ok(
+    late < after20s,
+    `the late stage counted from its stored time: ${late - after20s} ms before the 20 s one`,
+  );
+  // And never early: its original due time (the stored time is to the second).
   assert.ok(late >= lateSince + 29_000, `late stage not early: ${late - lateSince} ms`);
-  // Counted from the restart it would play at restartAt + 30 s or later; counted from the stored
-  // time it plays about 12 s before that, slack enough for a busy machine (no tighter bound here).
-  assert.ok(late < restartAt + 30_000, `late stage counted from before the restart: ${late - restartAt} ms`);
 });
 
 test('a second instance on the same data directory refuses, naming the first, and touches nothing', async () => {

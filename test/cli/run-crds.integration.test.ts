@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestServer, type TestServer } from '../support/apiserver.ts';
-import { spawnTroupe, type TroupeProcess } from '../support/troupe-process.ts';
+import { START_TIMEOUT_MS, spawnTroupe, type TroupeProcess } from '../support/troupe-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 interface LogLine {
@@ -44,13 +44,15 @@ function troupeRun(t: TestServer, args: string[]): TroupeProcess {
   );
 }
 
-/** Waits for the log line `msg`, failing early if the process exits. */
-function logged(p: TroupeProcess, msg: string): Promise<LogLine> {
-  return waitFor(`troupe run to log "${msg}"`, () => {
-    const line = logLines(p).find((l) => l.msg.startsWith(msg));
-    if (!line && p.child.exitCode !== null) assert.fail(`exited ${p.child.exitCode}: ${p.stderr()}`);
-    return line;
-  });
+/** Waits for the log line `msg` (as long as for a start), failing at once if the process exits. */
+async function logged(p: TroupeProcess, msg: string): Promise<LogLine> {
+  const found = await waitFor(
+    `troupe run to log "${msg}"`,
+    () => logLines(p).find((l) => l.msg.startsWith(msg)) ?? (p.child.exitCode !== null && 'exited'),
+    { timeoutMs: START_TIMEOUT_MS },
+  );
+  if (found === 'exited') assert.fail(`exited ${p.child.exitCode} before logging "${msg}": ${p.stderr()}`);
+  return found;
 }
 
 /** GET /readyz?verbose on the manager's probe address. */
@@ -83,6 +85,7 @@ test('with *, run starts the capabilities whose CRDs exist and warns about the r
   const t = await startTestServer();
   await t.kubectl(['apply', '--server-side', '-f', 'config/crd/podgroup-crd.yaml']);
   const p = troupeRun(t, []);
+  let code: number | null;
   try {
     const warning = await logged(p, 'not starting capabilities');
     assert.equal(warning.level, 40);
@@ -100,15 +103,18 @@ test('with *, run starts the capabilities whose CRDs exist and warns about the r
     });
     assert.doesNotMatch(ready.text, /offload/);
   } finally {
-    const code = await p.stop();
+    code = await p.stop();
     await t.close();
-    assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
   }
+  // After the cleanup, and only if the test got that far: an assertion in `finally` would
+  // replace the error that ended the test.
+  assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
 });
 
 test('--install-crds installs the missing CRDs and runs', async () => {
   const t = await startTestServer();
   const p = troupeRun(t, ['--controllers=podgroup,podsequence', '--install-crds']);
+  let code: number | null;
   try {
     const started = await logged(p, 'starting troupe controller manager');
     assert.deepEqual(started.capabilities, ['podgroup', 'podsequence']);
@@ -120,15 +126,18 @@ test('--install-crds installs the missing CRDs and runs', async () => {
     );
     await waitFor('/readyz to pass', async () => (await readyz(p)).status === 200);
   } finally {
-    const code = await p.stop();
+    code = await p.stop();
     await t.close();
-    assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
   }
+  // After the cleanup, and only if the test got that far: an assertion in `finally` would
+  // replace the error that ended the test.
+  assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
 });
 
 test('offloading asked for by name without credentials holds /readyz back, saying why', async () => {
   const t = await startTestServer();
   const p = troupeRun(t, ['--controllers=offload']);
+  let code: number | null;
   try {
     const warning = await logged(p, 'offload: no provider credentials');
     assert.match(warning.msg, /\/readyz fails until it is configured/);
@@ -140,8 +149,10 @@ test('offloading asked for by name without credentials holds /readyz back, sayin
     assert.equal(r.status, 500);
     assert.match(r.text, /\[-\]offload-runpod failed: no provider credentials are configured \(RUNPOD_KEY\)/);
   } finally {
-    const code = await p.stop();
+    code = await p.stop();
     await t.close();
-    assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
   }
+  // After the cleanup, and only if the test got that far: an assertion in `finally` would
+  // replace the error that ended the test.
+  assert.equal(code, 0, `exit ${code} (${p.child.signalCode}): ${p.stderr()}`);
 });

@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { generateServingCert } from '../../src/runtime/certs.ts';
 import { startTestServer } from '../support/apiserver.ts';
+import { START_TIMEOUT_MS } from '../support/troupe-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
@@ -90,15 +91,20 @@ test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapp
   child.stderr.on('data', (d: Buffer) => {
     err += d.toString();
   });
+  let code: number | null;
   try {
-    const serving = await waitFor('the webhook server to listen', () => {
-      if (child.exitCode !== null) assert.fail(`troupe run exited ${child.exitCode}: ${err}`);
-      return out
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { msg: string; port?: number; paths?: string[] })
-        .find((l) => l.msg === 'serving webhooks');
-    });
+    const serving = await waitFor(
+      'the webhook server to listen',
+      () =>
+        out
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { msg: string; port?: number; paths?: string[] })
+          .find((l) => l.msg === 'serving webhooks') ??
+        (child.exitCode !== null && 'exited'),
+      { timeoutMs: START_TIMEOUT_MS },
+    );
+    if (serving === 'exited') assert.fail(`troupe run exited ${child.exitCode}: ${err}`);
     assert.deepEqual(serving.paths, [MUTATE, VALIDATE]);
     const port = serving.port ?? 0;
     const aw = {
@@ -137,10 +143,13 @@ test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapp
     assert.match(validate.status?.message ?? '', /User alice is not authorized to create pods in default/);
   } finally {
     child.kill('SIGTERM');
-    assert.equal(await exited, 0, err);
+    code = await exited;
     await t.close();
     await rm(certDir, { recursive: true, force: true });
   }
+  // After the cleanup, and only if the test got that far (an assertion in `finally` would
+  // replace the error that ended it, and skip the cleanup after it).
+  assert.equal(code, 0, err);
 });
 
 test('troupe run refuses --appwrapper-webhooks (flag or environment) without the appwrapper capability', async () => {

@@ -16,6 +16,7 @@ import { type Capability, capabilities, type PolicyRule } from '../../src/contro
 import { loadCrds } from '../../src/controllers/crds.ts';
 import { watchedKindOf } from '../../src/dashboard/kinds.ts';
 import type { KubeObject } from '../../src/runtime/index.ts';
+import { crd } from '../support/objects.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const all = capabilities();
@@ -148,19 +149,7 @@ const widget: Capability = {
   summary: 'widgets for the test',
   controllers: [],
   crdFiles: [],
-  crds: [
-    {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'widgets.example.com' },
-      spec: {
-        group: 'example.com',
-        scope: 'Namespaced',
-        names: { kind: 'Widget', plural: 'widgets' },
-        versions: [{ name: 'v1', served: true, storage: true }],
-      },
-    },
-  ],
+  crds: [crd('example.com', 'Widget', 'widgets')],
   rbac: { file: 'config/rbac/role.yaml', rules: [] },
   flags: [
     { flag: '--widget-speed <n>', description: 'how fast widgets spin', value: 'positive', default: 1 },

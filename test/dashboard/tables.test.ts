@@ -9,19 +9,10 @@ import { capabilities } from '../../src/controllers/capabilities.ts';
 import { type DashboardTable, JOB, POD, POD_GROUP, watchedKindOf } from '../../src/dashboard/kinds.ts';
 import { buildSnapshot, kindId } from '../../src/dashboard/snapshot.ts';
 import type { KubeObject } from '../../src/runtime/index.ts';
+import { crd } from '../support/objects.ts';
 
 const WIDGET = { apiVersion: 'example.com/v1', kind: 'Widget' };
-const widgetCrd: KubeObject = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { kind: 'Widget', plural: 'widgets' },
-    versions: [{ name: 'v1', served: true, storage: true }],
-  },
-};
+const widgetCrd = crd('example.com', 'Widget', 'widgets');
 const widgets: DashboardTable = {
   key: 'widgets',
   title: 'Widgets',

@@ -33,7 +33,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { MAIN, ROOT, scratchCheckout } from '../support/troupe-process.ts';
+import { MAIN, ROOT, START_TIMEOUT_MS, scratchCheckout } from '../support/troupe-process.ts';
 import { waitFor } from '../support/wait.ts';
 import {
   bannerCommands,
@@ -63,7 +63,7 @@ const SKIPPED: Record<string, Skip> = {
   },
   'README.md:npm install && npm test': { why: 'the whole suite, which this test is part of' },
   'docs/install.md:make docker-build docker-push IMG=registry.example.com/troupe:0.1.0': {
-    why: 'builds and pushes a container image: needs docker and a registry (test/packaging/dockerfile.integration.test.ts replays the Dockerfile)',
+    why: 'builds and pushes a container image: needs docker and a registry (test/packaging/dockerfile-replay.integration.test.ts replays the Dockerfile)',
   },
   'docs/install.md:kubectl -n troupe-system get lease troupe-controller-manager -o jsonpath=\'{.spec.holderIdentity}{"\\n"}\'':
     {
@@ -74,7 +74,7 @@ const SKIPPED: Record<string, Skip> = {
       why: `forwards to the manager's metrics port: ${NO_PROCESSES}`,
     },
   'docs/install.md:curl -sk -H "Authorization: Bearer $TOKEN" https://localhost:8443/metrics \\': {
-    why: 'reads the metrics through the port-forward above (test/packaging/manager-rbac.integration.test.ts reads them with such a token)',
+    why: 'reads the metrics through the port-forward above (test/runtime/metrics-auth.integration.test.ts reads them with a token the metrics-reader role allows)',
   },
   'docs/install.md:kubectl patch mutatingwebhookconfiguration podsequence-mutating-webhook --type=json \\': {
     why: "a template: <CA_BUNDLE> stands for the bundle the script printed, in the command it printed (test/packaging/appwrapper-webhooks-install.integration.test.ts runs the script's printed patches)",
@@ -156,7 +156,7 @@ function ended(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-/** Ctrl+C: SIGINT to the group; SIGKILL if it has not exited within a minute. The exit code. */
+/** Ctrl+C: SIGINT to the group; SIGKILL if it has not exited by START_TIMEOUT_MS. The exit code. */
 async function stopServer(server: Server): Promise<number | null> {
   const group = -server.child.pid!;
   const signal = (sig: NodeJS.Signals) => {
@@ -167,7 +167,7 @@ async function stopServer(server: Server): Promise<number | null> {
     }
   };
   if (!ended(server.child)) signal('SIGINT');
-  const timeout = new Promise<'timeout'>((r) => setTimeout(r, 60_000, 'timeout').unref());
+  const timeout = new Promise<'timeout'>((r) => setTimeout(r, START_TIMEOUT_MS, 'timeout').unref());
   if ((await Promise.race([server.exited, timeout])) === 'timeout') {
     signal('SIGKILL');
     await server.exited;
@@ -231,7 +231,7 @@ class DocRun {
     const banner = await waitFor(
       `${command} to print its banner`,
       () => ended(server.child) || (server.output().includes('Press Ctrl+C') && server.output()),
-      { timeoutMs: 60_000 },
+      { timeoutMs: START_TIMEOUT_MS },
     );
     if (banner === true)
       assert.fail(

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { START_TIMEOUT_MS } from './troupe-process.ts';
 import { waitFor } from './wait.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
@@ -55,7 +56,7 @@ export async function startClusterProcess(dir: string, args: string[] = []): Pro
     },
   };
   await waitFor('the cluster process to serve or exit', () => done || stdout.includes('Press Ctrl+C'), {
-    timeoutMs: 60_000,
+    timeoutMs: START_TIMEOUT_MS,
   });
   return proc;
 }
@@ -63,7 +64,7 @@ export async function startClusterProcess(dir: string, args: string[] = []): Pro
 /** Runs a troupe CLI command to its end. */
 export function troupe(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((r) => {
-    execFile(process.execPath, [MAIN, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, ...args], { timeout: START_TIMEOUT_MS }, (err, stdout, stderr) => {
       r({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });

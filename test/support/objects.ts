@@ -1,11 +1,11 @@
 /**
- * The object builders tests share: one `pod`, one `node`. Each option sets one field the way
+ * The object builders tests share: one `pod`, one `node`, one `crd`. Each option sets one field the way
  * the API server would show it; keys not asked for are left out, so a test reads as the
  * object it means. Domain fixtures (a gated PodSequence member, a gang member) are thin
  * wrappers over these in their own test folder.
  */
 
-import type { OwnerReference } from '../../src/runtime/types.ts';
+import type { KubeObject, OwnerReference } from '../../src/runtime/types.ts';
 
 /** One condition, as status.conditions carries it. */
 export interface TestCondition {
@@ -131,4 +131,19 @@ export function node<T = any>(name: string, o: NodeOptions = {}): T {
       ...o.status,
     };
   return out as T;
+}
+
+/** A namespaced CRD serving `kind` in `group`, version v1 (a kind no troupe code knows). */
+export function crd(group: string, kind: string, plural: string): KubeObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { kind, plural },
+      versions: [{ name: 'v1', served: true, storage: true }],
+    },
+  };
 }

@@ -10,6 +10,15 @@ import { join, resolve } from 'node:path';
 import { waitFor } from './wait.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * How long a test waits for a troupe process it spawned to come up (its banner, its first
+ * log lines): a guard against a hang, not a deadline the product keeps. Loading the sources
+ * and starting takes 2-3 s on an idle machine and over a minute on two cores running the
+ * suite beside other work (scripts/stress-test.sh with other suites running measured 67 s
+ * for two `troupe up` at once), so far longer than waitFor's default.
+ */
+export const START_TIMEOUT_MS = 180_000;
 export const MAIN = resolve(ROOT, 'src/cli/main.ts');
 
 export interface TroupeProcess {
@@ -57,7 +66,7 @@ export function spawnTroupe(
       const banner = await waitFor(
         `${[command, ...args].join(' ')} to print its banner`,
         () => ended() || (out.includes('Press Ctrl+C') && out),
-        { timeoutMs: 60_000 },
+        { timeoutMs: START_TIMEOUT_MS },
       );
       if (banner === true)
         assert.fail(`exited ${child.exitCode ?? child.signalCode} before serving:\n${out}\n${err}`);

@@ -95,7 +95,11 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     assert.equal(ann['runpod.io/pod-id'], remote.id);
     assert.equal(ann['runpod.io/cost-per-hr'], '0.25');
 
-    const job = (await env.client.get(JOB, 'my-gpu-job', ns)) as Obj;
+    // The Job controller counts the virtual pod in its own time (it batches status writes).
+    const job = await waitFor('the Job to count its virtual pod', async () => {
+      const cur = (await env.client.get(JOB, 'my-gpu-job', ns)) as Obj;
+      return cur.status?.active !== undefined ? cur : undefined;
+    });
     assert.equal(job.status?.active, 1, 'the Job shows one active pod: its virtual pod');
     const local = ((await env.client.list(POD, { namespace: ns })).items as Obj[]).filter(
       (p) => p.metadata.name !== 'my-gpu-job-runpod' && !p.metadata.deletionTimestamp,

@@ -30,11 +30,14 @@ function splitSchemeNamePort(id: string): { scheme: string; name: string; port: 
   throw errors.badRequest(`invalid request ${id}`);
 }
 
-/** The path after `/proxy` in the request URL. */
-function proxiedPath(req: IncomingMessage): string {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  const i = path.indexOf('/proxy');
-  return i < 0 ? '/' : path.slice(i + '/proxy'.length) || '/';
+/** The path after `<resource>/<name>/proxy` in the request URL. */
+function proxiedPath(req: IncomingMessage, resource: string, name: string): string {
+  const segs = new URL(req.url ?? '/', 'http://localhost').pathname.split('/');
+  for (let i = 0; i + 2 < segs.length; i++) {
+    if (segs[i] === resource && decodeURIComponent(segs[i + 1]!) === name && segs[i + 2] === 'proxy')
+      return `/${segs.slice(i + 3).join('/')}`;
+  }
+  return '/';
 }
 
 function unreachable(ip: string, port: string): ApiError {
@@ -117,7 +120,7 @@ async function serviceProxy({ deps, p }: SubresourceContext): Promise<never> {
 async function nodeProxy({ deps, p, req, res, method }: SubresourceContext): Promise<void> {
   const { name } = splitSchemeNamePort(p.name!);
   const node = deps.api.get(p.rt, '', name);
-  const path = proxiedPath(req).replace(/\/+$/, '') || '/';
+  const path = proxiedPath(req, p.rt.resource, p.name!).replace(/\/+$/, '') || '/';
   if (method === 'GET' && path === '/healthz') {
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.writeHead(200);

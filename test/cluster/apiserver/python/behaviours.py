@@ -283,7 +283,16 @@ def scenario_exec(ns):
             None,
         ),
     )
-    out(stdout=stdout, code=code, ephemeralRunning=state)
+    node = v1.read_namespaced_pod("shell", ns).spec.node_name
+    healthz = v1.connect_get_node_proxy_with_path(node, "healthz")
+    refused_pod = refused(lambda: v1.connect_get_namespaced_pod_proxy_with_path("shell", ns, "/"))
+    out(
+        stdout=stdout,
+        code=code,
+        ephemeralRunning=state,
+        healthz=healthz,
+        podProxy=refused_pod["status"] if refused_pod else None,
+    )
 
 
 def scenario_endpoints(ns):
