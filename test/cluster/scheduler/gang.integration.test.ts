@@ -237,6 +237,61 @@ spec:
     assert.deepEqual((await pods(env, ns)).filter(placed), [], 'held members are never bound');
   });
 
+  test('troupe explain says why a scheduler-plugins gang waits: too few pods, the verdicts on its members', async () => {
+    const ns = await env.namespace('xexplain');
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('w', '{minMember: 3, scheduleTimeoutSeconds: 30}') + member('w', 'w-0') + member('w', 'w-1'),
+    );
+    await waitFor('the verdicts and the Pending phase', async () => {
+      const o = await env.kubectl(['describe', 'pods', '-n', ns]);
+      const phase = await env.kubectl([
+        'get',
+        'podgroups.scheduling.x-k8s.io',
+        'w',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={.status.phase}',
+      ]);
+      return (o.match(/cannot find enough sibling pods/g) ?? []).length >= 2 && phase === 'Pending';
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'xexplain-'));
+    writeFileSync(join(dir, 'kubeconfig'), env.kubeconfig, { mode: 0o600 });
+    const explain = (what: string) =>
+      troupe(['explain', what, '-n', ns, '--kubeconfig', join(dir, 'kubeconfig')]).catch(
+        (e: Error) => e.message,
+      );
+    const [group_, pod, missing] = await Promise.all([
+      explain('podgroups.scheduling.x-k8s.io/w'),
+      explain('pod/w-1'),
+      explain('podgroups.scheduling.x-k8s.io/nope'),
+    ]);
+    rmSync(dir, { recursive: true, force: true });
+    const verdict = (p: string) =>
+      `    the scheduler, on 1 member: 0/2 nodes are available: pre-filter pod ${p} cannot find enough sibling pods, current pods number: 2, minMember of group: 3.`;
+    assert.ok(
+      group_.startsWith(
+        [
+          `PodGroup ${ns}/w (scheduling.x-k8s.io): Pending`,
+          '  needs 3 members running; 0 running, 0 succeeded, 0 failed',
+          '  scheduleTimeoutSeconds 30',
+          '  Waiting:',
+          `    1 more member pod needed: 2 of minMember 3 exist (pods labelled scheduling.x-k8s.io/pod-group=w)`,
+          verdict('w-0'),
+        ].join('\n'),
+      ),
+      group_,
+    );
+    assert.ok(group_.includes(verdict('w-1')), group_);
+    assert.match(
+      group_,
+      /\n {2}Members \(2\):\n {4}w-0: Pending: not scheduled \(Unschedulable: .*\n {4}w-1: /,
+    );
+    assert.match(pod, new RegExp(`^PodGroup ${ns}/w \\(scheduling.x-k8s.io\\): Pending, 0/3 running$`, 'm'));
+    assert.match(missing, new RegExp(`PodGroup ${ns}/nope not found`));
+  });
+
   test('a pod naming a PodGroup that does not exist is not bound until the PodGroup comes', async () => {
     const ns = await env.namespace('missing');
     await env.kubectl(['apply', '-n', ns, '-f', '-'], member('late', 'late-0'));
