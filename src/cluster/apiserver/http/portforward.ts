@@ -144,7 +144,7 @@ function serveSession(
       s.reset();
       return;
     }
-    void s.reply();
+    s.reply().catch(() => session.close());
     // Clients older than request ids pair by stream id (the kubelet's requestID()).
     const id = s.headers.get('requestid') ?? String(type === 'error' ? s.id : s.id - 2);
     const pair = pairs.get(id) ?? {};
