@@ -311,6 +311,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function unreserve(qp: QueuedPod, message: string, rejector?: string): void {
     const node = assumed.get(qp.uid);
     assumed.delete(qp.uid);
+    gangs?.unassumed(qp.uid);
     const e = state.getPod(qp.uid);
     if (e && e.nodeName === node) {
       state.removePod(qp.uid);
@@ -366,6 +367,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       // Forget the assumption unless the watch already saw the pod bound.
       if (assumed.get(qp.uid) === nodeName) {
         assumed.delete(qp.uid);
+        gangs?.unassumed(qp.uid);
         const e = state.getPod(qp.uid);
         if (e && e.nodeName === nodeName) {
           state.removePod(qp.uid);
