@@ -22,44 +22,64 @@ export interface ClusterFlags {
   scoring: 'LeastAllocated' | 'MostAllocated';
   dataPlane: boolean;
   gangScheduling?: boolean;
+  podGroupBackoffSeconds?: number;
+  permitWaitingTimeSeconds?: number;
 }
 
 export function addClusterOptions(cmd: Command): Command {
-  return cmd
-    .option('--port <n>', 'API server port (0 picks a free one)', parsePort, 0)
-    .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
-    .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
-    .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
-    .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
-    .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
-    .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
-    .addOption(
-      new Option(
-        '--authorization-mode <mode>',
-        'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens',
+  return (
+    cmd
+      .option('--port <n>', 'API server port (0 picks a free one)', parsePort, 0)
+      .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
+      .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
+      .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
+      .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
+      .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
+      .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
+      .addOption(
+        new Option(
+          '--authorization-mode <mode>',
+          'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens',
+        )
+          .choices(['AlwaysAllow', 'RBAC'])
+          .default('AlwaysAllow'),
       )
-        .choices(['AlwaysAllow', 'RBAC'])
-        .default('AlwaysAllow'),
-    )
-    .option('--nodes <n>', 'number of simulated nodes (32 CPU, 256Gi, 110 pods each)', parseNonNegativeInt, 3)
-    .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
-    .option(
-      '--no-data-plane',
-      'serve the API server alone: no nodes, scheduler, kubelet or workload controllers',
-    )
-    .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
-    .addOption(
-      new Option(
-        '--scoring <strategy>',
-        'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)',
+      .option(
+        '--nodes <n>',
+        'number of simulated nodes (32 CPU, 256Gi, 110 pods each)',
+        parseNonNegativeInt,
+        3,
       )
-        .choices(['LeastAllocated', 'MostAllocated'])
-        .default('LeastAllocated'),
-    )
-    .option(
-      '--gang-scheduling',
-      "coscheduling: a PodGroup's pods are placed all or none (scheduler-plugins' coscheduling plugin)",
-    );
+      .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
+      .option(
+        '--no-data-plane',
+        'serve the API server alone: no nodes, scheduler, kubelet or workload controllers',
+      )
+      .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
+      .addOption(
+        new Option(
+          '--scoring <strategy>',
+          'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)',
+        )
+          .choices(['LeastAllocated', 'MostAllocated'])
+          .default('LeastAllocated'),
+      )
+      .option(
+        '--gang-scheduling',
+        "coscheduling: a PodGroup's pods are placed all or none (scheduler-plugins' coscheduling plugin)",
+      )
+      // The coscheduling plugin's args (CoschedulingArgs), in seconds as upstream reads them.
+      .option(
+        '--permit-waiting-time-seconds <s>',
+        'with --gang-scheduling: how long placed members wait for the rest of their gang when its PodGroup sets no scheduleTimeoutSeconds (default 60)',
+        parseNonNegativeInt,
+      )
+      .option(
+        '--pod-group-backoff-seconds <s>',
+        'with --gang-scheduling: how long a gang rejected as a unit is not tried again (default 0: no backoff)',
+        parseNonNegativeInt,
+      )
+  );
 }
 
 /** Where the kubeconfig goes: --kubeconfig-out, or the data directory. */
@@ -70,6 +90,13 @@ export function kubeconfigPath(flags: ClusterFlags): string {
 export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
   if (flags.ephemeral && flags.reset) {
     throw new Error('--reset deletes stored state and --ephemeral stores none: give one of them');
+  }
+  for (const [flag, value] of [
+    ['--permit-waiting-time-seconds', flags.permitWaitingTimeSeconds],
+    ['--pod-group-backoff-seconds', flags.podGroupBackoffSeconds],
+  ] as const) {
+    if (value !== undefined && !flags.gangScheduling)
+      throw new Error(`${flag} sets coscheduling, which is off: add --gang-scheduling`);
   }
   let nodes: EmbeddedClusterOptions['nodes'] = flags.nodes;
   if (flags.nodeConfig) {
@@ -92,6 +119,8 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     timeScale: flags.timeScale,
     scoring: flags.scoring,
     gangScheduling: flags.gangScheduling === true,
+    permitWaitingTimeSeconds: flags.permitWaitingTimeSeconds,
+    podGroupBackoffSeconds: flags.podGroupBackoffSeconds,
     dataPlane: flags.dataPlane,
     // --ephemeral still holds the directory: its kubeconfig is written there.
     dataDir: flags.dataDir,

@@ -10,6 +10,7 @@
  * preemption), read together against scheduler.go and flavorassigner.go.
  */
 
+import type { Toleration } from '../../kube/builtin.ts';
 import { findCondition } from '../../kube/conditions.ts';
 import { labelSelectorMatches } from '../../kube/labels.ts';
 import { type PodLike, podRequestsMilli } from '../../kube/pod.ts';
@@ -21,7 +22,6 @@ import {
   JOB_UID_LABEL,
   type LocalQueue,
   type ResourceFlavor,
-  type Toleration,
   type Workload,
   WorkloadConditions,
 } from './api.ts';

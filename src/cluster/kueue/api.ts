@@ -3,10 +3,10 @@
  * shapes, and the label, finalizer and condition vocabulary real Kueue uses.
  */
 
+import type { Taint, Toleration } from '../../kube/builtin.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { Gvr } from '../client.ts';
-import type { TaintLike, TolerationLike } from '../scheduler/core/types.ts';
 
 export const KUEUE_GROUP = 'kueue.x-k8s.io';
 export const KUEUE_VERSION = 'v1beta2';
@@ -57,9 +57,6 @@ export interface Condition {
 }
 
 export type LabelSelector = LabelSelectorObject;
-
-export type Toleration = TolerationLike;
-export type Taint = TaintLike;
 
 export interface ResourceFlavor extends KubeObject {
   spec?: { nodeLabels?: Record<string, string>; nodeTaints?: Taint[]; tolerations?: Toleration[] };
