@@ -191,7 +191,7 @@ spec:
     }
   });
 
-  test('kubectl port-forward reaches the KWOK PortForward target; a port without one is refused', async () => {
+  test('kubectl and the Python client port-forward to the KWOK PortForward target; a port without one is refused', async () => {
     const target = createServer((_req, res) => res.end('from the target\n'));
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     const { port } = target.address() as AddressInfo;
@@ -218,6 +218,7 @@ spec:
     };
     const answers: string[] = [];
     let refusedOutcome = '';
+    let python: { body?: string; error?: string } = {};
     try {
       for (const pf of forwards)
         answers.push(await (await fetch(`http://127.0.0.1:${await localPort(pf)}/`)).text());
@@ -225,6 +226,11 @@ spec:
       await fetch(`http://127.0.0.1:${local}/`).catch(() => undefined);
       await waitFor('kubectl reports the refusal', async () => /connection refused/.test(refused.out.stderr));
       refusedOutcome = refused.out.stderr;
+      // The Python client speaks the older WebSocket channel protocol (v4.channel.k8s.io).
+      const { stdout } = await run(PYTHON, [PY_SCRIPT, 'portforward', c.kubeconfigPath, 'default'], {
+        timeout: 120_000,
+      });
+      python = JSON.parse(stdout.trim().split('\n').at(-1)!);
     } finally {
       for (const pf of [...forwards, refused]) {
         pf.child.kill();
@@ -233,6 +239,36 @@ spec:
       await new Promise((resolve) => target.close(resolve));
     }
     assert.deepEqual(answers, ['from the target\n', 'from the target\n']);
+    // A channel-protocol request must name its ports (the kubelet's NewV4Options): 400s.
+    const rejected = (query: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { url, token, ca } = c.cluster.server;
+        const ws = new WebSocket(
+          `${url.replace('https', 'wss')}/api/v1/namespaces/default/pods/web/portforward${query}`,
+          ['v4.channel.k8s.io'],
+          { headers: { Authorization: `Bearer ${token}` }, ca },
+        );
+        ws.once('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => {
+            body += d.toString();
+          });
+          res.on('end', () => resolve(`${res.statusCode} ${JSON.parse(body).message}`));
+        });
+        ws.once('open', () => {
+          ws.close();
+          reject(new Error('upgraded'));
+        });
+        ws.once('error', reject);
+      });
+    assert.equal(await rejected(''), '400 query parameter "port" is required');
+    assert.equal(await rejected('?ports=0'), '400 port "0" must be > 0');
+    assert.equal(await rejected('?ports=80,http'), '400 unable to parse "80,http" as a port');
+    assert.equal(python.body, 'from the target\n');
+    assert.match(
+      python.error ?? '',
+      /error forwarding port 9090 to pod default\/web, uid [0-9a-f-]+: dial tcp4 127\.0\.0\.1:9090: connect: connection refused/,
+    );
     assert.match(
       refusedOutcome,
       /an error occurred forwarding \d+ -> 9090: error forwarding port 9090 to pod default\/web, uid [0-9a-f-]+: dial tcp4 127\.0\.0\.1:9090: connect: connection refused/,

@@ -4,7 +4,10 @@
  * kubelet. kubectl 1.32 asks for a WebSocket with the subprotocol `SPDY/3.1+portforward.k8s.io`
  * (client-go tools/portforward/tunneling_dialer.go: SPDY frames carried in binary messages,
  * which the API server's streamtunnel.go hands to the kubelet's SPDY server), and falls back to
- * a plain `Upgrade: SPDY/3.1` (fallback_dialer.go); both are served here, in process.
+ * a plain `Upgrade: SPDY/3.1` (fallback_dialer.go); both are served here, in process. Clients
+ * of the older WebSocket protocol (`v4.channel.k8s.io`, the Python client's) name the ports in
+ * the query and get a data and an error channel per port, each starting with the port as two
+ * little-endian bytes (the kubelet's portforward/websocket.go).
  *
  * On the session, the kubelet's handler (pkg/kubelet/cri/streaming/portforward/httpstream.go)
  * takes streams in pairs sharing a `requestID` header: `streamType` `error` and `data`, each with
@@ -15,8 +18,8 @@
  */
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { SpdySession, type SpdyStream } from '../../../lib/spdy.ts';
 import { recordOf, str } from '../builtin/common.ts';
 import { errors } from '../errors.ts';
@@ -33,11 +36,28 @@ export type PodPortForward = (
 /** portforward.PortForwardProtocolV1Name, and the WebSocket tunnelling prefix of KEP-4006. */
 const PROTOCOL = 'portforward.k8s.io';
 const TUNNEL_PROTOCOL = `SPDY/3.1+${PROTOCOL}`;
+const V4 = 'v4.channel.k8s.io';
 
 const wss = new WebSocketServer({
   noServer: true,
-  handleProtocols: (offered) => (offered.has(TUNNEL_PROTOCOL) ? TUNNEL_PROTOCOL : false),
+  handleProtocols: (offered) => [TUNNEL_PROTOCOL, V4].find((p) => offered.has(p)) ?? false,
 });
+
+/** The kubelet's NewV4Options: the ports a WebSocket channel request forwards. */
+function channelPorts(values: string[]): number[] {
+  if (values.length === 0) throw errors.badRequest('query parameter "port" is required');
+  const ports: number[] = [];
+  for (const v of values) {
+    if (v === '') throw errors.badRequest('query parameter "port" cannot be empty');
+    for (const part of v.split(',')) {
+      const n = /^\d+$/.test(part) ? Number(part) : Number.NaN;
+      if (!(n <= 65535)) throw errors.badRequest(`unable to parse "${v}" as a port`);
+      if (n < 1) throw errors.badRequest(`port "${v}" must be > 0`);
+      ports.push(n);
+    }
+  }
+  return ports;
+}
 
 export async function servePodPortForward(c: SubresourceContext): Promise<void> {
   const { deps, p, method, req, res } = c;
@@ -52,10 +72,18 @@ export async function servePodPortForward(c: SubresourceContext): Promise<void> 
     const offered = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((s) => s.trim());
-    if (!offered.includes(TUNNEL_PROTOCOL))
-      throw errors.badRequest(
-        `unable to upgrade: none of the offered protocols [${offered.join(' ')}] is served (${TUNNEL_PROTOCOL})`,
+    if (!offered.includes(TUNNEL_PROTOCOL)) {
+      if (!offered.includes(V4))
+        throw errors.badRequest(
+          `unable to upgrade: none of the offered protocols [${offered.join(' ')}] is served (${TUNNEL_PROTOCOL}, ${V4})`,
+        );
+      // The API server passes PodPortForwardOptions' `ports` to the kubelet as `port`.
+      const ports = channelPorts([...c.q.getAll('ports'), ...c.q.getAll('port')]);
+      wss.handleUpgrade(req, req.socket as Duplex, upgradeHead(req), (ws) =>
+        serveChannels(ws, pod, ports, forward),
       );
+      return;
+    }
     wss.handleUpgrade(req, req.socket as Duplex, upgradeHead(req), (ws) => {
       const session = new SpdySession((b) => ws.send(b));
       ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -116,7 +144,7 @@ function serveSession(
       s.reset();
       return;
     }
-    void s.reply();
+    s.reply().catch(() => session.close());
     // Clients older than request ids pair by stream id (the kubelet's requestID()).
     const id = s.headers.get('requestid') ?? String(type === 'error' ? s.id : s.id - 2);
     const pair = pairs.get(id) ?? {};
@@ -134,6 +162,48 @@ function serveSession(
   });
 }
 
+/** One WebSocket, a data and an error channel per port (2i, 2i+1), closed once all are done. */
+function serveChannels(
+  ws: WebSocket,
+  pod: KubeObject,
+  ports: number[],
+  forward: (port: number) => ReturnType<PodPortForward>,
+): void {
+  const send = (ch: number, b: Buffer) => {
+    if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([ch]), b]));
+  };
+  const channel = (ch: number) =>
+    new Duplex({
+      read() {},
+      write(chunk: Buffer, _enc, done) {
+        send(ch, chunk);
+        done();
+      },
+    });
+  const data: Duplex[] = [];
+  let open = ports.length;
+  ports.forEach((port, i) => {
+    const d = channel(2 * i);
+    const e = channel(2 * i + 1);
+    data.push(d);
+    const prefix = Buffer.from([port & 0xff, port >> 8]);
+    send(2 * i, prefix);
+    send(2 * i + 1, prefix);
+    e.on('finish', () => {
+      if (--open === 0) ws.close(1000);
+    });
+    forwardPair(pod, port, forward(port), d, e);
+  });
+  ws.on('message', (msg: Buffer, isBinary: boolean) => {
+    // Only data channels (even) are the client's to write.
+    if (isBinary && msg.length > 0 && msg[0]! % 2 === 0) data[msg[0]! / 2]?.push(msg.subarray(1));
+  });
+  ws.on('close', () => {
+    for (const d of data) d.destroy();
+  });
+  ws.on('error', () => {});
+}
+
 /** Go's net error text for a refused dial, as the kubelet reports it. */
 function dialError(err: NodeJS.ErrnoException): string {
   return err.code === 'ECONNREFUSED' ? 'connect: connection refused' : err.message;
@@ -143,8 +213,8 @@ function forwardPair(
   pod: KubeObject,
   port: number,
   target: ReturnType<PodPortForward>,
-  data: SpdyStream,
-  error: SpdyStream,
+  data: Duplex,
+  error: Duplex,
 ): void {
   const fail = (reason: string) => {
     const m = pod.metadata;
