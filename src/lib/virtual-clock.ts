@@ -63,6 +63,8 @@ export const SIMULATION_EPOCH = Date.UTC(2026, 0, 1);
 
 let clocks = 0;
 
+const STUCK = 'time stuck at one instant past maxInstantMs of wall time: work there never settles';
+
 export class VirtualClock extends ManualClock {
   /** Unique in the process: a client and a server sharing this clock recognise each other by it. */
   readonly id: string;
@@ -73,8 +75,8 @@ export class VirtualClock extends ManualClock {
   private idleWaiters = new Set<() => void>();
   private firing = false;
   private deferred: (() => void)[] = [];
-  /** While settling: holds and timers by name, to say who kept an instant busy. */
-  private churn: Map<string, number> | undefined;
+  /** Holds and timers by name since time last moved: who kept this instant busy. */
+  private churn = new Map<string, number>();
 
   constructor(start = SIMULATION_EPOCH) {
     super(start);
@@ -83,7 +85,7 @@ export class VirtualClock extends ManualClock {
 
   override setTimer(fn: () => void, ms: number): TimerHandle {
     this.changes++;
-    if (this.churn) this.churn.set('(timers set)', (this.churn.get('(timers set)') ?? 0) + 1);
+    this.churn.set('(timers set)', (this.churn.get('(timers set)') ?? 0) + 1);
     if (!this.firing) return super.setTimer(fn, ms);
     // Set by a timer that is firing: armed once the step ends, so that the work this timer
     // starts settles before anything it scheduled for the same instant fires (and a timer
@@ -104,6 +106,7 @@ export class VirtualClock extends ManualClock {
 
   /** Fires the timers due by `at` that were set before this call, in time order. */
   override advanceTo(at: number): void {
+    if (at > this.now()) this.churn = new Map();
     this.firing = true;
     try {
       super.advanceTo(at);
@@ -116,7 +119,7 @@ export class VirtualClock extends ManualClock {
   }
 
   hold(who: string): () => void {
-    if (this.churn) this.churn.set(who, (this.churn.get(who) ?? 0) + 1);
+    this.churn.set(who, (this.churn.get(who) ?? 0) + 1);
     this.add(who, 1);
     let done = false;
     return () => {
@@ -147,9 +150,9 @@ export class VirtualClock extends ManualClock {
     return [...this.counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
-  /** What held the clock or set timers most often during the last settle, busiest first. */
+  /** What held the clock or set timers most often since time last moved, busiest first. */
   busiest(n = 5): [string, number][] {
-    return [...(this.churn ?? [])].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n);
+    return [...this.churn].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n);
   }
 
   /**
@@ -159,12 +162,10 @@ export class VirtualClock extends ManualClock {
    * time `deadline` (a livelock: something keeps holding and releasing, or setting timers).
    */
   async settle(rounds = 3, stallMs = 30_000, deadline = Number.POSITIVE_INFINITY): Promise<void> {
-    this.churn = new Map();
     let quiet = 0;
     while (quiet < rounds) {
       // Wall time on purpose: the bound watches the real process, not the simulation.
-      if (performance.now() > deadline)
-        throw new StallError(this, 'work at this instant kept going past the bound (maxInstantMs)');
+      if (performance.now() > deadline) throw new StallError(this, STUCK);
       if (this.busyTotal > 0) {
         await this.untilIdle(stallMs, deadline);
         quiet = 0;
@@ -207,9 +208,7 @@ export class VirtualClock extends ManualClock {
         clearInterval(check);
         this.idleWaiters.delete(wake);
         const why =
-          performance.now() > deadline
-            ? 'work at this instant kept going past the bound (maxInstantMs)'
-            : `held busy with nothing changing for ${stallMs} ms`;
+          performance.now() > deadline ? STUCK : `held busy with nothing changing for ${stallMs} ms`;
         reject(new StallError(this, why));
       }, stallMs);
       const wake = () => {
@@ -308,7 +307,7 @@ export async function runUntil(
       instant = to;
       instantSince = performance.now();
     } else if (performance.now() - instantSince > maxInstantMs) {
-      throw new StallError(clock, `time stuck for ${maxInstantMs} ms: timers due now keep being set`);
+      throw new StallError(clock, STUCK);
     }
     clock.advanceTo(to);
     steps++;
