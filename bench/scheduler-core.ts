@@ -6,12 +6,8 @@
  *   ./node_modules/.bin/node bench/scheduler-core.ts [nodes] [pods]
  */
 
-import {
-  ClusterState,
-  type NodeLike,
-  type PodLike,
-  schedulePod,
-} from '../src/cluster/scheduler/core/index.ts';
+import { ClusterState, schedulePod } from '../src/cluster/scheduler/core/index.ts';
+import type { Node, Pod } from '../src/kube/builtin.ts';
 
 const NODES = Number(process.argv[2] ?? 1000);
 const PODS = Number(process.argv[3] ?? 100_000);
@@ -22,11 +18,13 @@ function rnd(): number {
   return seed / 2147483648;
 }
 
-function makeNodes(): NodeLike[] {
-  const nodes: NodeLike[] = [];
+function makeNodes(): Node[] {
+  const nodes: Node[] = [];
   for (let i = 0; i < NODES; i++) {
     const gpu = i % 10 === 0;
     nodes.push({
+      apiVersion: 'v1',
+      kind: 'Node',
       metadata: {
         name: `node-${i}`,
         labels: {
@@ -44,13 +42,13 @@ function makeNodes(): NodeLike[] {
   return nodes;
 }
 
-function makePods(): PodLike[] {
-  const pods: PodLike[] = [];
+function makePods(): Pod[] {
+  const pods: Pod[] = [];
   for (let i = 0; i < PODS; i++) {
     const kind = rnd();
     const cpu = `${250 + Math.floor(rnd() * 350)}m`;
     const memory = `${512 + Math.floor(rnd() * 1024)}Mi`;
-    const spec: NonNullable<PodLike['spec']> = {
+    const spec: NonNullable<Pod['spec']> = {
       containers: [{ name: 'main', resources: { requests: { cpu, memory } } }],
     };
     if (kind < 0.02) {
@@ -70,7 +68,12 @@ function makePods(): PodLike[] {
         },
       };
     }
-    pods.push({ metadata: { name: `pod-${i}`, namespace: 'bench', uid: `uid-${i}` }, spec });
+    pods.push({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `pod-${i}`, namespace: 'bench', uid: `uid-${i}` },
+      spec,
+    });
   }
   return pods;
 }

@@ -22,6 +22,9 @@ export interface ClusterFlags {
   scoring: 'LeastAllocated' | 'MostAllocated';
   dataPlane: boolean;
   gangScheduling?: boolean;
+  /** The coscheduling plugin's args (CoschedulingArgs), in seconds as upstream reads them. */
+  podGroupBackoffSeconds?: number;
+  permitWaitingTimeSeconds?: number;
 }
 
 export function addClusterOptions(cmd: Command): Command {
@@ -59,6 +62,16 @@ export function addClusterOptions(cmd: Command): Command {
     .option(
       '--gang-scheduling',
       "coscheduling: a PodGroup's pods are placed all or none (scheduler-plugins' coscheduling plugin)",
+    )
+    .option(
+      '--permit-waiting-time-seconds <s>',
+      'with --gang-scheduling: how long placed members wait for the rest of their gang when its PodGroup sets no scheduleTimeoutSeconds (default 60)',
+      parseNonNegativeInt,
+    )
+    .option(
+      '--pod-group-backoff-seconds <s>',
+      'with --gang-scheduling: how long a gang rejected as a unit is not tried again (default 0: no backoff)',
+      parseNonNegativeInt,
     );
 }
 
@@ -70,6 +83,13 @@ export function kubeconfigPath(flags: ClusterFlags): string {
 export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
   if (flags.ephemeral && flags.reset) {
     throw new Error('--reset deletes stored state and --ephemeral stores none: give one of them');
+  }
+  for (const [flag, value] of [
+    ['--permit-waiting-time-seconds', flags.permitWaitingTimeSeconds],
+    ['--pod-group-backoff-seconds', flags.podGroupBackoffSeconds],
+  ] as const) {
+    if (value !== undefined && !flags.gangScheduling)
+      throw new Error(`${flag} sets coscheduling, which is off: add --gang-scheduling`);
   }
   let nodes: EmbeddedClusterOptions['nodes'] = flags.nodes;
   if (flags.nodeConfig) {
@@ -92,6 +112,8 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     timeScale: flags.timeScale,
     scoring: flags.scoring,
     gangScheduling: flags.gangScheduling === true,
+    permitWaitingTimeSeconds: flags.permitWaitingTimeSeconds,
+    podGroupBackoffSeconds: flags.podGroupBackoffSeconds,
     dataPlane: flags.dataPlane,
     // --ephemeral still holds the directory: its kubeconfig is written there.
     dataDir: flags.dataDir,

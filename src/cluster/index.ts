@@ -10,6 +10,7 @@ import { type Clock, realClock } from '../lib/clock.ts';
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
 import { containerLog } from './kubelet/logs.ts';
+import { podForward } from './kubelet/portforward.ts';
 import type { NodeConfig } from './nodes/config.ts';
 import type { startNodes } from './nodes/index.ts';
 
@@ -44,6 +45,10 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
   events?: boolean;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;
+  /** Coscheduling's permitWaitingTimeSeconds (default 60): see the scheduler's option. */
+  permitWaitingTimeSeconds?: number;
+  /** Coscheduling's podGroupBackoffSeconds (default 0): see the scheduler's option. */
+  podGroupBackoffSeconds?: number;
   /**
    * Called once the API server listens, before the data plane starts: a restart of a large
    * cluster serves (and can write its kubeconfig) while the data plane still catches up.
@@ -64,6 +69,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
   let logsClient: ClusterClient | undefined;
   const server = await startApiServer({
     podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o) : ''),
+    // pods/portforward follows the simulated kubelet's KWOK PortForward objects.
+    podPortForward: (pod, port) => (logsClient ? podForward(logsClient, pod, port) : undefined),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
     podExec: async (pod, container, command, io) =>
       (await import('./kubelet/exec.ts')).execInContainer(
@@ -164,6 +171,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         clock,
         events: opts.events,
         gangScheduling: opts.gangScheduling ?? false,
+        permitWaitingTimeSeconds: opts.permitWaitingTimeSeconds,
+        podGroupBackoffSeconds: opts.podGroupBackoffSeconds,
       });
       stops.push(() => scheduler.stop());
     }

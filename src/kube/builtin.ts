@@ -20,20 +20,29 @@ import type { ICronJobStatus } from 'kubernetes-models/batch/v1/CronJobStatus';
 import type { IJobCondition } from 'kubernetes-models/batch/v1/JobCondition';
 import type { IJobSpec } from 'kubernetes-models/batch/v1/JobSpec';
 import type { IJobStatus } from 'kubernetes-models/batch/v1/JobStatus';
+import type { IAffinity } from 'kubernetes-models/v1/Affinity';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IContainerStatus } from 'kubernetes-models/v1/ContainerStatus';
 import type { IEnvFromSource } from 'kubernetes-models/v1/EnvFromSource';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
+import type { INodeAffinity } from 'kubernetes-models/v1/NodeAffinity';
 import type { INodeSelectorRequirement } from 'kubernetes-models/v1/NodeSelectorRequirement';
 import type { INodeSelectorTerm } from 'kubernetes-models/v1/NodeSelectorTerm';
 import type { INodeSpec } from 'kubernetes-models/v1/NodeSpec';
 import type { INodeStatus } from 'kubernetes-models/v1/NodeStatus';
+import type { IPodAffinity } from 'kubernetes-models/v1/PodAffinity';
+import type { IPodAffinityTerm } from 'kubernetes-models/v1/PodAffinityTerm';
 import type { IPodCondition } from 'kubernetes-models/v1/PodCondition';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IPodStatus } from 'kubernetes-models/v1/PodStatus';
 import type { IPodTemplateSpec } from 'kubernetes-models/v1/PodTemplateSpec';
+import type { IPreferredSchedulingTerm } from 'kubernetes-models/v1/PreferredSchedulingTerm';
+import type { IResourceRequirements } from 'kubernetes-models/v1/ResourceRequirements';
+import type { IServiceStatus } from 'kubernetes-models/v1/ServiceStatus';
 import type { ITaint } from 'kubernetes-models/v1/Taint';
 import type { IToleration } from 'kubernetes-models/v1/Toleration';
+import type { ITopologySpreadConstraint } from 'kubernetes-models/v1/TopologySpreadConstraint';
+import type { IWeightedPodAffinityTerm } from 'kubernetes-models/v1/WeightedPodAffinityTerm';
 import type { KubeObject } from './object.ts';
 
 /**
@@ -69,6 +78,25 @@ export type PodSpec = Loose<IPodSpec>;
 export type Container = Loose<IContainer>;
 export type EnvVar = Loose<IEnvVar>;
 export type EnvFromSource = Loose<IEnvFromSource>;
+export type ResourceRequirements = Loose<IResourceRequirements>;
+/** Resource name to quantity (`cpu: '500m'`, `pods: 110`), as requests, limits and allocatable hold them. */
+export type ResourceList = NonNullable<ResourceRequirements['requests']>;
+export type Affinity = Loose<IAffinity>;
+export type NodeAffinity = Loose<INodeAffinity>;
+export type PreferredSchedulingTerm = Loose<IPreferredSchedulingTerm>;
+export type PodAffinity = Loose<IPodAffinity>;
+export type PodAffinityTerm = Loose<IPodAffinityTerm>;
+export type WeightedPodAffinityTerm = Loose<IWeightedPodAffinityTerm>;
+export type TopologySpreadConstraint = Loose<ITopologySpreadConstraint>;
+/** meta/v1 LabelSelector (reached through a field: the apimachinery package is not a direct dependency). */
+export type LabelSelector = NonNullable<PodAffinityTerm['labelSelector']>;
+export type LabelSelectorRequirement = NonNullable<LabelSelector['matchExpressions']>[number];
+/**
+ * meta/v1 Condition, the conditions of API-convention kinds (Kueue's Workload, ...): type,
+ * status, reason, message and lastTransitionTime always set. Reached through ServiceStatus,
+ * which holds a list of them, as the apimachinery package is not a direct dependency.
+ */
+export type MetaCondition = NonNullable<Loose<IServiceStatus>['conditions']>[number];
 export type PodStatus = Loose<IPodStatus>;
 export type PodCondition = Loose<IPodCondition>;
 export type ContainerStatus = Loose<IContainerStatus>;

@@ -4,8 +4,10 @@
  * (kube-apiserver's printPod), so the embedded server and any controller agree on them.
  */
 
+import type { Container, PodCondition, PodSpec, PodStatus } from './builtin.ts';
 import { findCondition } from './conditions.ts';
 import { translateTimestampSince } from './duration.ts';
+import type { ObjectMeta } from './object.ts';
 import {
   addResourceList,
   compareQuantities,
@@ -15,81 +17,22 @@ import {
   type ResourceList,
 } from './quantity.ts';
 
-export interface ContainerLike {
-  name?: string;
-  image?: string;
-  restartPolicy?: string;
-  resources?: { requests?: Record<string, unknown> | null; limits?: Record<string, unknown> | null } | null;
-  [key: string]: unknown;
-}
-
-export interface ContainerStateLike {
-  waiting?: { reason?: string; message?: string } | null;
-  running?: { startedAt?: string } | null;
-  terminated?: {
-    exitCode?: number;
-    signal?: number;
-    reason?: string;
-    finishedAt?: string;
-    startedAt?: string;
-  } | null;
-}
-
-export interface ContainerStatusLike {
-  name?: string;
-  ready?: boolean;
-  started?: boolean | null;
-  restartCount?: number;
-  state?: ContainerStateLike | null;
-  lastState?: ContainerStateLike | null;
-  [key: string]: unknown;
-}
-
-export interface PodConditionLike {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string | null;
-  lastProbeTime?: string | null;
-  [key: string]: unknown;
-}
-
+/**
+ * A pod as these functions read it: Kubernetes' Pod fields (src/kube/builtin.ts) with the
+ * object's metadata optional, so the stored objects of every part fit without a copy of
+ * their own.
+ */
 export interface PodLike {
-  metadata?: {
-    name?: string;
-    creationTimestamp?: string;
-    deletionTimestamp?: string | null;
-    [key: string]: unknown;
-  };
-  spec?: {
-    containers?: ContainerLike[] | null;
-    initContainers?: ContainerLike[] | null;
-    overhead?: Record<string, unknown> | null;
-    resources?: { requests?: Record<string, unknown> | null; limits?: Record<string, unknown> | null } | null;
-    readinessGates?: { conditionType: string }[] | null;
-    nodeName?: string;
-    [key: string]: unknown;
-  };
-  status?: {
-    phase?: string;
-    reason?: string;
-    podIP?: string;
-    podIPs?: { ip: string }[] | null;
-    nominatedNodeName?: string;
-    conditions?: PodConditionLike[] | null;
-    containerStatuses?: ContainerStatusLike[] | null;
-    initContainerStatuses?: ContainerStatusLike[] | null;
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
+  metadata?: Partial<ObjectMeta> & { deletionTimestamp?: string | null };
+  spec?: PodSpec;
+  status?: PodStatus;
 }
 
 /** kubelet's reason for pods on a lost node (util/node.NodeUnreachablePodReason). */
 export const NODE_UNREACHABLE_POD_REASON = 'NodeLost';
 export const POD_REASON_SCHEDULING_GATED = 'SchedulingGated';
 
-export function podReadyCondition(pod: PodLike): PodConditionLike | undefined {
+export function podReadyCondition(pod: PodLike): PodCondition | undefined {
   return findCondition(pod.status?.conditions, 'Ready');
 }
 
@@ -104,7 +47,7 @@ export function isPodTerminal(pod: PodLike): boolean {
 }
 
 /** A sidecar: an init container with restartPolicy Always. */
-export function isRestartableInitContainer(c: ContainerLike | undefined): boolean {
+export function isRestartableInitContainer(c: Container | undefined): boolean {
   return c?.restartPolicy === 'Always';
 }
 
@@ -226,7 +169,7 @@ export function podDisplay(pod: PodLike): PodDisplay {
       reason = POD_REASON_SCHEDULING_GATED;
   }
 
-  const initSpecs = new Map<string, ContainerLike>();
+  const initSpecs = new Map<string, Container>();
   let total = pod.spec?.containers?.length ?? 0;
   for (const c of pod.spec?.initContainers ?? []) {
     if (c.name !== undefined) initSpecs.set(c.name, c);

@@ -9,7 +9,8 @@
  * The API a simulation drives (`troupe simulate` is built on it):
  *
  *   const clock = startSimulation({ seed: 42 });          // a VirtualClock, random seeded
- *   const cluster = await startEmbeddedCluster({ clock, nodes: 4 });
+ *   const cluster = await startEmbeddedCluster({ clock, nodes: 4 });  // large: also
+ *     // nodeLeaseRenewIntervalMs: 600_000 and events: false (see docs/benchmarks.md)
  *   const built = buildManager(kubeConfig, flags, { clock }); await built.manager.start();
  *   await runUntil(clock, clock.now() + 3_600_000);        // a simulated hour
  *   await runUntil(clock, () => done(), { stallMs: 10_000 }); // until a condition holds
@@ -19,13 +20,16 @@
  * the returned release when done; `who` names it in stall reports. Who holds:
  * - the API server, per HTTP request until its response is written, and per watch event
  *   queued to a client that shares the clock (`busy(watchKey, +1)`, see below);
- * - the in-process client of the data plane, per call until it settles;
+ * - the in-process client of the data plane, per write until it settles;
  * - the runtime's REST client, per request until its body is read (bytes in flight on
  *   loopback belong to no process: the client side counts them);
  * - informers, from a watch event's arrival until its handlers ran (acknowledging the
  *   server's count), and while they list or reconnect;
  * - work queues, while an item is queued or processing;
- * - batching timers on the wall clock (namespace and quota finalization) while pending.
+ * - work due now but deferred to a later turn of the event loop: the scheduler's next turn,
+ *   the kubelet's next batch, the server's namespace, quota and CRD work, webhook calls.
+ * A timer that fires sets the timers it sets for the same instant only after the step, so
+ * the work it started settles first.
  * A count that crosses a socket (a watch event sent by the server, handled by an informer)
  * is kept under one key with `busy(key, ±1)`; `clear(key)` drops it when the stream ends.
  *
@@ -34,6 +38,12 @@
  * at most `maxStepMs`), and repeats. Bounds: a clock held busy with nothing changing for
  * `stallMs` of wall time, or virtual time stuck at one instant for `maxInstantMs`, rejects
  * with a StallError naming who holds the clock, rather than hanging.
+ *
+ * Determinism: the same seed draws the same names, uids and jitter, timers due at one
+ * instant fire in the order they were set, and each instant's work settles before time
+ * moves, so the same scenario makes the same events in the same order. What could still
+ * differ is the order of two writes at one instant that race over loopback (a controller's
+ * request and a data-plane write); the tests and bench/simclock.ts compare whole runs.
  */
 
 import { setImmediate as immediate } from 'node:timers/promises';
@@ -77,8 +87,9 @@ export class VirtualClock extends ManualClock {
     // re-arming itself at 0 ms cannot spin inside one step).
     let inner: TimerHandle | undefined;
     let cancelled = false;
+    const due = this.now() + Math.max(0, ms);
     this.deferred.push(() => {
-      if (!cancelled) inner = super.setTimer(fn, ms);
+      if (!cancelled) inner = super.setTimer(fn, due - this.now());
     });
     return {
       cancel: () => {
@@ -130,11 +141,6 @@ export class VirtualClock extends ManualClock {
   /** Who holds the clock, by name, sorted: what a stall report shows. */
   holders(): [string, number][] {
     return [...this.counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  }
-
-  /** A number that moves whenever anything holds, releases or sets a timer. */
-  get activity(): number {
-    return this.changes;
   }
 
   /**

@@ -68,6 +68,10 @@ export async function runPolicy(
       checkDone();
     }),
   ];
+  const fail = (err: unknown) => {
+    failures.push(err instanceof Error ? err : new Error(String(err)));
+    done.abort();
+  };
   try {
     for (const o of setupObjects(scenario, cluster.capacity())) await cluster.create(o);
     c.onAllRunning = (name) => {
@@ -87,10 +91,6 @@ export async function runPolicy(
         );
       }
       checkDone();
-    };
-    const fail = (err: unknown) => {
-      failures.push(err instanceof Error ? err : new Error(String(err)));
-      done.abort();
     };
     for (const g of scenario.gangs) {
       timers.push(

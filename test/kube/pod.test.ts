@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { ContainerStatus } from '../../src/kube/builtin.ts';
 import {
   isPodReady,
   isPodTerminal,
@@ -12,6 +13,11 @@ import {
   podRestartsString,
   podStatusString,
 } from '../../src/kube/pod.ts';
+
+/** A container status with the fields Kubernetes requires and these tests do not read. */
+function status(s: Partial<ContainerStatus> & { name: string }): ContainerStatus {
+  return { image: 'x', imageID: '', ready: false, restartCount: 0, ...s };
+}
 
 function container(name: string, requests?: Record<string, string>, extra: Record<string, unknown> = {}) {
   return { name, image: 'x', resources: requests ? { requests } : {}, ...extra };
@@ -130,7 +136,12 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Pending',
         containerStatuses: [
-          { name: 'a', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } },
+          status({
+            name: 'a',
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: 'ContainerCreating' } },
+          }),
         ],
       },
     };
@@ -143,8 +154,8 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Running',
         containerStatuses: [
-          { name: 'a', ready: true, restartCount: 0, state: running },
-          { name: 'b', ready: false, restartCount: 0, state: running },
+          status({ name: 'a', ready: true, restartCount: 0, state: running }),
+          status({ name: 'b', ready: false, restartCount: 0, state: running }),
         ],
       },
     };
@@ -153,11 +164,11 @@ describe('STATUS / READY / RESTARTS cells', () => {
   });
 
   test('Completed and Error from terminated reasons, ExitCode without one', () => {
-    const done = (terminated: Record<string, unknown>): PodLike => ({
+    const done = (terminated: { exitCode: number; reason?: string; signal?: number }): PodLike => ({
       spec: { containers: [container('a')] },
       status: {
         phase: 'Succeeded',
-        containerStatuses: [{ name: 'a', ready: false, restartCount: 0, state: { terminated } }],
+        containerStatuses: [status({ name: 'a', ready: false, restartCount: 0, state: { terminated } })],
       },
     });
     assert.equal(podStatusString(done({ exitCode: 0, reason: 'Completed' })), 'Completed');
@@ -172,13 +183,13 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Running',
         containerStatuses: [
-          {
+          status({
             name: 'a',
             ready: false,
             restartCount: 4,
             state: { waiting: { reason: 'CrashLoopBackOff' } },
             lastState: { terminated: { exitCode: 1, reason: 'Error', finishedAt: '2025-01-01T00:55:00Z' } },
-          },
+          }),
         ],
       },
     };
@@ -195,8 +206,8 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Pending',
         initContainerStatuses: [
-          { name: 'i1', state: { running: {} } },
-          { name: 'i2', state: { waiting: { reason: 'PodInitializing' } } },
+          status({ name: 'i1', state: { running: {} } }),
+          status({ name: 'i2', state: { waiting: { reason: 'PodInitializing' } } }),
         ],
       },
     };
@@ -206,8 +217,8 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Pending',
         initContainerStatuses: [
-          { name: 'i1', state: { terminated: { exitCode: 0, reason: 'Completed' } } },
-          { name: 'i2', state: { running: {} } },
+          status({ name: 'i1', state: { terminated: { exitCode: 0, reason: 'Completed' } } }),
+          status({ name: 'i2', state: { running: {} } }),
         ],
       },
     };
@@ -216,7 +227,9 @@ describe('STATUS / READY / RESTARTS cells', () => {
       ...base,
       status: {
         phase: 'Pending',
-        initContainerStatuses: [{ name: 'i1', state: { terminated: { exitCode: 1, reason: 'Error' } } }],
+        initContainerStatuses: [
+          status({ name: 'i1', state: { terminated: { exitCode: 1, reason: 'Error' } } }),
+        ],
       },
     };
     assert.equal(podStatusString(failed), 'Init:Error');
@@ -225,7 +238,7 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Pending',
         initContainerStatuses: [
-          { name: 'i1', restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } },
+          status({ name: 'i1', restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } }),
         ],
       },
     };
@@ -242,8 +255,8 @@ describe('STATUS / READY / RESTARTS cells', () => {
       status: {
         phase: 'Running',
         conditions: [{ type: 'Initialized', status: 'True' }],
-        initContainerStatuses: [{ name: 'side', started: true, ready: true, state: running }],
-        containerStatuses: [{ name: 'a', ready: true, state: running }],
+        initContainerStatuses: [status({ name: 'side', started: true, ready: true, state: running })],
+        containerStatuses: [status({ name: 'a', ready: true, state: running })],
       },
     };
     assert.equal(podReadyString(pod), '2/2');
@@ -257,8 +270,8 @@ describe('STATUS / READY / RESTARTS cells', () => {
         phase: 'Running',
         conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
         containerStatuses: [
-          { name: 'a', ready: true, state: running },
-          { name: 'b', ready: false, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+          status({ name: 'a', ready: true, state: running }),
+          status({ name: 'b', ready: false, state: { terminated: { exitCode: 0, reason: 'Completed' } } }),
         ],
       },
     });

@@ -21,7 +21,9 @@ export async function waitFor<T>(
 ): Promise<T> {
   const [what, check, opts] =
     typeof a === 'string' ? [a, b as Check<T>, c] : [String(a), a, b as WaitOptions | undefined];
-  const { timeoutMs = 20_000, intervalMs = 20 } = opts ?? {};
+  // A long default: it only bounds how long a failing test takes to say so, and a machine
+  // loaded many times over its cores (the stress script, CI beside other work) is slow.
+  const { timeoutMs = 60_000, intervalMs = 20 } = opts ?? {};
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {

@@ -30,6 +30,7 @@ import { Discovery } from './http/discovery.ts';
 import { shows } from './http/durable-response.ts';
 import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
+import type { PodPortForward } from './http/portforward.ts';
 import { type PodExec, rememberUpgradeHead } from './http/streaming.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
@@ -52,6 +53,8 @@ export interface ApiServerOptions {
   podLogs?: PodLogs;
   /** Commands run by pods/exec and interactive attach (the simulated kubelet's). */
   podExec?: PodExec;
+  /** Where pods/portforward connects a pod's port (the simulated kubelet's KWOK PortForwards). */
+  podPortForward?: PodPortForward;
   /** Listen address; loopback unless told otherwise. */
   host?: string;
   /** 0 picks a free port. */
@@ -248,6 +251,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     log: opts.log,
     podLogs: opts.podLogs,
     podExec: opts.podExec,
+    podPortForward: opts.podPortForward,
     extra: [
       (_req, res, path) => {
         if (

@@ -15,8 +15,6 @@ import type { ExecIO } from '../apiserver/http/streaming.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ProcessIO, runProcess } from '../runpod/shell.ts';
 
-type Json = Record<string, unknown>;
-
 const SHELL = /(^|\/)(ba|da)?sh$/;
 
 function containerEnv(pod: KubeObject, container: string): Record<string, string> {

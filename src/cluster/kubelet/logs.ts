@@ -6,6 +6,7 @@
  * reads it through the API server's log hook; a pod no Logs object covers has an empty log.
  * `kubectl attach` follows the file KWOK's `Attach`/`ClusterAttach` objects name the same way
  * (`spec.attaches[]`: containers and a `logsFile`), else the container's Logs file.
+ * KWOK's `PortForward`/`ClusterPortForward` kinds are installed here too (read by portforward.ts).
  * The files are read on the machine running the cluster, as KWOK reads them on its own.
  */
 
@@ -104,10 +105,38 @@ const attachEntry = {
   },
 };
 
-/** KWOK's Logs, ClusterLogs, Attach and ClusterAttach kinds. */
+/** KWOK's Forward (port_forward_types.go): ports (none: every port), a target or a command. */
+const forwardEntry = {
+  type: 'object',
+  properties: {
+    ports: {
+      type: 'array',
+      items: { type: 'integer', format: 'int32' },
+      description: 'Ports is a list of ports to forward. if not set, all ports will be forwarded.',
+    },
+    target: {
+      type: 'object',
+      required: ['port', 'address'],
+      description: 'Target is the target to forward to.',
+      properties: {
+        port: { type: 'integer', format: 'int32', minimum: 0, maximum: 65535 },
+        address: { type: 'string', minLength: 1 },
+      },
+    },
+    command: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'Command is the command to run to forward with stdin/stdout. if set, Target will be ignored.',
+    },
+  },
+};
+
+/** KWOK's Logs, ClusterLogs, Attach, ClusterAttach, PortForward and ClusterPortForward kinds. */
 export function logsCRDs(): KubeObject[] {
   const logs = { type: 'array', items: logEntry };
   const attaches = { type: 'array', items: attachEntry };
+  const forwards = { type: 'array', items: forwardEntry };
   return [
     crd('Logs', 'logs', 'Namespaced', { type: 'object', properties: { logs } }),
     crd('ClusterLogs', 'clusterlogs', 'Cluster', { type: 'object', properties: { selector, logs } }),
@@ -116,10 +145,20 @@ export function logsCRDs(): KubeObject[] {
       type: 'object',
       properties: { selector, attaches },
     }),
+    crd('PortForward', 'portforwards', 'Namespaced', {
+      type: 'object',
+      required: ['forwards'],
+      properties: { forwards },
+    }),
+    crd('ClusterPortForward', 'clusterportforwards', 'Cluster', {
+      type: 'object',
+      required: ['forwards'],
+      properties: { selector, forwards },
+    }),
   ];
 }
 
-/** Creates the Logs, ClusterLogs, Attach and ClusterAttach CRDs unless they exist. */
+/** Creates the CRDs of logsCRDs() unless they exist. */
 export async function ensureLogsCRDs(client: ClusterClient): Promise<void> {
   for (const c of logsCRDs()) {
     if (client.get(CRD_GVR, '', c.metadata.name!)) continue;

@@ -20,6 +20,7 @@
  * the object's timestamps when it has none (e.g. after a restart of troupe).
  */
 
+import type { Pod } from '../../kube/builtin.ts';
 import { parseGoDuration } from '../../kube/duration.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
 import { recordOf as rec } from '../../lib/json.ts';
@@ -33,23 +34,13 @@ const BACKOFF_MAX_MS = 300_000;
 /** The kubelet forgets a container's back-off once it has not crashed for 2 x the cap. */
 const BACKOFF_RESET_MS = 2 * BACKOFF_MAX_MS;
 
+/**
+ * Pods are typed as Kubernetes' Pod, but their containers, statuses and conditions are read
+ * through `rec`/`arr` as unstructured JSON: stage templates hand the runtime partial objects
+ * (a status a stage wrote, a container list it cut short), and the statuses built here go back
+ * into templates as plain values.
+ */
 type Json = Record<string, unknown>;
-
-export interface PodLike {
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    annotations?: Record<string, string>;
-    ownerReferences?: { kind?: string }[];
-    deletionTimestamp?: string;
-    deletionGracePeriodSeconds?: number;
-    [k: string]: unknown;
-  };
-  spec?: Json;
-  status?: Json;
-  [k: string]: unknown;
-}
 
 export interface ContainerBehaviour {
   name: string;
@@ -127,7 +118,7 @@ function probeDelayMs(probe: unknown): number | undefined {
   return (initial + (success - 1) * period) * 1000;
 }
 
-export function containerBehaviour(pod: PodLike, c: Json): ContainerBehaviour {
+export function containerBehaviour(pod: Pod, c: Json): ContainerBehaviour {
   const name = String(c.name ?? '');
   const ann = pod.metadata?.annotations ?? {};
   let runMs: number | undefined;
@@ -153,17 +144,17 @@ export function containerBehaviour(pod: PodLike, c: Json): ContainerBehaviour {
   };
 }
 
-export function podBehaviour(pod: PodLike): ContainerBehaviour[] {
+export function podBehaviour(pod: Pod): ContainerBehaviour[] {
   return arr(rec(pod.spec).containers).map((c) => containerBehaviour(pod, c));
 }
 
 /** Whether any container of the pod has a finite run (the pod carries a run hint). */
-export function hasRunHints(pod: PodLike): boolean {
+export function hasRunHints(pod: Pod): boolean {
   return podBehaviour(pod).some((b) => b.runMs !== undefined);
 }
 
 /** Whether the kubelet has anything timed to track for this pod (probes, runs). */
-export function isTimed(pod: PodLike): boolean {
+export function isTimed(pod: Pod): boolean {
   return podBehaviour(pod).some(
     (b) => b.runMs !== undefined || b.startupMs > 0 || b.readinessMs !== undefined,
   );
@@ -245,7 +236,7 @@ interface ContainerView {
   restarts: number;
 }
 
-function views(pod: PodLike): ContainerView[] {
+function views(pod: Pod): ContainerView[] {
   const statuses = new Map(arr(rec(pod.status).containerStatuses).map((s) => [String(s.name), s]));
   return podBehaviour(pod).map((b) => {
     const s = statuses.get(b.name) ?? {};
@@ -258,7 +249,7 @@ function scaled(ms: number, env: RuntimeEnv): number {
 }
 
 /** Due times of one container's next transitions, from its current status. */
-function dues(pod: PodLike, v: ContainerView, env: RuntimeEnv) {
+function dues(pod: Pod, v: ContainerView, env: RuntimeEnv) {
   const uid = String(pod.metadata?.uid ?? '');
   const state = rec(v.s.state);
   const out: { exit?: number; started?: number; ready?: number; restart?: number } = {};
@@ -278,7 +269,7 @@ function dues(pod: PodLike, v: ContainerView, env: RuntimeEnv) {
 }
 
 /** The earliest time a container of this running pod changes by itself; undefined if never. */
-export function nextContainerChange(pod: PodLike, env: RuntimeEnv): number | undefined {
+export function nextContainerChange(pod: Pod, env: RuntimeEnv): number | undefined {
   let min: number | undefined;
   for (const v of views(pod)) {
     const d = dues(pod, v, env);
@@ -292,7 +283,7 @@ export function nextContainerChange(pod: PodLike, env: RuntimeEnv): number | und
   return min;
 }
 
-function conditionsStale(pod: PodLike, now: number): boolean {
+function conditionsStale(pod: Pod, now: number): boolean {
   const statuses = arr(rec(pod.status).containerStatuses);
   if (statuses.length === 0) return false;
   const have = new Map(arr(rec(pod.status).conditions).map((c) => [String(c.type), c.status]));
@@ -325,12 +316,12 @@ export interface StatusChange {
   status: Json;
 }
 
-function podRef(pod: PodLike): string {
+function podRef(pod: Pod): string {
   const m = pod.metadata ?? {};
   return `${m.name}_${m.namespace}(${m.uid})`;
 }
 
-function readinessConditions(pod: PodLike, statuses: Json[], terminal: boolean, now: number): Json[] {
+function readinessConditions(pod: Pod, statuses: Json[], terminal: boolean, now: number): Json[] {
   const old = new Map(arr(rec(pod.status).conditions).map((c) => [String(c.type), c]));
   const stamp = formatRFC3339Nano(now);
   const cond = (type: string, ok: boolean, reason: string | undefined, message: string | undefined): Json => {
@@ -379,7 +370,7 @@ function readinessConditions(pod: PodLike, statuses: Json[], terminal: boolean, 
  * passing, containers exiting, restarting or backing off, and the phase that follows.
  * Undefined when nothing is due.
  */
-export function advanceContainers(pod: PodLike, env: RuntimeEnv): StatusChange | undefined {
+export function advanceContainers(pod: Pod, env: RuntimeEnv): StatusChange | undefined {
   const policy = String(rec(pod.spec).restartPolicy ?? 'Always');
   const now = env.now;
   const uid = String(pod.metadata?.uid ?? '');
@@ -461,7 +452,7 @@ export function advanceContainers(pod: PodLike, env: RuntimeEnv): StatusChange |
  * finite work (a run hint or a Job's pod) report 137, as a SIGKILLed process does; servers
  * stop cleanly on SIGTERM with 0. The phase follows: Succeeded if every exit is 0, else Failed.
  */
-export function stopAllContainers(pod: PodLike, mode: 'kill' | 'complete', env: RuntimeEnv): StatusChange {
+export function stopAllContainers(pod: Pod, mode: 'kill' | 'complete', env: RuntimeEnv): StatusChange {
   const now = env.now;
   const stamp = formatRFC3339Nano(now);
   const uid = String(pod.metadata?.uid ?? '');

@@ -22,13 +22,13 @@
  */
 
 import { readFileSync } from 'node:fs';
+import type { Pod } from '../../kube/builtin.ts';
 import type { FuncMap, Value } from './gotemplate/index.ts';
 import {
   type Anchors,
   advanceContainers,
   hasRunHints,
   nextContainerChange,
-  type PodLike,
   podBehaviour,
   stopAllContainers,
 } from './runtime.ts';
@@ -69,7 +69,7 @@ export interface HookContext {
 }
 
 /** Epoch ms when the stage is due for `obj`, or undefined when it does not apply now. */
-export type DueHook = (obj: PodLike, ctx: HookContext) => number | undefined;
+export type DueHook = (obj: Pod, ctx: HookContext) => number | undefined;
 
 const TERMINATION_CAP_MS = 1000;
 
@@ -91,11 +91,11 @@ export const TROUPE_FUNC_NAMES = ['UnreadyAtStart', 'AdvanceContainers', 'StopCo
 export function troupeFuncs(env: { now: number; timeScale: number; anchors: Anchors }): FuncMap {
   return {
     UnreadyAtStart: (pod: Value) =>
-      podBehaviour(pod as PodLike)
+      podBehaviour(pod as Pod)
         .filter((b) => b.readinessMs !== undefined || b.startupMs > 0)
         .map((b) => b.name),
-    AdvanceContainers: (pod: Value) => (advanceContainers(pod as PodLike, env)?.status ?? {}) as Value,
+    AdvanceContainers: (pod: Value) => (advanceContainers(pod as Pod, env)?.status ?? {}) as Value,
     StopContainers: (pod: Value, mode: Value) =>
-      stopAllContainers(pod as PodLike, mode === 'complete' ? 'complete' : 'kill', env).status as Value,
+      stopAllContainers(pod as Pod, mode === 'complete' ? 'complete' : 'kill', env).status as Value,
   };
 }

@@ -7,12 +7,14 @@
  * Only tainted nodes cost anything: each gets a pod watch filtered on spec.nodeName, which the
  * API server evaluates per event without decoding, so untainted clusters pay nothing.
  */
+
+import type { Taint, Toleration } from '../../kube/builtin.ts';
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import { type TaintLike, type TolerationLike, toleratesTaint } from '../scheduler/core/index.ts';
+import { toleratesTaint } from '../scheduler/core/index.ts';
 import type { EventRecorder } from '../scheduler/events.ts';
 import { nodeTaints } from './node-object.ts';
 
@@ -26,13 +28,13 @@ interface TrackedPod {
   namespace: string;
   name: string;
   uid: string;
-  tolerations: TolerationLike[];
+  tolerations: Toleration[];
   timer: TimerHandle | undefined;
   evicting: boolean;
 }
 
 interface TaintedNode {
-  taints: TaintLike[];
+  taints: Taint[];
   signature: string;
   stopWatch: () => void;
   pods: Map<string, TrackedPod>;
@@ -113,9 +115,9 @@ export class TaintEviction {
       tn.pods.delete(uid);
       return;
     }
-    const tolerations = (
-      (pod.spec as { tolerations?: TolerationLike[] } | undefined)?.tolerations ?? []
-    ).filter((t) => !t.effect || t.effect === 'NoExecute');
+    const tolerations = ((pod.spec as { tolerations?: Toleration[] } | undefined)?.tolerations ?? []).filter(
+      (t) => !t.effect || t.effect === 'NoExecute',
+    );
     let p = tn.pods.get(uid);
     if (!p) {
       p = {

@@ -13,6 +13,8 @@
  * Why one file: the shell's watches, queue and retry rules share one event-driven state; the
  * decisions themselves are in core/.
  */
+
+import type { Node, Pod } from '../../kube/builtin.ts';
 import { type Condition, setCondition } from '../../kube/conditions.ts';
 import { sameLabels } from '../../kube/labels.ts';
 import { type Clock, holdClock, realClock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
@@ -25,10 +27,8 @@ import {
   type FitError,
   MESSAGES_1_33,
   type MessageStyle,
-  type NodeLike,
   type OwnerKind,
   type PodEntry,
-  type PodLike,
   preparePod,
   type ScheduleOptions,
   type ScoringOptions,
@@ -280,7 +280,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   }
 
   function scheduleOne(qp: QueuedPod): void {
-    const pod = qp.pod as PodLike;
+    const pod = qp.pod as Pod;
     qp.requests ??= computePodRequests(pod);
     qp.prepared ??= preparePod(pod, qp.requests);
     // Coscheduling's PreFilter runs first (it is first in the plugin's profile): its
@@ -311,6 +311,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function unreserve(qp: QueuedPod, message: string, rejector?: string): void {
     const node = assumed.get(qp.uid);
     assumed.delete(qp.uid);
+    gangs?.unassumed(qp.uid);
     const e = state.getPod(qp.uid);
     if (e && e.nodeName === node) {
       state.removePod(qp.uid);
@@ -366,6 +367,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       // Forget the assumption unless the watch already saw the pod bound.
       if (assumed.get(qp.uid) === nodeName) {
         assumed.delete(qp.uid);
+        gangs?.unassumed(qp.uid);
         const e = state.getPod(qp.uid);
         if (e && e.nodeName === nodeName) {
           state.removePod(qp.uid);
@@ -558,7 +560,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const relabelled = cur !== undefined && !sameLabels(cur.labels, pod.metadata.labels ?? {});
     const terminating = pod.metadata.deletionTimestamp != null;
     const startedTerminating = cur !== undefined && terminating !== cur.terminating;
-    if (placed || relabelled || startedTerminating) state.addPod(pod as PodLike, nodeName, cur?.requests);
+    if (placed || relabelled || startedTerminating) state.addPod(pod as Pod, nodeName, cur?.requests);
     if (placed || relabelled || wasAssumed) requestMove(POD_CHANGED);
     else if (startedTerminating) requestMove(POD_TERMINATING);
   }
@@ -577,7 +579,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const prev = nodeSigs.get(name);
     nodeSigs.set(name, sig);
     if (!prev) {
-      state.upsertNode(node as unknown as NodeLike);
+      state.upsertNode(node as Node);
       requestMove('all');
       return;
     }
@@ -595,7 +597,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     }
     if (prev.unschedulable !== sig.unschedulable) plugins.add('NodeUnschedulable');
     if (plugins.size === 0) return;
-    state.upsertNode(node as unknown as NodeLike);
+    state.upsertNode(node as Node);
     requestMove(plugins);
   }
 

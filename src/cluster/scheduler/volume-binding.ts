@@ -6,6 +6,7 @@
  * goes out. Storage capacity tracking (CSIStorageCapacity) is not simulated.
  */
 
+import type { NodeSelectorTerm } from '../../kube/builtin.ts';
 import {
   bestVolumeForClaim,
   claimClass,
@@ -14,7 +15,7 @@ import {
 } from '../../kube/volumes.ts';
 import { recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import { compileTerm, type FilterStatus, type NodeSelectorTermLike } from './core/index.ts';
+import { compileTerm, type FilterStatus } from './core/index.ts';
 
 export const VOLUME_BINDING = 'VolumeBinding';
 export const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
@@ -167,7 +168,7 @@ export function volumeFilter(
 export function volumeAdmitsNode(pv: KubeObject, node: NodeView): boolean {
   const required = rec(rec(rec(pv.spec).nodeAffinity).required);
   if (!rec(pv.spec).nodeAffinity || !('nodeSelectorTerms' in required)) return true;
-  const terms = (required.nodeSelectorTerms as NodeSelectorTermLike[] | null) ?? [];
+  const terms = (required.nodeSelectorTerms as NodeSelectorTerm[] | null) ?? [];
   return terms.some((t) => compileTerm(t)(node.labels, node.name));
 }
 

@@ -18,7 +18,6 @@ import { jsonEqual } from '../../lib/json.ts';
 import { GVR, isNotFound } from '../client.ts';
 import { compileNodeAffinity } from '../scheduler/core/affinity.ts';
 import { toleratesTaint } from '../scheduler/core/taints.ts';
-import type { PodLike } from '../scheduler/core/types.ts';
 import { type ControllerContext, int, LoopController } from './context.ts';
 import { syncHistory } from './history.ts';
 import { claimCandidates, type Informer, type InformerEvent } from './informer.ts';
@@ -107,7 +106,7 @@ export type DaemonPredicate = (node: Node) => { shouldRun: boolean; shouldContin
 export function daemonPredicate(ds: DaemonSet): DaemonPredicate {
   const spec: PodSpec = structuredClone(ds.spec?.template?.spec ?? {});
   addDaemonTolerations(spec);
-  const matcher = compileNodeAffinity({ spec } as PodLike).required;
+  const matcher = compileNodeAffinity({ spec } as Pod).required;
   const tolerations = spec.tolerations ?? [];
   return (node) => {
     const name = node.metadata.name!;

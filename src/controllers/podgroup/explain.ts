@@ -7,6 +7,7 @@ import {
 } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { podProgress } from '../../kube/pod.ts';
 import { type CapabilityExplain, conditionLines } from '../capability.ts';
+import { xPodGroupExplainKind, xPodGroupLines } from './explain-x.ts';
 import { claimOf } from './membership.ts';
 
 const POD = { apiVersion: 'v1', kind: 'Pod' };
@@ -47,11 +48,12 @@ export const podGroupExplain: CapabilityExplain = {
         return lines.join('\n');
       },
     },
+    xPodGroupExplainKind,
   ],
   pod: {
     lines: async (r, pod) => {
       const group = claimOf(pod as PodObject).group;
-      if (!group) return [];
+      if (!group) return xPodGroupLines(r, pod);
       const namespace = pod.metadata.namespace ?? 'default';
       const pg = await r.get<PodGroup>(PODGROUP_KIND, group, namespace).catch(() => undefined);
       return [

@@ -1,12 +1,15 @@
 /**
  * The pod subresources kubectl streams or proxies through: exec and attach (WebSocket
- * v5.channel.k8s.io, the simulated shell), port-forward (refused with a reason),
+ * v5.channel.k8s.io, the simulated shell), port-forward (SPDY over WebSocket and plain SPDY, to
+ * KWOK PortForward targets),
  * ephemeralcontainers (`kubectl debug`), and pods/services/nodes proxy (`kubectl get --raw`,
  * `kubectl proxy`).
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -41,8 +44,11 @@ spec:
 `;
 
 /** Runs kubectl as a long-lived process (attach, proxy), collecting its output. */
-function spawnKubectl(c: TestCluster, args: string[]) {
-  const child = spawn('kubectl', ['--kubeconfig', c.kubeconfigPath, ...args], { stdio: 'pipe' });
+function spawnKubectl(c: TestCluster, args: string[], env: Record<string, string> = {}) {
+  const child = spawn('kubectl', ['--kubeconfig', c.kubeconfigPath, ...args], {
+    stdio: 'pipe',
+    env: { ...process.env, ...env },
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => {
     out.stdout += d.toString();
@@ -119,6 +125,11 @@ describe('pod streaming and proxy subresources', () => {
       /BadRequest.*you must specify at least 1 of stdin, stdout, stderr/,
     );
     assert.match(await raw('container=app&command=ls&stdout=true'), /BadRequest.*Upgrade request required/);
+    assert.match(
+      (await c.kubectlResult(['get', '--raw', '/api/v1/namespaces/default/pods/web/portforward?ports=80']))
+        .stderr,
+      /BadRequest.*Upgrade request required/,
+    );
     await c.kubectl([
       'run',
       'gated',
@@ -131,7 +142,7 @@ describe('pod streaming and proxy subresources', () => {
     );
   });
 
-  test('kubectl attach follows the container log; port-forward is refused with a reason', async () => {
+  test('kubectl attach follows the container log', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'troupe-attach-'));
     const log = join(dir, 'app.log');
     const attached = join(dir, 'attach.log');
@@ -178,9 +189,90 @@ spec:
       await attach.exited;
       await rm(dir, { recursive: true, force: true });
     }
-    const pf = await c.kubectlResult(['port-forward', 'pod/web', '18080:8080']);
-    assert.notEqual(pf.code, 0);
-    assert.match(pf.stderr, /port forwarding to pod web is not supported by the embedded cluster/);
+  });
+
+  test('kubectl and the Python client port-forward to the KWOK PortForward target; a port without one is refused', async () => {
+    const target = createServer((_req, res) => res.end('from the target\n'));
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const { port } = target.address() as AddressInfo;
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: PortForward
+metadata: {name: web, namespace: default}
+spec:
+  forwards:
+  - ports: [8080]
+    target: {address: 127.0.0.1, port: ${port}}
+`,
+    );
+    // The WebSocket tunnel (kubectl's default) and the plain SPDY upgrade it falls back to.
+    const forwards = [
+      spawnKubectl(c, ['port-forward', 'pod/web', ':8080']),
+      spawnKubectl(c, ['port-forward', 'pod/web', ':8080'], { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' }),
+    ];
+    const refused = spawnKubectl(c, ['port-forward', 'pod/web', ':9090']);
+    const localPort = async (pf: ReturnType<typeof spawnKubectl>) => {
+      await waitFor('kubectl listening', async () => /Forwarding from 127\.0\.0\.1:\d+/.test(pf.out.stdout));
+      return /Forwarding from 127\.0\.0\.1:(\d+)/.exec(pf.out.stdout)![1];
+    };
+    const answers: string[] = [];
+    let refusedOutcome = '';
+    let python: { body?: string; error?: string } = {};
+    try {
+      for (const pf of forwards)
+        answers.push(await (await fetch(`http://127.0.0.1:${await localPort(pf)}/`)).text());
+      const local = await localPort(refused);
+      await fetch(`http://127.0.0.1:${local}/`).catch(() => undefined);
+      await waitFor('kubectl reports the refusal', async () => /connection refused/.test(refused.out.stderr));
+      refusedOutcome = refused.out.stderr;
+      // The Python client speaks the older WebSocket channel protocol (v4.channel.k8s.io).
+      const { stdout } = await run(PYTHON, [PY_SCRIPT, 'portforward', c.kubeconfigPath, 'default'], {
+        timeout: 120_000,
+      });
+      python = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    } finally {
+      for (const pf of [...forwards, refused]) {
+        pf.child.kill();
+        await pf.exited;
+      }
+      await new Promise((resolve) => target.close(resolve));
+    }
+    assert.deepEqual(answers, ['from the target\n', 'from the target\n']);
+    // A channel-protocol request must name its ports (the kubelet's NewV4Options): 400s.
+    const rejected = (query: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { url, token, ca } = c.cluster.server;
+        const ws = new WebSocket(
+          `${url.replace('https', 'wss')}/api/v1/namespaces/default/pods/web/portforward${query}`,
+          ['v4.channel.k8s.io'],
+          { headers: { Authorization: `Bearer ${token}` }, ca },
+        );
+        ws.once('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => {
+            body += d.toString();
+          });
+          res.on('end', () => resolve(`${res.statusCode} ${JSON.parse(body).message}`));
+        });
+        ws.once('open', () => {
+          ws.close();
+          reject(new Error('upgraded'));
+        });
+        ws.once('error', reject);
+      });
+    assert.equal(await rejected(''), '400 query parameter "port" is required');
+    assert.equal(await rejected('?ports=0'), '400 port "0" must be > 0');
+    assert.equal(await rejected('?ports=80,http'), '400 unable to parse "80,http" as a port');
+    assert.equal(python.body, 'from the target\n');
+    assert.match(
+      python.error ?? '',
+      /error forwarding port 9090 to pod default\/web, uid [0-9a-f-]+: dial tcp4 127\.0\.0\.1:9090: connect: connection refused/,
+    );
+    assert.match(
+      refusedOutcome,
+      /an error occurred forwarding \d+ -> 9090: error forwarding port 9090 to pod default\/web, uid [0-9a-f-]+: dial tcp4 127\.0\.0\.1:9090: connect: connection refused/,
+    );
   });
 
   test('kubectl debug adds an ephemeral container the simulated kubelet starts', async () => {

@@ -6,10 +6,11 @@ import {
   backoffMs,
   containerBehaviour,
   nextContainerChange,
-  type PodLike,
   sleepDurationMs,
   stopAllContainers,
 } from '../../../src/cluster/kubelet/runtime.ts';
+import type { ContainerStatus, Pod } from '../../../src/kube/builtin.ts';
+import { pod as buildPod } from '../../support/objects.ts';
 
 const T0 = Date.parse('2026-05-01T10:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -20,15 +21,14 @@ function runningPod(opts: {
   restartPolicy?: string;
   status?: Record<string, unknown>;
   ownerKind?: string;
-}): PodLike {
-  return {
-    metadata: {
-      name: 'p',
-      namespace: 'ns',
-      uid: 'uid-1',
-      annotations: opts.annotations ?? {},
-      ownerReferences: opts.ownerKind ? [{ kind: opts.ownerKind }] : [],
-    },
+}): Pod {
+  return buildPod<Pod>('p', {
+    namespace: 'ns',
+    uid: 'uid-1',
+    annotations: opts.annotations ?? {},
+    ownerReferences: opts.ownerKind
+      ? [{ apiVersion: 'batch/v1', kind: opts.ownerKind, name: 'owner', uid: 'owner-uid' }]
+      : [],
     spec: {
       restartPolicy: opts.restartPolicy ?? 'Always',
       containers: [{ name: 'c', image: 'img', ...opts.container }],
@@ -53,7 +53,7 @@ function runningPod(opts: {
         },
       ],
     },
-  };
+  });
 }
 
 const env = (now: number, timeScale = 1) => ({ now, timeScale, anchors: new Anchors() });
@@ -95,16 +95,14 @@ describe('sleep commands', () => {
 
 describe('container behaviour', () => {
   test('annotations: pod-wide, per container, and exit codes', () => {
-    const pod: PodLike = {
-      metadata: {
-        annotations: {
-          'troupe.dev/run-duration': '30s',
-          'troupe.dev/exit-code': '4',
-          'troupe.dev/run-duration.sidecar': '1h',
-          'troupe.dev/exit-code.sidecar': '0',
-        },
+    const pod = buildPod<Pod>('p', {
+      annotations: {
+        'troupe.dev/run-duration': '30s',
+        'troupe.dev/exit-code': '4',
+        'troupe.dev/run-duration.sidecar': '1h',
+        'troupe.dev/exit-code.sidecar': '0',
       },
-    };
+    });
     assert.deepEqual(
       [containerBehaviour(pod, { name: 'main' }), containerBehaviour(pod, { name: 'sidecar' })].map((b) => [
         b.runMs,
@@ -118,23 +116,20 @@ describe('container behaviour', () => {
   });
 
   test('the annotation wins over a sleep command; a bad duration means no run hint', () => {
-    const pod = (d: string): PodLike => ({ metadata: { annotations: { 'troupe.dev/run-duration': d } } });
+    const pod = (d: string) => buildPod<Pod>('p', { annotations: { 'troupe.dev/run-duration': d } });
     assert.equal(containerBehaviour(pod('2s'), { name: 'c', command: ['sleep', '9'] }).runMs, 2000);
     assert.equal(containerBehaviour(pod('soon'), { name: 'c' }).runMs, undefined);
   });
 
   test('probe delays: initialDelaySeconds plus (successThreshold - 1) periods, startup first', () => {
-    const b = containerBehaviour(
-      {},
-      {
-        name: 'c',
-        readinessProbe: { initialDelaySeconds: 5, periodSeconds: 5, successThreshold: 2 },
-        startupProbe: { initialDelaySeconds: 3 },
-      },
-    );
+    const b = containerBehaviour(buildPod<Pod>('p'), {
+      name: 'c',
+      readinessProbe: { initialDelaySeconds: 5, periodSeconds: 5, successThreshold: 2 },
+      startupProbe: { initialDelaySeconds: 3 },
+    });
     assert.equal(b.readinessMs, 10_000);
     assert.equal(b.startupMs, 3000);
-    assert.equal(containerBehaviour({}, { name: 'c' }).readinessMs, undefined);
+    assert.equal(containerBehaviour(buildPod<Pod>('p'), { name: 'c' }).readinessMs, undefined);
   });
 
   test('crash-loop back-off: immediate, then 10 s doubling to 5 min; reset after a 10 min run', () => {
@@ -190,7 +185,10 @@ describe('advancing containers', () => {
     assert.equal(waiting.state.waiting?.reason, 'CrashLoopBackOff');
     assert.equal(waiting.restartCount, 1);
     assert.equal(s?.phase, undefined);
-    const backingOff = { ...again, status: { ...again.status, containerStatuses: [waiting] } };
+    const backingOff = {
+      ...again,
+      status: { ...again.status, containerStatuses: s?.containerStatuses as ContainerStatus[] },
+    };
     assert.equal(nextContainerChange(backingOff, e), T0 + 4000 + 10_000);
     const restarted = cs(advanceContainers(backingOff, { ...e, now: T0 + 14_000 })?.status);
     assert.equal(restarted.restartCount, 2);

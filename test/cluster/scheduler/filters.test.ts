@@ -7,10 +7,10 @@ import {
   filterNodeResourcesFit,
   filterNodeUnschedulable,
   filterTaintToleration,
-  type NodeSelectorTermLike,
   preparePod,
   runFilters,
 } from '../../../src/cluster/scheduler/core/index.ts';
+import type { NodeSelectorTerm } from '../../../src/kube/builtin.ts';
 import { node, pod } from './fixtures.ts';
 
 function nodeInfo(n: ReturnType<typeof node>) {
@@ -127,7 +127,7 @@ describe('TaintToleration', () => {
 
 describe('NodeAffinity', () => {
   const n = nodeInfo(node('n1', {}, { labels: { zone: 'a', gen: '5', disk: 'ssd' } }));
-  const required = (...terms: NodeSelectorTermLike[]) =>
+  const required = (...terms: NodeSelectorTerm[]) =>
     preparePod(
       pod(
         'p',

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
-import {
-  ClusterState,
-  type NodeLike,
-  type PodLike,
-  type ScheduleResult,
-  type TaintLike,
-  type TolerationLike,
-} from '../../../src/cluster/scheduler/core/index.ts';
+import { ClusterState, type ScheduleResult } from '../../../src/cluster/scheduler/core/index.ts';
+import type { Node, Pod, Taint, Toleration } from '../../../src/kube/builtin.ts';
 import { node as buildNode, pod as buildPod } from '../../support/objects.ts';
 
 export const ZONE = 'topology.kubernetes.io/zone';
@@ -14,9 +8,9 @@ export const ZONE = 'topology.kubernetes.io/zone';
 export function node(
   name: string,
   allocatable: Record<string, string>,
-  opts: { labels?: Record<string, string>; taints?: TaintLike[]; unschedulable?: boolean } = {},
-): NodeLike {
-  return buildNode<NodeLike>(name, {
+  opts: { labels?: Record<string, string>; taints?: Taint[]; unschedulable?: boolean } = {},
+): Node {
+  return buildNode<Node>(name, {
     labels: { 'kubernetes.io/hostname': name, ...opts.labels },
     ...(opts.taints ? { taints: opts.taints } : {}),
     ...(opts.unschedulable !== undefined ? { unschedulable: opts.unschedulable } : {}),
@@ -31,17 +25,17 @@ export function pod(
   requests: Record<string, string> = {},
   opts: {
     nodeName?: string;
-    tolerations?: TolerationLike[];
+    tolerations?: Toleration[];
     nodeSelector?: Record<string, string>;
-    affinity?: NonNullable<PodLike['spec']>['affinity'];
+    affinity?: NonNullable<Pod['spec']>['affinity'];
     priority?: number;
     preemptionPolicy?: string;
     limits?: Record<string, string>;
   } = {},
-): PodLike {
+): Pod {
   uid++;
   const { nodeName, limits, ...spec } = opts;
-  return buildPod<PodLike>(name, {
+  return buildPod<Pod>(name, {
     uid: `uid-${name}-${uid}`,
     ...(nodeName ? { node: nodeName } : {}),
     requests,
@@ -54,10 +48,10 @@ export function pod(
 export function labelled(
   name: string,
   labels: Record<string, string>,
-  spec: Partial<NonNullable<PodLike['spec']>> = {},
-  meta: Partial<NonNullable<PodLike['metadata']>> = {},
+  spec: Partial<NonNullable<Pod['spec']>> = {},
+  meta: Partial<NonNullable<Pod['metadata']>> = {},
   requests: Record<string, string> = {},
-): PodLike {
+): Pod {
   const p = pod(name, requests);
   return { ...p, metadata: { ...p.metadata, labels, ...meta }, spec: { ...p.spec, ...spec } };
 }

@@ -10,6 +10,7 @@ import {
   resourceGap,
   sameGangSpec,
 } from '../../../src/cluster/scheduler/gang/core.ts';
+import { GangMembers } from '../../../src/cluster/scheduler/gang/members.ts';
 import { nextXStatus } from '../../../src/cluster/scheduler/gang/podgroup-status.ts';
 import { nodeObj, podObj } from './harness.ts';
 
@@ -156,4 +157,38 @@ test('a PodGroup update counts for coscheduling only when what it reads changed'
   assert.ok(sameGangSpec(base, { ...base, minResources: { cpu: '2' } }));
   assert.ok(!sameGangSpec(base, { ...base, minMember: 3 }));
   assert.ok(!sameGangSpec(base, { ...base, minResources: { cpu: '3' } }));
+});
+
+test('gang members: assigned counts bound and assumed members, as the pods come and go', () => {
+  const m = new GangMembers();
+  const key = 'scheduling.x-k8s.io:ns/g';
+  const pod = (uid: string, group: string, extra: { nodeName?: string; phase?: string } = {}) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { uid, name: uid, namespace: 'ns', labels: { 'scheduling.x-k8s.io/pod-group': group } },
+    spec: { containers: [], ...(extra.nodeName ? { nodeName: extra.nodeName } : {}) },
+    status: { phase: extra.phase ?? 'Pending' },
+  });
+  m.observe('ADDED', pod('a', 'g'));
+  m.observe('ADDED', pod('b', 'g'));
+  assert.equal(m.assigned(key), 0);
+  m.setAssumed('a', true); // Permit
+  m.setAssumed('a', true);
+  assert.equal(m.assigned(key), 1);
+  m.observe('MODIFIED', pod('a', 'g', { nodeName: 'n1' })); // seen bound: still one
+  m.setAssumed('a', false); // a later forget of the assumption leaves it bound
+  assert.equal(m.assigned(key), 1);
+  m.setAssumed('b', true);
+  m.setAssumed('b', false); // unreserved
+  assert.equal(m.assigned(key), 1);
+  m.setAssumed('b', true);
+  m.observe('MODIFIED', pod('b', 'h')); // relabelled while assumed: counts in its new gang
+  assert.equal(m.assigned(key), 1);
+  assert.equal(m.assigned('scheduling.x-k8s.io:ns/h'), 1);
+  m.observe('MODIFIED', pod('a', 'g', { nodeName: 'n1', phase: 'Succeeded' })); // finished: no member
+  assert.equal(m.assigned(key), 0);
+  m.observe('DELETED', pod('b', 'h'));
+  assert.equal(m.assigned('scheduling.x-k8s.io:ns/h'), 0);
+  m.setAssumed('gone', true); // no member: ignored
+  assert.equal(m.count(key).total, 0);
 });

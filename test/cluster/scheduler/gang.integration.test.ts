@@ -237,6 +237,61 @@ spec:
     assert.deepEqual((await pods(env, ns)).filter(placed), [], 'held members are never bound');
   });
 
+  test('troupe explain says why a scheduler-plugins gang waits: too few pods, the verdicts on its members', async () => {
+    const ns = await env.namespace('xexplain');
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      group('w', '{minMember: 3, scheduleTimeoutSeconds: 30}') + member('w', 'w-0') + member('w', 'w-1'),
+    );
+    await waitFor('the verdicts and the Pending phase', async () => {
+      const o = await env.kubectl(['describe', 'pods', '-n', ns]);
+      const phase = await env.kubectl([
+        'get',
+        'podgroups.scheduling.x-k8s.io',
+        'w',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={.status.phase}',
+      ]);
+      return (o.match(/cannot find enough sibling pods/g) ?? []).length >= 2 && phase === 'Pending';
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'xexplain-'));
+    writeFileSync(join(dir, 'kubeconfig'), env.kubeconfig, { mode: 0o600 });
+    const explain = (what: string) =>
+      troupe(['explain', what, '-n', ns, '--kubeconfig', join(dir, 'kubeconfig')]).catch(
+        (e: Error) => e.message,
+      );
+    const [group_, pod, missing] = await Promise.all([
+      explain('podgroups.scheduling.x-k8s.io/w'),
+      explain('pod/w-1'),
+      explain('podgroups.scheduling.x-k8s.io/nope'),
+    ]);
+    rmSync(dir, { recursive: true, force: true });
+    const verdict = (p: string) =>
+      `    the scheduler, on 1 member: 0/2 nodes are available: pre-filter pod ${p} cannot find enough sibling pods, current pods number: 2, minMember of group: 3.`;
+    assert.ok(
+      group_.startsWith(
+        [
+          `PodGroup ${ns}/w (scheduling.x-k8s.io): Pending`,
+          '  needs 3 members running; 0 running, 0 succeeded, 0 failed',
+          '  scheduleTimeoutSeconds 30',
+          '  Waiting:',
+          `    1 more member pod needed: 2 of minMember 3 exist (pods labelled scheduling.x-k8s.io/pod-group=w)`,
+          verdict('w-0'),
+        ].join('\n'),
+      ),
+      group_,
+    );
+    assert.ok(group_.includes(verdict('w-1')), group_);
+    assert.match(
+      group_,
+      /\n {2}Members \(2\):\n {4}w-0: Pending: not scheduled \(Unschedulable: .*\n {4}w-1: /,
+    );
+    assert.match(pod, new RegExp(`^PodGroup ${ns}/w \\(scheduling.x-k8s.io\\): Pending, 0/3 running$`, 'm'));
+    assert.match(missing, new RegExp(`PodGroup ${ns}/nope not found`));
+  });
+
   test('a pod naming a PodGroup that does not exist is not bound until the PodGroup comes', async () => {
     const ns = await env.namespace('missing');
     await env.kubectl(['apply', '-n', ns, '-f', '-'], member('late', 'late-0'));
@@ -389,12 +444,27 @@ describe('preemption and gang quorum', () => {
   });
 });
 
-test('troupe cluster --gang-scheduling runs the scheduler with coscheduling', async () => {
+test('troupe cluster --gang-scheduling runs the scheduler with coscheduling, with the plugin args as flags', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gang-cli-'));
   const kubeconfig = join(dir, 'kubeconfig');
   const child = spawn(
     process.execPath,
-    [MAIN, 'cluster', '--port', '0', '--ephemeral', '--data-dir', dir, '--gang-scheduling', '--nodes', '1'],
+    [
+      MAIN,
+      'cluster',
+      '--port',
+      '0',
+      '--ephemeral',
+      '--data-dir',
+      dir,
+      '--gang-scheduling',
+      '--nodes',
+      '1',
+      '--permit-waiting-time-seconds',
+      '1',
+      '--pod-group-backoff-seconds',
+      '600',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -419,6 +489,30 @@ test('troupe cluster --gang-scheduling runs the scheduler with coscheduling', as
         'pre-filter pod alone cannot find enough sibling pods, current pods number: 1, minMember of group: 2',
       ),
     );
+    const pod = (name: string, group: string, extra = '') =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, namespace: default, labels: {scheduling.x-k8s.io/pod-group: ${group}}}\nspec: {${extra}containers: [{name: c, image: fake-image, resources: {requests: {cpu: '20'}}}]}\n`;
+    const group = (name: string) =>
+      `---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: ${name}, namespace: default}\nspec: {minMember: 2}\n`;
+    // --permit-waiting-time-seconds: a member placed while its sibling belongs to another
+    // scheduler is released after 1 s (the PodGroup sets no scheduleTimeoutSeconds).
+    await kubectl(
+      ['apply', '-f', '-'],
+      group('slow') + pod('slow-0', 'slow') + pod('slow-1', 'slow', 'schedulerName: elsewhere, '),
+    );
+    await waitFor('the permit timeout', async () =>
+      (await kubectl(['describe', 'pod', 'slow-0'])).includes('rejected due to timeout after waiting 1s'),
+    );
+    await kubectl(['delete', 'pod', 'slow-0', 'slow-1', '--wait=false']);
+    // --pod-group-backoff-seconds: two members of 20 CPUs on one 32-CPU node reject their gang,
+    // which then backs off; a pod added retries the members, which the backoff turns away.
+    await kubectl(['apply', '-f', '-'], group('big') + pod('big-0', 'big') + pod('big-1', 'big'));
+    await waitFor('the gang rejected', async () =>
+      (await kubectl(['describe', 'pod', 'big-0', 'big-1'])).includes('1/2 pods of big could not be placed'),
+    );
+    await kubectl(['run', 'nudge', '--image=fake-image']);
+    await waitFor('the backoff verdict', async () =>
+      (await kubectl(['describe', 'pod', 'big-0', 'big-1'])).includes('podGroup default/big failed recently'),
+    );
   } finally {
     // A child that failed to start has exited already: waiting for its exit would hang.
     if (child.exitCode === null && child.signalCode === null) {
@@ -428,4 +522,20 @@ test('troupe cluster --gang-scheduling runs the scheduler with coscheduling', as
     }
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("the plugin args' flags: a bad value, or coscheduling off, is named with the fix", async () => {
+  const run = (...args: string[]) =>
+    troupe(['cluster', '--ephemeral', '--port', '0', ...args]).then(
+      () => assert.fail(`troupe cluster ${args.join(' ')} started`),
+      (err: Error) => err.message,
+    );
+  assert.match(
+    await run('--gang-scheduling', '--permit-waiting-time-seconds=-1'),
+    /--permit-waiting-time-seconds <s>' argument '-1' is invalid\. "-1" is not a non-negative integer\./,
+  );
+  assert.match(
+    await run('--pod-group-backoff-seconds', '10'),
+    /--pod-group-backoff-seconds sets coscheduling, which is off: add --gang-scheduling/,
+  );
 });

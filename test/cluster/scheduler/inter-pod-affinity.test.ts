@@ -8,13 +8,13 @@ import {
   filterInterPodAffinity,
   interPodAffinityScores,
   interPodPreFilter,
-  type PodLike,
   preparePod,
   schedulePod,
 } from '../../../src/cluster/scheduler/core/index.ts';
+import type { Pod } from '../../../src/kube/builtin.ts';
 import { message, node, labelled as withLabels, ZONE, zones } from './fixtures.ts';
 
-type Spec = NonNullable<PodLike['spec']>;
+type Spec = NonNullable<Pod['spec']>;
 type Affinity = NonNullable<Spec['affinity']>;
 type Term = NonNullable<
   NonNullable<Affinity['podAffinity']>['requiredDuringSchedulingIgnoredDuringExecution']
@@ -27,7 +27,7 @@ function labelled(
   labels: Record<string, string>,
   affinity?: Affinity,
   opts: { namespace?: string; priority?: number; requests?: Record<string, string> } = {},
-): PodLike {
+): Pod {
   const meta = opts.namespace ? { namespace: opts.namespace } : {};
   return withLabels(name, labels, { affinity, priority: opts.priority }, meta, opts.requests);
 }
@@ -43,7 +43,7 @@ const requireApart = (...terms: Term[]): Affinity => ({
   podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: terms },
 });
 
-function verdicts(s: ClusterState, p: PodLike): Record<string, string> {
+function verdicts(s: ClusterState, p: Pod): Record<string, string> {
   const st = interPodPreFilter(s, preparePod(p));
   const out: Record<string, string> = {};
   for (const ni of s.nodes) out[ni.name] = (st && filterInterPodAffinity(st, ni)?.reasons[0]) ?? 'ok';
@@ -223,7 +223,7 @@ describe('InterPodAffinity filter', () => {
 });
 
 describe('InterPodAffinity score', () => {
-  function scores(p: PodLike, setup: (s: ClusterState) => void): number[] | undefined {
+  function scores(p: Pod, setup: (s: ClusterState) => void): number[] | undefined {
     const s = new ClusterState();
     s.upsertNode(node('n1', { cpu: '8' }, { labels: { [ZONE]: 'a' } }));
     s.upsertNode(node('n3', { cpu: '8' }, { labels: { [ZONE]: 'b' } }));

@@ -6,6 +6,8 @@ import {
   quantityMilliValue,
   quantityValue,
 } from '../../../src/cluster/scheduler/core/index.ts';
+import type { Pod } from '../../../src/kube/builtin.ts';
+import { pod } from '../../support/objects.ts';
 
 describe('quantities', () => {
   test('decimal, binary and exponent suffixes', () => {
@@ -37,56 +39,66 @@ describe('quantities', () => {
 
 describe('effective pod requests', () => {
   test('sums app containers and takes limits for missing requests', () => {
-    const r = computePodRequests({
-      spec: {
-        containers: [
-          { resources: { requests: { cpu: '250m', memory: '64Mi' } } },
-          { resources: { limits: { cpu: '1', 'nvidia.com/gpu': '2' } } },
-        ],
-      },
-    });
+    const r = computePodRequests(
+      pod<Pod>('p', {
+        spec: {
+          containers: [
+            { resources: { requests: { cpu: '250m', memory: '64Mi' } } },
+            { resources: { limits: { cpu: '1', 'nvidia.com/gpu': '2' } } },
+          ],
+        },
+      }),
+    );
     assert.equal(r.requests.milliCPU, 1250);
     assert.equal(r.requests.memory, 64 * 1024 ** 2);
     assert.equal(r.requests.scalar?.get('nvidia.com/gpu'), 2);
   });
 
   test('an init container larger than the app containers sets the request', () => {
-    const r = computePodRequests({
-      spec: {
-        initContainers: [{ resources: { requests: { cpu: '2' } } }],
-        containers: [{ resources: { requests: { cpu: '500m' } } }],
-      },
-    });
+    const r = computePodRequests(
+      pod<Pod>('p', {
+        spec: {
+          initContainers: [{ resources: { requests: { cpu: '2' } } }],
+          containers: [{ resources: { requests: { cpu: '500m' } } }],
+        },
+      }),
+    );
     assert.equal(r.requests.milliCPU, 2000);
   });
 
   test('sidecars add to later init steps and to the app containers', () => {
-    const r = computePodRequests({
-      spec: {
-        initContainers: [
-          { restartPolicy: 'Always', resources: { requests: { cpu: '300m' } } },
-          { resources: { requests: { cpu: '1' } } },
-        ],
-        containers: [{ resources: { requests: { cpu: '500m' } } }],
-      },
-    });
+    const r = computePodRequests(
+      pod<Pod>('p', {
+        spec: {
+          initContainers: [
+            { restartPolicy: 'Always', resources: { requests: { cpu: '300m' } } },
+            { resources: { requests: { cpu: '1' } } },
+          ],
+          containers: [{ resources: { requests: { cpu: '500m' } } }],
+        },
+      }),
+    );
     // init step: 300m sidecar + 1 = 1300m; running: 500m + 300m = 800m.
     assert.equal(r.requests.milliCPU, 1300);
   });
 
   test('overhead is added on top', () => {
-    const r = computePodRequests({
-      spec: {
-        overhead: { cpu: '100m', memory: '10Mi' },
-        containers: [{ resources: { requests: { cpu: '1' } } }],
-      },
-    });
+    const r = computePodRequests(
+      pod<Pod>('p', {
+        spec: {
+          overhead: { cpu: '100m', memory: '10Mi' },
+          containers: [{ resources: { requests: { cpu: '1' } } }],
+        },
+      }),
+    );
     assert.equal(r.requests.milliCPU, 1100);
     assert.equal(r.requests.memory, 10 * 1024 ** 2);
   });
 
   test('non-zero requests default each container to 100m and 200Mi for scoring only', () => {
-    const r = computePodRequests({ spec: { containers: [{}, { resources: { requests: { cpu: '1' } } }] } });
+    const r = computePodRequests(
+      pod<Pod>('p', { spec: { containers: [{}, { resources: { requests: { cpu: '1' } } }] } }),
+    );
     assert.equal(r.requests.milliCPU, 1000);
     assert.equal(r.requests.memory, 0);
     assert.equal(r.nonZeroMilliCPU, 1100);

@@ -5,15 +5,15 @@ import {
   ERR_REASON_SPREAD,
   ERR_REASON_SPREAD_MISSING_LABEL,
   filterTopologySpread,
-  type PodLike,
   preparePod,
   schedulePod,
   spreadPreFilter,
   topologySpreadScores,
 } from '../../../src/cluster/scheduler/core/index.ts';
+import type { Pod } from '../../../src/kube/builtin.ts';
 import { labelled, message, node, pod, ZONE, zones } from './fixtures.ts';
 
-type Spec = NonNullable<PodLike['spec']>;
+type Spec = NonNullable<Pod['spec']>;
 type Constraint = NonNullable<Spec['topologySpreadConstraints']>[number];
 
 function zoneSpread(extra: Partial<Constraint> = {}): Constraint {
@@ -26,12 +26,12 @@ function zoneSpread(extra: Partial<Constraint> = {}): Constraint {
   };
 }
 
-function web(name: string, extra: Record<string, string> = {}): PodLike {
+function web(name: string, extra: Record<string, string> = {}): Pod {
   return labelled(name, { app: 'web', ...extra });
 }
 
 /** Filter verdict per node: the reason, or 'ok'. */
-function verdicts(s: ClusterState, p: PodLike): Record<string, string> {
+function verdicts(s: ClusterState, p: Pod): Record<string, string> {
   const st = spreadPreFilter(s, preparePod(p));
   assert.ok(st, 'the pod has DoNotSchedule constraints');
   const out: Record<string, string> = {};
@@ -210,7 +210,7 @@ describe('PodTopologySpread filter', () => {
 
 describe('PodTopologySpread score', () => {
   /** n1 and n2 in zone a, n3 in zone b; two web pods on n1. */
-  function scored(p: PodLike, setup?: (s: ClusterState) => void): number[] | undefined {
+  function scored(p: Pod, setup?: (s: ClusterState) => void): number[] | undefined {
     const s = new ClusterState();
     s.upsertNode(node('n1', { cpu: '8' }, { labels: { [ZONE]: 'a' } }));
     s.upsertNode(node('n2', { cpu: '8' }, { labels: { [ZONE]: 'a' } }));
@@ -246,7 +246,11 @@ describe('PodTopologySpread score', () => {
       'p',
       { app: 'web' },
       {},
-      { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', controller: true }] },
+      {
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs-uid', controller: true },
+        ],
+      },
     );
     // Unknown owner: no selector, no default constraints.
     assert.equal(scored(owned), undefined);

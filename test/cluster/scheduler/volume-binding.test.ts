@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
-import { ClusterState, type NodeLike, schedulePod } from '../../../src/cluster/scheduler/core/index.ts';
+import { ClusterState, schedulePod } from '../../../src/cluster/scheduler/core/index.ts';
 import {
   ERR_REASON_BIND_CONFLICT,
   ERR_REASON_NODE_CONFLICT,
@@ -16,6 +16,8 @@ import {
   volumeFilter,
   volumePreFilter,
 } from '../../../src/cluster/scheduler/volume-binding.ts';
+import type { Node, Pod } from '../../../src/kube/builtin.ts';
+import { node as buildNode, pod as buildPod } from '../../support/objects.ts';
 
 function lookup(objs: { claims?: KubeObject[]; pvs?: KubeObject[]; classes?: KubeObject[] }): VolumeLookup {
   return {
@@ -203,10 +205,8 @@ describe('VolumeBinding Filter', () => {
 });
 
 describe('VolumeBinding in schedulePod', () => {
-  const node = (name: string): NodeLike => ({
-    metadata: { name, labels: {} },
-    status: { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } },
-  });
+  const node = (name: string) =>
+    buildNode<Node>(name, { allocatable: { cpu: '4', memory: '8Gi', pods: '110' } });
 
   test("a PreFilter rejection is the message, and preemption isn't helpful on any node", () => {
     const state = new ClusterState();
@@ -216,11 +216,7 @@ describe('VolumeBinding in schedulePod', () => {
       plugin: 'VolumeBinding',
       reasons: ['persistentvolumeclaim "x" not found'],
     };
-    const r = schedulePod(
-      state,
-      { metadata: { name: 'p', uid: 'p' }, spec: {} },
-      { extra: { preFilterReject: st } },
-    );
+    const r = schedulePod(state, buildPod<Pod>('p', { uid: 'p' }), { extra: { preFilterReject: st } });
     assert.equal(r.status, 'Unschedulable');
     if (r.status !== 'Unschedulable') return;
     assert.equal(
@@ -237,7 +233,7 @@ describe('VolumeBinding in schedulePod', () => {
       plugin: 'VolumeBinding',
       reasons: [ERR_REASON_BIND_CONFLICT],
     });
-    const r = schedulePod(state, { metadata: { name: 'p', uid: 'p' }, spec: {} }, { extra: { filter } });
+    const r = schedulePod(state, buildPod<Pod>('p', { uid: 'p' }), { extra: { filter } });
     assert.equal(r.status, 'Unschedulable');
     if (r.status !== 'Unschedulable') return;
     assert.match(

@@ -35,6 +35,7 @@ import { AGGREGATED_V2_TYPE, AGGREGATED_V2BETA1_TYPE, type Discovery } from './d
 import { holdUntilDurable, shows } from './durable-response.ts';
 import { serveOpenAPIV2 } from './openapi-v2.ts';
 import type { PodLogs } from './pod-log-token.ts';
+import type { PodPortForward } from './portforward.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
 import { parsePath, type ResourcePath } from './router.ts';
@@ -77,6 +78,8 @@ export interface HandlerDeps {
   podLogs?: PodLogs;
   /** Commands run by pods/exec (the simulated kubelet's); without it exec reports an error. */
   podExec?: PodExec;
+  /** Where pods/portforward connects a pod's port (the simulated kubelet's); nowhere without it. */
+  podPortForward?: PodPortForward;
 }
 
 /**
@@ -85,6 +88,7 @@ export interface HandlerDeps {
  */
 const requestHolds = new WeakMap<ServerResponse, () => void>();
 
+/** Numbers the watch streams whose events a shared virtual clock counts (keys unique in the process). */
 let watches = 0;
 
 /** What a subresource handler gets: the request, its parsed path and the caller. */

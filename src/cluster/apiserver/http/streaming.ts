@@ -1,5 +1,5 @@
 /**
- * pods/exec, pods/attach and pods/portforward: the streaming subresources. kube-apiserver
+ * pods/exec and pods/attach (pods/portforward is portforward.ts): the streaming subresources. kube-apiserver
  * checks the request (the pod, its container chosen as `streamLocation` in
  * pkg/registry/core/pod/strategy.go does, a node assigned) and hands the connection to the
  * kubelet; kubectl 1.32 asks for a WebSocket with the `v5.channel.k8s.io` subprotocol (and falls
@@ -8,8 +8,8 @@
  * client-go/tools/remotecommand/websocket.go: every binary message starts with its stream's id
  * (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize; v5 adds 255 + id to close a stream), the
  * error stream carries the final metav1.Status (`NonZeroExitCode` with an `ExitCode` cause), and
- * a normal close ends every stream. SPDY is not served: a client that can only speak it gets a
- * 400 naming the protocols that are.
+ * a normal close ends every stream. SPDY is not served for exec/attach: a client that can only
+ * speak it gets a 400 naming the protocols that are.
  *
  * The WebSocket framing comes from `ws` (the library client-node uses); the channel protocol
  * on top is this file's.
@@ -51,6 +51,10 @@ const upgradeHeads = new WeakMap<IncomingMessage, Buffer>();
 
 export function rememberUpgradeHead(req: IncomingMessage, head: Buffer): void {
   upgradeHeads.set(req, head);
+}
+
+export function upgradeHead(req: IncomingMessage): Buffer {
+  return upgradeHeads.get(req) ?? Buffer.alloc(0);
 }
 
 const wss = new WebSocketServer({
@@ -124,9 +128,7 @@ function upgrade(c: SubresourceContext, run: (ws: WebSocket, protocol: string) =
       `unable to upgrade: none of the offered protocols [${offered.join(' ')}] is served (${PROTOCOLS.join(', ')})`,
     );
   // From here the socket is the WebSocket's: the response object is never written.
-  wss.handleUpgrade(req, req.socket as Duplex, upgradeHeads.get(req) ?? Buffer.alloc(0), (ws) =>
-    run(ws, ws.protocol),
-  );
+  wss.handleUpgrade(req, req.socket as Duplex, upgradeHead(req), (ws) => run(ws, ws.protocol));
 }
 
 /** One channel-protocol session over an upgraded WebSocket. */
@@ -291,21 +293,4 @@ export async function servePodAttach(c: SubresourceContext): Promise<void> {
     }, ATTACH_POLL_MS);
     s.abort.signal.addEventListener('abort', () => clearInterval(timer));
   });
-}
-
-/**
- * GET/POST pods/<name>/portforward: the simulated pods listen on nothing, and kubectl's
- * port-forward protocol is SPDY (tunnelled in a WebSocket since 1.31), which is not served; the
- * request is checked as kube-apiserver checks it and then refused with that reason.
- */
-export async function servePodPortForward(c: SubresourceContext): Promise<void> {
-  const { deps, p, method } = c;
-  if (method !== 'GET' && method !== 'POST')
-    throw errors.methodNotAllowed(method.toLowerCase(), { group: '', resource: 'pods/portforward' });
-  const pod = deps.api.get(p.rt, p.namespace ?? '', p.name!);
-  if (!str(recordOf(pod.spec).nodeName))
-    throw errors.badRequest(`pod ${pod.metadata.name} does not have a host assigned`);
-  throw errors.badRequest(
-    `port forwarding to pod ${pod.metadata.name} is not supported by the embedded cluster: its simulated containers listen on no port`,
-  );
 }

@@ -21,9 +21,10 @@ import {
   writeOptions,
 } from './handler.ts';
 import { servePodLog, serveTokenRequest } from './pod-log-token.ts';
+import { servePodPortForward } from './portforward.ts';
 import { serveProxy } from './proxy.ts';
 import { queryBool } from './query.ts';
-import { servePodAttach, servePodExec, servePodPortForward } from './streaming.ts';
+import { servePodAttach, servePodExec } from './streaming.ts';
 
 type SubHandler = (c: SubresourceContext) => Promise<void>;
 

@@ -24,6 +24,19 @@ type Resolve = (name: string) => JSONSchema | undefined;
  * Reports whether a `$ref` was followed: every ref leads into the built-in (Go-typed) schemas.
  */
 function deref(schema: JSONSchema, resolve: Resolve): { schema: JSONSchema; viaRef: boolean } {
+  // Schemas are immutable once loaded and always resolved against the built-in ones (as
+  // declaredProperties assumes): each node is followed once, not once per write.
+  let known = derefCache.get(schema);
+  if (!known) {
+    known = follow(schema, resolve);
+    derefCache.set(schema, known);
+  }
+  return known;
+}
+
+const derefCache = new WeakMap<JSONSchema, { schema: JSONSchema; viaRef: boolean }>();
+
+function follow(schema: JSONSchema, resolve: Resolve): { schema: JSONSchema; viaRef: boolean } {
   let current = schema;
   let viaRef = false;
   for (let hops = 0; hops < 32; hops++) {

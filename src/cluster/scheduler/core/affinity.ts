@@ -3,7 +3,7 @@
  * into closures, so filtering a thousand nodes does no parsing.
  */
 
-import type { NodeSelectorRequirementLike, NodeSelectorTermLike, PodLike } from './types.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, Pod } from '../../../kube/builtin.ts';
 
 export type NodeMatcher = (labels: Record<string, string>, name: string) => boolean;
 
@@ -15,7 +15,7 @@ function parseIntStrict(s: string | undefined): number | undefined {
   return Number(s);
 }
 
-function compileLabelRequirement(r: NodeSelectorRequirementLike): NodeMatcher | undefined {
+function compileLabelRequirement(r: NodeSelectorRequirement): NodeMatcher | undefined {
   const key = r.key;
   const values = r.values ?? [];
   switch (r.operator) {
@@ -55,7 +55,7 @@ function compileLabelRequirement(r: NodeSelectorRequirementLike): NodeMatcher | 
   }
 }
 
-function compileFieldRequirement(r: NodeSelectorRequirementLike): NodeMatcher | undefined {
+function compileFieldRequirement(r: NodeSelectorRequirement): NodeMatcher | undefined {
   // Only metadata.name is a supported node field; anything else fails validation upstream.
   if (r.key !== 'metadata.name') return undefined;
   const values = r.values ?? [];
@@ -70,7 +70,7 @@ function compileFieldRequirement(r: NodeSelectorRequirementLike): NodeMatcher | 
  * One term: its requirements ANDed. An empty term matches nothing, and a term that cannot be
  * parsed matches nothing while the other terms keep working (upstream's lazy-error selector).
  */
-export function compileTerm(term: NodeSelectorTermLike): NodeMatcher {
+export function compileTerm(term: NodeSelectorTerm): NodeMatcher {
   const exprs = term.matchExpressions ?? [];
   const fields = term.matchFields ?? [];
   if (exprs.length === 0 && fields.length === 0) return NEVER;
@@ -104,7 +104,7 @@ export interface CompiledNodeAffinity {
   preferred: { weight: number; match: NodeMatcher }[];
 }
 
-export function compileNodeAffinity(pod: PodLike): CompiledNodeAffinity {
+export function compileNodeAffinity(pod: Pod): CompiledNodeAffinity {
   const spec = pod.spec ?? {};
   const parts: NodeMatcher[] = [];
   const sel = spec.nodeSelector;
@@ -142,7 +142,7 @@ export function compileNodeAffinity(pod: PodLike): CompiledNodeAffinity {
   return { required, nodeNames, preferred };
 }
 
-function pinnedNodeNames(terms: NodeSelectorTermLike[]): Set<string> | undefined {
+function pinnedNodeNames(terms: NodeSelectorTerm[]): Set<string> | undefined {
   if (terms.length === 0) return undefined;
   let union: Set<string> | undefined;
   for (const t of terms) {

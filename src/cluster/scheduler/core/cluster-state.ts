@@ -7,11 +7,11 @@
  * index, not found by walking every pod.
  */
 
+import type { Node, Pod, Taint } from '../../../kube/builtin.ts';
 import { ExistingPodTerms } from './existing-pod-terms.ts';
 import { compilePodAffinityTerms, type PodAffinityTerms } from './pod-affinity-terms.ts';
 import { PodLabelIndex } from './pod-label-index.ts';
 import { computePodRequests, type PodRequests, resourcesFromList } from './requests.ts';
-import type { NodeLike, PodLike, TaintLike } from './types.ts';
 import { WorkloadSelectors } from './workload-selectors.ts';
 
 export interface PodEntry {
@@ -34,13 +34,13 @@ export interface PodEntry {
 export class NodeInfo {
   readonly name: string;
   /** Undefined while only pods reference this node (the node was deleted or not seen yet). */
-  node: NodeLike | undefined;
+  node: Node | undefined;
   labels: Record<string, string> = {};
   unschedulable = false;
-  taints: TaintLike[] = [];
+  taints: Taint[] = [];
   /** NoSchedule/NoExecute taints only: the ones filtering looks at. */
-  scheduleTaints: TaintLike[] = [];
-  preferNoScheduleTaints: TaintLike[] = [];
+  scheduleTaints: Taint[] = [];
+  preferNoScheduleTaints: Taint[] = [];
 
   allocMilliCPU = 0;
   allocMemory = 0;
@@ -67,7 +67,7 @@ export class NodeInfo {
     return this.pods.size;
   }
 
-  setNode(node: NodeLike): void {
+  setNode(node: Node): void {
     this.node = node;
     this.labels = node.metadata.labels ?? {};
     this.unschedulable = node.spec?.unschedulable === true;
@@ -107,17 +107,17 @@ export class NodeInfo {
   }
 }
 
-function podKey(pod: PodLike): string {
+function podKey(pod: Pod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
-function podStartTime(pod: PodLike): number {
+function podStartTime(pod: Pod): number {
   const t = pod.status?.startTime ?? pod.metadata?.creationTimestamp;
   const ms = t ? Date.parse(t) : Number.NaN;
   return Number.isFinite(ms) ? ms : 0;
 }
 
-export function podEntry(pod: PodLike, nodeName: string, requests?: PodRequests): PodEntry {
+export function podEntry(pod: Pod, nodeName: string, requests?: PodRequests): PodEntry {
   const uid = pod.metadata?.uid ?? podKey(pod);
   return {
     uid,
@@ -159,8 +159,8 @@ export class ClusterState {
     return this.podIndex.size;
   }
 
-  upsertNode(node: NodeLike): NodeInfo {
-    const name = node.metadata.name;
+  upsertNode(node: Node): NodeInfo {
+    const name = node.metadata.name ?? '';
     let ni = this.byName.get(name);
     if (!ni) {
       ni = new NodeInfo(name);
@@ -187,7 +187,7 @@ export class ClusterState {
    * caller has just chosen a node for (kube-scheduler's "assume"). Re-adding a known uid
    * replaces the old entry, so updates are remove+add.
    */
-  addPod(pod: PodLike, nodeName = pod.spec?.nodeName ?? '', requests?: PodRequests): PodEntry {
+  addPod(pod: Pod, nodeName = pod.spec?.nodeName ?? '', requests?: PodRequests): PodEntry {
     return this.addEntry(podEntry(pod, nodeName, requests));
   }
 

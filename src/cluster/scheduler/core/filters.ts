@@ -5,6 +5,8 @@
  * for the cycle; they live in spread-filter.ts and inter-pod-filter.ts.
  */
 
+import type { Pod, Toleration } from '../../../kube/builtin.ts';
+import type { OwnerReference } from '../../../kube/object.ts';
 import { type CompiledNodeAffinity, compileNodeAffinity } from './affinity.ts';
 import type { NodeInfo, PodEntry } from './cluster-state.ts';
 import { filterInterPodAffinity, type InterPodFilterState, updateInterPodState } from './inter-pod-filter.ts';
@@ -13,7 +15,6 @@ import { computePodRequests, type PodRequests } from './requests.ts';
 import { compileSpreadConstraints, type PodSpreadConstraints } from './spread-constraints.ts';
 import { filterTopologySpread, type SpreadFilterState, updateSpreadState } from './spread-filter.ts';
 import { firstUntoleratedTaint, tolerationsTolerate, UNSCHEDULABLE_TAINT } from './taints.ts';
-import type { OwnerReferenceLike, PodLike, TolerationLike } from './types.ts';
 
 export type StatusCode = 'Unschedulable' | 'UnschedulableAndUnresolvable';
 
@@ -32,14 +33,14 @@ export const ERR_REASON_TAINT_GENERIC = 'node(s) had untolerated taint(s)';
 
 /** Everything about the pod the filters need, computed once per scheduling attempt. */
 export interface PreparedPod {
-  pod: PodLike;
+  pod: Pod;
   uid: string;
   namespace: string;
   labels: Readonly<Record<string, string>>;
   /** The controller owner reference, whose selector the default spreading uses. */
-  controller: OwnerReferenceLike | undefined;
+  controller: OwnerReference | undefined;
   nodeName: string;
-  tolerations: TolerationLike[];
+  tolerations: Toleration[];
   toleratesUnschedulable: boolean;
   affinity: CompiledNodeAffinity;
   requests: PodRequests;
@@ -51,7 +52,7 @@ export interface PreparedPod {
   podAffinity: PodAffinityTerms | undefined;
 }
 
-export function preparePod(pod: PodLike, requests?: PodRequests): PreparedPod {
+export function preparePod(pod: Pod, requests?: PodRequests): PreparedPod {
   const tolerations = pod.spec?.tolerations ?? [];
   const r = requests ?? computePodRequests(pod);
   const q = r.requests;

@@ -77,5 +77,4 @@ export {
 } from './spread-filter.ts';
 export { topologySpreadScores } from './spread-score.ts';
 export { firstUntoleratedTaint, toleratesTaint, tolerationsTolerate, UNSCHEDULABLE_TAINT } from './taints.ts';
-export type * from './types.ts';
 export type { OwnerKind } from './workload-selectors.ts';

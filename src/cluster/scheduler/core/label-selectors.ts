@@ -4,13 +4,13 @@
  * bad object can never stop a scheduling cycle.
  */
 
+import type { LabelSelector } from '../../../kube/builtin.ts';
 import { type Requirement, Selector, SelectorParseError, selectorFromObject } from '../../../kube/labels.ts';
-import type { LabelSelectorLike } from './types.ts';
 
 export type { Selector };
 
 /** undefined stands for labels.Nothing(). */
-export function compileSelector(ls: LabelSelectorLike | null | undefined): Selector | undefined {
+export function compileSelector(ls: LabelSelector | null | undefined): Selector | undefined {
   if (ls == null) return undefined;
   try {
     return selectorFromObject(ls);

@@ -5,8 +5,8 @@
  * the incoming pod's own terms are resolved into a namespace set once per cycle instead.
  */
 
+import type { Pod, PodAffinityTerm, WeightedPodAffinityTerm } from '../../../kube/builtin.ts';
 import { compileSelector, type Selector } from './label-selectors.ts';
-import type { PodAffinityTermLike, PodLike } from './types.ts';
 
 export interface AffinityTerm {
   namespaces: ReadonlySet<string>;
@@ -39,24 +39,21 @@ export const HARD_POD_AFFINITY_WEIGHT = 1;
  * mismatchLabelKeys are already in the label selector: the API server merges them when the
  * pod is created (1.32, MatchLabelKeysInPodAffinity), so the scheduler reads the selector.
  */
-export function compilePodAffinityTerms(pod: PodLike): PodAffinityTerms | undefined {
+export function compilePodAffinityTerms(pod: Pod): PodAffinityTerms | undefined {
   const a = pod.spec?.affinity;
   const aff = a?.podAffinity;
   const anti = a?.podAntiAffinity;
   if (!aff && !anti) return undefined;
   const ns = pod.metadata?.namespace ?? '';
-  const term = (t: PodAffinityTermLike) => compileAffinityTerm(t, ns);
+  const term = (t: PodAffinityTerm) => compileAffinityTerm(t, ns);
+  // Validation requires a weighted term's podAffinityTerm; the type leaves it optional.
+  const weighted = (w: WeightedPodAffinityTerm) =>
+    w.podAffinityTerm ? [{ term: term(w.podAffinityTerm), weight: w.weight }] : [];
   const terms: PodAffinityTerms = {
     required: (aff?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term),
     requiredAnti: (anti?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map(term),
-    preferred: (aff?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((w) => ({
-      term: term(w.podAffinityTerm),
-      weight: w.weight,
-    })),
-    preferredAnti: (anti?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((w) => ({
-      term: term(w.podAffinityTerm),
-      weight: w.weight,
-    })),
+    preferred: (aff?.preferredDuringSchedulingIgnoredDuringExecution ?? []).flatMap(weighted),
+    preferredAnti: (anti?.preferredDuringSchedulingIgnoredDuringExecution ?? []).flatMap(weighted),
   };
   const none =
     terms.required.length === 0 &&
@@ -66,7 +63,7 @@ export function compilePodAffinityTerms(pod: PodLike): PodAffinityTerms | undefi
   return none ? undefined : terms;
 }
 
-export function compileAffinityTerm(t: PodAffinityTermLike, podNamespace: string): AffinityTerm {
+export function compileAffinityTerm(t: PodAffinityTerm, podNamespace: string): AffinityTerm {
   const listed = t.namespaces ?? [];
   // Neither namespaces nor a namespaceSelector: the term looks in the pod's own namespace.
   const namespaces = new Set(listed.length === 0 && t.namespaceSelector == null ? [podNamespace] : listed);

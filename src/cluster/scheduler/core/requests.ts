@@ -6,8 +6,8 @@
  * Private to the scheduler core until a shared `src/kube/pod.ts` exists; the rules are small.
  */
 
+import type { Container, Pod, ResourceList } from '../../../kube/builtin.ts';
 import { quantityMilliValue, quantityValue } from './quantity.ts';
-import type { ContainerLike, PodLike, ResourceList } from './types.ts';
 
 /** Requests in scheduler units: cpu in millicores, everything else in Value() units. */
 export interface Resources {
@@ -46,7 +46,7 @@ function toUnits(name: string, q: string | number): number {
 }
 
 /** Container requests after API defaulting: a limit with no request stands in for the request. */
-function containerRequests(c: ContainerLike, nonZero: boolean): ResMap {
+function containerRequests(c: Container, nonZero: boolean): ResMap {
   const out: ResMap = new Map();
   const req = c.resources?.requests ?? undefined;
   const lim = c.resources?.limits ?? undefined;
@@ -71,7 +71,7 @@ function maxInto(dst: ResMap, src: ResMap): void {
   }
 }
 
-function aggregate(pod: PodLike, nonZero: boolean): ResMap {
+function aggregate(pod: Pod, nonZero: boolean): ResMap {
   const reqs: ResMap = new Map();
   for (const c of pod.spec?.containers ?? []) addInto(reqs, containerRequests(c, nonZero));
   const sidecars: ResMap = new Map();
@@ -113,7 +113,7 @@ function toResources(m: ResMap): Resources {
   return r;
 }
 
-export function computePodRequests(pod: PodLike): PodRequests {
+export function computePodRequests(pod: Pod): PodRequests {
   const requests = toResources(aggregate(pod, false));
   const nz = aggregate(pod, true);
   return {

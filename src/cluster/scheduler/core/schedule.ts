@@ -5,6 +5,7 @@
  * kube-scheduler's message. Pure: the caller applies the result (bind, assume, evict, events).
  */
 
+import type { Pod } from '../../../kube/builtin.ts';
 import { random } from '../../../lib/random.ts';
 import type { ClusterState, NodeInfo, PodEntry } from './cluster-state.ts';
 import {
@@ -27,7 +28,6 @@ import type { PodRequests } from './requests.ts';
 import { pluginWeights, type ScoringOptions, scoreNodes } from './score.ts';
 import { spreadPreFilter } from './spread-filter.ts';
 import { topologySpreadScores } from './spread-score.ts';
-import type { PodLike } from './types.ts';
 
 /** Which kube-scheduler release's wording to reproduce. */
 export interface MessageStyle {
@@ -98,13 +98,18 @@ export function numFeasibleNodesToFind(numAllNodes: number, percentage = 0): num
   return Math.max(n, MIN_FEASIBLE_NODES_TO_FIND);
 }
 
+/** A PreparedPod, not a Pod: a Pod has no top-level `affinity` or `requests`. */
+function isPrepared(pod: Pod | PreparedPod): pod is PreparedPod {
+  return 'affinity' in pod && 'requests' in pod;
+}
+
 export function schedulePod(
   state: ClusterState,
-  pod: PodLike | PreparedPod,
+  pod: Pod | PreparedPod,
   opts: ScheduleOptions = {},
   requests?: PodRequests,
 ): ScheduleResult {
-  const p = 'affinity' in pod && 'requests' in pod ? pod : preparePod(pod, requests);
+  const p = isPrepared(pod) ? pod : preparePod(pod, requests);
   const style = opts.messages ?? MESSAGES_1_35;
   const filterOpts: FilterOptions = { detailedTaintReasons: style.detailedTaintReasons };
   const all = state.nodes;

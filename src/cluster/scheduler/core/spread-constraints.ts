@@ -4,11 +4,11 @@
  * pods a constraint counts.
  */
 
+import type { Pod } from '../../../kube/builtin.ts';
 import type { NodeInfo } from './cluster-state.ts';
 import type { PreparedPod } from './filters.ts';
 import { compileSelector, type Selector, withPodLabelKeys } from './label-selectors.ts';
 import { firstUntoleratedTaint } from './taints.ts';
-import type { PodLike } from './types.ts';
 
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_ZONE = 'topology.kubernetes.io/zone';
@@ -34,7 +34,7 @@ export interface PodSpreadConstraints {
   own: boolean;
 }
 
-export function compileSpreadConstraints(pod: PodLike): PodSpreadConstraints {
+export function compileSpreadConstraints(pod: Pod): PodSpreadConstraints {
   const list = pod.spec?.topologySpreadConstraints ?? [];
   const out: PodSpreadConstraints = { hard: [], soft: [], own: list.length > 0 };
   const labels = pod.metadata?.labels ?? {};

@@ -4,9 +4,10 @@
  * has none of its own (helper.DefaultSelector).
  */
 
+import type { LabelSelector } from '../../../kube/builtin.ts';
 import { Selector } from '../../../kube/labels.ts';
+import type { OwnerReference } from '../../../kube/object.ts';
 import { compileSelector, selectorFromMap } from './label-selectors.ts';
-import type { LabelSelectorLike, OwnerReferenceLike } from './types.ts';
 
 export type OwnerKind = 'ReplicaSet' | 'StatefulSet' | 'ReplicationController';
 
@@ -55,7 +56,7 @@ export class WorkloadSelectors {
     const entry: OwnerSelector =
       kind === 'ReplicationController'
         ? { labels: (selector ?? {}) as Record<string, string> }
-        : { selector: compileSelector(selector as LabelSelectorLike | null | undefined) };
+        : { selector: compileSelector(selector as LabelSelector | null | undefined) };
     this.owners.set(`${kind}/${namespace}/${name}`, entry);
   }
 
@@ -70,7 +71,7 @@ export class WorkloadSelectors {
   defaultSelector(
     namespace: string,
     labels: Readonly<Record<string, string>>,
-    controller: OwnerReferenceLike | undefined,
+    controller: OwnerReference | undefined,
   ): Selector {
     let set: Record<string, string> = {};
     for (const sel of this.services.get(namespace)?.values() ?? []) {

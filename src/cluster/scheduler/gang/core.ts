@@ -7,11 +7,11 @@
  */
 import { claimOf, gangVerdict } from '../../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
 import { X_POD_GROUP_LABEL } from '../../../apis/scheduling.x-k8s.io/v1alpha1.ts';
+import type { ResourceList } from '../../../kube/builtin.ts';
 import { jsonEqual } from '../../../lib/json.ts';
 import type { KubeObject } from '../../apiserver/types.ts';
 import type { NodeInfo } from '../core/cluster-state.ts';
 import { resourcesFromList } from '../core/requests.ts';
-import type { ResourceList } from '../core/types.ts';
 
 export type GangApi = 'scheduling.x-k8s.io' | 'scheduling.incubator.k8s.io';
 

@@ -174,9 +174,12 @@ export class Coscheduling {
 
   /** Members assumed or bound: the scheduler's state accounts them on a node. */
   private assignedCount(g: GangRef): number {
-    let n = 0;
-    for (const uid of this.members.uids(g.key)) if (this.side?.state.getPod(uid)) n++;
-    return n;
+    return this.members.assigned(g.key);
+  }
+
+  /** The scheduler forgot its assumption of a pod (unreserved, or its binding failed). */
+  unassumed(uid: string): void {
+    this.members.setAssumed(uid, false);
   }
 
   /** Coscheduling.Less after priority: gangs by PodGroup time, others by first attempt. */
@@ -208,6 +211,8 @@ export class Coscheduling {
 
   /** Permit, after the pod was assumed on `nodeName`. */
   permit(qp: QueuedPod, nodeName: string): PermitVerdict {
+    // The scheduler has just assumed the pod on nodeName.
+    this.members.setAssumed(qp.uid, true);
     const g = gangOf(qp.pod);
     if (!g) return { status: 'allow' };
     const spec = this.podGroup(g);

@@ -3,7 +3,7 @@ the default 1.32 API: Priority admission, ResourceQuota, ServiceAccount tokens w
 TokenReview and SelfSubjectReview, CertificateSigningRequest approval, HorizontalPodAutoscalers at v1 and v2,
 ValidatingAdmissionPolicy, and (on a whole cluster, from
 test/cluster/workloads/volumes.integration.test.ts) the scheduler's volume binding and (from
-test/cluster/apiserver/pod-streams.integration.test.ts) pods/exec and ephemeral containers, and
+test/cluster/apiserver/pod-streams.integration.test.ts) pods/exec, pods/portforward and ephemeral containers, and
 (from test/cluster/workloads/endpoints.integration.test.ts) the Endpoints controller.
 Driven by test/cluster/apiserver/python-behaviours.integration.test.ts;
 each prints one JSON object of what it observed.
@@ -293,6 +293,27 @@ def scenario_exec(ns):
         healthz=healthz,
         podProxy=refused_pod["status"] if refused_pod else None,
     )
+
+
+def scenario_portforward(ns):
+    """port-forward over the WebSocket channel protocol to pod web: 8080 has a KWOK PortForward
+    target (an HTTP server), 9090 none."""
+    from kubernetes.stream import portforward
+
+    v1 = client.CoreV1Api()
+    pf = portforward(v1.connect_get_namespaced_pod_portforward, "web", ns, ports="8080,9090")
+    sock = pf.socket(8080)
+    sock.setblocking(True)
+    sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    chunks = []
+    while True:
+        got = sock.recv(4096)
+        if not got:
+            break
+        chunks.append(got)
+    error = wait_for("the error of port 9090", lambda: pf.error(9090))
+    pf.close()
+    out(body=b"".join(chunks).decode().split("\r\n\r\n", 1)[-1], error=error)
 
 
 def scenario_endpoints(ns):
