@@ -22,64 +22,57 @@ export interface ClusterFlags {
   scoring: 'LeastAllocated' | 'MostAllocated';
   dataPlane: boolean;
   gangScheduling?: boolean;
+  /** The coscheduling plugin's args (CoschedulingArgs), in seconds as upstream reads them. */
   podGroupBackoffSeconds?: number;
   permitWaitingTimeSeconds?: number;
 }
 
 export function addClusterOptions(cmd: Command): Command {
-  return (
-    cmd
-      .option('--port <n>', 'API server port (0 picks a free one)', parsePort, 0)
-      .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
-      .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
-      .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
-      .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
-      .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
-      .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
-      .addOption(
-        new Option(
-          '--authorization-mode <mode>',
-          'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens',
-        )
-          .choices(['AlwaysAllow', 'RBAC'])
-          .default('AlwaysAllow'),
+  return cmd
+    .option('--port <n>', 'API server port (0 picks a free one)', parsePort, 0)
+    .option('--host <addr>', 'address to listen on (loopback unless told otherwise)', '127.0.0.1')
+    .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
+    .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
+    .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
+    .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
+    .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
+    .addOption(
+      new Option(
+        '--authorization-mode <mode>',
+        'AlwaysAllow, or RBAC to enforce RBAC for service-account tokens',
       )
-      .option(
-        '--nodes <n>',
-        'number of simulated nodes (32 CPU, 256Gi, 110 pods each)',
-        parseNonNegativeInt,
-        3,
+        .choices(['AlwaysAllow', 'RBAC'])
+        .default('AlwaysAllow'),
+    )
+    .option('--nodes <n>', 'number of simulated nodes (32 CPU, 256Gi, 110 pods each)', parseNonNegativeInt, 3)
+    .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
+    .option(
+      '--no-data-plane',
+      'serve the API server alone: no nodes, scheduler, kubelet or workload controllers',
+    )
+    .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
+    .addOption(
+      new Option(
+        '--scoring <strategy>',
+        'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)',
       )
-      .option('--node-config <file>', 'YAML node pools (count, capacity, labels, taints); overrides --nodes')
-      .option(
-        '--no-data-plane',
-        'serve the API server alone: no nodes, scheduler, kubelet or workload controllers',
-      )
-      .option('--time-scale <x>', 'speed simulated time up (10 = ten times faster)', parsePositiveNumber, 1)
-      .addOption(
-        new Option(
-          '--scoring <strategy>',
-          'scheduler scoring: LeastAllocated (spread) or MostAllocated (bin packing)',
-        )
-          .choices(['LeastAllocated', 'MostAllocated'])
-          .default('LeastAllocated'),
-      )
-      .option(
-        '--gang-scheduling',
-        "coscheduling: a PodGroup's pods are placed all or none (scheduler-plugins' coscheduling plugin)",
-      )
-      // The coscheduling plugin's args (CoschedulingArgs), in seconds as upstream reads them.
-      .option(
-        '--permit-waiting-time-seconds <s>',
-        'with --gang-scheduling: how long placed members wait for the rest of their gang when its PodGroup sets no scheduleTimeoutSeconds (default 60)',
-        parseNonNegativeInt,
-      )
-      .option(
-        '--pod-group-backoff-seconds <s>',
-        'with --gang-scheduling: how long a gang rejected as a unit is not tried again (default 0: no backoff)',
-        parseNonNegativeInt,
-      )
-  );
+        .choices(['LeastAllocated', 'MostAllocated'])
+        .default('LeastAllocated'),
+    )
+    .option(
+      '--gang-scheduling',
+      "coscheduling: a PodGroup's pods are placed all or none (scheduler-plugins' coscheduling plugin)",
+    )
+    .option(
+      '--permit-waiting-time-seconds <s>',
+      'with --gang-scheduling: how long placed members wait for the rest of their gang when its PodGroup sets no scheduleTimeoutSeconds (default 60)',
+      parseNonNegativeInt,
+    )
+    .option(
+      '--pod-group-backoff-seconds <s>',
+      'with --gang-scheduling: how long a gang rejected as a unit is not tried again (default 0: no backoff)',
+      parseNonNegativeInt,
+    );
 }
 
 /** Where the kubeconfig goes: --kubeconfig-out, or the data directory. */

@@ -38,6 +38,7 @@ import type { IPodStatus } from 'kubernetes-models/v1/PodStatus';
 import type { IPodTemplateSpec } from 'kubernetes-models/v1/PodTemplateSpec';
 import type { IPreferredSchedulingTerm } from 'kubernetes-models/v1/PreferredSchedulingTerm';
 import type { IResourceRequirements } from 'kubernetes-models/v1/ResourceRequirements';
+import type { IServiceStatus } from 'kubernetes-models/v1/ServiceStatus';
 import type { ITaint } from 'kubernetes-models/v1/Taint';
 import type { IToleration } from 'kubernetes-models/v1/Toleration';
 import type { ITopologySpreadConstraint } from 'kubernetes-models/v1/TopologySpreadConstraint';
@@ -90,6 +91,12 @@ export type TopologySpreadConstraint = Loose<ITopologySpreadConstraint>;
 /** meta/v1 LabelSelector (reached through a field: the apimachinery package is not a direct dependency). */
 export type LabelSelector = NonNullable<PodAffinityTerm['labelSelector']>;
 export type LabelSelectorRequirement = NonNullable<LabelSelector['matchExpressions']>[number];
+/**
+ * meta/v1 Condition, the conditions of API-convention kinds (Kueue's Workload, ...): type,
+ * status, reason, message and lastTransitionTime always set. Reached through ServiceStatus,
+ * which holds a list of them, as the apimachinery package is not a direct dependency.
+ */
+export type MetaCondition = NonNullable<Loose<IServiceStatus>['conditions']>[number];
 export type PodStatus = Loose<IPodStatus>;
 export type PodCondition = Loose<IPodCondition>;
 export type ContainerStatus = Loose<IContainerStatus>;

@@ -1,3 +1,4 @@
+import { lowerBound } from './list-view.ts';
 import type { RestoredState, StoreBackend } from './store-backend.ts';
 
 /**
@@ -151,7 +152,7 @@ export class ObjectStore {
     const t = this.table(storage);
     const prev = t.get(record.key);
     t.set(record.key, record);
-    if (!prev) this.keyAdded(storage, record.key, t.size);
+    if (!prev) this.keyChanged(storage, record.key, 'added', t.size);
     const event: StoreEvent = prev
       ? { type: 'MODIFIED', storage, rv: record.rv, record, prev }
       : { type: 'ADDED', storage, rv: record.rv, record };
@@ -168,8 +169,7 @@ export class ObjectStore {
     const t = this.table(storage);
     const prev = t.get(finalRecord.key);
     t.delete(finalRecord.key);
-    const sorted = this.sorted.get(storage);
-    if (sorted) sorted.removed = true;
+    this.keyChanged(storage, finalRecord.key, 'removed', t.size);
     const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord, prev };
     this.publish(event);
     return event;
@@ -184,30 +184,30 @@ export class ObjectStore {
 
   /**
    * The table's keys in order (what list pagination walks). Sorted once; after that the keys
-   * created since are sorted alone and merged in, and deleted ones dropped, when the table is
-   * next listed: a page read while pods are being created costs a linear merge, not a sort of
-   * the whole table, and a write costs one array push.
+   * created and deleted since are applied when the table is next listed, each by binary search
+   * with the unchanged runs copied whole: a page read while pods are being created costs a copy
+   * of the key array, not a sort or a walk of the table, and a write costs one array push.
    */
   sortedKeys(storage: string): readonly string[] {
     const t = this.table(storage);
     let s = this.sorted.get(storage);
     if (!s) {
-      s = { keys: [...t.keys()].sort(), added: [], removed: false };
+      s = { keys: [...t.keys()].sort(), added: [], removed: [] };
       this.sorted.set(storage, s);
-    } else if (s.added.length > 0 || s.removed) {
-      s.keys = mergeKeys(s.keys, s.added.sort(), t);
+    } else if (s.added.length > 0 || s.removed.length > 0) {
+      s.keys = applyKeyEdits(s.keys, s.added, s.removed, t);
       s.added = [];
-      s.removed = false;
+      s.removed = [];
     }
     return s.keys;
   }
 
-  private keyAdded(storage: string, key: string, size: number): void {
+  private keyChanged(storage: string, key: string, how: 'added' | 'removed', size: number): void {
     const s = this.sorted.get(storage);
     if (!s) return;
-    s.added.push(key);
+    s[how].push(key);
     // A table written far more than it is listed: sort afresh when it is listed again.
-    if (s.added.length > size / 2 + 1000) this.sorted.delete(storage);
+    if (s.added.length + s.removed.length > size / 2 + 1000) this.sorted.delete(storage);
   }
 
   /**
@@ -325,27 +325,47 @@ export class ObjectStore {
 
 interface SortedKeys {
   keys: string[];
-  /** Keys created since `keys` was made, in creation order. */
+  /** Keys created since `keys` was made, in creation order (a key may come again). */
   added: string[];
-  /** Some of `keys` were deleted since. */
-  removed: boolean;
+  /** Keys deleted since, likewise. */
+  removed: string[];
 }
 
-/** The keys of both sorted lists that `table` still holds, in order, each once. */
-function mergeKeys(
+/**
+ * `keys` with what the table no longer holds taken out and what it holds anew put in, in
+ * order: each edit found by binary search, the runs between edits copied whole.
+ */
+function applyKeyEdits(
   keys: readonly string[],
   added: readonly string[],
+  removed: readonly string[],
   table: ReadonlyMap<string, unknown>,
 ): string[] {
-  const out: string[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < keys.length || j < added.length) {
-    const k = j >= added.length || (i < keys.length && keys[i]! <= added[j]!) ? keys[i++]! : added[j++]!;
-    // A key deleted and created again is in both lists.
-    if (table.has(k) && out[out.length - 1] !== k) out.push(k);
+  const edits: { at: number; insert?: string }[] = [];
+  for (const k of new Set(removed)) {
+    if (table.has(k)) continue;
+    const at = lowerBound(keys, k);
+    if (keys[at] === k) edits.push({ at });
   }
-  return out;
+  for (const k of [...new Set(added)].sort()) {
+    if (!table.has(k)) continue;
+    const at = lowerBound(keys, k);
+    if (keys[at] !== k) edits.push({ at, insert: k });
+  }
+  // By position; at one position the new keys (all smaller than the key there) go first.
+  edits.sort((a, b) => a.at - b.at || (a.insert === undefined ? 1 : 0) - (b.insert === undefined ? 1 : 0));
+  const parts: string[][] = [];
+  let from = 0;
+  for (const e of edits) {
+    parts.push(keys.slice(from, e.at));
+    if (e.insert === undefined) from = e.at + 1;
+    else {
+      parts.push([e.insert]);
+      from = e.at;
+    }
+  }
+  parts.push(keys.slice(from));
+  return ([] as string[]).concat(...parts);
 }
 
 /** Translates an event for a filtered watcher, as kube-apiserver's watch cache does. */

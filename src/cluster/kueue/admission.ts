@@ -10,7 +10,7 @@
  * preemption), read together against scheduler.go and flavorassigner.go.
  */
 
-import type { Toleration } from '../../kube/builtin.ts';
+import type { PodSpec } from '../../kube/builtin.ts';
 import { findCondition } from '../../kube/conditions.ts';
 import { labelSelectorMatches } from '../../kube/labels.ts';
 import { type PodLike, podRequestsMilli } from '../../kube/pod.ts';
@@ -207,8 +207,7 @@ function requestsOf(wl: Workload, index: number, coversPods: boolean): Map<strin
   let reqs = perSet.get(key);
   if (!reqs) {
     const ps = wl.spec.podSets[index]!;
-    const spec = (ps.template?.spec ?? {}) as Record<string, unknown>;
-    reqs = podSetRequests({ spec } as PodLike, ps.count ?? 1, coversPods);
+    reqs = podSetRequests({ spec: ps.template?.spec ?? {} }, ps.count ?? 1, coversPods);
     perSet.set(key, reqs);
   }
   return reqs;
@@ -219,14 +218,14 @@ function requestsOf(wl: Workload, index: number, coversPods: boolean): Map<strin
  * the pod set or the flavor's own tolerations) and, on the flavor's own label keys, the
  * nodeSelector agrees with its node labels.
  */
-function flavorMatches(flavor: ResourceFlavor, spec: Record<string, unknown>): string | undefined {
+function flavorMatches(flavor: ResourceFlavor, spec: PodSpec): string | undefined {
   const name = flavor.metadata.name;
-  const tols = [...((spec.tolerations ?? []) as Toleration[]), ...(flavor.spec?.tolerations ?? [])];
+  const tols = [...(spec.tolerations ?? []), ...(flavor.spec?.tolerations ?? [])];
   const taint = firstUntoleratedTaint(flavor.spec?.nodeTaints ?? [], tols);
   // corev1.Taint.ToString: key=value:effect, or key:effect without a value.
   if (taint)
     return `untolerated taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} in flavor ${name}`;
-  const selector = (spec.nodeSelector ?? {}) as Record<string, string>;
+  const selector = spec.nodeSelector ?? {};
   const labels = flavor.spec?.nodeLabels ?? {};
   for (const [k, v] of Object.entries(selector)) {
     if (k in labels && labels[k] !== v) return `flavor ${name} doesn't match node affinity`;
@@ -383,7 +382,7 @@ export function assignFlavors(
   };
 
   for (const [psIndex, ps] of (wl.spec.podSets ?? []).entries()) {
-    const spec = (ps.template?.spec ?? {}) as Record<string, unknown>;
+    const spec = ps.template?.spec ?? {};
     const requests = requestsOf(wl, psIndex, covers.has('pods'));
     const out: PodSetFlavors = {
       name: ps.name,

@@ -3,7 +3,7 @@
  * shapes, and the label, finalizer and condition vocabulary real Kueue uses.
  */
 
-import type { Taint, Toleration } from '../../kube/builtin.ts';
+import type { MetaCondition, PodTemplateSpec, Taint, Toleration } from '../../kube/builtin.ts';
 import type { LabelSelectorObject } from '../../kube/labels.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { Gvr } from '../client.ts';
@@ -46,16 +46,6 @@ export const WorkloadConditions = {
   DeactivationTarget: 'DeactivationTarget',
 } as const;
 
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-  [key: string]: unknown;
-}
-
 export type LabelSelector = LabelSelectorObject;
 
 export interface ResourceFlavor extends KubeObject {
@@ -97,15 +87,10 @@ export interface LocalQueue extends KubeObject {
   status?: Record<string, unknown>;
 }
 
-export interface PodTemplate {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: Record<string, unknown>;
-}
-
 export interface PodSet {
   name: string;
   count: number;
-  template: PodTemplate;
+  template: PodTemplateSpec;
   minCount?: number;
   topologyRequest?: Record<string, unknown>;
 }
@@ -132,7 +117,7 @@ export interface Workload extends KubeObject {
     [k: string]: unknown;
   };
   status?: {
-    conditions?: Condition[];
+    conditions?: MetaCondition[];
     admission?: Admission | null;
     /** Re-queueing after PodsReady timeouts: how often, and not before when. */
     requeueState?: { count?: number; requeueAt?: string } | null;

@@ -242,9 +242,9 @@ export const batchJobAdapter: JobAdapter = {
     for (const l of MANAGED_LABELS) if (l in current) labels[l] = current[l]!;
     put(t.metadata, 'labels', Object.keys(labels).length > 0 ? labels : undefined);
     put(t.metadata, 'annotations', original.metadata?.annotations);
-    put(t.spec, 'nodeSelector', original.spec.nodeSelector);
-    put(t.spec, 'tolerations', original.spec.tolerations);
-    put(t.spec, 'schedulingGates', original.spec.schedulingGates);
+    put(t.spec, 'nodeSelector', original.spec?.nodeSelector);
+    put(t.spec, 'tolerations', original.spec?.tolerations);
+    put(t.spec, 'schedulingGates', original.spec?.schedulingGates);
     return true;
   },
 };

@@ -6,9 +6,10 @@
  * the controllers, so the inference lives here too, as in the two upstream programs.
  */
 
+import type { PodSpec, PodTemplateSpec } from '../../kube/builtin.ts';
 import { isObject } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import type { PodSet, PodTemplate } from './api.ts';
+import type { PodSet } from './api.ts';
 
 type Json = Record<string, unknown>;
 
@@ -118,17 +119,19 @@ function pick(obj: Json, fields: string[]): Json {
 }
 
 /** A Pod or pod template reduced to what Kueue's admission reads (upstream's GetPodTemplateSpec). */
-export function kueuePodTemplate(source: Json): PodTemplate | undefined {
+export function kueuePodTemplate(source: Json): PodTemplateSpec | undefined {
   const spec = source.spec;
   if (!isObject(spec)) return undefined;
   const md = isObject(source.metadata) ? source.metadata : {};
-  const out: PodTemplate = { spec: pick(spec, SPEC_FIELDS) };
+  const picked = pick(spec, SPEC_FIELDS);
   const containers = (v: unknown) =>
     Array.isArray(v) ? v.filter(isObject).map((c) => pick(c, CONTAINER_FIELDS)) : [];
-  out.spec.containers = containers(spec.containers);
+  picked.containers = containers(spec.containers);
   if (Array.isArray(spec.initContainers) && spec.initContainers.length > 0)
-    out.spec.initContainers = containers(spec.initContainers);
-  const meta: PodTemplate['metadata'] = {};
+    picked.initContainers = containers(spec.initContainers);
+  // The fields are copied from the job's (API-validated) template as they are.
+  const out: PodTemplateSpec = { spec: picked as PodSpec };
+  const meta: NonNullable<PodTemplateSpec['metadata']> = {};
   if (isObject(md.labels)) meta.labels = { ...(md.labels as Record<string, string>) };
   if (isObject(md.annotations)) meta.annotations = { ...(md.annotations as Record<string, string>) };
   if (meta.labels || meta.annotations) out.metadata = meta;

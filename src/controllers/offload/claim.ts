@@ -50,17 +50,25 @@ async function livePods(c: OffloadContext, job: Job): Promise<Pod[]> {
 /**
  * Step 3: deletes the Job's local pods no node holds. 'local' when a local pod is bound,
  * running or succeeded (it runs here, so the offload must not happen); 'wait' when one
- * bound to a node is still terminating.
+ * bound to a node is still terminating, or when the only local attempts have failed: the
+ * offload would replace no attempt but run the Job again after it ran here (its
+ * controller fails the Job, or makes a new attempt that may be offloaded in its turn).
  */
 export async function clearLocal(c: OffloadContext, job: Job): Promise<'clear' | 'local' | 'wait'> {
   for (let round = 0; round < 5; round++) {
     let again = false;
+    let failed = false;
+    let active = false;
     for (const p of await livePods(c, job)) {
       if (isVirtualPod(p)) continue;
       const phase = p.status?.phase;
       if (phase === 'Succeeded') return 'local';
-      if (phase === 'Failed') continue;
+      if (phase === 'Failed') {
+        failed = true;
+        continue;
+      }
       if (p.spec?.nodeName) return p.metadata.deletionTimestamp ? 'wait' : 'local';
+      active = true;
       if (p.metadata.deletionTimestamp) continue;
       try {
         await c.client.delete(p, {
@@ -71,7 +79,7 @@ export async function clearLocal(c: OffloadContext, job: Job): Promise<'clear' |
         again = true;
       }
     }
-    if (!again) return 'clear';
+    if (!again) return failed && !active ? 'wait' : 'clear';
   }
   return 'wait';
 }

@@ -56,7 +56,11 @@ function whyWaiting(pg: XPodGroup, members: Member[]): string[] {
   // The plugin's verdict on a gang is the same on every member: said once, with its count.
   for (const [message, n] of verdicts) lines.push(`    the scheduler, on ${plural(n, 'member')}: ${message}`);
   if (gated > 0) lines.push(`    ${plural(gated, 'member')} held by scheduling gates`);
-  if (unseen > 0) lines.push(`    ${plural(unseen, 'member')} not yet tried by the scheduler`);
+  // Members held in Permit carry nothing either: the scheduler writes no verdict while it waits.
+  if (unseen > 0)
+    lines.push(
+      `    ${plural(unseen, 'member')} without a verdict yet: in the scheduler's queue, or placed and held until minMember are`,
+    );
   if (starting > 0) lines.push(`    ${plural(starting, 'member')} placed, containers starting`);
   return lines;
 }

@@ -1,6 +1,7 @@
 /** Kueue objects for the pure admission tests: flavors, queues, workloads and snapshots. */
 import type { Snapshot } from '../../../src/cluster/kueue/admission.ts';
 import type { ClusterQueue, LocalQueue, ResourceFlavor, Workload } from '../../../src/cluster/kueue/api.ts';
+import type { Toleration } from '../../../src/kube/builtin.ts';
 
 export function flavor(name: string, spec: ResourceFlavor['spec'] = {}): ResourceFlavor {
   return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name }, spec };
@@ -45,7 +46,7 @@ export function wl(
     created?: number;
     priority?: number;
     nodeSelector?: Record<string, string>;
-    tolerations?: unknown[];
+    tolerations?: Toleration[];
     memory?: string;
   } = {},
 ): Workload {

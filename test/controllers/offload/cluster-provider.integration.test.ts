@@ -101,9 +101,13 @@ describe('offload to a second Kubernetes cluster', () => {
     });
     assert.equal(vpod.spec?.nodeName, 'runpod-virtual-node');
     assert.equal(vpod.metadata.annotations?.['runpod.io/pod-id'], `${ns}/${rpod!.metadata.name}`);
-    const done = await waitFor('the Job to complete', async () => {
+    // Complete (the Job controller) and the outcome annotations (troupe): two writers.
+    const done = await waitFor('the Job to complete, with its outcome', async () => {
       const cur = (await env.client.get(JOB, 'remote-ok', ns)) as Obj;
-      return condition(cur, 'Complete') ? cur : undefined;
+      return condition(cur, 'Complete') &&
+        cur.metadata.annotations?.['runpod.io/offload-state'] === 'Completed'
+        ? cur
+        : undefined;
     });
     const a = done.metadata.annotations ?? {};
     assert.equal(a['runpod.io/offloaded'], 'true');

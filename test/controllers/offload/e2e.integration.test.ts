@@ -5,8 +5,9 @@
  * pod; nothing is left running.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/runtime/index.ts';
+import { holdableClock } from '../../support/holdable-clock.ts';
 import { waitFor } from '../../support/wait.ts';
 import { type OffloadEnv, seedJob, startOffloadEnv } from './harness.ts';
 
@@ -24,10 +25,13 @@ function condition(job: Obj | undefined, type: string): boolean {
 describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
   let env: OffloadEnv;
   const ns = 'gpu';
+  // RunPod's time, which the seed test holds while it looks at a running container.
+  const time = holdableClock();
 
   before(async () => {
     env = await startOffloadEnv({
       runpod: {
+        clock: time.clock,
         images: {
           // What the seed's example image does on the stand-in: works a moment, exits 0.
           'my-gpu-image:latest': { cmd: ['sh', '-c', 'echo "training"; sleep 40; echo "saved model"'] },
@@ -37,16 +41,23 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     await env.client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   });
 
+  // A test that failed while holding RunPod's time does not stop the next ones.
+  afterEach(() => time.release());
   after(async () => {
+    time.stop();
     await env?.close();
   });
 
   test('the seed example Job is offloaded, shown as running, and completes', async (t) => {
     const created = Date.now();
     await env.client.create(seedJob('my-gpu-job', ns));
-    const remote = await waitFor('the remote pod', () =>
-      env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'my-gpu-job'),
-    );
+    // Its container works 2 s of RunPod's time: held from the moment it runs, so that what
+    // follows sees it running however long the checks take; released once they are done.
+    const remote = await waitFor('the remote container to run', () => {
+      const p = env.runpod.pods().find((p) => p.env.TROUPE_JOB === 'my-gpu-job' && p.status === 'RUNNING');
+      if (p) time.hold();
+      return p;
+    });
     t.diagnostic(`remote create ${Date.now() - created} ms after the Job was created`);
     assert.equal(remote.env.TROUPE_NAMESPACE, ns);
     assert.equal(remote.env.TROUPE_CLUSTER, 'e2e');
@@ -111,11 +122,14 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     );
 
     // The image exits, RunPod restarts it: troupe notices, terminates it, the Job completes.
-    const done = await waitFor('the Job to complete', async () => {
+    time.release();
+    // Complete (the Job controller) and the outcome annotations (troupe): two writers.
+    const done = await waitFor('the Job to complete, with its outcome', async () => {
       const j = (await env.client.get(JOB, 'my-gpu-job', ns)) as Obj;
-      return condition(j, 'Complete') ? j : undefined;
+      return condition(j, 'Complete') && j.metadata.annotations?.['runpod.io/offload-state'] === 'Completed'
+        ? j
+        : undefined;
     });
-    assert.equal(done.metadata.annotations?.['runpod.io/offload-state'], 'Completed');
     assert.equal(done.status?.succeeded, 1);
     assert.equal(done.status?.failed ?? 0, 0, 'the local pod troupe replaced is not counted as a failure');
     assert.equal(done.metadata.annotations?.['runpod.io/exit-code'], '0');
@@ -129,12 +143,17 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
     await env.client.create(
       seedJob('exits-3', ns, { command: ['sh', '-c', 'echo working; sleep 1; exit 3'], backoffLimit: 0 }),
     );
-    const failed = await waitFor('the Job to fail', async () => {
+    await waitFor('the Job to fail', async () => {
       const j = (await env.client.get(JOB, 'exits-3', ns)) as Obj;
       return condition(j, 'Failed') ? j : undefined;
     });
+    // The Job controller fails the Job from the virtual pod; the offload controller writes
+    // the outcome on the Job: two writers, in either order.
+    const failed = await waitFor('the outcome on the Job', async () => {
+      const j = (await env.client.get(JOB, 'exits-3', ns)) as Obj;
+      return j.metadata.annotations?.['runpod.io/offload-state'] === 'Failed' ? j : undefined;
+    });
     assert.equal(failed.metadata.annotations?.['runpod.io/exit-code'], '3');
-    assert.equal(failed.metadata.annotations?.['runpod.io/offload-state'], 'Failed');
     const vpod = (await env.client.get(POD, 'exits-3-runpod', ns)) as Obj;
     assert.equal(vpod.status?.phase, 'Failed');
     const cs = (
@@ -154,9 +173,11 @@ describe('offload end to end (embedded cluster + RunPod stand-in)', () => {
 
   test('a wrapped command that succeeds completes the Job with exit code 0', async () => {
     await env.client.create(seedJob('exits-0', ns, { command: ['sh', '-c', 'echo ok'] }));
-    const done = await waitFor('the Job to complete', async () => {
+    const done = await waitFor('the Job to complete, with its outcome', async () => {
       const j = (await env.client.get(JOB, 'exits-0', ns)) as Obj;
-      return condition(j, 'Complete') ? j : undefined;
+      return condition(j, 'Complete') && j.metadata.annotations?.['runpod.io/offload-state'] === 'Completed'
+        ? j
+        : undefined;
     });
     assert.equal(done.metadata.annotations?.['runpod.io/exit-code'], '0');
     assert.equal(done.status?.succeeded, 1);

@@ -51,9 +51,10 @@ describe('offload recovery and bad input', () => {
       "the deleted Job's remote pod to be terminated",
       () => !env.runpod.pods().some((p) => p.id === doomed.id),
     );
+    // Failed (the Job controller) and the exit code (troupe): two writers, in either order.
     const j = await waitFor('survivor to fail with its exit code', async () => {
       const cur = (await env.client.get(JOB, 'survivor', ns)) as Obj;
-      return failed(cur) ? cur : undefined;
+      return failed(cur) && cur.metadata.annotations?.['runpod.io/exit-code'] !== undefined ? cur : undefined;
     });
     assert.equal(j.metadata.annotations?.['runpod.io/exit-code'], '2');
     await waitFor('no remote pods left', () => env.runpod.pods().length === 0 || undefined);

@@ -72,7 +72,7 @@ interface Manager {
 }
 
 /** Fields never tracked (stripMeta). */
-const STRIPPED = FieldSet.of(
+export const STRIPPED = FieldSet.of(
   ...[
     ['apiVersion'],
     ['kind'],

@@ -8,6 +8,7 @@ import {
   type TrackUpdateOptions,
   trackUpdate,
 } from '../../../../src/cluster/apiserver/patch/index.ts';
+import { STRIPPED } from '../../../../src/cluster/apiserver/patch/ssa.ts';
 import { compare } from '../../../../src/cluster/apiserver/patch/ssa-walk.ts';
 import type { KubeObject } from '../../../../src/cluster/apiserver/types.ts';
 import { deepFreeze } from './freeze.ts';
@@ -206,29 +207,13 @@ describe('trackUpdate', () => {
 });
 
 describe('trackUpdate of a create: the one-walk path agrees with compare against nothing', () => {
-  const stripped = FieldSet.of(
-    ...[
-      ['apiVersion'],
-      ['kind'],
-      ['metadata'],
-      ['metadata', 'name'],
-      ['metadata', 'namespace'],
-      ['metadata', 'creationTimestamp'],
-      ['metadata', 'selfLink'],
-      ['metadata', 'uid'],
-      ['metadata', 'clusterName'],
-      ['metadata', 'generation'],
-      ['metadata', 'managedFields'],
-      ['metadata', 'resourceVersion'],
-    ].map(namesToPath),
-  );
   /** What the general path owns for a create: compare({}, obj), less reset and stripped fields. */
   const reference = (obj: Obj, sem: ListSemanticsLookup, ignored: string[][] = []) => {
     const c = compare({}, obj, sem);
     const owned = c.added
       .union(c.modified)
       .recursiveDifference(FieldSet.of(...ignored.map(namesToPath)))
-      .difference(stripped);
+      .difference(STRIPPED);
     return owned.isEmpty() ? undefined : owned.toFieldsV1();
   };
   const cases: { name: string; obj: Obj; sem: ListSemanticsLookup; ignored?: string[][] }[] = [
