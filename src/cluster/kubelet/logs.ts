@@ -129,6 +129,23 @@ const forwardEntry = {
       description:
         'Command is the command to run to forward with stdin/stdout. if set, Target will be ignored.',
     },
+    httpRoutes: {
+      type: 'array',
+      description: 'HTTPRoutes defines predefined HTTP responses returned for specific paths.',
+      items: {
+        type: 'object',
+        required: ['location', 'code'],
+        properties: {
+          location: { type: 'string', description: 'Location is the request path this response answers.' },
+          code: { type: 'integer', minimum: 100, maximum: 599 },
+          headers: {
+            type: 'array',
+            items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } },
+          },
+          body: { type: 'string' },
+        },
+      },
+    },
   },
 };
 
