@@ -19,52 +19,42 @@ export interface WatchedKind extends KindRef {
   fieldSelector?: string;
 }
 
-/** A kind served by a CRD: its apiVersion and CRD name follow from its group and plural; scope as the CRD's spec.scope. */
-function customKind(
+type Scope = 'Namespaced' | 'Cluster';
+
+/** A kind by group (empty for the core group), version and plural; scope as a CRD's spec.scope. */
+function watchedKind(
   group: string,
   version: string,
   kind: string,
   resource: string,
-  scope: 'Namespaced' | 'Cluster',
+  scope: Scope,
 ): WatchedKind {
   return {
-    apiVersion: `${group}/${version}`,
+    apiVersion: group ? `${group}/${version}` : version,
     kind,
-    crd: `${resource}.${group}`,
     resource,
     group,
     namespaced: scope === 'Namespaced',
   };
 }
 
-export const NODE: WatchedKind = {
-  apiVersion: 'v1',
-  kind: 'Node',
-  resource: 'nodes',
-  group: '',
-  namespaced: false,
-};
-export const POD: WatchedKind = {
-  apiVersion: 'v1',
-  kind: 'Pod',
-  resource: 'pods',
-  group: '',
-  namespaced: true,
-};
-export const JOB: WatchedKind = {
-  apiVersion: 'batch/v1',
-  kind: 'Job',
-  resource: 'jobs',
-  group: 'batch',
-  namespaced: true,
-};
+/** A kind served by a CRD, whose name follows from the group and plural. */
+function customKind(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  scope: Scope,
+): WatchedKind {
+  return { ...watchedKind(group, version, kind, resource, scope), crd: `${resource}.${group}` };
+}
+
+export const NODE = watchedKind('', 'v1', 'Node', 'nodes', 'Cluster');
+export const POD = watchedKind('', 'v1', 'Pod', 'pods', 'Namespaced');
+export const JOB = watchedKind('batch', 'v1', 'Job', 'jobs', 'Namespaced');
 /** Only the Events about PodSequences (troupe records events.k8s.io/v1 Events): the sequence timeline. */
 export const SEQUENCE_EVENT: WatchedKind = {
-  apiVersion: 'events.k8s.io/v1',
-  kind: 'Event',
-  resource: 'events',
-  group: 'events.k8s.io',
-  namespaced: true,
+  ...watchedKind('events.k8s.io', 'v1', 'Event', 'events', 'Namespaced'),
   fieldSelector: 'regarding.kind=PodSequence',
 };
 export const POD_GROUP = customKind(
