@@ -19,6 +19,24 @@ export interface WatchedKind extends KindRef {
   fieldSelector?: string;
 }
 
+/** A kind served by a CRD: its apiVersion and CRD name follow from its group and plural; scope as the CRD's spec.scope. */
+function customKind(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  scope: 'Namespaced' | 'Cluster',
+): WatchedKind {
+  return {
+    apiVersion: `${group}/${version}`,
+    kind,
+    crd: `${resource}.${group}`,
+    resource,
+    group,
+    namespaced: scope === 'Namespaced',
+  };
+}
+
 export const NODE: WatchedKind = {
   apiVersion: 'v1',
   kind: 'Node',
@@ -49,54 +67,36 @@ export const SEQUENCE_EVENT: WatchedKind = {
   namespaced: true,
   fieldSelector: 'regarding.kind=PodSequence',
 };
-export const POD_GROUP: WatchedKind = {
-  apiVersion: 'scheduling.incubator.k8s.io/v1alpha1',
-  kind: 'PodGroup',
-  crd: 'podgroups.scheduling.incubator.k8s.io',
-  resource: 'podgroups',
-  group: 'scheduling.incubator.k8s.io',
-  namespaced: true,
-};
-export const POD_SEQUENCE: WatchedKind = {
-  apiVersion: 'scheduling.example.com/v1alpha1',
-  kind: 'PodSequence',
-  crd: 'podsequences.scheduling.example.com',
-  resource: 'podsequences',
-  group: 'scheduling.example.com',
-  namespaced: true,
-};
-export const APP_WRAPPER: WatchedKind = {
-  apiVersion: 'workload.codeflare.dev/v1beta2',
-  kind: 'AppWrapper',
-  crd: 'appwrappers.workload.codeflare.dev',
-  resource: 'appwrappers',
-  group: 'workload.codeflare.dev',
-  namespaced: true,
-};
-export const CLUSTER_QUEUE: WatchedKind = {
-  apiVersion: 'kueue.x-k8s.io/v1beta2',
-  kind: 'ClusterQueue',
-  crd: 'clusterqueues.kueue.x-k8s.io',
-  resource: 'clusterqueues',
-  group: 'kueue.x-k8s.io',
-  namespaced: false,
-};
-export const LOCAL_QUEUE: WatchedKind = {
-  apiVersion: 'kueue.x-k8s.io/v1beta2',
-  kind: 'LocalQueue',
-  crd: 'localqueues.kueue.x-k8s.io',
-  resource: 'localqueues',
-  group: 'kueue.x-k8s.io',
-  namespaced: true,
-};
-export const WORKLOAD: WatchedKind = {
-  apiVersion: 'kueue.x-k8s.io/v1beta2',
-  kind: 'Workload',
-  crd: 'workloads.kueue.x-k8s.io',
-  resource: 'workloads',
-  group: 'kueue.x-k8s.io',
-  namespaced: true,
-};
+export const POD_GROUP = customKind(
+  'scheduling.incubator.k8s.io',
+  'v1alpha1',
+  'PodGroup',
+  'podgroups',
+  'Namespaced',
+);
+export const POD_SEQUENCE = customKind(
+  'scheduling.example.com',
+  'v1alpha1',
+  'PodSequence',
+  'podsequences',
+  'Namespaced',
+);
+export const APP_WRAPPER = customKind(
+  'workload.codeflare.dev',
+  'v1beta2',
+  'AppWrapper',
+  'appwrappers',
+  'Namespaced',
+);
+export const CLUSTER_QUEUE = customKind(
+  'kueue.x-k8s.io',
+  'v1beta2',
+  'ClusterQueue',
+  'clusterqueues',
+  'Cluster',
+);
+export const LOCAL_QUEUE = customKind('kueue.x-k8s.io', 'v1beta2', 'LocalQueue', 'localqueues', 'Namespaced');
+export const WORKLOAD = customKind('kueue.x-k8s.io', 'v1beta2', 'Workload', 'workloads', 'Namespaced');
 
 export const ALL_KINDS: readonly WatchedKind[] = [
   NODE,
