@@ -140,7 +140,14 @@ const forwardEntry = {
           code: { type: 'integer', minimum: 100, maximum: 599 },
           headers: {
             type: 'array',
-            items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } },
+            items: {
+              type: 'object',
+              properties: {
+                // What net/http sends: an RFC 7230 token for the name, no control characters in the value.
+                name: { type: 'string', pattern: "^[-!#$%&'*+.^_`|~0-9A-Za-z]+$" },
+                value: { type: 'string', pattern: '^[^\\x00-\\x08\\x0a-\\x1f\\x7f]*$' },
+              },
+            },
           },
           body: { type: 'string' },
         },

@@ -241,6 +241,20 @@ spec:
       await new Promise((resolve) => target.close(resolve));
     }
     assert.deepEqual(answers, ['from the target\n', 'from the target\n']);
+    const badRoute = await c.kubectlResult(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: PortForward
+metadata: {name: bad, namespace: default}
+spec:
+  forwards:
+  - httpRoutes: [{location: /, code: 200, headers: [{name: 'Bad Header', value: x}]}]
+`,
+    );
+    assert.match(
+      badRoute.stderr,
+      /spec\.forwards\[0\]\.httpRoutes\[0\]\.headers\[0\]\.name: Invalid value: "Bad Header": spec\.forwards\[0\]\.httpRoutes\[0\]\.headers\[0\]\.name in body should match/,
+    );
     // A channel-protocol request must name its ports (the kubelet's NewV4Options): 400s.
     const rejected = (query: string) =>
       new Promise<string>((resolve, reject) => {

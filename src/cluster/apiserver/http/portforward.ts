@@ -230,7 +230,13 @@ function forwardPair(
   data: Duplex,
   error: Duplex,
 ): void {
+  // A stream torn down by the client must not take the server with it.
+  data.on('error', () => {});
+  error.on('error', () => {});
+  let failed = false;
   const fail = (reason: string) => {
+    if (failed || error.writableEnded) return;
+    failed = true;
     const m = pod.metadata;
     error.end(`error forwarding port ${port} to pod ${m.namespace}/${m.name}, uid ${m.uid ?? ''}: ${reason}`);
     data.end();
@@ -252,9 +258,16 @@ function forwardPair(
         res.end('404 page not found\n');
         return;
       }
-      for (const h of route.headers) res.setHeader(h.name, h.value);
-      res.writeHead(route.code);
-      res.end(route.body);
+      try {
+        for (const h of route.headers) res.setHeader(h.name, h.value);
+        res.writeHead(route.code);
+        res.end(route.body);
+      } catch (err) {
+        // Past the object's schema, a header Node still refuses: say so rather than crash.
+        if (res.headersSent) return void res.destroy();
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(`httpRoutes answer for ${path} cannot be sent: ${(err as Error).message}\n`);
+      }
     });
     // The server ends its side once it answered (HTTP/1.0, Connection: close); a v4 channel
     // never sees the client's side end, so that is when the port is done.
@@ -263,7 +276,7 @@ function forwardPair(
       if (done) return;
       done = true;
       server.close();
-      error.end();
+      if (!error.writableEnded) error.end();
     };
     data.on('finish', finish);
     data.on('close', finish);
@@ -278,7 +291,7 @@ function forwardPair(
     child.stdin.on('error', () => {});
     data.on('close', () => child.kill());
     child.on('error', (err) => fail(err.message));
-    child.on('exit', (code) => (code ? fail(`exit status ${code}`) : error.end()));
+    child.on('exit', (code) => (code ? fail(`exit status ${code}`) : !error.writableEnded && error.end()));
     return;
   }
   const addr = `${target.address}:${target.port}`;
@@ -293,6 +306,8 @@ function forwardPair(
     if (!connected) fail(`failed to dial ${addr}: dial tcp ${addr}: ${dialError(err)}`);
     else data.destroy();
   });
-  sock.on('close', () => error.end());
+  sock.on('close', () => {
+    if (!error.writableEnded) error.end();
+  });
   data.on('close', () => sock.destroy());
 }
