@@ -316,7 +316,9 @@ export function createdFieldsV1(
         key: path.key === '' ? k : `${path.key}.${k}`,
         names: path.names && [...path.names, k],
       };
-      const json = add(v, p, ic, st?.children.get(pe), known && alwaysPresentAt(p));
+      // Only an object or list can equal its always-present placeholder: no lookup for scalars.
+      const placeholder = known && v !== null && typeof v === 'object' && alwaysPresentAt(p);
+      const json = add(v, p, ic, st?.children.get(pe), placeholder);
       if (json === undefined) continue;
       out ??= member ? { '.': {} } : {};
       out[pe] = json;
