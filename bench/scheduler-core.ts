@@ -7,7 +7,7 @@
  */
 
 import { ClusterState, schedulePod } from '../src/cluster/scheduler/core/index.ts';
-import type { Node, Pod } from '../src/kube/builtin.ts';
+import type { Node, Pod, PodSpec } from '../src/kube/builtin.ts';
 
 const NODES = Number(process.argv[2] ?? 1000);
 const PODS = Number(process.argv[3] ?? 100_000);
@@ -48,7 +48,7 @@ function makePods(): Pod[] {
     const kind = rnd();
     const cpu = `${250 + Math.floor(rnd() * 350)}m`;
     const memory = `${512 + Math.floor(rnd() * 1024)}Mi`;
-    const spec: NonNullable<Pod['spec']> = {
+    const spec: PodSpec = {
       containers: [{ name: 'main', resources: { requests: { cpu, memory } } }],
     };
     if (kind < 0.02) {

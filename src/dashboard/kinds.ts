@@ -19,84 +19,74 @@ export interface WatchedKind extends KindRef {
   fieldSelector?: string;
 }
 
-export const NODE: WatchedKind = {
-  apiVersion: 'v1',
-  kind: 'Node',
-  resource: 'nodes',
-  group: '',
-  namespaced: false,
-};
-export const POD: WatchedKind = {
-  apiVersion: 'v1',
-  kind: 'Pod',
-  resource: 'pods',
-  group: '',
-  namespaced: true,
-};
-export const JOB: WatchedKind = {
-  apiVersion: 'batch/v1',
-  kind: 'Job',
-  resource: 'jobs',
-  group: 'batch',
-  namespaced: true,
-};
+type Scope = 'Namespaced' | 'Cluster';
+
+/** A kind by group (empty for the core group), version and plural; scope as a CRD's spec.scope. */
+function watchedKind(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  scope: Scope,
+): WatchedKind {
+  return {
+    apiVersion: group ? `${group}/${version}` : version,
+    kind,
+    resource,
+    group,
+    namespaced: scope === 'Namespaced',
+  };
+}
+
+/** A kind served by a CRD, whose name follows from the group and plural. */
+function customKind(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  scope: Scope,
+): WatchedKind {
+  return { ...watchedKind(group, version, kind, resource, scope), crd: `${resource}.${group}` };
+}
+
+export const NODE = watchedKind('', 'v1', 'Node', 'nodes', 'Cluster');
+export const POD = watchedKind('', 'v1', 'Pod', 'pods', 'Namespaced');
+export const JOB = watchedKind('batch', 'v1', 'Job', 'jobs', 'Namespaced');
 /** Only the Events about PodSequences (troupe records events.k8s.io/v1 Events): the sequence timeline. */
 export const SEQUENCE_EVENT: WatchedKind = {
-  apiVersion: 'events.k8s.io/v1',
-  kind: 'Event',
-  resource: 'events',
-  group: 'events.k8s.io',
-  namespaced: true,
+  ...watchedKind('events.k8s.io', 'v1', 'Event', 'events', 'Namespaced'),
   fieldSelector: 'regarding.kind=PodSequence',
 };
-export const POD_GROUP: WatchedKind = {
-  apiVersion: 'scheduling.incubator.k8s.io/v1alpha1',
-  kind: 'PodGroup',
-  crd: 'podgroups.scheduling.incubator.k8s.io',
-  resource: 'podgroups',
-  group: 'scheduling.incubator.k8s.io',
-  namespaced: true,
-};
-export const POD_SEQUENCE: WatchedKind = {
-  apiVersion: 'scheduling.example.com/v1alpha1',
-  kind: 'PodSequence',
-  crd: 'podsequences.scheduling.example.com',
-  resource: 'podsequences',
-  group: 'scheduling.example.com',
-  namespaced: true,
-};
-export const APP_WRAPPER: WatchedKind = {
-  apiVersion: 'workload.codeflare.dev/v1beta2',
-  kind: 'AppWrapper',
-  crd: 'appwrappers.workload.codeflare.dev',
-  resource: 'appwrappers',
-  group: 'workload.codeflare.dev',
-  namespaced: true,
-};
-export const CLUSTER_QUEUE: WatchedKind = {
-  apiVersion: 'kueue.x-k8s.io/v1beta2',
-  kind: 'ClusterQueue',
-  crd: 'clusterqueues.kueue.x-k8s.io',
-  resource: 'clusterqueues',
-  group: 'kueue.x-k8s.io',
-  namespaced: false,
-};
-export const LOCAL_QUEUE: WatchedKind = {
-  apiVersion: 'kueue.x-k8s.io/v1beta2',
-  kind: 'LocalQueue',
-  crd: 'localqueues.kueue.x-k8s.io',
-  resource: 'localqueues',
-  group: 'kueue.x-k8s.io',
-  namespaced: true,
-};
-export const WORKLOAD: WatchedKind = {
-  apiVersion: 'kueue.x-k8s.io/v1beta2',
-  kind: 'Workload',
-  crd: 'workloads.kueue.x-k8s.io',
-  resource: 'workloads',
-  group: 'kueue.x-k8s.io',
-  namespaced: true,
-};
+export const POD_GROUP = customKind(
+  'scheduling.incubator.k8s.io',
+  'v1alpha1',
+  'PodGroup',
+  'podgroups',
+  'Namespaced',
+);
+export const POD_SEQUENCE = customKind(
+  'scheduling.example.com',
+  'v1alpha1',
+  'PodSequence',
+  'podsequences',
+  'Namespaced',
+);
+export const APP_WRAPPER = customKind(
+  'workload.codeflare.dev',
+  'v1beta2',
+  'AppWrapper',
+  'appwrappers',
+  'Namespaced',
+);
+export const CLUSTER_QUEUE = customKind(
+  'kueue.x-k8s.io',
+  'v1beta2',
+  'ClusterQueue',
+  'clusterqueues',
+  'Cluster',
+);
+export const LOCAL_QUEUE = customKind('kueue.x-k8s.io', 'v1beta2', 'LocalQueue', 'localqueues', 'Namespaced');
+export const WORKLOAD = customKind('kueue.x-k8s.io', 'v1beta2', 'Workload', 'workloads', 'Namespaced');
 
 export const ALL_KINDS: readonly WatchedKind[] = [
   NODE,

@@ -63,6 +63,8 @@ export const SIMULATION_EPOCH = Date.UTC(2026, 0, 1);
 
 let clocks = 0;
 
+const STUCK = 'time stuck at one instant past maxInstantMs of wall time: work there never settles';
+
 export class VirtualClock extends ManualClock {
   /** Unique in the process: a client and a server sharing this clock recognise each other by it. */
   readonly id: string;
@@ -73,6 +75,8 @@ export class VirtualClock extends ManualClock {
   private idleWaiters = new Set<() => void>();
   private firing = false;
   private deferred: (() => void)[] = [];
+  /** Holds and timers by name since time last moved: who kept this instant busy. */
+  private churn = new Map<string, number>();
 
   constructor(start = SIMULATION_EPOCH) {
     super(start);
@@ -81,6 +85,7 @@ export class VirtualClock extends ManualClock {
 
   override setTimer(fn: () => void, ms: number): TimerHandle {
     this.changes++;
+    this.churn.set('(timers set)', (this.churn.get('(timers set)') ?? 0) + 1);
     if (!this.firing) return super.setTimer(fn, ms);
     // Set by a timer that is firing: armed once the step ends, so that the work this timer
     // starts settles before anything it scheduled for the same instant fires (and a timer
@@ -101,6 +106,7 @@ export class VirtualClock extends ManualClock {
 
   /** Fires the timers due by `at` that were set before this call, in time order. */
   override advanceTo(at: number): void {
+    if (at > this.now()) this.churn = new Map();
     this.firing = true;
     try {
       super.advanceTo(at);
@@ -113,6 +119,7 @@ export class VirtualClock extends ManualClock {
   }
 
   hold(who: string): () => void {
+    this.churn.set(who, (this.churn.get(who) ?? 0) + 1);
     this.add(who, 1);
     let done = false;
     return () => {
@@ -143,16 +150,24 @@ export class VirtualClock extends ManualClock {
     return [...this.counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
+  /** What held the clock or set timers most often since time last moved, busiest first. */
+  busiest(n = 5): [string, number][] {
+    return [...this.churn].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n);
+  }
+
   /**
    * Resolves once every component is idle and stays so for `rounds` turns of the event
-   * loop with nothing changing; rejects with StallError when held busy with nothing
-   * changing for `stallMs` of wall time.
+   * loop with nothing changing. Rejects with StallError when held busy with nothing
+   * changing for `stallMs` of wall time, or when work at this instant goes on past the wall
+   * time `deadline` (a livelock: something keeps holding and releasing, or setting timers).
    */
-  async settle(rounds = 3, stallMs = 30_000): Promise<void> {
+  async settle(rounds = 3, stallMs = 30_000, deadline = Number.POSITIVE_INFINITY): Promise<void> {
     let quiet = 0;
     while (quiet < rounds) {
+      // Wall time on purpose: the bound watches the real process, not the simulation.
+      if (performance.now() > deadline) throw new StallError(this, STUCK);
       if (this.busyTotal > 0) {
-        await this.untilIdle(stallMs);
+        await this.untilIdle(stallMs, deadline);
         quiet = 0;
         continue;
       }
@@ -181,18 +196,20 @@ export class VirtualClock extends ManualClock {
     }
   }
 
-  private untilIdle(stallMs: number): Promise<void> {
+  private untilIdle(stallMs: number, deadline: number): Promise<void> {
     return new Promise((resolve, reject) => {
       let seen = this.changes;
       // Wall time on purpose: the stall detector watches the real process, not the simulation.
       const check = setInterval(() => {
-        if (this.changes !== seen) {
+        if (this.changes !== seen && performance.now() <= deadline) {
           seen = this.changes;
           return;
         }
         clearInterval(check);
         this.idleWaiters.delete(wake);
-        reject(new StallError(this, `held busy with nothing changing for ${stallMs} ms`));
+        const why =
+          performance.now() > deadline ? STUCK : `held busy with nothing changing for ${stallMs} ms`;
+        reject(new StallError(this, why));
       }, stallMs);
       const wake = () => {
         clearInterval(check);
@@ -207,15 +224,22 @@ export class VirtualClock extends ManualClock {
 export class StallError extends Error {
   readonly at: number;
   readonly holders: [string, number][];
+  /** Who held the clock or set timers most often meanwhile: the suspects of a livelock. */
+  readonly busiest: [string, number][];
 
   constructor(clock: VirtualClock, why: string) {
     const holders = clock.holders();
-    const list =
-      holders.length > 0 ? holders.map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ') : 'nobody';
-    super(`virtual clock stalled at ${new Date(clock.now()).toISOString()}: ${why}; held by: ${list}`);
+    const busiest = clock.busiest();
+    const list = (xs: [string, number][]) =>
+      xs.length > 0 ? xs.map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ') : 'nobody';
+    super(
+      `virtual clock stalled at ${new Date(clock.now()).toISOString()}: ${why}; held by: ${list(holders)}; ` +
+        `busiest meanwhile: ${list(busiest)}`,
+    );
     this.name = 'StallError';
     this.at = clock.now();
     this.holders = holders;
+    this.busiest = busiest;
   }
 }
 
@@ -273,7 +297,7 @@ export async function runUntil(
     outcome,
   });
   for (;;) {
-    await clock.settle(opts.settleRounds, stallMs);
+    await clock.settle(opts.settleRounds, stallMs, instantSince + maxInstantMs);
     if (opts.signal?.aborted) return result('aborted');
     if (reached()) return result('reached');
     const next = clock.nextTimerAt();
@@ -283,7 +307,7 @@ export async function runUntil(
       instant = to;
       instantSince = performance.now();
     } else if (performance.now() - instantSince > maxInstantMs) {
-      throw new StallError(clock, `time stuck for ${maxInstantMs} ms: timers due now keep being set`);
+      throw new StallError(clock, STUCK);
     }
     clock.advanceTo(to);
     steps++;

@@ -107,7 +107,10 @@ test('a timer that keeps re-arming at the same instant is reported, not spun on 
   const clock = new VirtualClock(0);
   const again = () => clock.setTimer(again, 0);
   clock.setTimer(again, 0);
-  await assert.rejects(runUntil(clock, 1000, { maxInstantMs: 30 }), /time stuck/);
+  await assert.rejects(
+    runUntil(clock, 1000, { maxInstantMs: 30 }),
+    /time stuck .*busiest meanwhile: \(timers set\) ×\d+/,
+  );
 });
 
 test('counts crossing a socket: busy(+1) by the sender, busy(-1) by the receiver, clear on close', async () => {
@@ -137,4 +140,27 @@ test('the seeded source repeats its draws and uids; unseeded it is Math.random a
   assert.match(first[1] as string, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   seedRandom(undefined);
   assert.notEqual(randomUUID(), randomUUID());
+});
+
+test('work that never settles at one instant (a livelock) is reported with who kept busy', async () => {
+  const clock = new VirtualClock(0);
+  clock.setTimer(() => {}, 1000);
+  let spinning = true;
+  const spin = () => {
+    if (!spinning) return;
+    const release = clock.hold('retry loop');
+    setImmediate(() => {
+      release();
+      setImmediate(spin);
+    });
+  };
+  spin();
+  const outcome = await runUntil(clock, 2000, { maxInstantMs: 100, stallMs: 20 }).catch(
+    (err: unknown) => err,
+  );
+  spinning = false;
+  assert.ok(outcome instanceof StallError, String(outcome));
+  assert.equal(outcome.at, 0);
+  assert.equal(outcome.busiest[0]?.[0], 'retry loop');
+  assert.match(outcome.message, /time stuck .*busiest meanwhile: retry loop ×\d+/);
 });

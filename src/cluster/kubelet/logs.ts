@@ -129,6 +129,30 @@ const forwardEntry = {
       description:
         'Command is the command to run to forward with stdin/stdout. if set, Target will be ignored.',
     },
+    httpRoutes: {
+      type: 'array',
+      description: 'HTTPRoutes defines predefined HTTP responses returned for specific paths.',
+      items: {
+        type: 'object',
+        required: ['location', 'code'],
+        properties: {
+          location: { type: 'string', description: 'Location is the request path this response answers.' },
+          code: { type: 'integer', minimum: 100, maximum: 599 },
+          headers: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                // What net/http sends: an RFC 7230 token for the name, no control characters in the value.
+                name: { type: 'string', pattern: "^[-!#$%&'*+.^_`|~0-9A-Za-z]+$" },
+                value: { type: 'string', pattern: '^[^\\x00-\\x08\\x0a-\\x1f\\x7f]*$' },
+              },
+            },
+          },
+          body: { type: 'string' },
+        },
+      },
+    },
   },
 };
 

@@ -3,11 +3,12 @@
  * getPodsForward/findPortInForwards): the pod's own `PortForward` object (named after it in its
  * namespace) if there is one, else the first `ClusterPortForward` whose selector takes the pod;
  * within one, the forward listing the port, else the first forward listing no ports. A forward
- * names a `target` (address and port, dialled on the machine running the cluster) or a `command`
- * (run with the connection as its stdin/stdout; it wins over a target). No forward: the pod
- * listens on nothing there.
+ * names a `command` (run with the connection as its stdin/stdout), else a `target` (address and
+ * port, dialled on the machine running the cluster), else `httpRoutes` (canned HTTP answers by
+ * path). No forward: the pod listens on nothing there.
  */
 import { recordOf as rec } from '../../lib/json.ts';
+import type { ForwardTarget, HttpRoute } from '../apiserver/http/portforward.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import type { ClusterClient } from '../client.ts';
 import { STAGE_GROUP, STAGE_VERSION } from './crd.ts';
@@ -22,8 +23,6 @@ export const CLUSTER_PORT_FORWARD_GVR = {
   version: STAGE_VERSION,
   resource: 'clusterportforwards',
 } as const;
-
-export type ForwardTarget = { command: string[] } | { address: string; port: number };
 
 type Json = Record<string, unknown>;
 const strs = (v: unknown): string[] =>
@@ -46,6 +45,20 @@ function toTarget(f: Json | undefined): ForwardTarget | undefined {
   const t = rec(f.target);
   if (typeof t.address === 'string' && typeof t.port === 'number')
     return { address: t.address, port: t.port };
+  if (Array.isArray(f.httpRoutes) && f.httpRoutes.length) {
+    const httpRoutes = (f.httpRoutes as Json[]).map(
+      (r): HttpRoute => ({
+        location: typeof r.location === 'string' ? r.location : '',
+        code: typeof r.code === 'number' ? r.code : 200,
+        headers: (Array.isArray(r.headers) ? (r.headers as Json[]) : []).map((h) => ({
+          name: String(h.name ?? ''),
+          value: String(h.value ?? ''),
+        })),
+        body: typeof r.body === 'string' ? r.body : '',
+      }),
+    );
+    return { httpRoutes };
+  }
   return undefined;
 }
 

@@ -172,19 +172,13 @@ export class DeploymentController extends LoopController {
         );
       }
       d = (await this.setDeploymentRevision(d, rs.metadata.annotations?.[REVISION_ANNOTATION])) ?? d;
-      const status = structuredClone(d.status ?? {});
-      if (!getCondition(status, 'Progressing') && hasProgressDeadline(d)) {
-        setCondition(
-          status,
-          newCondition(
-            'Progressing',
-            'True',
-            'FoundNewReplicaSet',
-            `Found new replica set "${rs.metadata.name}"`,
-            now,
-          ),
+      if (!getCondition(d.status, 'Progressing') && hasProgressDeadline(d)) {
+        d = await this.setProgressing(
+          d,
+          'FoundNewReplicaSet',
+          `Found new replica set "${rs.metadata.name}"`,
+          now,
         );
-        d = await this.writeStatus(d, status);
       }
       return { newRs: rs, olds, d };
     }
@@ -254,20 +248,26 @@ export class DeploymentController extends LoopController {
     }
     d = (await this.setDeploymentRevision(d, String(newRevision))) ?? d;
     if (hasProgressDeadline(d)) {
-      const status = structuredClone(d.status ?? {});
-      setCondition(
-        status,
-        newCondition(
-          'Progressing',
-          'True',
-          'NewReplicaSetCreated',
-          `Created new replica set "${created.metadata.name}"`,
-          now,
-        ),
+      d = await this.setProgressing(
+        d,
+        'NewReplicaSetCreated',
+        `Created new replica set "${created.metadata.name}"`,
+        now,
       );
-      d = await this.writeStatus(d, status);
     }
     return { newRs: created, olds, d };
+  }
+
+  /** Writes Progressing=True with the reason and message; returns the Deployment as written. */
+  private async setProgressing(
+    d: Deployment,
+    reason: string,
+    message: string,
+    now: Date,
+  ): Promise<Deployment> {
+    const status = structuredClone(d.status ?? {});
+    setCondition(status, newCondition('Progressing', 'True', reason, message, now));
+    return this.writeStatus(d, status);
   }
 
   /** SetDeploymentRevision: the Deployment carries its newest ReplicaSet's revision. */

@@ -122,7 +122,9 @@ export function nextPhase(prev: PreviousState | undefined, t: Tally, req: Requir
   switch (from) {
     case undefined:
     case 'Pending': {
-      if (t.failed > 0) return result('Recovering', Reasons.PodFailed, failed);
+      // Only a failure not seen before: a group back to Pending after recovering from an old
+      // one (Recovering → Unschedulable → Pending) would otherwise cycle without end.
+      if (newFailures) return result('Recovering', Reasons.PodFailed, failed);
       if (t.placed > 0 && t.unschedulable > 0) {
         return result('Unschedulable', Reasons.NotEnoughResources, `${unschedulable}; ${progress}`);
       }

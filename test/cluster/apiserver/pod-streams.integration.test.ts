@@ -204,6 +204,8 @@ spec:
   forwards:
   - ports: [8080]
     target: {address: 127.0.0.1, port: ${port}}
+  - ports: [8081]
+    httpRoutes: [{location: /healthz, code: 200, body: ok, headers: [{name: X-From, value: kwok}]}]
 `,
     );
     // The WebSocket tunnel (kubectl's default) and the plain SPDY upgrade it falls back to.
@@ -218,7 +220,7 @@ spec:
     };
     const answers: string[] = [];
     let refusedOutcome = '';
-    let python: { body?: string; error?: string } = {};
+    let python: { body?: string; routed?: string; header?: boolean; error?: string } = {};
     try {
       for (const pf of forwards)
         answers.push(await (await fetch(`http://127.0.0.1:${await localPort(pf)}/`)).text());
@@ -239,6 +241,20 @@ spec:
       await new Promise((resolve) => target.close(resolve));
     }
     assert.deepEqual(answers, ['from the target\n', 'from the target\n']);
+    const badRoute = await c.kubectlResult(
+      ['apply', '-f', '-'],
+      `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: PortForward
+metadata: {name: bad, namespace: default}
+spec:
+  forwards:
+  - httpRoutes: [{location: /, code: 200, headers: [{name: 'Bad Header', value: x}]}]
+`,
+    );
+    assert.match(
+      badRoute.stderr,
+      /spec\.forwards\[0\]\.httpRoutes\[0\]\.headers\[0\]\.name: Invalid value: "Bad Header": spec\.forwards\[0\]\.httpRoutes\[0\]\.headers\[0\]\.name in body should match/,
+    );
     // A channel-protocol request must name its ports (the kubelet's NewV4Options): 400s.
     const rejected = (query: string) =>
       new Promise<string>((resolve, reject) => {
@@ -265,6 +281,8 @@ spec:
     assert.equal(await rejected('?ports=0'), '400 port "0" must be > 0');
     assert.equal(await rejected('?ports=80,http'), '400 unable to parse "80,http" as a port');
     assert.equal(python.body, 'from the target\n');
+    assert.equal(python.routed, 'HTTP/1.1 200 OK ok');
+    assert.equal(python.header, true);
     assert.match(
       python.error ?? '',
       /error forwarding port 9090 to pod default\/web, uid [0-9a-f-]+: dial tcp4 127\.0\.0\.1:9090: connect: connection refused/,

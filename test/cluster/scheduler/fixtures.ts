@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ClusterState, type ScheduleResult } from '../../../src/cluster/scheduler/core/index.ts';
-import type { Node, Pod, Taint, Toleration } from '../../../src/kube/builtin.ts';
+import type { Affinity, Node, Pod, PodSpec, Taint, Toleration } from '../../../src/kube/builtin.ts';
 import { node as buildNode, pod as buildPod } from '../../support/objects.ts';
 
 export const ZONE = 'topology.kubernetes.io/zone';
@@ -27,7 +27,7 @@ export function pod(
     nodeName?: string;
     tolerations?: Toleration[];
     nodeSelector?: Record<string, string>;
-    affinity?: NonNullable<Pod['spec']>['affinity'];
+    affinity?: Affinity;
     priority?: number;
     preemptionPolicy?: string;
     limits?: Record<string, string>;
@@ -48,7 +48,7 @@ export function pod(
 export function labelled(
   name: string,
   labels: Record<string, string>,
-  spec: Partial<NonNullable<Pod['spec']>> = {},
+  spec: PodSpec = {},
   meta: Partial<NonNullable<Pod['metadata']>> = {},
   requests: Record<string, string> = {},
 ): Pod {

@@ -11,11 +11,9 @@ import {
   preparePod,
   schedulePod,
 } from '../../../src/cluster/scheduler/core/index.ts';
-import type { Pod } from '../../../src/kube/builtin.ts';
+import type { Affinity, Pod } from '../../../src/kube/builtin.ts';
 import { message, node, labelled as withLabels, ZONE, zones } from './fixtures.ts';
 
-type Spec = NonNullable<Pod['spec']>;
-type Affinity = NonNullable<Spec['affinity']>;
 type Term = NonNullable<
   NonNullable<Affinity['podAffinity']>['requiredDuringSchedulingIgnoredDuringExecution']
 >[number];

@@ -10,13 +10,10 @@ import {
   spreadPreFilter,
   topologySpreadScores,
 } from '../../../src/cluster/scheduler/core/index.ts';
-import type { Pod } from '../../../src/kube/builtin.ts';
+import type { Pod, PodSpec, TopologySpreadConstraint } from '../../../src/kube/builtin.ts';
 import { labelled, message, node, pod, ZONE, zones } from './fixtures.ts';
 
-type Spec = NonNullable<Pod['spec']>;
-type Constraint = NonNullable<Spec['topologySpreadConstraints']>[number];
-
-function zoneSpread(extra: Partial<Constraint> = {}): Constraint {
+function zoneSpread(extra: Partial<TopologySpreadConstraint> = {}): TopologySpreadConstraint {
   return {
     maxSkew: 1,
     topologyKey: ZONE,
@@ -100,7 +97,7 @@ describe('PodTopologySpread filter', () => {
     s.upsertNode(node('ssd-c', { cpu: '8' }, { labels: { [ZONE]: 'c', disk: 'ssd' } }));
     s.addPod(web('w1'), 'ssd-b');
     s.addPod(web('w2'), 'ssd-c');
-    const spec = (policy?: string): Partial<Spec> => ({
+    const spec = (policy?: string): Partial<PodSpec> => ({
       nodeSelector: { disk: 'ssd' },
       topologySpreadConstraints: [zoneSpread(policy ? { nodeAffinityPolicy: policy } : {})],
     });
@@ -220,7 +217,7 @@ describe('PodTopologySpread score', () => {
     setup?.(s);
     return topologySpreadScores(s, preparePod(p), s.nodes);
   }
-  const soft = (key: string): Partial<Spec> => ({
+  const soft = (key: string): Partial<PodSpec> => ({
     topologySpreadConstraints: [zoneSpread({ topologyKey: key, whenUnsatisfiable: 'ScheduleAnyway' })],
   });
 

@@ -13,6 +13,7 @@
 import { parse } from '@bufbuild/cel';
 import { isObject } from '../../../lib/json.ts';
 import { syntaxError } from '../crd/cel/compile.ts';
+import { CEL_RESERVED } from '../crd/cel/escape.ts';
 import type { FieldError, KubeObject, Strategy } from '../types.ts';
 import { arrayOf, type Json, recordOf, str } from './common.ts';
 import {
@@ -41,29 +42,6 @@ const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'
 const ACTIONS = ['Audit', 'Deny', 'Warn'];
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_VALUE_EXPRESSION = 5 * 1024;
-const CEL_RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 
 /** An expression that does not parse: the Invalid error cel-go's compiler gives. */
 function compileErrors(expression: string, path: string): FieldError[] {

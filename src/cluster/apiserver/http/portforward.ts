@@ -17,6 +17,7 @@
  * refused connection, as on a pod with nothing listening.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -27,11 +28,24 @@ import type { KubeObject } from '../types.ts';
 import type { SubresourceContext } from './handler.ts';
 import { upgradeHead } from './streaming.ts';
 
-/** Where a pod's port leads: a command run with the connection as stdin/stdout, or an address. */
-export type PodPortForward = (
-  pod: KubeObject,
-  port: number,
-) => { command: string[] } | { address: string; port: number } | undefined;
+/** A canned HTTP answer for one path (KWOK's HTTPRoute). */
+export interface HttpRoute {
+  location: string;
+  code: number;
+  headers: { name: string; value: string }[];
+  body: string;
+}
+
+/**
+ * Where a pod's port leads: a command run with the connection as stdin/stdout, an address, or
+ * canned HTTP answers served on the connection.
+ */
+export type ForwardTarget =
+  | { command: string[] }
+  | { address: string; port: number }
+  | { httpRoutes: HttpRoute[] };
+
+export type PodPortForward = (pod: KubeObject, port: number) => ForwardTarget | undefined;
 
 /** portforward.PortForwardProtocolV1Name, and the WebSocket tunnelling prefix of KEP-4006. */
 const PROTOCOL = 'portforward.k8s.io';
@@ -212,11 +226,17 @@ function dialError(err: NodeJS.ErrnoException): string {
 function forwardPair(
   pod: KubeObject,
   port: number,
-  target: ReturnType<PodPortForward>,
+  target: ForwardTarget | undefined,
   data: Duplex,
   error: Duplex,
 ): void {
+  // A stream torn down by the client must not take the server with it.
+  data.on('error', () => {});
+  error.on('error', () => {});
+  let failed = false;
   const fail = (reason: string) => {
+    if (failed || error.writableEnded) return;
+    failed = true;
     const m = pod.metadata;
     error.end(`error forwarding port ${port} to pod ${m.namespace}/${m.name}, uid ${m.uid ?? ''}: ${reason}`);
     data.end();
@@ -227,6 +247,42 @@ function forwardPair(
     fail(`dial tcp4 127.0.0.1:${port}: connect: connection refused`);
     return;
   }
+  if ('httpRoutes' in target) {
+    // KWOK's httpRoutes handler: the exact path's answer, else Go's NotFound.
+    const routes = target.httpRoutes;
+    const server = createServer((req, res) => {
+      const path = new URL(req.url ?? '/', 'http://pod').pathname;
+      const route = routes.find((r) => r.location === path);
+      if (!route) {
+        res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('404 page not found\n');
+        return;
+      }
+      try {
+        for (const h of route.headers) res.setHeader(h.name, h.value);
+        res.writeHead(route.code);
+        res.end(route.body);
+      } catch (err) {
+        // Past the object's schema, a header Node still refuses: say so rather than crash.
+        if (res.headersSent) return void res.destroy();
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(`httpRoutes answer for ${path} cannot be sent: ${(err as Error).message}\n`);
+      }
+    });
+    // The server ends its side once it answered (HTTP/1.0, Connection: close); a v4 channel
+    // never sees the client's side end, so that is when the port is done.
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      server.close();
+      if (!error.writableEnded) error.end();
+    };
+    data.on('finish', finish);
+    data.on('close', finish);
+    server.emit('connection', data);
+    return;
+  }
   if ('command' in target) {
     const [cmd, ...args] = target.command;
     const child = spawn(cmd!, args, { stdio: ['pipe', 'pipe', 'ignore'] });
@@ -235,7 +291,7 @@ function forwardPair(
     child.stdin.on('error', () => {});
     data.on('close', () => child.kill());
     child.on('error', (err) => fail(err.message));
-    child.on('exit', (code) => (code ? fail(`exit status ${code}`) : error.end()));
+    child.on('exit', (code) => (code ? fail(`exit status ${code}`) : !error.writableEnded && error.end()));
     return;
   }
   const addr = `${target.address}:${target.port}`;
@@ -250,6 +306,8 @@ function forwardPair(
     if (!connected) fail(`failed to dial ${addr}: dial tcp ${addr}: ${dialError(err)}`);
     else data.destroy();
   });
-  sock.on('close', () => error.end());
+  sock.on('close', () => {
+    if (!error.writableEnded) error.end();
+  });
   data.on('close', () => sock.destroy());
 }

@@ -297,23 +297,39 @@ def scenario_exec(ns):
 
 def scenario_portforward(ns):
     """port-forward over the WebSocket channel protocol to pod web: 8080 has a KWOK PortForward
-    target (an HTTP server), 9090 none."""
+    target (an HTTP server), 8081 canned httpRoutes, 9090 none."""
     from kubernetes.stream import portforward
 
     v1 = client.CoreV1Api()
-    pf = portforward(v1.connect_get_namespaced_pod_portforward, "web", ns, ports="8080,9090")
-    sock = pf.socket(8080)
-    sock.setblocking(True)
-    sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
-    chunks = []
-    while True:
-        got = sock.recv(4096)
-        if not got:
-            break
-        chunks.append(got)
+    pf = portforward(v1.connect_get_namespaced_pod_portforward, "web", ns, ports="8080,8081,9090")
+
+    # A forwarded port's socket ends only when the whole WebSocket closes (the v4 protocol has no
+    # per-channel close), which is once every port is done: send both requests, then read.
+    socks = {}
+    for port, path in ((8080, "/"), (8081, "/healthz")):
+        socks[port] = pf.socket(port)
+        socks[port].setblocking(True)
+        socks[port].sendall(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+
+    def read(port):
+        chunks = []
+        while True:
+            got = socks[port].recv(4096)
+            if not got:
+                break
+            chunks.append(got)
+        return b"".join(chunks).decode()
+
+    body = read(8080).split("\r\n\r\n", 1)[-1]
+    routed = read(8081)
     error = wait_for("the error of port 9090", lambda: pf.error(9090))
     pf.close()
-    out(body=b"".join(chunks).decode().split("\r\n\r\n", 1)[-1], error=error)
+    out(
+        body=body,
+        routed=routed.split("\r\n", 1)[0] + " " + routed.split("\r\n\r\n", 1)[-1],
+        header="x-from: kwok" in routed.lower(),
+        error=error,
+    )
 
 
 def scenario_endpoints(ns):

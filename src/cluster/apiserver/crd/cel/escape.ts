@@ -3,7 +3,11 @@
  * identifiers, so `x-y` is reached as `self.x__dash__y` and `namespace` as `self.__namespace__`.
  */
 
-const RESERVED = new Set([
+/**
+ * CEL's reserved words (cel-spec's grammar): a property named so is escaped, and a policy
+ * variable may not be named so.
+ */
+export const CEL_RESERVED: ReadonlySet<string> = new Set([
   'true',
   'false',
   'null',
@@ -29,7 +33,7 @@ const RESERVED = new Set([
 
 /** The CEL identifier for a property name, or undefined when the name cannot be exposed. */
 export function escapeProperty(name: string): string | undefined {
-  if (RESERVED.has(name)) return `__${name}__`;
+  if (CEL_RESERVED.has(name)) return `__${name}__`;
   if (!/^[a-zA-Z_./-][a-zA-Z0-9_./-]*$/.test(name)) return undefined;
   let out = '';
   for (let i = 0; i < name.length; i++) {
