@@ -9,7 +9,6 @@ import {
   startNodes,
 } from '../../../src/cluster/nodes/index.ts';
 import { startScheduler } from '../../../src/cluster/scheduler/index.ts';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { waitFor } from '../../support/wait.ts';
 import { condition, getPod, type Harness, podObj, startHarness, waitBound } from '../scheduler/harness.ts';
 
@@ -106,24 +105,16 @@ describe('simulated nodes through the API', () => {
   });
 
   test('NotReady: Ready=False, lifecycle taints, eviction after tolerationSeconds, and recovery', async () => {
-    // On a ManualClock moved a second per poll: at a time scale of 1000 the node monitor's
-    // 50 s grace period was 50 ms, and an event-loop stall that long on a busy machine made
-    // the NotReady node Unknown (unreachable) instead.
-    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
-    await start({ clock });
-    const tick =
-      <T>(check: () => T | undefined) =>
-      () => {
-        const v = check();
-        if (v === undefined && clock.now() < Date.parse('2030-01-01T01:00:00Z')) clock.advance(1000);
-        return v;
-      };
-    // DefaultTolerationSeconds gives this pod 300 s on a not-ready node.
+    // The grace period scales too: 50 s is 50 ms of wall time here, and an event-loop stall
+    // that long (a loaded machine) let the monitor find the leases stale and taint the node
+    // unreachable instead. Ten hours (36 s here) keeps this test about the kubelet's NotReady.
+    await start({ timeScale: 1000, nodeMonitorGracePeriodMs: 10 * 3_600_000 });
+    // DefaultTolerationSeconds gives this pod 300 s (0.3 s here) on a not-ready node.
     await h.client.create(GVR.pods, podObj('ordinary', {}, { nodeName: 'node-0' }));
     const forever = [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }];
     await h.client.create(GVR.pods, podObj('steadfast', {}, { nodeName: 'node-0', tolerations: forever }));
-    // Far beyond the clock time this test moves (an hour at most), so that 'patient' stays
-    // only because its window is open.
+    // Far beyond anything this test waits for even on a loaded machine (1000 s here), so
+    // that 'patient' stays only because its window is open, not because the test was quick.
     const brief = [
       {
         key: 'node.kubernetes.io/not-ready',
@@ -135,16 +126,13 @@ describe('simulated nodes through the API', () => {
     await h.client.create(GVR.pods, podObj('patient', {}, { nodeName: 'node-0', tolerations: brief }));
 
     await nodes!.setReady('node-0', false);
-    const n = await waitFor(
-      'not-ready taints',
-      tick(() => {
-        const cur = node('node-0');
-        return taintIds(cur).join() ===
-          'node.kubernetes.io/not-ready:NoExecute,node.kubernetes.io/not-ready:NoSchedule'
-          ? cur
-          : undefined;
-      }),
-    );
+    const n = await waitFor('not-ready taints', () => {
+      const cur = node('node-0');
+      return taintIds(cur).join() ===
+        'node.kubernetes.io/not-ready:NoExecute,node.kubernetes.io/not-ready:NoSchedule'
+        ? cur
+        : undefined;
+    });
     assert.equal(condition(n, 'Ready')?.status, 'False');
     assert.equal(condition(n, 'Ready')?.reason, 'KubeletNotReady');
     assert.ok(
@@ -153,13 +141,10 @@ describe('simulated nodes through the API', () => {
     );
     assert.equal(n.metadata.annotations!['kwok.x-k8s.io/node'], 'stopped');
 
-    const evicted = await waitFor(
-      'ordinary evicted',
-      tick(() => {
-        const p = getPod(h.client, 'ordinary');
-        return p?.metadata.deletionTimestamp ? p : undefined;
-      }),
-    );
+    const evicted = await waitFor('ordinary evicted', () => {
+      const p = getPod(h.client, 'ordinary');
+      return p?.metadata.deletionTimestamp ? p : undefined;
+    });
     assert.equal(condition(evicted, 'DisruptionTarget')?.reason, 'DeletionByTaintManager');
     const ev = await waitFor('eviction event', () =>
       h.client.list(GVR.events, 'default').find((e) => e.reason === 'TaintManagerEviction'),
@@ -169,13 +154,10 @@ describe('simulated nodes through the API', () => {
     assert.equal(getPod(h.client, 'patient')!.metadata.deletionTimestamp, undefined);
 
     await nodes!.setReady('node-0', true);
-    const healed = await waitFor(
-      'taints removed',
-      tick(() => {
-        const cur = node('node-0');
-        return taintIds(cur).length === 0 ? cur : undefined;
-      }),
-    );
+    const healed = await waitFor('taints removed', () => {
+      const cur = node('node-0');
+      return taintIds(cur).length === 0 ? cur : undefined;
+    });
     assert.equal(condition(healed, 'Ready')?.status, 'True');
     assert.equal(healed.metadata.annotations!['kwok.x-k8s.io/node'], 'fake');
   });
