@@ -243,7 +243,7 @@ export async function runOnEmbeddedCluster(
       },
       runUntil: async (at, done) => {
         if (!virtual) return clock.sleep(Math.max(0, at - clock.now()), done);
-        await runUntil(virtual, at, { signal: done, maxInstantMs: Number(process.env.SIM_MAXI ?? 300000) });
+        await runUntil(virtual, at, { signal: done });
       },
       capacity() {
         const total: Record<string, number> = {};

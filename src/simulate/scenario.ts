@@ -45,6 +45,8 @@ export interface Policy {
   description: string;
   gangScheduling: boolean;
   scoring: 'LeastAllocated' | 'MostAllocated';
+  /** The StatefulSets' podManagementPolicy under this policy, over each item's orderedReady. */
+  podManagementPolicy: 'OrderedReady' | 'Parallel' | undefined;
   deadlockPolicy: { timeoutSeconds: number; maxTimeoutSeconds?: number } | undefined;
   queues: boolean;
   offload: { maxPendingTime: number; pendingJobThreshold: number; maxGpuPrice: number } | undefined;
@@ -138,6 +140,7 @@ interface RawPolicy {
   description?: string;
   gangScheduling?: boolean;
   scoring?: 'LeastAllocated' | 'MostAllocated';
+  podManagementPolicy?: 'OrderedReady' | 'Parallel';
   deadlockPolicy?: { timeoutSeconds: number; maxTimeoutSeconds?: number };
   queues?: boolean;
   offload?: { maxPendingTime?: number; pendingJobThreshold?: number; maxGpuPrice?: number };
@@ -295,6 +298,7 @@ function policy(p: RawPolicy): Policy {
     description: p.description ?? '',
     gangScheduling: p.gangScheduling ?? false,
     scoring: p.scoring ?? 'LeastAllocated',
+    podManagementPolicy: p.podManagementPolicy,
     deadlockPolicy: p.deadlockPolicy,
     queues: p.queues ?? false,
     offload: p.offload
