@@ -454,14 +454,15 @@ export class Api {
     const obj = this.checkBody(rt, body, namespace, name);
     checkBodyDecodes(rt, obj);
     // Each attempt gets the body as sent: admission and the allocators write into what they get.
-    return this.updateWith(rt, namespace, name, opts, () => clone(obj), true);
+    // The stored object is not what PUT starts from: no copy of it to decode.
+    return this.readModifyWrite(rt, namespace, name, opts, () => clone(obj), true);
   }
 
   /**
    * Read-modify-write of one object, the shared path of update and patch: `mutate`
    * receives a fresh copy of the stored object and returns the desired object.
    */
-  async updateWith(
+  updateWith(
     rt: ResourceType,
     namespace: string,
     name: string,
@@ -469,10 +470,22 @@ export class Api {
     mutate: (current: KubeObject) => KubeObject,
     checkRv: boolean,
   ): Promise<KubeObject> {
+    return this.readModifyWrite(rt, namespace, name, opts, (rec) => mutate(this.decode(rt, rec)), checkRv);
+  }
+
+  /** updateWith, the desired object made from the stored record (by decoding it, or not). */
+  private async readModifyWrite(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    opts: WriteOptions,
+    desiredOf: (rec: StoredRecord) => KubeObject,
+    checkRv: boolean,
+  ): Promise<KubeObject> {
     const ctx = context(opts);
     const rec = this.getRecord(rt, namespace, name);
     const old = this.decode(rt, rec);
-    const desired = mutate(this.decode(rt, rec));
+    const desired = desiredOf(rec);
     const asked = desired.metadata?.resourceVersion;
     if (checkRv && asked && asked !== String(rec.rv)) {
       throw errors.conflict(
@@ -546,7 +559,7 @@ export class Api {
           );
         // The retry allocates afresh: give this attempt's allocations back first.
         settle(false);
-        return this.updateWith(rt, namespace, name, opts, mutate, checkRv);
+        return this.readModifyWrite(rt, namespace, name, opts, desiredOf, checkRv);
       }
       return next.metadata.deletionTimestamp &&
         !next.metadata.finalizers?.length &&

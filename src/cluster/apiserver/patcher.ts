@@ -32,7 +32,10 @@ export interface PatchRequest {
 }
 
 export interface Patcher {
-  /** Produces the desired object from the current one. Throws ApiError on bad patches. */
+  /**
+   * Produces the desired object from the current one, which is the caller's own copy and may
+   * be changed in place. Throws ApiError on bad patches.
+   */
   apply(rt: ResourceType, current: KubeObject, req: PatchRequest, opts: WriteOptions): KubeObject;
   /** Server-side apply of a missing object creates it: the applied config becomes the object. */
   applyToNew(
@@ -69,7 +72,8 @@ export class DefaultPatcher implements Patcher {
         case 'application/merge-patch+json':
           return applyMergePatch(current, decodeJson(req.body));
         case 'application/strategic-merge-patch+json':
-          return applyStrategicMergePatch(current, decodeJson(req.body), gvk);
+          // `current` is this attempt's own decoded copy, the body freshly decoded: merge in place.
+          return applyStrategicMergePatch(current, decodeJson(req.body), gvk, true);
         case 'application/apply-patch+yaml':
           return this.serverSideApply(rt, current, req, opts);
         default:

@@ -105,7 +105,10 @@ describe('simulated nodes through the API', () => {
   });
 
   test('NotReady: Ready=False, lifecycle taints, eviction after tolerationSeconds, and recovery', async () => {
-    await start({ timeScale: 1000 });
+    // The grace period scales too: 50 s is 50 ms of wall time here, and an event-loop stall
+    // that long (a loaded machine) let the monitor find the leases stale and taint the node
+    // unreachable instead. Ten hours (36 s here) keeps this test about the kubelet's NotReady.
+    await start({ timeScale: 1000, nodeMonitorGracePeriodMs: 10 * 3_600_000 });
     // DefaultTolerationSeconds gives this pod 300 s (0.3 s here) on a not-ready node.
     await h.client.create(GVR.pods, podObj('ordinary', {}, { nodeName: 'node-0' }));
     const forever = [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }];

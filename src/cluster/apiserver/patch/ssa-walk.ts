@@ -101,76 +101,118 @@ export interface Comparison {
  */
 export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLookup): Comparison {
   const out: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
-  const leaf = (l: unknown, r: unknown, pes: string[]) => {
-    if (l === undefined) out.added.insert(pes);
-    else if (r === undefined) out.removed.insert(pes);
-    else if (!jsonEqual(l, r)) out.modified.insert(pes);
+  // Most fields of an update are unchanged: the path element arrays are built only for a field
+  // that differs, and the lookup is asked by joined key when it answers by key (as in
+  // createdFieldsV1), instead of copying two arrays per field visited.
+  const keyed = sem.byKey;
+  const semanticsAt = (p: Path) => (keyed ? keyed.semantics(p.key) : sem(namesOf(p)));
+  const alwaysPresentAt = (p: Path) =>
+    keyed ? keyed.alwaysPresent(p.key) : sem.alwaysPresent?.(namesOf(p)) === true;
+  const leaf = (l: unknown, r: unknown, at: Path) => {
+    if (l === undefined) out.added.insert(elementsOf(at));
+    else if (r === undefined) out.removed.insert(elementsOf(at));
+    else if (!jsonEqual(l, r)) out.modified.insert(elementsOf(at));
   };
-  const containerHook = (l: unknown, r: unknown, pes: string[]) => {
-    if (pes.length === 0) return;
-    if (l === undefined) out.added.insert(pes);
-    else if (r === undefined) out.removed.insert(pes);
+  const containerHook = (l: unknown, r: unknown, at: Path) => {
+    if (at.pe === undefined) return;
+    if (l === undefined) out.added.insert(elementsOf(at));
+    else if (r === undefined) out.removed.insert(elementsOf(at));
   };
   const isEmpty = (v: unknown) =>
     v === undefined ||
     v === null ||
     (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
 
-  const cmpObject = (l: unknown, r: unknown, names: string[], pes: string[]) => {
+  const cmpObject = (l: unknown, r: unknown, at: Path) => {
     const lo = isObject(l) ? l : undefined;
     const ro = isObject(r) ? r : undefined;
     const keys = new Set([...Object.keys(lo ?? {}), ...Object.keys(ro ?? {})]);
     for (const k of keys) {
-      const childNames = [...names, k];
+      const child = childPath(at, k);
       let lv = lo?.[k];
       let rv = ro?.[k];
-      if (sem.alwaysPresent?.(childNames)) {
-        if (lo && lv === undefined && rv !== undefined) lv = Array.isArray(rv) ? [] : {};
-        if (ro && rv === undefined && lv !== undefined) rv = Array.isArray(lv) ? [] : {};
+      // A field the typed object always has is present-but-empty on the side that lacks it.
+      const fillLeft = lo !== undefined && lv === undefined && rv !== undefined;
+      const fillRight = ro !== undefined && rv === undefined && lv !== undefined;
+      if ((fillLeft || fillRight) && alwaysPresentAt(child)) {
+        if (fillLeft) lv = Array.isArray(rv) ? [] : {};
+        else rv = Array.isArray(lv) ? [] : {};
       }
-      cmp(lv, rv, childNames, [...pes, `f:${k}`]);
+      cmp(lv, rv, child);
     }
   };
 
-  const cmp = (l: unknown, r: unknown, names: string[], pes: string[]) => {
+  const cmp = (l: unknown, r: unknown, at: Path) => {
     if (l === undefined && r === undefined) return;
     const probe = r !== undefined && r !== null ? r : l;
     const bothKnown = l !== undefined && l !== null && r !== undefined && r !== null;
     if (bothKnown && (Array.isArray(l) !== Array.isArray(r) || isObject(l) !== isObject(r))) {
-      return leaf(l, r, pes);
+      return leaf(l, r, at);
     }
     if (Array.isArray(probe)) {
-      const s = granular(sem(names));
-      if (!s || (isEmpty(l) && isEmpty(r))) return leaf(l, r, pes);
+      const s = granular(semanticsAt(at));
+      if (!s || (isEmpty(l) && isEmpty(r))) return leaf(l, r, at);
       const la = Array.isArray(l) ? l : [];
       const ra = Array.isArray(r) ? r : [];
+      const names = namesOf(at);
       const lItems = indexItems(s, la, names);
       const rItems = indexItems(s, ra, names);
       for (const pe of new Set([...lItems.keys(), ...rItems.keys()])) {
         const li = lItems.get(pe);
         const ri = rItems.get(pe);
-        const p = [...pes, pe];
+        // A list item: a path element of its own, the same names as its list.
+        const item: Path = { up: at, name: undefined, pe, key: at.key };
         if (s.type === 'map' && !s.atomicItems && (isObject(li) || isObject(ri))) {
-          if (isEmpty(li) && isEmpty(ri)) leaf(li, ri, p);
+          if (isEmpty(li) && isEmpty(ri)) leaf(li, ri, item);
           else {
-            cmpObject(li, ri, names, p);
-            containerHook(li, ri, p);
+            cmpObject(li, ri, item);
+            containerHook(li, ri, item);
           }
         } else {
-          leaf(li, ri, p);
+          leaf(li, ri, item);
         }
       }
-      return containerHook(l, r, pes);
+      return containerHook(l, r, at);
     }
     if (isObject(probe)) {
-      if (sem(names)?.type === 'atomic' || (isEmpty(l) && isEmpty(r))) return leaf(l, r, pes);
-      cmpObject(l, r, names, pes);
-      return containerHook(l, r, pes);
+      if (semanticsAt(at)?.type === 'atomic' || (isEmpty(l) && isEmpty(r))) return leaf(l, r, at);
+      cmpObject(l, r, at);
+      return containerHook(l, r, at);
     }
-    leaf(l, r, pes);
+    leaf(l, r, at);
   };
-  cmp(lhs, rhs, [], []);
+  cmp(lhs, rhs, ROOT);
   return out;
+}
+
+/**
+ * A position in compare's walk, linked to its parent: `name` is the field name (undefined for a
+ * list item, transparent to the lookup), `pe` its path element (undefined at the root), `key`
+ * the field names joined with `.`.
+ */
+interface Path {
+  up: Path | undefined;
+  name: string | undefined;
+  pe: string | undefined;
+  key: string;
+}
+
+const ROOT: Path = { up: undefined, name: undefined, pe: undefined, key: '' };
+
+function childPath(at: Path, name: string): Path {
+  return { up: at, name, pe: `f:${name}`, key: at.key === '' ? name : `${at.key}.${name}` };
+}
+
+function namesOf(at: Path): string[] {
+  const names: string[] = [];
+  for (let p: Path | undefined = at; p; p = p.up) if (p.name !== undefined) names.push(p.name);
+  return names.reverse();
+}
+
+function elementsOf(at: Path): string[] {
+  const pes: string[] = [];
+  for (let p: Path | undefined = at; p; p = p.up) if (p.pe !== undefined) pes.push(p.pe);
+  return pes.reverse();
 }
 
 /**
@@ -274,7 +316,9 @@ export function createdFieldsV1(
         key: path.key === '' ? k : `${path.key}.${k}`,
         names: path.names && [...path.names, k],
       };
-      const json = add(v, p, ic, st?.children.get(pe), known && alwaysPresentAt(p));
+      // Only an object or list can equal its always-present placeholder: no lookup for scalars.
+      const placeholder = known && v !== null && typeof v === 'object' && alwaysPresentAt(p);
+      const json = add(v, p, ic, st?.children.get(pe), placeholder);
       if (json === undefined) continue;
       out ??= member ? { '.': {} } : {};
       out[pe] = json;

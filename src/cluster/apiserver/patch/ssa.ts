@@ -173,6 +173,18 @@ function withoutManagedFields(obj: unknown): JsonObject {
   return copy;
 }
 
+/**
+ * The object as compare reads it, without metadata.managedFields: a new top level and
+ * metadata, every other value shared with `obj` (compare only reads; cloning the whole
+ * object on each update was 6% of a simulated day's CPU).
+ */
+function viewWithoutManagedFields(obj: unknown): JsonObject {
+  if (!isObject(obj)) return {};
+  if (!isObject(obj.metadata)) return { ...obj };
+  const { managedFields: _, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
 function setManagedFields(obj: JsonObject, managers: Map<string, Manager>): KubeObject {
   for (const m of managers.values()) m.set = m.set.difference(STRIPPED);
   const entries = encodeManaged(managers);
@@ -243,7 +255,8 @@ function updateOwnership(
 
 /**
  * Records operation-Update ownership for an ordinary write (create, update, non-apply patch)
- * and returns the object to store with its metadata.managedFields. As on the real server, a
+ * and returns the object to store with its metadata.managedFields (a new top level and
+ * metadata; every other value is `updated`'s own, not a copy). As on the real server, a
  * client may replace managedFields through the main resource (`[{}]` clears them), and an
  * existing object without managedFields stays untracked.
  */
@@ -257,9 +270,9 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
       : opts.old?.metadata?.managedFields;
   if (!opts.old && !(Array.isArray(base) && base.length > 0)) return trackCreate(opts, sem, subresource);
   const managers = decodeManaged(base);
-  const newObj = withoutManagedFields(opts.updated);
+  const newObj = viewWithoutManagedFields(opts.updated);
   if (opts.old && managers.size === 0) return newObj as KubeObject;
-  const oldObj = opts.old ? withoutManagedFields(opts.old) : {};
+  const oldObj = opts.old ? viewWithoutManagedFields(opts.old) : {};
   updateOwnership(
     oldObj,
     newObj,

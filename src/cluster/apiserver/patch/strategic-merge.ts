@@ -10,9 +10,16 @@ import { type GroupVersionKind, type KindRules, rulesFor } from './smp-table.ts'
  * its ordering rules and its error statuses: 400 for malformed directives, 422 for lists of
  * lists, and 500 (empty reason) for the errors the real server does not translate, such as
  * a list item missing its merge key. Custom resources are refused with 415.
- * The inputs are never mutated.
+ * The inputs are never mutated, unless `owned`: then both are the caller's own throwaway
+ * copies (a patch request's freshly decoded object and body) and are merged in place, which
+ * saves copying the whole object on every patch.
  */
-export function applyStrategicMergePatch<T>(doc: T, patch: unknown, kind: GroupVersionKind | string): T {
+export function applyStrategicMergePatch<T>(
+  doc: T,
+  patch: unknown,
+  kind: GroupVersionKind | string,
+  owned = false,
+): T {
   const rules = rulesFor(kind);
   if (!rules) throw unsupportedPatchType(kind);
   // A JSON null decodes to an empty patch map.
@@ -21,8 +28,9 @@ export function applyStrategicMergePatch<T>(doc: T, patch: unknown, kind: GroupV
       `json: cannot unmarshal ${goJsonKind(patch)} into Go value of type map[string]interface {}`,
     );
   }
-  const original = isObject(doc) ? clone(doc) : {};
-  return new Merger(rules).mergeMap(original, clone(patch ?? {}), []) as T;
+  const original = isObject(doc) ? (owned ? doc : clone(doc)) : {};
+  const changes = patch ?? {};
+  return new Merger(rules).mergeMap(original, owned ? changes : clone(changes), []) as T;
 }
 
 const DIRECTIVE = '$patch';
