@@ -88,7 +88,7 @@ const OBJECT_META_REF = { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.ap
 function walk(
   schemaIn: JSONSchema,
   value: unknown,
-  path: string,
+  path: Path | undefined,
   structuralIn: boolean,
   resolve: Resolve,
   out: string[],
@@ -100,7 +100,7 @@ function walk(
     const items = schema.items;
     if (!isObject(items)) return;
     value.forEach((item, i) => {
-      walk(items, item, `${path}[${i}]`, structural, resolve, out);
+      walk(items, item, { up: path, step: i }, structural, resolve, out);
     });
     return;
   }
@@ -120,17 +120,37 @@ function walk(
     (!structural && properties.size === 0 && additional === undefined);
 
   for (const [key, child] of Object.entries(value)) {
-    const childPath = path === '' ? key : `${path}.${key}`;
     const declared = properties.get(key);
-    if (declared) walk(declared, child, childPath, structural, resolve, out);
-    else if (isObject(additional)) walk(additional, child, childPath, structural, resolve, out);
-    else if (!open) out.push(childPath);
+    if (declared) walk(declared, child, { up: path, step: key }, structural, resolve, out);
+    else if (isObject(additional)) walk(additional, child, { up: path, step: key }, structural, resolve, out);
+    else if (!open) out.push(pathString({ up: path, step: key }));
   }
+}
+
+/**
+ * A position in the walk, linked to its parent: a field name or a list index. Written out as
+ * `spec.containers[0].foo` only for an unknown field; every write walks the whole object, and
+ * building each field's path string was most of the walk.
+ */
+interface Path {
+  up: Path | undefined;
+  step: string | number;
+}
+
+function pathString(at: Path): string {
+  const steps: (string | number)[] = [];
+  for (let p: Path | undefined = at; p; p = p.up) steps.push(p.step);
+  let out = '';
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const step = steps[i]!;
+    out = typeof step === 'number' ? `${out}[${step}]` : out === '' ? step : `${out}.${step}`;
+  }
+  return out;
 }
 
 function unknownFieldsIn(schema: JSONSchema, obj: unknown, structural: boolean): string[] {
   const out: string[] = [];
-  walk(schema, obj, '', structural, builtinSchema, out);
+  walk(schema, obj, undefined, structural, builtinSchema, out);
   return out;
 }
 
