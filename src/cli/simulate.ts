@@ -16,7 +16,7 @@ import { NodeConfigError, validateNodeConfig } from '../cluster/nodes/config.ts'
 import { quantityValue } from '../kube/quantity.ts';
 import type { Clock } from '../lib/clock.ts';
 import { endSimulation, runUntil, startSimulation } from '../lib/virtual-clock.ts';
-import { kubeConfigFromString, sleep } from '../runtime/index.ts';
+import { installCrds, kubeConfigFromString, sleep } from '../runtime/index.ts';
 import { type Report, reportJson, reportTable } from '../simulate/report.ts';
 import { reportHtml } from '../simulate/report-html.ts';
 import { runPolicy, type SimCluster } from '../simulate/run.ts';
@@ -217,9 +217,13 @@ export async function runOnEmbeddedCluster(
       },
     );
     cleanups.unshift(() => built.stop());
-    for (const cap of built.capabilities) {
-      for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
-    }
+    // Served before the manager starts: its informers need the kinds. The installer waits on
+    // the wall clock: the virtual one stands still until the run drives it, and the API
+    // server establishes a CRD at once.
+    await installCrds(
+      built.manager.client,
+      built.capabilities.flatMap((c) => c.crds),
+    );
     await built.manager.start();
     const client = cluster.client;
     const sim: SimCluster = {

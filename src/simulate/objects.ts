@@ -200,7 +200,7 @@ export function gangObjects(g: Gang, policy: Policy): SimObject[] {
           spec: {
             serviceName: g.name,
             replicas: g.size,
-            podManagementPolicy: g.orderedReady ? 'OrderedReady' : 'Parallel',
+            podManagementPolicy: policy.podManagementPolicy ?? (g.orderedReady ? 'OrderedReady' : 'Parallel'),
             selector: { matchLabels: { [GANG_LABEL]: g.name } },
             template: podTemplate(g, 'Always'),
           },

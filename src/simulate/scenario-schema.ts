@@ -100,6 +100,7 @@ const POLICY = {
     description: { type: 'string' },
     gangScheduling: { type: 'boolean' },
     scoring: { enum: ['LeastAllocated', 'MostAllocated'] },
+    podManagementPolicy: { enum: ['OrderedReady', 'Parallel'] },
     deadlockPolicy: {
       type: 'object',
       additionalProperties: false,

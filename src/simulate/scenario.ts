@@ -6,10 +6,9 @@
  */
 
 import { Ajv, type ErrorObject } from 'ajv';
-import { uniformInt } from 'pure-rand/distribution/uniformInt';
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { parse as parseYaml } from 'yaml';
 import { parseGoDuration } from '../kube/duration.ts';
+import { type RandomSource, seededRandom } from '../lib/random.ts';
 import { FIXES, SCENARIO_SCHEMA } from './scenario-schema.ts';
 
 export type WorkloadKind = 'Job' | 'StatefulSet' | 'Pods' | 'AppWrapper' | 'PodSequence';
@@ -46,6 +45,8 @@ export interface Policy {
   description: string;
   gangScheduling: boolean;
   scoring: 'LeastAllocated' | 'MostAllocated';
+  /** The StatefulSets' podManagementPolicy under this policy, over each item's orderedReady. */
+  podManagementPolicy: 'OrderedReady' | 'Parallel' | undefined;
   deadlockPolicy: { timeoutSeconds: number; maxTimeoutSeconds?: number } | undefined;
   queues: boolean;
   offload: { maxPendingTime: number; pendingJobThreshold: number; maxGpuPrice: number } | undefined;
@@ -139,6 +140,7 @@ interface RawPolicy {
   description?: string;
   gangScheduling?: boolean;
   scoring?: 'LeastAllocated' | 'MostAllocated';
+  podManagementPolicy?: 'OrderedReady' | 'Parallel';
   deadlockPolicy?: { timeoutSeconds: number; maxTimeoutSeconds?: number };
   queues?: boolean;
   offload?: { maxPendingTime?: number; pendingJobThreshold?: number; maxGpuPrice?: number };
@@ -220,7 +222,7 @@ function normalise(raw: RawScenario, file: string): Scenario {
     if (dmax < dmin) problems.push(`${where}.duration.max: is below min`);
     if (problems.length > 0) return;
     // Each generator draws from its own stream, so adding a generator leaves the others' gangs alone.
-    const rng = xoroshiro128plus((seed * 1_000_003 + i) >>> 0);
+    const rng = seededRandom((seed * 1_000_003 + i) >>> 0);
     const draws = Array.from({ length: gen.count }, () => {
       const atMs = Math.round(uniformInt(rng, from, to) / 1000) * 1000;
       const size = pick(rng, gen.sizes);
@@ -296,6 +298,7 @@ function policy(p: RawPolicy): Policy {
     description: p.description ?? '',
     gangScheduling: p.gangScheduling ?? false,
     scoring: p.scoring ?? 'LeastAllocated',
+    podManagementPolicy: p.podManagementPolicy,
     deadlockPolicy: p.deadlockPolicy,
     queues: p.queues ?? false,
     offload: p.offload
@@ -308,8 +311,13 @@ function policy(p: RawPolicy): Policy {
   };
 }
 
+/** An integer in [from, to], both ends included. */
+function uniformInt(rng: RandomSource, from: number, to: number): number {
+  return from + Math.floor(rng() * (to - from + 1));
+}
+
 /** A value drawn from `{value: weight}`, in the order of the keys (integer keys sort numerically). */
-function pick(rng: ReturnType<typeof xoroshiro128plus>, weights: Record<string, number>): number {
+function pick(rng: RandomSource, weights: Record<string, number>): number {
   const entries = Object.entries(weights);
   const total = entries.reduce((n, [, w]) => n + w, 0);
   let r = (uniformInt(rng, 0, 999_999) / 1_000_000) * total;

@@ -29,6 +29,7 @@ const POLICY: Policy = {
   description: '',
   gangScheduling: false,
   scoring: 'LeastAllocated',
+  podManagementPolicy: undefined,
   deadlockPolicy: undefined,
   queues: false,
   offload: undefined,

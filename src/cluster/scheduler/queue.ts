@@ -190,6 +190,14 @@ export class SchedulingQueue {
     return true;
   }
 
+  /** Moves a parked pod to the backoff queue (active if its backoff is over), as a cluster event does. */
+  retry(uid: string): boolean {
+    const qp = this.pods.get(uid);
+    if (qp?.where !== 'unschedulable') return false;
+    this.requeue(qp);
+    return true;
+  }
+
   /** After an error (a failed binding): retry once the backoff has passed. */
   backoffAfterError(qp: QueuedPod): void {
     if (this.pods.get(qp.uid) !== qp) return;

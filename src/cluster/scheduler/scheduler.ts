@@ -657,6 +657,11 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       for (const uid of uids) moved = queue.activate(uid) || moved;
       if (moved) kick();
     },
+    retry: (uids) => {
+      let moved = false;
+      for (const uid of uids) moved = queue.retry(uid) || moved;
+      if (moved) kick();
+    },
   });
   kick();
 

@@ -70,6 +70,8 @@ export interface SchedulerSide {
   unreserve(qp: QueuedPod, message: string): void;
   /** Moves these pods, if they wait in the backoff or unschedulable queue, to the active queue. */
   activate(uids: Iterable<string>): void;
+  /** Moves these pods, if parked unschedulable, to the backoff queue (active once their backoff is over). */
+  retry(uids: Iterable<string>): void;
 }
 
 export type PermitVerdict = { status: 'allow' } | { status: 'wait' } | { status: 'reject'; message: string };
@@ -231,8 +233,16 @@ export class Coscheduling {
     }
     held.set(qp.uid, { qp, nodeName });
     // ActivateSiblings: the first held member brings its siblings out of their backoff, so
-    // the gang is tried together rather than one backoff at a time.
-    if (held.size === 1) this.side?.activate(this.members.uids(g.key));
+    // the gang is tried together rather than one backoff at a time. At the instant the gang
+    // was rejected they only come back after their own backoff: else a sibling that fits
+    // nowhere rejects this member again, whose room lets the next sibling be held and
+    // activate the others, and so on. Upstream each round costs scheduling cycles of real
+    // time; on a virtual clock every round is at one instant, so time never advanced.
+    if (held.size === 1) {
+      const siblings = this.members.uids(g.key);
+      if (this.lastFailure.get(g.key) === this.opts.clock.now()) this.side?.retry(siblings);
+      else this.side?.activate(siblings);
+    }
     if (!this.timers.has(g.key)) {
       const ms = (spec.scheduleTimeoutSeconds ?? this.opts.permitWaitingTimeSeconds ?? 60) * 1000;
       this.timers.set(
