@@ -16,11 +16,10 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { WebSocket } from 'ws';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { pythonScenario } from '../../support/python.ts';
 import { waitFor } from '../../support/wait.ts';
 
-const run = promisify(execFile);
-const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
-const PY_SCRIPT = join(import.meta.dirname, 'python', 'behaviours.py');
+const _run = promisify(execFile);
 
 const POD = `apiVersion: v1
 kind: Pod
@@ -98,10 +97,7 @@ describe('pod streaming and proxy subresources', () => {
 
   test('the Python client execs over v4.channel.k8s.io, adds an ephemeral container, proxies to the node', async () => {
     await c.kubectl(['create', 'namespace', 'pyexec']);
-    const { stdout } = await run(PYTHON, [PY_SCRIPT, 'exec', c.kubeconfigPath, 'pyexec'], {
-      timeout: 120_000,
-    });
-    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)!), {
+    assert.deepEqual(await pythonScenario('exec', c.kubeconfigPath, 'pyexec'), {
       stdout: 'from python\n',
       code: 4,
       ephemeralRunning: true,
@@ -229,10 +225,7 @@ spec:
       await waitFor('kubectl reports the refusal', async () => /connection refused/.test(refused.out.stderr));
       refusedOutcome = refused.out.stderr;
       // The Python client speaks the older WebSocket channel protocol (v4.channel.k8s.io).
-      const { stdout } = await run(PYTHON, [PY_SCRIPT, 'portforward', c.kubeconfigPath, 'default'], {
-        timeout: 120_000,
-      });
-      python = JSON.parse(stdout.trim().split('\n').at(-1)!);
+      python = await pythonScenario('portforward', c.kubeconfigPath, 'default');
     } finally {
       for (const pf of [...forwards, refused]) {
         pf.child.kill();

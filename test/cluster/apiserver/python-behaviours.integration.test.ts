@@ -4,15 +4,9 @@
  * test/cluster/apiserver/python/behaviours.py.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
-
-const run = promisify(execFile);
-const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
-const SCRIPT = join(import.meta.dirname, 'python', 'behaviours.py');
+import { pythonScenario } from '../../support/python.ts';
 
 describe('default-API behaviours through the Python client', () => {
   let t: TestServer;
@@ -20,8 +14,7 @@ describe('default-API behaviours through the Python client', () => {
   const scenario = async (name: string): Promise<Record<string, unknown>> => {
     const ns = `pyb-${name}-${n++}`;
     await t.kubectl(['create', 'namespace', ns]);
-    const { stdout } = await run(PYTHON, [SCRIPT, name, t.kubeconfigPath, ns], { timeout: 120_000 });
-    return JSON.parse(stdout.trim().split('\n').at(-1)!);
+    return pythonScenario(name, t.kubeconfigPath, ns);
   };
   before(async () => {
     t = await startTestServer();

@@ -1,16 +1,14 @@
 /** The Endpoints controller: a Service's pods as ready and not-ready addresses, removal with the Service. */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { CoreV1Api, type V1Endpoints } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { pythonScenario } from '../../support/python.ts';
 import { waitFor } from '../../support/wait.ts';
 
-const run = promisify(execFile);
-const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
-const PY_SCRIPT = join(import.meta.dirname, '..', 'apiserver', 'python', 'behaviours.py');
+const _run = promisify(execFile);
 
 const APP = `apiVersion: apps/v1
 kind: Deployment
@@ -77,10 +75,10 @@ describe('Endpoints controller', () => {
 
   test('the Python client reads the Endpoints the controller keeps', async () => {
     await c.kubectl(['create', 'namespace', 'pyep']);
-    const { stdout } = await run(PYTHON, [PY_SCRIPT, 'endpoints', c.kubeconfigPath, 'pyep'], {
-      timeout: 120_000,
+    assert.deepEqual(await pythonScenario('endpoints', c.kubeconfigPath, 'pyep'), {
+      ports: [['web', 8080]],
+      ready: 1,
     });
-    assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1)!), { ports: [['web', 8080]], ready: 1 });
   });
 
   test('scaling down and deleting the Service follow', async () => {

@@ -5,16 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { pythonScenario } from '../../support/python.ts';
 import { waitFor } from '../../support/wait.ts';
 
-const run = promisify(execFile);
-const PYTHON = process.env.TROUPE_PYTHON ?? '/usr/bin/python3';
-const PY_SCRIPT = join(import.meta.dirname, '..', 'apiserver', 'python', 'behaviours.py');
+const _run = promisify(execFile);
 
 const CLASSES = `apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -424,10 +422,7 @@ spec:
     for (const n of others)
       await c.kubectl(['label', 'node', n, 'topology.kubernetes.io/zone=zone-b', '--overwrite']);
     await c.kubectl(['create', 'namespace', 'pyvol']);
-    const { stdout } = await run(PYTHON, [PY_SCRIPT, 'volumes', c.kubeconfigPath, 'pyvol'], {
-      timeout: 120_000,
-    });
-    const o = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const o = await pythonScenario('volumes', c.kubeconfigPath, 'pyvol');
     const n = nodes.length;
     assert.deepEqual(o, {
       node: inZone,
