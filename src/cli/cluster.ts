@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import type { ApiServerHandle } from '../cluster/apiserver/server.ts';
 import { startEmbeddedCluster } from '../cluster/index.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
-import { untilSignal } from './options.ts';
+import { exitStopped, untilSignal } from './options.ts';
 
 export async function writeKubeconfig(path: string, content: string): Promise<string> {
   const file = resolve(path);
@@ -64,5 +64,6 @@ export function clusterCommand(): Command {
     const sig = await signalled;
     process.stdout.write(`troupe cluster: ${sig} received, shutting down\n`);
     await cluster.stop();
+    exitStopped();
   });
 }

@@ -37,22 +37,45 @@ export function parsePositiveNumber(value: string): number {
 const SAME_SIGNAL_MS = 1000;
 
 /**
+ * Run by npm (which sets npm_lifecycle_event), the first repeat of the signal is npm's
+ * forwarded copy however late it comes: a busy machine can delay npm's event loop, and
+ * with it the copy, beyond SAME_SIGNAL_MS.
+ */
+const FORWARDED_BY_NPM = process.env.npm_lifecycle_event !== undefined;
+
+/**
  * Resolves when the process is asked to stop (SIGINT or SIGTERM). Call it before starting
  * anything: a signal during startup is remembered and the command shuts down gracefully
  * once started, and a second signal (startup hangs, shutdown is slow) exits at once.
+ * End the command with `exitStopped()` rather than letting the event loop drain.
  */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    let first: { sig: NodeJS.Signals; at: number } | undefined;
+    let first: { sig: NodeJS.Signals; at: number; copies: number } | undefined;
     const on = (sig: NodeJS.Signals) => {
       if (first) {
-        if (sig === first.sig && performance.now() - first.at < SAME_SIGNAL_MS) return;
-        process.exit(1);
+        const copy =
+          sig === first.sig &&
+          (performance.now() - first.at < SAME_SIGNAL_MS || (FORWARDED_BY_NPM && first.copies === 0));
+        if (!copy) process.exit(1);
+        first.copies++;
+        return;
       }
-      first = { sig, at: performance.now() };
+      first = { sig, at: performance.now(), copies: 0 };
       resolve(sig);
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+}
+
+/**
+ * Ends a command that `untilSignal` stopped, once it has stopped gracefully. Exiting
+ * explicitly keeps the signal handlers installed to the last moment: when the event loop
+ * drains instead, Node closes its signal handles and restores the default action while it
+ * tears down, and a late copy of the signal (npm's, above) arriving then kills the process
+ * with SIGINT, which npm re-raises as its own exit.
+ */
+export function exitStopped(): never {
+  process.exit(0);
 }

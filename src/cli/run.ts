@@ -3,7 +3,7 @@ import { loadKubeConfig } from '../runtime/index.ts';
 import { capabilities as allCapabilities, selectControllers } from './capabilities.ts';
 import { checkCapabilityKinds } from './crds.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
-import { untilSignal } from './options.ts';
+import { exitStopped, untilSignal } from './options.ts';
 
 interface RunFlags extends ManagerFlags {
   kubeconfig?: string;
@@ -63,5 +63,6 @@ export function runCommand(): Command {
     log.info({ signal: sig }, 'shutting down');
     await dashboard?.stop();
     await stop();
+    exitStopped();
   });
 }

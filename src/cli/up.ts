@@ -4,7 +4,7 @@ import { installCrds, kubeConfigFromString } from '../runtime/index.ts';
 import { stateLines, writeKubeconfig } from './cluster.ts';
 import { addClusterOptions, type ClusterFlags, clusterOptions, kubeconfigPath } from './cluster-flags.ts';
 import { addManagerOptions, type ManagerFlags } from './manager-flags.ts';
-import { untilSignal } from './options.ts';
+import { exitStopped, untilSignal } from './options.ts';
 
 type UpFlags = ClusterFlags & ManagerFlags;
 
@@ -98,5 +98,6 @@ export function upCommand(): Command {
     await stop();
     await runpod?.stop();
     await cluster.stop();
+    exitStopped();
   });
 }
