@@ -16,7 +16,7 @@ import { WorkloadConditions } from './api.ts';
 
 /** Kueue's configuration section, as written in its config file. */
 export interface WaitForPodsReadyConfig {
-  /** Go duration; Kueue's default is 5m. */
+  /** Go duration; Kueue v0.19's default (config v1beta2) is 30m (v1beta1's was 5m). */
   timeout?: string;
   blockAdmission?: boolean;
   /** Go duration; defaults to the timeout, "0s" disables it. */
@@ -40,7 +40,11 @@ export interface PodsReadySettings {
   backoffMaxSeconds: number;
 }
 
-/** Kueue's defaults (config/v1beta2 defaults.go); a malformed duration is an error naming the field. */
+/**
+ * Kueue's defaults (apis/config/v1beta2/defaults.go: DefaultWaitForPodsReadyTimeout 30m,
+ * recoveryTimeout = timeout, blockAdmission false, timestamp Eviction, backoff 60 s / 3600 s);
+ * a malformed duration is an error naming the field.
+ */
 export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySettings {
   const duration = (field: string, v: string | undefined, dflt: number): number => {
     if (v === undefined) return dflt;
@@ -51,7 +55,7 @@ export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySetting
       );
     return ms;
   };
-  const timeoutMs = duration('timeout', cfg.timeout, 5 * 60_000);
+  const timeoutMs = duration('timeout', cfg.timeout, 30 * 60_000);
   const recovery = duration('recoveryTimeout', cfg.recoveryTimeout, timeoutMs);
   const rs = cfg.requeuingStrategy ?? {};
   const out: PodsReadySettings = {

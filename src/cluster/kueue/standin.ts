@@ -69,6 +69,7 @@ import {
 } from './podsready.ts';
 import { PriorityClassNotFound, workloadPriority } from './priority.ts';
 import {
+  admissionEvents,
   admit,
   evict,
   finish,
@@ -96,7 +97,7 @@ export interface KueueOptions {
   clock?: Clock;
   /**
    * Kueue's waitForPodsReady configuration section (off when absent): PodsReady conditions
-   * on Workloads, eviction after `timeout` (default 5m) with re-queueing backoff.
+   * on Workloads, eviction after `timeout` (default 30m) with re-queueing backoff.
    */
   waitForPodsReady?: WaitForPodsReadyConfig;
 }
@@ -648,25 +649,16 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     const snap = snapshot();
     const result = schedule(snap);
     for (const a of result.admit) {
-      let admitted = false;
+      let events: ReturnType<typeof admissionEvents> | undefined;
       await writeWorkloadStatus(a.workload, (cur) => {
         if (hasQuotaReservation(cur) || isFinished(cur) || cur.spec.active === false) return false;
-        admit(cur, a.admission, now());
-        admitted = true;
+        const at = now();
+        admit(cur, a.admission, at);
+        events = admissionEvents(cur, at);
       });
-      if (admitted) {
-        recorder.event(
-          a.workload,
-          'Normal',
-          'QuotaReserved',
-          `Quota reserved in ClusterQueue ${a.admission.clusterQueue}`,
-        );
-        recorder.event(
-          a.workload,
-          'Normal',
-          'Admitted',
-          `Admitted by ClusterQueue ${a.admission.clusterQueue}`,
-        );
+      if (events) {
+        recorder.event(a.workload, 'Normal', 'QuotaReserved', events.quotaReserved);
+        recorder.event(a.workload, 'Normal', 'Admitted', events.admitted);
       }
     }
     for (const p of result.preempt) {

@@ -10,10 +10,10 @@ import {
 } from '../../../src/cluster/kueue/podsready.ts';
 
 describe('waitForPodsReady', () => {
-  test("Kueue's defaults: 5m timeout, recovery = timeout, 60 s base, 3600 s cap, no limit", () => {
+  test("Kueue v0.19's defaults: 30m timeout, recovery = timeout, 60 s base, 3600 s cap, no limit", () => {
     assert.deepEqual(podsReadySettings({}), {
-      timeoutMs: 300_000,
-      recoveryTimeoutMs: 300_000,
+      timeoutMs: 1_800_000,
+      recoveryTimeoutMs: 1_800_000,
       blockAdmission: false,
       timestamp: 'Eviction',
       backoffBaseSeconds: 60,
