@@ -38,6 +38,8 @@ export interface PodsReadySettings {
   backoffLimitCount?: number;
   backoffBaseSeconds: number;
   backoffMaxSeconds: number;
+  /** The embedded cluster's --time-scale: every duration above runs this many times faster. */
+  timeScale: number;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface PodsReadySettings {
  * recoveryTimeout = timeout, blockAdmission false, timestamp Eviction, backoff 60 s / 3600 s);
  * a malformed duration is an error naming the field.
  */
-export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySettings {
+export function podsReadySettings(cfg: WaitForPodsReadyConfig, timeScale = 1): PodsReadySettings {
   const duration = (field: string, v: string | undefined, dflt: number): number => {
     if (v === undefined) return dflt;
     const ms = parseGoDuration(v);
@@ -55,7 +57,8 @@ export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySetting
       );
     return ms;
   };
-  const timeoutMs = duration('timeout', cfg.timeout, 30 * 60_000);
+  // A zero timeout is an unset one (defaults.go: Timeout.Duration == 0 gets the default).
+  const timeoutMs = duration('timeout', cfg.timeout, 0) || 30 * 60_000;
   const recovery = duration('recoveryTimeout', cfg.recoveryTimeout, timeoutMs);
   const rs = cfg.requeuingStrategy ?? {};
   const out: PodsReadySettings = {
@@ -64,6 +67,7 @@ export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySetting
     timestamp: rs.timestamp ?? 'Eviction',
     backoffBaseSeconds: rs.backoffBaseSeconds ?? 60,
     backoffMaxSeconds: rs.backoffMaxSeconds ?? 3600,
+    timeScale,
   };
   if (recovery > 0) out.recoveryTimeoutMs = recovery;
   if (rs.backoffLimitCount !== undefined) out.backoffLimitCount = rs.backoffLimitCount;
@@ -120,11 +124,14 @@ export function notReadyTimeout(
   if (!pr || pr.reason === 'WaitForStart' || pr.reason === 'PodsReady') {
     const admitted = findCondition(wl.status?.conditions, WorkloadConditions.Admitted);
     const since = Date.parse(admitted?.lastTransitionTime ?? '') || now;
-    return { cause: 'WaitForStart', remainingMs: Math.max(s.timeoutMs - (now - since), 0) };
+    return { cause: 'WaitForStart', remainingMs: Math.max(s.timeoutMs / s.timeScale - (now - since), 0) };
   }
   if (pr.reason === 'WaitForRecovery' && s.recoveryTimeoutMs !== undefined) {
     const since = Date.parse(pr.lastTransitionTime) || now;
-    return { cause: 'WaitForRecovery', remainingMs: Math.max(s.recoveryTimeoutMs - (now - since), 0) };
+    return {
+      cause: 'WaitForRecovery',
+      remainingMs: Math.max(s.recoveryTimeoutMs / s.timeScale - (now - since), 0),
+    };
   }
   return undefined;
 }

@@ -100,6 +100,8 @@ export interface KueueOptions {
    * on Workloads, eviction after `timeout` (default 30m) with re-queueing backoff.
    */
   waitForPodsReady?: WaitForPodsReadyConfig;
+  /** Runs waitForPodsReady's timeouts and backoff this many times faster (the cluster's --time-scale). */
+  timeScale?: number;
 }
 
 export interface KueueStandIn {
@@ -136,7 +138,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   const log: LogFn = opts.log ?? (() => {});
   const clock = opts.clock ?? realClock;
   const now = () => new Date(clock.now());
-  const podsReady = opts.waitForPodsReady ? podsReadySettings(opts.waitForPodsReady) : undefined;
+  const podsReady = opts.waitForPodsReady
+    ? podsReadySettings(opts.waitForPodsReady, opts.timeScale)
+    : undefined;
   const c = client.as(KUEUE_USER);
   await ensureKueueCRDs(client);
   await waitServed(client, [KGVR.resourceFlavors, KGVR.clusterQueues, KGVR.localQueues, KGVR.workloads]);
@@ -635,7 +639,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       if (!hasQuotaReservation(cur) || isConditionTrue(cur.status?.conditions, WorkloadConditions.Evicted))
         return false;
       const n = (cur.status?.requeueState?.count ?? 0) + 1;
-      const delay = requeueBackoffMs(n, settings.backoffBaseSeconds, settings.backoffMaxSeconds);
+      const delay =
+        requeueBackoffMs(n, settings.backoffBaseSeconds, settings.backoffMaxSeconds) / settings.timeScale;
       evict(cur, 'PodsReadyTimeout', message, now());
       cur.status!.requeueState = { count: n, requeueAt: rfc3339(new Date(now().getTime() + delay)) };
       evicted = true;
