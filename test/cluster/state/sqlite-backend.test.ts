@@ -131,7 +131,10 @@ test('a populated version-1 database runs a later migration at open, keeping eve
     const raw = new DatabaseSync(file, { readOnly: true });
     assert.equal((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 2);
     assert.deepEqual(
-      raw.prepare('SELECT name, note FROM objects ORDER BY name').all().map((r) => ({ ...r })),
+      raw
+        .prepare('SELECT name, note FROM objects ORDER BY name')
+        .all()
+        .map((r) => ({ ...r })),
       [
         { name: 'a', note: 'migrated' },
         { name: 'b', note: 'migrated' },
