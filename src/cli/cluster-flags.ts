@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { EmbeddedClusterOptions } from '../cluster/index.ts';
+import { parseKueueConfiguration } from '../cluster/kueue/config.ts';
 import { parseNodeConfig } from '../cluster/nodes/config.ts';
 import { parseGoDuration } from '../kube/duration.ts';
 import { parseNonNegativeInt, parsePort, parsePositiveNumber } from './options.ts';
@@ -28,6 +29,8 @@ export interface ClusterFlags {
   /** The coscheduling plugin's args (CoschedulingArgs), in seconds as upstream reads them. */
   podGroupBackoffSeconds?: number;
   permitWaitingTimeSeconds?: number;
+  /** Kueue's own Configuration file; the stand-in reads its waitForPodsReady section. */
+  kueueConfig?: string;
 }
 
 export function addClusterOptions(cmd: Command): Command {
@@ -80,6 +83,10 @@ export function addClusterOptions(cmd: Command): Command {
       '--pod-group-backoff-seconds <s>',
       'with --gang-scheduling: how long a gang rejected as a unit is not tried again (default 0: no backoff)',
       parseNonNegativeInt,
+    )
+    .option(
+      '--kueue-config <file>',
+      "Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for the Kueue stand-in: its waitForPodsReady section",
     );
 }
 
@@ -133,6 +140,20 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     }
     nodes = parseNodeConfig(text);
   }
+  let kueue: EmbeddedClusterOptions['kueue'];
+  if (flags.kueueConfig) {
+    const file = flags.kueueConfig;
+    try {
+      kueue = parseKueueConfiguration(readFileSync(file, 'utf8'));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(
+        (err as NodeJS.ErrnoException).code
+          ? `--kueue-config: cannot read ${file}: ${why}`
+          : `--kueue-config ${file}: ${why}`,
+      );
+    }
+  }
   return {
     host: flags.host,
     port: flags.port,
@@ -145,6 +166,7 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     permitWaitingTimeSeconds: flags.permitWaitingTimeSeconds,
     podGroupBackoffSeconds: flags.podGroupBackoffSeconds,
     dataPlane: flags.dataPlane,
+    kueue,
     // --ephemeral still holds the directory: its kubeconfig is written there.
     dataDir: flags.dataDir,
     ephemeral: flags.ephemeral,

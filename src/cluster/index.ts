@@ -11,6 +11,7 @@ import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './a
 import { ClusterClient } from './client.ts';
 import { containerLog } from './kubelet/logs.ts';
 import { podForward } from './kubelet/portforward.ts';
+import type { KueueConfiguration } from './kueue/config.ts';
 import type { NodeConfig } from './nodes/config.ts';
 import type { startNodes } from './nodes/index.ts';
 
@@ -43,6 +44,11 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
    * objects' status sets false: these Events are about 40% of a busy cluster's writes.
    */
   events?: boolean;
+  /**
+   * What the Kueue stand-in takes from Kueue's Configuration file (`--kueue-config`): its
+   * waitForPodsReady section, off when absent. Its durations follow `timeScale`.
+   */
+  kueue?: KueueConfiguration;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;
   /** Coscheduling's permitWaitingTimeSeconds (default 60): see the scheduler's option. */
@@ -125,7 +131,12 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       stops.push(() => workloads.stop());
       await nextTurn();
       // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
-      const kueue = await startKueue(client, { defaultQueues: true, clock });
+      const kueue = await startKueue(client, {
+        defaultQueues: true,
+        clock,
+        timeScale,
+        waitForPodsReady: opts.kueue?.waitForPodsReady,
+      });
       stops.push(() => kueue.stop());
       await nextTurn();
       // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.

@@ -55,6 +55,9 @@ function selectorText(ls: LabelSelectorObject): string {
   return parts.join(',');
 }
 
+/** How a malformed waitDuration or timeout is reported: upstream's words, a whole message. */
+export const DURATION_ERROR = /^Invalid (wait duration|timeout) in /;
+
 export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec {
   const errors: string[] = [];
   const spec = seq.spec ?? { podGroups: [] };
