@@ -9,31 +9,18 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Command } from 'commander';
 import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
 import { type BuiltManager, buildManager } from '../../../src/cli/manager.ts';
-import { addManagerOptions, type ManagerFlags } from '../../../src/cli/manager-flags.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
 import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { endSimulation, runUntil, startSimulation } from '../../../src/lib/virtual-clock.ts';
 import { kubeConfigFromString } from '../../../src/runtime/index.ts';
+import { quietManagerFlags } from '../../support/manager-flags.ts';
 import { PODSEQ_GVR } from './harness.ts';
 
 const MIN = 60_000;
 const GATE = 'podsequence.example.com/sequence-gate';
-
-function managerFlags(): ManagerFlags {
-  const cmd = addManagerOptions(new Command('run').exitOverride(), {
-    healthProbeBindAddress: '0',
-    metricsBindAddress: '0',
-    webhookPort: 0,
-    dashboardAddress: '0',
-  });
-  cmd.action(() => {});
-  cmd.parse(['--controllers=podsequence', '--log-level=error'], { from: 'user' });
-  return cmd.opts<ManagerFlags>();
-}
 
 /** A gated pod; `stuck` pods ask for a node label no node has, so they never run. */
 function pod(name: string, stuck = false) {
@@ -104,7 +91,11 @@ test('a group not Ready within its timeout: Fail fails the sequence, Continue re
       if (p.status?.phase === 'Running' && !seen.running.has(p.metadata.name!))
         seen.running.set(p.metadata.name!, clock.now());
     });
-    built = buildManager(kubeConfigFromString(cluster.server.kubeconfig), managerFlags(), { clock });
+    built = buildManager(
+      kubeConfigFromString(cluster.server.kubeconfig),
+      quietManagerFlags(['--controllers=podsequence', '--log-level=error']),
+      { clock },
+    );
     for (const cap of built.capabilities) {
       for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
     }
