@@ -55,7 +55,10 @@ function selectorText(ls: LabelSelectorObject): string {
   return parts.join(',');
 }
 
-/** How a malformed waitDuration or timeout is reported: upstream's words, a whole message. */
+/**
+ * A malformed waitDuration or timeout, reported as a whole message: upstream's words for
+ * waitDuration, the same form for troupe's own timeout.
+ */
 export const DURATION_ERROR = /^Invalid (wait duration|timeout) in /;
 
 export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec {

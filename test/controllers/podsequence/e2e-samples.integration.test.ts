@@ -307,24 +307,30 @@ spec:
   - {name: App, pods: [app]}
 `;
     await k.run(['apply', '-f', '-'], manifest);
-    await waitFor(
-      'bad-wait Failed',
-      () =>
-        (cluster.client.get(PODSEQ_GVR, 'default', 'bad-wait') as PodSequence | undefined)?.status?.phase ===
-        'Failed',
-      { timeoutMs: 60_000 },
-    );
-    const message = await kubectl(['get', 'podseq', 'bad-wait', '-o', 'jsonpath={.status.message}']);
-    const events = await kubectl([
-      'get',
-      'events',
-      '--field-selector',
-      'involvedObject.name=bad-wait,reason=InvalidSpec,type=Warning',
-      '-o',
-      'jsonpath={.items[*].message}',
-    ]);
-    const gates = await kubectl(['get', 'pod', 'db', '-o', 'jsonpath={.spec.schedulingGates[*].name}']);
-    await k.run(['delete', '-f', '-', '--wait=true', '--timeout=60s'], manifest);
+    let message: string;
+    let events: string;
+    let gates: string;
+    try {
+      await waitFor(
+        'bad-wait Failed',
+        () =>
+          (cluster.client.get(PODSEQ_GVR, 'default', 'bad-wait') as PodSequence | undefined)?.status
+            ?.phase === 'Failed',
+        { timeoutMs: 60_000 },
+      );
+      message = await kubectl(['get', 'podseq', 'bad-wait', '-o', 'jsonpath={.status.message}']);
+      events = await kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.name=bad-wait,reason=InvalidSpec,type=Warning',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
+      gates = await kubectl(['get', 'pod', 'db', '-o', 'jsonpath={.spec.schedulingGates[*].name}']);
+    } finally {
+      await k.run(['delete', '-f', '-', '--wait=true', '--timeout=60s'], manifest);
+    }
     assert.equal(message, 'Invalid wait duration in Database: time: invalid duration "ten seconds"');
     assert.match(events, /Invalid wait duration in Database: time: invalid duration "ten seconds"/);
     assert.equal(gates, 'podsequence.example.com/sequence-gate', 'an invalid sequence releases nothing');
