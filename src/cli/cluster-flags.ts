@@ -94,7 +94,7 @@ export function addClusterOptions(cmd: Command): Command {
 function parseEventTtl(value: string): number {
   const ms = parseGoDuration(value);
   if (ms === undefined || ms <= 0)
-    throw new InvalidArgumentError(`expected a duration such as 1h, 30m or 90s, got "${value}"`);
+    throw new InvalidArgumentError(`expected a duration above zero, such as 1h, 30m or 90s; got "${value}"`);
   return ms;
 }
 

@@ -485,6 +485,12 @@ test('--ephemeral keeps nothing; a port taken while down is replaced and the kub
   assert.equal(both.code, 1);
   assert.match(both.stderr, /--reset deletes stored state and --ephemeral stores none: give one of them/);
   await assert.rejects(stat(join(dir, 'owner.json')));
+  const badTtl = await troupe(['cluster', '--data-dir', dir, '--event-ttl=soon']);
+  assert.equal(badTtl.code, 1);
+  assert.match(
+    badTtl.stderr,
+    /'--event-ttl <duration>' argument 'soon' is invalid\. expected a duration above zero, such as 1h/,
+  );
 
   const eph = await start(dir, ['--no-data-plane', '--ephemeral']);
   assert.match(eph.stdout, /in memory only/);
