@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -283,6 +283,81 @@ spec:
     assert.match(
       refusedOutcome,
       /an error occurred forwarding \d+ -> 9090: error forwarding port 9090 to pod default\/web, uid [0-9a-f-]+: dial tcp4 127\.0\.0\.1:9090: connect: connection refused/,
+    );
+  });
+
+  test('kubectl port-forward svc/ reaches the pod behind the Service at its targetPort; a ClusterPortForward command target carries the connection', async () => {
+    // kubectl resolves the Service to a running pod of its selector and the Service port to the
+    // container port its (named) targetPort names; the kubelet then forwards the pod's port.
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: Pod
+metadata: {name: echo, namespace: default, labels: {app: echo}}
+spec:
+  containers: [{name: app, image: busybox, ports: [{name: tcp, containerPort: 7000}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec:
+  selector: {app: echo}
+  ports: [{name: tcp, port: 70, targetPort: tcp}, {name: bad, port: 71, targetPort: 7001}]
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterPortForward
+metadata: {name: echo}
+spec:
+  selector: {matchNamespaces: [default], matchNames: [echo]}
+  forwards:
+  - ports: [7000]
+    command: [cat]
+  - ports: [7001]
+    command: [sh, -c, 'exit 2']
+`,
+    );
+    await waitFor(
+      'echo running',
+      async () => (await c.kubectl(['get', 'pod', 'echo', '-o', 'jsonpath={.status.phase}'])) === 'Running',
+    );
+    const viaSvc = spawnKubectl(c, ['port-forward', 'svc/echo', ':70', ':71']);
+    let echoed = '';
+    let mapping = '';
+    let failure = '';
+    try {
+      const [local, bad] = await waitFor('kubectl listening on both ports', async () => {
+        const m = [...viaSvc.out.stdout.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)];
+        return m.length >= 2
+          ? [m.find((x) => x[2] === '7000')![1], m.find((x) => x[2] === '7001')![1]]
+          : undefined;
+      });
+      mapping = viaSvc.out.stdout;
+      // `cat` on the pod's side: what goes in comes back on the same connection.
+      const sock = connect(Number(local), '127.0.0.1');
+      sock.on('data', (d: Buffer) => {
+        echoed += d.toString();
+      });
+      sock.write('ping over the service\n');
+      await waitFor('the echo', async () => echoed === 'ping over the service\n');
+      sock.destroy();
+      // A command that fails is reported on the error stream with its exit status.
+      const failing = connect(Number(bad), '127.0.0.1');
+      failing.on('error', () => {});
+      await waitFor('kubectl reports the failed command', async () =>
+        /exit status 2/.test(viaSvc.out.stderr),
+      );
+      failing.destroy();
+      failure = viaSvc.out.stderr;
+    } finally {
+      viaSvc.child.kill();
+      await viaSvc.exited;
+      await c.kubectl(['delete', 'clusterportforward', 'echo']);
+    }
+    assert.match(mapping, /-> 7000\n/);
+    assert.equal(echoed, 'ping over the service\n');
+    assert.match(
+      failure,
+      /an error occurred forwarding \d+ -> 7001: error forwarding port 7001 to pod default\/echo, uid [0-9a-f-]+: exit status 2/,
     );
   });
 
