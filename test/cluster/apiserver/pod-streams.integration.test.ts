@@ -95,12 +95,13 @@ describe('pod streaming and proxy subresources', () => {
     assert.equal(piped, 'one\ntwo\n');
   });
 
-  test('the Python client execs over v4.channel.k8s.io, adds an ephemeral container, proxies to the node', async () => {
+  test('the Python client execs over v4.channel.k8s.io, adds ephemeral containers (one that ends), proxies to the node', async () => {
     await c.kubectl(['create', 'namespace', 'pyexec']);
     assert.deepEqual(await pythonScenario('exec', c.kubeconfigPath, 'pyexec'), {
       stdout: 'from python\n',
       code: 4,
       ephemeralRunning: true,
+      ephemeralExit: [6, 'Error', 'bye\n'],
       healthz: 'ok',
       podProxy: 503,
     });
@@ -361,7 +362,7 @@ spec:
     );
   });
 
-  test('kubectl debug adds an ephemeral container the simulated kubelet starts', async () => {
+  test('kubectl debug adds an ephemeral container the simulated kubelet starts; one whose command or session ends terminates with its exit code', async () => {
     await c.kubectl(['debug', 'web', '--image=busybox', '-c', 'debugger', '--', 'sleep', '3600']);
     await waitFor(
       'debugger running',
@@ -375,12 +376,51 @@ spec:
         ])) !== '',
     );
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'debugger', '--', 'echo', 'inside']), 'inside\n');
-    // `kubectl debug -i` attaches with stdin to the new container's shell.
+    // `kubectl debug -i` attaches with stdin to the new container's shell; the container ends
+    // with the session, with the shell's exit code (the attach itself succeeds, as a kubelet's).
     const session = await c.kubectl(
       ['debug', 'web', '-i', '--image=busybox', '-c', 'shell'],
-      'echo debugging $HOSTNAME\nexit\n',
+      'echo debugging $HOSTNAME\nexit 4\n',
     );
     assert.match(session, /debugging web\n/);
+    // A command that ends terminates its container with its exit code; its output is the log.
+    await c.kubectl([
+      'debug',
+      'web',
+      '--image=busybox',
+      '-c',
+      'oneshot',
+      '--',
+      'sh',
+      '-c',
+      'echo checked $HOSTNAME; exit 3',
+    ]);
+    const terminated = (name: string) =>
+      waitFor(`${name} terminated`, async () => {
+        const pod = JSON.parse(await c.kubectl(['get', 'pod', 'web', '-o', 'json']));
+        const st = pod.status.ephemeralContainerStatuses.find((s: { name: string }) => s.name === name);
+        return st?.state.terminated ? { ...st.state.terminated, phase: pod.status.phase } : undefined;
+      });
+    // `kubectl debug -i … -- sh -c …`: the command runs whether or not a session came in time
+    // (kubectl shows the log of a container already done); the session succeeds either way.
+    const quick = await c.kubectlResult(
+      ['debug', 'web', '-i', '--image=busybox', '-c', 'quick', '--', 'sh', '-c', 'echo quick; exit 5'],
+      '',
+    );
+    const shell = await terminated('shell');
+    const oneshot = await terminated('oneshot');
+    assert.deepEqual([shell.exitCode, shell.reason, shell.phase], [4, 'Error', 'Running']);
+    assert.deepEqual([oneshot.exitCode, oneshot.reason], [3, 'Error']);
+    assert.equal(quick.code, 0);
+    assert.equal((await terminated('quick')).exitCode, 5);
+    assert.ok(Date.parse(oneshot.finishedAt) >= Date.parse(oneshot.startedAt));
+    assert.equal(await c.kubectl(['logs', 'web', '-c', 'oneshot']), 'checked web\n');
+    assert.match(await c.kubectl(['logs', 'web', '-c', 'shell']), /debugging web\n/);
+    // A finished container takes no exec; the one still running does.
+    assert.match(
+      (await c.kubectlResult(['exec', 'web', '-c', 'oneshot', '--', 'true'])).stderr,
+      /container not found \("oneshot"\)/,
+    );
     // Existing ephemeral containers may not change or go.
     const removed = await c.kubectlResult([
       'patch',
