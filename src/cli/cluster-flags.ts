@@ -1,10 +1,11 @@
 /** Flags of the embedded cluster, shared by `troupe cluster` and `troupe up`. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { EmbeddedClusterOptions } from '../cluster/index.ts';
 import { parseKueueConfiguration } from '../cluster/kueue/config.ts';
 import { parseNodeConfig } from '../cluster/nodes/config.ts';
+import { parseGoDuration } from '../kube/duration.ts';
 import { parseNonNegativeInt, parsePort, parsePositiveNumber } from './options.ts';
 
 export interface ClusterFlags {
@@ -15,6 +16,8 @@ export interface ClusterFlags {
   dataDir: string;
   ephemeral?: boolean;
   reset?: boolean;
+  /** kube-apiserver's --event-ttl, in milliseconds. */
+  eventTtl?: number;
   tls: boolean;
   authorizationMode: 'AlwaysAllow' | 'RBAC';
   nodes: number;
@@ -37,6 +40,11 @@ export function addClusterOptions(cmd: Command): Command {
     .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
     .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
     .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
+    .option(
+      '--event-ttl <duration>',
+      "how long an Event is kept after its last write, as kube-apiserver's --event-ttl (default 1h)",
+      parseEventTtl,
+    )
     .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
     .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
     .addOption(
@@ -80,6 +88,28 @@ export function addClusterOptions(cmd: Command): Command {
       '--kueue-config <file>',
       "Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for the Kueue stand-in: its waitForPodsReady section",
     );
+}
+
+/** A Go duration (`1h`, `90s`, `1h30m`), as kube-apiserver reads --event-ttl; more than zero. */
+function parseEventTtl(value: string): number {
+  const ms = parseGoDuration(value);
+  if (ms === undefined || ms <= 0)
+    throw new InvalidArgumentError(`expected a duration above zero, such as 1h, 30m or 90s; got "${value}"`);
+  return ms;
+}
+
+/**
+ * A commit to the state database failed: the server has stopped serving and released the
+ * directory. Ends the process at once, as a crash would (a graceful stop would go on writing),
+ * with what happened to the data and what to do, and no stack trace.
+ */
+function exitOnStateFailure(err: Error): never {
+  process.stderr.write(
+    `troupe: ${err.message}.\ntroupe stopped at once: every write acknowledged before is on disk; ` +
+      'the writes of the failed commit were never acknowledged and are not kept. Free disk space, ' +
+      'make the data directory writable, or stop the program that locks state.db, then start again.\n',
+  );
+  process.exit(1);
 }
 
 /** Where the kubeconfig goes: --kubeconfig-out, or the data directory. */
@@ -141,6 +171,8 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     dataDir: flags.dataDir,
     ephemeral: flags.ephemeral,
     reset: flags.reset,
+    eventTtlMs: flags.eventTtl,
     kubeconfigPath: kubeconfigPath(flags),
+    onStateFailure: exitOnStateFailure,
   };
 }

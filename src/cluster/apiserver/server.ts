@@ -94,6 +94,12 @@ export interface ApiServerOptions {
   reset?: boolean;
   /** The kubeconfig this instance will write, named to a second instance that finds it running. */
   kubeconfigPath?: string;
+  /**
+   * Called when a commit to the data directory fails (a full disk, a read-only file): the
+   * server has already stopped serving and released the directory; the caller ends the
+   * process. Without it the error is thrown.
+   */
+  onStateFailure?: (err: Error) => void;
 }
 
 /** How a server started from a data directory relates to its previous run. */
@@ -313,6 +319,20 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     });
     handler(req, res);
   });
+  const backend = durable?.backend;
+  if (backend) {
+    backend.onFatal = (err) => {
+      // As a crash would: every connection drops at once, so the requests waiting on the
+      // failed commit (and anything later) are never answered, and no client is shown a
+      // write that is not on disk. The backend writes nothing more, so the directory is free.
+      server.close();
+      server.closeAllConnections();
+      for (const s of upgraded) s.destroy();
+      durable.claim.release();
+      if (!opts.onStateFailure) throw err;
+      opts.onStateFailure(err);
+    };
+  }
   // Long-lived watches must not be cut by Node's request timeouts.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

@@ -229,7 +229,7 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
   const queue = str(section, 'defaultQueueName', 'appwrapper');
   if (queue !== undefined) out.defaultQueueName = queue;
   const ft = section.faultTolerance as Record<string, unknown> | undefined;
-  if (ft !== undefined && (ft === null || typeof ft !== 'object'))
+  if (ft !== undefined && (ft === null || typeof ft !== 'object' || Array.isArray(ft)))
     throw new Error('appwrapper.faultTolerance: expected a mapping');
   if (ft) {
     checkFields(ft, 'appwrapper.faultTolerance');

@@ -103,6 +103,8 @@ data:
         /unknown field appwrapper\.defaultQueueNmae \(upstream's fields there: autopilot, userRBACAdmissionCheck/,
       ],
       ['appwrapper: {faultTolerance: {retryLimt: 1}}', /unknown field appwrapper\.faultTolerance\.retryLimt/],
+      ['appwrapper: {faultTolerance: [1m]}', /appwrapper\.faultTolerance: expected a mapping/],
+      ['appwrapper: {autopilot: [true]}', /appwrapper\.autopilot: expected a mapping/],
       ['appwrapper: {autopilot: {monitorNode: false}}', /unknown field appwrapper\.autopilot\.monitorNode/],
       ['kind: ConfigMap\ndata: {a: "x", b: "y"}', /must hold exactly one data key/],
     ];
