@@ -9,9 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Command } from 'commander';
 import { type BuiltManager, buildManager } from '../../../src/cli/manager.ts';
-import { addManagerOptions, type ManagerFlags } from '../../../src/cli/manager-flags.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
@@ -19,6 +17,7 @@ import { parseKueueConfiguration } from '../../../src/cluster/kueue/config.ts';
 import { KGVR, type Workload } from '../../../src/cluster/kueue/index.ts';
 import { endSimulation, runUntil, startSimulation } from '../../../src/lib/virtual-clock.ts';
 import { kubeConfigFromString } from '../../../src/runtime/index.ts';
+import { quietManagerFlags } from '../../support/manager-flags.ts';
 
 const MIN = 60_000;
 const AW_ANN = 'workload.codeflare.dev.appwrapper';
@@ -29,18 +28,6 @@ waitForPodsReady:
   timeout: 5m
   requeuingStrategy: {backoffBaseSeconds: 60}
 `;
-
-function managerFlags(): ManagerFlags {
-  const cmd = addManagerOptions(new Command('run').exitOverride(), {
-    healthProbeBindAddress: '0',
-    metricsBindAddress: '0',
-    webhookPort: 0,
-    dashboardAddress: '0',
-  });
-  cmd.action(() => {});
-  cmd.parse(['--controllers=appwrapper', '--log-level=error'], { from: 'user' });
-  return cmd.opts<ManagerFlags>();
-}
 
 /** An AppWrapper of one pod no node can take (its nodeSelector matches none): never ready. */
 function stuckAppWrapper(name: string, annotations: Record<string, string>): KubeObject {
@@ -88,7 +75,11 @@ test('AppWrapper warmup grace period and Kueue PodsReady timeout, both orders, o
       kueue: parseKueueConfiguration(KUEUE_CONFIG),
     });
     const { client } = cluster;
-    built = buildManager(kubeConfigFromString(cluster.server.kubeconfig), managerFlags(), { clock });
+    built = buildManager(
+      kubeConfigFromString(cluster.server.kubeconfig),
+      quietManagerFlags(['--controllers=appwrapper', '--log-level=error']),
+      { clock },
+    );
     for (const cap of built.capabilities) {
       for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
     }
