@@ -74,8 +74,10 @@ const SCHEMA = {
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
-const validate = ajv.compile(SCHEMA);
+// Compiled on first use: every troupe command loads this file with its flags.
+let compiled: ReturnType<Ajv['compile']> | undefined;
+const validator = () =>
+  (compiled ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(SCHEMA));
 
 /** The fix a misplaced field most likely needs, beside Kueue's "unknown field". */
 const HINTS: Record<string, string> = {
@@ -94,12 +96,18 @@ export function parseKueueConfiguration(text: string): KueueConfiguration {
   } catch (err) {
     throw new Error(`not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
+  return kueueConfiguration(doc);
+}
+
+/** The same for a document already parsed (a scenario's inline section, for instance). */
+export function kueueConfiguration(doc: unknown): KueueConfiguration {
   const cfg = unwrapConfigMap(doc);
   const apiVersion = cfg.apiVersion;
   if (apiVersion !== undefined && apiVersion !== KUEUE_CONFIG_API_VERSION)
     throw new Error(
       `apiVersion: "${String(apiVersion)}" is not read; write apiVersion: ${KUEUE_CONFIG_API_VERSION}, kind: Configuration (Kueue v0.15+; v1beta1's waitForPodsReady.enable is gone: a present section turns it on)`,
     );
+  const validate = validator();
   if (!validate(cfg)) throw new Error(problems(validate.errors ?? []).join('; '));
   const gates = (cfg.featureGates ?? {}) as Record<string, boolean>;
   if (gates.DisableWaitForPodsReady === true) return {};
