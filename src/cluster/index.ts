@@ -9,6 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Clock, realClock } from '../lib/clock.ts';
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
+import type { Kubelet } from './kubelet/index.ts';
 import { containerLog } from './kubelet/logs.ts';
 import { podForward } from './kubelet/portforward.ts';
 import type { KueueConfiguration } from './kueue/config.ts';
@@ -73,8 +74,13 @@ export interface EmbeddedCluster {
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
   // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
   let logsClient: ClusterClient | undefined;
+  // Ephemeral containers' processes are the simulated kubelet's, started below.
+  let kubelet: Kubelet | undefined;
   const server = await startApiServer({
-    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o) : ''),
+    podLogs: (pod, container, o) =>
+      (logsClient ? containerLog(logsClient, pod, container, o) : '') ||
+      (o.previous ? '' : (kubelet?.containerOutput(pod, container) ?? '')),
+    podAttach: (pod, container, io) => kubelet?.attach(pod, container, io),
     // pods/portforward follows the simulated kubelet's KWOK PortForward objects.
     podPortForward: (pod, port) => (logsClient ? podForward(logsClient, pod, port) : undefined),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
@@ -140,7 +146,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       stops.push(() => kueue.stop());
       await nextTurn();
       // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
-      const kubelet = await startKubelet(client.as('system:node:kwok'), {
+      const k = await startKubelet(client.as('system:node:kwok'), {
         timeScale,
         leases: false,
         clock,
@@ -148,7 +154,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         // On a restored cluster, Stage timers continue from the stored objects' last writes.
         resumeStoredTimers: true,
       });
-      stops.push(() => kubelet.stop());
+      kubelet = k;
+      stops.push(() => k.stop());
       await nextTurn();
       const renewMs = opts.nodeLeaseRenewIntervalMs;
       nodes = await nodesMod.startNodes(client.as('system:node-controller'), config, {

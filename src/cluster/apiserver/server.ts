@@ -31,7 +31,7 @@ import { shows } from './http/durable-response.ts';
 import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
 import type { PodPortForward } from './http/portforward.ts';
-import { type PodExec, rememberUpgradeHead } from './http/streaming.ts';
+import { type PodAttach, type PodExec, rememberUpgradeHead } from './http/streaming.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { EventTtl } from './lifecycle/event-ttl.ts';
@@ -53,6 +53,8 @@ export interface ApiServerOptions {
   podLogs?: PodLogs;
   /** Commands run by pods/exec and interactive attach (the simulated kubelet's). */
   podExec?: PodExec;
+  /** The process an interactive attach reaches, when the simulated kubelet runs one. */
+  podAttach?: PodAttach;
   /** Where pods/portforward connects a pod's port (the simulated kubelet's KWOK PortForwards). */
   podPortForward?: PodPortForward;
   /** Listen address; loopback unless told otherwise. */
@@ -257,6 +259,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     log: opts.log,
     podLogs: opts.podLogs,
     podExec: opts.podExec,
+    podAttach: opts.podAttach,
     podPortForward: opts.podPortForward,
     extra: [
       (_req, res, path) => {
