@@ -185,11 +185,6 @@ function managerFlags(policy: Policy, logLevel: string): ManagerFlags {
   };
 }
 
-/**
- * One policy on a fresh embedded cluster (in memory) with troupe's controllers, all on one
- * clock: a virtual clock seeded with the scenario's seed (time jumps to the next timer
- * whenever everything is idle; deterministic), or with `timeScale` the wall clock sped up.
- */
 /** A policy's waitForPodsReady section as the Kueue stand-in takes it (a Configuration holding it). */
 function policyKueue(policy: Policy): KueueConfiguration | undefined {
   if (!policy.waitForPodsReady) return undefined;
@@ -200,6 +195,11 @@ function policyKueue(policy: Policy): KueueConfiguration | undefined {
   });
 }
 
+/**
+ * One policy on a fresh embedded cluster (in memory) with troupe's controllers, all on one
+ * clock: a virtual clock seeded with the scenario's seed (time jumps to the next timer
+ * whenever everything is idle; deterministic), or with `timeScale` the wall clock sped up.
+ */
 export async function runOnEmbeddedCluster(
   scenario: Scenario,
   policy: Policy,
