@@ -1,9 +1,11 @@
 /** Flags of the embedded cluster, shared by `troupe cluster` and `troupe up`. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { EmbeddedClusterOptions } from '../cluster/index.ts';
+import { parseKueueConfiguration } from '../cluster/kueue/config.ts';
 import { parseNodeConfig } from '../cluster/nodes/config.ts';
+import { parseGoDuration } from '../kube/duration.ts';
 import { parseNonNegativeInt, parsePort, parsePositiveNumber } from './options.ts';
 
 export interface ClusterFlags {
@@ -14,6 +16,8 @@ export interface ClusterFlags {
   dataDir: string;
   ephemeral?: boolean;
   reset?: boolean;
+  /** kube-apiserver's --event-ttl, in milliseconds. */
+  eventTtl?: number;
   tls: boolean;
   authorizationMode: 'AlwaysAllow' | 'RBAC';
   nodes: number;
@@ -25,6 +29,8 @@ export interface ClusterFlags {
   /** The coscheduling plugin's args (CoschedulingArgs), in seconds as upstream reads them. */
   podGroupBackoffSeconds?: number;
   permitWaitingTimeSeconds?: number;
+  /** Kueue's own Configuration file; the stand-in reads its waitForPodsReady section. */
+  kueueConfig?: string;
 }
 
 export function addClusterOptions(cmd: Command): Command {
@@ -34,6 +40,11 @@ export function addClusterOptions(cmd: Command): Command {
     .option('--data-dir <dir>', 'where the cluster keeps its state (SQLite) and kubeconfig', '.troupe')
     .option('--ephemeral', 'keep the cluster in memory only: nothing is stored, a restart starts empty')
     .option('--reset', 'delete the state stored in --data-dir and start an empty cluster (asks nothing)')
+    .option(
+      '--event-ttl <duration>',
+      "how long an Event is kept after its last write, as kube-apiserver's --event-ttl (default 1h)",
+      parseEventTtl,
+    )
     .option('--kubeconfig-out <file>', 'where to write the kubeconfig (default: <data-dir>/kubeconfig)')
     .option('--no-tls', 'serve plain HTTP instead of HTTPS with a generated self-signed certificate')
     .addOption(
@@ -72,7 +83,33 @@ export function addClusterOptions(cmd: Command): Command {
       '--pod-group-backoff-seconds <s>',
       'with --gang-scheduling: how long a gang rejected as a unit is not tried again (default 0: no backoff)',
       parseNonNegativeInt,
+    )
+    .option(
+      '--kueue-config <file>',
+      "Kueue's Configuration (config.kueue.x-k8s.io/v1beta2) for the Kueue stand-in: its waitForPodsReady section",
     );
+}
+
+/** A Go duration (`1h`, `90s`, `1h30m`), as kube-apiserver reads --event-ttl; more than zero. */
+function parseEventTtl(value: string): number {
+  const ms = parseGoDuration(value);
+  if (ms === undefined || ms <= 0)
+    throw new InvalidArgumentError(`expected a duration above zero, such as 1h, 30m or 90s; got "${value}"`);
+  return ms;
+}
+
+/**
+ * A commit to the state database failed: the server has stopped serving and released the
+ * directory. Ends the process at once, as a crash would (a graceful stop would go on writing),
+ * with what happened to the data and what to do, and no stack trace.
+ */
+function exitOnStateFailure(err: Error): never {
+  process.stderr.write(
+    `troupe: ${err.message}.\ntroupe stopped at once: every write acknowledged before is on disk; ` +
+      'the writes of the failed commit were never acknowledged and are not kept. Free disk space, ' +
+      'make the data directory writable, or stop the program that locks state.db, then start again.\n',
+  );
+  process.exit(1);
 }
 
 /** Where the kubeconfig goes: --kubeconfig-out, or the data directory. */
@@ -103,6 +140,20 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     }
     nodes = parseNodeConfig(text);
   }
+  let kueue: EmbeddedClusterOptions['kueue'];
+  if (flags.kueueConfig) {
+    const file = flags.kueueConfig;
+    try {
+      kueue = parseKueueConfiguration(readFileSync(file, 'utf8'));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(
+        (err as NodeJS.ErrnoException).code
+          ? `--kueue-config: cannot read ${file}: ${why}`
+          : `--kueue-config ${file}: ${why}`,
+      );
+    }
+  }
   return {
     host: flags.host,
     port: flags.port,
@@ -115,10 +166,13 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     permitWaitingTimeSeconds: flags.permitWaitingTimeSeconds,
     podGroupBackoffSeconds: flags.podGroupBackoffSeconds,
     dataPlane: flags.dataPlane,
+    kueue,
     // --ephemeral still holds the directory: its kubeconfig is written there.
     dataDir: flags.dataDir,
     ephemeral: flags.ephemeral,
     reset: flags.reset,
+    eventTtlMs: flags.eventTtl,
     kubeconfigPath: kubeconfigPath(flags),
+    onStateFailure: exitOnStateFailure,
   };
 }

@@ -12,6 +12,11 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { type ClusterClient, GVR, type Gvr } from '../cluster/client.ts';
 import { startEmbeddedCluster } from '../cluster/index.ts';
+import {
+  KUEUE_CONFIG_API_VERSION,
+  type KueueConfiguration,
+  kueueConfiguration,
+} from '../cluster/kueue/config.ts';
 import { NodeConfigError, validateNodeConfig } from '../cluster/nodes/config.ts';
 import { quantityValue } from '../kube/quantity.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -132,6 +137,15 @@ export async function loadScenario(file: string): Promise<Scenario> {
       );
     throw err;
   }
+  const problems = scenario.policies.flatMap((p, i) => {
+    try {
+      policyKueue(p);
+      return [];
+    } catch (err) {
+      return [`policies[${i}] (${p.name}): ${err instanceof Error ? err.message : String(err)}`];
+    }
+  });
+  if (problems.length > 0) throw new ScenarioError(file, problems);
   return scenario;
 }
 
@@ -171,6 +185,16 @@ function managerFlags(policy: Policy, logLevel: string): ManagerFlags {
   };
 }
 
+/** A policy's waitForPodsReady section as the Kueue stand-in takes it (a Configuration holding it). */
+function policyKueue(policy: Policy): KueueConfiguration | undefined {
+  if (!policy.waitForPodsReady) return undefined;
+  return kueueConfiguration({
+    apiVersion: KUEUE_CONFIG_API_VERSION,
+    kind: 'Configuration',
+    waitForPodsReady: policy.waitForPodsReady,
+  });
+}
+
 /**
  * One policy on a fresh embedded cluster (in memory) with troupe's controllers, all on one
  * clock: a virtual clock seeded with the scenario's seed (time jumps to the next timer
@@ -201,6 +225,7 @@ export async function runOnEmbeddedCluster(
       gangScheduling: policy.gangScheduling,
       scoring: policy.scoring,
       nodeLeaseRenewIntervalMs: scenario.nodeLeaseRenewMs,
+      kueue: policyKueue(policy),
       clock,
     });
     cleanups.unshift(() => cluster.stop());

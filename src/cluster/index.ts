@@ -9,8 +9,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Clock, realClock } from '../lib/clock.ts';
 import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './apiserver/server.ts';
 import { ClusterClient } from './client.ts';
+import type { Kubelet } from './kubelet/index.ts';
 import { containerLog } from './kubelet/logs.ts';
 import { podForward } from './kubelet/portforward.ts';
+import type { KueueConfiguration } from './kueue/config.ts';
 import type { NodeConfig } from './nodes/config.ts';
 import type { startNodes } from './nodes/index.ts';
 
@@ -43,6 +45,11 @@ export interface EmbeddedClusterOptions extends ApiServerOptions {
    * objects' status sets false: these Events are about 40% of a busy cluster's writes.
    */
   events?: boolean;
+  /**
+   * What the Kueue stand-in takes from Kueue's Configuration file (`--kueue-config`): its
+   * waitForPodsReady section, off when absent. Its durations follow `timeScale`.
+   */
+  kueue?: KueueConfiguration;
   /** Coscheduling in the scheduler: a PodGroup's pods are placed all or none. */
   gangScheduling?: boolean;
   /** Coscheduling's permitWaitingTimeSeconds (default 60): see the scheduler's option. */
@@ -67,8 +74,13 @@ export interface EmbeddedCluster {
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): Promise<EmbeddedCluster> {
   // pods/log reads the simulated kubelet's KWOK Logs objects, through a client made below.
   let logsClient: ClusterClient | undefined;
+  // Ephemeral containers' processes are the simulated kubelet's, started below.
+  let kubelet: Kubelet | undefined;
   const server = await startApiServer({
-    podLogs: (pod, container, o) => (logsClient ? containerLog(logsClient, pod, container, o) : ''),
+    podLogs: (pod, container, o) =>
+      (logsClient ? containerLog(logsClient, pod, container, o) : '') ||
+      (o.previous ? '' : (kubelet?.containerOutput(pod, container) ?? '')),
+    podAttach: (pod, container, io) => kubelet?.attach(pod, container, io),
     // pods/portforward follows the simulated kubelet's KWOK PortForward objects.
     podPortForward: (pod, port) => (logsClient ? podForward(logsClient, pod, port) : undefined),
     // pods/exec runs in the simulated kubelet's shell; loaded on first use.
@@ -125,11 +137,16 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
       stops.push(() => workloads.stop());
       await nextTurn();
       // Kueue's stand-in, with the seed's default flavor and queues (cluster-queue, user-queue).
-      const kueue = await startKueue(client, { defaultQueues: true, clock });
+      const kueue = await startKueue(client, {
+        defaultQueues: true,
+        clock,
+        timeScale,
+        waitForPodsReady: opts.kueue?.waitForPodsReady,
+      });
       stops.push(() => kueue.stop());
       await nextTurn();
       // Node leases are renewed by the nodes component, which also keeps NotReady nodes' leases.
-      const kubelet = await startKubelet(client.as('system:node:kwok'), {
+      const k = await startKubelet(client.as('system:node:kwok'), {
         timeScale,
         leases: false,
         clock,
@@ -137,7 +154,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         // On a restored cluster, Stage timers continue from the stored objects' last writes.
         resumeStoredTimers: true,
       });
-      stops.push(() => kubelet.stop());
+      kubelet = k;
+      stops.push(() => k.stop());
       await nextTurn();
       const renewMs = opts.nodeLeaseRenewIntervalMs;
       nodes = await nodesMod.startNodes(client.as('system:node-controller'), config, {

@@ -111,6 +111,8 @@ const POLICY = {
       },
     },
     queues: { type: 'boolean' },
+    // Kueue's Configuration section; the CLI checks it as --kueue-config does.
+    waitForPodsReady: { type: 'object' },
     offload: {
       type: 'object',
       additionalProperties: false,

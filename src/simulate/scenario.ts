@@ -49,6 +49,8 @@ export interface Policy {
   podManagementPolicy: 'OrderedReady' | 'Parallel' | undefined;
   deadlockPolicy: { timeoutSeconds: number; maxTimeoutSeconds?: number } | undefined;
   queues: boolean;
+  /** Kueue's waitForPodsReady section for the Kueue stand-in (checked by the CLI); off when absent. */
+  waitForPodsReady?: Record<string, unknown>;
   offload: { maxPendingTime: number; pendingJobThreshold: number; maxGpuPrice: number } | undefined;
 }
 
@@ -143,6 +145,7 @@ interface RawPolicy {
   podManagementPolicy?: 'OrderedReady' | 'Parallel';
   deadlockPolicy?: { timeoutSeconds: number; maxTimeoutSeconds?: number };
   queues?: boolean;
+  waitForPodsReady?: Record<string, unknown>;
   offload?: { maxPendingTime?: number; pendingJobThreshold?: number; maxGpuPrice?: number };
 }
 
@@ -301,6 +304,7 @@ function policy(p: RawPolicy): Policy {
     podManagementPolicy: p.podManagementPolicy,
     deadlockPolicy: p.deadlockPolicy,
     queues: p.queues ?? false,
+    waitForPodsReady: p.waitForPodsReady,
     offload: p.offload
       ? {
           maxPendingTime: p.offload.maxPendingTime ?? 60,

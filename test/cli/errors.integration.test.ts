@@ -95,3 +95,22 @@ test('a malformed --appwrapper-config names the file and the field, as a bad fla
   const missing = await failing(MAIN, ['run', `--appwrapper-config=${join(dir, 'nope.yaml')}`]);
   assert.match(missing.stderr, /cannot read .*nope\.yaml: ENOENT/);
 });
+
+test('a malformed --kueue-config names the file, the field and the fix, for up and cluster alike', async () => {
+  const file = join(dir, 'kueue-config.yaml');
+  await writeFile(
+    file,
+    'apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n  enable: true\n  timeout: 5 minutes\n',
+  );
+  for (const command of ['up', 'cluster']) {
+    const r = await failing(MAIN, [command, '--ephemeral', `--kueue-config=${file}`]);
+    assert.equal(r.code, 1, command);
+    assert.equal(
+      r.stderr,
+      `troupe: --kueue-config ${file}: unknown field "waitForPodsReady.enable" (v1beta2 has no enable: the section turns waitForPodsReady on; featureGates: {DisableWaitForPodsReady: true} turns it off)\n`,
+      command,
+    );
+  }
+  const missing = await failing(MAIN, ['cluster', '--ephemeral', `--kueue-config=${join(dir, 'nope.yaml')}`]);
+  assert.match(missing.stderr, /^troupe: --kueue-config: cannot read .*nope\.yaml: ENOENT/);
+});

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
 import { crashRound } from '../../bench/crash-round.ts';
-import { type ClusterProcess, kubectlAt, startClusterProcess } from '../support/cluster-process.ts';
+import { type ClusterProcess, kubectlAt, startClusterProcess, troupe } from '../support/cluster-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 const dirs: string[] = [];
@@ -52,6 +52,21 @@ interface Obj {
   };
   status?: Record<string, unknown>;
 }
+interface Svc extends Obj {
+  spec: { clusterIP: string; ports: { nodePort?: number }[] };
+}
+interface Lease extends Obj {
+  spec: { renewTime: string; holderIdentity: string };
+}
+interface RunPod extends Obj {
+  status: {
+    phase: string;
+    startTime: string;
+    conditions?: { type: string; status: string; lastTransitionTime: string }[];
+    containerStatuses: { state: { running?: { startedAt: string } } }[];
+  };
+}
+const runningSince = (p: RunPod) => p.status.containerStatuses[0]!.state.running!.startedAt;
 
 const MANIFESTS = `
 apiVersion: v1
@@ -72,13 +87,49 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: app}
+spec: {type: NodePort, selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer}}}}}}
 `;
-/** Runs 6 s: created last, just before the crash, so that it is still running then. */
+const WIDGET = `
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: app}
+spec: {size: 3}
+`;
+/**
+ * Created last, just before the crash: a batch pod that runs 6 s (due to finish while the
+ * cluster is down) and a pod that turns Ready 12 s after it starts (due after the restart).
+ */
 const BATCH = `
 apiVersion: v1
 kind: Pod
 metadata: {name: batch, namespace: app, annotations: {troupe.dev/run-duration: 6s}}
 spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: slow-ready, namespace: app}
+spec:
+  containers:
+  - name: c
+    image: nginx
+    readinessProbe: {httpGet: {path: /, port: 80}, initialDelaySeconds: 12}
 `;
 
 test('a restarted cluster keeps its objects, uids, resourceVersions, port and token; the data plane resumes', async () => {
@@ -92,7 +143,12 @@ test('a restarted cluster keeps its objects, uids, resourceVersions, port and to
     const pods = json<{ items: Obj[] }>(await k(['get', 'pods', '-n', 'app', '-o', 'json'])).items;
     return pods.length === 3 && pods.every((p) => p.status?.phase === 'Running');
   });
+  await k(['wait', '--for=condition=Established', 'crd/widgets.example.com']);
+  await k(['apply', '-f', '-'], WIDGET);
   const before = {
+    svc: json<Svc>(await k(['get', 'svc', '-n', 'app', 'web', '-o', 'json'])),
+    widget: json<Obj>(await k(['get', 'widget', '-n', 'app', 'w1', '-o', 'json'])),
+    leases: json<{ items: Lease[] }>(await k(['get', 'leases', '-n', 'kube-node-lease', '-o', 'json'])).items,
     cm: json<Obj>(await k(['get', 'cm', '-n', 'app', 'settings', '-o', 'json'])),
     deploy: json<Obj>(await k(['get', 'deploy', '-n', 'app', 'web', '-o', 'json'])),
     events: json<{ items: Obj[] }>(await k(['get', 'events', '-n', 'app', '-o', 'json'])).items.length,
@@ -105,14 +161,22 @@ test('a restarted cluster keeps its objects, uids, resourceVersions, port and to
   // A crash, not a clean stop, as soon as the batch pod runs: it is still running when the
   // process dies (and if a slow machine let it finish first, what follows still holds).
   await k(['apply', '-f', '-'], BATCH);
-  const batchBefore = await waitFor('the batch pod Running', async () => {
-    const p = json<Obj & { status: { phase: string; startTime: string } }>(
-      await k(['get', 'pod', '-n', 'app', 'batch', '-o', 'json']),
+  const [batchBefore, slowBefore] = (await waitFor('the batch and slow-ready pods Running', async () => {
+    const ps = await Promise.all(
+      ['batch', 'slow-ready'].map(async (n) =>
+        json<RunPod>(await k(['get', 'pod', '-n', 'app', n, '-o', 'json'])),
+      ),
     );
-    return p.status?.phase === 'Running' && p;
-  });
+    return ps.every((p) => p.status?.phase === 'Running') ? ps : undefined;
+  })) as [RunPod, RunPod];
   assert.equal(await first.stop('SIGKILL'), 'SIGKILL');
+  // Down until the batch pod was due to finish: it must finish at start, at its stored time.
+  const batchStarted = Date.parse(runningSince(batchBefore));
+  await waitFor('the batch pod to be due while down', () => Date.now() > batchStarted + 7000 || undefined, {
+    timeoutMs: 30_000,
+  });
 
+  const secondStart = Date.now();
   const second = await start(dir);
   const restoredRv = Number(
     /state: restored \d+ objects from .* \(resourceVersion (\d+)\)/.exec(second.stdout)?.[1],
@@ -129,6 +193,42 @@ test('a restarted cluster keeps its objects, uids, resourceVersions, port and to
   assert.equal(deploy.metadata.generation, 2);
   const events = json<{ items: Obj[] }>(await k(['get', 'events', '-n', 'app', '-o', 'json'])).items.length;
   assert.ok(events >= before.events, `events kept: ${events} >= ${before.events}`);
+
+  // The Service keeps its cluster IP and node port, and they stay taken: a new Service gets
+  // others, and one asking for them is refused as kube-apiserver's allocators refuse it.
+  const svc = json<Svc>(await k(['get', 'svc', '-n', 'app', 'web', '-o', 'json']));
+  assert.equal(svc.metadata.uid, before.svc.metadata.uid);
+  assert.equal(svc.spec.clusterIP, before.svc.spec.clusterIP);
+  assert.equal(svc.spec.ports[0]!.nodePort, before.svc.spec.ports[0]!.nodePort);
+  const other = json<Svc>(
+    await k(['create', 'service', 'nodeport', 'other', '-n', 'app', '--tcp=80', '-o', 'json']),
+  );
+  assert.notEqual(other.spec.clusterIP, svc.spec.clusterIP);
+  assert.notEqual(other.spec.ports[0]!.nodePort, svc.spec.ports[0]!.nodePort);
+  const clash = await kubectlAt(
+    join(dir, 'kubeconfig'),
+    join(dir, '.kubectl-cache'),
+    ['create', '-f', '-'],
+    `apiVersion: v1
+kind: Service
+metadata: {name: clash, namespace: app}
+spec: {clusterIP: ${svc.spec.clusterIP}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: clash-port, namespace: app}
+spec: {type: NodePort, ports: [{port: 80, nodePort: ${svc.spec.ports[0]!.nodePort}}]}
+`,
+  );
+  assert.match(clash.stderr, /provided IP is already allocated/);
+  assert.match(clash.stderr, /provided port is already allocated/);
+  // The CRD is served again and its instance with it.
+  const widget = json<Obj & { spec: { size: number } }>(
+    await k(['get', 'widget', '-n', 'app', 'w1', '-o', 'json']),
+  );
+  assert.equal(widget.metadata.uid, before.widget.metadata.uid);
+  assert.equal(widget.metadata.resourceVersion, before.widget.metadata.resourceVersion);
+  assert.equal(widget.spec.size, 3);
 
   // resourceVersions continue, never reused.
   const created = json<Obj>(await k(['create', 'cm', '-n', 'app', 'later', '-o', 'json']));
@@ -158,20 +258,46 @@ test('a restarted cluster keeps its objects, uids, resourceVersions, port and to
   });
   assert.equal(batch.status.startTime, batchBefore.status.startTime);
   const term = batch.status.containerStatuses[0]!.state.terminated!;
+  assert.equal(term.startedAt, runningSince(batchBefore));
   assert.equal(Date.parse(term.finishedAt) - Date.parse(term.startedAt), 6000);
+  assert.ok(Date.parse(term.finishedAt) < secondStart, 'finished at the time it was due, while down');
+  // The readiness delay counts from the stored start too: Ready 12 s after it, not 12 s
+  // after the restart (the restart came more than 7 s after the start).
+  const slowStarted = Date.parse(runningSince(slowBefore));
+  const slowReady = await waitFor(
+    'slow-ready to turn Ready',
+    async () => {
+      const p = json<RunPod>(await k(['get', 'pod', '-n', 'app', 'slow-ready', '-o', 'json']));
+      const c = p.status.conditions?.find((x) => x.type === 'Ready' && x.status === 'True');
+      return c && Date.parse(c.lastTransitionTime);
+    },
+    { timeoutMs: 60_000 },
+  );
+  assert.equal(
+    runningSince(json<RunPod>(await k(['get', 'pod', '-n', 'app', 'slow-ready', '-o', 'json']))),
+    runningSince(slowBefore),
+  );
+  assert.ok(slowReady >= slowStarted + 12_000, `not early: ${slowReady - slowStarted} ms after the start`);
+  assert.ok(
+    slowReady < secondStart + 12_000,
+    `counted from the stored start: ${slowReady - secondStart} ms after the restart`,
+  );
   // The web pods stay Running with their start times; the nodes are Ready with fresh Leases.
   const pods = json<{ items: (Obj & { status: { phase: string } })[] }>(
     await k(['get', 'pods', '-n', 'app', '-l', 'app=web', '-o', 'json']),
   ).items;
   assert.equal(pods.length, 3);
   assert.ok(pods.every((p) => p.status.phase === 'Running'));
-  const restartedAt = Date.now() - 1000;
-  await waitFor('every node lease renewed after the restart', async () => {
-    const leases = json<{ items: { spec: { renewTime: string } }[] }>(
+  // The nodes re-take their own Leases (the same objects and holders), renewed by the new process.
+  const leases = await waitFor('every node lease renewed after the restart', async () => {
+    const items = json<{ items: Lease[] }>(
       await k(['get', 'leases', '-n', 'kube-node-lease', '-o', 'json']),
     ).items;
-    return leases.length === 3 && leases.every((l) => Date.parse(l.spec.renewTime) >= restartedAt - 10_000);
+    return items.length === 3 && items.every((l) => Date.parse(l.spec.renewTime) >= secondStart) && items;
   });
+  const holders = (ls: Lease[]) =>
+    ls.map((l) => `${l.metadata.name} ${l.metadata.uid} ${l.spec.holderIdentity}`).sort();
+  assert.deepEqual(holders(leases), holders(before.leases));
   const nodes = await k(['get', 'nodes', '--no-headers']);
   assert.equal(
     nodes
@@ -277,6 +403,19 @@ test('a second instance on the same data directory refuses, naming the first, an
   assert.equal(await readFile(kubeconfig, 'utf8'), bytes);
   assert.equal((await stat(kubeconfig)).mtimeMs, mtime);
   assert.match(await kubectl(dir)(['get', 'ns', 'default', '-o', 'name']), /namespace\/default/);
+  // --reset refuses like any start: the running instance's state stays on disk.
+  await kubectl(dir)(['create', 'cm', 'kept']);
+  const resetting = await start(dir, ['--no-data-plane', '--reset']);
+  assert.equal(await resetting.exited, 1);
+  assert.match(resetting.stderr, new RegExp(`in use by troupe process ${first.child.pid}`));
+  const stored = new DatabaseSync(join(dir, 'state.db'), { readOnly: true });
+  const keys = stored.prepare("SELECT key FROM objects WHERE storage = '/configmaps'").all();
+  stored.close();
+  assert.ok(
+    keys.some((r) => r.key === 'default/kept'),
+    'the stored cluster is still there',
+  );
+  assert.equal(await readFile(kubeconfig, 'utf8'), bytes);
   assert.equal(await first.stop(), 0);
 });
 
@@ -296,6 +435,7 @@ test('damaged or newer state is refused with the file and the way out, and left 
     assert.match(p.stderr, /--reset/, what);
     assert.match(p.stderr, /--data-dir/, what);
     assert.deepEqual(await readFile(db), content, `${what}: the file is left as it was`);
+    return p.stderr;
   };
 
   await writeFile(db, 'this is not a database, it is a shopping list\n'.repeat(200));
@@ -307,10 +447,19 @@ test('damaged or newer state is refused with the file and the way out, and left 
   const raw = new DatabaseSync(db);
   raw.exec('PRAGMA user_version = 99');
   raw.close();
-  await refused('newer schema');
-  const p = await start(dir, ['--no-data-plane']);
-  await p.exited;
-  assert.match(p.stderr, /written by a newer troupe \(schema version 99; this troupe reads up to 1\)/);
+  assert.match(
+    await refused('newer schema'),
+    /written by a newer troupe \(schema version 99; this troupe reads up to 1\)/,
+  );
+  // Another program's SQLite file: valid, but not troupe's. Not even switched to WAL.
+  await rm(db);
+  const foreign = new DatabaseSync(db);
+  foreign.exec("CREATE TABLE recipes (name TEXT); INSERT INTO recipes VALUES ('soup')");
+  foreign.close();
+  assert.match(
+    await refused('foreign'),
+    /an SQLite database troupe did not write \(it holds the tables recipes and no troupe schema version\)/,
+  );
 
   const reset = await start(dir, ['--no-data-plane', '--reset']);
   assert.match(reset.stdout, /state: kept in /);
@@ -320,29 +469,114 @@ test('damaged or newer state is refused with the file and the way out, and left 
   assert.equal(await reset.stop(), 0);
 });
 
-test('--ephemeral keeps nothing; a port taken while down is replaced and the kubeconfig rewritten', async () => {
+const EVENT = `
+apiVersion: v1
+kind: Event
+metadata: {name: note, namespace: default}
+involvedObject: {kind: ConfigMap, name: kept, namespace: default}
+reason: Noted
+message: kept across a restart
+type: Normal
+`;
+
+test('--ephemeral keeps nothing; a port taken while down is replaced and the kubeconfig rewritten; Events keep their TTL', async () => {
   const dir = await tempDir();
+  const both = await troupe(['cluster', '--data-dir', dir, '--ephemeral', '--reset']);
+  assert.equal(both.code, 1);
+  assert.match(both.stderr, /--reset deletes stored state and --ephemeral stores none: give one of them/);
+  await assert.rejects(stat(join(dir, 'owner.json')));
+  const badTtl = await troupe(['cluster', '--data-dir', dir, '--event-ttl=soon']);
+  assert.equal(badTtl.code, 1);
+  assert.match(
+    badTtl.stderr,
+    /'--event-ttl <duration>' argument 'soon' is invalid\. expected a duration above zero, such as 1h/,
+  );
+
   const eph = await start(dir, ['--no-data-plane', '--ephemeral']);
   assert.match(eph.stdout, /in memory only/);
   await kubectl(dir)(['create', 'cm', 'gone']);
   assert.equal(await eph.stop(), 0);
   await assert.rejects(stat(join(dir, 'state.db')));
 
-  const first = await start(dir, ['--no-data-plane']);
+  // A short --event-ttl (kube-apiserver's flag) makes the Event's expiry observable.
+  const ttl = ['--no-data-plane', '--event-ttl=20s'];
+  const first = await start(dir, ttl);
   await kubectl(dir)(['create', 'cm', 'kept']);
+  const event = json<Obj & { metadata: { creationTimestamp: string } }>(
+    await kubectl(dir)(['create', '-f', '-', '-o', 'json'], EVENT),
+  );
+  // Its last write, as stored (to the second): it expires 20 s after.
+  const expires = Date.parse(event.metadata.creationTimestamp) + 20_000;
   const port = Number(new URL(/API server at (\S+)/.exec(first.stdout)![1]!).port);
   assert.equal(await first.stop(), 0);
   const squatter = createServer();
   await new Promise<void>((r) => squatter.listen(port, '127.0.0.1', r));
+  // Down until 10 s of its 20 are left: a TTL restarted with the process would end 10 s late,
+  // which leaves a busy machine 10 s to restart and notice the expiry.
+  await waitFor('10 s of the Event TTL to pass while down', () => Date.now() > expires - 10_000 || undefined);
+  const secondStart = Date.now();
   try {
-    const second = await start(dir, ['--no-data-plane']);
+    const second = await start(dir, ttl);
     assert.match(second.stdout, new RegExp(`port ${port} of the previous run is taken; serving on \\d+`));
     assert.doesNotMatch(await readFile(join(dir, 'kubeconfig'), 'utf8'), new RegExp(`:${port}\\b`));
     assert.match(await kubectl(dir)(['get', 'cm', 'kept', '-o', 'name']), /configmap\/kept/);
+    const eventNow = async () =>
+      (await kubectl(dir)(['get', 'event', 'note', '--ignore-not-found', '-o', 'name'])).trim();
+    const checkedAt = Date.now();
+    const present = await eventNow();
+    // Not expired at the restart (unless this machine took 10 s to restart: then nothing to see).
+    if (checkedAt < expires - 1000) assert.equal(present, 'event/note', 'the Event survived the restart');
+    await waitFor('the Event to expire', async () => (await eventNow()) === '', { timeoutMs: 60_000 });
+    const gone = Date.now();
+    assert.ok(gone >= expires, `not early: ${gone - expires} ms after its original expiry`);
+    assert.ok(
+      gone < secondStart + 20_000,
+      `on its original schedule, not 20 s after the restart: ${gone - secondStart} ms after it`,
+    );
     assert.equal(await second.stop(), 0);
   } finally {
     squatter.close();
   }
+});
+
+test('a commit that fails stops troupe at once, naming the file and the error; acknowledged writes are kept', async () => {
+  const dir = await tempDir();
+  const first = await start(dir, ['--no-data-plane']);
+  const k = kubectl(dir);
+  await k(['create', 'cm', 'acknowledged']);
+  // Another program takes the database's write lock and holds it beyond troupe's busy timeout
+  // (5 s): troupe's next commit fails with SQLITE_BUSY, as a full disk or a read-only file
+  // would fail it (the suite may run as root, whom file modes do not stop).
+  const locker = new DatabaseSync(join(dir, 'state.db'));
+  let attempt: { code: number; stderr: string };
+  try {
+    locker.exec('PRAGMA busy_timeout = 5000');
+    locker.exec('BEGIN IMMEDIATE');
+    attempt = await kubectlAt(join(dir, 'kubeconfig'), join(dir, '.kubectl-cache'), [
+      'create',
+      'cm',
+      'never-acknowledged',
+    ]);
+    await first.exited;
+  } finally {
+    locker.exec('ROLLBACK');
+    locker.close();
+  }
+  assert.equal(await first.exited, 1);
+  assert.notEqual(attempt.code, 0, 'the write was not acknowledged');
+  const file = join(dir, 'state.db').replace(/[.]/g, '\\.');
+  assert.match(
+    first.stderr,
+    new RegExp(`troupe: cannot commit to the cluster state in ${file}: database is locked`),
+  );
+  assert.match(first.stderr, /never acknowledged/);
+  assert.doesNotMatch(first.stderr, /\n\s+at /, 'no stack trace');
+  await assert.rejects(stat(join(dir, 'owner.json')), 'the directory is released');
+
+  const second = await start(dir, ['--no-data-plane']);
+  assert.match(await k(['get', 'cm', 'acknowledged', '-o', 'name']), /configmap\/acknowledged/);
+  assert.equal(await k(['get', 'cm', 'never-acknowledged', '--ignore-not-found', '-o', 'name']), '');
+  assert.equal(await second.stop(), 0);
 });
 
 test('SIGKILL during random writes loses no acknowledged write and leaves nothing half-written', async () => {

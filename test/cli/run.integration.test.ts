@@ -1,8 +1,9 @@
 /**
  * `troupe run --appwrapper-webhooks`, as a process against the embedded API server: its
  * webhook server answers AdmissionReviews on both AppWrapper paths, over TLS with the
- * certificate from --cert-dir; and the flag is refused, before anything starts, when
- * --controllers leaves the appwrapper capability out.
+ * certificate from --cert-dir, configured by the `--appwrapper-config` ConfigMap upstream
+ * deploys; and the flag is refused, before anything starts, when --controllers leaves the
+ * appwrapper capability out.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -56,7 +57,7 @@ function review(
   });
 }
 
-test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapper paths', async () => {
+test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapper paths, as --appwrapper-config says', async () => {
   const t = await startTestServer();
   const certDir = await mkdtemp(join(tmpdir(), 'troupe-run-certs-'));
   const certs = await generateServingCert(['127.0.0.1']);
@@ -64,6 +65,22 @@ test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapp
   assert.ok(ca);
   await writeFile(join(certDir, 'tls.crt'), certs.cert);
   await writeFile(join(certDir, 'tls.key'), certs.key);
+  // Upstream's appwrapper-operator-config ConfigMap, with a default queue for AppWrappers
+  // that name none.
+  const configFile = join(certDir, 'appwrapper-operator-config.yaml');
+  await writeFile(
+    configFile,
+    [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata: {name: appwrapper-operator-config, namespace: appwrapper-system}',
+      'data:',
+      '  config.yaml: |',
+      '    appwrapper:',
+      '      defaultQueueName: team-queue',
+      '',
+    ].join('\n'),
+  );
   await t.kubectl(['apply', '-f', join(ROOT, 'config/crd/appwrapper-crd.yaml')]);
   const child = spawn(
     process.execPath,
@@ -73,6 +90,7 @@ test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapp
       `--kubeconfig=${t.kubeconfigPath}`,
       '--controllers=appwrapper',
       '--appwrapper-webhooks',
+      `--appwrapper-config=${configFile}`,
       '--webhook-port=0',
       `--cert-dir=${certDir}`,
       '--health-probe-bind-address=127.0.0.1:0',
@@ -135,6 +153,8 @@ test('troupe run --appwrapper-webhooks answers AdmissionReviews on both AppWrapp
       | Record<string, string>
       | undefined;
     assert.equal(labels?.['workload.codeflare.dev/user'], 'alice');
+    // The config file's defaultQueueName (empty by default) on an AppWrapper without one.
+    assert.equal(labels?.['kueue.x-k8s.io/queue-name'], 'team-queue');
 
     // alice holds no RBAC binding, so the SubjectAccessReview the webhook asks the API
     // server denies her the wrapped Pod.

@@ -1,9 +1,11 @@
 /**
  * `troupe up` killed in the middle of a PodSequence and started again on the same data
  * directory: the controllers pick up where they were, the tiers still start in order, and the
- * pods' readiness delays count from their stored start times.
+ * pods' readiness delays count from their stored start times. A second `troupe up` on the
+ * directory while it runs refuses.
  */
 import assert from 'node:assert/strict';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { kubectlAt } from '../support/cluster-process.ts';
@@ -25,7 +27,7 @@ const condTime = (p: Pod, type: string) =>
     p.status.conditions?.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime ?? '',
   );
 
-test('a PodSequence interrupted by a SIGKILL of troupe up continues in order after the restart', async () => {
+test('a PodSequence interrupted by a SIGKILL of troupe up continues in order after the restart; a second up refuses', async () => {
   const scratch = await scratchCheckout();
   const kubeconfig = join(scratch.dir, '.troupe/kubeconfig');
   const k = async (args: string[]) => {
@@ -61,6 +63,17 @@ test('a PodSequence interrupted by a SIGKILL of troupe up continues in order aft
     up = spawnTroupe(['up', '--nodes=2', '--log-level=warn'], { cwd: scratch.dir });
     const banner = await up.banner();
     assert.match(banner, /state: restored \d+ objects/);
+    // A second `troupe up` on the same directory refuses at once, naming this one, and leaves
+    // its kubeconfig alone.
+    const kubeconfigBytes = await readFile(kubeconfig, 'utf8');
+    const kubeconfigMtime = (await stat(kubeconfig)).mtimeMs;
+    const again = spawnTroupe(['up', '--nodes=2', '--log-level=warn'], { cwd: scratch.dir });
+    assert.equal(await again.exited, 1);
+    assert.match(again.stderr(), new RegExp(`in use by troupe process ${up.child.pid} `));
+    assert.match(again.stderr(), new RegExp(`its kubeconfig is ${kubeconfig.replace(/[.]/g, '\\.')}\\.`));
+    assert.match(again.stderr(), /Nothing was changed/);
+    assert.equal(await readFile(kubeconfig, 'utf8'), kubeconfigBytes);
+    assert.equal((await stat(kubeconfig)).mtimeMs, kubeconfigMtime);
     const after = await waitFor(
       'every tier Ready',
       async () => {

@@ -55,8 +55,30 @@ interface Skip {
 const NO_PROCESSES = "the embedded cluster's pods run no processes";
 const CERT_MANAGER = 'needs cert-manager (its CRDs and controller) in the cluster';
 
+/**
+ * docs/persistence.md restarts, backs up, restores and resets its cluster: its own test runs
+ * every command of it, in order, and checks what each promises (the same uid and
+ * resourceVersion across a restart, what the backup holds, an empty cluster after --reset).
+ */
+const PERSISTENCE_DOC =
+  'runs in test/cli/persistence-docs.integration.test.ts, which runs every command of docs/persistence.md in order and checks what the page says of each';
+
 /** Commands that cannot run against an embedded cluster in a test: `file:first line` → why. */
 const SKIPPED: Record<string, Skip> = {
+  'docs/persistence.md:npm run troupe -- cluster --nodes 2': { why: PERSISTENCE_DOC },
+  'docs/persistence.md:export KUBECONFIG=$PWD/.troupe/kubeconfig': { why: PERSISTENCE_DOC },
+  'docs/persistence.md:kubectl create configmap hello --from-literal=greeting=hi': { why: PERSISTENCE_DOC },
+  "docs/persistence.md:kubectl get configmap hello -o jsonpath='{.metadata.uid} {.metadata.resourceVersion}'":
+    { why: PERSISTENCE_DOC },
+  "docs/persistence.md:node -e \"new (require('node:sqlite').DatabaseSync)('.troupe/state.db').exec(\\\"VACUUM INTO 'troupe-backup.db'\\\")\"":
+    { why: PERSISTENCE_DOC },
+  'docs/persistence.md:kubectl delete configmap hello': { why: PERSISTENCE_DOC },
+  'docs/persistence.md:rm -f .troupe/state.db-wal .troupe/state.db-shm && cp troupe-backup.db .troupe/state.db':
+    { why: PERSISTENCE_DOC },
+  'docs/persistence.md:kubectl get configmap hello': { why: PERSISTENCE_DOC },
+  'docs/persistence.md:npm run troupe -- cluster --nodes 2 --reset': { why: PERSISTENCE_DOC },
+  'docs/persistence.md:kubectl get configmap hello --ignore-not-found': { why: PERSISTENCE_DOC },
+
   'README.md:npm install && npm start': {
     why: 'npm install needs the registry, and the checkout under test is installed',
     instead: 'npm start',

@@ -8,28 +8,15 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { Command } from 'commander';
 import { type BuiltManager, buildManager } from '../../src/cli/manager.ts';
-import { addManagerOptions, type ManagerFlags } from '../../src/cli/manager-flags.ts';
 import type { KubeObject } from '../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../src/cluster/index.ts';
 import { endSimulation, runUntil, StallError, startSimulation } from '../../src/lib/virtual-clock.ts';
 import { kubeConfigFromString } from '../../src/runtime/index.ts';
+import { quietManagerFlags } from '../support/manager-flags.ts';
 
 const MIN = 60_000;
-
-function managerFlags(): ManagerFlags {
-  const cmd = addManagerOptions(new Command('run').exitOverride(), {
-    healthProbeBindAddress: '0',
-    metricsBindAddress: '0',
-    webhookPort: 0,
-    dashboardAddress: '0',
-  });
-  cmd.action(() => {});
-  cmd.parse(['--controllers=podsequence,podgroup', '--log-level=error'], { from: 'user' });
-  return cmd.opts<ManagerFlags>();
-}
 
 type Obj = {
   metadata: { name?: string; namespace?: string; annotations?: Record<string, string> };
@@ -101,7 +88,11 @@ async function simulateHour(seed: number): Promise<Simulation> {
       trace.push(`${at()} Event ${e.involvedObject?.name ?? e.regarding?.name} ${e.reason}`);
     });
 
-    built = buildManager(kubeConfigFromString(cluster.server.kubeconfig), managerFlags(), { clock });
+    built = buildManager(
+      kubeConfigFromString(cluster.server.kubeconfig),
+      quietManagerFlags(['--controllers=podsequence,podgroup', '--log-level=error']),
+      { clock },
+    );
     for (const cap of built.capabilities) {
       for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
     }

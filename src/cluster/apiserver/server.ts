@@ -31,7 +31,7 @@ import { shows } from './http/durable-response.ts';
 import { createHandler } from './http/handler.ts';
 import type { PodLogs } from './http/pod-log-token.ts';
 import type { PodPortForward } from './http/portforward.ts';
-import { type PodExec, rememberUpgradeHead } from './http/streaming.ts';
+import { type PodAttach, type PodExec, rememberUpgradeHead } from './http/streaming.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { CrdLifecycle } from './lifecycle/crds.ts';
 import { EventTtl } from './lifecycle/event-ttl.ts';
@@ -53,6 +53,8 @@ export interface ApiServerOptions {
   podLogs?: PodLogs;
   /** Commands run by pods/exec and interactive attach (the simulated kubelet's). */
   podExec?: PodExec;
+  /** The process an interactive attach reaches, when the simulated kubelet runs one. */
+  podAttach?: PodAttach;
   /** Where pods/portforward connects a pod's port (the simulated kubelet's KWOK PortForwards). */
   podPortForward?: PodPortForward;
   /** Listen address; loopback unless told otherwise. */
@@ -94,6 +96,12 @@ export interface ApiServerOptions {
   reset?: boolean;
   /** The kubeconfig this instance will write, named to a second instance that finds it running. */
   kubeconfigPath?: string;
+  /**
+   * Called when a commit to the data directory fails (a full disk, a read-only file): the
+   * server has already stopped serving and released the directory; the caller ends the
+   * process. Without it the error is thrown.
+   */
+  onStateFailure?: (err: Error) => void;
 }
 
 /** How a server started from a data directory relates to its previous run. */
@@ -251,6 +259,7 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     log: opts.log,
     podLogs: opts.podLogs,
     podExec: opts.podExec,
+    podAttach: opts.podAttach,
     podPortForward: opts.podPortForward,
     extra: [
       (_req, res, path) => {
@@ -313,6 +322,20 @@ async function serve(opts: ApiServerOptions, durable: Durable | undefined): Prom
     });
     handler(req, res);
   });
+  const backend = durable?.backend;
+  if (backend) {
+    backend.onFatal = (err) => {
+      // As a crash would: every connection drops at once, so the requests waiting on the
+      // failed commit (and anything later) are never answered, and no client is shown a
+      // write that is not on disk. The backend writes nothing more, so the directory is free.
+      server.close();
+      server.closeAllConnections();
+      for (const s of upgraded) s.destroy();
+      durable.claim.release();
+      if (!opts.onStateFailure) throw err;
+      opts.onStateFailure(err);
+    };
+  }
   // Long-lived watches must not be cut by Node's request timeouts.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

@@ -17,6 +17,9 @@ import { type ProcessIO, runProcess } from '../runpod/shell.ts';
 
 const SHELL = /(^|\/)(ba|da)?sh$/;
 
+/** Whether a program is a shell the simulated one stands in for. */
+export const isShell = (program: string): boolean => SHELL.test(program);
+
 function containerEnv(pod: KubeObject, container: string): Record<string, string> {
   const spec = rec(pod.spec);
   const c = [
@@ -34,12 +37,12 @@ function containerEnv(pod: KubeObject, container: string): Record<string, string
   return env;
 }
 
-function processIO(io: ExecIO, env: Record<string, string>, clock: Clock): ProcessIO {
+function processIO(io: ExecIO, env: Record<string, string>, clock: Clock, timeScale: number): ProcessIO {
   return {
     env,
     write: (line, stream) => io.write(stream, `${line}\n`),
     // On the cluster's clock, so `sleep 5` takes 5 s of simulated time.
-    sleep: (ms) => clock.sleep(ms, io.signal),
+    sleep: (ms) => clock.sleep(ms / timeScale, io.signal),
     signal: io.signal,
   };
 }
@@ -83,7 +86,12 @@ async function* lines(io: ExecIO): AsyncGenerator<string> {
 }
 
 /** An interactive shell: each line is a script; `exit` ends the session with its code. */
-async function interactive(io: ExecIO, env: Record<string, string>, clock: Clock): Promise<number> {
+async function interactive(
+  io: ExecIO,
+  env: Record<string, string>,
+  clock: Clock,
+  timeScale: number,
+): Promise<number> {
   let last = 0;
   const prompt = () => io.tty && io.write('stdout', '# ');
   prompt();
@@ -93,21 +101,25 @@ async function interactive(io: ExecIO, env: Record<string, string>, clock: Clock
       const code = Number.parseInt(trimmed.slice(4).trim() || String(last), 10);
       return Number.isFinite(code) ? code & 0xff : 2;
     }
-    if (trimmed) last = await runProcess(['sh', '-c', line], processIO(io, env, clock));
+    if (trimmed) last = await runProcess(['sh', '-c', line], processIO(io, env, clock, timeScale));
     prompt();
   }
   return last;
 }
 
-/** The simulated kubelet's exec: the command run by the simulated shell. */
+/**
+ * The simulated kubelet's exec: the command run by the simulated shell. `timeScale` divides
+ * its sleeps, as it does every simulated delay of the kubelet's own processes.
+ */
 export async function execInContainer(
   pod: KubeObject,
   container: string,
   command: string[],
   io: ExecIO,
   clock: Clock,
+  timeScale = 1,
 ): Promise<number> {
   const env = containerEnv(pod, container);
-  if (command.length === 1 && SHELL.test(command[0]!) && io.stdin) return interactive(io, env, clock);
-  return runProcess(command, processIO(io, env, clock));
+  if (command.length === 1 && isShell(command[0]!) && io.stdin) return interactive(io, env, clock, timeScale);
+  return runProcess(command, processIO(io, env, clock, timeScale));
 }

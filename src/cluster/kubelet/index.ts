@@ -11,10 +11,12 @@
 
 import { type Clock, holdClock, realClock } from '../../lib/clock.ts';
 import { TimerQueue } from '../../lib/timer-queue.ts';
+import type { ExecIO } from '../apiserver/http/streaming.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr } from '../client.ts';
 import { ensureStageCRD } from './crd.ts';
 import { type LogFn, type PlayerHooks, StagePlayer } from './engine.ts';
+import { EphemeralProcesses } from './ephemeral.ts';
 import { KubeletEvents, targetOf } from './events.ts';
 import { NodeLeases } from './leases.ts';
 import { ensureLogsCRDs } from './logs.ts';
@@ -107,6 +109,13 @@ export interface Kubelet {
   stats(): KubeletStats;
   /** The stage waiting to play for a pod or node and when (epoch ms), if any. */
   pending(kind: 'Pod' | 'Node', namespace: string, name: string): { stage: string; due: number } | undefined;
+  /**
+   * An attach with stdin to an interactive ephemeral container: the session is its process
+   * (ephemeral.ts). Undefined for any other container.
+   */
+  attach(pod: KubeObject, container: string, io: ExecIO): Promise<number> | undefined;
+  /** What an ephemeral container's process wrote, undefined when the kubelet ran none. */
+  containerOutput(pod: KubeObject, container: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -153,6 +162,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
   const leases =
     opts.leases === false ? undefined : new NodeLeases(client, timers, { timeScale, log, clock });
 
+  const ephemeral = new EphemeralProcesses(client, { clock, timeScale, log });
   const managedNodes = new Set<string>();
   const nodeAddresses = new Map<string, string>();
   const podsByNode = new Map<string, Set<string>>();
@@ -296,6 +306,14 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
       anchors.forgetPod(pod.metadata.uid);
     }
     pods.observe(type, pod);
+    // Only pods of simulated nodes: another node's kubelet runs its own ephemeral containers.
+    if (
+      type === 'DELETED' ||
+      (node &&
+        managedNodes.has(node) &&
+        (pod.spec as { ephemeralContainers?: unknown } | undefined)?.ephemeralContainers)
+    )
+      ephemeral.observe(type, pod);
   };
 
   // Nodes first, so the pods listed next already find their nodes managed.
@@ -316,6 +334,8 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     },
     pending: (kind, namespace, name) =>
       kind === 'Pod' ? pods.pending(namespace, name) : nodes.pending('', name),
+    attach: (pod, container, io) => ephemeral.attach(pod, container, io),
+    containerOutput: (pod, container) => ephemeral.output(pod, container),
     stats: () => ({
       nodes: managedNodes.size,
       pods: pods.size,
@@ -327,6 +347,7 @@ export async function startKubelet(client: ClusterClient, opts: KubeletOptions =
     }),
     stop: async () => {
       for (const s of stops.splice(0)) s();
+      ephemeral.stop();
       leases?.stopAll();
       await stageObjects?.stop();
       await Promise.all([pods.stop(), nodes.stop()]);

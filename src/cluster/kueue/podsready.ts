@@ -16,7 +16,7 @@ import { WorkloadConditions } from './api.ts';
 
 /** Kueue's configuration section, as written in its config file. */
 export interface WaitForPodsReadyConfig {
-  /** Go duration; Kueue's default is 5m. */
+  /** Go duration; Kueue v0.19's default (config v1beta2) is 30m (v1beta1's was 5m). */
   timeout?: string;
   blockAdmission?: boolean;
   /** Go duration; defaults to the timeout, "0s" disables it. */
@@ -38,10 +38,16 @@ export interface PodsReadySettings {
   backoffLimitCount?: number;
   backoffBaseSeconds: number;
   backoffMaxSeconds: number;
+  /** The embedded cluster's --time-scale: every duration above runs this many times faster. */
+  timeScale: number;
 }
 
-/** Kueue's defaults (config/v1beta2 defaults.go); a malformed duration is an error naming the field. */
-export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySettings {
+/**
+ * Kueue's defaults (apis/config/v1beta2/defaults.go: DefaultWaitForPodsReadyTimeout 30m,
+ * recoveryTimeout = timeout, blockAdmission false, timestamp Eviction, backoff 60 s / 3600 s);
+ * a malformed duration is an error naming the field.
+ */
+export function podsReadySettings(cfg: WaitForPodsReadyConfig, timeScale = 1): PodsReadySettings {
   const duration = (field: string, v: string | undefined, dflt: number): number => {
     if (v === undefined) return dflt;
     const ms = parseGoDuration(v);
@@ -51,7 +57,8 @@ export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySetting
       );
     return ms;
   };
-  const timeoutMs = duration('timeout', cfg.timeout, 5 * 60_000);
+  // A zero timeout is an unset one (defaults.go: Timeout.Duration == 0 gets the default).
+  const timeoutMs = duration('timeout', cfg.timeout, 0) || 30 * 60_000;
   const recovery = duration('recoveryTimeout', cfg.recoveryTimeout, timeoutMs);
   const rs = cfg.requeuingStrategy ?? {};
   const out: PodsReadySettings = {
@@ -60,6 +67,7 @@ export function podsReadySettings(cfg: WaitForPodsReadyConfig): PodsReadySetting
     timestamp: rs.timestamp ?? 'Eviction',
     backoffBaseSeconds: rs.backoffBaseSeconds ?? 60,
     backoffMaxSeconds: rs.backoffMaxSeconds ?? 3600,
+    timeScale,
   };
   if (recovery > 0) out.recoveryTimeoutMs = recovery;
   if (rs.backoffLimitCount !== undefined) out.backoffLimitCount = rs.backoffLimitCount;
@@ -116,11 +124,14 @@ export function notReadyTimeout(
   if (!pr || pr.reason === 'WaitForStart' || pr.reason === 'PodsReady') {
     const admitted = findCondition(wl.status?.conditions, WorkloadConditions.Admitted);
     const since = Date.parse(admitted?.lastTransitionTime ?? '') || now;
-    return { cause: 'WaitForStart', remainingMs: Math.max(s.timeoutMs - (now - since), 0) };
+    return { cause: 'WaitForStart', remainingMs: Math.max(s.timeoutMs / s.timeScale - (now - since), 0) };
   }
   if (pr.reason === 'WaitForRecovery' && s.recoveryTimeoutMs !== undefined) {
     const since = Date.parse(pr.lastTransitionTime) || now;
-    return { cause: 'WaitForRecovery', remainingMs: Math.max(s.recoveryTimeoutMs - (now - since), 0) };
+    return {
+      cause: 'WaitForRecovery',
+      remainingMs: Math.max(s.recoveryTimeoutMs / s.timeScale - (now - since), 0),
+    };
   }
   return undefined;
 }

@@ -69,6 +69,7 @@ import {
 } from './podsready.ts';
 import { PriorityClassNotFound, workloadPriority } from './priority.ts';
 import {
+  admissionEvents,
   admit,
   evict,
   finish,
@@ -96,9 +97,11 @@ export interface KueueOptions {
   clock?: Clock;
   /**
    * Kueue's waitForPodsReady configuration section (off when absent): PodsReady conditions
-   * on Workloads, eviction after `timeout` (default 5m) with re-queueing backoff.
+   * on Workloads, eviction after `timeout` (default 30m) with re-queueing backoff.
    */
   waitForPodsReady?: WaitForPodsReadyConfig;
+  /** Runs waitForPodsReady's timeouts and backoff this many times faster (the cluster's --time-scale). */
+  timeScale?: number;
 }
 
 export interface KueueStandIn {
@@ -135,7 +138,9 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   const log: LogFn = opts.log ?? (() => {});
   const clock = opts.clock ?? realClock;
   const now = () => new Date(clock.now());
-  const podsReady = opts.waitForPodsReady ? podsReadySettings(opts.waitForPodsReady) : undefined;
+  const podsReady = opts.waitForPodsReady
+    ? podsReadySettings(opts.waitForPodsReady, opts.timeScale)
+    : undefined;
   const c = client.as(KUEUE_USER);
   await ensureKueueCRDs(client);
   await waitServed(client, [KGVR.resourceFlavors, KGVR.clusterQueues, KGVR.localQueues, KGVR.workloads]);
@@ -634,7 +639,8 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
       if (!hasQuotaReservation(cur) || isConditionTrue(cur.status?.conditions, WorkloadConditions.Evicted))
         return false;
       const n = (cur.status?.requeueState?.count ?? 0) + 1;
-      const delay = requeueBackoffMs(n, settings.backoffBaseSeconds, settings.backoffMaxSeconds);
+      const delay =
+        requeueBackoffMs(n, settings.backoffBaseSeconds, settings.backoffMaxSeconds) / settings.timeScale;
       evict(cur, 'PodsReadyTimeout', message, now());
       cur.status!.requeueState = { count: n, requeueAt: rfc3339(new Date(now().getTime() + delay)) };
       evicted = true;
@@ -648,25 +654,16 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     const snap = snapshot();
     const result = schedule(snap);
     for (const a of result.admit) {
-      let admitted = false;
+      let events: ReturnType<typeof admissionEvents> | undefined;
       await writeWorkloadStatus(a.workload, (cur) => {
         if (hasQuotaReservation(cur) || isFinished(cur) || cur.spec.active === false) return false;
-        admit(cur, a.admission, now());
-        admitted = true;
+        const at = now();
+        admit(cur, a.admission, at);
+        events = admissionEvents(cur, at);
       });
-      if (admitted) {
-        recorder.event(
-          a.workload,
-          'Normal',
-          'QuotaReserved',
-          `Quota reserved in ClusterQueue ${a.admission.clusterQueue}`,
-        );
-        recorder.event(
-          a.workload,
-          'Normal',
-          'Admitted',
-          `Admitted by ClusterQueue ${a.admission.clusterQueue}`,
-        );
+      if (events) {
+        recorder.event(a.workload, 'Normal', 'QuotaReserved', events.quotaReserved);
+        recorder.event(a.workload, 'Normal', 'Admitted', events.admitted);
       }
     }
     for (const p of result.preempt) {

@@ -6,7 +6,10 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 
-export const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
+/** One step of the layout: turns a database at version n into one at n+1. */
+export type Migration = (db: DatabaseSync) => void;
+
+export const MIGRATIONS: readonly Migration[] = [
   // 0 -> 1: objects as the store keeps them (JSON plus what selectors filter on), and settings.
   (db) =>
     db.exec(`

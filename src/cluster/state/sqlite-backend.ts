@@ -17,7 +17,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import type { StoredRecord } from '../apiserver/store.ts';
 import type { RestoredState, StoreBackend } from '../apiserver/store-backend.ts';
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
+import { MIGRATIONS, type Migration } from './schema.ts';
 
 /** A state file that cannot be used, with what to do about it. */
 export class StateError extends Error {
@@ -30,6 +30,30 @@ export class StateError extends Error {
     );
     this.file = file;
   }
+}
+
+/** The tables every troupe state database holds from schema version 1 on. */
+const TROUPE_TABLES = ['objects', 'settings'];
+
+/**
+ * Why a valid SQLite file is not a troupe state database, if it is not: tables but no troupe
+ * schema version (another program's database), or a version without troupe's tables. An
+ * empty file (or one SQLite just created) is a new state database.
+ */
+function foreignTables(db: DatabaseSync, version: number): string | undefined {
+  const tables = (
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+      name: string;
+    }[]
+  ).map((r) => r.name);
+  const missing = TROUPE_TABLES.filter((t) => !tables.includes(t));
+  if (version === 0 ? tables.length === 0 : missing.length === 0) return undefined;
+  const holds = tables.length ? `it holds the tables ${tables.join(', ')}` : 'it holds no tables';
+  return (
+    `it is an SQLite database troupe did not write (${holds} and ` +
+    `${version === 0 ? 'no troupe schema version' : `schema version ${version} without troupe's tables`}); ` +
+    '--reset would delete it, so move it away first if another program needs it'
+  );
 }
 
 /** One write of a batch, as posted to the writer thread. */
@@ -99,7 +123,12 @@ export class SqliteBackend implements StoreBackend {
   /** Every write up to this resourceVersion is on disk. */
   private durableRv = 0;
   private closed = false;
-  /** Called when a commit fails: the process must not go on serving what is not on disk. */
+  private failed = false;
+  /**
+   * Called once when a commit fails: the process must not go on serving what is not on disk.
+   * What waits on the failed commit (and on any later one) is never released, so nothing it
+   * holds is acknowledged. The API server sets this (see server.ts).
+   */
   onFatal: (err: Error) => void = (err) => {
     throw err;
   };
@@ -120,27 +149,35 @@ export class SqliteBackend implements StoreBackend {
     return w;
   }
 
-  /** Opens (creating or migrating) the database; throws StateError for one it cannot use. */
-  static open(file: string): SqliteBackend {
+  /**
+   * Opens (creating or migrating) the database; throws StateError for one it cannot use.
+   * `migrations` is the schema's list; a test passes a longer one to exercise the upgrade path.
+   */
+  static open(file: string, migrations: readonly Migration[] = MIGRATIONS): SqliteBackend {
+    const latest = migrations.length;
     let db: DatabaseSync | undefined;
     try {
       db = new DatabaseSync(file);
       db.exec('PRAGMA busy_timeout = 5000');
-      db.exec('PRAGMA journal_mode = WAL');
-      db.exec('PRAGMA synchronous = FULL');
+      // Everything that could refuse the file comes before the first PRAGMA that writes
+      // (journal_mode = WAL rewrites the header): a file troupe cannot use is left as it was.
       const version = Number(
         (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
       );
-      if (version > SCHEMA_VERSION) {
+      if (version > latest) {
         throw new StateError(
           file,
-          `it was written by a newer troupe (schema version ${version}; this troupe reads up to ${SCHEMA_VERSION}); upgrade troupe to use it`,
+          `it was written by a newer troupe (schema version ${version}; this troupe reads up to ${latest}); upgrade troupe to use it`,
         );
       }
-      if (version < SCHEMA_VERSION) {
+      const foreign = foreignTables(db, version);
+      if (foreign) throw new StateError(file, foreign);
+      db.exec('PRAGMA journal_mode = WAL');
+      db.exec('PRAGMA synchronous = FULL');
+      if (version < latest) {
         db.exec('BEGIN IMMEDIATE');
-        for (let v = version; v < SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
-        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        for (let v = version; v < latest; v++) migrations[v]!(db);
+        db.exec(`PRAGMA user_version = ${latest}`);
         db.exec('COMMIT');
       }
       return new SqliteBackend(file, db);
@@ -305,9 +342,13 @@ export class SqliteBackend implements StoreBackend {
   }
 
   private fail(message: string): void {
+    if (this.failed) return;
+    this.failed = true;
     this.inFlight = undefined;
     this.next = undefined;
+    this.ops = [];
     this.closed = true;
+    void this.writer?.terminate();
     this.onFatal(new Error(`cannot commit to the cluster state in ${this.file}: ${message}`));
   }
 }

@@ -145,8 +145,44 @@ export function validateConfig(config: AppWrapperConfig): string | undefined {
   return undefined;
 }
 
-/** Names upstream's AppWrapperConfig no longer has (removed in v1.1.0, when Kueue took the integration over). */
-const REMOVED_IN_1_1 = ['enableKueueIntegrations', 'kueueJobReconciller'];
+/** Names upstream's AppWrapperConfig had until v1.0 and removed in v1.1.0, and why. */
+const REMOVED_IN_1_1: Record<string, string> = {
+  enableKueueIntegrations: "Kueue's own configuration now decides which AppWrappers it manages",
+  kueueJobReconciller: "Kueue's own configuration now decides which AppWrappers it manages",
+  slackQueueName: 'upstream dropped its slack ClusterQueue monitor',
+};
+
+/**
+ * The fields of upstream v1.2.1's AppWrapperConfig, AutopilotConfig and FaultToleranceConfig.
+ * Upstream's loader ignores any other (sigs.k8s.io/yaml is not strict); troupe refuses it,
+ * so that a misspelt field is not silently left at its default.
+ */
+const FIELDS = {
+  appwrapper: ['autopilot', 'userRBACAdmissionCheck', 'faultTolerance', 'schedulerName', 'defaultQueueName'],
+  'appwrapper.autopilot': [
+    'injectAntiAffinities',
+    'monitorNodes',
+    'resourceTaints',
+    'preferNoScheduleWeight',
+  ],
+  'appwrapper.faultTolerance': [
+    'admissionGracePeriod',
+    'warmupGracePeriod',
+    'failureGracePeriod',
+    'resetPause',
+    'retryLimit',
+    'deletionGracePeriod',
+    'gracePeriodCeiling',
+    'successTTLCeiling',
+  ],
+};
+
+function checkFields(obj: Record<string, unknown>, path: keyof typeof FIELDS): void {
+  for (const k of Object.keys(obj)) {
+    if (!FIELDS[path].includes(k))
+      throw new Error(`unknown field ${path}.${k} (upstream's fields there: ${FIELDS[path].join(', ')})`);
+  }
+}
 
 const EFFECTS = new Set(['NoExecute', 'NoSchedule', 'PreferNoSchedule']);
 
@@ -155,25 +191,34 @@ const EFFECTS = new Set(['NoExecute', 'NoSchedule', 'PreferNoSchedule']);
  * pkg/config/config.go AppWrapperConfig). Durations are Go's JSON encoding of time.Duration
  * (nanoseconds) or, more readably, Go duration strings ("1m"). Throws on a value of the
  * wrong shape, naming the field.
+ *
+ * Upstream (cmd/main.go loadIntoOrCreate) unmarshals the user's YAML over
+ * NewAppWrapperConfig()'s defaults with encoding/json, and this keeps its semantics: a field
+ * left out keeps its default, and so does a scalar set to null (json leaves a bool, string or
+ * number alone on null); `autopilot.resourceTaints` is a Go map, which json fills key by key,
+ * so a resource the file names replaces that resource's list and the other default resources
+ * stay (adding `amd.com/gpu` keeps `nvidia.com/gpu`); null empties what is a Go pointer, map
+ * or slice: `autopilot: null` turns injection and monitoring off, `resourceTaints: null`
+ * drops every resource, a resource's list null drops its taints, and
+ * `preferNoScheduleWeight: null` means weight 1 (upstream's ptr.Deref default).
  */
 export function configFromUpstream(section: Record<string, unknown>): AppWrapperConfigInput {
   const out: AppWrapperConfigInput = {};
-  for (const old of REMOVED_IN_1_1) {
+  for (const [old, why] of Object.entries(REMOVED_IN_1_1)) {
     if (old in section)
-      throw new Error(
-        `appwrapper.${old} was removed in AppWrapper v1.1.0 (Kueue's own configuration now decides which AppWrappers it manages); remove it`,
-      );
+      throw new Error(`appwrapper.${old} was removed in AppWrapper v1.1.0 (${why}); remove it`);
   }
+  checkFields(section, 'appwrapper');
   const bool = (obj: Record<string, unknown>, key: string, path: string): boolean | undefined => {
     const v = obj[key];
-    if (v === undefined) return undefined;
+    if (v === undefined || v === null) return undefined;
     if (typeof v !== 'boolean')
       throw new Error(`${path}.${key}: expected true or false, got ${JSON.stringify(v)}`);
     return v;
   };
   const str = (obj: Record<string, unknown>, key: string, path: string): string | undefined => {
     const v = obj[key];
-    if (v === undefined) return undefined;
+    if (v === undefined || v === null) return undefined;
     if (typeof v !== 'string') throw new Error(`${path}.${key}: expected a string, got ${JSON.stringify(v)}`);
     return v;
   };
@@ -184,12 +229,13 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
   const queue = str(section, 'defaultQueueName', 'appwrapper');
   if (queue !== undefined) out.defaultQueueName = queue;
   const ft = section.faultTolerance as Record<string, unknown> | undefined;
-  if (ft !== undefined && (ft === null || typeof ft !== 'object'))
+  if (ft !== undefined && (ft === null || typeof ft !== 'object' || Array.isArray(ft)))
     throw new Error('appwrapper.faultTolerance: expected a mapping');
   if (ft) {
+    checkFields(ft, 'appwrapper.faultTolerance');
     const d = (key: string): number | undefined => {
       const v = ft[key];
-      if (v === undefined) return undefined;
+      if (v === undefined || v === null) return undefined;
       if (typeof v === 'number') return v / 1e6;
       if (typeof v === 'string') {
         const ms = parseGoDuration(v);
@@ -210,7 +256,7 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
     set('forcefulDeletionGracePeriodMs', d('deletionGracePeriod'));
     set('gracePeriodCeilingMs', d('gracePeriodCeiling'));
     set('successTTLCeilingMs', d('successTTLCeiling'));
-    if (ft.retryLimit !== undefined) {
+    if (ft.retryLimit !== undefined && ft.retryLimit !== null) {
       if (!Number.isInteger(ft.retryLimit))
         throw new Error(
           `appwrapper.faultTolerance.retryLimit: expected an integer, got ${JSON.stringify(ft.retryLimit)}`,
@@ -219,16 +265,20 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
     }
     out.faultTolerance = f;
   }
-  const ap = section.autopilot as Record<string, unknown> | undefined;
-  if (ap !== undefined && (ap === null || typeof ap !== 'object'))
+  const ap = section.autopilot as Record<string, unknown> | null | undefined;
+  if (ap !== undefined && ap !== null && (typeof ap !== 'object' || Array.isArray(ap)))
     throw new Error('appwrapper.autopilot: expected a mapping');
+  // Upstream checks `Autopilot != nil` before injecting or monitoring.
+  if (ap === null) out.autopilot = { injectAntiAffinities: false, monitorNodes: false, resourceTaints: {} };
   if (ap) {
+    checkFields(ap, 'appwrapper.autopilot');
     const a: Partial<AutopilotOptions> = {};
     const inject = bool(ap, 'injectAntiAffinities', 'appwrapper.autopilot');
     if (inject !== undefined) a.injectAntiAffinities = inject;
     const monitor = bool(ap, 'monitorNodes', 'appwrapper.autopilot');
     if (monitor !== undefined) a.monitorNodes = monitor;
-    if (ap.preferNoScheduleWeight !== undefined) {
+    if (ap.preferNoScheduleWeight === null) a.preferNoScheduleWeight = 1;
+    else if (ap.preferNoScheduleWeight !== undefined) {
       const w = ap.preferNoScheduleWeight;
       if (!Number.isInteger(w) || (w as number) < 1 || (w as number) > 100)
         throw new Error(
@@ -236,14 +286,19 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
         );
       a.preferNoScheduleWeight = w as number;
     }
-    if (ap.resourceTaints !== undefined) {
+    if (ap.resourceTaints === null) a.resourceTaints = {};
+    else if (ap.resourceTaints !== undefined) {
       const rt = ap.resourceTaints;
-      if (rt === null || typeof rt !== 'object' || Array.isArray(rt))
+      if (typeof rt !== 'object' || Array.isArray(rt))
         throw new Error(
           'appwrapper.autopilot.resourceTaints: expected a mapping of resource names to lists of taints',
         );
-      const taints: Record<string, ResourceTaint[]> = {};
+      const taints: Record<string, ResourceTaint[]> = { ...DEFAULT_AUTOPILOT.resourceTaints };
       for (const [res, list] of Object.entries(rt as Record<string, unknown>)) {
+        if (list === null) {
+          taints[res] = [];
+          continue;
+        }
         if (!Array.isArray(list))
           throw new Error(`appwrapper.autopilot.resourceTaints.${res}: expected a list of taints`);
         taints[res] = list.map((t, i) => {
@@ -254,6 +309,8 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
             throw new Error(
               `${at}.effect: expected NoExecute, NoSchedule or PreferNoSchedule, got ${JSON.stringify(o.effect)}`,
             );
+          if (o.value !== undefined && o.value !== null && typeof o.value !== 'string')
+            throw new Error(`${at}.value: expected a string, got ${JSON.stringify(o.value)}`);
           return {
             key: o.key,
             value: typeof o.value === 'string' ? o.value : '',

@@ -23,7 +23,7 @@ import { withEvents } from './events.ts';
 import { trackerOf } from './membership.ts';
 import { decideNode } from './node-scope.ts';
 import type { CoreInput, Ctx, Decision, Failure, Plan } from './plan.ts';
-import { resolveSpec } from './spec.ts';
+import { DURATION_ERROR, resolveSpec } from './spec.ts';
 import { baseStatus, conditions } from './status.ts';
 
 export { DecisionMemo } from './decision-memo.ts';
@@ -68,7 +68,12 @@ function decided(plan: Plan): Decision {
 }
 
 function invalidPlan(ctx: Ctx, errors: string[]): Plan {
-  const message = `Invalid PodSequence: ${errors.join('; ')}`;
+  // A lone malformed duration reads as upstream writes it (podsequence_controller.go:
+  // "Invalid wait duration in <group>: <ParseDuration's error>"), not under a second prefix.
+  const message =
+    errors.length === 1 && DURATION_ERROR.test(errors[0]!)
+      ? errors[0]!
+      : `Invalid PodSequence: ${errors.join('; ')}`;
   const failures: Failure[] = [{ reason: 'InvalidSpec', message }];
   const status = baseStatus(ctx, {
     phase: 'Failed',

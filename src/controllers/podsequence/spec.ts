@@ -55,6 +55,12 @@ function selectorText(ls: LabelSelectorObject): string {
   return parts.join(',');
 }
 
+/**
+ * A malformed waitDuration or timeout, reported as a whole message: upstream's words for
+ * waitDuration, the same form for troupe's own timeout.
+ */
+export const DURATION_ERROR = /^Invalid (wait duration|timeout) in /;
+
 export function resolveSpec(seq: PodSequence, defaultGate: string): ResolvedSpec {
   const errors: string[] = [];
   const spec = seq.spec ?? { podGroups: [] };

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -95,12 +95,13 @@ describe('pod streaming and proxy subresources', () => {
     assert.equal(piped, 'one\ntwo\n');
   });
 
-  test('the Python client execs over v4.channel.k8s.io, adds an ephemeral container, proxies to the node', async () => {
+  test('the Python client execs over v4.channel.k8s.io, adds ephemeral containers (one that ends), proxies to the node', async () => {
     await c.kubectl(['create', 'namespace', 'pyexec']);
     assert.deepEqual(await pythonScenario('exec', c.kubeconfigPath, 'pyexec'), {
       stdout: 'from python\n',
       code: 4,
       ephemeralRunning: true,
+      ephemeralExit: [6, 'Error', 'bye\n'],
       healthz: 'ok',
       podProxy: 503,
     });
@@ -286,7 +287,82 @@ spec:
     );
   });
 
-  test('kubectl debug adds an ephemeral container the simulated kubelet starts', async () => {
+  test('kubectl port-forward svc/ reaches the pod behind the Service at its targetPort; a ClusterPortForward command target carries the connection', async () => {
+    // kubectl resolves the Service to a running pod of its selector and the Service port to the
+    // container port its (named) targetPort names; the kubelet then forwards the pod's port.
+    await c.kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: Pod
+metadata: {name: echo, namespace: default, labels: {app: echo}}
+spec:
+  containers: [{name: app, image: busybox, ports: [{name: tcp, containerPort: 7000}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec:
+  selector: {app: echo}
+  ports: [{name: tcp, port: 70, targetPort: tcp}, {name: bad, port: 71, targetPort: 7001}]
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterPortForward
+metadata: {name: echo}
+spec:
+  selector: {matchNamespaces: [default], matchNames: [echo]}
+  forwards:
+  - ports: [7000]
+    command: [cat]
+  - ports: [7001]
+    command: [sh, -c, 'exit 2']
+`,
+    );
+    await waitFor(
+      'echo running',
+      async () => (await c.kubectl(['get', 'pod', 'echo', '-o', 'jsonpath={.status.phase}'])) === 'Running',
+    );
+    const viaSvc = spawnKubectl(c, ['port-forward', 'svc/echo', ':70', ':71']);
+    let echoed = '';
+    let mapping = '';
+    let failure = '';
+    try {
+      const [local, bad] = await waitFor('kubectl listening on both ports', async () => {
+        const m = [...viaSvc.out.stdout.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)];
+        return m.length >= 2
+          ? [m.find((x) => x[2] === '7000')![1], m.find((x) => x[2] === '7001')![1]]
+          : undefined;
+      });
+      mapping = viaSvc.out.stdout;
+      // `cat` on the pod's side: what goes in comes back on the same connection.
+      const sock = connect(Number(local), '127.0.0.1');
+      sock.on('data', (d: Buffer) => {
+        echoed += d.toString();
+      });
+      sock.write('ping over the service\n');
+      await waitFor('the echo', async () => echoed === 'ping over the service\n');
+      sock.destroy();
+      // A command that fails is reported on the error stream with its exit status.
+      const failing = connect(Number(bad), '127.0.0.1');
+      failing.on('error', () => {});
+      await waitFor('kubectl reports the failed command', async () =>
+        /exit status 2/.test(viaSvc.out.stderr),
+      );
+      failing.destroy();
+      failure = viaSvc.out.stderr;
+    } finally {
+      viaSvc.child.kill();
+      await viaSvc.exited;
+      await c.kubectl(['delete', 'clusterportforward', 'echo']);
+    }
+    assert.match(mapping, /-> 7000\n/);
+    assert.equal(echoed, 'ping over the service\n');
+    assert.match(
+      failure,
+      /an error occurred forwarding \d+ -> 7001: error forwarding port 7001 to pod default\/echo, uid [0-9a-f-]+: exit status 2/,
+    );
+  });
+
+  test('kubectl debug adds an ephemeral container the simulated kubelet starts; one whose command or session ends terminates with its exit code', async () => {
     await c.kubectl(['debug', 'web', '--image=busybox', '-c', 'debugger', '--', 'sleep', '3600']);
     await waitFor(
       'debugger running',
@@ -300,12 +376,51 @@ spec:
         ])) !== '',
     );
     assert.equal(await c.kubectl(['exec', 'web', '-c', 'debugger', '--', 'echo', 'inside']), 'inside\n');
-    // `kubectl debug -i` attaches with stdin to the new container's shell.
+    // `kubectl debug -i` attaches with stdin to the new container's shell; the container ends
+    // with the session, with the shell's exit code (the attach itself succeeds, as a kubelet's).
     const session = await c.kubectl(
       ['debug', 'web', '-i', '--image=busybox', '-c', 'shell'],
-      'echo debugging $HOSTNAME\nexit\n',
+      'echo debugging $HOSTNAME\nexit 4\n',
     );
     assert.match(session, /debugging web\n/);
+    // A command that ends terminates its container with its exit code; its output is the log.
+    await c.kubectl([
+      'debug',
+      'web',
+      '--image=busybox',
+      '-c',
+      'oneshot',
+      '--',
+      'sh',
+      '-c',
+      'echo checked $HOSTNAME; exit 3',
+    ]);
+    const terminated = (name: string) =>
+      waitFor(`${name} terminated`, async () => {
+        const pod = JSON.parse(await c.kubectl(['get', 'pod', 'web', '-o', 'json']));
+        const st = pod.status.ephemeralContainerStatuses.find((s: { name: string }) => s.name === name);
+        return st?.state.terminated ? { ...st.state.terminated, phase: pod.status.phase } : undefined;
+      });
+    // `kubectl debug -i … -- sh -c …`: the command runs whether or not a session came in time
+    // (kubectl shows the log of a container already done); the session succeeds either way.
+    const quick = await c.kubectlResult(
+      ['debug', 'web', '-i', '--image=busybox', '-c', 'quick', '--', 'sh', '-c', 'echo quick; exit 5'],
+      '',
+    );
+    const shell = await terminated('shell');
+    const oneshot = await terminated('oneshot');
+    assert.deepEqual([shell.exitCode, shell.reason, shell.phase], [4, 'Error', 'Running']);
+    assert.deepEqual([oneshot.exitCode, oneshot.reason], [3, 'Error']);
+    assert.equal(quick.code, 0);
+    assert.equal((await terminated('quick')).exitCode, 5);
+    assert.ok(Date.parse(oneshot.finishedAt) >= Date.parse(oneshot.startedAt));
+    assert.equal(await c.kubectl(['logs', 'web', '-c', 'oneshot']), 'checked web\n');
+    assert.match(await c.kubectl(['logs', 'web', '-c', 'shell']), /debugging web\n/);
+    // A finished container takes no exec; the one still running does.
+    assert.match(
+      (await c.kubectlResult(['exec', 'web', '-c', 'oneshot', '--', 'true'])).stderr,
+      /container not found \("oneshot"\)/,
+    );
     // Existing ephemeral containers may not change or go.
     const removed = await c.kubectlResult([
       'patch',

@@ -10,16 +10,19 @@ import {
 } from '../../../src/cluster/kueue/podsready.ts';
 
 describe('waitForPodsReady', () => {
-  test("Kueue's defaults: 5m timeout, recovery = timeout, 60 s base, 3600 s cap, no limit", () => {
+  test("Kueue v0.19's defaults: 30m timeout, recovery = timeout, 60 s base, 3600 s cap, no limit", () => {
     assert.deepEqual(podsReadySettings({}), {
-      timeoutMs: 300_000,
-      recoveryTimeoutMs: 300_000,
+      timeoutMs: 1_800_000,
+      recoveryTimeoutMs: 1_800_000,
       blockAdmission: false,
       timestamp: 'Eviction',
       backoffBaseSeconds: 60,
       backoffMaxSeconds: 3600,
+      timeScale: 1,
     });
     assert.equal(podsReadySettings({ timeout: '2m', recoveryTimeout: '0s' }).recoveryTimeoutMs, undefined);
+    // A zero timeout is an unset one (defaults.go).
+    assert.equal(podsReadySettings({ timeout: '0s' }).timeoutMs, 1_800_000);
   });
 
   test('a malformed duration is refused with the field and a fix', () => {
@@ -101,5 +104,14 @@ describe('waitForPodsReady', () => {
     });
     const ok = wl([{ type: 'PodsReady', status: 'True', reason: 'Started', at: '2026-01-01T00:00:00Z' }]);
     assert.equal(notReadyTimeout(ok, s, t0), undefined);
+  });
+
+  test('--time-scale runs the timeouts faster, as every cluster timer', () => {
+    const s = podsReadySettings({ timeout: '10s', recoveryTimeout: '30s' }, 10);
+    const t0 = Date.parse('2026-01-01T00:00:00Z');
+    const admitted = wl([
+      { type: 'Admitted', status: 'True', reason: 'Admitted', at: '2026-01-01T00:00:00Z' },
+    ]);
+    assert.deepEqual(notReadyTimeout(admitted, s, t0 + 400), { cause: 'WaitForStart', remainingMs: 600 });
   });
 });

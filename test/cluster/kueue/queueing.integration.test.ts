@@ -1,6 +1,6 @@
 /**
  * Real queueing through the Kueue stand-in on the embedded API server: WorkloadPriorityClass
- * and priorities, preemption within a ClusterQueue, reclaim within a cohort, and the
+ * and priorities, preemption within a ClusterQueue (LowerPriority, LowerOrNewerEqualPriority), reclaim within a cohort, and the
  * conditions, messages and events Kueue v0.19 writes for them. The test plays the Job
  * controller (a Job here never runs pods, so a suspended Job holds nothing).
  */
@@ -44,6 +44,23 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: prio, namespace: default}
 spec: {clusterQueue: prio-cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: fifo-cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerOrNewerEqualPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 2}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: fifo, namespace: default}
+spec: {clusterQueue: fifo-cq}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -195,6 +212,46 @@ describe('priorities and preemption on the embedded cluster', () => {
       pending.message,
       "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 1 more needed",
     );
+  });
+
+  test('LowerOrNewerEqualPriority: an older workload of equal priority preempts a newer one, never the reverse', async () => {
+    // 'older' is queued first but waits (its LocalQueue does not exist yet) while 'newer',
+    // queued a second later (creation times have whole seconds), takes the quota.
+    await client.create(GVR.jobs, job('older', 'fifo-late', '2'));
+    const older = await waitFor('older workload', () => workloadOf('older'));
+    const created = Date.parse(older.metadata.creationTimestamp!);
+    await waitFor('a later second', () => Date.now() >= created + 1000);
+    await client.create(GVR.jobs, job('newer', 'fifo', '2'));
+    await waitFor('newer admitted', () => admitted('newer'));
+    const waiting = await waitFor('older inadmissible', () => {
+      const c = condition(workloadOf('older'), 'QuotaReserved');
+      return c?.reason === 'Inadmissible' ? c : undefined;
+    });
+    assert.equal(waiting.message, "LocalQueue fifo-late doesn't exist");
+
+    await ts.kubectl(
+      ['apply', '-f', '-'],
+      'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: fifo-late, namespace: default}\nspec: {clusterQueue: fifo-cq}\n',
+    );
+    await waitFor('older admitted', () => admitted('older'));
+    const preempted = workloadOf('newer')!;
+    assert.deepEqual(
+      [condition(preempted, 'Preempted')?.reason, condition(preempted, 'Preempted')?.message],
+      [
+        'InClusterQueue',
+        `Preempted to accommodate a workload (UID: ${older.metadata.uid}, JobUID: ${older.metadata.labels?.['kueue.x-k8s.io/job-uid']}) due to prioritization in the ClusterQueue; preemptor path: /fifo-cq; preemptee path: /fifo-cq`,
+      ],
+    );
+    // Requeued, the newer one cannot preempt the older back: it waits for quota, no preemption pending.
+    const pending = await waitFor('newer pending', () => {
+      const c = condition(workloadOf('newer'), 'QuotaReserved');
+      return c?.status === 'False' && /more needed$/.test(c.message) ? c : undefined;
+    });
+    assert.equal(
+      pending.message,
+      "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more needed",
+    );
+    assert.equal(admitted('older'), true);
   });
 
   test("a pod's PriorityClass gives the Workload its priority when no WorkloadPriorityClass is named", async () => {

@@ -94,12 +94,89 @@ data:
         /preferNoScheduleWeight: expected an integer from 1 to 100/,
       ],
       ['appwraper: {}', /unknown section "appwraper"/],
+      [
+        'appwrapper: {slackQueueName: slack-queue}',
+        /appwrapper\.slackQueueName was removed in AppWrapper v1\.1\.0 \(upstream dropped its slack ClusterQueue monitor\); remove it/,
+      ],
+      [
+        'appwrapper: {defaultQueueNmae: q}',
+        /unknown field appwrapper\.defaultQueueNmae \(upstream's fields there: autopilot, userRBACAdmissionCheck/,
+      ],
+      ['appwrapper: {faultTolerance: {retryLimt: 1}}', /unknown field appwrapper\.faultTolerance\.retryLimt/],
+      ['appwrapper: {faultTolerance: [1m]}', /appwrapper\.faultTolerance: expected a mapping/],
+      ['appwrapper: {autopilot: [true]}', /appwrapper\.autopilot: expected a mapping/],
+      ['appwrapper: {autopilot: {monitorNode: false}}', /unknown field appwrapper\.autopilot\.monitorNode/],
       ['kind: ConfigMap\ndata: {a: "x", b: "y"}', /must hold exactly one data key/],
     ];
     for (const [yaml, re] of cases) assert.throws(() => configFromOperatorFile(parse(yaml)), re, yaml);
     assert.throws(
       () => read('appwrapper: {faultTolerance: {admissionGracePeriod: 10m}}'),
       /admissionGracePeriod 10m0s exceeds warmupGracePeriod 5m0s/,
+    );
+  });
+});
+
+describe('the file is read over the defaults, as upstream unmarshals it over NewAppWrapperConfig()', () => {
+  const nvidia = DEFAULT_AUTOPILOT.resourceTaints['nvidia.com/gpu'];
+
+  test('resourceTaints merges by resource: adding amd.com/gpu keeps the nvidia.com/gpu defaults', () => {
+    const c = read(`
+appwrapper:
+  autopilot:
+    resourceTaints:
+      amd.com/gpu:
+      - {key: autopilot.ibm.com/gpuhealth, value: EVICT, effect: NoExecute}
+`);
+    assert.deepEqual(c.autopilot.resourceTaints, {
+      'nvidia.com/gpu': nvidia,
+      'amd.com/gpu': [{ key: 'autopilot.ibm.com/gpuhealth', value: 'EVICT', effect: 'NoExecute' }],
+    });
+    // The rest of the autopilot section keeps its defaults too.
+    assert.equal(c.autopilot.injectAntiAffinities, true);
+    assert.equal(c.autopilot.monitorNodes, true);
+    assert.equal(c.autopilot.preferNoScheduleWeight, 50);
+  });
+
+  test('each section merges field by field: one fault-tolerance value leaves the others', () => {
+    const c = read('appwrapper: {faultTolerance: {resetPause: 5s}}');
+    assert.deepEqual(c.faultTolerance, { ...resolveConfig().faultTolerance, retryPausePeriodMs: 5000 });
+    assert.deepEqual(c.autopilot, DEFAULT_AUTOPILOT);
+    assert.equal(c.userRBACAdmissionCheck, true);
+  });
+
+  test('null: a scalar keeps its default; a map, list or pointer is emptied', () => {
+    const c = read(`
+appwrapper:
+  userRBACAdmissionCheck: null
+  defaultQueueName: null
+  faultTolerance: {retryLimit: null, warmupGracePeriod: null}
+  autopilot:
+    monitorNodes: null
+    preferNoScheduleWeight: null
+    resourceTaints: {nvidia.com/gpu: null}
+`);
+    assert.equal(c.userRBACAdmissionCheck, true);
+    assert.equal(c.defaultQueueName, '');
+    assert.equal(c.faultTolerance.retryLimit, 3);
+    assert.equal(c.faultTolerance.warmupGracePeriodMs, 300_000);
+    assert.equal(c.autopilot.monitorNodes, true);
+    // ptr.Deref(PreferNoScheduleWeight, 1) in upstream's resource_management.go.
+    assert.equal(c.autopilot.preferNoScheduleWeight, 1);
+    assert.deepEqual(c.autopilot.resourceTaints, { 'nvidia.com/gpu': [] });
+    assert.deepEqual(read('appwrapper: {autopilot: {resourceTaints: null}}').autopilot.resourceTaints, {});
+    // A nil Autopilot: upstream neither injects nor monitors (its `Autopilot != nil` checks).
+    const off = read('appwrapper: {autopilot: null}').autopilot;
+    assert.equal(off.injectAntiAffinities, false);
+    assert.equal(off.monitorNodes, false);
+  });
+
+  test('a taint value that is not a string is refused, naming it', () => {
+    assert.throws(
+      () =>
+        read(
+          'appwrapper: {autopilot: {resourceTaints: {amd.com/gpu: [{key: k, value: 3, effect: NoExecute}]}}}',
+        ),
+      /appwrapper\.autopilot\.resourceTaints\.amd\.com\/gpu\[0\]\.value: expected a string, got 3/,
     );
   });
 });

@@ -447,6 +447,38 @@ describe('phase Running', () => {
     );
   });
 
+  test('Autopilot NoExecute on a pod’s node: Resetting with AutopilotNoExecute, resettingCount kept', () => {
+    // A GPU pod running on gpu-1, which Autopilot labelled for NoExecute (EVICT).
+    const gpuPod = () => {
+      const p = pod('sample', 'Running');
+      p.spec = {
+        ...p.spec,
+        nodeName: 'gpu-1',
+        containers: [{ name: 'c', resources: { requests: { 'nvidia.com/gpu': '1' } } }],
+      } as typeof p.spec;
+      return p;
+    };
+    const noExecuteNodes = new Map([['gpu-1', new Set(['nvidia.com/gpu'])]]);
+    const inputs = { components: [component('Pod')], pods: [gpuPod()], noExecuteNodes };
+    const d = run(running({ resettingCount: 2 }), 10_000, inputs);
+    assert.equal(d.status?.phase, 'Resetting');
+    assert.equal(condOf(d.status, 'Unhealthy')?.reason, 'AutopilotNoExecute');
+    assert.equal(
+      condOf(d.status, 'Unhealthy')?.message,
+      'Workload contains pods using NoExecute resources on Nodes: map[gpu-1:{}]',
+    );
+    // Upstream's resetOrFail(…, retryIncrement 0): a migration does not spend a retry.
+    assert.equal(d.status?.resettingCount, 2);
+    // From a count of 0 it stays 0 (which the controller omits, as Go's omitempty does).
+    assert.equal(run(running(), 10_000, inputs).status?.resettingCount ?? 0, 0);
+    // A failure reset from the same count does spend one.
+    const failed = { components: [component('Pod')], pods: [pod('sample', 'Failed', { exitCode: 1 })] };
+    const aw = applied(running({ resettingCount: 2 }), run(running({ resettingCount: 2 }), 0, failed));
+    assert.equal(run(aw, 61_000, failed).status?.resettingCount, 3);
+    // At the retry limit (3), upstream fails rather than resets, Autopilot or not.
+    assert.equal(run(running({ resettingCount: 3 }), 10_000, inputs).status?.phase, 'Failed');
+  });
+
   test('a malformed annotation is reported and the default used', () => {
     const d = run(
       running({}, { 'workload.codeflare.dev.appwrapper/warmupGracePeriodDuration': 'five minutes' }),

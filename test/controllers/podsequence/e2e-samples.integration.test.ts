@@ -288,6 +288,54 @@ describe('lite mode', () => {
     assert.match(events, /All pods in Cache ready, waiting 5s before next group/);
     await deleteSample(file);
   });
+  test('a waitDuration Go cannot parse, applied with kubectl, fails the sequence in upstream’s words', async () => {
+    // The CRD takes any string (as upstream's does); the controller judges it.
+    const manifest = `
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: default}
+spec:
+  schedulingGates: [{name: podsequence.example.com/sequence-gate}]
+  containers: [{name: c, image: postgres}]
+---
+apiVersion: scheduling.example.com/v1alpha1
+kind: PodSequence
+metadata: {name: bad-wait, namespace: default}
+spec:
+  podGroups:
+  - {name: Database, pods: [db], waitDuration: "ten seconds"}
+  - {name: App, pods: [app]}
+`;
+    await k.run(['apply', '-f', '-'], manifest);
+    let message: string;
+    let events: string;
+    let gates: string;
+    try {
+      await waitFor(
+        'bad-wait Failed',
+        () =>
+          (cluster.client.get(PODSEQ_GVR, 'default', 'bad-wait') as PodSequence | undefined)?.status
+            ?.phase === 'Failed',
+        { timeoutMs: 60_000 },
+      );
+      message = await kubectl(['get', 'podseq', 'bad-wait', '-o', 'jsonpath={.status.message}']);
+      events = await kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.name=bad-wait,reason=InvalidSpec,type=Warning',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
+      gates = await kubectl(['get', 'pod', 'db', '-o', 'jsonpath={.spec.schedulingGates[*].name}']);
+    } finally {
+      await k.run(['delete', '-f', '-', '--wait=true', '--timeout=60s'], manifest);
+    }
+    assert.equal(message, 'Invalid wait duration in Database: time: invalid duration "ten seconds"');
+    assert.match(events, /Invalid wait duration in Database: time: invalid duration "ten seconds"/);
+    assert.equal(gates, 'podsequence.example.com/sequence-gate', 'an invalid sequence releases nothing');
+  });
+
   test('a tier meant per node spreads over the nodes as their earlier tier becomes Ready', async () => {
     const nodes = (cluster.client.list(GVR.nodes) as Node[]).map((n) => n.metadata.name!).sort();
     const gate = [{ name: 'podsequence.example.com/sequence-gate' }];

@@ -68,7 +68,19 @@ describe('waitDuration', () => {
     assert.deepEqual(plan.releases, []);
     assert.equal(
       plan.status.message,
-      'Invalid PodSequence: Invalid wait duration in Database: time: invalid duration "ten seconds"',
+      'Invalid wait duration in Database: time: invalid duration "ten seconds"',
+    );
+    // With another problem besides, both are listed under troupe's prefix.
+    const two = decide(
+      input(
+        seqOf([{ ...bad[0]!, timeoutPolicy: 'Later' as 'Fail' }, bad[1]!]),
+        [pod('db'), pod('app')],
+        at(T0),
+      ),
+    );
+    assert.equal(
+      two.status.message,
+      'Invalid PodSequence: Invalid wait duration in Database: time: invalid duration "ten seconds"; spec.podGroups[0] \'Database\': timeoutPolicy must be "Fail" or "Continue", not "Later"',
     );
   });
 });

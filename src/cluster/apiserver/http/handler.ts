@@ -39,7 +39,7 @@ import type { PodPortForward } from './portforward.ts';
 import { queryBool, queryInt64, queryOptionalBool, queryString } from './query.ts';
 import { serveAccessReview, serveRulesReview, serveSelfSubjectReview, serveTokenReview } from './reviews.ts';
 import { parsePath, type ResourcePath } from './router.ts';
-import type { PodExec } from './streaming.ts';
+import type { PodAttach, PodExec } from './streaming.ts';
 import { subresourceHandlers } from './subresources.ts';
 import { type IncludeObject, tableVersion, toTable, wantsTable } from './table.ts';
 
@@ -78,6 +78,8 @@ export interface HandlerDeps {
   podLogs?: PodLogs;
   /** Commands run by pods/exec (the simulated kubelet's); without it exec reports an error. */
   podExec?: PodExec;
+  /** The process an interactive pods/attach reaches, when the kubelet runs one. */
+  podAttach?: PodAttach;
   /** Where pods/portforward connects a pod's port (the simulated kubelet's); nowhere without it. */
   podPortForward?: PodPortForward;
 }

@@ -37,6 +37,12 @@ export interface ExecIO {
 /** Runs a command in a container of a simulated pod; resolves with its exit code. */
 export type PodExec = (pod: KubeObject, container: string, command: string[], io: ExecIO) => Promise<number>;
 
+/**
+ * The process an attach with stdin reaches when the kubelet runs one for the container (an
+ * interactive ephemeral container's shell, which ends with the session); undefined otherwise.
+ */
+export type PodAttach = (pod: KubeObject, container: string, io: ExecIO) => Promise<number> | undefined;
+
 const STDIN = 0;
 const STDOUT = 1;
 const STDERR = 2;
@@ -253,7 +259,8 @@ const ATTACH_POLL_MS = 1000;
  * (or, without one, the container's KWOK Logs file) comes through the simulated kubelet's log
  * hook and is polled as `tail -f` does, until the client leaves or the container stops.
  * A container whose process is a shell and that is attached with stdin (`kubectl debug -it`,
- * `kubectl attach -it`) gets the simulated shell instead, so the session is usable.
+ * `kubectl attach -it`) gets the simulated shell instead, so the session is usable: an
+ * interactive ephemeral container's own, which ends the container when it ends (podAttach).
  */
 export async function servePodAttach(c: SubresourceContext): Promise<void> {
   const r = checkStreamRequest(c, 'attach');
@@ -263,9 +270,13 @@ export async function servePodAttach(c: SubresourceContext): Promise<void> {
   upgrade(c, (ws, protocol) => {
     const s = new ChannelSession(ws, protocol, r.stdin, r.tty);
     if (r.stdin && deps.podExec && runsInteractiveShell(r.pod, r.container)) {
-      const argv = ['sh'];
-      deps.podExec(r.pod, r.container, argv, execIO(s, r)).then(
-        (code) => s.finish(exitStatus(argv, code)),
+      const io = execIO(s, r);
+      // The kubelet's own process for the container, else a shell of the session's own.
+      const run = deps.podAttach?.(r.pod, r.container, io) ?? deps.podExec(r.pod, r.container, ['sh'], io);
+      // The kubelet's ServeAttach reports Success however the process ended: the exit code
+      // is the container's status to tell, not the session's.
+      run.then(
+        () => s.finish(SUCCESS),
         (err: unknown) => s.finish(failure(err)),
       );
       return;

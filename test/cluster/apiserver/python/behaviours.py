@@ -274,7 +274,7 @@ def scenario_exec(ns):
     v1.patch_namespaced_pod_ephemeralcontainers(
         "shell",
         ns,
-        {"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox", "command": ["sleep", "60"]}]}},
+        {"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox", "command": ["sleep", "3600"]}]}},
     )
     state = wait_for(
         "dbg running",
@@ -283,6 +283,24 @@ def scenario_exec(ns):
             None,
         ),
     )
+    # A command that ends: the container terminates with its exit code, its output is its log.
+    v1.patch_namespaced_pod_ephemeralcontainers(
+        "shell",
+        ns,
+        {"spec": {"ephemeralContainers": [{"name": "done", "image": "busybox", "command": ["sh", "-c", "echo bye; exit 6"]}]}},
+    )
+    done = wait_for(
+        "done terminated",
+        lambda: next(
+            (
+                s.state.terminated
+                for s in v1.read_namespaced_pod("shell", ns).status.ephemeral_container_statuses or []
+                if s.name == "done" and s.state.terminated
+            ),
+            None,
+        ),
+    )
+    done_log = v1.read_namespaced_pod_log("shell", ns, container="done")
     node = v1.read_namespaced_pod("shell", ns).spec.node_name
     healthz = v1.connect_get_node_proxy_with_path(node, "healthz")
     refused_pod = refused(lambda: v1.connect_get_namespaced_pod_proxy_with_path("shell", ns, "/"))
@@ -290,6 +308,7 @@ def scenario_exec(ns):
         stdout=stdout,
         code=code,
         ephemeralRunning=state,
+        ephemeralExit=[done.exit_code, done.reason, done_log],
         healthz=healthz,
         podProxy=refused_pod["status"] if refused_pod else None,
     )
