@@ -12,7 +12,7 @@
  * gone, its Endpoints go. Services without a selector keep the Endpoints their owners write.
  *
  * Pod selection, readiness and port resolution are the EndpointSlice controller's
- * (./endpointslice.ts). Subsets and addresses are sorted by IP and port name; upstream sorts
+ * (./service-endpoints.ts, with the queueing both controllers share). Subsets and addresses are sorted by IP and port name; upstream sorts
  * them by a hash, so the order may differ.
  */
 
@@ -21,14 +21,17 @@ import { arrayOf, jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
-import { type ControllerContext, LoopController } from './context.ts';
-import { serviceSelector, servicesSelecting, shouldPodBeInEndpoints, targetPort } from './endpointslice.ts';
+import type { ControllerContext } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, type Pod } from './pods.ts';
+import {
+  ServiceEndpointsController,
+  serviceSelector,
+  shouldPodBeInEndpoints,
+  targetPort,
+} from './service-endpoints.ts';
 
-const SERVICES = GVR.services;
 const ENDPOINTS = GVR.endpoints;
-const PODS = GVR.pods;
 
 const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
@@ -102,27 +105,13 @@ function truncate(subsets: Json[]): boolean {
   return true;
 }
 
-export class EndpointsController extends LoopController {
-  private readonly services: Informer;
-  private readonly pods: Informer;
+export class EndpointsController extends ServiceEndpointsController {
   private readonly endpoints: Informer;
 
   constructor(ctx: ControllerContext) {
-    super(ctx, 'endpoint');
-    this.services = ctx.informers.for(SERVICES);
-    this.pods = ctx.informers.for(PODS);
+    // An Endpoints object belongs to the Service of its name.
+    super(ctx, 'endpoint', { gvr: ENDPOINTS, serviceKey: objectKey });
     this.endpoints = ctx.informers.for(ENDPOINTS);
-    this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
-    this.unsubscribeOnStop(
-      this.pods.subscribe((_t, o, old) => {
-        for (const svc of servicesSelecting(this.services, o, old))
-          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-      }),
-    );
-    // Endpoints changed or deleted by someone else are put back (and leftovers removed).
-    this.unsubscribeOnStop(
-      this.endpoints.subscribe((_t, o) => this.loop.enqueueAfter(objectKey(o), this.ctx.batchMs)),
-    );
   }
 
   protected async sync(key: string): Promise<void> {

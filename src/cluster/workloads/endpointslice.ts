@@ -6,20 +6,24 @@
  * Service, listing each selected pod that has an IP (ready, serving, terminating conditions,
  * nodeName, targetRef) and the Service's ports with their target ports resolved against the
  * pod's named container ports. Up to 100 endpoints per slice (maxEndpointsPerSlice).
+ * Its queueing and pod helpers are shared with the Endpoints controller (service-endpoints.ts).
  */
 
-import { objectKey, parseKey } from '../../kube/keys.ts';
-import { selectorFromObject } from '../../kube/labels.ts';
+import { parseKey } from '../../kube/keys.ts';
 import { jsonEqual, recordOf as rec } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { GVR, isNotFound } from '../client.ts';
-import { type ControllerContext, LoopController } from './context.ts';
+import type { ControllerContext } from './context.ts';
 import { BY_NAMESPACE, type Informer } from './informer.ts';
 import { isPodReady, newControllerRef, type Pod } from './pods.ts';
+import {
+  ServiceEndpointsController,
+  serviceSelector,
+  shouldPodBeInEndpoints,
+  targetPort,
+} from './service-endpoints.ts';
 
-const SERVICES = GVR.services;
 const SLICES = GVR.endpointslices;
-const PODS = GVR.pods;
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
@@ -28,75 +32,21 @@ const MAX_PER_SLICE = 100;
 
 type Json = Record<string, unknown>;
 
-/** The Service's selector (undefined without one: such Services get no endpoints). */
-export function serviceSelector(svc: KubeObject) {
-  const sel = rec(rec(svc.spec).selector) as Record<string, string>;
-  if (Object.keys(sel).length === 0) return undefined;
-  try {
-    return selectorFromObject({ matchLabels: sel });
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * ShouldPodBeInEndpoints (staging/src/k8s.io/endpointslice/util): not terminal, has an IP, and
- * not terminating unless terminating pods are included.
- */
-export function shouldPodBeInEndpoints(pod: Pod, includeTerminating: boolean): boolean {
-  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return false;
-  if (!(pod.status as Json | undefined)?.podIP) return false;
-  return includeTerminating || !pod.metadata.deletionTimestamp;
-}
-
-/** FindPort: a numeric target port, or the pod's container port of that name. */
-export function targetPort(svcPort: Json, pod: Pod): number | undefined {
-  const t = svcPort.targetPort ?? svcPort.port;
-  if (typeof t === 'number') return t;
-  if (typeof t === 'string' && /^\d+$/.test(t)) return Number(t);
-  for (const c of (rec(pod.spec).containers as Json[] | undefined) ?? []) {
-    for (const p of (c.ports as Json[] | undefined) ?? []) {
-      if (p.name === t && (p.protocol ?? 'TCP') === (svcPort.protocol ?? 'TCP'))
-        return p.containerPort as number;
-    }
-  }
-  return undefined;
-}
-
-/** The Services whose selector takes the pod, before or after a change of its labels. */
-export function servicesSelecting(services: Informer, pod: KubeObject, old?: KubeObject): KubeObject[] {
-  return services.byIndex(BY_NAMESPACE, pod.metadata.namespace ?? '').filter((svc) => {
-    const sel = serviceSelector(svc);
-    return (
-      !!sel && (sel.matches(pod.metadata.labels ?? {}) || (!!old && sel.matches(old.metadata.labels ?? {})))
-    );
-  });
-}
-
-export class EndpointSliceController extends LoopController {
-  private readonly services: Informer;
-  private readonly pods: Informer;
+export class EndpointSliceController extends ServiceEndpointsController {
   private readonly slices: Informer;
 
   constructor(ctx: ControllerContext) {
-    super(ctx, 'endpointslice');
-    this.services = ctx.informers.for(SERVICES);
-    this.pods = ctx.informers.for(PODS);
-    this.slices = ctx.informers.for(SLICES);
-    this.unsubscribeOnStop(this.services.subscribe((_t, o) => this.loop.enqueue(objectKey(o))));
-    this.unsubscribeOnStop(
-      this.pods.subscribe((_t, o, old) => {
-        for (const svc of servicesSelecting(this.services, o, old))
-          this.loop.enqueueAfter(objectKey(svc), this.ctx.batchMs);
-      }),
-    );
-    this.unsubscribeOnStop(
-      this.slices.subscribe((_t, o) => {
+    super(ctx, 'endpointslice', {
+      gvr: SLICES,
+      // A slice this controller manages belongs to the Service its label names.
+      serviceKey: (o) => {
         const svc = o.metadata.labels?.[SERVICE_NAME_LABEL];
-        if (svc && o.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY)
-          this.loop.enqueueAfter(`${o.metadata.namespace}/${svc}`, this.ctx.batchMs);
-      }),
-    );
+        return svc && o.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY
+          ? `${o.metadata.namespace}/${svc}`
+          : undefined;
+      },
+    });
+    this.slices = ctx.informers.for(SLICES);
   }
 
   protected async sync(key: string): Promise<void> {
