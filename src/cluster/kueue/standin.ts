@@ -659,7 +659,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         if (hasQuotaReservation(cur) || isFinished(cur) || cur.spec.active === false) return false;
         const at = now();
         admit(cur, a.admission, at);
-        events = admissionEvents(cur, at);
+        events = admissionEvents(cur, at, a.flavorsConsidered);
       });
       if (events) {
         recorder.event(a.workload, 'Normal', 'QuotaReserved', events.quotaReserved);
