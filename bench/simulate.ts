@@ -9,6 +9,7 @@
  *   --end shortens the scenario (gangs arriving later are dropped), for a quick look.
  *   --twice runs every policy again and compares the two JSON reports.
  */
+import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { loadScenario, runOnEmbeddedCluster } from '../src/cli/simulate.ts';
 import { parseGoDuration } from '../src/kube/duration.ts';
@@ -37,7 +38,10 @@ console.log(
   }; ${machine()}; load average ${loadavg()[0]!.toFixed(1)}`,
 );
 // Process CPU as well as wall time: on a machine shared with other work, CPU moves less.
-console.log('policy                 simulated    wall   sim/wall      CPU   sim/CPU  identical twice');
+// The report's hash: the same before and after a change that should not alter behaviour.
+console.log(
+  'policy                 simulated    wall   sim/wall      CPU   sim/CPU  identical twice  report',
+);
 for (const policy of policies) {
   const runs: { wall: number; cpu: number; json: string; simulated: number }[] = [];
   for (let k = 0; k < (twice ? 2 : 1); k++) {
@@ -54,6 +58,6 @@ for (const policy of policies) {
   const r = runs[0]!;
   const same = twice ? (runs[0]!.json === runs[1]!.json ? 'yes' : 'no') : '-';
   console.log(
-    `${policy.name.padEnd(20)} ${`${r.simulated.toFixed(0)}s`.padStart(10)} ${`${r.wall.toFixed(1)}s`.padStart(7)} ${`${(r.simulated / r.wall).toFixed(0)}x`.padStart(9)} ${`${r.cpu.toFixed(1)}s`.padStart(8)} ${`${(r.simulated / r.cpu).toFixed(0)}x`.padStart(8)}  ${same}`,
+    `${policy.name.padEnd(20)} ${`${r.simulated.toFixed(0)}s`.padStart(10)} ${`${r.wall.toFixed(1)}s`.padStart(7)} ${`${(r.simulated / r.wall).toFixed(0)}x`.padStart(9)} ${`${r.cpu.toFixed(1)}s`.padStart(8)} ${`${(r.simulated / r.cpu).toFixed(0)}x`.padStart(8)}  ${same.padEnd(15)}  ${createHash('sha256').update(r.json).digest('hex').slice(0, 12)}`,
   );
 }

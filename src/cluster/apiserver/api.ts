@@ -542,8 +542,7 @@ export class Api {
       }
       // A no-op write keeps the resourceVersion and sends no event, as kube-apiserver does.
       delete next.metadata.resourceVersion;
-      const { resourceVersion: _rv, ...oldMeta } = old.metadata;
-      if (jsonEqual(next, { ...old, metadata: oldMeta })) {
+      if (unchanged(next, old)) {
         settle(true);
         return old;
       }
@@ -996,6 +995,18 @@ function safeSelectable(rt: ResourceType, obj: KubeObject): Record<string, strin
   } catch {
     return {};
   }
+}
+
+/**
+ * `next` equals `old` as JSON, but for old's resourceVersion. Most writes change the status or
+ * ownership (managedFields), which come last in key order: looked at first, a changed
+ * object is told apart without comparing all of its metadata and spec.
+ */
+function unchanged(next: KubeObject, old: KubeObject): boolean {
+  if (!jsonEqual(next.status, old.status)) return false;
+  if (!jsonEqual(next.metadata.managedFields, old.metadata.managedFields)) return false;
+  const { resourceVersion: _rv, ...oldMeta } = old.metadata;
+  return jsonEqual(next, { ...old, metadata: oldMeta });
 }
 
 /** apiVersion, kind and metadata first, as kube-apiserver serializes, so output reads naturally. */

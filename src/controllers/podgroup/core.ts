@@ -28,7 +28,7 @@ import {
 import { rfc3339, sameCondition, withCondition } from '../../kube/conditions.ts';
 import { keyOf } from '../../kube/keys.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
-import { canonicalJson } from '../../lib/json.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, type Requirement, requirementOf } from './phase.ts';
@@ -411,7 +411,7 @@ function computeConditions(
 function statusChanged(before: PodGroupStatus | undefined, after: PodGroupStatus): boolean {
   const strip = (s: PodGroupStatus | undefined) =>
     s ? { ...s, state: s.state ? { ...s.state, lastProbeTime: undefined } : undefined } : undefined;
-  return canonicalJson(strip(before)) !== canonicalJson(strip(after));
+  return !jsonEqual(strip(before), strip(after));
 }
 
 function validMinMember(v: unknown): number | undefined {

@@ -5,6 +5,11 @@ import { isObject } from '../../../lib/json.ts';
  * elements spelled as in FieldsV1 (`f:name`, `k:{"name":"c"}`, `v:"x"`, `i:0`) and whose nodes
  * say whether that exact path is a member. Serialises to and from the FieldsV1 JSON kept in
  * metadata.managedFields (where `.` marks a member that also has children).
+ *
+ * A set is built (insert, fromFieldsV1) and then only read: union, difference and the other
+ * operations return new sets that share unchanged subtrees with their inputs, or an input
+ * itself when nothing changes (copying every manager's set on each update was a visible
+ * share of a simulated day's CPU). Never insert into a set an operation returned.
  */
 export class FieldSet {
   member = false;
@@ -56,28 +61,43 @@ export class FieldSet {
   }
 
   union(other: FieldSet): FieldSet {
-    const s = this.clone();
-    s.member ||= other.member;
-    for (const [pe, c] of other.children) {
-      const mine = s.children.get(pe);
-      s.children.set(pe, mine ? mine.union(c) : c.clone());
+    if (other.isBare()) return this;
+    if (this.isBare()) return other;
+    const s = new FieldSet();
+    s.member = this.member || other.member;
+    for (const [pe, c] of this.children) {
+      const o = other.children.get(pe);
+      s.children.set(pe, o ? c.union(o) : c);
     }
+    for (const [pe, c] of other.children) if (!this.children.has(pe)) s.children.set(pe, c);
     return s;
+  }
+
+  /** No member and no children: the set every operation leaves unchanged. */
+  private isBare(): boolean {
+    return !this.member && this.children.size === 0;
   }
 
   /** Members of this set that are not members of `other` (exact paths, not subtrees). */
   difference(other: FieldSet): FieldSet {
+    if (other.isBare()) return this;
     const s = new FieldSet();
     s.member = this.member && !other.member;
+    let same = s.member === this.member;
     for (const [pe, c] of this.children) {
       const o = other.children.get(pe);
-      const d = o ? c.difference(o) : c.clone();
-      if (!d.isEmpty()) s.children.set(pe, d);
+      const d = o ? c.difference(o) : c;
+      if (d === c) s.children.set(pe, c);
+      else {
+        same = false;
+        if (!d.isEmpty()) s.children.set(pe, d);
+      }
     }
-    return s;
+    return same ? this : s;
   }
 
   intersection(other: FieldSet): FieldSet {
+    if (other.isBare()) return other;
     const s = new FieldSet();
     s.member = this.member && other.member;
     for (const [pe, c] of this.children) {
@@ -91,15 +111,24 @@ export class FieldSet {
 
   /** Like difference, but a member of `other` also removes everything beneath it. */
   recursiveDifference(other: FieldSet): FieldSet {
+    if (other.isBare()) return this;
     const s = new FieldSet();
     s.member = this.member && !other.member;
+    let same = s.member === this.member;
     for (const [pe, c] of this.children) {
       const o = other.children.get(pe);
-      if (o?.member) continue;
-      const d = o ? c.recursiveDifference(o) : c.clone();
-      if (!d.isEmpty()) s.children.set(pe, d);
+      if (o?.member) {
+        same = false;
+        continue;
+      }
+      const d = o ? c.recursiveDifference(o) : c;
+      if (d === c) s.children.set(pe, c);
+      else {
+        same = false;
+        if (!d.isEmpty()) s.children.set(pe, d);
+      }
     }
-    return s;
+    return same ? this : s;
   }
 
   /**

@@ -34,9 +34,12 @@ export class FitError {
 
   /** `count reason` entries sorted as strings, the way Go's sort.Strings orders them. */
   histogram(): string[] {
+    // Nodes rejected for the same reasons mostly share one status object: count those first.
+    const byStatus = new Map<FilterStatus, number>();
+    for (const st of this.nodeStatuses.values()) byStatus.set(st, (byStatus.get(st) ?? 0) + 1);
     const counts = new Map<string, number>();
-    for (const st of this.nodeStatuses.values()) {
-      for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
+    for (const [st, n] of byStatus) {
+      for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + n);
     }
     const absent = this.numAllNodes - this.nodeStatuses.size;
     if (absent > 0 && this.absentStatus) {
@@ -47,7 +50,18 @@ export class FitError {
     return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
+  /**
+   * Rendered once: the scheduler reads it for the condition, the event and gang post-filter,
+   * and counting the reasons of every node was a visible share of a busy simulated day.
+   */
   get message(): string {
+    this.rendered ??= this.render();
+    return this.rendered;
+  }
+
+  private rendered: string | undefined;
+
+  private render(): string {
     if (this.numAllNodes === 0) return NO_NODES_AVAILABLE;
     let msg = `0/${this.numAllNodes} nodes are available:`;
     if (this.preFilterMessage !== '') msg += ` ${this.preFilterMessage}.`;

@@ -264,6 +264,12 @@ const NOT_HELPFUL: FilterStatus = {
   reasons: ['Preemption is not helpful for scheduling'],
 };
 const NO_VICTIMS = 'No preemption victims found for incoming pod';
+/** One object for every node without victims: statuses are read, never changed. */
+const NO_VICTIMS_STATUS: FilterStatus = {
+  code: 'UnschedulableAndUnresolvable',
+  plugin: 'DefaultPreemption',
+  reasons: [NO_VICTIMS],
+};
 
 /** MoreImportantPod: higher priority first, then the pod that started earlier. */
 function moreImportant(a: PodEntry, b: PodEntry): number {
@@ -320,12 +326,7 @@ function selectVictimsOnNode(
 ): { ok: true; victims: PodEntry[] } | { ok: false; status: FilterStatus } {
   const potential: PodEntry[] = [];
   for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
-  if (potential.length === 0) {
-    return {
-      ok: false,
-      status: { code: 'UnschedulableAndUnresolvable', plugin: 'DefaultPreemption', reasons: [NO_VICTIMS] },
-    };
-  }
+  if (potential.length === 0) return { ok: false, status: NO_VICTIMS_STATUS };
   const usage: NodeUsage & { scalarMap: Map<string, number> } = {
     milliCPU: ni.reqMilliCPU,
     memory: ni.reqMemory,
