@@ -703,10 +703,15 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
           pendingGist(current.message) === pendingGist(p.message))
       )
         continue;
+      let marked = false;
       await writeWorkloadStatus(wl, (cur) => {
         if (hasQuotaReservation(cur)) return false;
         markPending(cur, p.reason, p.message, now());
+        marked = true;
       });
+      // requeueAndUpdate's Warning beside the condition (not for Waiting or Inadmissible,
+      // which Kueue writes elsewhere without one); as often as the condition is written.
+      if (marked && p.reason === 'Pending') recorder.event(wl, 'Warning', 'Pending', p.message);
     }
   }
 

@@ -336,5 +336,13 @@ describe('priorities and preemption on the embedded cluster', () => {
       c.message,
       "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default-flavor, previously considered podsets requests (0) + current podset request (9) > maximum capacity (8)",
     );
+    // The scheduler's Warning event says the same (scheduler.go requeueAndUpdate).
+    const warning = await waitFor('Pending event', () => events(workloadOf('huge'), 'Pending')[0]);
+    assert.equal(warning, c.message);
+    const types = client
+      .list(GVR.events, 'default')
+      .filter((e) => (e as { reason?: string }).reason === 'Pending')
+      .map((e) => (e as { type?: string }).type);
+    assert.deepEqual([...new Set(types)], ['Warning']);
   });
 });
