@@ -13,7 +13,7 @@
 
 import { type Clock, realClock } from '../lib/clock.ts';
 import type { KubeObject } from './apiserver/types.ts';
-import { type ClusterClient, GVR, isNotFound } from './client.ts';
+import { type ClusterClient, GVR, isConflict, isNotFound } from './client.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -84,6 +84,8 @@ export function aggregationKey(e: EventOccurrences): string {
 
 /** Aggregation keys remembered, like client-go's EventCorrelator cache. */
 const MAX_KEYS = 4096;
+/** Names tried for one Event before the write fails (see write). */
+const NAME_ATTEMPTS = 5;
 
 /** Writes Events for one recorder, remembering which Event each aggregation key went to. */
 export class EventWriter {
@@ -126,11 +128,12 @@ export class EventWriter {
       }
     }
     const namespace = e.involved.namespace || 'default';
-    const name = `${e.involved.name}.${(stamp ?? this.stamp()).toString(16)}`;
+    let nanos = stamp ?? this.stamp();
+    const name = () => `${e.involved.name}.${nanos.toString(16)}`;
     const ev: KubeObject = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name, namespace },
+      metadata: { name: name(), namespace },
       involvedObject: e.involved,
       reason: e.reason,
       message: e.message,
@@ -146,8 +149,20 @@ export class EventWriter {
       reportingInstance: e.source.instance ?? '',
     };
     if (e.action) ev.action = e.action;
-    await this.client.create(GVR.events, ev);
-    this.remember(key, { namespace, name });
+    // Named by nanoseconds, as client-go names them; a clock that reads milliseconds (a
+    // virtual one above all, where every component acts at the same instant) can give another
+    // writer's Event the same name: take the next free one rather than drop this Event.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.create(GVR.events, ev);
+        break;
+      } catch (err) {
+        if (!isConflict(err) || attempt === NAME_ATTEMPTS) throw err;
+        nanos = this.stamp(new Date(Number(nanos / 1_000_000n)));
+        (ev.metadata as { name: string }).name = name();
+      }
+    }
+    this.remember(key, { namespace, name: name() });
   }
 
   private remember(key: string, v: { namespace: string; name: string }): void {

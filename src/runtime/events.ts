@@ -14,7 +14,7 @@
 import { hostname } from 'node:os';
 import { type Clock, realClock, type TimerHandle } from '../lib/clock.ts';
 import type { Client } from './client.ts';
-import { isNotFound } from './errors.ts';
+import { isAlreadyExists, isNotFound } from './errors.ts';
 import { type Logger, silentLogger } from './log.ts';
 import type { KubeObject } from './types.ts';
 
@@ -60,6 +60,8 @@ interface Tracked {
 }
 
 const NOTE_LIMIT = 1024;
+/** Names tried for one Event before it is dropped (see createNamed). */
+const NAME_ATTEMPTS = 5;
 
 export class EventRecorder {
   private readonly client: Client;
@@ -209,7 +211,7 @@ export class EventRecorder {
 
   private async create(entry: Tracked, type: EventType): Promise<boolean> {
     try {
-      const created = await this.client.create(entry.body as KubeObject);
+      const created = await this.createNamed(entry);
       entry.name = created.metadata.name;
       this.onRecorded?.(type, 'created');
       return true;
@@ -217,6 +219,28 @@ export class EventRecorder {
       this.onRecorded?.(type, 'dropped');
       this.log.debug({ err, reason: entry.body.reason }, 'could not record event');
       return false;
+    }
+  }
+
+  /**
+   * Creates the Event, renaming it when its name is taken. client-go's names are unique by
+   * their nanoseconds; a clock that reads milliseconds (a virtual clock above all, where every
+   * component acts at the same instant) gives another recorder the same name, which would
+   * drop the Event.
+   */
+  private async createNamed(entry: Tracked): Promise<KubeObject> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.create(entry.body as KubeObject);
+      } catch (err) {
+        if (!isAlreadyExists(err) || attempt === NAME_ATTEMPTS) throw err;
+        const metadata = { ...(entry.body.metadata as Record<string, unknown>) };
+        metadata.name = this.eventName(
+          (entry.body.regarding as ObjectReference).name ?? 'object',
+          this.clock.now(),
+        );
+        entry.body = { ...entry.body, metadata };
+      }
     }
   }
 

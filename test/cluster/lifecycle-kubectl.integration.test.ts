@@ -5,24 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestCluster, type TestCluster } from '../support/cluster.ts';
+import { webDeployment } from '../support/manifests.ts';
 import { waitFor } from '../support/wait.ts';
 
-const DEPLOYMENT = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-        readinessProbe:
-          httpGet: {path: /, port: 80}
-          initialDelaySeconds: 5
-`;
+const DEPLOYMENT = webDeployment({ replicas: 3, image: 'nginx:1.27', readinessDelaySeconds: 5 });
 
 const JOB = `apiVersion: batch/v1
 kind: Job

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../src/lib/clock.ts';
 import { type Client, EventRecorder, type KubeObject } from '../../src/runtime/index.ts';
 import { waitFor } from '../support/wait.ts';
 import { createNamespace, startCluster, type TestCluster } from './cluster.ts';
@@ -96,6 +97,21 @@ describe('EventRecorder against the embedded API server', () => {
     const ticks = await events('Tick');
     assert.equal(ticks.length, 2);
     assert.ok(ticks.every((e) => e.series === undefined));
+  });
+
+  test('two recorders at the same millisecond (a virtual clock) both keep their Event', async () => {
+    // Both name the Event <object>.<nanoseconds>: the same name, from a clock that reads ms.
+    const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
+    const a = new EventRecorder(client, { reportingController: 'troupe/a', clock });
+    const b = new EventRecorder(client, { reportingController: 'troupe/b', clock });
+    a.normal(subject, 'SameInstantA', 'Do', 'from a');
+    b.normal(subject, 'SameInstantB', 'Do', 'from b');
+    await Promise.all([a.flush(), b.flush()]);
+    const [ea] = await events('SameInstantA');
+    const [eb] = await events('SameInstantB');
+    assert.equal(ea?.reportingController, 'troupe/a');
+    assert.equal(eb?.reportingController, 'troupe/b');
+    assert.notEqual(ea.metadata.name, eb.metadata.name);
   });
 
   test('truncates long notes to the API limit', async () => {

@@ -2,6 +2,7 @@
  * Test support: the whole embedded cluster (API server and simulated data plane) with a
  * kubeconfig file for kubectl and a KubeConfig for @kubernetes/client-node.
  */
+import { after, before } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   type EmbeddedCluster,
@@ -36,4 +37,22 @@ export async function startTestCluster(opts: EmbeddedClusterOptions = {}): Promi
       await kubectl.cleanup();
     },
   };
+}
+
+/**
+ * A whole cluster for the calling suite: started before its tests (then `setup` runs on it),
+ * closed after them. The object is filled in by the `before` hook, so read it only inside tests.
+ */
+export function testClusterForSuite(
+  opts: EmbeddedClusterOptions = {},
+  setup?: (c: TestCluster) => Promise<unknown>,
+): TestCluster {
+  const c = {} as TestCluster;
+  before(async () => {
+    Object.assign(c, await startTestCluster(opts));
+    await setup?.(c);
+  });
+  // A cluster that failed to start has nothing to close.
+  after(() => c.close?.());
+  return c;
 }

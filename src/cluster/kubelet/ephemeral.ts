@@ -8,7 +8,7 @@
  * What the process is, since a simulated node has no images:
  * - a command (`kubectl debug … -- sh -c 'exit 3'`): the simulated shell runs it (exec.ts), on
  *   the kubelet's clock and time scale; its output becomes the container's log.
- * - an interactive shell (stdin set and the command a bare `sh`/`bash`, or none, as
+ * - an interactive shell (stdin set and the command a shell without `-c`, or none, as
  *   `kubectl debug -i` gives): it reads what an attach session sends and ends when the session
  *   does (`exit N`, end of input or the client leaving). Troupe closes the container's stdin
  *   with the session, as `stdinOnce` would, so the container is not left waiting for nobody.
@@ -40,10 +40,13 @@ function argvOf(c: Json): string[] {
   return [...arrayOf<string>(c.command), ...arrayOf<string>(c.args)].map(String);
 }
 
-/** Whether the container's process is a shell reading what an attach sends. */
+/**
+ * Whether the container's process is a shell reading what an attach sends: stdin set, and a
+ * shell without a script (`-c`) or no command, as pods/attach decides (streaming.ts).
+ */
 function interactive(c: Json): boolean {
   const argv = argvOf(c);
-  return c.stdin === true && (argv.length === 0 || (argv.length === 1 && isShell(argv[0]!)));
+  return c.stdin === true && (argv.length === 0 || (isShell(argv[0]!) && !argv.includes('-c')));
 }
 
 interface Proc {

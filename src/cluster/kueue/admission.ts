@@ -74,7 +74,8 @@ export interface Pending {
 }
 
 export interface ScheduleResult {
-  admit: { key: string; workload: Workload; admission: Admission }[];
+  /** `flavorsConsidered`: the QuotaReserved event's `Flavors considered` (flavorsConsidered). */
+  admit: { key: string; workload: Workload; admission: Admission; flavorsConsidered: string }[];
   pending: Pending[];
   /** Admitted workloads to evict (reason InClusterQueue, InCohortReclamation...). */
   preempt: { key: string; reason: string; message: string; preemptorKey: string }[];
@@ -233,9 +234,16 @@ function flavorMatches(flavor: ResourceFlavor, spec: PodSpec): string | undefine
   return undefined;
 }
 
+/**
+ * A quantity as Kueue's ResourceFormatter writes it (pkg/resources/resource_formatter.go):
+ * memory, ephemeral storage and hugepages in binary units (`8Gi`), the rest decimal.
+ */
 function fmt(milli: bigint, resource: string): string {
+  const binary =
+    resource === 'memory' || resource === 'ephemeral-storage' || resource.startsWith('hugepages-');
   // `pods` is counted in whole pods.
-  return formatQuantity(quantityFromMilli(resource === 'pods' ? (milli / 1000n) * 1000n : milli));
+  const value = resource === 'pods' ? (milli / 1000n) * 1000n : milli;
+  return formatQuantity(quantityFromMilli(value, binary ? 'BinarySI' : 'DecimalSI'));
 }
 
 /**
@@ -293,6 +301,16 @@ export interface PodSetFlavors {
   /** Why the pod set does not simply fit (Kueue's Status reasons); empty when it fits. */
   reasons: string[];
   assigned: boolean;
+  /** Every flavor tried, by name (FlavorAssignmentAttempts), for the QuotaReserved event. */
+  attempts: FlavorAttempt[];
+}
+
+/** How one flavor took (or not) a pod set's requests: its worst mode, most borrowing, reasons. */
+export interface FlavorAttempt {
+  flavor: string;
+  mode: number;
+  borrow: number;
+  reasons: string[];
 }
 
 export interface Assignment {
@@ -310,6 +328,45 @@ export interface AssignContext {
   tree: QuotaTree;
   flavors: Map<string, ResourceFlavor>;
   preemption: PreemptionContext;
+}
+
+/**
+ * The `; Flavors considered: …` of the QuotaReserved event
+ * (flavor_assigner_attempts.go FormatFlavorAssignmentAttemptsForEvents): per pod set, every
+ * flavor tried but one that simply fit, as `flavor(mode[;borrow=n][;reasons])`; empty when
+ * every flavor tried fit within nominal quota.
+ */
+export function flavorsConsidered(podSets: PodSetFlavors[]): string {
+  const modeName = (m: number) =>
+    m === NO_FIT
+      ? 'NoFit'
+      : m === FIT
+        ? 'Fit'
+        : `preemptionMode=${m === NO_CANDIDATES ? 'NoCandidates' : m === PREEMPT ? 'Preempt' : 'Reclaim'}`;
+  return podSets
+    .map((ps) => {
+      const tried = ps.attempts
+        .filter((a) => a.mode !== FIT || a.borrow > 0)
+        .map(
+          (a) =>
+            `${a.flavor}(${modeName(a.mode)}${a.borrow > 0 ? `;borrow=${a.borrow}` : ''}${a.reasons.map((r) => `;${r}`).join('')})`,
+        );
+      return tried.length > 0 ? `${ps.name}: ${tried.join(', ')}` : '';
+    })
+    .filter((x) => x !== '')
+    .join(' | ');
+}
+
+/** mergeFlavorAttempts: a flavor tried for several resource groups keeps its worst outcome. */
+function addAttempt(into: Map<string, FlavorAttempt>, a: FlavorAttempt): void {
+  const cur = into.get(a.flavor);
+  const reasons = [...new Set([...(cur?.reasons ?? []), ...a.reasons])].sort();
+  into.set(a.flavor, {
+    flavor: a.flavor,
+    mode: cur ? Math.min(cur.mode, a.mode) : a.mode,
+    borrow: Math.max(cur?.borrow ?? 0, a.borrow),
+    reasons,
+  });
 }
 
 function assignmentMessage(podSets: PodSetFlavors[]): string {
@@ -392,8 +449,16 @@ export function assignFlavors(
       requests,
       reasons: [],
       assigned: true,
+      attempts: [],
     };
     podSets.push(out);
+    // finalizeFlavorAssignmentAttempts: by flavor name, whatever the order they were tried in.
+    const attempts = new Map<string, FlavorAttempt>();
+    const finalizeAttempts = () => {
+      out.attempts = [...attempts.values()].sort((a, b) =>
+        a.flavor < b.flavor ? -1 : a.flavor > b.flavor ? 1 : 0,
+      );
+    };
     for (const res of requests.keys()) {
       if (!covers.has(res)) {
         out.reasons.push(`resource ${res} unavailable in ClusterQueue`);
@@ -411,22 +476,36 @@ export function assignFlavors(
         const flavor = ctx.flavors.get(f.name);
         if (!flavor) {
           reasons.push(`flavor ${f.name} not found`);
+          addAttempt(attempts, {
+            flavor: f.name,
+            mode: NO_FIT,
+            borrow: 0,
+            reasons: [`flavor ${f.name} not found`],
+          });
           continue;
         }
         const mismatch = flavorMatches(flavor, spec);
         if (mismatch) {
           reasons.push(mismatch);
+          addAttempt(attempts, { flavor: f.name, mode: NO_FIT, borrow: 0, reasons: [mismatch] });
           continue;
         }
         let rep: Mode = { mode: FIT, borrow: 0 };
+        let maxBorrow = 0;
+        const flavorReasons: string[] = [];
         const modes: Record<string, Mode> = {};
         for (const res of wanted) {
           const k = fr(f.name, res);
-          const m = fitsQuota(k, res, f.name, usage.get(k) ?? 0n, requests.get(res)!, reasons);
+          const m = fitsQuota(k, res, f.name, usage.get(k) ?? 0n, requests.get(res)!, flavorReasons);
+          maxBorrow = Math.max(maxBorrow, m.borrow);
           if (isPreferred(rep, m)) rep = m;
-          if (rep.mode === NO_FIT) break;
+          // As Kueue (requests.ForEach has no early exit), the other resources are still
+          // checked after one does not fit: their reasons join the message.
+          if (rep.mode === NO_FIT) continue;
           modes[res] = m;
         }
+        reasons.push(...flavorReasons);
+        addAttempt(attempts, { flavor: f.name, mode: rep.mode, borrow: maxBorrow, reasons: flavorReasons });
         if (!shouldTryNextFlavor(rep, fungibility)) {
           best = { flavor: f.name, modes };
           bestMode = rep;
@@ -437,6 +516,7 @@ export function assignFlavors(
           bestMode = rep;
         }
       }
+      finalizeAttempts();
       if (!best) {
         out.reasons.push(...reasons);
         out.assigned = false;
@@ -742,6 +822,7 @@ export function schedule(snap: Snapshot): ScheduleResult {
             return { name: ps.name, flavors: ps.flavors, resourceUsage, count: ps.count };
           }),
         },
+        flavorsConsidered: flavorsConsidered(e.assignment.podSets),
       });
       lane.next++;
       // waitForPodsReady.blockAdmission: the next admission waits for this one's pods.

@@ -659,7 +659,7 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
         if (hasQuotaReservation(cur) || isFinished(cur) || cur.spec.active === false) return false;
         const at = now();
         admit(cur, a.admission, at);
-        events = admissionEvents(cur, at);
+        events = admissionEvents(cur, at, a.flavorsConsidered);
       });
       if (events) {
         recorder.event(a.workload, 'Normal', 'QuotaReserved', events.quotaReserved);
@@ -703,10 +703,15 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
           pendingGist(current.message) === pendingGist(p.message))
       )
         continue;
+      let marked = false;
       await writeWorkloadStatus(wl, (cur) => {
         if (hasQuotaReservation(cur)) return false;
         markPending(cur, p.reason, p.message, now());
+        marked = true;
       });
+      // requeueAndUpdate's Warning beside the condition (not for Waiting or Inadmissible,
+      // which Kueue writes elsewhere without one); as often as the condition is written.
+      if (marked && p.reason === 'Pending') recorder.event(wl, 'Warning', 'Pending', p.message);
     }
   }
 

@@ -136,15 +136,20 @@ export function admit(wl: Workload, admission: Admission, now: Date): void {
  * The scheduler's QuotaReserved and Admitted events (scheduler.go
  * recordWorkloadAdmissionMetrics): the wait since the workload was queued, its creation or its
  * last Requeued transition (workload.QueuedWaitTime), in whole seconds as Go's %.0f prints
- * them (ties to even). No admission checks, so admission follows reservation at once.
+ * them (ties to even), and the flavors tried that did not simply fit. No admission checks,
+ * so admission follows reservation at once.
  */
-export function admissionEvents(wl: Workload, now: Date): { quotaReserved: string; admitted: string } {
+export function admissionEvents(
+  wl: Workload,
+  now: Date,
+  flavorsConsidered = '',
+): { quotaReserved: string; admitted: string } {
   const requeued = wl.status?.conditions?.find((c) => c.type === WorkloadConditions.Requeued);
   const queuedAt = Date.parse(requeued?.lastTransitionTime ?? wl.metadata.creationTimestamp ?? '');
   const seconds = Number.isNaN(queuedAt) ? 0 : (now.getTime() - queuedAt) / 1000;
   const cq = wl.status?.admission?.clusterQueue ?? '';
   return {
-    quotaReserved: `Quota reserved in ClusterQueue ${cq}, wait time since queued was ${goRoundEven(seconds)}s`,
+    quotaReserved: `Quota reserved in ClusterQueue ${cq}, wait time since queued was ${goRoundEven(seconds)}s${flavorsConsidered ? `; Flavors considered: ${flavorsConsidered}` : ''}`,
     admitted: `Admitted by ClusterQueue ${cq}, wait time since reservation was 0s`,
   };
 }

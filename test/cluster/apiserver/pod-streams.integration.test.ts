@@ -6,20 +6,17 @@
  * `kubectl proxy`).
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { WebSocket } from 'ws';
 import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
 import { pythonScenario } from '../../support/python.ts';
 import { waitFor } from '../../support/wait.ts';
-
-const _run = promisify(execFile);
 
 const POD = `apiVersion: v1
 kind: Pod

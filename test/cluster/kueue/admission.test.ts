@@ -66,6 +66,39 @@ describe('quota', () => {
     );
   });
 
+  test('every resource that does not fit is named (requests.ForEach goes on); memory in binary units', () => {
+    const both = cq('cluster-queue', {
+      resourceGroups: [
+        {
+          coveredResources: ['cpu', 'memory'],
+          flavors: [
+            {
+              name: 'default-flavor',
+              resources: [
+                { name: 'cpu', nominalQuota: 4 },
+                { name: 'memory', nominalQuota: '4Gi' },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const r = schedule(
+      snap([wl('big', '5', { memory: '8Gi' }), wl('small', '1', { memory: '1536Mi', created: 1 })], {
+        clusterQueues: new Map([['cluster-queue', both]]),
+      }),
+    );
+    // Memory in binary units, as Kueue's ResourceFormatter writes it.
+    assert.deepEqual(r.admit[0]!.admission.podSetAssignments[0]!.resourceUsage, {
+      cpu: '1',
+      memory: '1536Mi',
+    });
+    assert.equal(
+      r.pending[0]!.message,
+      "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default-flavor, previously considered podsets requests (0) + current podset request (5) > maximum capacity (4), insufficient quota for memory in flavor default-flavor, previously considered podsets requests (0) + current podset request (8Gi) > maximum capacity (4Gi)",
+    );
+  });
+
   test('a resource the queue does not cover makes a workload inadmissible there', () => {
     const r = schedule(snap([wl('m', '1', { memory: '1Gi' })]));
     assert.match(r.pending[0]!.message, /resource memory unavailable in ClusterQueue/);
@@ -147,6 +180,14 @@ describe('flavors', () => {
     assert.deepEqual(
       r.admit.map((a) => a.admission.podSetAssignments[0]!.flavors),
       [{ cpu: 'on-demand' }, { cpu: 'spot' }],
+    );
+    // The QuotaReserved event's "Flavors considered": nothing when the first flavor simply fit.
+    assert.deepEqual(
+      r.admit.map((a) => a.flavorsConsidered),
+      [
+        '',
+        'main: on-demand(preemptionMode=NoCandidates;insufficient unused quota for cpu in flavor on-demand, 2 more needed)',
+      ],
     );
   });
 
@@ -268,5 +309,72 @@ describe('queues and namespaces', () => {
     assert.equal(c.usage.get('default-flavor')?.get('cpu'), 1000n);
     const l = counts.localQueues.get('default/user-queue')!;
     assert.deepEqual([l.pending, l.reserving, l.admitted], [2, 1, 1]);
+  });
+});
+
+describe("the QuotaReserved event's Flavors considered", () => {
+  const twoFlavorQueue = (name: string, onDemand: number, spot: number, spec = {}) =>
+    cq(name, {
+      resourceGroups: [
+        {
+          coveredResources: ['cpu'],
+          flavors: [
+            { name: 'on-demand', resources: [{ name: 'cpu', nominalQuota: onDemand }] },
+            { name: 'spot', resources: [{ name: 'cpu', nominalQuota: spot }] },
+          ],
+        },
+      ],
+      ...spec,
+    });
+  const flavors = new Map([
+    ['on-demand', flavor('on-demand')],
+    ['spot', flavor('spot')],
+  ]);
+
+  test('a flavor that can never fit, then one that fits by borrowing (as Kueue scheduler_test)', () => {
+    const s = snap([wl('big', '8')], {
+      flavors,
+      clusterQueues: new Map([
+        ['cluster-queue', twoFlavorQueue('cluster-queue', 6, 4, { cohortName: 'team' })],
+        [
+          'lender',
+          cq('lender', {
+            cohortName: 'team',
+            resourceGroups: [
+              {
+                coveredResources: ['cpu'],
+                flavors: [{ name: 'spot', resources: [{ name: 'cpu', nominalQuota: 4 }] }],
+              },
+            ],
+          }),
+        ],
+      ]),
+    });
+    const [admitted] = schedule(s).admit;
+    assert.deepEqual(admitted?.admission.podSetAssignments[0]?.flavors, { cpu: 'spot' });
+    assert.equal(
+      admitted?.flavorsConsidered,
+      'main: on-demand(NoFit;insufficient quota for cpu in flavor on-demand, previously considered podsets requests (0) + current podset request (8) > maximum capacity (6)), spot(Fit;borrow=1)',
+    );
+  });
+
+  test('a flavor that needs preemption is passed for the next (whenCanPreempt: TryNextFlavor)', () => {
+    const blocker = admittedWith(wl('blocker', '1', { priority: 50 }));
+    blocker.status!.admission!.podSetAssignments[0]!.flavors = { cpu: 'on-demand' };
+    const s = snap([blocker, wl('test-wl', '1', { priority: 100, created: 1 })], {
+      flavors,
+      clusterQueues: new Map([
+        [
+          'cluster-queue',
+          twoFlavorQueue('cluster-queue', 1, 1, { preemption: { withinClusterQueue: 'LowerPriority' } }),
+        ],
+      ]),
+    });
+    const [admitted] = schedule(s).admit;
+    assert.deepEqual(admitted?.admission.podSetAssignments[0]?.flavors, { cpu: 'spot' });
+    assert.equal(
+      admitted?.flavorsConsidered,
+      'main: on-demand(preemptionMode=Preempt;insufficient unused quota for cpu in flavor on-demand, 1 more needed)',
+    );
   });
 });

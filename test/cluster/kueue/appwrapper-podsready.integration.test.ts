@@ -192,6 +192,17 @@ test('AppWrapper warmup grace period and Kueue PodsReady timeout, both orders, o
         name,
       );
     }
+    // The stand-in's Stopped and the AppWrapper controller's Suspending Events are written at
+    // the same virtual instant about the same object: both are kept.
+    const aws = ['warm', 'slow'].map((name) => client.get(KGVR.appWrappers, 'default', name));
+    await until('the Stopped and Suspending Events', () =>
+      aws.every((obj) => events(obj, 'Stopped').length > 0 && events(obj, 'Suspending').length > 0),
+    );
+    for (const [i, name] of ['warm', 'slow'].entries()) {
+      const obj = aws[i];
+      assert.equal(events(obj, 'Stopped').length, 1, name);
+      assert.deepEqual(events(obj, 'Suspending'), ['Externally suspended while in the Running phase'], name);
+    }
     // 'slow' never reached its warmup: no reset. 'warm' keeps its one reset.
     assert.equal(aw('slow')?.resettingCount, undefined);
     assert.equal(aw('warm')?.resettingCount, 1);

@@ -61,6 +61,8 @@ describe('cohorts', () => {
     const r = schedule(snap([wl('big', '6', { queue: 'a' })], queues));
     assert.deepEqual(keys(r.admit), ['default/big']);
     assert.equal(r.admit[0]!.admission.clusterQueue, 'cq-a');
+    // The QuotaReserved event says it borrowed (one level up: the cohort).
+    assert.equal(r.admit[0]!.flavorsConsidered, 'main: default-flavor(Fit;borrow=1)');
   });
 
   test('without a cohort the nominal quota is the maximum capacity', () => {

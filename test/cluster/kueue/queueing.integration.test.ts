@@ -302,6 +302,18 @@ describe('priorities and preemption on the embedded cluster', () => {
       return usage?.borrowed === '2' ? usage : undefined;
     });
     assert.equal(cq.total, '6');
+    // Kueue v0.19's QuotaReserved event: the wait, and the borrowing flavor it was admitted in.
+    const reserved = await waitFor(
+      'QuotaReserved event',
+      () => events(workloadOf('borrower'), 'QuotaReserved')[0],
+    );
+    assert.match(
+      reserved,
+      /^Quota reserved in ClusterQueue team-b, wait time since queued was \d+s; Flavors considered: main: default-flavor\(Fit;borrow=1\)$/,
+    );
+    assert.deepEqual(events(workloadOf('borrower'), 'Admitted'), [
+      'Admitted by ClusterQueue team-b, wait time since reservation was 0s',
+    ]);
 
     await client.create(GVR.jobs, job('owner', 'a', '4'));
     await waitFor('owner admitted', () => admitted('owner'));
@@ -324,5 +336,13 @@ describe('priorities and preemption on the embedded cluster', () => {
       c.message,
       "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default-flavor, previously considered podsets requests (0) + current podset request (9) > maximum capacity (8)",
     );
+    // The scheduler's Warning event says the same (scheduler.go requeueAndUpdate).
+    const warning = await waitFor('Pending event', () => events(workloadOf('huge'), 'Pending')[0]);
+    assert.equal(warning, c.message);
+    const types = client
+      .list(GVR.events, 'default')
+      .filter((e) => (e as { reason?: string }).reason === 'Pending')
+      .map((e) => (e as { type?: string }).type);
+    assert.deepEqual([...new Set(types)], ['Warning']);
   });
 });

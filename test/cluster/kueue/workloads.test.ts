@@ -32,6 +32,10 @@ describe('admission events', () => {
     const at = new Date('2026-01-01T00:10:02.500Z');
     admit(wl, admission, at);
     assert.match(admissionEvents(wl, at).quotaReserved, /, wait time since queued was 2s$/);
+    assert.match(
+      admissionEvents(wl, at, 'main: default-flavor(Fit;borrow=1)').quotaReserved,
+      /, wait time since queued was 2s; Flavors considered: main: default-flavor\(Fit;borrow=1\)$/,
+    );
     const later = new Date('2026-01-01T00:10:03.500Z');
     assert.match(admissionEvents(wl, later).quotaReserved, /, wait time since queued was 4s$/);
   });

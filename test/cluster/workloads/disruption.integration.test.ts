@@ -4,9 +4,9 @@
  * allows no disruption.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
-import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { testClusterForSuite } from '../../support/cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
 const APP = `apiVersion: apps/v1
@@ -34,11 +34,7 @@ spec:
 `;
 
 describe('PodDisruptionBudgets and eviction', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startTestCluster({ nodes: 2, timeScale: 20 });
-  });
-  after(() => c.close());
+  const c = testClusterForSuite({ nodes: 2, timeScale: 20 });
 
   test('the disruption controller reports healthy pods and allowed disruptions', async () => {
     await c.kubectl(['apply', '-f', '-'], APP);

@@ -1,29 +1,14 @@
 /** The Endpoints controller: a Service's pods as ready and not-ready addresses, removal with the Service. */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
+import { describe, test } from 'node:test';
 import { CoreV1Api, type V1Endpoints } from '@kubernetes/client-node';
-import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { testClusterForSuite } from '../../support/cluster.ts';
+import { webDeployment, webService } from '../../support/manifests.ts';
 import { pythonScenario } from '../../support/python.ts';
 import { waitFor } from '../../support/wait.ts';
 
-const _run = promisify(execFile);
-
-const APP = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx
-        ports: [{name: http, containerPort: 8080}]
----
+/** The web app with one more pod that stays unready, behind a Service with a second port. */
+const APP = `${webDeployment()}---
 apiVersion: v1
 kind: Pod
 metadata: {name: slow, namespace: default, labels: {app: web}}
@@ -34,20 +19,16 @@ spec:
     ports: [{name: http, containerPort: 8080}]
     readinessProbe: {httpGet: {path: /, port: 8080}, initialDelaySeconds: 36000}
 ---
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default, labels: {tier: front}}
-spec:
-  selector: {app: web}
-  ports: [{name: http, port: 80, targetPort: http}, {name: admin, port: 9000, targetPort: 9000}]
-`;
+${webService({
+  labels: { tier: 'front' },
+  ports: [
+    { name: 'http', port: 80, targetPort: 'http' },
+    { name: 'admin', port: 9000, targetPort: 9000 },
+  ],
+})}`;
 
 describe('Endpoints controller', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startTestCluster({ nodes: 1, timeScale: 20 });
-  });
-  after(() => c.close());
+  const c = testClusterForSuite({ nodes: 1, timeScale: 20 });
 
   test("a Service's Endpoints list its ready pods and, apart, the unready one", async () => {
     await c.kubectl(['apply', '-f', '-'], APP);

@@ -1,38 +1,15 @@
 /** The EndpointSlice controller: a Service's ready pods, ports resolved by name, readiness and removal. */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { DiscoveryV1Api } from '@kubernetes/client-node';
-import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { testClusterForSuite } from '../../support/cluster.ts';
+import { webDeployment, webService } from '../../support/manifests.ts';
 import { waitFor } from '../../support/wait.ts';
 
-const APP = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx
-        ports: [{name: http, containerPort: 8080}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec:
-  selector: {app: web}
-  ports: [{name: http, port: 80, targetPort: http}]
-`;
+const APP = `${webDeployment()}---\n${webService()}`;
 
 describe('EndpointSlice controller', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startTestCluster({ nodes: 1, timeScale: 20 });
-  });
-  after(() => c.close());
+  const c = testClusterForSuite({ nodes: 1, timeScale: 20 });
 
   test("a Service's slice lists its ready pods with the named target port", async () => {
     await c.kubectl(['apply', '-f', '-'], APP);

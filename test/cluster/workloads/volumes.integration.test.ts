@@ -4,15 +4,11 @@
  * volumeClaimTemplates get bound claims.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
+import { describe, test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { startTestCluster, type TestCluster } from '../../support/cluster.ts';
+import { testClusterForSuite } from '../../support/cluster.ts';
 import { pythonScenario } from '../../support/python.ts';
 import { waitFor } from '../../support/wait.ts';
-
-const _run = promisify(execFile);
 
 const CLASSES = `apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -31,12 +27,9 @@ reclaimPolicy: Retain
 `;
 
 describe('volumes: provisioning and binding', () => {
-  let c: TestCluster;
-  before(async () => {
-    c = await startTestCluster({ nodes: 2, timeScale: 20 });
-    await c.kubectl(['apply', '-f', '-'], CLASSES);
-  });
-  after(() => c.close());
+  const c = testClusterForSuite({ nodes: 2, timeScale: 20 }, (cluster) =>
+    cluster.kubectl(['apply', '-f', '-'], CLASSES),
+  );
 
   test('an Immediate claim is provisioned and bound at once; Retain keeps the volume Released', async () => {
     await c.kubectl(

@@ -1,0 +1,29 @@
+/** The embedded cluster's flags as `troupe up` and `troupe cluster` hand them to the cluster. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { Command } from 'commander';
+import { addClusterOptions, type ClusterFlags, clusterOptions } from '../../src/cli/cluster-flags.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'troupe-cluster-flags-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function parse(args: string[]): ClusterFlags {
+  const cmd = addClusterOptions(new Command('cluster').exitOverride()).action(() => {});
+  cmd.parse(args, { from: 'user' });
+  return cmd.opts<ClusterFlags>();
+}
+
+test("--kueue-config gives the Kueue stand-in the file's waitForPodsReady; without it, none", () => {
+  const file = join(dir, 'kueue.yaml');
+  writeFileSync(
+    file,
+    'apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady: {timeout: 2m, blockAdmission: true}\n',
+  );
+  assert.deepEqual(clusterOptions(parse(['--kueue-config', file, '--time-scale', '10'])).kueue, {
+    waitForPodsReady: { timeout: '2m', blockAdmission: true },
+  });
+  assert.equal(clusterOptions(parse([])).kueue, undefined);
+});
