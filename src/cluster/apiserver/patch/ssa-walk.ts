@@ -143,7 +143,9 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
   };
 
   const cmp = (l: unknown, r: unknown, at: Path) => {
-    if (l === undefined && r === undefined) return;
+    // One value on both sides (a status write keeps the stored spec and metadata values):
+    // nothing beneath differs.
+    if (l === r) return;
     const probe = r !== undefined && r !== null ? r : l;
     const bothKnown = l !== undefined && l !== null && r !== undefined && r !== null;
     if (bothKnown && (Array.isArray(l) !== Array.isArray(r) || isObject(l) !== isObject(r))) {
