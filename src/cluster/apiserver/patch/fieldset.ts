@@ -158,24 +158,60 @@ export class FieldSet {
     return out;
   }
 
+  /**
+   * The FieldsV1 JSON of this set. A set decoded from JSON already in the encoder's form, and
+   * not changed since (operations return their input when nothing changes), gives that JSON
+   * back instead of encoding it again: most managers' sets survive an update untouched.
+   */
   toFieldsV1(): Record<string, unknown> {
-    return fieldsV1Entries(this);
+    return decodedFrom.get(this) ?? fieldsV1Entries(this);
   }
 
   static fromFieldsV1(json: unknown): FieldSet {
     const s = new FieldSet();
     if (!isObject(json)) return s;
-    for (const [pe, v] of Object.entries(json)) {
-      if (pe === '.') {
-        s.member = true;
-        continue;
-      }
-      const c = FieldSet.fromFieldsV1(v);
-      if (isObject(v) && Object.keys(v).length === 0) c.member = true;
-      s.children.set(pe, c);
-    }
+    if (decodeNode(s, json) && !s.member) decodedFrom.set(s, json);
     return s;
   }
+}
+
+/** Sets decoded from FieldsV1 that encodes back to exactly the same JSON, and that JSON. */
+const decodedFrom = new WeakMap<FieldSet, Record<string, unknown>>();
+
+/**
+ * Fills `s` from a FieldsV1 object; returns whether fieldsV1Entries would write `json` back
+ * as it is (keys in path element order after a leading `.`, every value an object, no
+ * member written as `{".":{}}`).
+ */
+function decodeNode(s: FieldSet, json: Record<string, unknown>): boolean {
+  let canonical = true;
+  let prev: string | undefined;
+  for (const pe in json) {
+    const v = json[pe];
+    if (pe === '.') {
+      s.member = true;
+      if (prev !== undefined || !isObject(v) || !isEmptyObject(v)) canonical = false;
+      continue;
+    }
+    if (prev !== undefined && comparePathElements(prev, pe) >= 0) canonical = false;
+    prev = pe;
+    const c = new FieldSet();
+    if (!isObject(v)) canonical = false;
+    else if (isEmptyObject(v)) c.member = true;
+    else {
+      if (!decodeNode(c, v)) canonical = false;
+      // A member with nothing beneath is written `{}`, and a child with no member beneath
+      // is not written at all.
+      if (c.children.size === 0 || c.isEmpty()) canonical = false;
+    }
+    s.children.set(pe, c);
+  }
+  return canonical;
+}
+
+function isEmptyObject(v: Record<string, unknown>): boolean {
+  for (const _ in v) return false;
+  return true;
 }
 
 /**

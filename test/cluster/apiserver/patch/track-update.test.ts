@@ -198,6 +198,31 @@ describe('trackUpdate', () => {
     );
   });
 
+  test("FieldsV1 a client wrote out of the encoder's form is written back in it; in form, as it was", () => {
+    const created = create({ nodeName: 'n', priority: 1 }, 'c');
+    const entry = (fieldsV1: Obj) => ({
+      manager: 'x',
+      operation: 'Apply',
+      apiVersion: 'v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1,
+    });
+    const withFields = (fieldsV1: Obj) =>
+      update(
+        created,
+        { ...created, metadata: { ...created.metadata, managedFields: [entry(fieldsV1)] } } as KubeObject,
+        'kubectl-edit',
+      );
+    // Unsorted keys, a member spelled {".":{}}, a value that is not an object.
+    const out = withFields({ 'f:spec': { 'f:priority': {}, 'f:nodeName': { '.': {} }, 'f:x': 1 } });
+    assert.equal(
+      JSON.stringify(fields(out, 'x')),
+      JSON.stringify({ 'f:spec': { 'f:nodeName': {}, 'f:priority': {} } }),
+    );
+    const canonical = { 'f:spec': { 'f:nodeName': {}, 'f:priority': {} } };
+    assert.equal(JSON.stringify(fields(withFields(canonical), 'x')), JSON.stringify(canonical));
+  });
+
   test('an existing object without managedFields stays untracked', () => {
     const old = pod({ nodeName: 'n' }, { uid: 'u' });
     const out = update(old, pod({ nodeName: 'm' }, { uid: 'u' }), 'x');
