@@ -10,10 +10,11 @@
  */
 
 import { clone } from '../lib/json.ts';
-import type { Api, DeleteOptions, ListOptions } from './apiserver/api.ts';
+import { type Api, type DeleteOptions, type ListOptions, objectKey } from './apiserver/api.ts';
 import { bindPod } from './apiserver/binding.ts';
 import { ApiError } from './apiserver/errors.ts';
 import type { PatchRequest } from './apiserver/patcher.ts';
+import { storageKey } from './apiserver/registry.ts';
 import type { EventType } from './apiserver/store.ts';
 import type { KubeObject, ResourceType } from './apiserver/types.ts';
 
@@ -88,6 +89,13 @@ export class ClusterClient {
 
   get<T extends KubeObject = KubeObject>(gvr: Gvr, namespace: string, name: string): T | undefined {
     return this.api.tryGet(this.rt(gvr), namespace, name) as T | undefined;
+  }
+
+  /** The resourceVersion an object is stored at, without decoding it; undefined when absent. */
+  storedVersion(gvr: Gvr, namespace: string, name: string): string | undefined {
+    const rt = this.rt(gvr);
+    const rec = this.api.store.get(storageKey(rt), objectKey(rt, namespace, name));
+    return rec ? String(rec.rv) : undefined;
   }
 
   list<T extends KubeObject = KubeObject>(gvr: Gvr, namespace?: string, opts: ListOptions = {}): T[] {

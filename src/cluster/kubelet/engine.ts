@@ -114,6 +114,8 @@ interface Entry {
   /** Until the first evaluation: the stored write time of an object that predates the player. */
   resumed: number | undefined;
   failures: number;
+  /** The object last evaluated (the watch's shared copy: read, never written). */
+  seen: KubeObject | undefined;
 }
 
 /** Objects evaluated per turn of the event loop, so HTTP clients are served in between. */
@@ -282,6 +284,7 @@ export class StagePlayer {
         sinces: undefined,
         resumed: this.o.resumeStoredTimers ? storedBefore(obj, this.startedAt) : undefined,
         failures: 0,
+        seen: undefined,
       };
       this.entries.set(key, e);
     }
@@ -294,6 +297,7 @@ export class StagePlayer {
       return;
     }
     const rv = obj.metadata.resourceVersion ?? '';
+    e.seen = obj;
     if (rv === e.rv && e.epoch === this.epoch) return;
     e.rv = rv;
     e.epoch = this.epoch;
@@ -431,7 +435,14 @@ export class StagePlayer {
 
   private async run(e: Entry, job: Job): Promise<void> {
     const { client, gvr } = this.o;
-    const obj = client.get(gvr, e.namespace, e.name);
+    // The stored object, read afresh only when it moved on from the one last evaluated.
+    const stored = client.storedVersion(gvr, e.namespace, e.name);
+    const obj =
+      stored === undefined
+        ? undefined
+        : e.seen?.metadata.resourceVersion === stored
+          ? e.seen
+          : client.get(gvr, e.namespace, e.name);
     if (e.job === job) e.job = undefined;
     if (!obj) {
       this.forget(e.key);
