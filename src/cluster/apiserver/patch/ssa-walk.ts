@@ -126,20 +126,23 @@ export function compare(lhs: JsonObject, rhs: JsonObject, sem: ListSemanticsLook
   const cmpObject = (l: unknown, r: unknown, at: Path) => {
     const lo = isObject(l) ? l : undefined;
     const ro = isObject(r) ? r : undefined;
-    const keys = new Set([...Object.keys(lo ?? {}), ...Object.keys(ro ?? {})]);
-    for (const k of keys) {
-      const child = childPath(at, k);
-      let lv = lo?.[k];
-      let rv = ro?.[k];
-      // A field the typed object always has is present-but-empty on the side that lacks it.
-      const fillLeft = lo !== undefined && lv === undefined && rv !== undefined;
-      const fillRight = ro !== undefined && rv === undefined && lv !== undefined;
-      if ((fillLeft || fillRight) && alwaysPresentAt(child)) {
-        if (fillLeft) lv = Array.isArray(rv) ? [] : {};
-        else rv = Array.isArray(lv) ? [] : {};
-      }
-      cmp(lv, rv, child);
+    // Left's keys, then right's others: no key set built per object visited.
+    if (lo) for (const k of Object.keys(lo)) cmpField(lo, ro, k, at);
+    if (ro) for (const k of Object.keys(ro)) if (!lo || !Object.hasOwn(lo, k)) cmpField(lo, ro, k, at);
+  };
+
+  const cmpField = (lo: JsonObject | undefined, ro: JsonObject | undefined, k: string, at: Path) => {
+    const child = childPath(at, k);
+    let lv = lo?.[k];
+    let rv = ro?.[k];
+    // A field the typed object always has is present-but-empty on the side that lacks it.
+    const fillLeft = lo !== undefined && lv === undefined && rv !== undefined;
+    const fillRight = ro !== undefined && rv === undefined && lv !== undefined;
+    if ((fillLeft || fillRight) && alwaysPresentAt(child)) {
+      if (fillLeft) lv = Array.isArray(rv) ? [] : {};
+      else rv = Array.isArray(lv) ? [] : {};
     }
+    cmp(lv, rv, child);
   };
 
   const cmp = (l: unknown, r: unknown, at: Path) => {
