@@ -208,11 +208,13 @@ export async function runOnEmbeddedCluster(
   const { timeScale } = opts;
   const virtual = timeScale === undefined ? startSimulation({ seed: scenario.seed }) : undefined;
   const clock: Clock = virtual ?? new ScaledClock(timeScale ?? 1);
-  const [{ buildManager }, { startRunPodStandIn }, { ensureXPodGroupCRD }] = await Promise.all([
-    import('./manager.ts'),
-    import('../cluster/runpod/index.ts'),
-    import('../cluster/scheduler/gang/crd.ts'),
-  ]);
+  const [{ buildManager }, { startRunPodStandIn }, { ensureXPodGroupCRD }, { capabilities }] =
+    await Promise.all([
+      import('./manager.ts'),
+      import('../cluster/runpod/index.ts'),
+      import('../cluster/scheduler/gang/crd.ts'),
+      import('../controllers/capabilities.ts'),
+    ]);
   const dataDir = await mkdtemp(join(tmpdir(), 'troupe-simulate-'));
   const cleanups: (() => Promise<unknown>)[] = [() => rm(dataDir, { recursive: true, force: true })];
   try {
@@ -239,6 +241,14 @@ export async function runOnEmbeddedCluster(
       {
         clock,
         values: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
+        // Offload off: without a provider the offload controller would still register its
+        // virtual node (tainted, not Ready) and heartbeat it over HTTPS every 10 s, a 501st
+        // node in every scheduling message and ~26,000 requests in a simulated day.
+        only: policy.offload
+          ? undefined
+          : capabilities()
+              .map((c) => c.name)
+              .filter((n) => n !== 'offload'),
       },
     );
     cleanups.unshift(() => built.stop());

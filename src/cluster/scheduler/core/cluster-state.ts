@@ -67,6 +67,22 @@ export class NodeInfo {
     return this.pods.size;
   }
 
+  private lowest = { generation: -1, priority: 0 };
+
+  /**
+   * The lowest priority among the node's pods (Infinity with none), kept per generation:
+   * preemption asks it of every node on every failed attempt, and a node with no pod below
+   * the preemptor has no victims.
+   */
+  lowestPodPriority(): number {
+    if (this.lowest.generation !== this.generation) {
+      let min = Number.POSITIVE_INFINITY;
+      for (const e of this.pods.values()) if (e.priority < min) min = e.priority;
+      this.lowest = { generation: this.generation, priority: min };
+    }
+    return this.lowest.priority;
+  }
+
   setNode(node: Node): void {
     this.node = node;
     this.labels = node.metadata.labels ?? {};

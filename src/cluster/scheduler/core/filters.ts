@@ -185,12 +185,20 @@ export function fitsRequest(p: PreparedPod, ni: NodeInfo, used?: NodeUsage): Fil
     }
   }
   if (!reasons) return undefined;
-  return {
-    code: unresolvable ? 'UnschedulableAndUnresolvable' : 'Unschedulable',
-    plugin: 'NodeResourcesFit',
-    reasons,
-  };
+  const code = unresolvable ? 'UnschedulableAndUnresolvable' : 'Unschedulable';
+  if (reasons.length > 1) return { code, plugin: 'NodeResourcesFit', reasons };
+  // One shortfall is the usual rejection: one status object per reason, shared by every node
+  // it rejects (statuses are only read), which FitError's histogram counts at once.
+  const key = `${code}\u0000${reasons[0]}`;
+  let st = singleShortfall.get(key);
+  if (!st) {
+    st = { code, plugin: 'NodeResourcesFit', reasons };
+    singleShortfall.set(key, st);
+  }
+  return st;
 }
+
+const singleShortfall = new Map<string, FilterStatus>();
 
 export function filterNodeResourcesFit(p: PreparedPod, ni: NodeInfo): FilterStatus | undefined {
   return fitsRequest(p, ni);

@@ -324,6 +324,7 @@ function selectVictimsOnNode(
   ni: NodeInfo,
   cycle: CycleState,
 ): { ok: true; victims: PodEntry[] } | { ok: false; status: FilterStatus } {
+  if (ni.lowestPodPriority() >= p.priority) return { ok: false, status: NO_VICTIMS_STATUS };
   const potential: PodEntry[] = [];
   for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
   if (potential.length === 0) return { ok: false, status: NO_VICTIMS_STATUS };
