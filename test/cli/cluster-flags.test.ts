@@ -27,3 +27,8 @@ test("--kueue-config gives the Kueue stand-in the file's waitForPodsReady; witho
   });
   assert.equal(clusterOptions(parse([])).kueue, undefined);
 });
+
+test("--event-ttl reaches the API server in milliseconds, as kube-apiserver's Go duration", () => {
+  assert.equal(clusterOptions(parse(['--event-ttl', '1h30m'])).eventTtlMs, 90 * 60_000);
+  assert.equal(clusterOptions(parse([])).eventTtlMs, undefined);
+});
