@@ -142,6 +142,10 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
   }
   let kueue: EmbeddedClusterOptions['kueue'];
   if (flags.kueueConfig) {
+    if (!flags.dataPlane)
+      throw new Error(
+        '--kueue-config configures the Kueue stand-in, which --no-data-plane leaves out: give one of them',
+      );
     const file = flags.kueueConfig;
     const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
     let text: string;
