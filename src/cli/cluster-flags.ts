@@ -142,16 +142,22 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
   }
   let kueue: EmbeddedClusterOptions['kueue'];
   if (flags.kueueConfig) {
-    const file = flags.kueueConfig;
-    try {
-      kueue = parseKueueConfiguration(readFileSync(file, 'utf8'));
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+    if (!flags.dataPlane)
       throw new Error(
-        (err as NodeJS.ErrnoException).code
-          ? `--kueue-config: cannot read ${file}: ${why}`
-          : `--kueue-config ${file}: ${why}`,
+        '--kueue-config configures the Kueue stand-in, which --no-data-plane leaves out: give one of them',
       );
+    const file = flags.kueueConfig;
+    const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(`--kueue-config: cannot read ${file}: ${why(err)}`);
+    }
+    try {
+      kueue = parseKueueConfiguration(text);
+    } catch (err) {
+      throw new Error(`--kueue-config ${file}: ${why(err)}`);
     }
   }
   return {

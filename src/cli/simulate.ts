@@ -137,12 +137,19 @@ export async function loadScenario(file: string): Promise<Scenario> {
       );
     throw err;
   }
+  // AppWrappers always go through Kueue; Jobs only under `queues: true`.
+  const anyAppWrapper = scenario.gangs.some((g) => g.kind === 'AppWrapper');
   const problems = scenario.policies.flatMap((p, i) => {
+    const at = `policies[${i}] (${p.name})`;
+    if (p.waitForPodsReady && !p.queues && !anyAppWrapper)
+      return [
+        `${at}: waitForPodsReady acts on the workloads Kueue admits, and this policy queues none: add queues: true`,
+      ];
     try {
       policyKueue(p);
       return [];
     } catch (err) {
-      return [`policies[${i}] (${p.name}): ${err instanceof Error ? err.message : String(err)}`];
+      return [`${at}: ${err instanceof Error ? err.message : String(err)}`];
     }
   });
   if (problems.length > 0) throw new ScenarioError(file, problems);

@@ -83,7 +83,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
     podAttach: (pod, container, io) => kubelet?.attach(pod, container, io),
     // pods/portforward follows the simulated kubelet's KWOK PortForward objects.
     podPortForward: (pod, port) => (logsClient ? podForward(logsClient, pod, port) : undefined),
-    // pods/exec runs in the simulated kubelet's shell; loaded on first use.
+    // pods/exec runs in the simulated kubelet's shell; loaded on first use. Its `sleep` is
+    // simulated time, divided by --time-scale as in the containers' own commands.
     podExec: async (pod, container, command, io) =>
       (await import('./kubelet/exec.ts')).execInContainer(
         pod,
@@ -91,6 +92,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions = {}): P
         command,
         io,
         opts.clock ?? realClock,
+        opts.timeScale ?? 1,
       ),
     ...opts,
   });

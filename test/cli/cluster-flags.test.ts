@@ -26,4 +26,14 @@ test("--kueue-config gives the Kueue stand-in the file's waitForPodsReady; witho
     waitForPodsReady: { timeout: '2m', blockAdmission: true },
   });
   assert.equal(clusterOptions(parse([])).kueue, undefined);
+  // Without the data plane there is no stand-in to configure.
+  assert.throws(
+    () => clusterOptions(parse(['--kueue-config', file, '--no-data-plane'])),
+    /--kueue-config configures the Kueue stand-in, which --no-data-plane leaves out: give one of them/,
+  );
+});
+
+test("--event-ttl reaches the API server in milliseconds, as kube-apiserver's Go duration", () => {
+  assert.equal(clusterOptions(parse(['--event-ttl', '1h30m'])).eventTtlMs, 90 * 60_000);
+  assert.equal(clusterOptions(parse([])).eventTtlMs, undefined);
 });

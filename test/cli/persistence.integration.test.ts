@@ -479,7 +479,7 @@ message: kept across a restart
 type: Normal
 `;
 
-test('--ephemeral keeps nothing; a port taken while down is replaced and the kubeconfig rewritten; Events keep their TTL', async () => {
+test('--ephemeral keeps nothing; a port taken while down is replaced and the kubeconfig rewritten; --event-ttl expires stored Events', async () => {
   const dir = await tempDir();
   const both = await troupe(['cluster', '--data-dir', dir, '--ephemeral', '--reset']);
   assert.equal(both.code, 1);
@@ -498,40 +498,24 @@ test('--ephemeral keeps nothing; a port taken while down is replaced and the kub
   assert.equal(await eph.stop(), 0);
   await assert.rejects(stat(join(dir, 'state.db')));
 
-  // A short --event-ttl (kube-apiserver's flag) makes the Event's expiry observable.
-  const ttl = ['--no-data-plane', '--event-ttl=20s'];
-  const first = await start(dir, ttl);
+  const first = await start(dir, ['--no-data-plane']);
   await kubectl(dir)(['create', 'cm', 'kept']);
-  const event = json<Obj & { metadata: { creationTimestamp: string } }>(
-    await kubectl(dir)(['create', '-f', '-', '-o', 'json'], EVENT),
-  );
-  // Its last write, as stored (to the second): it expires 20 s after.
-  const expires = Date.parse(event.metadata.creationTimestamp) + 20_000;
+  await kubectl(dir)(['create', '-f', '-'], EVENT);
   const port = Number(new URL(/API server at (\S+)/.exec(first.stdout)![1]!).port);
   assert.equal(await first.stop(), 0);
   const squatter = createServer();
   await new Promise<void>((r) => squatter.listen(port, '127.0.0.1', r));
-  // Down until 10 s of its 20 are left: a TTL restarted with the process would end 10 s late,
-  // which leaves a busy machine 10 s to restart and notice the expiry.
-  await waitFor('10 s of the Event TTL to pass while down', () => Date.now() > expires - 10_000 || undefined);
-  const secondStart = Date.now();
   try {
-    const second = await start(dir, ttl);
+    // --event-ttl (kube-apiserver's flag) reaches the restarted server: the Event kept from the
+    // first run has outlived one second, so it goes once restored (kept an hour by default).
+    // When exactly a restored Event expires: test/cluster/apiserver/event-ttl.integration.test.ts.
+    const second = await start(dir, ['--no-data-plane', '--event-ttl=1s']);
     assert.match(second.stdout, new RegExp(`port ${port} of the previous run is taken; serving on \\d+`));
     assert.doesNotMatch(await readFile(join(dir, 'kubeconfig'), 'utf8'), new RegExp(`:${port}\\b`));
     assert.match(await kubectl(dir)(['get', 'cm', 'kept', '-o', 'name']), /configmap\/kept/);
-    const eventNow = async () =>
-      (await kubectl(dir)(['get', 'event', 'note', '--ignore-not-found', '-o', 'name'])).trim();
-    const checkedAt = Date.now();
-    const present = await eventNow();
-    // Not expired at the restart (unless this machine took 10 s to restart: then nothing to see).
-    if (checkedAt < expires - 1000) assert.equal(present, 'event/note', 'the Event survived the restart');
-    await waitFor('the Event to expire', async () => (await eventNow()) === '', { timeoutMs: 60_000 });
-    const gone = Date.now();
-    assert.ok(gone >= expires, `not early: ${gone - expires} ms after its original expiry`);
-    assert.ok(
-      gone < secondStart + 20_000,
-      `on its original schedule, not 20 s after the restart: ${gone - secondStart} ms after it`,
+    await waitFor(
+      'the stored Event to expire',
+      async () => (await kubectl(dir)(['get', 'event', 'note', '--ignore-not-found', '-o', 'name'])) === '',
     );
     assert.equal(await second.stop(), 0);
   } finally {

@@ -58,4 +58,9 @@ test("a bad waitForPodsReady section names the scenario, the policy and Kueue's 
   await assert.rejects(loadScenario(file), {
     message: `${file}: invalid scenario:\n  - policies[1] (pods-ready): unknown field "waitForPodsReady.enable" (v1beta2 has no enable: the section turns waitForPodsReady on; featureGates: {DisableWaitForPodsReady: true} turns it off)`,
   });
+  // Without queues: true no Job goes through Kueue, so the section would do nothing.
+  await writeFile(file, SCENARIO.replace('queues: true\n    waitForPodsReady', 'waitForPodsReady'));
+  await assert.rejects(loadScenario(file), {
+    message: `${file}: invalid scenario:\n  - policies[1] (pods-ready): waitForPodsReady acts on the workloads Kueue admits, and this policy queues none: add queues: true`,
+  });
 });

@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { type BuiltManager, buildManager } from '../../src/cli/manager.ts';
+import type { BuiltManager } from '../../src/cli/manager.ts';
 import type { KubeObject } from '../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../src/cluster/index.ts';
 import { endSimulation, runUntil, StallError, startSimulation } from '../../src/lib/virtual-clock.ts';
-import { kubeConfigFromString } from '../../src/runtime/index.ts';
-import { quietManagerFlags } from '../support/manager-flags.ts';
+import { startQuietManager } from '../support/in-process-manager.ts';
 
 const MIN = 60_000;
 
@@ -88,15 +87,10 @@ async function simulateHour(seed: number): Promise<Simulation> {
       trace.push(`${at()} Event ${e.involvedObject?.name ?? e.regarding?.name} ${e.reason}`);
     });
 
-    built = buildManager(
-      kubeConfigFromString(cluster.server.kubeconfig),
-      quietManagerFlags(['--controllers=podsequence,podgroup', '--log-level=error']),
-      { clock },
-    );
-    for (const cap of built.capabilities) {
-      for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
-    }
-    await built.manager.start();
+    built = await startQuietManager(cluster.server.kubeconfig, clock, [
+      '--controllers=podsequence,podgroup',
+      '--log-level=error',
+    ]);
 
     await client.create(GVR.pods, pod('short', '5m'));
     await client.create(GVR.pods, pod('long', '40m'));

@@ -90,13 +90,16 @@ const HINTS: Record<string, string> = {
  * problem, each naming the field and what to write instead.
  */
 export function parseKueueConfiguration(text: string): KueueConfiguration {
-  let doc: unknown;
+  return kueueConfiguration(yamlDocument(text, ''));
+}
+
+/** A YAML document, or an error saying it is not one (`where`: inside what, if anything). */
+function yamlDocument(text: string, where: string): unknown {
   try {
-    doc = parseYaml(text);
+    return parseYaml(text);
   } catch (err) {
-    throw new Error(`not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${where}not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return kueueConfiguration(doc);
 }
 
 /** The same for a document already parsed (a scenario's inline section, for instance). */
@@ -136,7 +139,8 @@ function unwrapConfigMap(doc: unknown): Record<string, unknown> {
     throw new Error(
       'a ConfigMap must hold exactly one data key, the Configuration (Kueue: controller_manager_config.yaml)',
     );
-  return unwrapConfigMap(parseYaml(values[0]));
+  const key = Object.keys(obj.data as Record<string, unknown>)[0];
+  return unwrapConfigMap(yamlDocument(values[0], `the ConfigMap's data.${key}: `));
 }
 
 function problems(errors: ErrorObject[]): string[] {

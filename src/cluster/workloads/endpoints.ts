@@ -11,9 +11,9 @@
  * truncated`). A headless Service without ports gets its addresses without ports. The Service
  * gone, its Endpoints go. Services without a selector keep the Endpoints their owners write.
  *
- * Pod selection, readiness and port resolution are the EndpointSlice controller's
- * (./service-endpoints.ts, with the queueing both controllers share). Subsets and addresses are sorted by IP and port name; upstream sorts
- * them by a hash, so the order may differ.
+ * Pod selection, readiness, port resolution and the queueing are shared with the EndpointSlice
+ * controller (./service-endpoints.ts). Subsets and addresses are sorted by IP and port name;
+ * upstream sorts them by a hash, so the order may differ.
  */
 
 import { objectKey, parseKey } from '../../kube/keys.ts';

@@ -77,3 +77,46 @@ test('Events keep their TTL across a restart from the data directory', async () 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('an Event restored before its TTL ends expires on its original schedule, not one TTL after the restart', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-event-ttl-'));
+  const ttl = 60_000;
+  try {
+    const first = await startTestServer({ dataDir: dir, eventTtlMs: ttl });
+    const created = await first.request('POST', '/api/v1/namespaces/default/events', {
+      body: event('later'),
+    });
+    await first.close();
+    assert.equal(created.status, 201);
+    // The latest time it carries, as stored (to the second): its expiry counts from there.
+    const obj = created.json() as {
+      metadata: { creationTimestamp: string; managedFields: { time: string }[] };
+    };
+    const written = Math.max(
+      Date.parse(obj.metadata.creationTimestamp),
+      ...obj.metadata.managedFields.map((f) => Date.parse(f.time)),
+    );
+    // Restarted half-way through its TTL (by the restarted server's clock).
+    const clock = new ManualClock(written + ttl / 2);
+    const second = await startTestServer({ dataDir: dir, eventTtlMs: ttl, eventClock: clock });
+    const status = async () =>
+      (await second.request('GET', '/api/v1/namespaces/default/events/later')).status;
+    let beforeDue: number;
+    try {
+      // Not early: a second before its original expiry it is still there.
+      clock.advanceTo(written + ttl - 1000);
+      beforeDue = await status();
+      // Gone at its original expiry; a TTL restarted with the server would keep it 30 s more.
+      clock.advanceTo(written + ttl);
+      await waitFor('the restored Event to expire at its original time', async () => {
+        clock.advance(0);
+        return (await status()) === 404;
+      });
+    } finally {
+      await second.close();
+    }
+    assert.equal(beforeDue, 200);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

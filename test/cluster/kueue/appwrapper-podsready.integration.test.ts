@@ -9,15 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BuiltManager, buildManager } from '../../../src/cli/manager.ts';
+import type { BuiltManager } from '../../../src/cli/manager.ts';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
 import { parseKueueConfiguration } from '../../../src/cluster/kueue/config.ts';
 import { KGVR, type Workload } from '../../../src/cluster/kueue/index.ts';
 import { endSimulation, runUntil, startSimulation } from '../../../src/lib/virtual-clock.ts';
-import { kubeConfigFromString } from '../../../src/runtime/index.ts';
-import { quietManagerFlags } from '../../support/manager-flags.ts';
+import { startQuietManager } from '../../support/in-process-manager.ts';
 
 const MIN = 60_000;
 const AW_ANN = 'workload.codeflare.dev.appwrapper';
@@ -75,15 +74,10 @@ test('AppWrapper warmup grace period and Kueue PodsReady timeout, both orders, o
       kueue: parseKueueConfiguration(KUEUE_CONFIG),
     });
     const { client } = cluster;
-    built = buildManager(
-      kubeConfigFromString(cluster.server.kubeconfig),
-      quietManagerFlags(['--controllers=appwrapper', '--log-level=error']),
-      { clock },
-    );
-    for (const cap of built.capabilities) {
-      for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
-    }
-    await built.manager.start();
+    built = await startQuietManager(cluster.server.kubeconfig, clock, [
+      '--controllers=appwrapper',
+      '--log-level=error',
+    ]);
     const start = clock.now();
 
     const aw = (name: string) =>

@@ -56,7 +56,12 @@ describe('Kueue Configuration file', () => {
     );
     bad(`${head}waitForPodsReady: {timout: 1m}\n`, /unknown field "waitForPodsReady\.timout"/);
     bad('kind: Configuration\n', /apiVersion: required/);
-    bad(`${head}waitForPodsReady: [\n`, /not valid YAML/);
+    bad(`${head}waitForPodsReady: [\n`, /^Error: not valid YAML/);
+    // Inside Kueue's ConfigMap: the data key named, not taken for an unreadable file.
+    bad(
+      'kind: ConfigMap\ndata:\n  controller_manager_config.yaml: "waitForPodsReady: ["\n',
+      /^Error: the ConfigMap's data\.controller_manager_config\.yaml: not valid YAML/,
+    );
     bad('- a\n', /expected a mapping: apiVersion: config\.kueue\.x-k8s\.io\/v1beta2, kind: Configuration/);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Real queueing through the Kueue stand-in on the embedded API server: WorkloadPriorityClass
- * and priorities, preemption within a ClusterQueue (LowerPriority, LowerOrNewerEqualPriority), reclaim within a cohort, and the
- * conditions, messages and events Kueue v0.19 writes for them. The test plays the Job
- * controller (a Job here never runs pods, so a suspended Job holds nothing).
+ * and priorities, preemption within a ClusterQueue (LowerPriority, LowerOrNewerEqualPriority),
+ * reclaim within a cohort, and the conditions, messages and events Kueue v0.19 writes for them.
+ * The test plays the Job controller (a Job here never runs pods, so a suspended Job holds
+ * nothing).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -10,13 +10,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PodSequence } from '../../../src/apis/scheduling.example.com/v1alpha1.ts';
-import { type BuiltManager, buildManager } from '../../../src/cli/manager.ts';
+import type { BuiltManager } from '../../../src/cli/manager.ts';
 import { GVR } from '../../../src/cluster/client.ts';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../../../src/cluster/index.ts';
 import type { Pod } from '../../../src/controllers/podsequence/objects.ts';
 import { endSimulation, runUntil, startSimulation } from '../../../src/lib/virtual-clock.ts';
-import { kubeConfigFromString } from '../../../src/runtime/index.ts';
-import { quietManagerFlags } from '../../support/manager-flags.ts';
+import { startQuietManager } from '../../support/in-process-manager.ts';
 import { PODSEQ_GVR } from './harness.ts';
 
 const MIN = 60_000;
@@ -91,15 +90,10 @@ test('a group not Ready within its timeout: Fail fails the sequence, Continue re
       if (p.status?.phase === 'Running' && !seen.running.has(p.metadata.name!))
         seen.running.set(p.metadata.name!, clock.now());
     });
-    built = buildManager(
-      kubeConfigFromString(cluster.server.kubeconfig),
-      quietManagerFlags(['--controllers=podsequence', '--log-level=error']),
-      { clock },
-    );
-    for (const cap of built.capabilities) {
-      for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
-    }
-    await built.manager.start();
+    built = await startQuietManager(cluster.server.kubeconfig, clock, [
+      '--controllers=podsequence',
+      '--log-level=error',
+    ]);
 
     const start = clock.now();
     for (const p of [pod('warm-f', true), pod('main-f'), pod('warm-c', true), pod('main-c')])
