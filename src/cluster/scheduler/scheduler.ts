@@ -29,8 +29,10 @@ import {
   type MessageStyle,
   type OwnerKind,
   type PodEntry,
+  type PreparedPod,
   preparePod,
   type ScheduleOptions,
+  type ScheduleResult,
   type ScoringOptions,
   schedulePod,
   type Unschedulable,
@@ -205,6 +207,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const inflight = new Set<Promise<void>>();
   const stats = { bound: 0, bindErrors: 0, unschedulableAttempts: 0, preemptions: 0 };
   let move: MoveRequest;
+  /** Failed attempts by pod inputs, at state version `failedAt` (see attempt). */
+  const failed = new Map<string, ScheduleResult>();
+  let failedAt = -1;
   let stopped = false;
   let tickPending = false;
   let backoffTimer: TimerHandle | undefined;
@@ -279,6 +284,27 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     else armBackoff(next);
   }
 
+  /**
+   * schedulePod without extra plugins is a function of the pod's scheduling inputs and the
+   * cluster state (a cycle that fails scans every node, so not even the scan's start moves):
+   * an attempt whose pod has the inputs of one that failed since the state last changed fails
+   * the same way. Under coscheduling every pod added brings each parked gang member back while
+   * nothing it needs has changed; each such attempt filtered every node and ran preemption's
+   * dry run again.
+   */
+  function attempt(qp: QueuedPod, prepared: PreparedPod): ScheduleResult {
+    if (failedAt !== state.version) {
+      failed.clear();
+      failedAt = state.version;
+    }
+    const key = `${qp.pod.metadata.namespace ?? ''}\u0000${qp.inputsJson}`;
+    const known = failed.get(key);
+    if (known) return known;
+    const result = schedulePod(state, prepared, scheduleOpts);
+    if (result.status === 'Unschedulable') failed.set(key, result);
+    return result;
+  }
+
   function scheduleOne(qp: QueuedPod): void {
     const pod = qp.pod as Pod;
     qp.requests ??= computePodRequests(pod);
@@ -290,7 +316,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const extra: ExtraPlugins | undefined = veto
       ? { preFilterReject: { code: 'UnschedulableAndUnresolvable', plugin: COSCHEDULING, reasons: [veto] } }
       : vol?.extra;
-    const result = schedulePod(state, qp.prepared, extra ? { ...scheduleOpts, extra } : scheduleOpts);
+    const result = extra
+      ? schedulePod(state, qp.prepared, { ...scheduleOpts, extra })
+      : attempt(qp, qp.prepared);
     if (result.status === 'Scheduled') {
       queue.done(qp);
       if (vol) reservedVolumes.set(qp.uid, vol.byNode.get(result.nodeName));
@@ -605,11 +633,13 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const name = ns.metadata.name ?? '';
     if (type === 'DELETED') {
       state.namespaceLabels.delete(name);
+      state.changed();
       return;
     }
     const before = state.namespaceLabels.get(name);
     const labels = ns.metadata.labels ?? {};
     state.namespaceLabels.set(name, labels);
+    state.changed();
     // A namespace added or relabelled can start or stop matching a term's namespaceSelector.
     if (!before || !sameLabels(before, labels)) requestMove(new Set([INTER_POD_PLUGIN]));
   }
@@ -619,6 +649,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const selector = (svc.spec as { selector?: Record<string, string> | null } | undefined)?.selector;
     if (type === 'DELETED') state.workloads.deleteService(namespace, name);
     else state.workloads.setService(namespace, name, selector);
+    state.changed();
   }
 
   const onOwner = (kind: OwnerKind) => (type: string, obj: KubeObject) => {
@@ -631,6 +662,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
         name,
         (obj.spec as { selector?: unknown } | undefined)?.selector,
       );
+    state.changed();
   };
 
   // Everything the pods' rules refer to is known before the first pod is scheduled.

@@ -161,6 +161,16 @@ export class ClusterState {
   /** Namespace name → labels, for namespaceSelector in pod affinity terms. */
   readonly namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
   readonly workloads = new WorkloadSelectors();
+  /**
+   * Bumped on every change scheduling reads (nodes, pods, and through `changed()` namespace
+   * labels and workload selectors): equal versions mean the same state.
+   */
+  version = 0;
+
+  /** Records a change made to `namespaceLabels` or `workloads` directly. */
+  changed(): void {
+    this.version++;
+  }
 
   getNode(name: string): NodeInfo | undefined {
     const ni = this.byName.get(name);
@@ -176,6 +186,7 @@ export class ClusterState {
   }
 
   upsertNode(node: Node): NodeInfo {
+    this.version++;
     const name = node.metadata.name ?? '';
     let ni = this.byName.get(name);
     if (!ni) {
@@ -188,6 +199,7 @@ export class ClusterState {
   }
 
   removeNode(name: string): void {
+    this.version++;
     const ni = this.byName.get(name);
     if (!ni?.node) return;
     ni.node = undefined;
@@ -209,6 +221,7 @@ export class ClusterState {
 
   addEntry(entry: PodEntry): PodEntry {
     if (!entry.nodeName) throw new Error(`pod ${entry.key} has no node to account it on`);
+    this.version++;
     if (this.podIndex.has(entry.uid)) this.removePod(entry.uid);
     let ni = this.byName.get(entry.nodeName);
     if (!ni) {
@@ -227,6 +240,7 @@ export class ClusterState {
   removePod(uid: string): boolean {
     const entry = this.podIndex.get(uid);
     if (!entry) return false;
+    this.version++;
     this.podIndex.delete(uid);
     this.podsByLabel.remove(entry);
     this.existingTerms.remove(entry);
