@@ -128,6 +128,18 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
     if (value !== undefined && !flags.gangScheduling)
       throw new Error(`${flag} sets coscheduling, which is off: add --gang-scheduling`);
   }
+  // Flags that configure a part of the data plane: with --no-data-plane they would be read and
+  // then silently unused.
+  for (const [flag, given] of [
+    ['--gang-scheduling', flags.gangScheduling],
+    ['--node-config', flags.nodeConfig],
+    ['--kueue-config', flags.kueueConfig],
+  ] as const) {
+    if (given && !flags.dataPlane)
+      throw new Error(
+        `${flag} configures the data plane, which --no-data-plane leaves out: give one of them`,
+      );
+  }
   let nodes: EmbeddedClusterOptions['nodes'] = flags.nodes;
   if (flags.nodeConfig) {
     let text: string;
@@ -142,10 +154,6 @@ export function clusterOptions(flags: ClusterFlags): EmbeddedClusterOptions {
   }
   let kueue: EmbeddedClusterOptions['kueue'];
   if (flags.kueueConfig) {
-    if (!flags.dataPlane)
-      throw new Error(
-        '--kueue-config configures the Kueue stand-in, which --no-data-plane leaves out: give one of them',
-      );
     const file = flags.kueueConfig;
     const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
     let text: string;

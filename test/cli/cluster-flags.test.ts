@@ -26,11 +26,19 @@ test("--kueue-config gives the Kueue stand-in the file's waitForPodsReady; witho
     waitForPodsReady: { timeout: '2m', blockAdmission: true },
   });
   assert.equal(clusterOptions(parse([])).kueue, undefined);
-  // Without the data plane there is no stand-in to configure.
-  assert.throws(
-    () => clusterOptions(parse(['--kueue-config', file, '--no-data-plane'])),
-    /--kueue-config configures the Kueue stand-in, which --no-data-plane leaves out: give one of them/,
-  );
+});
+
+test('flags that configure the data plane are refused with --no-data-plane, not silently unused', () => {
+  const file = join(dir, 'any.yaml');
+  writeFileSync(file, 'apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n');
+  for (const given of [['--kueue-config', file], ['--node-config', file], ['--gang-scheduling']]) {
+    assert.throws(
+      () => clusterOptions(parse([...given, '--no-data-plane'])),
+      new RegExp(
+        `^Error: ${given[0]} configures the data plane, which --no-data-plane leaves out: give one of them$`,
+      ),
+    );
+  }
 });
 
 test("--event-ttl reaches the API server in milliseconds, as kube-apiserver's Go duration", () => {

@@ -177,11 +177,21 @@ const FIELDS = {
   ],
 };
 
-function checkFields(obj: Record<string, unknown>, path: keyof typeof FIELDS): void {
-  for (const k of Object.keys(obj)) {
-    if (!FIELDS[path].includes(k))
+/**
+ * `obj` with its keys under upstream's field names. Upstream decodes with encoding/json, which
+ * takes a key that matches a field name case-insensitively (`RetryLimit` sets retryLimit,
+ * and of two such keys the later wins); any other key is refused (see FIELDS).
+ */
+function upstreamFields(obj: Record<string, unknown>, path: keyof typeof FIELDS): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    const field =
+      FIELDS[path].find((f) => f === k) ?? FIELDS[path].find((f) => f.toLowerCase() === k.toLowerCase());
+    if (!field)
       throw new Error(`unknown field ${path}.${k} (upstream's fields there: ${FIELDS[path].join(', ')})`);
+    out[field] = v;
   }
+  return out;
 }
 
 const EFFECTS = new Set(['NoExecute', 'NoSchedule', 'PreferNoSchedule']);
@@ -202,13 +212,13 @@ const EFFECTS = new Set(['NoExecute', 'NoSchedule', 'PreferNoSchedule']);
  * drops every resource, a resource's list null drops its taints, and
  * `preferNoScheduleWeight: null` means weight 1 (upstream's ptr.Deref default).
  */
-export function configFromUpstream(section: Record<string, unknown>): AppWrapperConfigInput {
+export function configFromUpstream(given: Record<string, unknown>): AppWrapperConfigInput {
   const out: AppWrapperConfigInput = {};
   for (const [old, why] of Object.entries(REMOVED_IN_1_1)) {
-    if (old in section)
-      throw new Error(`appwrapper.${old} was removed in AppWrapper v1.1.0 (${why}); remove it`);
+    const key = Object.keys(given).find((k) => k.toLowerCase() === old.toLowerCase());
+    if (key) throw new Error(`appwrapper.${key} was removed in AppWrapper v1.1.0 (${why}); remove it`);
   }
-  checkFields(section, 'appwrapper');
+  const section = upstreamFields(given, 'appwrapper');
   const bool = (obj: Record<string, unknown>, key: string, path: string): boolean | undefined => {
     const v = obj[key];
     if (v === undefined || v === null) return undefined;
@@ -228,11 +238,11 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
   if (scheduler !== undefined) out.schedulerName = scheduler;
   const queue = str(section, 'defaultQueueName', 'appwrapper');
   if (queue !== undefined) out.defaultQueueName = queue;
-  const ft = section.faultTolerance as Record<string, unknown> | undefined;
-  if (ft !== undefined && (ft === null || typeof ft !== 'object' || Array.isArray(ft)))
+  const givenFt = section.faultTolerance as Record<string, unknown> | undefined;
+  if (givenFt !== undefined && (givenFt === null || typeof givenFt !== 'object' || Array.isArray(givenFt)))
     throw new Error('appwrapper.faultTolerance: expected a mapping');
-  if (ft) {
-    checkFields(ft, 'appwrapper.faultTolerance');
+  if (givenFt) {
+    const ft = upstreamFields(givenFt, 'appwrapper.faultTolerance');
     const d = (key: string): number | undefined => {
       const v = ft[key];
       if (v === undefined || v === null) return undefined;
@@ -265,13 +275,14 @@ export function configFromUpstream(section: Record<string, unknown>): AppWrapper
     }
     out.faultTolerance = f;
   }
-  const ap = section.autopilot as Record<string, unknown> | null | undefined;
-  if (ap !== undefined && ap !== null && (typeof ap !== 'object' || Array.isArray(ap)))
+  const givenAp = section.autopilot as Record<string, unknown> | null | undefined;
+  if (givenAp !== undefined && givenAp !== null && (typeof givenAp !== 'object' || Array.isArray(givenAp)))
     throw new Error('appwrapper.autopilot: expected a mapping');
   // Upstream checks `Autopilot != nil` before injecting or monitoring.
-  if (ap === null) out.autopilot = { injectAntiAffinities: false, monitorNodes: false, resourceTaints: {} };
-  if (ap) {
-    checkFields(ap, 'appwrapper.autopilot');
+  if (givenAp === null)
+    out.autopilot = { injectAntiAffinities: false, monitorNodes: false, resourceTaints: {} };
+  if (givenAp) {
+    const ap = upstreamFields(givenAp, 'appwrapper.autopilot');
     const a: Partial<AutopilotOptions> = {};
     const inject = bool(ap, 'injectAntiAffinities', 'appwrapper.autopilot');
     if (inject !== undefined) a.injectAntiAffinities = inject;

@@ -170,6 +170,20 @@ appwrapper:
     assert.equal(off.monitorNodes, false);
   });
 
+  test('field names match case-insensitively, as encoding/json matches them; of two, the later wins', () => {
+    const c = read(`
+appwrapper:
+  DefaultQueueName: first
+  defaultqueuename: team-queue
+  FaultTolerance: {RetryLimit: 2}
+  AutoPilot: {MonitorNodes: false}
+`);
+    assert.equal(c.defaultQueueName, 'team-queue');
+    assert.equal(c.faultTolerance.retryLimit, 2);
+    assert.equal(c.autopilot.monitorNodes, false);
+    assert.throws(() => read('appwrapper: {SlackQueueName: q}'), /appwrapper\.SlackQueueName was removed/);
+  });
+
   test('a taint value that is not a string is refused, naming it', () => {
     assert.throws(
       () =>
