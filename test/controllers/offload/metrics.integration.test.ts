@@ -46,6 +46,8 @@ describe('offload metrics', () => {
     assert.equal(s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }), 0);
 
     // Refused before anything is written, and refused by the provider (no GPU that large).
+    // At least once each: a second reconcile of the Job that runs before the informer has seen
+    // the first refusal's annotation refuses and counts it again (seen on a busy machine).
     await env.client.create(
       seedJob('bad-mem', ns, { annotations: { 'runpod.io/required-gpu-memory': 'sixteen' } }),
     );
@@ -56,7 +58,7 @@ describe('offload metrics', () => {
       env.manager,
       'both refusals counted',
       (s) =>
-        s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }) === 1 &&
+        (s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }) ?? 0) >= 1 &&
         (s.value('troupe_offload_launch_failures_total', { error_class: 'NoCapacity' }) ?? 0) >= 1,
     );
     assert.equal(s.value('troupe_offload_launch_failures_total', { error_class: 'Other' }), 0);
