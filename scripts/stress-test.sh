@@ -33,7 +33,7 @@ for run in $(seq "$RUNS"); do
   echo "stress-test: run $run of $RUNS ($(date -u +%H:%M:%S) UTC)"
   started=$SECONDS
   # As npm test runs the suite.
-  if ! node --test --test-concurrency=2 --test-timeout=600000 --test-force-exit \
+  if ! node --test --test-concurrency=2 --test-timeout=600000 \
     --import ./test/support/no-servers.ts "${tests[@]}"; then
     echo "stress-test: run $run failed after $((SECONDS - started)) s" >&2
     exit 1
