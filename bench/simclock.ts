@@ -11,15 +11,14 @@
  *   ./node_modules/.bin/node bench/simclock.ts [nodes] [simulated hours] [jobs per hour] [lease renewal ms]
  */
 import { createHash } from 'node:crypto';
-import { Command } from 'commander';
 import { buildManager } from '../src/cli/manager.ts';
-import { addManagerOptions, type ManagerFlags } from '../src/cli/manager-flags.ts';
 import { GVR } from '../src/cluster/client.ts';
 import { startEmbeddedCluster } from '../src/cluster/index.ts';
 import { validateNodeConfig } from '../src/cluster/nodes/index.ts';
 import { seededRandom } from '../src/lib/random.ts';
 import { endSimulation, runUntil, startSimulation } from '../src/lib/virtual-clock.ts';
 import { kubeConfigFromString } from '../src/runtime/index.ts';
+import { quietManagerFlags } from '../test/support/in-process-manager.ts';
 import { machine } from './support.ts';
 
 const NODES = Number(process.argv[2] ?? 50);
@@ -28,18 +27,6 @@ const JOBS_PER_HOUR = Number(process.argv[4] ?? 60);
 const GPUS_PER_NODE = 8;
 /** Node Lease renewal (EmbeddedClusterOptions.nodeLeaseRenewIntervalMs), default a kubelet's 10 s. */
 const LEASE_RENEW_MS = Number(process.argv[5] ?? 10_000);
-
-function managerFlags(): ManagerFlags {
-  const cmd = addManagerOptions(new Command('run').exitOverride(), {
-    healthProbeBindAddress: '0',
-    metricsBindAddress: '0',
-    webhookPort: 0,
-    dashboardAddress: '0',
-  });
-  cmd.action(() => {});
-  cmd.parse(['--controllers=podgroup,podsequence', '--log-level=error'], { from: 'user' });
-  return cmd.opts<ManagerFlags>();
-}
 
 interface Run {
   simulatedS: number;
@@ -75,7 +62,11 @@ async function run(busy: boolean): Promise<Run> {
       ],
     }),
   });
-  const built = buildManager(kubeConfigFromString(cluster.server.kubeconfig), managerFlags(), { clock });
+  const built = buildManager(
+    kubeConfigFromString(cluster.server.kubeconfig),
+    quietManagerFlags(['--controllers=podgroup,podsequence', '--log-level=error']),
+    { clock },
+  );
   for (const cap of built.capabilities) {
     for (const crd of cap.crds) await built.manager.client.apply(crd, { force: true });
   }
