@@ -22,6 +22,7 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
   ClusterState,
+  compilePodAffinityTerms,
   computePodRequests,
   type ExtraPlugins,
   type FitError,
@@ -31,6 +32,7 @@ import {
   type PodEntry,
   type PreparedPod,
   preparePod,
+  requiredAffinityMatches,
   type ScheduleOptions,
   type ScheduleResult,
   type ScoringOptions,
@@ -133,7 +135,6 @@ const POD_REMOVED = new Set([RESOURCES_PLUGIN, SPREAD_PLUGIN, INTER_POD_PLUGIN])
 const POD_CHANGED = new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN]);
 /** A terminating pod stops counting for topology spread. */
 const POD_TERMINATING = new Set([SPREAD_PLUGIN]);
-const GANG_EVENT = new Set([COSCHEDULING]);
 
 const SERVICES = GVR.services;
 const REPLICATION_CONTROLLERS = GVR.replicationcontrollers;
@@ -537,11 +538,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   function onPod(type: string, pod: KubeObject): void {
     const uid = pod.metadata.uid ?? '';
-    if (gangs) {
-      gangs.observe(type, pod);
-      // Coscheduling registers Pod/Add: a new pod may complete a gang it turned away.
-      if (type === 'ADDED') requestMove(GANG_EVENT);
-    }
+    // Coscheduling registers Pod/Add, but kube-scheduler's queue moves nothing when an
+    // unscheduled pod arrives (a new member reaches Permit, which activates its siblings);
+    // an assigned pod's arrival is onBoundPod's.
+    gangs?.observe(type, pod);
     if (type === 'DELETED') {
       queue.delete(uid);
       assumed.delete(uid);
@@ -591,6 +591,30 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     if (placed || relabelled || startedTerminating) state.addPod(pod as Pod, nodeName, cur?.requests);
     if (placed || relabelled || wasAssumed) requestMove(POD_CHANGED);
     else if (startedTerminating) requestMove(POD_TERMINATING);
+    if (gangs && (placed || wasAssumed)) moveAffineGangMembers(pod);
+  }
+
+  /**
+   * AssignedPodAdd for the pods Coscheduling turned away: kube-scheduler's queue offers an
+   * assigned pod's arrival only to parked pods with a required affinity term that matches it
+   * (or rejected by PodTopologySpread, which POD_CHANGED moves), so a gang member without
+   * such a term waits for its siblings' Permit, its PodGroup or the leftover flush.
+   */
+  function moveAffineGangMembers(placed: KubeObject): void {
+    const namespace = placed.metadata.namespace ?? '';
+    const labels = placed.metadata.labels ?? {};
+    const nsLabels = state.namespaceLabels.get(namespace);
+    const moved = queue.moveWhere(
+      (qp) =>
+        qp.rejectors.has(COSCHEDULING) &&
+        requiredAffinityMatches(
+          qp.prepared?.podAffinity ?? compilePodAffinityTerms(qp.pod as Pod),
+          namespace,
+          labels,
+          nsLabels,
+        ),
+    );
+    if (moved > 0) kick();
   }
 
   function onNode(type: string, node: KubeObject): void {

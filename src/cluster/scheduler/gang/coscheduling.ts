@@ -160,18 +160,9 @@ export class Coscheduling {
     return g && spec && spec !== 'missing' ? { g, spec } : undefined;
   }
 
-  /**
-   * A pod event seen by the scheduler's watch. A pod joining a gang that now has its
-   * minMember brings the gang's waiting members back to the active queue at once (upstream
-   * registers Pod/Add for this), instead of each retrying after its own backoff.
-   */
+  /** A pod event seen by the scheduler's watch: keeps the gangs' member lists. */
   observe(type: string, pod: KubeObject): void {
-    const joined = this.members.observe(type, pod);
-    if (!joined) return;
-    const spec = this.podGroup(joined);
-    if (!spec || spec === 'missing') return;
-    const { total, gated } = this.members.count(joined.key);
-    if (total - gated >= spec.minMember) this.side?.activate(this.members.uids(joined.key));
+    this.members.observe(type, pod);
   }
 
   /** Members assumed or bound: the scheduler's state accounts them on a node. */
