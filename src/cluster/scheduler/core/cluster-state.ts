@@ -9,6 +9,7 @@
 
 import type { Node, Pod, Taint } from '../../../kube/builtin.ts';
 import { ExistingPodTerms } from './existing-pod-terms.ts';
+import type { FilterStatus } from './filters.ts';
 import { compilePodAffinityTerms, type PodAffinityTerms } from './pod-affinity-terms.ts';
 import { PodLabelIndex } from './pod-label-index.ts';
 import { computePodRequests, type PodRequests, resourcesFromList } from './requests.ts';
@@ -58,6 +59,15 @@ export class NodeInfo {
   readonly pods = new Map<string, PodEntry>();
   /** Bumped on every change, for callers that cache per-node results. */
   generation = 0;
+  /**
+   * The node-local filters' verdict for the last pod shape tried here (see ClusterState.shapeId),
+   * valid while `generation` is unchanged.
+   */
+  readonly filterMemo: { shape: number; generation: number; status: FilterStatus | undefined } = {
+    shape: -1,
+    generation: -1,
+    status: undefined,
+  };
 
   constructor(name: string) {
     this.name = name;
@@ -161,6 +171,8 @@ export class ClusterState {
   /** Namespace name → labels, for namespaceSelector in pod affinity terms. */
   readonly namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
   readonly workloads = new WorkloadSelectors();
+  /** Ids of the pod shapes seen (shapeId), by their inputs' JSON. */
+  private readonly shapes = new Map<string, number>();
   /**
    * Bumped on every change scheduling reads (nodes, pods, and through `changed()` namespace
    * labels and workload selectors): equal versions mean the same state.
@@ -170,6 +182,20 @@ export class ClusterState {
   /** Records a change made to `namespaceLabels` or `workloads` directly. */
   changed(): void {
     this.version++;
+  }
+
+  /**
+   * One id per distinct input of the filters that read only the node and the pod (see
+   * runFilters): pods of one gang or workload share it, so a node unchanged since one of them
+   * was tried gives the next the same verdict.
+   */
+  shapeId(key: string): number {
+    let id = this.shapes.get(key);
+    if (id === undefined) {
+      id = this.shapes.size;
+      this.shapes.set(key, id);
+    }
+    return id;
   }
 
   getNode(name: string): NodeInfo | undefined {

@@ -229,6 +229,46 @@ export function updateCycleState(cycle: CycleState, e: PodEntry, ni: NodeInfo, d
   if (cycle.interPod) updateInterPodState(cycle.interPod, e, ni, delta);
 }
 
+/**
+ * The inputs of the filters up to NodeResourcesFit, the ones that read only the node and the
+ * pod: equal keys get equal verdicts on a node whose state has not changed.
+ */
+export function nodeFilterKey(p: PreparedPod, opts: FilterOptions): string {
+  const spec = p.pod.spec;
+  const q = p.requests.requests;
+  return JSON.stringify([
+    p.nodeName,
+    p.tolerations,
+    spec?.nodeSelector ?? null,
+    spec?.affinity?.nodeAffinity ?? null,
+    q.milliCPU,
+    q.memory,
+    q.ephemeralStorage,
+    q.scalar ? [...q.scalar] : null,
+    opts.detailedTaintReasons === true,
+  ]);
+}
+
+/**
+ * runFilters for a cycle without filters that read other pods, remembered per node: a
+ * cycle over every node after another pod of the same shape was placed on one of them finds
+ * the others' verdicts unchanged.
+ */
+export function runNodeFiltersMemo(
+  p: PreparedPod,
+  ni: NodeInfo,
+  opts: FilterOptions,
+  shape: number,
+): FilterStatus | undefined {
+  const m = ni.filterMemo;
+  if (m.shape === shape && m.generation === ni.generation) return m.status;
+  const st = runFilters(p, ni, opts);
+  m.shape = shape;
+  m.generation = ni.generation;
+  m.status = st;
+  return st;
+}
+
 /** Runs the filters in profile order and stops at the first failure, like the framework. */
 export function runFilters(
   p: PreparedPod,

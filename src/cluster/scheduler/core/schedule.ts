@@ -15,9 +15,11 @@ import {
   type FilterStatus,
   fitsRequest,
   type NodeUsage,
+  nodeFilterKey,
   type PreparedPod,
   preparePod,
   runFilters,
+  runNodeFiltersMemo,
   runPodFilters,
   updateCycleState,
 } from './filters.ts';
@@ -155,6 +157,8 @@ export function schedulePod(
   }
 
   const cycle: CycleState = { spread: spreadPreFilter(state, p), interPod: interPodPreFilter(state, p) };
+  // Without filters that read other pods, each node's verdict depends on the node and the pod's shape.
+  const shape = cycle.spread || cycle.interPod ? -1 : state.shapeId(nodeFilterKey(p, filterOpts));
   const want = numFeasibleNodesToFind(numAll, opts.percentageOfNodesToScore ?? 0);
   const feasible: NodeInfo[] = [];
   const n = candidates.length;
@@ -162,7 +166,9 @@ export function schedulePod(
   for (let i = 0; i < n && feasible.length < want; i++) {
     const ni = candidates[(start + i) % n]!;
     processed++;
-    const st = runFilters(p, ni, filterOpts, cycle) ?? extra?.filter?.(ni);
+    const st =
+      (shape < 0 ? runFilters(p, ni, filterOpts, cycle) : runNodeFiltersMemo(p, ni, filterOpts, shape)) ??
+      extra?.filter?.(ni);
     if (st) statuses.set(ni.name, st);
     else feasible.push(ni);
   }
