@@ -301,6 +301,36 @@ describe('node sampling', () => {
   });
 });
 
+describe('remembered node verdicts', () => {
+  test('a node changed, or a pod of another shape, is filtered again', () => {
+    const s = new ClusterState();
+    s.upsertNode(node('a', { cpu: '8', 'nvidia.com/gpu': '8' }));
+    s.upsertNode(node('b', { cpu: '8', 'nvidia.com/gpu': '8' }));
+    s.addPod(pod('fill-a', { 'nvidia.com/gpu': '6' }), 'a');
+    s.addPod(pod('fill-b', { 'nvidia.com/gpu': '8' }), 'b');
+    const first = schedulePod(s, pod('two', { 'nvidia.com/gpu': '2' }));
+    assert.equal(first.status === 'Scheduled' && first.nodeName, 'a');
+    s.addPod(pod('two', { 'nvidia.com/gpu': '2' }), 'a');
+    // Same shape, node a changed since: both full now.
+    assert.match(
+      message(schedulePod(s, pod('two-b', { 'nvidia.com/gpu': '2' }))),
+      /2 Insufficient nvidia.com\/gpu/,
+    );
+    // Another shape on unchanged nodes is not given the first shape's verdict.
+    assert.match(message(schedulePod(s, pod('cpu', { cpu: '9' }))), /2 Insufficient cpu/);
+    // A node that changes (its pod gone) is filtered again for the shape it rejected.
+    s.removePod(s.getNode('b')!.pods.keys().next().value!);
+    const again = schedulePod(s, pod('two-c', { 'nvidia.com/gpu': '2' }));
+    assert.equal(again.status === 'Scheduled' && again.nodeName, 'b');
+    // A node's labels are part of it: a selector it stops matching rejects it.
+    const sel = pod('sel', { 'nvidia.com/gpu': '1' }, { nodeSelector: { pool: 'x' } });
+    assert.match(message(schedulePod(s, sel)), /node\(s\) didn't match Pod's node affinity\/selector/);
+    s.upsertNode(node('b', { cpu: '8', 'nvidia.com/gpu': '8' }, { labels: { pool: 'x' } }));
+    const placed = schedulePod(s, pod('sel-2', { 'nvidia.com/gpu': '1' }, { nodeSelector: { pool: 'x' } }));
+    assert.equal(placed.status === 'Scheduled' && placed.nodeName, 'b');
+  });
+});
+
 describe('incremental accounting', () => {
   test('add/remove keeps the same totals as a recount from scratch', () => {
     const s = new ClusterState();
