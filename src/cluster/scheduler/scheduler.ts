@@ -31,6 +31,7 @@ import {
   type OwnerKind,
   type PodEntry,
   type PreparedPod,
+  podStartTime,
   preparePod,
   requiredAffinityMatches,
   type ScheduleOptions,
@@ -579,8 +580,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   /**
    * Keeps the accounted copy of a bound pod current where other pods' scheduling reads it:
-   * its node, labels and whether it is terminating. Seeing a pod bound, even one this
-   * scheduler assumed, is kube-scheduler's "assigned pod added" event.
+   * its node, labels, whether it is terminating and when it started. Seeing a pod bound, even
+   * one this scheduler assumed, is kube-scheduler's "assigned pod added" event.
    */
   function onBoundPod(pod: KubeObject, nodeName: string, wasAssumed: boolean): void {
     const cur = state.getPod(pod.metadata.uid ?? '');
@@ -588,7 +589,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const relabelled = cur !== undefined && !sameLabels(cur.labels, pod.metadata.labels ?? {});
     const terminating = pod.metadata.deletionTimestamp != null;
     const startedTerminating = cur !== undefined && terminating !== cur.terminating;
-    if (placed || relabelled || startedTerminating) state.addPod(pod as Pod, nodeName, cur?.requests);
+    // The kubelet writes status.startTime after the binding: preemption orders victims by it.
+    const started = cur !== undefined && podStartTime(pod as Pod) !== cur.startTime;
+    if (placed || relabelled || startedTerminating || started)
+      state.addPod(pod as Pod, nodeName, cur?.requests);
     if (placed || relabelled || wasAssumed) requestMove(POD_CHANGED);
     else if (startedTerminating) requestMove(POD_TERMINATING);
     if (gangs && (placed || wasAssumed)) moveAffineGangMembers(pod);

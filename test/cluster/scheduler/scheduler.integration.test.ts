@@ -328,6 +328,45 @@ describe('default-scheduler through the API', () => {
     assert.equal(await waitBound(h.client, 'urgent'), 'busy');
   });
 
+  test('preemption reads the start time the kubelet wrote after binding, not the creation time', async () => {
+    await h.client.create(GVR.nodes, nodeObj('n1', { cpu: '2' }));
+    await h.client.create(GVR.nodes, nodeObj('n2', { cpu: '2' }));
+    start();
+    const low = { priorityClassName: await priorityClass(h.client, 1) };
+    // Created in this order, so by creation time n1's pod is the later one.
+    await h.client.create(GVR.pods, podObj('on-n2', { cpu: '2' }, pinned('n2', low)));
+    await waitBound(h.client, 'on-n2');
+    await h.client.create(GVR.pods, podObj('on-n1', { cpu: '2' }, pinned('n1', low)));
+    await waitBound(h.client, 'on-n1');
+    // Started the other way round: n2's pod started last.
+    for (const [name, startTime] of [
+      ['on-n1', '2024-01-01T00:00:05Z'],
+      ['on-n2', '2024-01-01T00:00:10Z'],
+    ] as const) {
+      await h.client.mutate(
+        GVR.pods,
+        'default',
+        name,
+        (p) => {
+          (p.status as Record<string, unknown>).startTime = startTime;
+        },
+        'status',
+      );
+    }
+    await h.client.create(
+      GVR.pods,
+      podObj('urgent', { cpu: '2' }, { priorityClassName: await priorityClass(h.client, 100) }),
+    );
+    // One victim each, same priority: pickOneNodeForPreemption takes the node whose victim
+    // started latest (GetEarliestPodStartTime reads status.startTime).
+    const nominated = await waitFor(
+      'nominated',
+      () =>
+        (getPod(h.client, 'urgent')?.status as { nominatedNodeName?: string } | undefined)?.nominatedNodeName,
+    );
+    assert.equal(nominated, 'n2');
+  });
+
   test('a pod parked on a taint is retried once the taint is lifted', async () => {
     await h.client.create(
       GVR.nodes,

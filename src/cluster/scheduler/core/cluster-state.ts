@@ -137,7 +137,8 @@ function podKey(pod: Pod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
-function podStartTime(pod: Pod): number {
+/** status.startTime, or creationTimestamp until the kubelet writes it, in epoch ms (0 if neither). */
+export function podStartTime(pod: Pod): number {
   const t = pod.status?.startTime ?? pod.metadata?.creationTimestamp;
   const ms = t ? Date.parse(t) : Number.NaN;
   return Number.isFinite(ms) ? ms : 0;

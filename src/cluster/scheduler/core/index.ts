@@ -1,7 +1,7 @@
 /** The scheduler's pure core: cluster accounting, filters, scores and one scheduling cycle. */
 
 export { type CompiledNodeAffinity, compileNodeAffinity, compileTerm, type NodeMatcher } from './affinity.ts';
-export { ClusterState, NodeInfo, type PodEntry, podEntry } from './cluster-state.ts';
+export { ClusterState, NodeInfo, type PodEntry, podEntry, podStartTime } from './cluster-state.ts';
 export {
   type CycleState,
   ERR_REASON_AFFINITY,
