@@ -220,17 +220,6 @@ export class SchedulingQueue {
     return moved;
   }
 
-  /** A cluster event that only some parked pods care about: those `test` picks move as in moveForEvent. */
-  moveWhere(test: (qp: QueuedPod) => boolean): number {
-    let moved = 0;
-    for (const qp of this.unschedulable.values()) {
-      if (!test(qp)) continue;
-      this.requeue(qp);
-      moved++;
-    }
-    return moved;
-  }
-
   /** kube-scheduler's flushUnschedulablePodsLeftover: pods parked longer than `maxMs` retry. */
   flushLeftover(maxMs: number): number {
     const now = this.now();

@@ -22,7 +22,6 @@ import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, type Gvr, isNotFound } from '../client.ts';
 import {
   ClusterState,
-  compilePodAffinityTerms,
   computePodRequests,
   type ExtraPlugins,
   type FitError,
@@ -33,7 +32,6 @@ import {
   type PreparedPod,
   podStartTime,
   preparePod,
-  requiredAffinityMatches,
   type ScheduleOptions,
   type ScheduleResult,
   type ScoringOptions,
@@ -132,8 +130,14 @@ const INTER_POD_PLUGIN = 'InterPodAffinity';
 const NO_MOVE = new Set<string>();
 /** A placed pod went away: room, spread counts and anti-affinity may all have changed. */
 const POD_REMOVED = new Set([RESOURCES_PLUGIN, SPREAD_PLUGIN, INTER_POD_PLUGIN]);
-/** A pod placed or relabelled: spread counts and affinity matches change. */
+/** A pod relabelled: spread counts and affinity matches change. */
 const POD_CHANGED = new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN]);
+/**
+ * A pod placed (AssignedPodAdd): as POD_CHANGED, and Coscheduling registers Pod/Add without a
+ * queueing hint, so with SchedulerQueueingHints (on since 1.32) kube-scheduler's addPodToCache
+ * moves every pod it turned away.
+ */
+const POD_PLACED = new Set([SPREAD_PLUGIN, INTER_POD_PLUGIN, COSCHEDULING]);
 /** A terminating pod stops counting for topology spread. */
 const POD_TERMINATING = new Set([SPREAD_PLUGIN]);
 
@@ -540,8 +544,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   function onPod(type: string, pod: KubeObject): void {
     const uid = pod.metadata.uid ?? '';
     // Coscheduling registers Pod/Add, but kube-scheduler's queue moves nothing when an
-    // unscheduled pod arrives (a new member reaches Permit, which activates its siblings);
-    // an assigned pod's arrival is onBoundPod's.
+    // unscheduled pod arrives (addPodToSchedulingQueue; a new member that reaches Permit
+    // activates its siblings); a pod placed is onBoundPod's.
     gangs?.observe(type, pod);
     if (type === 'DELETED') {
       queue.delete(uid);
@@ -593,32 +597,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const started = cur !== undefined && podStartTime(pod as Pod) !== cur.startTime;
     if (placed || relabelled || startedTerminating || started)
       state.addPod(pod as Pod, nodeName, cur?.requests);
-    if (placed || relabelled || wasAssumed) requestMove(POD_CHANGED);
+    if (placed || wasAssumed) requestMove(POD_PLACED);
+    else if (relabelled) requestMove(POD_CHANGED);
     else if (startedTerminating) requestMove(POD_TERMINATING);
-    if (gangs && (placed || wasAssumed)) moveAffineGangMembers(pod);
-  }
-
-  /**
-   * AssignedPodAdd for the pods Coscheduling turned away: kube-scheduler's queue offers an
-   * assigned pod's arrival only to parked pods with a required affinity term that matches it
-   * (or rejected by PodTopologySpread, which POD_CHANGED moves), so a gang member without
-   * such a term waits for its siblings' Permit, its PodGroup or the leftover flush.
-   */
-  function moveAffineGangMembers(placed: KubeObject): void {
-    const namespace = placed.metadata.namespace ?? '';
-    const labels = placed.metadata.labels ?? {};
-    const nsLabels = state.namespaceLabels.get(namespace);
-    const moved = queue.moveWhere(
-      (qp) =>
-        qp.rejectors.has(COSCHEDULING) &&
-        requiredAffinityMatches(
-          qp.prepared?.podAffinity ?? compilePodAffinityTerms(qp.pod as Pod),
-          namespace,
-          labels,
-          nsLabels,
-        ),
-    );
-    if (moved > 0) kick();
   }
 
   function onNode(type: string, node: KubeObject): void {

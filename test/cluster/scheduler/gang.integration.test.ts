@@ -368,40 +368,46 @@ describe('on a clock that stands still (no backoff ever ends)', () => {
     await waitFor('both members bound', async () => (await pods(env, ns)).filter(placed).length === 2);
   });
 
-  test('an assigned pod retries a parked member only through a required affinity term it matches', async () => {
-    const ns = await env.namespace('affine');
+  test('a pod created retries no parked member; a pod placed retries every one', async () => {
+    const ns = await env.namespace('podadd');
     const pod = (name: string, extra: string, labels = '{scheduling.x-k8s.io/pod-group: a}') =>
       `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, labels: ${labels}}\nspec: {${extra}containers: [{name: c, image: fake-image}]}\n`;
-    const affinity =
-      'affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {role: anchor}}, topologyKey: kubernetes.io/hostname}]}}, ';
+    const huge = (name: string) =>
+      pod(name, '', '{app: huge}').replace(
+        'image: fake-image',
+        "image: fake-image, resources: {requests: {cpu: '1000'}}",
+      );
+    const turnedAway = (name: string) => async () =>
+      (await eventsFor(env.client, ns, 'Pod', name)).some((e) => e.reason === 'FailedScheduling');
     await env.kubectl(
       ['apply', '-n', ns, '-f', '-'],
-      `apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\nspec: {minMember: 3}\n${pod('a-0', affinity)}`,
+      `apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\nspec: {minMember: 3}\n${pod('a-0', '')}`,
     );
     const verdict = (n: number) => async () =>
       (await eventsFor(env.client, ns, 'Pod', 'a-0')).find((e) =>
         String(e.note).includes(`current pods number: ${n},`),
       );
     await waitFor('a-0 turned away with no sibling', verdict(1));
-    // A sibling arriving (another scheduler's) and a pod placed that a-0's term does not
-    // match: kube-scheduler's queue offers neither to a-0.
+    // A sibling created (another scheduler's) and a pod that fits nowhere: kube-scheduler's
+    // queue moves nothing when an unscheduled pod arrives.
     await env.kubectl(
       ['apply', '-n', ns, '-f', '-'],
-      pod('a-1', 'schedulerName: elsewhere, ') + pod('plain', '', '{app: plain}'),
+      pod('a-1', 'schedulerName: elsewhere, ') + huge('huge-0'),
     );
-    await waitFor('plain placed', async () => (await pods(env, ns, 'app=plain')).some(placed));
-    // a-0's backoff is over: a move would try it now. A pod placed after this instant shows
-    // that the scheduler has taken its turns since.
+    await waitFor('huge-0 tried', turnedAway('huge-0'));
+    // a-0's backoff is over: a move would have it tried now. A pod tried after this instant
+    // shows that the scheduler has taken its turns since.
     clock.advance(2000);
-    await env.kubectl(['apply', '-n', ns, '-f', '-'], pod('plain-2', '', '{app: plain2}'));
-    await waitFor('plain-2 placed', async () => (await pods(env, ns, 'app=plain2')).some(placed));
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], huge('huge-1'));
+    await waitFor('huge-1 tried', turnedAway('huge-1'));
     clock.advance(8000);
-    const anchorAt = clock.now();
-    await env.kubectl(['apply', '-n', ns, '-f', '-'], pod('anchor', '', '{role: anchor}'));
+    const placedAt = clock.now();
+    // A pod placed (AssignedPodAdd) moves every pod coscheduling turned away.
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], pod('plain', '', '{app: plain}'));
     const retried = await waitFor('a-0 tried again, seeing its sibling', verdict(2));
     assert.ok(
-      Date.parse(String(retried.deprecatedFirstTimestamp)) >= anchorAt,
-      `a-0 was tried again before the anchor was placed: ${JSON.stringify(retried)}`,
+      Date.parse(String(retried.deprecatedFirstTimestamp)) >= placedAt,
+      `a-0 was tried again before a pod was placed: ${JSON.stringify(retried)}`,
     );
   });
 

@@ -32,7 +32,6 @@ export {
   interPodPreFilter,
 } from './inter-pod-filter.ts';
 export { interPodAffinityScores } from './inter-pod-score.ts';
-export { compilePodAffinityTerms, requiredAffinityMatches } from './pod-affinity-terms.ts';
 export { quantityMilliValue, quantityValue } from './quantity.ts';
 export {
   computePodRequests,

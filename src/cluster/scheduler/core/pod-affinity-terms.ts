@@ -91,20 +91,6 @@ export function termMatches(
   return term.selector.matches(labels);
 }
 
-/**
- * Whether one of the pod's required affinity terms matches a pod placed in `namespace` with
- * `labels`: the test kube-scheduler's queue applies before an assigned pod's arrival may move
- * a parked pod (getUnschedulablePodsWithCrossTopologyTerm).
- */
-export function requiredAffinityMatches(
-  terms: PodAffinityTerms | undefined,
-  namespace: string,
-  labels: Readonly<Record<string, string>>,
-  namespaceLabels: Readonly<Record<string, string>> | undefined,
-): boolean {
-  return terms?.required.some((t) => termMatches(t, namespace, labels, namespaceLabels)) ?? false;
-}
-
 /** An incoming pod's term with its namespaceSelector turned into namespaces for this cycle. */
 export interface ResolvedTerm {
   namespaces: ReadonlySet<string> | 'all';
