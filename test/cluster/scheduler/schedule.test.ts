@@ -329,6 +329,16 @@ describe('remembered node verdicts', () => {
     const placed = schedulePod(s, pod('sel-2', { 'nvidia.com/gpu': '1' }, { nodeSelector: { pool: 'x' } }));
     assert.equal(placed.status === 'Scheduled' && placed.nodeName, 'b');
   });
+
+  test('shape ids are never reused once the shapes seen are forgotten', () => {
+    const s = new ClusterState();
+    s.upsertNode(node('a', { cpu: '8' }));
+    assert.match(message(schedulePod(s, pod('big', { cpu: '9' }))), /1 Insufficient cpu/);
+    // Enough other shapes that the ones seen are forgotten and ids start anew.
+    for (let i = 0; i < 5000; i++) s.shapeId(`synthetic-${i}`);
+    const small = schedulePod(s, pod('small', { cpu: '1' }));
+    assert.equal(small.status === 'Scheduled' && small.nodeName, 'a');
+  });
 });
 
 describe('incremental accounting', () => {

@@ -160,6 +160,9 @@ export function podEntry(pod: Pod, nodeName: string, requests?: PodRequests): Po
   };
 }
 
+/** Pod shapes remembered before shapeId starts over. */
+const MAX_SHAPES = 4096;
+
 export class ClusterState {
   /** Nodes with a Node object, in the order they were first added: the scheduler's node list. */
   readonly nodes: NodeInfo[] = [];
@@ -172,8 +175,9 @@ export class ClusterState {
   /** Namespace name → labels, for namespaceSelector in pod affinity terms. */
   readonly namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
   readonly workloads = new WorkloadSelectors();
-  /** Ids of the pod shapes seen (shapeId), by their inputs' JSON. */
+  /** Ids of the pod shapes seen lately (shapeId), by their inputs' JSON. */
   private readonly shapes = new Map<string, number>();
+  private nextShape = 0;
   /**
    * Bumped on every change scheduling reads (nodes, pods, and through `changed()` namespace
    * labels and workload selectors): equal versions mean the same state.
@@ -193,7 +197,10 @@ export class ClusterState {
   shapeId(key: string): number {
     let id = this.shapes.get(key);
     if (id === undefined) {
-      id = this.shapes.size;
+      // A long-lived cluster sees ever new shapes: start over now and then. Ids are never
+      // reused, so a node's verdict for a forgotten shape matches no later one.
+      if (this.shapes.size >= MAX_SHAPES) this.shapes.clear();
+      id = this.nextShape++;
       this.shapes.set(key, id);
     }
     return id;
