@@ -294,7 +294,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
    * schedulePod without extra plugins is a function of the pod's scheduling inputs and the
    * cluster state (a cycle that fails scans every node, so not even the scan's start moves):
    * an attempt whose pod has the inputs of one that failed since the state last changed fails
-   * the same way. Under coscheduling every pod added brings each parked gang member back while
+   * the same way. Under coscheduling every pod placed brings each parked gang member back while
    * nothing it needs has changed; each such attempt filtered every node and ran preemption's
    * dry run again.
    */
