@@ -219,7 +219,7 @@ spec:
     // The first member belongs to another scheduler: it counts for pre-filter but is never
     // placed here. Created first, so the last of the others sees all three, reaches Permit and
     // activates its sibling (a member turned away for want of siblings waits otherwise, as
-    // upstream, for its PodGroup to change or the unschedulable flush).
+    // upstream, for a pod to be placed, its PodGroup to change or the unschedulable flush).
     await env.kubectl(
       ['apply', '-n', ns, '-f', '-'],
       group('t', '{minMember: 3, scheduleTimeoutSeconds: 1}') +
@@ -271,8 +271,8 @@ spec:
       explain('podgroups.scheduling.x-k8s.io/nope'),
     ]);
     rmSync(dir, { recursive: true, force: true });
-    // Each member's verdict counts the pods that existed when it was tried: w-0 may have been
-    // tried alone (nothing retries it while the gang stays short, as upstream).
+    // Each member's verdict counts the pods that existed when it was last tried: w-0 may have
+    // been tried alone (only a pod placed somewhere retries it while the gang stays short).
     const verdict = (p: string) =>
       `    the scheduler, on 1 member: 0/2 nodes are available: pre-filter pod ${p} cannot find enough sibling pods, current pods number: [12], minMember of group: 3\\.`;
     assert.match(
