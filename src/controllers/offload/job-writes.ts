@@ -3,6 +3,7 @@
  * the link to its remote pod, the way back to local, and the cleanup finalizer's release.
  */
 
+import { isConflict } from '../../runtime/index.ts';
 import type { OffloadContext } from './context.ts';
 import { readJobConfig } from './core.ts';
 import * as K from './keys.ts';
@@ -27,18 +28,32 @@ export const retryLater = (c: OffloadContext, errorClass: string): Record<string
     ? { [K.RETRY_AT]: String(c.now() + c.intervalMs) }
     : {};
 
-/** A refusal before anything was written for the launch (an Event only when it is news). */
+/**
+ * A refusal before anything was written for the launch (an Event only when it is news). The
+ * write is conditional on the Job's resourceVersion: a reconcile on a cache that has not yet
+ * seen an earlier refusal's annotation gets a 409 instead of reporting and counting it again
+ * (the change that caused the 409 brings the Job back with its annotations).
+ */
 export async function markError(c: OffloadContext, job: Job, errorClass: string, message: string) {
   const a = job.metadata.annotations ?? {};
-  if (a[K.ERROR] !== message || a[K.ERROR_CLASS] !== errorClass) {
-    await annotateJob(c, job, {
-      [K.ERROR]: message,
-      [K.ERROR_CLASS]: errorClass,
-      ...retryLater(c, errorClass),
-    });
-    c.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
-    c.metrics.launchFailed(errorClass);
+  if (a[K.ERROR] === message && a[K.ERROR_CLASS] === errorClass) return;
+  try {
+    await c.client.mergePatch<Job>(
+      job,
+      {
+        metadata: {
+          resourceVersion: job.metadata.resourceVersion,
+          annotations: { [K.ERROR]: message, [K.ERROR_CLASS]: errorClass, ...retryLater(c, errorClass) },
+        },
+      },
+      { signal: c.signal },
+    );
+  } catch (err) {
+    if (isConflict(err)) return;
+    throw err;
   }
+  c.recorder.warning(job, `Offload${errorClass}`, 'Offload', message);
+  c.metrics.launchFailed(errorClass);
 }
 
 /** A refusal after the intent was written: the launch rolled back, then reported and counted. */

@@ -4,6 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { OffloadContext } from '../../../src/controllers/offload/context.ts';
+import { markError } from '../../../src/controllers/offload/job-writes.ts';
+import { ERROR } from '../../../src/controllers/offload/keys.ts';
+import type { Job } from '../../../src/controllers/offload/types.ts';
 import { scrapeUntil } from '../../runtime/scrape.ts';
 import { waitFor } from '../../support/wait.ts';
 import { type OffloadEnv, seedJob, startOffloadEnv } from './harness.ts';
@@ -46,8 +50,6 @@ describe('offload metrics', () => {
     assert.equal(s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }), 0);
 
     // Refused before anything is written, and refused by the provider (no GPU that large).
-    // At least once each: a second reconcile of the Job that runs before the informer has seen
-    // the first refusal's annotation refuses and counts it again (seen on a busy machine).
     await env.client.create(
       seedJob('bad-mem', ns, { annotations: { 'runpod.io/required-gpu-memory': 'sixteen' } }),
     );
@@ -58,7 +60,7 @@ describe('offload metrics', () => {
       env.manager,
       'both refusals counted',
       (s) =>
-        (s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }) ?? 0) >= 1 &&
+        s.value('troupe_offload_launch_failures_total', { error_class: 'Invalid' }) === 1 &&
         (s.value('troupe_offload_launch_failures_total', { error_class: 'NoCapacity' }) ?? 0) >= 1,
     );
     assert.equal(s.value('troupe_offload_launch_failures_total', { error_class: 'Other' }), 0);
@@ -77,5 +79,41 @@ describe('offload metrics', () => {
         s.value('troupe_offload_spend_usd_per_hour') === 0,
     );
     assert.equal(s.value('troupe_offload_jobs_offloaded_total', { reason: 'Requested' }), 1);
+  });
+
+  test('a refusal seen again on a stale copy of the Job is reported and counted once', async () => {
+    // A suspended Job troupe does not manage: once the Job controller has marked it suspended,
+    // only the calls below write to it.
+    await env.client.create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'stale', namespace: ns },
+      spec: {
+        suspend: true,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+      },
+    });
+    const job = await waitFor('the Job marked suspended', async () => {
+      const j = (await env.client.get(JOB, 'stale', ns)) as Job & {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
+      return j.status?.conditions?.some((x) => x.type === 'Suspended' && x.status === 'True') ? j : undefined;
+    });
+    const warnings: string[] = [];
+    let counted = 0;
+    const c = {
+      client: env.client,
+      now: () => Date.now(),
+      intervalMs: 60_000,
+      recorder: { warning: (_o: unknown, reason: string) => warnings.push(reason) },
+      metrics: { launchFailed: () => counted++ },
+    } as unknown as OffloadContext;
+    await markError(c, job, 'Invalid', 'bad gpu memory');
+    // The same copy again, as a reconcile whose cache has not seen the first write.
+    await markError(c, job, 'Invalid', 'bad gpu memory');
+    assert.equal(counted, 1);
+    assert.deepEqual(warnings, ['OffloadInvalid']);
+    const stored = (await env.client.get(JOB, 'stale', ns)) as Job;
+    assert.equal(stored.metadata.annotations?.[ERROR], 'bad gpu memory');
   });
 });
