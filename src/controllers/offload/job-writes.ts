@@ -10,15 +10,23 @@ import * as K from './keys.ts';
 import type { Job, Pod } from './types.ts';
 import { deleteVirtualPod } from './virtual-pod-writes.ts';
 
+/** Merges annotations (and labels) into the Job; `ifUnchanged`: only onto this very version of it (else 409). */
 export const annotateJob = (
   c: OffloadContext,
   job: Job,
   annotations: Record<string, string | null>,
   labels?: Record<string, string>,
+  opts: { ifUnchanged?: boolean } = {},
 ) =>
   c.client.mergePatch<Job>(
     job,
-    { metadata: { annotations, ...(labels ? { labels } : {}) } },
+    {
+      metadata: {
+        ...(opts.ifUnchanged ? { resourceVersion: job.metadata.resourceVersion } : {}),
+        annotations,
+        ...(labels ? { labels } : {}),
+      },
+    },
     { signal: c.signal },
   );
 
@@ -38,15 +46,12 @@ export async function markError(c: OffloadContext, job: Job, errorClass: string,
   const a = job.metadata.annotations ?? {};
   if (a[K.ERROR] === message && a[K.ERROR_CLASS] === errorClass) return;
   try {
-    await c.client.mergePatch<Job>(
+    await annotateJob(
+      c,
       job,
-      {
-        metadata: {
-          resourceVersion: job.metadata.resourceVersion,
-          annotations: { [K.ERROR]: message, [K.ERROR_CLASS]: errorClass, ...retryLater(c, errorClass) },
-        },
-      },
-      { signal: c.signal },
+      { [K.ERROR]: message, [K.ERROR_CLASS]: errorClass, ...retryLater(c, errorClass) },
+      undefined,
+      { ifUnchanged: true },
     );
   } catch (err) {
     if (isConflict(err)) return;
