@@ -207,6 +207,11 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   /** uid → node of pods assumed and not yet seen bound. */
   const assumed = new Map<string, string>();
+  /**
+   * uid → the newest copy the watch delivered of a pod while it was assumed (the queue does not
+   * take them): an unreserved pod goes back to the queue as its informer shows it now.
+   */
+  const seenAssumed = new Map<string, KubeObject>();
   /** Victims of a pod's last preemption: no new preemption while they still terminate. */
   const preempting = new Map<string, string[]>();
   const nodeSigs = new Map<string, NodeSignature>();
@@ -344,17 +349,22 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
    */
   function unreserve(qp: QueuedPod, message: string, rejector?: string): void {
     const node = assumed.get(qp.uid);
+    const seen = seenAssumed.get(qp.uid);
     assumed.delete(qp.uid);
+    seenAssumed.delete(qp.uid);
     gangs?.unassumed(qp.uid);
     const e = state.getPod(qp.uid);
     if (e && e.nodeName === node) {
       state.removePod(qp.uid);
       requestMove(POD_REMOVED);
     }
-    const { namespace = '', name = '' } = qp.pod.metadata;
-    const cur = client.get(GVR.pods, namespace, name);
-    if (!cur || cur.metadata.uid !== qp.uid || !schedulable(cur)) return;
-    const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, schedulingInputs(cur));
+    // kube-scheduler reads the pod from its informer here, not from the API server. No longer
+    // assumed: the watch saw it deleted or bound.
+    if (node === undefined) return;
+    const cur = seen ?? qp.pod;
+    if (!schedulable(cur)) return;
+    const again =
+      queue.get(qp.uid) ?? queue.add(cur, qp.uid, cur === qp.pod ? qp.inputsJson : schedulingInputs(cur));
     again.attempts = Math.max(again.attempts, qp.attempts);
     if (rejector) queue.parkUnschedulable(again, new Set([rejector]));
     else queue.backoffAfterError(again);
@@ -401,6 +411,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       // Forget the assumption unless the watch already saw the pod bound.
       if (assumed.get(qp.uid) === nodeName) {
         assumed.delete(qp.uid);
+        seenAssumed.delete(qp.uid);
         gangs?.unassumed(qp.uid);
         const e = state.getPod(qp.uid);
         if (e && e.nodeName === nodeName) {
@@ -550,6 +561,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     if (type === 'DELETED') {
       queue.delete(uid);
       assumed.delete(uid);
+      seenAssumed.delete(uid);
       preempting.delete(uid);
       gangs?.forget(uid);
       reservedVolumes.delete(uid);
@@ -561,6 +573,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     if (nodeName) {
       if (queue.get(uid)) queue.delete(uid);
       const wasAssumed = assumed.delete(uid);
+      seenAssumed.delete(uid);
       const phase = (pod.status as { phase?: string } | undefined)?.phase;
       if (phase === 'Succeeded' || phase === 'Failed') {
         if (state.removePod(uid)) requestMove(POD_REMOVED);
@@ -570,7 +583,10 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       return;
     }
     // A binding in flight: the watch will show the pod bound, or the binding fails.
-    if (assumed.has(uid)) return;
+    if (assumed.has(uid)) {
+      seenAssumed.set(uid, pod);
+      return;
+    }
     if (!schedulable(pod)) {
       queue.delete(uid);
       return;
