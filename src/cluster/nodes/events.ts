@@ -5,8 +5,7 @@
  * (which pkg/controller/nodelifecycle and pkg/controller/tainteviction use) does.
  *
  * Writes are queued and never fail the caller. Repeats that arrive while an earlier copy
- * is still queued are merged into that queued write, so a pod retried thousands of times
- * costs a handful of writes (the new events API batches its series the same way).
+ * is still queued are merged into that queued write.
  */
 import { rfc3339 } from '../../kube/conditions.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
