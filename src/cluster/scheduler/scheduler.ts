@@ -782,7 +782,7 @@ function setPodCondition(
 
 /** Event notes are limited to 1 kB: schedule_one.go's truncateMessage (the condition keeps it whole). */
 const NOTE_LENGTH_LIMIT = 1024;
-function truncateMessage(message: string): string {
+export function truncateMessage(message: string): string {
   if (message.length <= NOTE_LENGTH_LIMIT) return message;
   const suffix = ' ...';
   return message.slice(0, NOTE_LENGTH_LIMIT - suffix.length) + suffix;

@@ -9,6 +9,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/cluster/apiserver/types.ts';
 import { ClusterClient, GVR } from '../../../src/cluster/client.ts';
 import { FINISH_MS, REFRESH_MS, SeriesEventRecorder } from '../../../src/cluster/scheduler/events.ts';
+import { truncateMessage } from '../../../src/cluster/scheduler/scheduler.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { startTestServer, type TestServer } from '../../support/apiserver.ts';
 
@@ -284,4 +285,25 @@ describe('the scheduler’s Event series', () => {
     assert.equal(events().length, 1, 'nothing is recorded after stop; what was queued is written');
     assert.equal(events()[0]!.series?.count, 2);
   });
+});
+
+test('a verdict over 1 kB is cut for the note as kube-scheduler cuts it, and the API takes it', async () => {
+  assert.equal(truncateMessage('short'), 'short');
+  const long = `0/9 nodes are available: ${'x'.repeat(2000)}`;
+  const cut = truncateMessage(long);
+  assert.equal(cut.length, 1024);
+  assert.ok(cut.endsWith(' ...'));
+  assert.equal(cut.slice(0, 1020), long.slice(0, 1020));
+  const t = await startTestServer();
+  try {
+    const client = new ClusterClient(t.server.api, 'system:kube-scheduler');
+    const rec = new SeriesEventRecorder(client, { controller: 'default-scheduler', instance: 'i' });
+    rec.event(pod('long', '1'), undefined, 'Warning', 'FailedScheduling', 'Scheduling', cut);
+    rec.event(pod('longer', '1'), undefined, 'Warning', 'FailedScheduling', 'Scheduling', `${cut}!`);
+    await rec.stop();
+    const notes = client.list<EventV1>(GVR.eventsV1, NS).map((e) => e.note);
+    assert.deepEqual(notes, [cut], 'a note over 1 kB is refused (note: can have at most 1024 characters)');
+  } finally {
+    await t.close();
+  }
 });

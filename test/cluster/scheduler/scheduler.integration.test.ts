@@ -347,7 +347,10 @@ describe('default-scheduler through the API', () => {
         (getPod(h.client, 'urgent')?.status as { nominatedNodeName?: string } | undefined)
           ?.nominatedNodeName === 'busy',
     );
-    await waitFor('Preempted event', () => eventsFor(h.client, 'victim', 'Preempted')[0]);
+    const preempted = await waitFor('Preempted event', () => eventsFor(h.client, 'victim', 'Preempted')[0]);
+    assert.equal(preempted.action, 'Preempting');
+    assert.equal((preempted.related as { name?: string } | undefined)?.name, 'urgent');
+    assert.match(String(preempted.message), /^Preempted by pod \S+ on node busy$/);
     // The kubelet finishes the graceful deletion; the preemptor then takes the room.
     await h.client.delete(GVR.pods, 'default', 'victim', { gracePeriodSeconds: 0 });
     assert.equal(await waitBound(h.client, 'urgent'), 'busy');
