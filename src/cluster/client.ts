@@ -30,6 +30,8 @@ export const GVR = {
   nodes: { group: '', version: 'v1', resource: 'nodes' },
   namespaces: { group: '', version: 'v1', resource: 'namespaces' },
   events: { group: '', version: 'v1', resource: 'events' },
+  /** The same Events as events.k8s.io/v1 (one storage): what kube-scheduler writes. */
+  eventsV1: { group: 'events.k8s.io', version: 'v1', resource: 'events' },
   leases: { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' },
   jobs: { group: 'batch', version: 'v1', resource: 'jobs' },
   deployments: { group: 'apps', version: 'v1', resource: 'deployments' },

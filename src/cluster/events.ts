@@ -1,8 +1,10 @@
 /**
- * core/v1 Events as every component of the embedded cluster writes them. The recorders
- * (workloads/events.ts for kube-controller-manager and Kueue, scheduler/events.ts for the
- * scheduler and node controllers, kubelet/events.ts for the kubelet) differ only in how they
- * queue writes; what lands in the API is made here.
+ * Events as the components of the embedded cluster write them. Most write core/v1 Events
+ * through client-go's legacy record package upstream, and so here: the recorders
+ * (workloads/events.ts for kube-controller-manager and Kueue, nodes/events.ts for the node
+ * controllers, kubelet/events.ts for the kubelet) differ only in how they queue writes; what
+ * lands in the API is made here. The scheduler writes events.k8s.io/v1 Events with series
+ * (scheduler/events.ts), as kube-scheduler does; it names and creates them here too.
  *
  * An Event is named `<object>.<hex nanoseconds>` in the involved object's namespace (`default`
  * for cluster-scoped objects), with source.component (and source.host for node-local
@@ -13,7 +15,7 @@
 
 import { type Clock, realClock } from '../lib/clock.ts';
 import type { KubeObject } from './apiserver/types.ts';
-import { type ClusterClient, GVR, isConflict, isNotFound } from './client.ts';
+import { type ClusterClient, GVR, type Gvr, isConflict, isNotFound } from './client.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -59,8 +61,6 @@ export interface EventOccurrences {
   type: string;
   reason: string;
   message: string;
-  /** The action taken (set by the scheduler: `Scheduling`, `Binding`). */
-  action?: string;
   first: string;
   last: string;
   count: number;
@@ -80,6 +80,11 @@ export function aggregationKey(e: EventOccurrences): string {
     e.reason,
     e.message,
   ].join('\u0000');
+}
+
+/** `<object>.<hex nanoseconds>`, as client-go names Events. */
+export function eventName(objectName: string, nanos: bigint): string {
+  return `${objectName}.${nanos.toString(16)}`;
 }
 
 /** Aggregation keys remembered, like client-go's EventCorrelator cache. */
@@ -128,12 +133,10 @@ export class EventWriter {
       }
     }
     const namespace = e.involved.namespace || 'default';
-    let nanos = stamp ?? this.stamp();
-    const name = () => `${e.involved.name}.${nanos.toString(16)}`;
     const ev: KubeObject = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: name(), namespace },
+      metadata: { namespace },
       involvedObject: e.involved,
       reason: e.reason,
       message: e.message,
@@ -148,21 +151,35 @@ export class EventWriter {
       reportingComponent: e.source.component,
       reportingInstance: e.source.instance ?? '',
     };
-    if (e.action) ev.action = e.action;
-    // Named by nanoseconds, as client-go names them; a clock that reads milliseconds (a
-    // virtual one above all, where every component acts at the same instant) can give another
-    // writer's Event the same name: take the next free one rather than drop this Event.
+    const { name } = await this.create(GVR.events, ev, e.involved.name, stamp);
+    this.remember(key, { namespace, name });
+  }
+
+  /**
+   * Creates the Event `ev` (core/v1 or events.k8s.io/v1, by `gvr`) named `<objectName>.<hex
+   * nanos>`, and says which name and nanoseconds it got. client-go's nanoseconds make names
+   * unique; a clock that reads milliseconds (a virtual one above all, where every component
+   * acts at the same instant) can give another writer's Event the same name: take the next
+   * free one rather than drop this Event.
+   */
+  async create(
+    gvr: Gvr,
+    ev: KubeObject,
+    objectName: string,
+    nanos: bigint = this.stamp(),
+  ): Promise<{ name: string; nanos: bigint }> {
+    const metadata = ev.metadata as { name?: string };
     for (let attempt = 1; ; attempt++) {
+      const name = eventName(objectName, nanos);
+      metadata.name = name;
       try {
-        await this.client.create(GVR.events, ev);
-        break;
+        await this.client.create(gvr, ev);
+        return { name, nanos };
       } catch (err) {
         if (!isConflict(err) || attempt === NAME_ATTEMPTS) throw err;
         nanos = this.stamp(new Date(Number(nanos / 1_000_000n)));
-        (ev.metadata as { name: string }).name = name();
       }
     }
-    this.remember(key, { namespace, name: name() });
   }
 
   private remember(key: string, v: { namespace: string; name: string }): void {

@@ -20,6 +20,11 @@ export function rfc3339(now: Date = new Date()): string {
   return `${now.toISOString().slice(0, 19)}Z`;
 }
 
+/** metav1.MicroTime (Events' eventTime, Leases' renewTime): RFC 3339 with six fractional digits. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 export function findCondition<T extends Condition>(
   conditions: readonly T[] | undefined | null,
   type: string,

@@ -8,6 +8,7 @@
  * to them, so the two never double the writes.
  */
 
+import { microTime } from '../../kube/conditions.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
 import { random } from '../../lib/random.ts';
 import type { QueuedTimer, TimerQueue } from '../../lib/timer-queue.ts';
@@ -20,10 +21,7 @@ export const LEASE_DURATION_SECONDS = 40;
 const RENEW_MS = 10_000;
 const MIN_RENEW_MS = 1000;
 
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
+export { microTime };
 
 export class NodeLeases {
   private readonly clock: Clock;

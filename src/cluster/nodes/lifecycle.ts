@@ -14,8 +14,8 @@ import { rfc3339 } from '../../kube/conditions.ts';
 import { type Clock, setRepeating, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import type { EventRecorder } from '../scheduler/events.ts';
 import type { Taint } from './config.ts';
+import type { EventRecorder } from './events.ts';
 import {
   NODE_LEASE_NAMESPACE,
   nodeTaints,

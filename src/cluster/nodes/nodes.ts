@@ -15,9 +15,9 @@ import { random } from '../../lib/random.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isConflict, isNotFound } from '../client.ts';
 import { microTime, writeNodeLease } from '../kubelet/leases.ts';
-import { EventRecorder } from '../scheduler/events.ts';
 import { AddressBook } from './addresses.ts';
 import { DEFAULT_POOL_NAME, type NodeConfig, type Taint, validateNodeConfig } from './config.ts';
+import { EventRecorder } from './events.ts';
 import { NodeLifecycle } from './lifecycle.ts';
 import {
   KUBELET_VERSION,

@@ -15,7 +15,7 @@ import { jsonEqual } from '../../lib/json.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
 import { toleratesTaint } from '../scheduler/core/index.ts';
-import type { EventRecorder } from '../scheduler/events.ts';
+import type { EventRecorder } from './events.ts';
 import { nodeTaints } from './node-object.ts';
 
 export type NodesLog = (

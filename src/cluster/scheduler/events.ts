@@ -1,108 +1,233 @@
 /**
- * The Event recorder of the simulated control plane components (scheduler, node
- * controllers): Events written through the cluster's EventWriter (../events.ts), repeats
- * folded into one Event.
+ * The scheduler's Event recorder: events.k8s.io/v1 Events with series, as kube-scheduler
+ * writes them through client-go's tools/events (event_broadcaster.go, event_recorder.go;
+ * cmd/kube-scheduler builds it with NewEventBroadcasterAdapter).
  *
- * Writes are queued and never fail the caller. Repeats that arrive while an earlier copy
- * is still queued are merged into that queued write, so a pod retried thousands of times
- * costs a handful of writes (the new events API batches its series the same way).
+ * An occurrence is the same Event as one remembered when its type, action, reason and the
+ * regarding and related references (resourceVersion and fieldPath included) are equal; the
+ * note is not compared. The first occurrence creates the Event; the second puts
+ * `series: {count: 2, lastObservedTime}` on it with a patch (creating it again when it is
+ * gone); later ones only count in memory. Every 30 minutes every remembered series is
+ * written; every 6 minutes a series not observed for 6 minutes is written a last time and
+ * forgotten, and so is a single Event older than 6 minutes. A pod retried a thousand times
+ * while nothing changes costs three writes; the scheduler's own PodScheduled condition
+ * update changes the pod's resourceVersion, so a new verdict starts a new Event.
+ *
+ * Writes are queued and run one at a time, never failing the caller. Time is the injected
+ * Clock's; the two periodic passes keep upstream's cadence (multiples of their period since
+ * the recorder started) but are only armed while something is remembered, so an idle
+ * simulation has no timer of theirs to jump to.
  */
-import { rfc3339 } from '../../kube/conditions.ts';
-import { type Clock, realClock } from '../../lib/clock.ts';
+import { microTime } from '../../kube/conditions.ts';
+import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
-import type { ClusterClient } from '../client.ts';
-import {
-  aggregationKey,
-  type EventOccurrences,
-  type EventSource,
-  type EventType,
-  EventWriter,
-  objectReference,
-} from '../events.ts';
+import { type ClusterClient, GVR, isNotFound } from '../client.ts';
+import { type EventType, EventWriter, eventName, type ObjectReference, objectReference } from '../events.ts';
 
-export type { EventSource, EventType } from '../events.ts';
+export type { EventType } from '../events.ts';
 
-interface PendingWrite {
-  key: string;
-  /** Occurrences folded into this write so far. */
-  e: EventOccurrences;
-}
+/** A series not observed for this long is finished (client-go's finishTime). */
+export const FINISH_MS = 6 * 60_000;
+/** Every remembered series is written this often (client-go's refreshTime). */
+export const REFRESH_MS = 30 * 60_000;
 
 export type EventLog = (msg: string, fields: Record<string, unknown>) => void;
 
-export class EventRecorder {
-  readonly source: EventSource;
+export interface SeriesRecorderOptions {
+  /** reportingController, e.g. `default-scheduler`. */
+  controller: string;
+  /** reportingInstance; client-go's is `<controller>-<hostname>`. */
+  instance: string;
+  log?: EventLog;
+  clock?: Clock;
+}
+
+interface Remembered {
+  /** The Event as created (events.k8s.io/v1), without its series. */
+  body: KubeObject;
+  /** The object the name is made of, and the nanoseconds the Event's name carries. */
+  objectName: string;
+  nanos: bigint;
+  eventTime: number;
+  series?: { count: number; lastObserved: number };
+}
+
+interface Write {
+  e: Remembered;
+  /** Absent: create the Event; present: write this series (create the Event if it is gone). */
+  series?: { count: number; lastObservedTime: string };
+}
+
+export class SeriesEventRecorder {
+  private readonly client: ClusterClient;
   private readonly writer: EventWriter;
+  private readonly opts: SeriesRecorderOptions;
+  private readonly clock: Clock;
   private readonly log: EventLog;
-  /** Writes not yet sent, by key, so repeats can join them. */
-  private readonly pending = new Map<string, PendingWrite>();
-  private readonly queue: PendingWrite[] = [];
+  /** client-go's eventCache, by getKey; insertion order keeps the passes deterministic. */
+  private readonly cache = new Map<string, Remembered>();
+  private seriesCount = 0;
+  private readonly queue: Write[] = [];
   private head = 0;
   private draining: Promise<void> | undefined;
+  private readonly started: number;
+  private finishTimer: TimerHandle | undefined;
+  private refreshTimer: TimerHandle | undefined;
   private stopped = false;
-  private readonly clock: Clock;
 
-  constructor(client: ClusterClient, source: EventSource, log?: EventLog, clock: Clock = realClock) {
-    this.clock = clock;
-    this.writer = new EventWriter(client, clock);
-    this.source = source;
-    this.log = log ?? (() => {});
+  constructor(client: ClusterClient, opts: SeriesRecorderOptions) {
+    this.client = client;
+    this.opts = opts;
+    this.clock = opts.clock ?? realClock;
+    this.writer = new EventWriter(client, this.clock);
+    this.log = opts.log ?? (() => {});
+    this.started = this.clock.now();
   }
 
-  event(obj: KubeObject, type: EventType, reason: string, message: string, action?: string): void {
+  /** Events remembered (for tests and stats). */
+  get remembered(): number {
+    return this.cache.size;
+  }
+
+  /** Eventf(regarding, related, type, reason, action, note). */
+  event(
+    regarding: KubeObject,
+    related: KubeObject | undefined,
+    type: EventType,
+    reason: string,
+    action: string,
+    note: string,
+  ): void {
     if (this.stopped) return;
-    const ts = rfc3339(new Date(this.clock.now()));
-    const e: EventOccurrences = {
-      involved: objectReference(obj),
-      source: this.source,
-      type,
-      reason,
-      message,
-      action,
-      first: ts,
-      last: ts,
-      count: 1,
-    };
-    const key = aggregationKey(e);
-    const queued = this.pending.get(key);
-    if (queued) {
-      queued.e.count++;
-      queued.e.last = ts;
+    const now = this.clock.now();
+    const ref = objectReference(regarding);
+    const rel = related ? objectReference(related) : undefined;
+    const key = JSON.stringify([type, action, reason, refKey(ref), rel ? refKey(rel) : null]);
+    const known = this.cache.get(key);
+    if (known?.series) {
+      known.series.count++;
+      known.series.lastObserved = now;
       return;
     }
-    const w: PendingWrite = { key, e };
-    this.pending.set(key, w);
-    this.queue.push(w);
-    this.draining ??= this.drain();
+    if (known) {
+      known.series = { count: 2, lastObserved: now };
+      this.seriesCount++;
+      this.enqueue({ e: known, series: seriesOf(known) });
+      this.arm();
+      return;
+    }
+    const body: KubeObject = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { namespace: ref.namespace || 'default' },
+      eventTime: microTime(now),
+      reportingController: this.opts.controller,
+      reportingInstance: this.opts.instance,
+      action,
+      reason,
+      regarding: ref,
+      note,
+      type,
+    };
+    if (rel) body.related = rel;
+    const e: Remembered = {
+      body,
+      objectName: ref.name,
+      nanos: this.writer.stamp(new Date(now)),
+      eventTime: now,
+    };
+    this.cache.set(key, e);
+    this.enqueue({ e });
+    this.arm();
   }
 
-  /** Resolves once every event recorded so far has been written. */
+  /** Resolves once every write queued so far is done. */
   async flush(): Promise<void> {
     while (this.draining) await this.draining;
   }
 
+  /** Stops the periodic passes, writes what is queued and records nothing more. */
   async stop(): Promise<void> {
-    await this.flush();
     this.stopped = true;
+    this.arm();
+    await this.flush();
+  }
+
+  /** finishSeries: a series over writes its last count; a single Event over is forgotten. */
+  private finish(): void {
+    const before = this.clock.now() - FINISH_MS;
+    for (const [key, e] of this.cache) {
+      if (e.series) {
+        if (e.series.lastObserved < before) {
+          this.enqueue({ e, series: seriesOf(e) });
+          this.cache.delete(key);
+          this.seriesCount--;
+        }
+      } else if (e.eventTime < before) {
+        this.cache.delete(key);
+      }
+    }
+  }
+
+  /** refreshExistingEventSeries: every series' count, written again. */
+  private refresh(): void {
+    for (const e of this.cache.values()) if (e.series) this.enqueue({ e, series: seriesOf(e) });
+  }
+
+  /**
+   * Arms each pass at its next multiple of its period since the start while it has work, and
+   * disarms it when it has none.
+   */
+  private arm(): void {
+    const finishing = !this.stopped && this.cache.size > 0;
+    if (finishing && !this.finishTimer) {
+      this.finishTimer = this.clock.setTimer(() => {
+        this.finishTimer = undefined;
+        this.finish();
+        this.arm();
+      }, this.untilNext(FINISH_MS));
+    } else if (!finishing && this.finishTimer) {
+      this.finishTimer.cancel();
+      this.finishTimer = undefined;
+    }
+    const refreshing = !this.stopped && this.seriesCount > 0;
+    if (refreshing && !this.refreshTimer) {
+      this.refreshTimer = this.clock.setTimer(() => {
+        this.refreshTimer = undefined;
+        this.refresh();
+        this.arm();
+      }, this.untilNext(REFRESH_MS));
+    } else if (!refreshing && this.refreshTimer) {
+      this.refreshTimer.cancel();
+      this.refreshTimer = undefined;
+    }
+  }
+
+  private untilNext(period: number): number {
+    const since = this.clock.now() - this.started;
+    return (Math.floor(since / period) + 1) * period - since;
+  }
+
+  private enqueue(w: Write): void {
+    this.queue.push(w);
+    this.draining ??= this.drain();
   }
 
   private async drain(): Promise<void> {
     try {
       while (this.head < this.queue.length) {
         const w = this.queue[this.head]!;
-        this.queue[this.head] = undefined as unknown as PendingWrite;
+        this.queue[this.head] = undefined as unknown as Write;
         this.head++;
         if (this.head > 1024 && this.head * 2 > this.queue.length) {
           this.queue.splice(0, this.head);
           this.head = 0;
         }
-        // Later repeats start a new write once this one is under way.
-        this.pending.delete(w.key);
         try {
-          await this.writer.write(w.key, w.e);
+          await this.record(w);
         } catch (err) {
           this.log('event not recorded', {
-            reason: w.e.reason,
+            reason: w.e.body.reason,
             error: err instanceof Error ? err.message : String(err),
           });
         }
@@ -111,4 +236,32 @@ export class EventRecorder {
       this.draining = undefined;
     }
   }
+
+  /** recordEvent: a series is patched onto the Event, which is created when it is gone. */
+  private async record(w: Write): Promise<void> {
+    const { e, series } = w;
+    const namespace = (e.body.metadata as { namespace: string }).namespace;
+    if (series) {
+      try {
+        await this.client.patch(GVR.eventsV1, namespace, eventName(e.objectName, e.nanos), 'strategic', {
+          series,
+        });
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const body = series ? { ...e.body, series } : e.body;
+    const made = await this.writer.create(GVR.eventsV1, body, e.objectName, e.nanos);
+    e.nanos = made.nanos;
+  }
+}
+
+function refKey(r: ObjectReference): unknown[] {
+  return [r.kind, r.namespace, r.name, r.uid, r.apiVersion, r.resourceVersion, r.fieldPath];
+}
+
+function seriesOf(e: Remembered): { count: number; lastObservedTime: string } {
+  const s = e.series!;
+  return { count: s.count, lastObservedTime: microTime(s.lastObserved) };
 }

@@ -38,7 +38,7 @@ import {
   schedulePod,
   type Unschedulable,
 } from './core/index.ts';
-import { EventRecorder } from './events.ts';
+import { SeriesEventRecorder } from './events.ts';
 import { COSCHEDULING, Coscheduling } from './gang/coscheduling.ts';
 import { ANY_PLUGIN, type QueuedPod, SchedulingQueue } from './queue.ts';
 import { SchedulerVolumes } from './volume-binder.ts';
@@ -189,12 +189,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const recorder =
     opts.events === false
       ? undefined
-      : new EventRecorder(
-          client,
-          { component: schedulerName, instance: opts.instance ?? `${schedulerName}-troupe` },
-          (msg, f) => log('debug', msg, f),
+      : new SeriesEventRecorder(client, {
+          controller: schedulerName,
+          instance: opts.instance ?? `${schedulerName}-troupe`,
+          log: (msg, f) => log('debug', msg, f),
           clock,
-        );
+        });
   // VolumeBinding: kept apart (volume-binder.ts); its events move the pods it rejected.
   const volumes =
     opts.volumeBinding === false
@@ -374,7 +374,9 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 
   function reportUnschedulable(qp: QueuedPod, message: string, nominated: string | undefined): void {
     writeUnschedulable(qp, message, nominated);
-    recorder?.event(qp.pod, 'Warning', 'FailedScheduling', message, 'Scheduling');
+    // The pod as queued, before this condition update lands: that update changes its
+    // resourceVersion, so the next verdict on it starts another Event (schedule_one.go).
+    recorder?.event(qp.pod, undefined, 'Warning', 'FailedScheduling', 'Scheduling', truncateMessage(message));
     log('debug', 'unschedulable', { pod: qp.key, message });
   }
 
@@ -401,10 +403,11 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       stats.bound++;
       recorder?.event(
         qp.pod,
+        undefined,
         'Normal',
         'Scheduled',
-        `Successfully assigned ${namespace}/${name} to ${nodeName}`,
         'Binding',
+        `Successfully assigned ${namespace}/${name} to ${nodeName}`,
       );
     } catch (err) {
       stats.bindErrors++;
@@ -425,7 +428,14 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       if (!cur || cur.metadata.uid !== qp.uid || !schedulable(cur)) return;
       const message = err instanceof Error ? err.message : String(err);
       log('warn', 'binding rejected', { pod: qp.key, node: nodeName, error: message });
-      recorder?.event(cur, 'Warning', 'FailedScheduling', `Binding rejected: ${message}`, 'Scheduling');
+      recorder?.event(
+        cur,
+        undefined,
+        'Warning',
+        'FailedScheduling',
+        'Scheduling',
+        truncateMessage(`Binding rejected: ${message}`),
+      );
       const again = queue.get(qp.uid) ?? queue.add(cur, qp.uid, schedulingInputs(cur));
       again.attempts = Math.max(again.attempts, qp.attempts);
       queue.backoffAfterError(again);
@@ -466,6 +476,8 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       track(
         (async () => {
           try {
+            // The victim as the scheduler saw it (its cache's copy upstream), before this patch.
+            const victim = client.get(GVR.pods, ns, name);
             await client.mutate(
               GVR.pods,
               ns,
@@ -481,15 +493,15 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
               },
               'status',
             );
-            const victim = client.get(GVR.pods, ns, name);
             await client.delete(GVR.pods, ns, name, { preconditions: { uid: v.uid } });
-            if (victim)
+            if (victim?.metadata.uid === v.uid)
               recorder?.event(
                 victim,
+                qp.pod,
                 'Normal',
                 'Preempted',
-                `Preempted by pod ${qp.uid} on node ${nodeName}`,
                 'Preempting',
+                `Preempted by pod ${qp.uid} on node ${nodeName}`,
               );
           } catch (err) {
             if (!isNotFound(err)) log('warn', 'preemption failed', { victim: v.key, error: String(err) });
@@ -782,4 +794,12 @@ function setPodCondition(
   const status = pod.status as { conditions?: Condition[] };
   status.conditions ??= [];
   setCondition(status.conditions, { ...cond, lastProbeTime: null });
+}
+
+/** Event notes are limited to 1 kB: schedule_one.go's truncateMessage (the condition keeps it whole). */
+const NOTE_LENGTH_LIMIT = 1024;
+export function truncateMessage(message: string): string {
+  if (message.length <= NOTE_LENGTH_LIMIT) return message;
+  const suffix = ' ...';
+  return message.slice(0, NOTE_LENGTH_LIMIT - suffix.length) + suffix;
 }

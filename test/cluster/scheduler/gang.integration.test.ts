@@ -406,7 +406,7 @@ describe('on a clock that stands still (no backoff ever ends)', () => {
     await env.kubectl(['apply', '-n', ns, '-f', '-'], pod('plain', '', '{app: plain}'));
     const retried = await waitFor('a-0 tried again, seeing its sibling', verdict(2));
     assert.ok(
-      Date.parse(String(retried.deprecatedFirstTimestamp)) >= placedAt,
+      Date.parse(String(retried.eventTime)) >= placedAt,
       `a-0 was tried again before a pod was placed: ${JSON.stringify(retried)}`,
     );
   });

@@ -92,8 +92,12 @@ describe('default-scheduler through the API', () => {
     const ev = await waitFor('Scheduled event', () => eventsFor(h.client, 'pod-1', 'Scheduled')[0]);
     assert.equal(ev.message, 'Successfully assigned default/pod-1 to large');
     assert.equal(ev.type, 'Normal');
-    assert.deepEqual(ev.source, { component: 'default-scheduler' });
+    // Written through events.k8s.io/v1 as kube-scheduler does: no legacy source, an eventTime.
+    assert.deepEqual(ev.source, {});
     assert.equal(ev.reportingComponent, 'default-scheduler');
+    assert.equal(ev.reportingInstance, 'default-scheduler-troupe');
+    assert.equal(ev.action, 'Binding');
+    assert.match(String(ev.eventTime), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
   test('honours nodeSelector and matchFields metadata.name affinity', async () => {
@@ -169,21 +173,42 @@ describe('default-scheduler through the API', () => {
     );
     assert.equal(ev.type, 'Warning');
     assert.equal(ev.message, expected);
-    assert.deepEqual(ev.source, { component: 'default-scheduler' });
+    assert.deepEqual(ev.source, {});
     assert.equal(ev.reportingComponent, 'default-scheduler');
+    assert.equal(ev.action, 'Scheduling');
   });
 
-  test('retries repeat one event (count grows) and write the condition only when it changes', async () => {
+  test('retries join one Event series (patched at the second, counted after) and write the condition only when it changes', async () => {
     await h.client.create(GVR.nodes, nodeObj('tiny', { cpu: '1', memory: '1Gi' }));
-    start({ podMaxInUnschedulableMs: 30, unschedulableFlushIntervalMs: 20 });
-    await h.client.create(GVR.pods, podObj('big', { cpu: '2' }));
+    const s = start({ podMaxInUnschedulableMs: 30, unschedulableFlushIntervalMs: 20 });
+    const created = await h.client.create(GVR.pods, podObj('big', { cpu: '2' }));
     await waitUnschedulable(h.client, 'big');
     const rv = getPod(h.client, 'big')!.metadata.resourceVersion;
-    const ev = await waitFor('aggregated FailedScheduling', () => {
-      const evs = eventsFor(h.client, 'big', 'FailedScheduling');
-      return evs.length === 1 && (evs[0]!.count as number) >= 3 ? evs[0] : undefined;
-    });
-    assert.ok((ev.count as number) >= 3);
+    // The first verdict is about the pod as created; the condition it writes changes the
+    // pod's resourceVersion, so the retries are another Event, whose series they join.
+    const series = await waitFor('a FailedScheduling series', () =>
+      eventsFor(h.client, 'big', 'FailedScheduling').find(
+        (e) => (e.series as { count?: number } | undefined)?.count === 2,
+      ),
+    );
+    const evs = eventsFor(h.client, 'big', 'FailedScheduling');
+    assert.equal(evs.length, 2);
+    const first = evs.find((e) => e !== series)!;
+    assert.equal(
+      (first.involvedObject as { resourceVersion?: string }).resourceVersion,
+      created.metadata.resourceVersion,
+    );
+    assert.equal(first.series, undefined);
+    assert.equal((series.involvedObject as { resourceVersion?: string }).resourceVersion, rv);
+    // Later repeats are counted in memory until the series is refreshed or finished.
+    const attempts = s.stats().unschedulableAttempts;
+    await waitFor('more retries', () => s.stats().unschedulableAttempts >= attempts + 3);
+    const now = eventsFor(h.client, 'big', 'FailedScheduling');
+    assert.equal(now.length, 2);
+    assert.equal(
+      now.find((e) => e.metadata.name === series.metadata.name)!.metadata.resourceVersion,
+      series.metadata.resourceVersion,
+    );
     assert.equal(
       getPod(h.client, 'big')!.metadata.resourceVersion,
       rv,
@@ -322,7 +347,10 @@ describe('default-scheduler through the API', () => {
         (getPod(h.client, 'urgent')?.status as { nominatedNodeName?: string } | undefined)
           ?.nominatedNodeName === 'busy',
     );
-    await waitFor('Preempted event', () => eventsFor(h.client, 'victim', 'Preempted')[0]);
+    const preempted = await waitFor('Preempted event', () => eventsFor(h.client, 'victim', 'Preempted')[0]);
+    assert.equal(preempted.action, 'Preempting');
+    assert.equal((preempted.related as { name?: string } | undefined)?.name, 'urgent');
+    assert.match(String(preempted.message), /^Preempted by pod \S+ on node busy$/);
     // The kubelet finishes the graceful deletion; the preemptor then takes the room.
     await h.client.delete(GVR.pods, 'default', 'victim', { gracePeriodSeconds: 0 });
     assert.equal(await waitBound(h.client, 'urgent'), 'busy');
