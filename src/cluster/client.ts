@@ -9,7 +9,7 @@
  * (src/lib/virtual-clock.ts) never moves on under a write in flight.
  */
 
-import { clone } from '../lib/json.ts';
+import { clone, shared } from '../lib/json.ts';
 import { type Api, type DeleteOptions, type ListOptions, objectKey } from './apiserver/api.ts';
 import { bindPod } from './apiserver/binding.ts';
 import { ApiError } from './apiserver/errors.ts';
@@ -117,9 +117,12 @@ export class ClusterClient {
       opts.namespace,
       { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
       {
-        event: (type, json) => {
+        event: (type, json, _rv, parsed) => {
           if (type === 'BOOKMARK') return;
-          handler(type, parse(json) as KubeObject);
+          // The stored record's own object when the event carries it: shared as it is, or
+          // copied (cheaper than parsing).
+          if (parsed) handler(type, opts.shared ? parsed : clone(parsed));
+          else handler(type, parse(json) as KubeObject);
         },
       },
     );
@@ -240,12 +243,6 @@ export class ClusterClient {
 }
 
 /**
- * Under the test runner, shared objects are deep-frozen, so a shared watcher that writes to
- * one fails there instead of changing what the other watchers see.
- */
-const FREEZE_SHARED = process.env.NODE_TEST_CONTEXT !== undefined;
-
-/**
  * The last event parsed for shared watchers. The store hands every watcher of a write the same
  * string (the fan-out is synchronous), so one slot parses each event once: most of the data
  * plane watches pods and nodes, and a parse per watcher was a large share of its CPU.
@@ -254,16 +251,9 @@ let lastShared: { json: string; obj: KubeObject } | undefined;
 
 function parseShared(json: string): KubeObject {
   if (lastShared?.json === json) return lastShared.obj;
-  const obj = JSON.parse(json) as KubeObject;
-  if (FREEZE_SHARED) deepFreeze(obj);
+  const obj = shared(JSON.parse(json) as KubeObject);
   lastShared = { json, obj };
   return obj;
-}
-
-function deepFreeze(v: unknown): void {
-  if (typeof v !== 'object' || v === null) return;
-  Object.freeze(v);
-  for (const x of Object.values(v)) deepFreeze(x);
 }
 
 export function isNotFound(err: unknown): boolean {

@@ -105,6 +105,24 @@ function isZero(v: unknown): boolean {
 }
 
 /**
+ * Under node's test runner, objects handed to several readers are deep-frozen, so a reader
+ * that writes to one fails there instead of changing what the others see.
+ */
+const FREEZE_SHARED = process.env.NODE_TEST_CONTEXT !== undefined;
+
+/** `v`, to be shared by readers that never write to it (frozen under the test runner). */
+export function shared<T>(v: T): T {
+  if (FREEZE_SHARED) deepFreeze(v);
+  return v;
+}
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
+}
+
+/**
  * A deep copy of a JSON value, equal to a JSON round trip of it: undefined, function and
  * symbol members dropped, in arrays null; non-finite numbers null, -0 is 0; a value with toJSON (a
  * Date) copied as its JSON. Written out because the read-modify-write path copies every

@@ -18,7 +18,7 @@ import {
   SelectorParseError,
 } from '../../kube/labels.ts';
 import { type Clock, realClock } from '../../lib/clock.ts';
-import { clone, jsonEqual } from '../../lib/json.ts';
+import { clone, jsonEqual, shared } from '../../lib/json.ts';
 import { admitNamespaceDelete, admitNamespacedCreate } from './admission/namespace-lifecycle.ts';
 import { ApiError, errors, type QualifiedResource } from './errors.ts';
 import { forbidden, invalid as invalidValue, required } from './field-errors.ts';
@@ -95,8 +95,11 @@ export interface ListResult {
 }
 
 export interface WatchSink {
-  /** One event; `rv` is the resourceVersion it shows. */
-  event(type: EventType | 'BOOKMARK', json: string, rv: number): void;
+  /**
+   * One event; `rv` is the resourceVersion it shows. `parsed` is the object `json` encodes,
+   * when the record has it at the watch's version: shared, never to be written to.
+   */
+  event(type: EventType | 'BOOKMARK', json: string, rv: number, parsed?: KubeObject): void;
 }
 
 /** Admission: mutating then validating (webhooks and built-in plugins). */
@@ -190,7 +193,7 @@ export class Api {
 
   /** Parses a record, converting apiVersion for multi-version resources (CRDs: conversion None). */
   decode(rt: ResourceType, rec: StoredRecord): KubeObject {
-    const parsed = JSON.parse(rec.json) as KubeObject;
+    const parsed = (rec.parsed ? clone(rec.parsed) : JSON.parse(rec.json)) as KubeObject;
     const obj = rt.sharedStorage ? rt.sharedStorage.fromStorage(parsed) : parsed;
     const gv = groupVersion(rt);
     if (obj.apiVersion !== gv) obj.apiVersion = gv;
@@ -303,7 +306,10 @@ export class Api {
     const sk = storageKey(rt);
     const rv = opts.resourceVersion;
     const initial = rv === undefined || rv === '' || rv === '0' || opts.sendInitialEvents === true;
-    const deliver = (type: EventType, rec: StoredRecord) => sink.event(type, this.encode(rt, rec), rec.rv);
+    const deliver = (type: EventType, rec: StoredRecord) => {
+      const json = this.encode(rt, rec);
+      sink.event(type, json, rec.rv, json === rec.json ? rec.parsed : undefined);
+    };
     if (initial) {
       for (const rec of this.store.table(sk).values()) {
         if ((namespace === undefined || rec.namespace === namespace) && filter.matches(rec))
@@ -788,6 +794,8 @@ export class Api {
     const namespace = rt.namespaced ? (m.namespace ?? '') : '';
     const name = m.name!;
     const fields: Record<string, string> = { 'metadata.name': name, 'metadata.namespace': namespace };
+    const shaped = storageOrder(obj);
+    const json = JSON.stringify(shaped);
     if (rt.strategy.selectableFields) Object.assign(fields, safeSelectable(rt, obj));
     return {
       key: objectKey(rt, namespace, name),
@@ -795,7 +803,8 @@ export class Api {
       name,
       uid: m.uid ?? '',
       rv,
-      json: serialize(obj),
+      json,
+      parsed: shared(clone(shaped)),
       labels: m.labels ?? {},
       fields,
     };
@@ -1013,10 +1022,13 @@ function unchanged(next: KubeObject, old: KubeObject): boolean {
   return jsonEqual(next, { ...old, metadata: oldMeta });
 }
 
-/** apiVersion, kind and metadata first, as kube-apiserver serializes, so output reads naturally. */
-function serialize(obj: KubeObject): string {
+/**
+ * The object with apiVersion, kind and metadata first, as kube-apiserver serializes, so output
+ * reads naturally (members shared with `obj`).
+ */
+function storageOrder(obj: KubeObject): KubeObject {
   const { apiVersion, kind, metadata, ...rest } = obj;
-  return JSON.stringify({ apiVersion, kind, metadata: orderedMeta(metadata), ...rest });
+  return { apiVersion, kind, metadata: orderedMeta(metadata), ...rest };
 }
 
 export function objectKey(rt: Pick<ResourceType, 'namespaced'>, namespace: string, name: string): string {
