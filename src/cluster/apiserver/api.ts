@@ -868,6 +868,8 @@ export class Api {
   private checkUnknownFields(rt: ResourceType, obj: KubeObject, opts: WriteOptions): void {
     const mode = opts.fieldValidation ?? 'Warn';
     if (mode === 'Ignore' || !this.hooks.unknownFields) return;
+    // Warnings for a caller that collects none (the in-process components): nobody would see them.
+    if (mode === 'Warn' && !opts.warnings) return;
     const unknown = this.hooks.unknownFields(rt, obj);
     if (unknown.length === 0) return;
     if (mode === 'Strict') throw errors.badRequest(strictDecodingError(unknown));
