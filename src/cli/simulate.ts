@@ -207,6 +207,25 @@ function policyKueue(policy: Policy): KueueConfiguration | undefined {
  * clock: a virtual clock seeded with the scenario's seed (time jumps to the next timer
  * whenever everything is idle; deterministic), or with `timeScale` the wall clock sped up.
  */
+/**
+ * The capabilities a policy's run starts, by name. The PodGroup controller always (it keeps
+ * gangs' status and deadlock policy). PodSequence and AppWrapper only for a trace that has
+ * such a workload: idle, their controllers would still watch every Node and Pod over HTTPS (a
+ * tenth of a simulated day's CPU) for nothing. Offload only when the policy offloads: without
+ * a provider its controller would still register its virtual node (tainted, not Ready) and
+ * heartbeat it every 10 s, a 501st node in every scheduling message and ~26,000 requests in a
+ * simulated day.
+ */
+export function neededCapabilities(scenario: Scenario, policy: Policy, all: { name: string }[]): string[] {
+  const kinds = new Set(scenario.gangs.map((g) => g.kind));
+  const needed: Record<string, boolean> = {
+    podsequence: kinds.has('PodSequence'),
+    appwrapper: kinds.has('AppWrapper'),
+    offload: policy.offload !== undefined,
+  };
+  return all.map((c) => c.name).filter((n) => needed[n] ?? true);
+}
+
 export async function runOnEmbeddedCluster(
   scenario: Scenario,
   policy: Policy,
@@ -248,14 +267,7 @@ export async function runOnEmbeddedCluster(
       {
         clock,
         values: runpod ? { runpodBaseUrl: runpod.url, runpodKey: runpod.apiKey } : {},
-        // Offload off: without a provider the offload controller would still register its
-        // virtual node (tainted, not Ready) and heartbeat it over HTTPS every 10 s, a 501st
-        // node in every scheduling message and ~26,000 requests in a simulated day.
-        only: policy.offload
-          ? undefined
-          : capabilities()
-              .map((c) => c.name)
-              .filter((n) => n !== 'offload'),
+        only: neededCapabilities(scenario, policy, capabilities()),
       },
     );
     cleanups.unshift(() => built.stop());
