@@ -764,7 +764,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 function rejectingPlugins(err: FitError): Set<string> {
   if (err.numAllNodes === 0) return new Set([ANY_PLUGIN]);
   const out = new Set<string>();
-  for (const st of err.nodeStatuses.values()) out.add(st.plugin);
+  for (const st of err.nodeStatuses.statuses) out.add(st.plugin);
   if (err.absentStatus && err.nodeStatuses.size < err.numAllNodes) out.add(err.absentStatus.plugin);
   return out.size > 0 ? out : new Set(NO_MOVE);
 }

@@ -8,11 +8,31 @@ import type { FilterStatus } from './filters.ts';
 
 export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
 
+/**
+ * The verdicts of the nodes a cycle rejected, in the order they were filtered (framework's
+ * NodeToStatus). Two arrays rather than a Map: a cycle can reject every node, and a Map's
+ * inserts cost about 20 µs per 500 nodes against 3, most of a cycle's own time.
+ */
+export class NodeStatuses {
+  readonly names: string[] = [];
+  readonly statuses: FilterStatus[] = [];
+
+  /** Each node at most once per cycle. */
+  add(name: string, status: FilterStatus): void {
+    this.names.push(name);
+    this.statuses.push(status);
+  }
+
+  get size(): number {
+    return this.names.length;
+  }
+}
+
 export class FitError {
   readonly name = 'FitError';
   readonly numAllNodes: number;
   /** Status per node that was evaluated and rejected. */
-  readonly nodeStatuses: ReadonlyMap<string, FilterStatus>;
+  readonly nodeStatuses: NodeStatuses;
   /** Status of every node not in nodeStatuses (rejected wholesale, e.g. by a PreFilter result). */
   readonly absentStatus: FilterStatus | undefined;
   readonly preFilterMessage: string;
@@ -20,7 +40,7 @@ export class FitError {
 
   constructor(init: {
     numAllNodes: number;
-    nodeStatuses: ReadonlyMap<string, FilterStatus>;
+    nodeStatuses: NodeStatuses;
     absentStatus?: FilterStatus;
     preFilterMessage?: string;
     postFilterMessage?: string;
@@ -36,7 +56,7 @@ export class FitError {
   histogram(): string[] {
     // Nodes rejected for the same reasons mostly share one status object: count those first.
     const byStatus = new Map<FilterStatus, number>();
-    for (const st of this.nodeStatuses.values()) byStatus.set(st, (byStatus.get(st) ?? 0) + 1);
+    for (const st of this.nodeStatuses.statuses) byStatus.set(st, (byStatus.get(st) ?? 0) + 1);
     const counts = new Map<string, number>();
     for (const [st, n] of byStatus) {
       for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + n);

@@ -23,7 +23,7 @@ import {
   runPodFilters,
   updateCycleState,
 } from './filters.ts';
-import { FitError } from './fit-error.ts';
+import { FitError, NodeStatuses } from './fit-error.ts';
 import { interPodPreFilter } from './inter-pod-filter.ts';
 import { interPodAffinityScores } from './inter-pod-score.ts';
 import type { PodRequests } from './requests.ts';
@@ -117,10 +117,13 @@ export function schedulePod(
   const all = state.nodes;
   const numAll = all.length;
   if (numAll === 0) {
-    return { status: 'Unschedulable', error: new FitError({ numAllNodes: 0, nodeStatuses: new Map() }) };
+    return {
+      status: 'Unschedulable',
+      error: new FitError({ numAllNodes: 0, nodeStatuses: new NodeStatuses() }),
+    };
   }
 
-  const statuses = new Map<string, FilterStatus>();
+  const statuses = new NodeStatuses();
   const pinned = p.affinity.nodeNames;
   if (pinned && pinned.size === 0) {
     // Every term pins a disjoint set of names: NodeAffinity's PreFilter rejects the pod outright.
@@ -169,7 +172,7 @@ export function schedulePod(
     const st =
       (shape < 0 ? runFilters(p, ni, filterOpts, cycle) : runNodeFiltersMemo(p, ni, filterOpts, shape)) ??
       extra?.filter?.(ni);
-    if (st) statuses.set(ni.name, st);
+    if (st) statuses.add(ni.name, st);
     else feasible.push(ni);
   }
   if (!pinned) state.nextStartNodeIndex = (start + processed) % numAll;
@@ -230,7 +233,7 @@ function fail(
   p: PreparedPod,
   opts: ScheduleOptions,
   style: MessageStyle,
-  statuses: Map<string, FilterStatus>,
+  statuses: NodeStatuses,
   absent: FilterStatus | undefined,
   preFilterMessage: string,
   cycle: CycleState,
@@ -292,23 +295,24 @@ function moreImportant(a: PodEntry, b: PodEntry): number {
 function preempt(
   state: ClusterState,
   p: PreparedPod,
-  statuses: ReadonlyMap<string, FilterStatus>,
+  statuses: NodeStatuses,
   preFilterFailed: boolean,
   cycle: CycleState,
 ): PreemptOutcome {
   if (p.preemptNever) return { kind: 'message', message: 'not eligible due to preemptionPolicy=Never.' };
   const numAll = state.nodes.length;
-  const dryRun = new Map<string, FilterStatus>();
+  const dryRun = new NodeStatuses();
   const found: { node: NodeInfo; victims: PodEntry[] }[] = [];
   // A PreFilter rejection and nodes outside a PreFilter result are unresolvable: no dry run.
   if (!preFilterFailed) {
-    for (const [name, st] of statuses) {
-      if (st.code !== 'Unschedulable') continue;
+    for (let i = 0; i < statuses.size; i++) {
+      if (statuses.statuses[i]!.code !== 'Unschedulable') continue;
+      const name = statuses.names[i]!;
       const ni = state.getNode(name);
       if (!ni) continue;
       const r = selectVictimsOnNode(p, ni, cycle);
       if (r.ok) found.push({ node: ni, victims: r.victims });
-      else dryRun.set(name, r.status);
+      else dryRun.add(name, r.status);
     }
   }
   if (found.length === 0) {
