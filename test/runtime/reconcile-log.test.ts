@@ -21,12 +21,19 @@ test('a reconcile that logs, or fails, logs its key and reconcileID; one that lo
   });
   let handler: EventHandler | undefined;
   const cache = {
-    informerFor: async () => ({ addHandler: (h: EventHandler) => ((handler = h), { remove() {} }) }),
+    informerFor: async () => ({
+      addHandler(h: EventHandler) {
+        handler = h;
+        return { remove() {} };
+      },
+    }),
   } as unknown as Cache;
   const client = { withFence: () => client } as unknown as Client;
   const done = new Set<string>();
   let finished: () => void = () => {};
-  const allDone = new Promise<void>((resolve) => (finished = resolve));
+  const allDone = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
   const runner = new ControllerRunner(
     {
       name: 'c',
