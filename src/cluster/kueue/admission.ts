@@ -57,6 +57,7 @@ export interface Snapshot {
   localQueues: Map<string, LocalQueue>;
   /** Namespace labels by namespace name. */
   namespaces: Map<string, Record<string, string>>;
+  /** The workloads a pass reads (finished ones may be left out: it skips them). */
   workloads: Workload[];
   /** Tie-break between workloads created in the same second (first seen first). */
   order?: (wl: Workload) => number;
