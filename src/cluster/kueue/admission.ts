@@ -578,7 +578,18 @@ export function queueTimestamp(wl: Workload, requeuing: 'Eviction' | 'Creation' 
   return timeOf(wl.metadata.creationTimestamp);
 }
 
+/** admittedInfo per informer object (replaced on every change, as usageOf's cache relies on). */
+const admittedCache = new WeakMap<Workload, { requeuing: string; info: Admitted }>();
+
 function admittedInfo(wl: Workload, requeuing: 'Eviction' | 'Creation'): Admitted {
+  const cached = admittedCache.get(wl);
+  if (cached?.requeuing === requeuing) return cached.info;
+  const info = readAdmitted(wl, requeuing);
+  admittedCache.set(wl, { requeuing, info });
+  return info;
+}
+
+function readAdmitted(wl: Workload, requeuing: 'Eviction' | 'Creation'): Admitted {
   const usage = new Map<FR, bigint>();
   for (const [f, m] of usageOf(wl)) for (const [r, v] of m) usage.set(fr(f, r), v);
   return {
