@@ -57,6 +57,7 @@ export interface Snapshot {
   localQueues: Map<string, LocalQueue>;
   /** Namespace labels by namespace name. */
   namespaces: Map<string, Record<string, string>>;
+  /** The workloads a pass reads (finished ones may be left out: it skips them). */
   workloads: Workload[];
   /** Tie-break between workloads created in the same second (first seen first). */
   order?: (wl: Workload) => number;
@@ -577,7 +578,18 @@ export function queueTimestamp(wl: Workload, requeuing: 'Eviction' | 'Creation' 
   return timeOf(wl.metadata.creationTimestamp);
 }
 
+/** admittedInfo per informer object (replaced on every change, as usageOf's cache relies on). */
+const admittedCache = new WeakMap<Workload, { requeuing: string; info: Admitted }>();
+
 function admittedInfo(wl: Workload, requeuing: 'Eviction' | 'Creation'): Admitted {
+  const cached = admittedCache.get(wl);
+  if (cached?.requeuing === requeuing) return cached.info;
+  const info = readAdmitted(wl, requeuing);
+  admittedCache.set(wl, { requeuing, info });
+  return info;
+}
+
+function readAdmitted(wl: Workload, requeuing: 'Eviction' | 'Creation'): Admitted {
   const usage = new Map<FR, bigint>();
   for (const [f, m] of usageOf(wl)) for (const [r, v] of m) usage.set(fr(f, r), v);
   return {

@@ -202,12 +202,23 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   };
 
   const flavorsByName = () => new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor]));
+  // Finished workloads stay until their job goes, and no pass reads them. The informer
+  // replaces an object on every change, never edits one: whether it finished is read once.
+  const finished = new WeakMap<Workload, boolean>();
+  const unfinished = (wl: Workload): boolean => {
+    let f = finished.get(wl);
+    if (f === undefined) {
+      f = isFinished(wl);
+      finished.set(wl, f);
+    }
+    return !f;
+  };
   const snapshot = (): Snapshot => ({
     flavors: flavorsByName(),
     clusterQueues: new Map(clusterQueues.list().map((q) => [q.metadata.name!, q as ClusterQueue])),
     localQueues: new Map(localQueues.list().map((q) => [objectKey(q), q as LocalQueue])),
     namespaces: new Map(namespaces.list().map((n) => [n.metadata.name!, n.metadata.labels ?? {}])),
-    workloads: workloads.list() as Workload[],
+    workloads: (workloads.list() as Workload[]).filter(unfinished),
     order: (wl) => firstSeen.get(wl.metadata.uid ?? '') ?? 0,
     blockAdmission: podsReady?.blockAdmission ?? false,
     requeuingTimestamp: podsReady?.timestamp ?? 'Eviction',

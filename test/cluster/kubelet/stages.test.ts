@@ -11,11 +11,14 @@ import {
   matchStages,
   parseStagesYAML,
   planNext,
+  type QueryMemo,
   type Stage,
   type StageEnv,
   type StageObject,
   stageDelay,
+  stageMatches,
 } from '../../../src/cluster/kubelet/stages/index.ts';
+import { troupeDefaultStages } from '../../../src/cluster/kubelet/troupe-stages.ts';
 import { parseGoDuration } from '../../../src/kube/duration.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
@@ -174,6 +177,51 @@ describe('selectors', () => {
     assert.equal(matches(s, pod({ metadata: { labels: { a: '1' } } })), false);
     assert.equal(
       matches(s, { ...pod({ metadata: { labels: { a: '1' }, annotations: { b: '2' } } }), kind: 'Node' }),
+      false,
+    );
+  });
+
+  test('a query memo asks each question once per object, and a fresh memo asks again', () => {
+    const q = '.status.conditions.[] | select(.type == "Ready") | .status';
+    const a = expr(q, 'In', ['True']);
+    const b = expr(q, 'NotIn', ['True']);
+    let runs = 0;
+    const query = a.matchExpressions[0]!.query;
+    const counted = {
+      source: query.source,
+      run: (o: unknown) => {
+        runs++;
+        return query.run(o);
+      },
+    };
+    a.matchExpressions[0]!.query = counted;
+    b.matchExpressions[0]!.query = counted;
+    const ready = pod({ status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+    const memo: QueryMemo = new Map();
+    assert.deepEqual([stageMatches(a, ready, memo), stageMatches(b, ready, memo)], [true, false]);
+    assert.equal(runs, 1);
+    // The memo belongs to one unchanged object: the next version gets a new one and is asked anew.
+    const unready = pod({ status: { conditions: [{ type: 'Ready', status: 'False' }] } });
+    const next: QueryMemo = new Map();
+    assert.deepEqual([stageMatches(a, unready, next), stageMatches(b, unready, next)], [false, true]);
+    assert.equal(runs, 2);
+  });
+
+  test('the ephemeral-containers stage matches exactly the pods with unreported ephemeral containers', () => {
+    const stage = compiled(
+      troupeDefaultStages().find((s) => s.metadata.name === 'pod-ephemeral-containers')!,
+    );
+    const running = (spec: Record<string, unknown>, status: Record<string, unknown>) =>
+      pod({ spec, status: { podIP: '10.0.0.1', ...status } });
+    const debug = [{ name: 'debugger', image: 'busybox' }];
+    assert.equal(stageMatches(stage, running({}, {})), false);
+    assert.equal(stageMatches(stage, running({ ephemeralContainers: [] }, {})), false);
+    assert.equal(stageMatches(stage, running({ ephemeralContainers: debug }, {})), true);
+    assert.equal(
+      stageMatches(
+        stage,
+        running({ ephemeralContainers: debug }, { ephemeralContainerStatuses: [{ name: 'debugger' }] }),
+      ),
       false,
     );
   });
