@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   type CompiledStage,
+  compileJq,
   compileStage,
   compileStages,
   createIPAM,
@@ -224,6 +225,25 @@ describe('selectors', () => {
       ),
       false,
     );
+  });
+
+  test('plain paths follow jq: null through missing keys, an error on the wrong type', () => {
+    const run = (src: string, input: unknown) => {
+      const q = compileJq(src);
+      assert.ok(q.ok);
+      return q.ok ? q.query.run(input) : undefined;
+    };
+    assert.deepEqual(run('.a.b', { a: { b: 1 } }), [1]);
+    assert.deepEqual(run('.a.b', { a: null }), [null]);
+    assert.deepEqual(run('.a.b.c', {}), [null]);
+    assert.equal(run('.a.b', { a: 's' }), undefined);
+    assert.equal(run('.a.b', { a: [1] }), undefined);
+    assert.deepEqual(run('.a[1]', { a: [1, 2] }), [2]);
+    assert.deepEqual(run('.a[-1]', { a: [1, 2] }), [2]);
+    assert.deepEqual(run('.a[5]', { a: [1, 2] }), [null]);
+    assert.equal(run('.a[0]', { a: {} }), undefined);
+    assert.deepEqual(run('.', 3), [3]);
+    assert.deepEqual(run('.a', undefined), [null]);
   });
 
   test('a stage without a selector never matches, as KWOK ignores it', () => {
@@ -688,6 +708,10 @@ describe('KWOK template functions', () => {
     );
     assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07Z')), '2026-03-04T05:06:07Z');
     assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.120Z')), '2026-03-04T05:06:07.12Z');
+    // The last instant's text is remembered: asking again, or for another, stays right.
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.120Z')), '2026-03-04T05:06:07.12Z');
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.003Z')), '2026-03-04T05:06:07.003Z');
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07Z')), '2026-03-04T05:06:07Z');
   });
 
   test('existing node addresses are kept through YAML', () => {

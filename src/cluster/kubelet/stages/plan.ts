@@ -182,10 +182,11 @@ function withText(v: unknown, token: string, text: string): unknown {
   if (typeof v === 'string') return v.includes(token) ? v.replaceAll(token, text) : v;
   if (Array.isArray(v)) return v.map((x) => withText(x, token, text));
   if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
+  for (const k of Object.keys(o)) {
     const key = k.includes(token) ? k.replaceAll(token, text) : k;
-    const value = withText(x, token, text);
+    const value = withText(o[k], token, text);
     // As js-yaml stores it: an own property, even one named __proto__.
     if (key === '__proto__')
       Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
