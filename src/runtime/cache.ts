@@ -128,6 +128,7 @@ export class Cache {
           resyncMs: this.opts.resyncMs,
           pageSize: this.opts.pageSize,
           transform: composeTransforms(stripForCache, this.transforms.get(kindKey(kind))),
+          dropsManagedFields: true,
           logger: this.log,
           metrics: this.opts.metrics,
           clock: this.opts.clock,

@@ -363,7 +363,8 @@ export class ControllerRunner {
     const metrics = this.deps.metrics;
     const controller = this.name;
     const { namespace, name } = parseKey(key);
-    const log = this.log.child({ key, reconcileID: randomUUID() });
+    const parent = this.log;
+    let child: Logger | undefined;
     const started = this.clock.monotonic();
     const ctx: ReconcileContext = {
       controller,
@@ -372,7 +373,11 @@ export class ControllerRunner {
       name,
       client: this.termClient ?? this.deps.client,
       cache: this.deps.cache,
-      log,
+      // Made on first use: most reconciles log nothing, and a child logger plus its uuid cost more than the reconcile.
+      get log() {
+        child ??= parent.child({ key, reconcileID: randomUUID() });
+        return child;
+      },
       recorder: this.deps.recorder,
       signal: this.abort?.signal ?? new AbortController().signal,
       retries: queue.numRequeues(key),
@@ -388,20 +393,20 @@ export class ControllerRunner {
       if (isTerminal(err)) {
         metrics?.terminalReconcileErrors.inc({ controller });
         queue.forget(key);
-        log.error({ err }, 'reconcile failed with a terminal error; not retrying');
+        ctx.log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else if (ctx.signal.aborted) {
-        log.debug({ err }, 'reconcile interrupted by shutdown');
+        ctx.log.debug({ err }, 'reconcile interrupted by shutdown');
       } else if (isConflict(err) && ctx.retries < PERSISTENT_CONFLICT) {
         // A version-guarded write lost a race with another writer: the retry reads the new
         // version and usually succeeds. Routine, so no one needs to act on it.
         queue.addRateLimited(key);
-        log.debug(
+        ctx.log.debug(
           { reason: (err as Error).message, retries: ctx.retries },
           'reconcile hit a write conflict; retrying with the latest object',
         );
       } else {
         queue.addRateLimited(key);
-        log.error({ err, retries: ctx.retries }, 'reconcile failed; retrying with backoff');
+        ctx.log.error({ err, retries: ctx.retries }, 'reconcile failed; retrying with backoff');
       }
       return;
     } finally {

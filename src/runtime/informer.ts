@@ -23,6 +23,7 @@ import type { RestClient } from './rest.ts';
 import { type IndexFunc, indexByNamespace, NAMESPACE_INDEX, Store } from './store.ts';
 import { stripForCache, type Transform } from './transform.ts';
 import { type KindRef, type KubeObject, objectKey } from './types.ts';
+import { parseWatchEvent } from './watch-event.ts';
 
 export interface EventHandler<T extends KubeObject = KubeObject> {
   /** `initialList` is true for objects delivered by the first list (or replayed to a late handler). */
@@ -53,6 +54,11 @@ export interface InformerOptions {
   resyncMs?: number;
   /** Applied to each object before caching; defaults to `stripForCache`. */
   transform?: Transform;
+  /**
+   * The transform drops metadata.managedFields, so watch events need not decode them
+   * (default: true with the default transform, false with another).
+   */
+  dropsManagedFields?: boolean;
   /** List page size. */
   pageSize?: number;
   /** Reconnect backoff after errors. */
@@ -80,6 +86,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly mapper: RestMapper;
   private readonly opts: InformerOptions;
   private readonly transform: Transform;
+  private readonly dropsManagedFields: boolean;
   private readonly log: Logger;
   private readonly metrics: InformerMetrics;
   private readonly kindName: string;
@@ -104,6 +111,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.labelSelector = opts.labelSelector || undefined;
     this.fieldSelector = opts.fieldSelector || undefined;
     this.transform = opts.transform ?? stripForCache;
+    this.dropsManagedFields = opts.dropsManagedFields ?? opts.transform === undefined;
     this.kindName = `${opts.kind.kind}.${opts.kind.apiVersion}`;
     this.log = (opts.logger ?? silentLogger()).child({ informer: this.kindName, namespace: this.namespace });
     this.metrics = opts.metrics ?? {};
@@ -384,7 +392,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private handleLine(line: string): void {
     let event: { type?: string; object?: T & Status };
     try {
-      event = JSON.parse(line);
+      event = parseWatchEvent(line, this.dropsManagedFields);
     } catch {
       throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
     }

@@ -36,6 +36,8 @@ export function stripForCache(obj: KubeObject): KubeObject {
  * full, it only shares what it already holds.
  */
 const POOL_LIMIT = 50_000;
+// V8's JSON.parse already shares (internalizes) every string of up to 10 characters: pooling them saves nothing.
+const MIN_POOLED = 10;
 const pool = new Map<string, string>();
 const UNIQUE_KEYS = new Set([
   'name',
@@ -59,8 +61,9 @@ function internStrings(v: unknown, depth: number): void {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
-      if (typeof x === 'string') v[i] = intern(x);
-      else internStrings(x, depth + 1);
+      if (typeof x === 'string') {
+        if (x.length > MIN_POOLED) v[i] = intern(x);
+      } else internStrings(x, depth + 1);
     }
     return;
   }
@@ -68,7 +71,7 @@ function internStrings(v: unknown, depth: number): void {
   for (const k in o) {
     const x = o[k];
     if (typeof x === 'string') {
-      if (!UNIQUE_KEYS.has(k)) o[k] = intern(x);
+      if (x.length > MIN_POOLED && !UNIQUE_KEYS.has(k)) o[k] = intern(x);
     } else if (x !== null && typeof x === 'object') internStrings(x, depth + 1);
   }
 }

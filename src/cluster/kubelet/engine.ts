@@ -38,6 +38,7 @@ import type { PlayableStage } from './stage-set.ts';
 import {
   type PlanResult,
   parseRFC3339,
+  type QueryMemo,
   type StagePlan,
   stageDelay,
   stageMatches,
@@ -94,6 +95,8 @@ interface Job {
   due: number;
   since: number;
   rand: number;
+  /** The object the stage was found to match (watch copies are never written: no need to ask again). */
+  matched: KubeObject;
   timer: QueuedTimer | undefined;
   queued: boolean;
 }
@@ -311,10 +314,11 @@ export class StagePlayer {
     const prev = e.job;
     if (prev && prev.stage === chosen.stage && prev.due === chosen.due) {
       prev.rv = rv;
+      prev.matched = obj;
       return;
     }
     this.cancel(e);
-    const job: Job = { ...chosen, rv, timer: undefined, queued: false };
+    const job: Job = { ...chosen, rv, matched: obj, timer: undefined, queued: false };
     e.job = job;
     if (job.due <= now) this.enqueue(e);
     else job.timer = this.o.timers.schedule(job.due, () => this.enqueue(e));
@@ -329,8 +333,9 @@ export class StagePlayer {
     const played = e.played?.rv === e.rv ? e.played.at : undefined;
     const cands: { stage: PlayableStage; due: number; since: number; rand: number }[] = [];
     const sinces = new Map<string, { since: number; rand: number }>();
+    const memo: QueryMemo = new Map();
     for (const s of this.o.stages(obj)) {
-      if (!stageMatches(s.compiled, obj)) continue;
+      if (!stageMatches(s.compiled, obj, memo)) continue;
       // A stage's delay counts from when the object started matching it, across changes; for a
       // stage already played at this version, from that play (a delayed stage that changed
       // nothing, like a heartbeat within the same second, comes round again; an immediate
@@ -451,7 +456,7 @@ export class StagePlayer {
     if (!this.o.managed(obj)) return;
     const rv = obj.metadata.resourceVersion ?? '';
     const stage = job.stage;
-    if (rv !== job.rv || !stageMatches(stage.compiled, obj)) {
+    if (rv !== job.rv || (obj !== job.matched && !stageMatches(stage.compiled, obj))) {
       e.again = true;
       return;
     }

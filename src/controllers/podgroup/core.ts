@@ -409,6 +409,21 @@ function computeConditions(
 
 /** Equal apart from lastProbeTime, which moves only when something else does. */
 function statusChanged(before: PodGroupStatus | undefined, after: PodGroupStatus): boolean {
+  if (!before) return true;
+  // Most changes move a count or the state, and each of these is a number or string in
+  // `after`, so `!==` decides as the full comparison would, without its copies and walk.
+  const was = before.state;
+  const now = after.state;
+  if (
+    before.running !== after.running ||
+    before.succeeded !== after.succeeded ||
+    before.failed !== after.failed ||
+    was?.phase !== now?.phase ||
+    was?.reason !== now?.reason ||
+    was?.message !== now?.message
+  ) {
+    return true;
+  }
   const strip = (s: PodGroupStatus | undefined) =>
     s ? { ...s, state: s.state ? { ...s.state, lastProbeTime: undefined } : undefined } : undefined;
   return !jsonEqual(strip(before), strip(after));

@@ -11,11 +11,14 @@ import {
   matchStages,
   parseStagesYAML,
   planNext,
+  type QueryMemo,
   type Stage,
   type StageEnv,
   type StageObject,
   stageDelay,
+  stageMatches,
 } from '../../../src/cluster/kubelet/stages/index.ts';
+import { troupeDefaultStages } from '../../../src/cluster/kubelet/troupe-stages.ts';
 import { parseGoDuration } from '../../../src/kube/duration.ts';
 import { pod as buildPod } from '../../support/objects.ts';
 
@@ -174,6 +177,51 @@ describe('selectors', () => {
     assert.equal(matches(s, pod({ metadata: { labels: { a: '1' } } })), false);
     assert.equal(
       matches(s, { ...pod({ metadata: { labels: { a: '1' }, annotations: { b: '2' } } }), kind: 'Node' }),
+      false,
+    );
+  });
+
+  test('a query memo asks each question once per object, and a fresh memo asks again', () => {
+    const q = '.status.conditions.[] | select(.type == "Ready") | .status';
+    const a = expr(q, 'In', ['True']);
+    const b = expr(q, 'NotIn', ['True']);
+    let runs = 0;
+    const query = a.matchExpressions[0]!.query;
+    const counted = {
+      source: query.source,
+      run: (o: unknown) => {
+        runs++;
+        return query.run(o);
+      },
+    };
+    a.matchExpressions[0]!.query = counted;
+    b.matchExpressions[0]!.query = counted;
+    const ready = pod({ status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+    const memo: QueryMemo = new Map();
+    assert.deepEqual([stageMatches(a, ready, memo), stageMatches(b, ready, memo)], [true, false]);
+    assert.equal(runs, 1);
+    // The memo belongs to one unchanged object: the next version gets a new one and is asked anew.
+    const unready = pod({ status: { conditions: [{ type: 'Ready', status: 'False' }] } });
+    const next: QueryMemo = new Map();
+    assert.deepEqual([stageMatches(a, unready, next), stageMatches(b, unready, next)], [false, true]);
+    assert.equal(runs, 2);
+  });
+
+  test('the ephemeral-containers stage matches exactly the pods with unreported ephemeral containers', () => {
+    const stage = compiled(
+      troupeDefaultStages().find((s) => s.metadata.name === 'pod-ephemeral-containers')!,
+    );
+    const running = (spec: Record<string, unknown>, status: Record<string, unknown>) =>
+      pod({ spec, status: { podIP: '10.0.0.1', ...status } });
+    const debug = [{ name: 'debugger', image: 'busybox' }];
+    assert.equal(stageMatches(stage, running({}, {})), false);
+    assert.equal(stageMatches(stage, running({ ephemeralContainers: [] }, {})), false);
+    assert.equal(stageMatches(stage, running({ ephemeralContainers: debug }, {})), true);
+    assert.equal(
+      stageMatches(
+        stage,
+        running({ ephemeralContainers: debug }, { ephemeralContainerStatuses: [{ name: 'debugger' }] }),
+      ),
       false,
     );
   });
@@ -406,6 +454,61 @@ describe('planning the next step', () => {
         patch: [{ op: 'add', path: '/metadata/annotations', value: { a: 'b' } }],
       },
     ]);
+  });
+
+  test('a status that differs only by the time parses as its own text does, wherever the time is', () => {
+    // The parse of the last text is reused with the time put back (plan.ts, parseRendered):
+    // the time in every YAML position, and a second render at another time and for another
+    // object, must come out as if each text were parsed afresh.
+    const template = [
+      '{{- $now := Now }}',
+      'quoted: {{ $now | Quote }}',
+      'plain: {{ $now }}',
+      "single: 'at {{ $now }} ok'",
+      'key-{{ $now }}: 1',
+      'flow: [{{ $now }}, "{{ $now }}{{ $now }}", {k: {{ $now }}}]',
+      'block: |',
+      '  since {{ $now }}',
+      '# a comment {{ $now }}',
+      'anchor: &a{{ $now }} {{ $now }}x',
+      'alias: *a{{ $now }}',
+      '__proto__: {{ $now }}',
+      'name: {{ .metadata.name }}',
+    ].join('\n');
+    const s = compiled(podStage('times', { next: { statusTemplate: template } }));
+    const expected = (t: string, name: string) => {
+      const status: Record<string, unknown> = {
+        quoted: t,
+        plain: t,
+        single: `at ${t} ok`,
+        [`key-${t}`]: 1,
+        flow: [t, `${t}${t}`, { k: t }],
+        block: `since ${t}\n`,
+        anchor: `${t}x`,
+        alias: `${t}x`,
+        name,
+      };
+      Object.defineProperty(status, '__proto__', {
+        value: t,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return status;
+    };
+    const at = (ms: number, name: string) => {
+      const r = planNext(s, pod({ metadata: { name } }), { now: () => ms });
+      assert.ok(r.ok, r.ok ? '' : r.error);
+      return r.ok ? r.plan.patches[0]!.patch : undefined;
+    };
+    assert.deepEqual(at(NOW, 'a'), { status: expected('2026-03-04T05:06:07.123Z', 'a') });
+    assert.deepEqual(at(NOW + 877, 'a'), { status: expected('2026-03-04T05:06:08Z', 'a') });
+    assert.deepEqual(at(NOW + 1000, 'b'), { status: expected('2026-03-04T05:06:08.123Z', 'b') });
+    // A render whose text carries an escape is parsed as it is.
+    const esc = compiled(podStage('esc', { next: { statusTemplate: 'm: "a\\tb {{ Now }}"' } }));
+    const r = planNext(esc, pod(), env);
+    assert.ok(r.ok);
+    if (r.ok) assert.deepEqual(r.plan.patches[0]!.patch, { status: { m: 'a\tb 2026-03-04T05:06:07.123Z' } });
   });
 
   test('render failures come back as errors', () => {

@@ -413,6 +413,27 @@ describe('status writes and events', () => {
     assert.deepEqual(again.events, []);
   });
 
+  test('a stored status differing only outside the counts and state is still rewritten', () => {
+    const pods = running('a', 'b');
+    const stored = () => {
+      const pg = podGroup('g', { minMember: 2 });
+      step(pg, pods);
+      return pg;
+    };
+    const probeOnly = stored();
+    probeOnly.status!.state!.lastProbeTime = '2025-01-01T00:00:00Z';
+    assert.equal(step(probeOnly, pods, { now: at(5) }).status, undefined, 'lastProbeTime alone: not written');
+    const condition = stored();
+    condition.status!.conditions![0]!.message = 'stale';
+    assert.ok(step(condition, pods, { now: at(5) }).status, 'a condition message differs');
+    const generation = stored();
+    generation.metadata.generation = 2;
+    assert.equal(step(generation, pods, { now: at(5) }).status?.observedGeneration, 2);
+    const extra = stored();
+    (extra.status as Record<string, unknown>).scheduled = 2;
+    assert.ok(step(extra, pods, { now: at(5) }).status, 'a field this controller does not write');
+  });
+
   test('a transition moves lastTransitionTime and lastProbeTime; a count change moves only lastProbeTime', () => {
     const pg = podGroup('g', { minMember: 2 });
     step(pg, [pod('a', { phase: 'Running' }), pod('b')]);

@@ -211,31 +211,35 @@ function evalArg(s: State, dot: Value, a: Arg): Value {
     case 'pipe':
       return walkChain(evalPipe(s, dot, a.pipe, true), a.chain);
     case 'ident':
-      return callFunc(s, dot, a.name, [], undefined, false);
+      return callFunc(s, dot, a.name, NO_ARGS, 0, undefined, false);
   }
 }
 
+/** Calls `name` with `args` from index `from` on (a command's first arg is the name itself). */
 function callFunc(
   s: State,
   dot: Value,
   name: string,
   args: readonly Arg[],
+  from: number,
   piped: Value,
   hasPiped: boolean,
 ): Value {
   if ((name === 'and' || name === 'or') && !Object.hasOwn(s.funcs, name)) {
     // Short-circuit: stop at the first argument that decides the result.
-    const n = args.length + (hasPiped ? 1 : 0);
+    const n = args.length - from + (hasPiped ? 1 : 0);
     if (n === 0) throw new TemplateExecError(`wrong number of args for ${name}: want at least 1 got 0`);
     let v: Value;
-    for (let i = 0; i < n; i++) {
+    for (let i = from; i < from + n; i++) {
       v = i < args.length ? evalArg(s, dot, args[i]!) : piped;
       if (truth(v) === (name === 'or')) return v;
     }
     return v;
   }
   const f = s.fn(name);
-  const vals = args.map((a) => evalArg(s, dot, a));
+  // A plain loop, not slice+map: this runs for every function call of every render.
+  const vals: Value[] = [];
+  for (let i = from; i < args.length; i++) vals.push(evalArg(s, dot, args[i]!));
   if (hasPiped) vals.push(piped);
   try {
     return f(...vals);
@@ -247,10 +251,13 @@ function callFunc(
 
 function evalCommand(s: State, dot: Value, cmd: Command, piped: Value, hasPiped: boolean): Value {
   const first = cmd.args[0]!;
-  if (first.t === 'ident') return callFunc(s, dot, first.name, cmd.args.slice(1), piped, hasPiped);
+  if (first.t === 'ident') return callFunc(s, dot, first.name, cmd.args, 1, piped, hasPiped);
   return evalArg(s, dot, first);
 }
 
+const NO_ARGS: readonly Arg[] = [];
+
+/** `nested`: a parenthesized pipeline or a range's, whose declarations are not made here. */
 function evalPipe(s: State, dot: Value, pipe: Pipe, nested = false): Value {
   s.line = pipe.line;
   let v: Value;
@@ -274,10 +281,13 @@ function execList(s: State, dot: Value, list: readonly Node[]): number {
   return 0;
 }
 
-function scoped(s: State, body: () => number): number {
+/** An if/with block: its variables end with it (inline, not a closure: this runs per render). */
+function execIf(s: State, dot: Value, node: BlockNode): number {
   const mark = s.vars.length;
   try {
-    return body();
+    const v = evalPipe(s, dot, node.pipe);
+    if (truth(v)) return execList(s, node.t === 'with' ? v : dot, node.list);
+    return node.elseList ? execList(s, dot, node.elseList) : 0;
   } finally {
     s.vars.length = mark;
   }
@@ -296,13 +306,15 @@ function execNode(s: State, dot: Value, node: Node): number {
     }
     case 'if':
     case 'with':
-      return scoped(s, () => {
-        const v = evalPipe(s, dot, node.pipe);
-        if (truth(v)) return execList(s, node.t === 'with' ? v : dot, node.list);
-        return node.elseList ? execList(s, dot, node.elseList) : 0;
-      });
-    case 'range':
-      return scoped(s, () => execRange(s, dot, node));
+      return execIf(s, dot, node);
+    case 'range': {
+      const mark = s.vars.length;
+      try {
+        return execRange(s, dot, node);
+      } finally {
+        s.vars.length = mark;
+      }
+    }
     case 'break':
       return BREAK;
     case 'continue':
@@ -313,7 +325,8 @@ function execNode(s: State, dot: Value, node: Node): number {
 function execRange(s: State, dot: Value, node: BlockNode): number {
   const pipe = node.pipe;
   const decl = pipe.decl;
-  const val = evalPipe(s, dot, { ...pipe, decl: [] });
+  // Nested: the range's variables are declared per element below, not by the pipeline.
+  const val = evalPipe(s, dot, pipe, true);
   let entries: [Value, Value][];
   if (val === undefined || val === null) entries = [];
   else if (Array.isArray(val)) entries = val.map((v, i) => [i, v]);

@@ -69,8 +69,13 @@ export const NODE_CONDITIONS = [
 ];
 
 /** Go's json.Marshal escapes these for HTML safety; Quote keeps that byte-for-byte. */
+const HTML_UNSAFE = /[<>&\u2028\u2029]/;
+
 function goJSON(v: Value): string {
   const s = JSON.stringify(v === undefined ? null : v) ?? 'null';
+  // Tested before replacing: a global replace with a callback costs even when nothing matches,
+  // and this runs for every Quote of every render.
+  if (!HTML_UNSAFE.test(s)) return s;
   return s.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -24,6 +24,7 @@ export { createIPAM, type IPAM } from './ipam.ts';
 export { compileJq, type JqQuery } from './jq.ts';
 export {
   matchStages,
+  type QueryMemo,
   refersTo,
   requirementMatches,
   type StageObject,

@@ -2,6 +2,7 @@
 
 import { random as programRandom } from '../../../lib/random.ts';
 import type { CompiledRequirement, CompiledStage } from './compile.ts';
+import type { JqResult } from './jq.ts';
 
 export interface StageObject {
   apiVersion?: string;
@@ -36,9 +37,25 @@ function exists(outputs: readonly unknown[]): boolean {
   return false;
 }
 
-export function requirementMatches(r: CompiledRequirement, obj: unknown): boolean {
+/**
+ * Query outputs by query source, for one object: stages often ask the same question (both node
+ * stages select the Ready condition), so one evaluation of an object asks it once.
+ */
+export type QueryMemo = Map<string, JqResult>;
+
+function runQuery(r: CompiledRequirement, obj: unknown, memo: QueryMemo | undefined): JqResult {
+  if (!memo) return r.query.run(obj);
+  const src = r.query.source;
+  if (memo.has(src)) return memo.get(src);
+  const out = r.query.run(obj);
+  memo.set(src, out);
+  return out;
+}
+
+/** `memo`, if given, must only ever have seen this same, unchanged object. */
+export function requirementMatches(r: CompiledRequirement, obj: unknown, memo?: QueryMemo): boolean {
   // A query that errors reads as no output, which only NotIn and DoesNotExist accept.
-  const out = r.query.run(obj) ?? [];
+  const out = runQuery(r, obj, memo) ?? [];
   switch (r.operator) {
     case 'In':
       return hasValue(out, r.values);
@@ -51,7 +68,7 @@ export function requirementMatches(r: CompiledRequirement, obj: unknown): boolea
   }
 }
 
-export function stageMatches(stage: CompiledStage, obj: StageObject): boolean {
+export function stageMatches(stage: CompiledStage, obj: StageObject, memo?: QueryMemo): boolean {
   if (!stage.selectable || !refersTo(stage, obj)) return false;
   if (stage.matchLabels.length > 0) {
     const labels = obj.metadata?.labels ?? {};
@@ -61,7 +78,7 @@ export function stageMatches(stage: CompiledStage, obj: StageObject): boolean {
     const ann = obj.metadata?.annotations ?? {};
     for (const [k, v] of stage.matchAnnotations) if (ann[k] !== v) return false;
   }
-  for (const r of stage.matchExpressions) if (!requirementMatches(r, obj)) return false;
+  for (const r of stage.matchExpressions) if (!requirementMatches(r, obj, memo)) return false;
   return true;
 }
 

@@ -18,9 +18,11 @@ export function parseRFC3339(s: string): number | undefined {
 
 /** time.Format(time.RFC3339Nano) in UTC: fractional seconds only when non-zero, trailing zeros dropped. */
 export function formatRFC3339Nano(epochMs: number): string {
+  // toISOString always ends in `.sssZ`: trim the fraction's trailing zeros by index, not by
+  // regex and callback (this runs for every stage render).
   const iso = new Date(epochMs).toISOString();
-  return iso.replace(/\.(\d+)Z$/, (_all, frac: string) => {
-    const f = frac.replace(/0+$/, '');
-    return f === '' ? 'Z' : `.${f}Z`;
-  });
+  let end = iso.length - 1;
+  while (iso.charCodeAt(end - 1) === 48 /* 0 */) end--;
+  if (iso.charCodeAt(end - 1) === 46 /* . */) end--;
+  return `${iso.slice(0, end)}Z`;
 }
