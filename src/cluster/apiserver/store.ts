@@ -23,9 +23,11 @@ export interface StoredRecord {
   /**
    * What `JSON.parse(json)` gives, made when the record is written by copying the object (a
    * quarter of the cost of parsing it): in-process watchers share it and decoding copies it.
-   * Nobody writes to it (under the test runner it is frozen). Absent on restored records.
+   * Nobody writes to it (under the test runner it is frozen). Kept while the record is the
+   * object's current one (the store drops it once the record is replaced or deleted, so the
+   * heap holds one per live object); absent on restored records.
    */
-  readonly parsed?: KubeObject;
+  parsed?: KubeObject;
   readonly labels: Readonly<Record<string, string>>;
   /** Selectable fields, including metadata.name and metadata.namespace. */
   readonly fields: Readonly<Record<string, string>>;
@@ -164,6 +166,7 @@ export class ObjectStore {
       ? { type: 'MODIFIED', storage, rv: record.rv, record, prev }
       : { type: 'ADDED', storage, rv: record.rv, record };
     this.publish(event);
+    if (prev) prev.parsed = undefined;
     return event;
   }
 
@@ -179,6 +182,8 @@ export class ObjectStore {
     this.keyChanged(storage, finalRecord.key, 'removed', t.size);
     const event: StoreEvent = { type: 'DELETED', storage, rv: finalRecord.rv, record: finalRecord, prev };
     this.publish(event);
+    if (prev) prev.parsed = undefined;
+    finalRecord.parsed = undefined;
     return event;
   }
 

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   type CompiledStage,
+  compileJq,
   compileStage,
   compileStages,
   createIPAM,
@@ -224,6 +225,25 @@ describe('selectors', () => {
       ),
       false,
     );
+  });
+
+  test('plain paths follow jq: null through missing keys, an error on the wrong type', () => {
+    const run = (src: string, input: unknown) => {
+      const q = compileJq(src);
+      assert.ok(q.ok);
+      return q.ok ? q.query.run(input) : undefined;
+    };
+    assert.deepEqual(run('.a.b', { a: { b: 1 } }), [1]);
+    assert.deepEqual(run('.a.b', { a: null }), [null]);
+    assert.deepEqual(run('.a.b.c', {}), [null]);
+    assert.equal(run('.a.b', { a: 's' }), undefined);
+    assert.equal(run('.a.b', { a: [1] }), undefined);
+    assert.deepEqual(run('.a[1]', { a: [1, 2] }), [2]);
+    assert.deepEqual(run('.a[-1]', { a: [1, 2] }), [2]);
+    assert.deepEqual(run('.a[5]', { a: [1, 2] }), [null]);
+    assert.equal(run('.a[0]', { a: {} }), undefined);
+    assert.deepEqual(run('.', 3), [3]);
+    assert.deepEqual(run('.a', undefined), [null]);
   });
 
   test('a stage without a selector never matches, as KWOK ignores it', () => {
@@ -456,6 +476,61 @@ describe('planning the next step', () => {
     ]);
   });
 
+  test('a status that differs only by the time parses as its own text does, wherever the time is', () => {
+    // The parse of the last text is reused with the time put back (plan.ts, parseRendered):
+    // the time in every YAML position, and a second render at another time and for another
+    // object, must come out as if each text were parsed afresh.
+    const template = [
+      '{{- $now := Now }}',
+      'quoted: {{ $now | Quote }}',
+      'plain: {{ $now }}',
+      "single: 'at {{ $now }} ok'",
+      'key-{{ $now }}: 1',
+      'flow: [{{ $now }}, "{{ $now }}{{ $now }}", {k: {{ $now }}}]',
+      'block: |',
+      '  since {{ $now }}',
+      '# a comment {{ $now }}',
+      'anchor: &a{{ $now }} {{ $now }}x',
+      'alias: *a{{ $now }}',
+      '__proto__: {{ $now }}',
+      'name: {{ .metadata.name }}',
+    ].join('\n');
+    const s = compiled(podStage('times', { next: { statusTemplate: template } }));
+    const expected = (t: string, name: string) => {
+      const status: Record<string, unknown> = {
+        quoted: t,
+        plain: t,
+        single: `at ${t} ok`,
+        [`key-${t}`]: 1,
+        flow: [t, `${t}${t}`, { k: t }],
+        block: `since ${t}\n`,
+        anchor: `${t}x`,
+        alias: `${t}x`,
+        name,
+      };
+      Object.defineProperty(status, '__proto__', {
+        value: t,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return status;
+    };
+    const at = (ms: number, name: string) => {
+      const r = planNext(s, pod({ metadata: { name } }), { now: () => ms });
+      assert.ok(r.ok, r.ok ? '' : r.error);
+      return r.ok ? r.plan.patches[0]!.patch : undefined;
+    };
+    assert.deepEqual(at(NOW, 'a'), { status: expected('2026-03-04T05:06:07.123Z', 'a') });
+    assert.deepEqual(at(NOW + 877, 'a'), { status: expected('2026-03-04T05:06:08Z', 'a') });
+    assert.deepEqual(at(NOW + 1000, 'b'), { status: expected('2026-03-04T05:06:08.123Z', 'b') });
+    // A render whose text carries an escape is parsed as it is.
+    const esc = compiled(podStage('esc', { next: { statusTemplate: 'm: "a\\tb {{ Now }}"' } }));
+    const r = planNext(esc, pod(), env);
+    assert.ok(r.ok);
+    if (r.ok) assert.deepEqual(r.plan.patches[0]!.patch, { status: { m: 'a\tb 2026-03-04T05:06:07.123Z' } });
+  });
+
   test('render failures come back as errors', () => {
     const s = compiled(podStage('x', { next: { statusTemplate: 'phase: {{ index .spec.containers 7 }}' } }));
     const r = planNext(s, pod(), env);
@@ -633,6 +708,10 @@ describe('KWOK template functions', () => {
     );
     assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07Z')), '2026-03-04T05:06:07Z');
     assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.120Z')), '2026-03-04T05:06:07.12Z');
+    // The last instant's text is remembered: asking again, or for another, stays right.
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.120Z')), '2026-03-04T05:06:07.12Z');
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07.003Z')), '2026-03-04T05:06:07.003Z');
+    assert.equal(formatRFC3339Nano(Date.parse('2026-03-04T05:06:07Z')), '2026-03-04T05:06:07Z');
   });
 
   test('existing node addresses are kept through YAML', () => {

@@ -63,6 +63,23 @@ function applyPath(inputs: unknown[], steps: readonly Step[]): unknown[] | typeo
   return cur;
 }
 
+/** applyPath for steps that are all keys and indexes (one output): no array per step. */
+function walkPlain(input: unknown, steps: readonly Step[]): unknown[] | typeof FAIL {
+  let v = input;
+  for (const s of steps) {
+    if (v === null || v === undefined) v = null;
+    else if (s.k === 'key') {
+      if (typeof v !== 'object' || Array.isArray(v)) return FAIL;
+      const o = v as Record<string, unknown>;
+      v = Object.hasOwn(o, s.name) ? o[s.name] : null;
+    } else if (s.k === 'index') {
+      if (!Array.isArray(v)) return FAIL;
+      v = v[s.i < 0 ? v.length + s.i : s.i] ?? null;
+    } else return FAIL;
+  }
+  return [v];
+}
+
 /** Parses `.a.b["c"].[] | select(.x == "y") | .z` into steps; undefined when it is anything richer. */
 function parseSimple(src: string): Step[] | undefined {
   const steps: Step[] = [];
@@ -147,12 +164,14 @@ interface JqjsModule {
 export function compileJq(source: string): { ok: true; query: JqQuery } | { ok: false; error: string } {
   const simple = parseSimple(source);
   if (simple) {
+    // Most selectors are plain paths (`.status.podIP`): walked without the general machinery.
+    const plain = simple.every((s) => s.k === 'key' || s.k === 'index');
     return {
       ok: true,
       query: {
         source,
         run(input) {
-          const r = applyPath([input ?? null], simple);
+          const r = plain ? walkPlain(input ?? null, simple) : applyPath([input ?? null], simple);
           return r === FAIL ? undefined : r;
         },
       },

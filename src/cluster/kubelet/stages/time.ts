@@ -16,13 +16,20 @@ export function parseRFC3339(s: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** The last instant formatted and its text. */
+const last = { ms: Number.NaN, text: '' };
+
 /** time.Format(time.RFC3339Nano) in UTC: fractional seconds only when non-zero, trailing zeros dropped. */
 export function formatRFC3339Nano(epochMs: number): string {
+  // One render formats its one instant several times (Now, the plan, container statuses).
+  if (epochMs === last.ms) return last.text;
   // toISOString always ends in `.sssZ`: trim the fraction's trailing zeros by index, not by
   // regex and callback (this runs for every stage render).
   const iso = new Date(epochMs).toISOString();
   let end = iso.length - 1;
   while (iso.charCodeAt(end - 1) === 48 /* 0 */) end--;
   if (iso.charCodeAt(end - 1) === 46 /* . */) end--;
-  return `${iso.slice(0, end)}Z`;
+  last.ms = epochMs;
+  last.text = `${iso.slice(0, end)}Z`;
+  return last.text;
 }
