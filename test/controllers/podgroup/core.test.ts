@@ -433,7 +433,7 @@ describe('status writes and events', () => {
     (extra.status as Record<string, unknown>).scheduled = 2;
     assert.ok(step(extra, pods, { now: at(5) }).status, 'a field this controller does not write');
     const state = stored();
-    (state.status!.state as Record<string, unknown>).since = 'x';
+    (state.status!.state as unknown as Record<string, unknown>).since = 'x';
     assert.ok(step(state, pods, { now: at(5) }).status, 'a state field this controller does not write');
     const malformed = stored();
     (malformed.status!.conditions as unknown[]).push(null);
