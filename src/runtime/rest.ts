@@ -81,6 +81,8 @@ const AUTH_TTL_MS = 60_000;
 
 export class RestClient {
   readonly server: URL;
+  // The server URL's path prefix without trailing slashes, once rather than per request.
+  private readonly basePath: string;
   private readonly kc: KubeConfig;
   private readonly userAgent: string;
   private readonly timeoutMs: number;
@@ -98,6 +100,7 @@ export class RestClient {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
+    this.basePath = this.server.pathname.replace(/\/+$/, '');
     this.kc =
       this.server.protocol === 'http:' && !cluster.skipTLSVerify ? allowPlainHttp(kc, cluster.name) : kc;
     this.userAgent = opts.userAgent ?? 'troupe/0.1.0';
@@ -238,7 +241,6 @@ export class RestClient {
   }
 
   private fullPath(path: string, query: Query | undefined): string {
-    const base = this.server.pathname.replace(/\/+$/, '');
     let qs = '';
     if (query) {
       const params = new URLSearchParams();
@@ -246,7 +248,7 @@ export class RestClient {
       const s = params.toString();
       if (s) qs = `?${s}`;
     }
-    return `${base}${path}${qs}`;
+    return `${this.basePath}${path}${qs}`;
   }
 
   private getAuth(): Promise<Auth> {

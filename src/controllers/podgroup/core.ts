@@ -28,7 +28,7 @@ import {
 import { rfc3339, sameCondition, withCondition } from '../../kube/conditions.ts';
 import { keyOf } from '../../kube/keys.ts';
 import { backoffDelay } from '../../lib/backoff.ts';
-import { jsonEqual } from '../../lib/json.ts';
+import { isObject, jsonEqual } from '../../lib/json.ts';
 import { getControllerOf, type OwnerReference } from '../../runtime/index.ts';
 import { claimOf, invalidGroupName } from './membership.ts';
 import { nextPhase, type PhaseResult, type PreviousState, type Requirement, requirementOf } from './phase.ts';
@@ -197,7 +197,15 @@ export function decide(input: GroupInput): Decision {
 
   // Status.
   const conditionsIn: PodGroupCondition[] = prevStatus?.conditions ?? [];
-  const conditions = computeConditions(conditionsIn, next, t, req, specProblem, conflicts, now);
+  const { conditions, changed: conditionsChanged } = computeConditions(
+    conditionsIn,
+    next,
+    t,
+    req,
+    specProblem,
+    conflicts,
+    now,
+  );
   const phaseChanged = prev?.phase !== next.phase;
   const stamp = rfc3339(now);
   const status: PodGroupStatus = {
@@ -241,7 +249,7 @@ export function decide(input: GroupInput): Decision {
     applyDeadlockPolicy(input, podGroup, t, status, decision);
   }
 
-  if (statusChanged(prevStatus, status)) {
+  if (statusChanged(prevStatus, status, conditionsChanged)) {
     status.state!.lastProbeTime = stamp;
     decision.status = status;
   }
@@ -359,10 +367,13 @@ function computeConditions(
   specProblem: string | undefined,
   conflicts: readonly PodObject[],
   now: Date,
-): PodGroupCondition[] {
+): { conditions: PodGroupCondition[]; changed: boolean } {
   let list = current.map((c) => ({ ...c }));
+  let changed = false;
   const set = (c: PodGroupCondition) => {
-    list = withCondition(list, c, now).conditions;
+    const r = withCondition(list, c, now);
+    list = r.conditions;
+    changed ||= r.changed;
   };
   const released = next.phase === 'Running' || next.phase === 'Completed';
   set({
@@ -404,14 +415,23 @@ function computeConditions(
         }
       : { type: ConditionTypes.MembershipConflict, status: 'False', reason: 'NoConflict', message: '' },
   );
-  return list;
+  return { conditions: list, changed };
 }
 
-/** Equal apart from lastProbeTime, which moves only when something else does. */
-function statusChanged(before: PodGroupStatus | undefined, after: PodGroupStatus): boolean {
-  if (!before) return true;
+/**
+ * Whether `after` differs from `before` apart from lastProbeTime (which moves only when
+ * something else does), as jsonEqual compares. `after`'s conditions are copies of `before`'s
+ * with the changes `conditionsChanged` reports, so without any they need no walk (they
+ * are most of a status).
+ */
+function statusChanged(
+  before: PodGroupStatus | undefined,
+  after: PodGroupStatus,
+  conditionsChanged: boolean,
+): boolean {
+  if (!before || conditionsChanged) return true;
   // Most changes move a count or the state, and each of these is a number or string in
-  // `after`, so `!==` decides as the full comparison would, without its copies and walk.
+  // `after`, so `!==` decides as the full comparison would.
   const was = before.state;
   const now = after.state;
   if (
@@ -424,9 +444,28 @@ function statusChanged(before: PodGroupStatus | undefined, after: PodGroupStatus
   ) {
     return true;
   }
-  const strip = (s: PodGroupStatus | undefined) =>
-    s ? { ...s, state: s.state ? { ...s.state, lastProbeTime: undefined } : undefined } : undefined;
-  return !jsonEqual(strip(before), strip(after));
+  // Both have a state (its phase matched) and conditions (unchanged copies of before's).
+  const copies = before.conditions?.every(isObject) ?? false;
+  return !(
+    sameMembers(before, after, 'state', 'conditions') &&
+    sameMembers(was, now, 'lastProbeTime') &&
+    (copies || jsonEqual(before.conditions, after.conditions))
+  );
+}
+
+/** jsonEqual(a, b) for two objects, leaving members `skip` out of it. */
+function sameMembers(a: object | undefined, b: object | undefined, ...skip: string[]): boolean {
+  if (!isObject(a) || !isObject(b)) return false;
+  let n = 0;
+  for (const k in a) {
+    const v = a[k];
+    if (v === undefined || skip.includes(k)) continue;
+    n++;
+    const w = b[k];
+    if (w === undefined || !jsonEqual(v, w)) return false;
+  }
+  for (const k in b) if (b[k] !== undefined && !skip.includes(k)) n--;
+  return n === 0;
 }
 
 function validMinMember(v: unknown): number | undefined {

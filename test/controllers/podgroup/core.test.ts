@@ -432,6 +432,12 @@ describe('status writes and events', () => {
     const extra = stored();
     (extra.status as Record<string, unknown>).scheduled = 2;
     assert.ok(step(extra, pods, { now: at(5) }).status, 'a field this controller does not write');
+    const state = stored();
+    (state.status!.state as unknown as Record<string, unknown>).since = 'x';
+    assert.ok(step(state, pods, { now: at(5) }).status, 'a state field this controller does not write');
+    const malformed = stored();
+    (malformed.status!.conditions as unknown[]).push(null);
+    assert.ok(step(malformed, pods, { now: at(5) }).status, 'a condition that is not an object');
   });
 
   test('a transition moves lastTransitionTime and lastProbeTime; a count change moves only lastProbeTime', () => {
