@@ -524,6 +524,8 @@ describe('planning the next step', () => {
     assert.deepEqual(at(NOW, 'a'), { status: expected('2026-03-04T05:06:07.123Z', 'a') });
     assert.deepEqual(at(NOW + 877, 'a'), { status: expected('2026-03-04T05:06:08Z', 'a') });
     assert.deepEqual(at(NOW + 1000, 'b'), { status: expected('2026-03-04T05:06:08.123Z', 'b') });
+    // Back to an earlier text, kept among the last few.
+    assert.deepEqual(at(NOW + 2000, 'a'), { status: expected('2026-03-04T05:06:09.123Z', 'a') });
     // A render whose text carries an escape is parsed as it is.
     const esc = compiled(podStage('esc', { next: { statusTemplate: 'm: "a\\tb {{ Now }}"' } }));
     const r = planNext(esc, pod(), env);

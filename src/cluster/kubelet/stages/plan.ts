@@ -137,11 +137,13 @@ function parseYAML(text: string): unknown {
 }
 
 /**
- * Each patch's last rendered text with the render's time replaced by a token, and its parse.
- * A stage that renders the same status for every object but for the time (the node heartbeat,
- * 8,000 a simulated half day) is parsed once instead of once per play.
+ * Each patch's last few rendered texts with the render's time replaced by a token, and their
+ * parses. A stage that renders the same status for every object but for the time (the node
+ * heartbeat, 8,000 a simulated half day) is parsed once instead of once per play; a few, as
+ * the time's length varies (`.12Z` and `.123Z`), and so does the token's.
  */
-const lastParse = new WeakMap<CompiledPatch, { key: string; token: string; value: unknown }>();
+const lastParses = new WeakMap<CompiledPatch, Map<string, unknown>>();
+const LAST_PARSES = 8;
 const NOW_TEXT = /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/;
 /** Letters in no YAML keyword or number form (true, null, .inf, 0x1f, 1e3…). */
 const TOKEN_CHARS = ['Q', 'J', 'V', 'W', 'q', 'j', 'v', 'w'];
@@ -162,8 +164,13 @@ function parseRendered(p: CompiledPatch, text: string, nowText: string): unknown
   if (c === undefined) return parseYAML(text);
   const token = c.repeat(nowText.length);
   const key = text.replaceAll(nowText, token);
-  let last = lastParse.get(p);
-  if (last?.key !== key) {
+  let parses = lastParses.get(p);
+  if (!parses) {
+    parses = new Map();
+    lastParses.set(p, parses);
+  }
+  // The key holds its token (the only run of that letter), so a hit's value was parsed with it.
+  if (!parses.has(key)) {
     let value: unknown;
     try {
       value = parseYAML(key);
@@ -171,10 +178,10 @@ function parseRendered(p: CompiledPatch, text: string, nowText: string): unknown
       // The error as the text itself gives it (it names what the template rendered).
       return parseYAML(text);
     }
-    last = { key, token, value };
-    lastParse.set(p, last);
+    if (parses.size >= LAST_PARSES) parses.delete(parses.keys().next().value!);
+    parses.set(key, value);
   }
-  return withText(last.value, last.token, nowText);
+  return withText(parses.get(key), token, nowText);
 }
 
 /** A copy of a parsed value with `token` replaced by `text` in every string and key. */
