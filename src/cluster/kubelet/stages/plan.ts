@@ -150,11 +150,13 @@ const TOKEN_CHARS = ['Q', 'J', 'V', 'W', 'q', 'j', 'v', 'w'];
 
 /**
  * parseYAML(text), reusing the patch's last parse when the text differs from the last one only
- * by the render's time. Exact: the time (digits, `-:.TZ`) becomes a run of one letter of the
- * same length that the text does not contain, and the text has no backslash, so no escape can
- * make that letter: the token parses wherever and however the time would have (both are plain
- * scalar text that resolves to a string), and putting the time back into the parsed strings
- * and keys gives what parsing the text itself gives.
+ * by the render's time. Exact: only a text whose every time is quoted (`"2026-…Z"`, as Quote
+ * and toJson write it) and that has no backslash qualifies. The time (digits, `-:.TZ`) becomes
+ * a run of one letter of the same length that the text does not contain: quotes, columns and
+ * lines stay where they were and no escape can make that letter, so the token is read wherever
+ * and however the time would have been (a double-quoted scalar's content, or literal text in
+ * a plain or single-quoted scalar, a block scalar or a comment), and putting the time back
+ * into the parsed strings and keys gives what parsing the text itself gives.
  */
 function parseRendered(p: CompiledPatch, text: string, nowText: string): unknown {
   const c =
@@ -163,7 +165,8 @@ function parseRendered(p: CompiledPatch, text: string, nowText: string): unknown
       : undefined;
   if (c === undefined) return parseYAML(text);
   const token = c.repeat(nowText.length);
-  const key = text.replaceAll(nowText, token);
+  const key = text.replaceAll(`"${nowText}"`, `"${token}"`);
+  if (key.includes(nowText)) return parseYAML(text);
   let parses = lastParses.get(p);
   if (!parses) {
     parses = new Map();
