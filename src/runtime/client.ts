@@ -253,10 +253,21 @@ export class Client {
     patch: unknown,
     opts: PatchOptions = {},
   ): Promise<T> {
+    return this.sendPatch<T>(ref, type, patch, opts, false);
+  }
+
+  private async sendPatch<T>(
+    ref: ObjectRef,
+    type: PatchType,
+    patch: unknown,
+    opts: PatchOptions,
+    ignoreBody: boolean,
+  ): Promise<T> {
     this.fence?.();
     const info = await this.mapper.resourceFor(ref);
     const fieldManager = opts.fieldManager ?? FIELD_MANAGER;
     return this.rest.request<T>({
+      ignoreBody,
       method: 'PATCH',
       path: this.path(info, ref.metadata.namespace, nameOf(ref), opts.subresource),
       query: {
@@ -277,6 +288,14 @@ export class Client {
     opts?: PatchOptions,
   ): Promise<T> {
     return this.patch<T>(ref, 'merge', patch, opts);
+  }
+
+  /**
+   * A merge patch whose result the caller does not read: resolves once it is applied,
+   * without decoding the object the server sends back (a pod is kilobytes of JSON).
+   */
+  async mergePatchUnread(ref: ObjectRef, patch: unknown, opts?: PatchOptions): Promise<void> {
+    await this.sendPatch(ref, 'merge', patch, opts ?? {}, true);
   }
 
   /** RFC 6902 JSON patch; a `test` op makes it conditional. */

@@ -35,6 +35,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overrides the client's request timeout (ms). */
   timeoutMs?: number;
+  /** The caller does not read a successful response: it is read to the end but not decoded. */
+  ignoreBody?: boolean;
 }
 
 export interface StreamResponse {
@@ -144,7 +146,7 @@ export class RestClient {
       const text = await res.body.text();
       this.metrics.request?.(opts.method, res.statusCode, (realClock.monotonic() - started) / 1000);
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return (text.length > 0 ? JSON.parse(text) : undefined) as T;
+        return (text.length > 0 && !opts.ignoreBody ? JSON.parse(text) : undefined) as T;
       }
       const err = toApiError(opts, res.statusCode, res.headers, text);
       const retryAfter = err.retryAfterSeconds;

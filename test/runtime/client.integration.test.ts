@@ -87,6 +87,16 @@ describe('Client against the embedded API server', () => {
     );
   });
 
+  test('an unread merge patch applies, resolves without the object, and still rejects with the Status', async () => {
+    const created = await client.create(configMap(ns, 'unread', { a: '1' }));
+    assert.equal(await client.mergePatchUnread(created, { data: { b: '2' } }), undefined);
+    assert.deepEqual((await client.get(CM, 'unread', ns)).data, { a: '1', b: '2' });
+    await assert.rejects(
+      client.mergePatchUnread(created, { metadata: { uid: 'not-its-uid' }, data: { c: '3' } }),
+      (err) => isConflict(err) && err instanceof ApiError && err.status?.reason === 'Conflict',
+    );
+  });
+
   test('server-side apply uses field manager troupe and force takes conflicting fields', async () => {
     const applied = await client.apply(configMap(ns, 'ssa', { owned: 'x' }));
     assert.deepEqual(applied.data, { owned: 'x' });

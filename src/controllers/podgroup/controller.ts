@@ -177,7 +177,7 @@ async function apply(
   // (a StatefulSet replacement) instead of labelling a pod that is not the one we saw.
   const results = await Promise.allSettled(
     d.label.map(async (p) => {
-      await client.mergePatch(
+      await client.mergePatchUnread(
         { ...POD_KIND, metadata: { name: p.name, namespace } },
         { metadata: { uid: p.uid, labels: { [READY_LABEL]: 'true' } } },
       );
