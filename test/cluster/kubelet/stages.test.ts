@@ -536,6 +536,37 @@ describe('planning the next step', () => {
     assert.deepEqual(at(NOW + 3000, 'a', { x: 'y' }), expected(t, 'a', { unquoted: t, escaped: 'a\tb' }));
   });
 
+  test('statuses that differ only by their addresses parse as their own texts do', () => {
+    const template = [
+      'hostIP: {{ NodeIPWith .spec.nodeName | Quote }}',
+      'podIP: {{ PodIPWith .spec.nodeName false .metadata.uid "" "" | Quote }}',
+      'podIPs: [{ip: {{ PodIP | Quote }}}]',
+      "note: 'on {{ NodeIP | Quote }}'",
+      '{{- if .metadata.labels }}',
+      'bare: {{ NodeIP }}',
+      '{{- end }}',
+    ].join('\n');
+    const s = compiled(podStage('ips', { next: { statusTemplate: template } }));
+    const ipEnv: StageEnv = {
+      now: () => NOW,
+      nodeIPWith: (node) => (node === 'node-1' ? '10.1.0.1' : '10.1.0.12'),
+      podIPWith: (_node, _host, uid) => `10.2.0.${uid.length}`,
+    };
+    const at = (node: string, uid: string, labels?: Record<string, string>) => {
+      const r = planNext(s, pod({ metadata: { uid, labels }, spec: { nodeName: node } }), ipEnv);
+      assert.ok(r.ok, r.ok ? '' : r.error);
+      return r.ok ? r.plan.patches[0]!.patch : undefined;
+    };
+    const expected = (host: string, ip: string, more = {}) => ({
+      status: { hostIP: host, podIP: ip, podIPs: [{ ip }], note: `on "${host}"`, ...more },
+    });
+    assert.deepEqual(at('node-1', 'u'), expected('10.1.0.1', '10.2.0.1'));
+    assert.deepEqual(at('node-2', 'uid-22'), expected('10.1.0.12', '10.2.0.6'));
+    assert.deepEqual(at('node-1', 'uid'), expected('10.1.0.1', '10.2.0.3'));
+    // An address outside quotes makes the text parse as it is.
+    assert.deepEqual(at('node-2', 'u', { x: 'y' }), expected('10.1.0.12', '10.2.0.1', { bare: '10.1.0.12' }));
+  });
+
   test('render failures come back as errors', () => {
     const s = compiled(podStage('x', { next: { statusTemplate: 'phase: {{ index .spec.containers 7 }}' } }));
     const r = planNext(s, pod(), env);
