@@ -477,36 +477,41 @@ describe('planning the next step', () => {
   });
 
   test('a status that differs only by the time parses as its own text does, wherever the time is', () => {
-    // The parse of the last text is reused with the time put back (plan.ts, parseRendered):
-    // the time in every YAML position, and a second render at another time and for another
-    // object, must come out as if each text were parsed afresh.
+    // The parse of a recent text is reused with the time put back (plan.ts, parseRendered):
+    // the quoted time in every YAML position, renders at other times (other lengths) and for
+    // other objects, and texts that do not qualify must all come out as parsed afresh.
     const template = [
-      '{{- $now := Now }}',
-      'quoted: {{ $now | Quote }}',
-      'plain: {{ $now }}',
+      '{{- $now := Now | Quote }}',
+      'quoted: {{ $now }}',
       "single: 'at {{ $now }} ok'",
-      'key-{{ $now }}: 1',
-      'flow: [{{ $now }}, "{{ $now }}{{ $now }}", {k: {{ $now }}}]',
+      'plain: x{{ $now }}y',
+      '{{ $now }}: 1',
+      'flow: [{{ $now }}, {k: {{ $now }}}]',
       'block: |',
       '  since {{ $now }}',
       '# a comment {{ $now }}',
-      'anchor: &a{{ $now }} {{ $now }}x',
-      'alias: *a{{ $now }}',
+      'anchor: &a {{ $now }}',
+      'alias: *a',
       '__proto__: {{ $now }}',
       'name: {{ .metadata.name }}',
+      '{{- if .metadata.labels }}',
+      'unquoted: {{ Now }}',
+      'escaped: "a\\tb"',
+      '{{- end }}',
     ].join('\n');
     const s = compiled(podStage('times', { next: { statusTemplate: template } }));
-    const expected = (t: string, name: string) => {
+    const expected = (t: string, name: string, more = {}) => {
       const status: Record<string, unknown> = {
         quoted: t,
-        plain: t,
-        single: `at ${t} ok`,
-        [`key-${t}`]: 1,
-        flow: [t, `${t}${t}`, { k: t }],
-        block: `since ${t}\n`,
-        anchor: `${t}x`,
-        alias: `${t}x`,
+        single: `at "${t}" ok`,
+        plain: `x"${t}"y`,
+        [t]: 1,
+        flow: [t, { k: t }],
+        block: `since "${t}"\n`,
+        anchor: t,
+        alias: t,
         name,
+        ...more,
       };
       Object.defineProperty(status, '__proto__', {
         value: t,
@@ -514,23 +519,52 @@ describe('planning the next step', () => {
         writable: true,
         configurable: true,
       });
-      return status;
+      return { status };
     };
-    const at = (ms: number, name: string) => {
-      const r = planNext(s, pod({ metadata: { name } }), { now: () => ms });
+    const at = (ms: number, name: string, labels?: Record<string, string>) => {
+      const r = planNext(s, pod({ metadata: { name, labels } }), { now: () => ms });
       assert.ok(r.ok, r.ok ? '' : r.error);
       return r.ok ? r.plan.patches[0]!.patch : undefined;
     };
-    assert.deepEqual(at(NOW, 'a'), { status: expected('2026-03-04T05:06:07.123Z', 'a') });
-    assert.deepEqual(at(NOW + 877, 'a'), { status: expected('2026-03-04T05:06:08Z', 'a') });
-    assert.deepEqual(at(NOW + 1000, 'b'), { status: expected('2026-03-04T05:06:08.123Z', 'b') });
+    assert.deepEqual(at(NOW, 'a'), expected('2026-03-04T05:06:07.123Z', 'a'));
+    assert.deepEqual(at(NOW + 877, 'a'), expected('2026-03-04T05:06:08Z', 'a'));
+    assert.deepEqual(at(NOW + 1000, 'b'), expected('2026-03-04T05:06:08.123Z', 'b'));
     // Back to an earlier text, kept among the last few.
-    assert.deepEqual(at(NOW + 2000, 'a'), { status: expected('2026-03-04T05:06:09.123Z', 'a') });
-    // A render whose text carries an escape is parsed as it is.
-    const esc = compiled(podStage('esc', { next: { statusTemplate: 'm: "a\\tb {{ Now }}"' } }));
-    const r = planNext(esc, pod(), env);
-    assert.ok(r.ok);
-    if (r.ok) assert.deepEqual(r.plan.patches[0]!.patch, { status: { m: 'a\tb 2026-03-04T05:06:07.123Z' } });
+    assert.deepEqual(at(NOW + 2000, 'a'), expected('2026-03-04T05:06:09.123Z', 'a'));
+    // A time outside quotes, and an escape, make the text parse as it is.
+    const t = '2026-03-04T05:06:10.123Z';
+    assert.deepEqual(at(NOW + 3000, 'a', { x: 'y' }), expected(t, 'a', { unquoted: t, escaped: 'a\tb' }));
+  });
+
+  test('statuses that differ only by their addresses parse as their own texts do', () => {
+    const template = [
+      'hostIP: {{ NodeIPWith .spec.nodeName | Quote }}',
+      'podIP: {{ PodIPWith .spec.nodeName false .metadata.uid "" "" | Quote }}',
+      'podIPs: [{ip: {{ PodIP | Quote }}}]',
+      "note: 'on {{ NodeIP | Quote }}'",
+      '{{- if .metadata.labels }}',
+      'bare: {{ NodeIP }}',
+      '{{- end }}',
+    ].join('\n');
+    const s = compiled(podStage('ips', { next: { statusTemplate: template } }));
+    const ipEnv: StageEnv = {
+      now: () => NOW,
+      nodeIPWith: (node) => (node === 'node-1' ? '10.1.0.1' : '10.1.0.12'),
+      podIPWith: (_node, _host, uid) => `10.2.0.${uid.length}`,
+    };
+    const at = (node: string, uid: string, labels?: Record<string, string>) => {
+      const r = planNext(s, pod({ metadata: { uid, labels }, spec: { nodeName: node } }), ipEnv);
+      assert.ok(r.ok, r.ok ? '' : r.error);
+      return r.ok ? r.plan.patches[0]!.patch : undefined;
+    };
+    const expected = (host: string, ip: string, more = {}) => ({
+      status: { hostIP: host, podIP: ip, podIPs: [{ ip }], note: `on "${host}"`, ...more },
+    });
+    assert.deepEqual(at('node-1', 'u'), expected('10.1.0.1', '10.2.0.1'));
+    assert.deepEqual(at('node-2', 'uid-22'), expected('10.1.0.12', '10.2.0.6'));
+    assert.deepEqual(at('node-1', 'uid'), expected('10.1.0.1', '10.2.0.3'));
+    // An address outside quotes makes the text parse as it is.
+    assert.deepEqual(at('node-2', 'u', { x: 'y' }), expected('10.1.0.12', '10.2.0.1', { bare: '10.1.0.12' }));
   });
 
   test('render failures come back as errors', () => {

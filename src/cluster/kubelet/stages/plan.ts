@@ -137,39 +137,50 @@ function parseYAML(text: string): unknown {
 }
 
 /**
- * Each patch's last few rendered texts with the render's time replaced by a token, and their
- * parses. A stage that renders the same status for every object but for the time (the node
- * heartbeat, 8,000 a simulated half day) is parsed once instead of once per play; a few, as
- * the time's length varies (`.12Z` and `.123Z`), and so does the token's.
+ * Each patch's last few rendered texts with the render's time and addresses replaced by
+ * tokens, and their parses. A stage that renders the same status for every object but for
+ * those (the node heartbeat, 8,000 a simulated half day; pod-ready, one per pod) is parsed once
+ * instead of once per play; a few, as a time's length varies (`.12Z`, `.123Z`) and so does its
+ * token's.
  */
 const lastParses = new WeakMap<CompiledPatch, Map<string, unknown>>();
 const LAST_PARSES = 8;
-const NOW_TEXT = /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/;
+/** What may be tokenized: an RFC 3339 time or an IPv4 address (digits and `.-:TZ`, no space). */
+const VOLATILE = /^(?:\d{4}-\d{2}-\d{2}T[\d:.]+Z|\d{1,3}(?:\.\d{1,3}){3})$/;
 /** Letters in no YAML keyword or number form (true, null, .inf, 0x1f, 1e3…). */
 const TOKEN_CHARS = ['Q', 'J', 'V', 'W', 'q', 'j', 'v', 'w'];
 
 /**
- * parseYAML(text), reusing the patch's last parse when the text differs from the last one only
- * by the render's time. Exact: the time (digits, `-:.TZ`) becomes a run of one letter of the
- * same length that the text does not contain, and the text has no backslash, so no escape can
- * make that letter: the token parses wherever and however the time would have (both are plain
- * scalar text that resolves to a string), and putting the time back into the parsed strings
- * and keys gives what parsing the text itself gives.
+ * parseYAML(text), reusing a recent parse when the text differs from an earlier one only by
+ * the render's time and addresses (`volatile`). Exact: only a text in which each of them only
+ * ever appears quoted (`"2026-…Z"`, as Quote and toJson write it) and that has no backslash
+ * qualifies. Each becomes a run, as long as it, of its own letter that the text does not
+ * contain: quotes, columns and lines stay where they were and no escape can make that letter,
+ * so the token is read wherever and however the value would have been (a double-quoted
+ * scalar's content, or literal text in a plain or single-quoted scalar, a block scalar or a
+ * comment), and putting the values back into the parsed strings and keys gives what parsing
+ * the text itself gives.
  */
-function parseRendered(p: CompiledPatch, text: string, nowText: string): unknown {
-  const c =
-    NOW_TEXT.test(nowText) && !text.includes('\\') && text.includes(nowText)
-      ? TOKEN_CHARS.find((ch) => !text.includes(ch))
-      : undefined;
-  if (c === undefined) return parseYAML(text);
-  const token = c.repeat(nowText.length);
-  const key = text.replaceAll(nowText, token);
+function parseRendered(p: CompiledPatch, text: string, volatile: readonly string[]): unknown {
+  if (text.includes('\\')) return parseYAML(text);
+  const letters = TOKEN_CHARS.filter((ch) => !text.includes(ch));
+  const swaps: [token: string, value: string][] = [];
+  let key = text;
+  for (const v of volatile) {
+    if (!VOLATILE.test(v) || !text.includes(v)) continue;
+    const c = letters[swaps.length];
+    if (c === undefined) return parseYAML(text);
+    const token = c.repeat(v.length);
+    key = key.replaceAll(`"${v}"`, `"${token}"`);
+    swaps.push([token, v]);
+  }
+  if (swaps.length === 0 || swaps.some(([, v]) => key.includes(v))) return parseYAML(text);
   let parses = lastParses.get(p);
   if (!parses) {
     parses = new Map();
     lastParses.set(p, parses);
   }
-  // The key holds its token (the only run of that letter), so a hit's value was parsed with it.
+  // The key holds its tokens (the only runs of their letters), so a hit was parsed with them.
   if (!parses.has(key)) {
     let value: unknown;
     try {
@@ -181,19 +192,25 @@ function parseRendered(p: CompiledPatch, text: string, nowText: string): unknown
     if (parses.size >= LAST_PARSES) parses.delete(parses.keys().next().value!);
     parses.set(key, value);
   }
-  return withText(parses.get(key), token, nowText);
+  return withValues(parses.get(key), swaps);
 }
 
-/** A copy of a parsed value with `token` replaced by `text` in every string and key. */
-function withText(v: unknown, token: string, text: string): unknown {
-  if (typeof v === 'string') return v.includes(token) ? v.replaceAll(token, text) : v;
-  if (Array.isArray(v)) return v.map((x) => withText(x, token, text));
+function swapped(s: string, swaps: readonly [string, string][]): string {
+  let out = s;
+  for (const [token, value] of swaps) if (out.includes(token)) out = out.replaceAll(token, value);
+  return out;
+}
+
+/** A copy of a parsed value with each token replaced by its value in every string and key. */
+function withValues(v: unknown, swaps: readonly [string, string][]): unknown {
+  if (typeof v === 'string') return swapped(v, swaps);
+  if (Array.isArray(v)) return v.map((x) => withValues(x, swaps));
   if (v === null || typeof v !== 'object') return v;
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(o)) {
-    const key = k.includes(token) ? k.replaceAll(token, text) : k;
-    const value = withText(o[k], token, text);
+    const key = swapped(k, swaps);
+    const value = withValues(o[k], swaps);
     // As js-yaml stores it: an own property, even one named __proto__.
     if (key === '__proto__')
       Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
@@ -206,13 +223,13 @@ function renderPatch(
   p: CompiledPatch,
   obj: StageObject,
   funcs: FuncMap,
-  nowText: string,
+  volatile: readonly string[],
 ): { ok: true; patch: PlannedPatch } | { ok: false; error: string } {
   const text = p.template.execute(obj, funcs);
   if (!text.ok) return { ok: false, error: text.error };
   let value: unknown;
   try {
-    value = parseRendered(p, text.value, nowText);
+    value = parseRendered(p, text.value, volatile);
   } catch (e) {
     return {
       ok: false,
@@ -237,7 +254,22 @@ function renderPatch(
 }
 
 export function planNext(stage: CompiledStage, obj: StageObject, env: StageEnv): PlanResult {
-  const funcs = kwokFuncs(env, obj);
+  // What differs from one object's render to the next: the time (Now) and the addresses the
+  // template asks for (see parseRendered).
+  const volatile: string[] = [];
+  const remember = (ip: string) => {
+    if (!volatile.includes(ip)) volatile.push(ip);
+    return ip;
+  };
+  const { nodeIPWith, podIPWith } = env;
+  const funcs = kwokFuncs(
+    {
+      ...env,
+      nodeIPWith: nodeIPWith && ((n) => remember(nodeIPWith(n))),
+      podIPWith: podIPWith && ((...args) => remember(podIPWith(...args))),
+    },
+    obj,
+  );
   let delayMs = stageDelay(stage, obj, env);
   if (env.adjustDelay) delayMs = env.adjustDelay(stage, obj, delayMs);
 
@@ -264,7 +296,9 @@ export function planNext(stage: CompiledStage, obj: StageObject, env: StageEnv):
     // What the template's Now renders (the plan's clock stands still while it renders).
     const nowText = formatRFC3339Nano(env.now());
     for (const p of stage.patches) {
-      const r = renderPatch(p, obj, funcs, nowText);
+      volatile.length = 0;
+      volatile.push(nowText);
+      const r = renderPatch(p, obj, funcs, volatile);
       if (!r.ok) return { ok: false, error: `stage ${stage.name}: ${r.error}` };
       patches.push(r.patch);
     }
