@@ -29,6 +29,8 @@ import { groupPriority } from './tally.ts';
 
 /** Cache index of pods by every group key they name (`namespace/group`). */
 export const GROUP_INDEX = 'podgroup.troupe.dev/group';
+/** PodGroups another Restart group may give way to (stuck or restarted), under `yes`. */
+const RESTART_PEER_INDEX = 'podgroup.troupe.dev/restart-peer';
 
 export interface PodGroupOptions {
   /** Create a PodGroup for a labelled group that has none (default true). */
@@ -85,7 +87,14 @@ export function podGroupController(options: PodGroupOptions = {}): ControllerDef
         map: (obj) => groupKeysOf(obj as PodObject).filter((k) => inScope(obj.metadata.namespace) && k),
       },
     ],
-    indexes: [{ kind: POD_KIND, name: GROUP_INDEX, fn: (obj) => groupKeysOf(obj as PodObject) }],
+    indexes: [
+      { kind: POD_KIND, name: GROUP_INDEX, fn: (obj) => groupKeysOf(obj as PodObject) },
+      {
+        kind: PODGROUP_KIND,
+        name: RESTART_PEER_INDEX,
+        fn: (obj) => (isRestartPeer(obj as PodGroup) ? ['yes'] : []),
+      },
+    ],
     maxConcurrentReconciles: opts.maxConcurrentReconciles,
     metrics: podGroupMetrics,
 
@@ -241,15 +250,26 @@ function isUidConflict(err: unknown): boolean {
   return isConflict(err);
 }
 
-/** Other PodGroups under the Restart policy that are stuck or were restarted, with their priorities. */
+/** Under the Restart policy and stuck, or restarted once: a group others may give way to. */
+function isRestartPeer(pg: PodGroup): boolean {
+  if (pg.spec?.deadlockPolicy?.action !== 'Restart') return false;
+  return pg.status?.state?.phase === 'Unschedulable' || Boolean(pg.status?.lastRestartTime);
+}
+
+/**
+ * Other PodGroups under the Restart policy that are stuck or were restarted, with their
+ * priorities, by namespace and name. Read from an index: listing every PodGroup on each
+ * reconcile of a stuck group grew with every gang the cluster ever ran.
+ */
 async function stuckPeers(ctx: ReconcileContext, selfKey: string): Promise<PeerGroup[]> {
-  const all = await ctx.cache.list<PodGroup>(PODGROUP_KIND);
+  const candidates = await ctx.cache.list<PodGroup>(PODGROUP_KIND, {
+    index: { name: RESTART_PEER_INDEX, value: 'yes' },
+  });
   const peers: PeerGroup[] = [];
-  for (const pg of all) {
+  for (const pg of candidates) {
     const key = keyOf(pg.metadata.namespace, pg.metadata.name ?? '');
-    if (key === selfKey || pg.spec?.deadlockPolicy?.action !== 'Restart') continue;
+    if (key === selfKey) continue;
     const phase = pg.status?.state?.phase;
-    if (phase !== 'Unschedulable' && !pg.status?.lastRestartTime) continue;
     const pods = await ctx.cache.list<PodObject>(POD_KIND, { index: { name: GROUP_INDEX, value: key } });
     peers.push({
       namespace: pg.metadata.namespace ?? '',
@@ -260,5 +280,11 @@ async function stuckPeers(ctx: ReconcileContext, selfKey: string): Promise<PeerG
       lastRestartTime: pg.status?.lastRestartTime,
     });
   }
-  return peers;
+  // The index keeps keys in the order they were last updated: name order instead, so which
+  // peer a group defers to does not depend on the cache's history.
+  return peers.sort((a, b) => cmp(keyOf(a.namespace, a.name), keyOf(b.namespace, b.name)));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
