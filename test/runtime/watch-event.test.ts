@@ -55,3 +55,11 @@ test('a bookmark or an error event decodes as it is', () => {
   const error = '{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}';
   assert.deepEqual(parseWatchEvent(error, true), JSON.parse(error));
 });
+
+test('a malformed line is refused as JSON.parse refuses it, cut or not', () => {
+  const whole = line({ name: 'p', managedFields: fields });
+  for (const bad of [whole.slice(0, -3), `${whole.slice(0, -2)},}}`, whole.replace('"spec"', 'spec')]) {
+    assert.throws(() => JSON.parse(bad), SyntaxError);
+    assert.throws(() => parseWatchEvent(bad, true), SyntaxError);
+  }
+});
