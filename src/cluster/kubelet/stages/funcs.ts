@@ -68,9 +68,9 @@ export const NODE_CONDITIONS = [
   },
 ];
 
-/** Go's json.Marshal escapes these for HTML safety; Quote keeps that byte-for-byte. */
 const HTML_UNSAFE = /[<>&\u2028\u2029]/;
 
+/** Go's json.Marshal escapes these for HTML safety; Quote keeps that byte-for-byte. */
 function goJSON(v: Value): string {
   const s = JSON.stringify(v === undefined ? null : v) ?? 'null';
   // Tested before replacing: a global replace with a callback costs even when nothing matches,
