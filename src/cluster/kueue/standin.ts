@@ -202,23 +202,15 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
   };
 
   const flavorsByName = () => new Map(flavors.list().map((f) => [f.metadata.name!, f as ResourceFlavor]));
-  // Finished workloads stay until their job goes, and no pass reads them. The informer
-  // replaces an object on every change, never edits one: whether it finished is read once.
-  const finished = new WeakMap<Workload, boolean>();
-  const unfinished = (wl: Workload): boolean => {
-    let f = finished.get(wl);
-    if (f === undefined) {
-      f = isFinished(wl);
-      finished.set(wl, f);
-    }
-    return !f;
-  };
+  // The workloads not finished, in the informer's order, kept as their events arrive: finished
+  // ones stay until their job goes and no pass reads them, so a pass does not walk them all.
+  const open = new Map<string, Workload>();
   const snapshot = (): Snapshot => ({
     flavors: flavorsByName(),
     clusterQueues: new Map(clusterQueues.list().map((q) => [q.metadata.name!, q as ClusterQueue])),
     localQueues: new Map(localQueues.list().map((q) => [objectKey(q), q as LocalQueue])),
     namespaces: new Map(namespaces.list().map((n) => [n.metadata.name!, n.metadata.labels ?? {}])),
-    workloads: (workloads.list() as Workload[]).filter(unfinished),
+    workloads: [...open.values()],
     order: (wl) => firstSeen.get(wl.metadata.uid ?? '') ?? 0,
     blockAdmission: podsReady?.blockAdmission ?? false,
     requeuingTimestamp: podsReady?.timestamp ?? 'Eviction',
@@ -262,13 +254,17 @@ export async function startKueue(client: ClusterClient, opts: KueueOptions = {})
     );
   };
   workloads.subscribe((type, obj) => {
+    const key = objectKey(obj);
+    // Finished is for good (Kueue never admits a finished workload again).
+    if (type === 'DELETED' || isFinished(obj as Workload)) open.delete(key);
+    else open.set(key, obj as Workload);
     const uid = obj.metadata.uid ?? '';
     if (type === 'ADDED' && !firstSeen.has(uid)) firstSeen.set(uid, ++seq);
     if (type === 'DELETED') firstSeen.delete(uid);
     const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
     if (ref && adapters.has(ref.kind))
       jobLoop.enqueue(`${ref.kind}|${obj.metadata.namespace ?? ''}/${ref.name}`);
-    wlLoop.enqueue(objectKey(obj));
+    wlLoop.enqueue(key);
     kick();
   });
 
