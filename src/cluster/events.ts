@@ -191,3 +191,52 @@ export class EventWriter {
     }
   }
 }
+
+/**
+ * A recorder's writes, run one at a time in the order queued; a write that fails goes to
+ * `onError`, never to whoever queued it. An array with a moving head (compacted now and then),
+ * not a promise chain, so `flush` knows when the queue is empty.
+ */
+export class WriteQueue<T> {
+  private readonly items: T[] = [];
+  private head = 0;
+  private draining: Promise<void> | undefined;
+  private readonly run: (item: T) => Promise<void>;
+  private readonly onError: (item: T, err: unknown) => void;
+
+  constructor(run: (item: T) => Promise<void>, onError: (item: T, err: unknown) => void) {
+    this.run = run;
+    this.onError = onError;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+    this.draining ??= this.drain();
+  }
+
+  /** Resolves once every write queued so far is done. */
+  async flush(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.head < this.items.length) {
+        const item = this.items[this.head]!;
+        this.items[this.head] = undefined as T;
+        this.head++;
+        if (this.head > 1024 && this.head * 2 > this.items.length) {
+          this.items.splice(0, this.head);
+          this.head = 0;
+        }
+        try {
+          await this.run(item);
+        } catch (err) {
+          this.onError(item, err);
+        }
+      }
+    } finally {
+      this.draining = undefined;
+    }
+  }
+}

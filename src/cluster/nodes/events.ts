@@ -18,6 +18,7 @@ import {
   type EventType,
   EventWriter,
   objectReference,
+  WriteQueue,
 } from '../events.ts';
 
 export type { EventSource, EventType } from '../events.ts';
@@ -36,9 +37,7 @@ export class EventRecorder {
   private readonly log: EventLog;
   /** Writes not yet sent, by key, so repeats can join them. */
   private readonly pending = new Map<string, PendingWrite>();
-  private readonly queue: PendingWrite[] = [];
-  private head = 0;
-  private draining: Promise<void> | undefined;
+  private readonly queue: WriteQueue<PendingWrite>;
   private stopped = false;
   private readonly clock: Clock;
 
@@ -47,6 +46,18 @@ export class EventRecorder {
     this.writer = new EventWriter(client, clock);
     this.source = source;
     this.log = log ?? (() => {});
+    this.queue = new WriteQueue(
+      (w) => {
+        // Later repeats start a new write once this one is under way.
+        this.pending.delete(w.key);
+        return this.writer.write(w.key, w.e);
+      },
+      (w, err) =>
+        this.log('event not recorded', {
+          reason: w.e.reason,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+    );
   }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
@@ -72,42 +83,15 @@ export class EventRecorder {
     const w: PendingWrite = { key, e };
     this.pending.set(key, w);
     this.queue.push(w);
-    this.draining ??= this.drain();
   }
 
   /** Resolves once every event recorded so far has been written. */
   async flush(): Promise<void> {
-    while (this.draining) await this.draining;
+    await this.queue.flush();
   }
 
   async stop(): Promise<void> {
     await this.flush();
     this.stopped = true;
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.head < this.queue.length) {
-        const w = this.queue[this.head]!;
-        this.queue[this.head] = undefined as unknown as PendingWrite;
-        this.head++;
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-          this.queue.splice(0, this.head);
-          this.head = 0;
-        }
-        // Later repeats start a new write once this one is under way.
-        this.pending.delete(w.key);
-        try {
-          await this.writer.write(w.key, w.e);
-        } catch (err) {
-          this.log('event not recorded', {
-            reason: w.e.reason,
-            error: err instanceof Error ? err.message : String(err),
-          });
-        }
-      }
-    } finally {
-      this.draining = undefined;
-    }
   }
 }

@@ -22,7 +22,14 @@ import { microTime } from '../../kube/conditions.ts';
 import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import { type EventType, EventWriter, eventName, type ObjectReference, objectReference } from '../events.ts';
+import {
+  type EventType,
+  EventWriter,
+  eventName,
+  type ObjectReference,
+  objectReference,
+  WriteQueue,
+} from '../events.ts';
 
 export type { EventType } from '../events.ts';
 
@@ -67,12 +74,10 @@ export class SeriesEventRecorder {
   /** client-go's eventCache, by getKey; insertion order keeps the passes deterministic. */
   private readonly cache = new Map<string, Remembered>();
   private seriesCount = 0;
-  private readonly queue: Write[] = [];
-  private head = 0;
-  private draining: Promise<void> | undefined;
+  private readonly queue: WriteQueue<Write>;
   private readonly started: number;
-  private finishTimer: TimerHandle | undefined;
-  private refreshTimer: TimerHandle | undefined;
+  /** The two periodic passes' timers, armed only while they have work. */
+  private readonly timers: { finish?: TimerHandle; refresh?: TimerHandle } = {};
   private stopped = false;
 
   constructor(client: ClusterClient, opts: SeriesRecorderOptions) {
@@ -82,6 +87,14 @@ export class SeriesEventRecorder {
     this.writer = new EventWriter(client, this.clock);
     this.log = opts.log ?? (() => {});
     this.started = this.clock.now();
+    this.queue = new WriteQueue(
+      (w) => this.record(w),
+      (w, err) =>
+        this.log('event not recorded', {
+          reason: w.e.body.reason,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+    );
   }
 
   /** Events remembered (for tests and stats). */
@@ -112,7 +125,7 @@ export class SeriesEventRecorder {
     if (known) {
       known.series = { count: 2, lastObserved: now };
       this.seriesCount++;
-      this.enqueue({ e: known, series: seriesOf(known) });
+      this.queue.push({ e: known, series: seriesOf(known) });
       this.arm();
       return;
     }
@@ -137,13 +150,13 @@ export class SeriesEventRecorder {
       eventTime: now,
     };
     this.cache.set(key, e);
-    this.enqueue({ e });
+    this.queue.push({ e });
     this.arm();
   }
 
   /** Resolves once every write queued so far is done. */
   async flush(): Promise<void> {
-    while (this.draining) await this.draining;
+    await this.queue.flush();
   }
 
   /** Stops the periodic passes, writes what is queued and records nothing more. */
@@ -159,7 +172,7 @@ export class SeriesEventRecorder {
     for (const [key, e] of this.cache) {
       if (e.series) {
         if (e.series.lastObserved < before) {
-          this.enqueue({ e, series: seriesOf(e) });
+          this.queue.push({ e, series: seriesOf(e) });
           this.cache.delete(key);
           this.seriesCount--;
         }
@@ -171,7 +184,7 @@ export class SeriesEventRecorder {
 
   /** refreshExistingEventSeries: every series' count, written again. */
   private refresh(): void {
-    for (const e of this.cache.values()) if (e.series) this.enqueue({ e, series: seriesOf(e) });
+    for (const e of this.cache.values()) if (e.series) this.queue.push({ e, series: seriesOf(e) });
   }
 
   /**
@@ -179,62 +192,28 @@ export class SeriesEventRecorder {
    * disarms it when it has none.
    */
   private arm(): void {
-    const finishing = !this.stopped && this.cache.size > 0;
-    if (finishing && !this.finishTimer) {
-      this.finishTimer = this.clock.setTimer(() => {
-        this.finishTimer = undefined;
-        this.finish();
+    this.keepArmed('finish', !this.stopped && this.cache.size > 0, FINISH_MS, () => this.finish());
+    this.keepArmed('refresh', !this.stopped && this.seriesCount > 0, REFRESH_MS, () => this.refresh());
+  }
+
+  /** The pass's timer, set when wanted and absent, cancelled when no longer wanted. */
+  private keepArmed(pass: keyof typeof this.timers, wanted: boolean, period: number, run: () => void): void {
+    const timer = this.timers[pass];
+    if (wanted && !timer) {
+      this.timers[pass] = this.clock.setTimer(() => {
+        this.timers[pass] = undefined;
+        run();
         this.arm();
-      }, this.untilNext(FINISH_MS));
-    } else if (!finishing && this.finishTimer) {
-      this.finishTimer.cancel();
-      this.finishTimer = undefined;
-    }
-    const refreshing = !this.stopped && this.seriesCount > 0;
-    if (refreshing && !this.refreshTimer) {
-      this.refreshTimer = this.clock.setTimer(() => {
-        this.refreshTimer = undefined;
-        this.refresh();
-        this.arm();
-      }, this.untilNext(REFRESH_MS));
-    } else if (!refreshing && this.refreshTimer) {
-      this.refreshTimer.cancel();
-      this.refreshTimer = undefined;
+      }, this.untilNext(period));
+    } else if (!wanted && timer) {
+      timer.cancel();
+      this.timers[pass] = undefined;
     }
   }
 
   private untilNext(period: number): number {
     const since = this.clock.now() - this.started;
     return (Math.floor(since / period) + 1) * period - since;
-  }
-
-  private enqueue(w: Write): void {
-    this.queue.push(w);
-    this.draining ??= this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.head < this.queue.length) {
-        const w = this.queue[this.head]!;
-        this.queue[this.head] = undefined as unknown as Write;
-        this.head++;
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-          this.queue.splice(0, this.head);
-          this.head = 0;
-        }
-        try {
-          await this.record(w);
-        } catch (err) {
-          this.log('event not recorded', {
-            reason: w.e.body.reason,
-            error: err instanceof Error ? err.message : String(err),
-          });
-        }
-      }
-    } finally {
-      this.draining = undefined;
-    }
   }
 
   /** recordEvent: a series is patched onto the Event, which is created when it is gone. */
