@@ -117,7 +117,8 @@ export interface PodObject extends KubeObject {
 /**
  * The gang verdict of troupe's coscheduling scheduler, on every member's FailedScheduling
  * event and PodScheduled condition (kube-batch's "N/M tasks in gang unschedulable: …" shape):
- * the PodGroup controller quotes it in the group's status.
+ * the PodGroup controller quotes it in the group's status. `unplaced` of `total` (minMember)
+ * members have no node: members the scheduler held and released count as unplaced.
  */
 export function gangVerdict(unplaced: number, total: number, gang: string, reason: string): string {
   return `${unplaced}/${total} pods of ${gang} could not be placed: ${reason}`;

@@ -240,11 +240,10 @@ export class Coscheduling {
         g.key,
         this.opts.clock.setTimer(() => {
           this.timers.delete(g.key);
-          const n = this.waiting.get(g.key)?.size ?? 0;
           this.rejectGang(
             g,
             gangMessage(
-              spec.minMember - n,
+              this.unplaced(g, spec),
               spec.minMember,
               g.name,
               `rejected due to timeout after waiting ${ms / 1000}s`,
@@ -271,9 +270,21 @@ export class Coscheduling {
     // podGroupRejectPercentage (default 10): a gang this close to its quorum keeps its held
     // members, later members may still complete it.
     if ((spec.minMember - assigned) / spec.minMember <= REJECT_FRACTION) return undefined;
-    const message = gangMessage(spec.minMember - assigned, spec.minMember, g.name, reason);
+    const message = gangMessage(this.unplaced(g, spec), spec.minMember, g.name, reason);
     this.rejectGang(g, message, this.members.count(g.key).total >= spec.minMember, pod.metadata.uid);
     return message;
+  }
+
+  /**
+   * The verdict's count: of `minMember`, how many are not placed. Held members are released
+   * with the verdict, so they count as not placed, as Volcano counts a gang's pending tasks
+   * once its session discarded the allocations that did not make a quorum. Counting them
+   * as placed made the verdict differ from attempt to attempt (how many fit before one did
+   * not) though nothing changed for the gang: each difference wrote every member's
+   * condition again and began new Events.
+   */
+  private unplaced(g: GangRef, spec: GangSpec): number {
+    return Math.max(0, spec.minMember - (this.assignedCount(g) - (this.waiting.get(g.key)?.size ?? 0)));
   }
 
   /** A gang member (held or not) went away. */
