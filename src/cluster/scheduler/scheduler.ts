@@ -366,6 +366,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const again =
       queue.get(qp.uid) ?? queue.add(cur, qp.uid, cur === qp.pod ? qp.inputsJson : schedulingInputs(cur));
     again.attempts = Math.max(again.attempts, qp.attempts);
+    // What was worked out from the same inputs holds: a gang rejected over and over would
+    // otherwise add up every member's requests again on each attempt.
+    if (again.inputsJson === qp.inputsJson) {
+      again.requests ??= qp.requests;
+      again.prepared ??= qp.prepared;
+    }
     if (rejector) queue.parkUnschedulable(again, new Set([rejector]));
     else queue.backoffAfterError(again);
     reportUnschedulable(again, message, undefined);

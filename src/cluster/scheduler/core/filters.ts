@@ -50,6 +50,8 @@ export interface PreparedPod {
   zeroRequest: boolean;
   spread: PodSpreadConstraints;
   podAffinity: PodAffinityTerms | undefined;
+  /** nodeFilterKey's answer, kept for the pod's next cycles (a rejected gang's come often). */
+  filterKey?: { detailed: boolean; key: string };
 }
 
 export function preparePod(pod: Pod, requests?: PodRequests): PreparedPod {
@@ -234,9 +236,11 @@ export function updateCycleState(cycle: CycleState, e: PodEntry, ni: NodeInfo, d
  * pod: equal keys get equal verdicts on a node whose state has not changed.
  */
 export function nodeFilterKey(p: PreparedPod, opts: FilterOptions): string {
+  const detailed = opts.detailedTaintReasons === true;
+  if (p.filterKey?.detailed === detailed) return p.filterKey.key;
   const spec = p.pod.spec;
   const q = p.requests.requests;
-  return JSON.stringify([
+  const key = JSON.stringify([
     p.nodeName,
     p.tolerations,
     spec?.nodeSelector ?? null,
@@ -245,8 +249,10 @@ export function nodeFilterKey(p: PreparedPod, opts: FilterOptions): string {
     q.memory,
     q.ephemeralStorage,
     q.scalar ? [...q.scalar] : null,
-    opts.detailedTaintReasons === true,
+    detailed,
   ]);
+  p.filterKey = { detailed, key };
+  return key;
 }
 
 /**
