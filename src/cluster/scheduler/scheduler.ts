@@ -185,6 +185,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     messages: opts.messages ?? MESSAGES_1_33,
     percentageOfNodesToScore: opts.percentageOfNodesToScore ?? 0,
     preemption: opts.preemption ?? true,
+    preemptable: gangs && ((pods) => gangs.preemptable(pods)),
   };
   const recorder =
     opts.events === false
@@ -458,7 +459,7 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
     const rejectedByGang = err.absentStatus?.plugin === COSCHEDULING;
     const message = (rejectedByGang ? undefined : gangs?.postFilter(qp.pod, err.message)) ?? err.message;
     let nominated: string | undefined;
-    if (result.nominatedNodeName && result.victims && (gangs?.victimsAllowed(result.victims) ?? true)) {
+    if (result.nominatedNodeName && result.victims) {
       const prior = preempting.get(qp.uid);
       const stillTerminating = prior?.some((uid) => state.getPod(uid) !== undefined) ?? false;
       if (!stillTerminating) {

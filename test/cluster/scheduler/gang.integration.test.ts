@@ -495,6 +495,40 @@ describe('preemption and gang quorum', () => {
     await env.kubectl(['delete', 'pods', '--all', '-n', ns, '--grace-period=0']);
   });
 
+  test('preemption takes a pod outside a gang at its quorum, not none', async () => {
+    const ns = await env.namespace('quorum');
+    // A lone pod first, then a gang of three at its quorum on the three GPUs left: the node
+    // they share offers the lone pod as a victim, the other node none.
+    const gpuPod = (name: string, extra: string) =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}${extra}}\nspec:\n  containers: [{name: c, image: fake-image, resources: {limits: {nvidia.com/gpu: 1}}}]\n`;
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], gpuPod('lone', ''));
+    await waitFor('the lone pod placed', async () => (await pods(env, ns)).filter(placed).length === 1);
+    let gang =
+      'apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: q}\nspec: {minMember: 3}\n';
+    for (const i of [0, 1, 2]) gang += gpuPod(`q-${i}`, ', labels: {scheduling.x-k8s.io/pod-group: q}');
+    await env.kubectl(['apply', '-n', ns, '-f', '-'], gang);
+    await waitFor('the gang placed', async () => (await pods(env, ns)).filter(placed).length === 4);
+    await env.kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      gpuPod('urgent', '').replace('spec:\n', 'spec:\n  priorityClassName: gang-test-high\n'),
+    );
+    await waitFor("urgent bound in the lone pod's place", async () => {
+      const all = await pods(env, ns);
+      return (
+        placed(all.find((p) => p.metadata.name === 'urgent')!) && !all.some((p) => p.metadata.name === 'lone')
+      );
+    });
+    const members = (await pods(env, ns)).filter((p) => p.metadata.name?.startsWith('q-'));
+    assert.deepEqual(
+      members
+        .filter(placed)
+        .map((p) => p.metadata.name)
+        .sort(),
+      ['q-0', 'q-1', 'q-2'],
+    );
+    await env.kubectl(['delete', 'pods', '--all', '-n', ns, '--grace-period=0']);
+  });
+
   test('a gang above its quorum can lose a member to a higher-priority pod', async () => {
     const { ns, pod } = await fillThenPreempt(3);
     await waitFor('urgent bound after preempting one member', async () => placed(await pod()));

@@ -53,6 +53,11 @@ export interface ScheduleOptions {
   messages?: MessageStyle;
   /** Run DefaultPreemption on failure (message and victim choice). Default true. */
   preemption?: boolean;
+  /**
+   * Of a node's lower-priority pods, the ones preemption may take (coscheduling keeps gangs at
+   * their quorum); all of them by default.
+   */
+  preemptable?: (pods: readonly PodEntry[]) => PodEntry[];
   /** Plugins kept outside the core for this pod (the scheduler's VolumeBinding). */
   extra?: ExtraPlugins;
 }
@@ -243,7 +248,7 @@ function fail(
   if (style.draPostFilter) postFilter.push('no new claims to deallocate');
   let nominated: { node: string; victims: PodEntry[] } | undefined;
   if (opts.preemption !== false) {
-    const pre = preempt(state, p, statuses, preFilterMessage !== '', cycle);
+    const pre = preempt(state, p, statuses, preFilterMessage !== '', cycle, opts.preemptable);
     if (pre.kind === 'message') postFilter.push(`preemption: ${pre.message}`);
     else nominated = { node: pre.node, victims: pre.victims };
   }
@@ -298,6 +303,7 @@ function preempt(
   statuses: NodeStatuses,
   preFilterFailed: boolean,
   cycle: CycleState,
+  preemptable: ScheduleOptions['preemptable'],
 ): PreemptOutcome {
   if (p.preemptNever) return { kind: 'message', message: 'not eligible due to preemptionPolicy=Never.' };
   const numAll = state.nodes.length;
@@ -310,7 +316,7 @@ function preempt(
       const name = statuses.names[i]!;
       const ni = state.getNode(name);
       if (!ni) continue;
-      const r = selectVictimsOnNode(p, ni, cycle);
+      const r = selectVictimsOnNode(p, ni, cycle, preemptable);
       if (r.ok) found.push({ node: ni, victims: r.victims });
       else dryRun.add(name, r.status);
     }
@@ -333,10 +339,12 @@ function selectVictimsOnNode(
   p: PreparedPod,
   ni: NodeInfo,
   cycle: CycleState,
+  preemptable: ScheduleOptions['preemptable'],
 ): { ok: true; victims: PodEntry[] } | { ok: false; status: FilterStatus } {
   if (ni.lowestPodPriority() >= p.priority) return { ok: false, status: NO_VICTIMS_STATUS };
-  const potential: PodEntry[] = [];
+  let potential: PodEntry[] = [];
   for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
+  if (preemptable && potential.length > 0) potential = preemptable(potential);
   if (potential.length === 0) return { ok: false, status: NO_VICTIMS_STATUS };
   const usage: NodeUsage & { scalarMap: Map<string, number> } = {
     milliCPU: ni.reqMilliCPU,

@@ -294,22 +294,27 @@ export class Coscheduling {
     }
   }
 
-  /** Preemption must not take a gang below its quorum: false vetoes these victims. */
-  victimsAllowed(victims: readonly PodEntry[]): boolean {
-    const byGang = new Map<string, { g: GangRef; n: number }>();
-    for (const v of victims) {
+  /**
+   * Preemption never takes a gang below its quorum: of a node's lower-priority pods, the ones
+   * it may take (Volcano's gang preemptableFn). A gang's members are offered while it would
+   * keep more than `minMember` assigned; the dry run looks for room without the others.
+   */
+  preemptable(pods: readonly PodEntry[]): PodEntry[] {
+    const left = new Map<string, number>();
+    const out: PodEntry[] = [];
+    for (const v of pods) {
       const g = this.members.gangOfUid(v.uid);
-      if (!g) continue;
-      const e = byGang.get(g.key) ?? { g, n: 0 };
-      e.n++;
-      byGang.set(g.key, e);
+      const spec = g && this.podGroup(g);
+      if (!g || !spec || spec === 'missing') {
+        out.push(v);
+        continue;
+      }
+      const n = left.get(g.key) ?? this.assignedCount(g);
+      if (n <= spec.minMember) continue;
+      left.set(g.key, n - 1);
+      out.push(v);
     }
-    for (const { g, n } of byGang.values()) {
-      const spec = this.podGroup(g);
-      if (!spec || spec === 'missing') continue;
-      if (this.assignedCount(g) - n < spec.minMember) return false;
-    }
-    return true;
+    return out;
   }
 
   stop(): void {
