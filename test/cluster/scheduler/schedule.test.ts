@@ -5,6 +5,7 @@ import {
   ClusterState,
   MESSAGES_1_33,
   MESSAGES_1_35,
+  numCandidates,
   numFeasibleNodesToFind,
   preparePod,
   resourceFitScore,
@@ -139,6 +140,48 @@ describe('FitError messages', () => {
     assert.equal(
       r.error.message,
       '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).',
+    );
+  });
+
+  test('the dry run stops at the number of candidates DefaultPreemption asks for', () => {
+    assert.deepEqual(
+      [numCandidates(0), numCandidates(50), numCandidates(500), numCandidates(2000)],
+      [0, 50, 100, 200],
+    );
+    // 150 full nodes, each with a lower-priority pod; the cheapest victim is on the 121st.
+    const s = new ClusterState();
+    for (let i = 0; i < 150; i++) {
+      const name = `n${String(i).padStart(3, '0')}`;
+      s.upsertNode(node(name, { cpu: '1' }));
+      s.addPod(pod(`v${i}`, { cpu: '1' }, { priority: i === 120 ? 1 : 5 }), name);
+    }
+    const r = schedulePod(s, pod('p', { cpu: '1' }, { priority: 100 }));
+    assert.equal(r.status, 'Unschedulable');
+    if (r.status !== 'Unschedulable') return;
+    // The first 100 candidates from where the scan began: the 121st node is not among them.
+    assert.equal(r.nominatedNodeName, 'n000');
+    const all = schedulePod(s, pod('q', { cpu: '1' }, { priority: 100 }), {
+      tieBreak: 'random',
+      random: () => 0.5,
+    });
+    // From a random offset (75) the 121st node is among the 100 tried, and it is the best.
+    assert.equal(all.status === 'Unschedulable' && all.nominatedNodeName, 'n120');
+  });
+
+  test('preemptable leaves pods out of the dry run', () => {
+    const s = new ClusterState();
+    s.upsertNode(node('n1', { cpu: '1' }));
+    s.upsertNode(node('n2', { cpu: '1' }));
+    s.addPod(pod('kept', { cpu: '1' }, { priority: 0 }), 'n1');
+    s.addPod(pod('taken', { cpu: '1' }, { priority: 5 }), 'n2');
+    const r = schedulePod(s, pod('p', { cpu: '1' }, { priority: 100 }), {
+      preemptable: (pods) => pods.filter((e) => e.key !== 'default/kept'),
+    });
+    assert.equal(r.status === 'Unschedulable' && r.nominatedNodeName, 'n2');
+    const none = schedulePod(s, pod('p', { cpu: '1' }, { priority: 100 }), { preemptable: () => [] });
+    assert.match(
+      message(none),
+      /preemption: 0\/2 nodes are available: 2 No preemption victims found for incoming pod\.$/,
     );
   });
 
