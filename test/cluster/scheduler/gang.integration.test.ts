@@ -478,7 +478,7 @@ describe('preemption and gang quorum', () => {
     return { ns, pod };
   }
 
-  test('a preemption that would take a gang below minMember is not carried out', async () => {
+  test('preemption takes no member of a gang at its quorum', async () => {
     const { ns, pod } = await fillThenPreempt(4);
     const urgent = await waitFor('urgent found unschedulable', async () => {
       const p = await pod();

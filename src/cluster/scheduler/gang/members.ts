@@ -2,8 +2,8 @@
  * Gang membership, indexed from the scheduler's own pod watch: which pods count as members of
  * each gang (not being deleted, not finished), how many of them carry scheduling gates, and
  * how many are assigned (bound, or assumed by the scheduler). PreFilter, Permit, PostFilter
- * and the preemption veto read counts here instead of listing pods by label or walking a
- * gang's members on every attempt: upstream's PodGroupManager keeps its assigned pods per
+ * and preemption (which members a gang can lose) read counts here instead of listing pods
+ * by label or walking a gang's members on every attempt: upstream's PodGroupManager keeps its assigned pods per
  * group the same way (assignedPodsByPG of pkg/coscheduling/core/core.go: added in Permit and
  * for pods seen bound, removed in Unreserve and when they go).
  */
@@ -91,7 +91,7 @@ export class GangMembers {
     gang.assigned += (isAssigned(m) ? 1 : 0) - (was ? 1 : 0);
   }
 
-  /** The gang a pod counts in (a victim's, for the preemption veto). */
+  /** The gang a pod counts in (a potential victim's, for preemption). */
   gangOfUid(uid: string): GangRef | undefined {
     const key = this.byUid.get(uid);
     return key === undefined ? undefined : this.gangs.get(key)?.ref;
