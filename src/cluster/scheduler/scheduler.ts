@@ -24,6 +24,7 @@ import {
   ClusterState,
   computePodRequests,
   type ExtraPlugins,
+  type FilterStatus,
   type FitError,
   MESSAGES_1_33,
   type MessageStyle,
@@ -771,7 +772,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
 function rejectingPlugins(err: FitError): Set<string> {
   if (err.numAllNodes === 0) return new Set([ANY_PLUGIN]);
   const out = new Set<string>();
-  for (const st of err.nodeStatuses.statuses) out.add(st.plugin);
+  // Nodes rejected alike mostly share one status object: skip the runs of it.
+  let last: FilterStatus | undefined;
+  for (const st of err.nodeStatuses.statuses) {
+    if (st !== last) out.add(st.plugin);
+    last = st;
+  }
   if (err.absentStatus && err.nodeStatuses.size < err.numAllNodes) out.add(err.absentStatus.plugin);
   return out.size > 0 ? out : new Set(NO_MOVE);
 }

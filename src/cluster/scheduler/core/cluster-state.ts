@@ -168,6 +168,8 @@ export class ClusterState {
   readonly nodes: NodeInfo[] = [];
   private readonly byName = new Map<string, NodeInfo>();
   private readonly podIndex = new Map<string, PodEntry>();
+  /** How many accounted pods have each priority: preemption asks for the lowest. */
+  private readonly priorities = new Map<number, number>();
   /** Where the next scheduling cycle starts scanning, as kube-scheduler rotates it. */
   nextStartNodeIndex = 0;
   readonly podsByLabel = new PodLabelIndex();
@@ -209,6 +211,13 @@ export class ClusterState {
   getNode(name: string): NodeInfo | undefined {
     const ni = this.byName.get(name);
     return ni?.node ? ni : undefined;
+  }
+
+  /** The lowest priority of any accounted pod (Infinity without pods): a bound for every node's. */
+  lowestPodPriority(): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (const p of this.priorities.keys()) if (p < min) min = p;
+    return min;
   }
 
   getPod(uid: string): PodEntry | undefined {
@@ -265,6 +274,7 @@ export class ClusterState {
     ni.pods.set(entry.uid, entry);
     ni.apply(entry.requests, 1);
     this.podIndex.set(entry.uid, entry);
+    this.priorities.set(entry.priority, (this.priorities.get(entry.priority) ?? 0) + 1);
     this.podsByLabel.add(entry);
     this.existingTerms.add(entry);
     return entry;
@@ -276,6 +286,9 @@ export class ClusterState {
     if (!entry) return false;
     this.version++;
     this.podIndex.delete(uid);
+    const n = (this.priorities.get(entry.priority) ?? 0) - 1;
+    if (n > 0) this.priorities.set(entry.priority, n);
+    else this.priorities.delete(entry.priority);
     this.podsByLabel.remove(entry);
     this.existingTerms.remove(entry);
     const ni = this.byName.get(entry.nodeName);

@@ -329,13 +329,19 @@ function preempt(
   const want = numCandidates(n);
   const pick = opts.tieBreak === 'random' ? (opts.random ?? random) : undefined;
   const offset = pick && n > 0 ? Math.floor(pick() * n) : 0;
-  for (let k = 0; k < n && found.length < want; k++) {
-    const name = statuses.names[potential[(offset + k) % n]!]!;
-    const ni = state.getNode(name);
-    if (!ni) continue;
-    const r = selectVictimsOnNode(p, ni, cycle, opts.preemptable);
-    if (r.ok) found.push({ node: ni, victims: r.victims });
-    else dryRun.add(name, r.status);
+  if (state.lowestPodPriority() >= p.priority) {
+    // No pod anywhere of lower priority: every node answers as selectVictimsOnNode's first
+    // check would (most pods of a busy cluster share the lowest priority, and fail often).
+    for (const i of potential) dryRun.add(statuses.names[i]!, NO_VICTIMS_STATUS);
+  } else {
+    for (let k = 0; k < n && found.length < want; k++) {
+      const name = statuses.names[potential[(offset + k) % n]!]!;
+      const ni = state.getNode(name);
+      if (!ni) continue;
+      const r = selectVictimsOnNode(p, ni, cycle, opts.preemptable);
+      if (r.ok) found.push({ node: ni, victims: r.victims });
+      else dryRun.add(name, r.status);
+    }
   }
   if (found.length === 0) {
     const inner = new FitError({ numAllNodes: numAll, nodeStatuses: dryRun, absentStatus: NOT_HELPFUL });
