@@ -220,8 +220,12 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
   const inflight = new Set<Promise<void>>();
   const stats = { bound: 0, bindErrors: 0, unschedulableAttempts: 0, preemptions: 0 };
   let move: MoveRequest;
-  /** Failed attempts by pod inputs, at state version `failedAt` (see attempt). */
-  const failed = new Map<string, ScheduleResult>();
+  /**
+   * Failed attempts by namespace and pod inputs, at state version `failedAt` (see attempt).
+   * Keyed by the queued pod's own inputs string, whose hash V8 keeps: a key joined afresh
+   * on each attempt was hashed again, a visible cost with gangs retried on every binding.
+   */
+  const failed = new Map<string, Map<string, ScheduleResult>>();
   let failedAt = -1;
   let stopped = false;
   let tickPending = false;
@@ -310,11 +314,15 @@ export function startScheduler(client: ClusterClient, opts: SchedulerOptions = {
       failed.clear();
       failedAt = state.version;
     }
-    const key = `${qp.pod.metadata.namespace ?? ''}\u0000${qp.inputsJson}`;
-    const known = failed.get(key);
+    const namespace = qp.pod.metadata.namespace ?? '';
+    const known = failed.get(namespace)?.get(qp.inputsJson);
     if (known) return known;
     const result = schedulePod(state, prepared, scheduleOpts);
-    if (result.status === 'Unschedulable') failed.set(key, result);
+    if (result.status === 'Unschedulable') {
+      const byInputs = failed.get(namespace) ?? new Map<string, ScheduleResult>();
+      failed.set(namespace, byInputs);
+      byInputs.set(qp.inputsJson, result);
+    }
     return result;
   }
 

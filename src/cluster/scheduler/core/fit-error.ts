@@ -56,7 +56,15 @@ export class FitError {
   histogram(): string[] {
     // Nodes rejected for the same reasons mostly share one status object: count those first.
     const byStatus = new Map<FilterStatus, number>();
-    for (const st of this.nodeStatuses.statuses) byStatus.set(st, (byStatus.get(st) ?? 0) + 1);
+    // ... and mostly in runs: count a run before looking its status up.
+    const list = this.nodeStatuses.statuses;
+    for (let i = 0; i < list.length; ) {
+      const st = list[i]!;
+      let j = i + 1;
+      while (j < list.length && list[j] === st) j++;
+      byStatus.set(st, (byStatus.get(st) ?? 0) + j - i);
+      i = j;
+    }
     const counts = new Map<string, number>();
     for (const [st, n] of byStatus) {
       for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + n);
