@@ -168,6 +168,26 @@ describe('FitError messages', () => {
     assert.equal(all.status === 'Unschedulable' && all.nominatedNodeName, 'n120');
   });
 
+  test('a lower-priority pod anywhere is found: the cluster keeps its lowest priority', () => {
+    const s = new ClusterState();
+    s.upsertNode(node('n1', { cpu: '1' }));
+    s.upsertNode(node('n2', { cpu: '1' }));
+    assert.equal(s.lowestPodPriority(), Number.POSITIVE_INFINITY);
+    const low = pod('low', { cpu: '1' }, { priority: 5 });
+    s.addPod(pod('high', { cpu: '1' }, { priority: 100 }), 'n1');
+    s.addPod(low, 'n2');
+    assert.equal(s.lowestPodPriority(), 5);
+    const r = schedulePod(s, pod('p', { cpu: '1' }, { priority: 50 }));
+    assert.equal(r.status === 'Unschedulable' && r.nominatedNodeName, 'n2');
+    s.removePod(low.metadata!.uid!);
+    s.addPod(pod('high2', { cpu: '1' }, { priority: 200 }), 'n2');
+    assert.equal(s.lowestPodPriority(), 100);
+    assert.match(
+      message(schedulePod(s, pod('p', { cpu: '1' }, { priority: 50 }))),
+      /preemption: 0\/2 nodes are available: 2 No preemption victims found for incoming pod\.$/,
+    );
+  });
+
   test('preemptable leaves pods out of the dry run', () => {
     const s = new ClusterState();
     s.upsertNode(node('n1', { cpu: '1' }));
