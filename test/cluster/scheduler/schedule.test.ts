@@ -5,7 +5,6 @@ import {
   ClusterState,
   MESSAGES_1_33,
   MESSAGES_1_35,
-  numCandidates,
   numFeasibleNodesToFind,
   preparePod,
   resourceFitScore,
@@ -141,31 +140,6 @@ describe('FitError messages', () => {
       r.error.message,
       '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).',
     );
-  });
-
-  test('the dry run stops at the number of candidates DefaultPreemption asks for', () => {
-    assert.deepEqual(
-      [numCandidates(0), numCandidates(50), numCandidates(500), numCandidates(2000)],
-      [0, 50, 100, 200],
-    );
-    // 150 full nodes, each with a lower-priority pod; the cheapest victim is on the 121st.
-    const s = new ClusterState();
-    for (let i = 0; i < 150; i++) {
-      const name = `n${String(i).padStart(3, '0')}`;
-      s.upsertNode(node(name, { cpu: '1' }));
-      s.addPod(pod(`v${i}`, { cpu: '1' }, { priority: i === 120 ? 1 : 5 }), name);
-    }
-    const r = schedulePod(s, pod('p', { cpu: '1' }, { priority: 100 }));
-    assert.equal(r.status, 'Unschedulable');
-    if (r.status !== 'Unschedulable') return;
-    // The first 100 candidates from where the scan began: the 121st node is not among them.
-    assert.equal(r.nominatedNodeName, 'n000');
-    const all = schedulePod(s, pod('q', { cpu: '1' }, { priority: 100 }), {
-      tieBreak: 'random',
-      random: () => 0.5,
-    });
-    // From a random offset (75) the 121st node is among the 100 tried, and it is the best.
-    assert.equal(all.status === 'Unschedulable' && all.nominatedNodeName, 'n120');
   });
 
   test('a lower-priority pod anywhere is found: the cluster keeps its lowest priority', () => {

@@ -46,7 +46,6 @@ export {
   MESSAGES_1_33,
   MESSAGES_1_35,
   type MessageStyle,
-  numCandidates,
   numFeasibleNodesToFind,
   type Scheduled,
   type ScheduleOptions,

@@ -248,7 +248,7 @@ function fail(
   if (style.draPostFilter) postFilter.push('no new claims to deallocate');
   let nominated: { node: string; victims: PodEntry[] } | undefined;
   if (opts.preemption !== false) {
-    const pre = preempt(state, p, statuses, preFilterMessage !== '', cycle, opts);
+    const pre = preempt(state, p, statuses, preFilterMessage !== '', cycle, opts.preemptable);
     if (pre.kind === 'message') postFilter.push(`preemption: ${pre.message}`);
     else nominated = { node: pre.node, victims: pre.victims };
   }
@@ -292,20 +292,10 @@ function moreImportant(a: PodEntry, b: PodEntry): number {
 }
 
 /**
- * How many candidates the dry run looks for among `n` nodes where preemption might help:
- * DefaultPreemption's minCandidateNodesPercentage (10) and minCandidateNodesAbsolute (100)
- * defaults, at most `n`.
- */
-export function numCandidates(n: number): number {
-  return Math.min(n, Math.max(Math.floor(n / 10), 100));
-}
-
-/**
  * DefaultPreemption's dry run without PodDisruptionBudgets: nodes whose rejection is not
  * marked unresolvable (resources, topology spread skew, anti-affinity) are retried with
  * every lower-priority pod removed, then as many victims as possible are reprieved, most
- * important first. As upstream, it stops once it has numCandidates candidates, starting at
- * a random node when ties are broken at random, else where the cycle's scan began.
+ * important first.
  */
 function preempt(
   state: ClusterState,
@@ -313,32 +303,27 @@ function preempt(
   statuses: NodeStatuses,
   preFilterFailed: boolean,
   cycle: CycleState,
-  opts: ScheduleOptions,
+  preemptable: ScheduleOptions['preemptable'],
 ): PreemptOutcome {
   if (p.preemptNever) return { kind: 'message', message: 'not eligible due to preemptionPolicy=Never.' };
   const numAll = state.nodes.length;
   const dryRun = new NodeStatuses();
   const found: { node: NodeInfo; victims: PodEntry[] }[] = [];
   // A PreFilter rejection and nodes outside a PreFilter result are unresolvable: no dry run.
-  const potential: number[] = [];
   if (!preFilterFailed) {
-    for (let i = 0; i < statuses.size; i++)
-      if (statuses.statuses[i]!.code === 'Unschedulable') potential.push(i);
-  }
-  const n = potential.length;
-  const want = numCandidates(n);
-  const pick = opts.tieBreak === 'random' ? (opts.random ?? random) : undefined;
-  const offset = pick && n > 0 ? Math.floor(pick() * n) : 0;
-  if (state.lowestPodPriority() >= p.priority) {
     // No pod anywhere of lower priority: every node answers as selectVictimsOnNode's first
     // check would (most pods of a busy cluster share the lowest priority, and fail often).
-    for (const i of potential) dryRun.add(statuses.names[i]!, NO_VICTIMS_STATUS);
-  } else {
-    for (let k = 0; k < n && found.length < want; k++) {
-      const name = statuses.names[potential[(offset + k) % n]!]!;
+    const none = state.lowestPodPriority() >= p.priority;
+    for (let i = 0; i < statuses.size; i++) {
+      if (statuses.statuses[i]!.code !== 'Unschedulable') continue;
+      const name = statuses.names[i]!;
+      if (none) {
+        dryRun.add(name, NO_VICTIMS_STATUS);
+        continue;
+      }
       const ni = state.getNode(name);
       if (!ni) continue;
-      const r = selectVictimsOnNode(p, ni, cycle, opts.preemptable);
+      const r = selectVictimsOnNode(p, ni, cycle, preemptable);
       if (r.ok) found.push({ node: ni, victims: r.victims });
       else dryRun.add(name, r.status);
     }
