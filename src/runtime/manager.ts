@@ -310,6 +310,7 @@ export class Manager {
     await this.cache.stop();
     await Promise.all(this.servers.map((s) => s.stop()));
     await this.rest.close(Math.min(5_000, remaining()));
+    this.metrics.release();
     this.log.info('stopped');
     this.doneResolve();
   }

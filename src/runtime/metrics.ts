@@ -65,9 +65,11 @@ export class RuntimeMetrics {
   readonly eventsRecorded: Counter<'type' | 'outcome'>;
 
   private readonly queues = new Map<string, QueueProbe>();
+  private readonly ownsRegistry: boolean;
 
   constructor(opts: RuntimeMetricsOptions = {}) {
     this.registry = opts.registry ?? new Registry();
+    this.ownsRegistry = opts.registry === undefined;
     const registers = [this.registry];
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     const queues = this.queues;
@@ -262,6 +264,17 @@ export class RuntimeMetrics {
       workDuration: (s) => this.queueWorkDuration.observe(labels, s),
       retried: () => this.queueRetries.inc(labels),
     };
+  }
+
+  /**
+   * Lets go of what the metrics reach, once the manager stopped. prom-client's process
+   * metrics watch garbage collection for the life of the process, and that observer holds
+   * the registry: through the queue gauges it held every queue, its clock and all that
+   * clock's timers reach (a whole simulated cluster per `troupe simulate` policy).
+   */
+  release(): void {
+    this.queues.clear();
+    if (this.ownsRegistry) this.registry.clear();
   }
 
   /** Makes the unfinished-work gauges read `queue` (replacing an earlier queue of that name). */

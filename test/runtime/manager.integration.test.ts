@@ -206,7 +206,10 @@ describe('Manager options', () => {
     mgr.add(greetingController());
     assert.deepEqual(mgr.controllerNames, []);
     await mgr.start();
+    assert.ok(mgr.metrics.registry.getMetricsAsArray().length > 0);
     await mgr.stop();
+    // A stopped manager's metrics reach nothing (see RuntimeMetrics.release).
+    assert.deepEqual(mgr.metrics.registry.getMetricsAsArray(), []);
   });
 
   test('--namespace limits what the manager sees', async () => {
