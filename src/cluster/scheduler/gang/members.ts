@@ -3,9 +3,10 @@
  * each gang (not being deleted, not finished), how many of them carry scheduling gates, and
  * how many are assigned (bound, or assumed by the scheduler). PreFilter, Permit, PostFilter
  * and preemption (which members a gang can lose) read counts here instead of listing pods
- * by label or walking a gang's members on every attempt: upstream's PodGroupManager keeps its assigned pods per
- * group the same way (assignedPodsByPG of pkg/coscheduling/core/core.go: added in Permit and
- * for pods seen bound, removed in Unreserve and when they go).
+ * by label or walking a gang's members on every attempt: upstream's PodGroupManager keeps
+ * its assigned pods per group the same way (assignedPodsByPG of
+ * pkg/coscheduling/core/core.go: added in Permit and for pods seen bound, removed in
+ * Unreserve and when they go).
  */
 import type { KubeObject } from '../../apiserver/types.ts';
 import { type GangRef, gangOf } from './core.ts';
