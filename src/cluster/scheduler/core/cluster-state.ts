@@ -61,13 +61,12 @@ export class NodeInfo {
   generation = 0;
   /**
    * The node-local filters' verdict for the last pod shape tried here (see ClusterState.shapeId),
-   * valid while `generation` is unchanged.
+   * valid while `generation` is `memoGeneration`. Fields of the node rather than an object of
+   * their own: a failed cycle reads them on every node, and the extra hop was half its loop.
    */
-  readonly filterMemo: { shape: number; generation: number; status: FilterStatus | undefined } = {
-    shape: -1,
-    generation: -1,
-    status: undefined,
-  };
+  memoShape = -1;
+  memoGeneration = -1;
+  memoStatus: FilterStatus | undefined = undefined;
 
   constructor(name: string) {
     this.name = name;

@@ -266,12 +266,11 @@ export function runNodeFiltersMemo(
   opts: FilterOptions,
   shape: number,
 ): FilterStatus | undefined {
-  const m = ni.filterMemo;
-  if (m.shape === shape && m.generation === ni.generation) return m.status;
+  if (ni.memoShape === shape && ni.memoGeneration === ni.generation) return ni.memoStatus;
   const st = runFilters(p, ni, opts);
-  m.shape = shape;
-  m.generation = ni.generation;
-  m.status = st;
+  ni.memoShape = shape;
+  ni.memoGeneration = ni.generation;
+  ni.memoStatus = st;
   return st;
 }
 
