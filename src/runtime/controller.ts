@@ -373,7 +373,8 @@ export class ControllerRunner {
       name,
       client: this.termClient ?? this.deps.client,
       cache: this.deps.cache,
-      // Made on first use: most reconciles log nothing, and a child logger plus its uuid cost more than the reconcile.
+      // Made on first use: most reconciles log nothing, and a child logger plus its uuid
+      // cost more than the reconcile.
       get log() {
         child ??= parent.child({ key, reconcileID: randomUUID() });
         return child;

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { compareStrings } from '../../lib/compare.ts';
 import { groupVersion, type ResourceType } from './types.ts';
 
 /** Storage is shared by all versions of a resource; this is its key (`apps/deployments`). */
@@ -83,7 +84,7 @@ export function compareKubeVersions(a: string, b: string): number {
   }
   if (pa) return -1;
   if (pb) return 1;
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareStrings(a, b);
 }
 
 function parseVersion(v: string): { major: number; stage: number; minor: number } | undefined {

@@ -12,6 +12,7 @@ import {
   type PodObject,
   READY_LABEL,
 } from '../../apis/scheduling.incubator.k8s.io/v1alpha1.ts';
+import { compareStrings } from '../../lib/compare.ts';
 import {
   type ControllerDefinition,
   isAlreadyExists,
@@ -282,9 +283,5 @@ async function stuckPeers(ctx: ReconcileContext, selfKey: string): Promise<PeerG
   }
   // The index keeps keys in the order they were last updated: name order instead, so which
   // peer a group defers to does not depend on the cache's history.
-  return peers.sort((a, b) => cmp(keyOf(a.namespace, a.name), keyOf(b.namespace, b.name)));
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return peers.sort((a, b) => compareStrings(keyOf(a.namespace, a.name), keyOf(b.namespace, b.name)));
 }

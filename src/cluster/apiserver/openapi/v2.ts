@@ -17,7 +17,9 @@
  * `apply` when v3 names none: PATCH `consumes` mirrors v3's request body, so both versions give
  * kubectl the same answer.
  */
+
 import { createHash } from 'node:crypto';
+import { compareStrings } from '../../../lib/compare.ts';
 import { isObject } from '../../../lib/json.ts';
 import { groupVersion, type ResourceType } from '../types.ts';
 import type { CrdSchemas } from './crd-schema.ts';
@@ -179,7 +181,7 @@ export function swaggerFromV3(docs: readonly OpenAPIV3Document[]): SwaggerDocume
 }
 
 function sorted<T>(obj: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => compareStrings(a, b)));
 }
 
 export interface RenderedSwagger {

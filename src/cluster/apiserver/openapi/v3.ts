@@ -8,7 +8,9 @@
  * `x-kubernetes-group-version-kind` on every operation, component schemas under
  * components.schemas with `x-kubernetes-group-version-kind` on top-level kinds.
  */
+
 import { createHash } from 'node:crypto';
+import { compareStrings } from '../../../lib/compare.ts';
 import { groupVersion, type ResourceType } from '../types.ts';
 import {
   CRD_META_REFS,
@@ -445,7 +447,7 @@ function article(word: string): string {
 }
 
 function sortedObject<T>(obj: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => compareStrings(a, b)));
 }
 
 export const NO_CRDS: CrdSchemas = new Map();

@@ -1,3 +1,4 @@
+import { compareStrings } from '../../../lib/compare.ts';
 import { canonicalJson, clone, isObject, type JsonObject, jsonEqual } from '../../../lib/json.ts';
 import type { FieldError, KubeObject, ManagedFieldsEntry } from '../types.ts';
 import { badRequest, internalError } from './errors.ts';
@@ -135,11 +136,11 @@ function encodeManaged(managers: Map<string, Manager>): ManagedFieldsEntry[] {
   const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000) : 0);
   list.sort(
     (a, b) =>
-      cmpStr(a.operation, b.operation) ||
+      compareStrings(a.operation, b.operation) ||
       seconds(a.time) - seconds(b.time) ||
-      cmpStr(a.manager, b.manager) ||
-      cmpStr(a.apiVersion, b.apiVersion) ||
-      cmpStr(a.subresource, b.subresource),
+      compareStrings(a.manager, b.manager) ||
+      compareStrings(a.apiVersion, b.apiVersion) ||
+      compareStrings(a.subresource, b.subresource),
   );
   return list.map((m) => ({
     manager: m.manager,
@@ -150,10 +151,6 @@ function encodeManaged(managers: Map<string, Manager>): ManagedFieldsEntry[] {
     fieldsV1: m.set.toFieldsV1(),
     ...(m.subresource ? { subresource: m.subresource } : {}),
   }));
-}
-
-function cmpStr(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** metav1.Time: RFC 3339 with whole seconds. */
@@ -497,7 +494,7 @@ function prune(
 }
 
 function conflictResult(conflicts: { m: Manager; set: FieldSet }[]): ServerSideApplyResult {
-  conflicts.sort((a, b) => cmpStr(managerId(a.m), managerId(b.m)));
+  conflicts.sort((a, b) => compareStrings(managerId(a.m), managerId(b.m)));
   const errors: FieldError[] = [];
   const lines: string[] = [];
   for (const { m, set } of conflicts) {

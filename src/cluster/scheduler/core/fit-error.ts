@@ -4,6 +4,7 @@
  * `0/N nodes are available: <prefilter msg>. <sorted reason histogram>. <postfilter msg>`.
  */
 
+import { compareStrings } from '../../../lib/compare.ts';
 import type { FilterStatus } from './filters.ts';
 
 export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
@@ -75,7 +76,7 @@ export class FitError {
     }
     const out: string[] = [];
     for (const [r, n] of counts) out.push(`${n} ${r}`);
-    return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return out.sort(compareStrings);
   }
 
   /**
