@@ -68,9 +68,10 @@ export const NODE_CONDITIONS = [
   },
 ];
 
+/** What Go's json.Marshal escapes for HTML safety; Quote keeps that byte-for-byte. */
 const HTML_UNSAFE = /[<>&\u2028\u2029]/;
 
-/** Go's json.Marshal escapes these for HTML safety; Quote keeps that byte-for-byte. */
+/** A value as Go's json.Marshal writes it, HTML-safe escapes included. */
 function goJSON(v: Value): string {
   const s = JSON.stringify(v === undefined ? null : v) ?? 'null';
   // Tested before replacing: a global replace with a callback costs even when nothing matches,
