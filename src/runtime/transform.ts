@@ -36,7 +36,8 @@ export function stripForCache(obj: KubeObject): KubeObject {
  * full, it only shares what it already holds.
  */
 const POOL_LIMIT = 50_000;
-// V8's JSON.parse already shares (internalizes) every string of up to 10 characters: pooling them saves nothing.
+// V8's JSON.parse already shares (internalizes) every string of up to 10 characters:
+// pooling them saves nothing.
 const MIN_POOLED = 10;
 const pool = new Map<string, string>();
 const UNIQUE_KEYS = new Set([

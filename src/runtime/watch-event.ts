@@ -24,7 +24,8 @@ export function parseWatchEvent<E>(line: string, dropManagedFields: boolean): E 
     // The line itself decides whether the event is malformed, never the cut.
     return JSON.parse(line);
   }
-  // The cut must have been the object's own metadata.managedFields (not a namesake in its spec): else decode it all.
+  // The cut must have been the object's own metadata.managedFields (not a namesake in its
+  // spec): else decode it all.
   if (event?.object?.metadata?.managedFields !== 0) return JSON.parse(line);
   return event as E;
 }
