@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { nodeFilterKey } from '../../../src/cluster/scheduler/core/filters.ts';
 import {
   balancedAllocationScore,
   ClusterState,
@@ -365,6 +366,47 @@ describe('remembered node verdicts', () => {
     s.upsertNode(node('b', { cpu: '8', 'nvidia.com/gpu': '8' }, { labels: { pool: 'x' } }));
     const placed = schedulePod(s, pod('sel-2', { 'nvidia.com/gpu': '1' }, { nodeSelector: { pool: 'x' } }));
     assert.equal(placed.status === 'Scheduled' && placed.nodeName, 'b');
+  });
+
+  test('shapes taking turns keep their verdicts on the nodes that did not change', () => {
+    const s = new ClusterState();
+    for (const n of ['a', 'b', 'c']) s.upsertNode(node(n, { cpu: '8', 'nvidia.com/gpu': '8' }));
+    const gpu = pod('gpu', { 'nvidia.com/gpu': '4' });
+    const cpu = pod('cpu', { cpu: '4' });
+    assert.equal(schedulePod(s, gpu).status, 'Scheduled');
+    assert.equal(schedulePod(s, cpu).status, 'Scheduled');
+    s.addPod(pod('on-b', { 'nvidia.com/gpu': '1' }), 'b');
+    const held = s.verdicts.of(s.shapeId(nodeFilterKey(preparePod(gpu), {})));
+    const heldNow = [0, 1, 2].map((i) => held.stamp[i] === s.verdicts.stamp[i]);
+    assert.deepEqual(heldNow, [true, false, true]);
+  });
+
+  test('a node removed takes its verdicts along, the nodes after it keep their own', () => {
+    const s = new ClusterState();
+    s.upsertNode(node('a', { cpu: '8' }));
+    s.upsertNode(node('b', { cpu: '8' }));
+    s.upsertNode(node('c', { cpu: '8' }));
+    s.addPod(pod('fill-a', { cpu: '8' }), 'a');
+    s.addPod(pod('fill-c', { cpu: '8' }), 'c');
+    const first = schedulePod(s, pod('p', { cpu: '2' }));
+    assert.equal(first.status === 'Scheduled' && first.nodeName, 'b');
+    s.removeNode('b');
+    assert.deepEqual(
+      s.nodes.map((ni) => [ni.name, ni.index]),
+      [
+        ['a', 0],
+        ['c', 1],
+      ],
+    );
+    assert.match(
+      message(schedulePod(s, pod('q', { cpu: '2' }))),
+      /^0\/2 nodes are available: 2 Insufficient cpu/,
+    );
+    // Nodes added past the verdicts' room are judged afresh.
+    for (let i = 0; i < 100; i++) s.upsertNode(node(`m${i}`, { cpu: '1' }));
+    s.upsertNode(node('d', { cpu: '8' }));
+    const later = schedulePod(s, pod('r', { cpu: '2' }));
+    assert.equal(later.status === 'Scheduled' && later.nodeName, 'd');
   });
 
   test('shape ids are never reused once the shapes seen are forgotten', () => {

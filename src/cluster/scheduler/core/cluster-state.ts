@@ -9,7 +9,7 @@
 
 import type { Node, Pod, Taint } from '../../../kube/builtin.ts';
 import { ExistingPodTerms } from './existing-pod-terms.ts';
-import type { FilterStatus } from './filters.ts';
+import { NodeVerdicts } from './node-verdicts.ts';
 import { compilePodAffinityTerms, type PodAffinityTerms } from './pod-affinity-terms.ts';
 import { PodLabelIndex } from './pod-label-index.ts';
 import { computePodRequests, type PodRequests, resourcesFromList } from './requests.ts';
@@ -59,14 +59,8 @@ export class NodeInfo {
   readonly pods = new Map<string, PodEntry>();
   /** Bumped on every change, for callers that cache per-node results. */
   generation = 0;
-  /**
-   * The node-local filters' verdict for the last pod shape tried here (see ClusterState.shapeId),
-   * valid while `generation` is `memoGeneration`. Fields of the node rather than an object of
-   * their own: a failed cycle reads them on every node, and the extra hop was half its loop.
-   */
-  memoShape = -1;
-  memoGeneration = -1;
-  memoStatus: FilterStatus | undefined = undefined;
+  /** Position in ClusterState.nodes (and its verdicts), -1 while not listed. */
+  index = -1;
 
   constructor(name: string) {
     this.name = name;
@@ -172,6 +166,8 @@ export class ClusterState {
   /** Where the next scheduling cycle starts scanning, as kube-scheduler rotates it. */
   nextStartNodeIndex = 0;
   readonly podsByLabel = new PodLabelIndex();
+  /** The node-local filters' last verdict per node, by index in `nodes`. */
+  readonly verdicts = new NodeVerdicts();
   readonly existingTerms = new ExistingPodTerms();
   /** Namespace name → labels, for namespaceSelector in pod affinity terms. */
   readonly namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
@@ -235,8 +231,13 @@ export class ClusterState {
       ni = new NodeInfo(name);
       this.byName.set(name, ni);
     }
-    if (!ni.node) this.nodes.push(ni);
+    if (!ni.node) {
+      ni.index = this.nodes.length;
+      this.nodes.push(ni);
+      this.verdicts.ensure(this.nodes.length);
+    }
     ni.setNode(node);
+    this.verdicts.forget(ni.index);
     return ni;
   }
 
@@ -245,8 +246,13 @@ export class ClusterState {
     const ni = this.byName.get(name);
     if (!ni?.node) return;
     ni.node = undefined;
-    const i = this.nodes.indexOf(ni);
-    if (i >= 0) this.nodes.splice(i, 1);
+    const i = ni.index;
+    if (i >= 0) {
+      this.verdicts.removeAt(i, this.nodes.length);
+      this.nodes.splice(i, 1);
+      for (let k = i; k < this.nodes.length; k++) this.nodes[k]!.index = k;
+      ni.index = -1;
+    }
     // Pods still bound to a vanished node keep a ghost entry until they are removed too.
     if (ni.pods.size === 0) this.byName.delete(name);
     if (this.nextStartNodeIndex >= this.nodes.length) this.nextStartNodeIndex = 0;
@@ -272,6 +278,7 @@ export class ClusterState {
     }
     ni.pods.set(entry.uid, entry);
     ni.apply(entry.requests, 1);
+    this.verdicts.forget(ni.index);
     this.podIndex.set(entry.uid, entry);
     this.priorities.set(entry.priority, (this.priorities.get(entry.priority) ?? 0) + 1);
     this.podsByLabel.add(entry);
@@ -294,6 +301,7 @@ export class ClusterState {
     if (ni) {
       ni.pods.delete(uid);
       ni.apply(entry.requests, -1);
+      this.verdicts.forget(ni.index);
       if (!ni.node && ni.pods.size === 0) this.byName.delete(entry.nodeName);
     }
     return true;

@@ -8,8 +8,9 @@
 import type { Pod, Toleration } from '../../../kube/builtin.ts';
 import type { OwnerReference } from '../../../kube/object.ts';
 import { type CompiledNodeAffinity, compileNodeAffinity } from './affinity.ts';
-import type { NodeInfo, PodEntry } from './cluster-state.ts';
+import type { ClusterState, NodeInfo, PodEntry } from './cluster-state.ts';
 import { filterInterPodAffinity, type InterPodFilterState, updateInterPodState } from './inter-pod-filter.ts';
+import type { ShapeVerdicts } from './node-verdicts.ts';
 import { compilePodAffinityTerms, type PodAffinityTerms } from './pod-affinity-terms.ts';
 import { computePodRequests, type PodRequests } from './requests.ts';
 import { compileSpreadConstraints, type PodSpreadConstraints } from './spread-constraints.ts';
@@ -256,21 +257,22 @@ export function nodeFilterKey(p: PreparedPod, opts: FilterOptions): string {
 }
 
 /**
- * runFilters for a cycle without filters that read other pods, remembered per node: a
- * cycle over every node after another pod of the same shape was placed on one of them finds
- * the others' verdicts unchanged.
+ * runFilters for a cycle without filters that read other pods, on the node at `i` in
+ * `state.nodes`, remembered in the pod shape's verdicts (ClusterState.verdicts): a cycle
+ * after another pod of the same shape was tried finds the unchanged nodes' verdicts there.
  */
 export function runNodeFiltersMemo(
+  state: ClusterState,
   p: PreparedPod,
-  ni: NodeInfo,
+  i: number,
   opts: FilterOptions,
-  shape: number,
+  verdicts: ShapeVerdicts,
 ): FilterStatus | undefined {
-  if (ni.memoShape === shape && ni.memoGeneration === ni.generation) return ni.memoStatus;
-  const st = runFilters(p, ni, opts);
-  ni.memoShape = shape;
-  ni.memoGeneration = ni.generation;
-  ni.memoStatus = st;
+  const stamp = state.verdicts.stamp[i]!;
+  if (verdicts.stamp[i] === stamp) return verdicts.status[i];
+  const st = runFilters(p, state.nodes[i]!, opts);
+  verdicts.stamp[i] = stamp;
+  verdicts.status[i] = st;
   return st;
 }
 

@@ -15,8 +15,14 @@ export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
  * inserts cost about 20 µs per 500 nodes against 3, most of a cycle's own time.
  */
 export class NodeStatuses {
-  readonly names: string[] = [];
-  readonly statuses: FilterStatus[] = [];
+  readonly names: string[];
+  readonly statuses: FilterStatus[];
+
+  /** Empty, or the given parallel arrays (filled by a caller that knows their length). */
+  constructor(names: string[] = [], statuses: FilterStatus[] = []) {
+    this.names = names;
+    this.statuses = statuses;
+  }
 
   /** Each node at most once per cycle. */
   add(name: string, status: FilterStatus): void {

@@ -15,26 +15,19 @@ interface NamespacePods {
 
 export class PodLabelIndex {
   private readonly byNamespace = new Map<string, NamespacePods>();
+  /**
+   * Pods added since the last query, not yet indexed. A gang rejected at Permit adds and
+   * removes each member it held, about a hundred times for every query (queries come only
+   * from pods with spread or affinity rules): those pods never reach the index.
+   */
+  private readonly pending = new Set<PodEntry>();
 
   add(e: PodEntry): void {
-    let ns = this.byNamespace.get(e.namespace);
-    if (!ns) {
-      ns = { all: new Set(), byLabel: new Map() };
-      this.byNamespace.set(e.namespace, ns);
-    }
-    ns.all.add(e);
-    for (const k in e.labels) {
-      const lk = `${k}=${e.labels[k]}`;
-      let set = ns.byLabel.get(lk);
-      if (!set) {
-        set = new Set();
-        ns.byLabel.set(lk, set);
-      }
-      set.add(e);
-    }
+    this.pending.add(e);
   }
 
   remove(e: PodEntry): void {
+    if (this.pending.delete(e)) return;
     const ns = this.byNamespace.get(e.namespace);
     if (!ns?.all.delete(e)) return;
     for (const k in e.labels) {
@@ -51,6 +44,10 @@ export class PodLabelIndex {
     selector: Selector,
     fn: (e: PodEntry) => void,
   ): void {
+    if (this.pending.size > 0) {
+      for (const e of this.pending) this.index(e);
+      this.pending.clear();
+    }
     if (namespaces === 'all') {
       for (const ns of this.byNamespace.values()) matchIn(ns, selector, fn);
     } else if (typeof namespaces === 'string') {
@@ -61,6 +58,24 @@ export class PodLabelIndex {
         const ns = this.byNamespace.get(name);
         if (ns) matchIn(ns, selector, fn);
       }
+    }
+  }
+
+  private index(e: PodEntry): void {
+    let ns = this.byNamespace.get(e.namespace);
+    if (!ns) {
+      ns = { all: new Set(), byLabel: new Map() };
+      this.byNamespace.set(e.namespace, ns);
+    }
+    ns.all.add(e);
+    for (const k in e.labels) {
+      const lk = `${k}=${e.labels[k]}`;
+      let set = ns.byLabel.get(lk);
+      if (!set) {
+        set = new Set();
+        ns.byLabel.set(lk, set);
+      }
+      set.add(e);
     }
   }
 }

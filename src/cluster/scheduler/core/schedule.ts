@@ -26,6 +26,7 @@ import {
 import { FitError, NodeStatuses } from './fit-error.ts';
 import { interPodPreFilter } from './inter-pod-filter.ts';
 import { interPodAffinityScores } from './inter-pod-score.ts';
+import type { ShapeVerdicts } from './node-verdicts.ts';
 import type { PodRequests } from './requests.ts';
 import { pluginWeights, type ScoringOptions, scoreNodes } from './score.ts';
 import { spreadPreFilter } from './spread-filter.ts';
@@ -128,7 +129,7 @@ export function schedulePod(
     };
   }
 
-  const statuses = new NodeStatuses();
+  let statuses = new NodeStatuses();
   const pinned = p.affinity.nodeNames;
   if (pinned && pinned.size === 0) {
     // Every term pins a disjoint set of names: NodeAffinity's PreFilter rejects the pod outright.
@@ -169,16 +170,24 @@ export function schedulePod(
   const shape = cycle.spread || cycle.interPod ? -1 : state.shapeId(nodeFilterKey(p, filterOpts));
   const want = numFeasibleNodesToFind(numAll, opts.percentageOfNodesToScore ?? 0);
   const feasible: NodeInfo[] = [];
-  const n = candidates.length;
   let processed = 0;
-  for (let i = 0; i < n && feasible.length < want; i++) {
-    const ni = candidates[(start + i) % n]!;
-    processed++;
-    const st =
-      (shape < 0 ? runFilters(p, ni, filterOpts, cycle) : runNodeFiltersMemo(p, ni, filterOpts, shape)) ??
-      extra?.filter?.(ni);
-    if (st) statuses.add(ni.name, st);
-    else feasible.push(ni);
+  if (shape >= 0 && !pinned && !extra?.filter) {
+    const verdicts = state.verdicts.of(shape);
+    processed = scanRemembered(state, p, filterOpts, verdicts, start, want, feasible);
+    if (feasible.length === 0) statuses = remembered(state, verdicts, start);
+  } else {
+    const n = candidates.length;
+    for (let i = 0; i < n && feasible.length < want; i++) {
+      const ni = candidates[(start + i) % n]!;
+      processed++;
+      const st =
+        (shape < 0
+          ? runFilters(p, ni, filterOpts, cycle)
+          : runNodeFiltersMemo(state, p, ni.index, filterOpts, state.verdicts.of(shape))) ??
+        extra?.filter?.(ni);
+      if (st) statuses.add(ni.name, st);
+      else feasible.push(ni);
+    }
   }
   if (!pinned) state.nextStartNodeIndex = (start + processed) % numAll;
 
@@ -205,6 +214,50 @@ export function schedulePod(
     feasibleNodes: feasible.length,
     evaluatedNodes: processed,
   };
+}
+
+/**
+ * The Filter loop over every node when each verdict depends only on the node and the pod's
+ * shape: from `start` round the node list until `want` nodes pass, reading the remembered
+ * verdicts (ClusterState.verdicts) and filtering only nodes changed since. Returns how many
+ * nodes it looked at. A placed pod needs no statuses, so the rejected nodes' are collected
+ * only when none passed (remembered).
+ */
+function scanRemembered(
+  state: ClusterState,
+  p: PreparedPod,
+  opts: FilterOptions,
+  verdicts: ShapeVerdicts,
+  start: number,
+  want: number,
+  feasible: NodeInfo[],
+): number {
+  const nodes = state.nodes;
+  const n = nodes.length;
+  const stamp = state.verdicts.stamp;
+  const { stamp: held, status } = verdicts;
+  let processed = 0;
+  for (let i = start; processed < n && feasible.length < want; processed++) {
+    const st = held[i] === stamp[i] ? status[i] : runNodeFiltersMemo(state, p, i, opts, verdicts);
+    if (st === undefined) feasible.push(nodes[i]!);
+    if (++i === n) i = 0;
+  }
+  return processed;
+}
+
+/** Every node's remembered verdict, in scan order from `start`, after a scan that placed nothing. */
+function remembered(state: ClusterState, verdicts: ShapeVerdicts, start: number): NodeStatuses {
+  const nodes = state.nodes;
+  const n = nodes.length;
+  const status = verdicts.status;
+  const names = new Array<string>(n);
+  const statuses = new Array<FilterStatus>(n);
+  for (let k = 0, i = start; k < n; k++) {
+    names[k] = nodes[i]!.name;
+    statuses[k] = status[i]!;
+    if (++i === n) i = 0;
+  }
+  return new NodeStatuses(names, statuses);
 }
 
 /** Adds a plugin's normalised scores, if it has any, with the plugin's weight. */
