@@ -200,6 +200,15 @@ export class Api {
     return obj;
   }
 
+  /**
+   * The stored object itself when it is served at this resource's version, else a decoded
+   * copy: for readers that never write to it (frozen under the test runner).
+   */
+  private storedObject(rt: ResourceType, rec: StoredRecord): KubeObject {
+    const p = rec.parsed;
+    return p && !rt.sharedStorage && p.apiVersion === groupVersion(rt) ? p : this.decode(rt, rec);
+  }
+
   /** JSON of a record at this resource's version, without parsing when versions agree. */
   encode(rt: ResourceType, rec: StoredRecord): string {
     if (!rt.sharedStorage) {
@@ -443,7 +452,7 @@ export class Api {
       }
       const key = objectKey(rt, namespace, name);
       if (this.store.get(storageKey(rt), key)) throw errors.alreadyExists(qr(rt), name);
-      return this.commit(rt, admitted, 'ADDED', ctx.dryRun, settle);
+      return this.commit(rt, admitted, 'ADDED', ctx.dryRun, settle, false);
     } finally {
       settle(false);
     }
@@ -494,7 +503,8 @@ export class Api {
   ): Promise<KubeObject> {
     const ctx = context(opts);
     const rec = this.getRecord(rt, namespace, name);
-    const old = this.decode(rt, rec);
+    // Read, never written: copying it was the costliest step of a write after encoding it.
+    const old = this.storedObject(rt, rec);
     const desired = desiredOf(old);
     const asked = desired.metadata?.resourceVersion;
     if (checkRv && asked && asked !== String(rec.rv)) {
@@ -573,8 +583,8 @@ export class Api {
       return next.metadata.deletionTimestamp &&
         !next.metadata.finalizers?.length &&
         !this.deletionPending(rt, next)
-        ? this.removeNow(rt, next, ctx.dryRun, settle)
-        : this.commit(rt, next, 'MODIFIED', ctx.dryRun, settle);
+        ? this.removeNow(rt, next, ctx.dryRun, settle, true)
+        : this.commit(rt, next, 'MODIFIED', ctx.dryRun, settle, true);
     } finally {
       settle(false);
     }
@@ -681,9 +691,12 @@ export class Api {
         (obj.status as Record<string, unknown> | undefined) ??= {};
         (obj.status as Record<string, unknown>).phase = 'Terminating';
       }
-      return { object: this.commit(rt, obj, 'MODIFIED', opts.dryRun ?? false), deleted: false };
+      return {
+        object: this.commit(rt, obj, 'MODIFIED', opts.dryRun ?? false, undefined, true),
+        deleted: false,
+      };
     }
-    return { object: this.removeNow(rt, obj, opts.dryRun ?? false), deleted: true };
+    return { object: this.removeNow(rt, obj, opts.dryRun ?? false, undefined, true), deleted: true };
   }
 
   /** Deletes every matching object (DELETE on a collection). */
@@ -740,17 +753,24 @@ export class Api {
    * `genericregistry.DryRunnableStorage` does: everything before runs, nothing is stored, no
    * watch event is sent, no hook sees a change.
    */
-  private removeNow(rt: ResourceType, obj: KubeObject, dryRun: boolean, stored?: FinishWrite): KubeObject {
+  private removeNow(
+    rt: ResourceType,
+    obj: KubeObject,
+    dryRun: boolean,
+    stored: FinishWrite | undefined,
+    handOver: boolean,
+  ): KubeObject {
     if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
-    const rec = this.record(rt, obj, rv);
+    const rec = this.record(rt, obj, rv, handOver);
+    const out = handOver && !rt.sharedStorage ? rec.parsed! : obj;
     this.store.remove(storageKey(rt), rec);
     stored?.(true);
-    if (!rt.sharedStorage) rememberStoredJson(obj, rec.json);
-    rt.storeHooks?.afterDelete?.(obj);
-    this.hooks.afterWrite?.(rt, 'DELETED', obj);
-    return obj;
+    if (!rt.sharedStorage) rememberStoredJson(out, rec.json);
+    rt.storeHooks?.afterDelete?.(out);
+    this.hooks.afterWrite?.(rt, 'DELETED', out);
+    return out;
   }
 
   private commit(
@@ -758,24 +778,32 @@ export class Api {
     obj: KubeObject,
     type: EventType,
     dryRun: boolean,
-    stored?: FinishWrite,
+    stored: FinishWrite | undefined,
+    handOver: boolean,
   ): KubeObject {
     // A dry run answers with what would be stored: the shape of the storage boundary too.
     shapeForStorage(rt, obj);
     if (dryRun) return obj;
     const rv = this.store.nextRv();
     obj.metadata.resourceVersion = String(rv);
-    const rec = this.record(rt, obj, rv);
+    const rec = this.record(rt, obj, rv, handOver);
+    // Handed over: what was stored is returned, shared from here on (see record).
+    const out = handOver && !rt.sharedStorage ? rec.parsed! : obj;
     this.store.put(storageKey(rt), rec);
     // Stored: what the store hook took is the object's now, whatever a hook below throws.
     stored?.(true);
     // A resource sharing another's storage is stored in that one's shape: no bytes to reuse.
-    if (!rt.sharedStorage) rememberStoredJson(obj, rec.json);
-    this.hooks.afterWrite?.(rt, type, obj);
-    return obj;
+    if (!rt.sharedStorage) rememberStoredJson(out, rec.json);
+    this.hooks.afterWrite?.(rt, type, out);
+    return out;
   }
 
-  private record(rt: ResourceType, obj: KubeObject, rv: number): StoredRecord {
+  /**
+   * The record of `obj` at `rv`. Its parsed object is `obj`'s members themselves when the write
+   * hands `obj` over (an object the server built from its own copies, as a read-modify-write
+   * does: copying it was a sixth of a write), else a copy (a create's body may be the caller's).
+   */
+  private record(rt: ResourceType, obj: KubeObject, rv: number, handOver: boolean): StoredRecord {
     if (rt.sharedStorage) {
       // Stored in the owning resource's shape, with both resources' selectable fields.
       const owner = this.registry.get(
@@ -784,7 +812,8 @@ export class Api {
         rt.sharedStorage.resource,
       );
       const stored = rt.sharedStorage.toStorage(obj);
-      const rec = this.record(owner ?? { ...rt, sharedStorage: undefined }, stored, rv);
+      // `obj` goes back to the writer, and `stored` may share its members: copied.
+      const rec = this.record(owner ?? { ...rt, sharedStorage: undefined }, stored, rv, false);
       const extra = rt.strategy.selectableFields ? safeSelectable(rt, obj) : {};
       return { ...rec, fields: { ...extra, ...rec.fields } };
     }
@@ -804,7 +833,7 @@ export class Api {
       uid: m.uid ?? '',
       rv,
       json,
-      parsed: shared(clone(shaped)),
+      parsed: shared(handOver ? shaped : clone(shaped)),
       labels: m.labels ?? {},
       fields,
     };
