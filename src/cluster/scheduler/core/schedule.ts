@@ -360,7 +360,10 @@ function preempt(
 ): PreemptOutcome {
   if (p.preemptNever) return { kind: 'message', message: 'not eligible due to preemptionPolicy=Never.' };
   const numAll = state.nodes.length;
-  const dryRun = new NodeStatuses();
+  // Sized for every node up front: a failed attempt's dry run answers hundreds of them.
+  const names = new Array<string>(statuses.size);
+  const answers = new Array<FilterStatus>(statuses.size);
+  let answered = 0;
   const found: { node: NodeInfo; victims: PodEntry[] }[] = [];
   // A PreFilter rejection and nodes outside a PreFilter result are unresolvable: no dry run.
   if (!preFilterFailed) {
@@ -370,18 +373,25 @@ function preempt(
     for (let i = 0; i < statuses.size; i++) {
       if (statuses.statuses[i]!.code !== 'Unschedulable') continue;
       const name = statuses.names[i]!;
-      if (none) {
-        dryRun.add(name, NO_VICTIMS_STATUS);
-        continue;
+      let answer = NO_VICTIMS_STATUS;
+      if (!none) {
+        const ni = state.getNode(name);
+        if (!ni) continue;
+        const r = selectVictimsOnNode(p, ni, cycle, preemptable);
+        if (r.ok) {
+          found.push({ node: ni, victims: r.victims });
+          continue;
+        }
+        answer = r.status;
       }
-      const ni = state.getNode(name);
-      if (!ni) continue;
-      const r = selectVictimsOnNode(p, ni, cycle, preemptable);
-      if (r.ok) found.push({ node: ni, victims: r.victims });
-      else dryRun.add(name, r.status);
+      names[answered] = name;
+      answers[answered++] = answer;
     }
   }
   if (found.length === 0) {
+    names.length = answered;
+    answers.length = answered;
+    const dryRun = new NodeStatuses(names, answers);
     const inner = new FitError({ numAllNodes: numAll, nodeStatuses: dryRun, absentStatus: NOT_HELPFUL });
     return { kind: 'message', message: inner.message };
   }

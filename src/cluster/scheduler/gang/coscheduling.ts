@@ -97,6 +97,12 @@ export class Coscheduling {
   /** Gang key → its PodGroup's spec, from a watch of each PodGroup API once it is served. */
   private readonly specs = new Map<string, GangSpec>();
   private readonly podGroupWatches = new Map<GangApi, () => void>();
+  /**
+   * gangOf per pod object. The scheduler's pods come from its watch and are never changed in
+   * place (a change is a new object), and every step of every attempt asks for the gang: a
+   * key built afresh each time was hashed afresh by each lookup.
+   */
+  private readonly gangOfPod = new WeakMap<object, GangRef | null>();
   private side: SchedulerSide | undefined;
 
   constructor(client: ClusterClient, opts: CoschedulingOptions) {
@@ -155,9 +161,18 @@ export class Coscheduling {
 
   /** The gang of a pod and its PodGroup, for the steps that skip pods whose PodGroup is missing. */
   private gang(pod: Pick<KubeObject, 'metadata'>): { g: GangRef; spec: GangSpec } | undefined {
-    const g = gangOf(pod);
+    const g = this.gangRef(pod);
     const spec = g && this.podGroup(g);
     return g && spec && spec !== 'missing' ? { g, spec } : undefined;
+  }
+
+  private gangRef(pod: Pick<KubeObject, 'metadata'>): GangRef | undefined {
+    let g = this.gangOfPod.get(pod);
+    if (g === undefined) {
+      g = gangOf(pod) ?? null;
+      this.gangOfPod.set(pod, g);
+    }
+    return g ?? undefined;
   }
 
   /** A pod event seen by the scheduler's watch: keeps the gangs' member lists. */
@@ -206,7 +221,7 @@ export class Coscheduling {
   permit(qp: QueuedPod, nodeName: string): PermitVerdict {
     // The scheduler has just assumed the pod on nodeName.
     this.members.setAssumed(qp.uid, true);
-    const g = gangOf(qp.pod);
+    const g = this.gangRef(qp.pod);
     if (!g) return { status: 'allow' };
     const spec = this.podGroup(g);
     if (!spec) return { status: 'allow' };
