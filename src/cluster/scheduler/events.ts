@@ -22,14 +22,7 @@ import { microTime } from '../../kube/conditions.ts';
 import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import {
-  type EventType,
-  EventWriter,
-  eventName,
-  type ObjectReference,
-  objectReference,
-  WriteQueue,
-} from '../events.ts';
+import { type EventType, EventWriter, eventName, objectReference, WriteQueue } from '../events.ts';
 
 export type { EventType } from '../events.ts';
 
@@ -113,9 +106,7 @@ export class SeriesEventRecorder {
   ): void {
     if (this.stopped) return;
     const now = this.clock.now();
-    const ref = objectReference(regarding);
-    const rel = related ? objectReference(related) : undefined;
-    const key = JSON.stringify([type, action, reason, refKey(ref), rel ? refKey(rel) : null]);
+    const key = `${type}\0${action}\0${reason}\0${refKey(regarding)}\0${related ? refKey(related) : ''}`;
     const known = this.cache.get(key);
     if (known?.series) {
       known.series.count++;
@@ -129,6 +120,8 @@ export class SeriesEventRecorder {
       this.arm();
       return;
     }
+    const ref = objectReference(regarding);
+    const rel = related ? objectReference(related) : undefined;
     const body: KubeObject = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -236,10 +229,15 @@ export class SeriesEventRecorder {
   }
 }
 
-function refKey(r: ObjectReference): unknown[] {
-  return [r.kind, r.namespace, r.name, r.uid, r.apiVersion, r.resourceVersion, r.fieldPath];
+/**
+ * The reference's part of an occurrence's key, read from the object (objectReference's fields,
+ * no fieldPath). NUL-separated: names, kinds, uids and versions cannot hold one, and an
+ * occurrence seen again (a gang retried all day) is looked up without building its reference.
+ */
+function refKey(obj: KubeObject): string {
+  const m = obj.metadata;
+  return `${obj.kind}\0${m.namespace ?? ''}\0${m.name ?? ''}\0${m.uid ?? ''}\0${obj.apiVersion}\0${m.resourceVersion ?? ''}`;
 }
-
 function seriesOf(e: Remembered): { count: number; lastObservedTime: string } {
   const s = e.series!;
   return { count: s.count, lastObservedTime: microTime(s.lastObserved) };
