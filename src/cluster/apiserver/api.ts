@@ -912,14 +912,20 @@ export class Api {
     old: KubeObject,
     sub: string,
   ): KubeObject {
+    // `old` is the stored object, shared: what `next` takes from it is copied, as the steps
+    // after this one default and shape `next` in place. Metadata is a new object over shared
+    // members, which those steps replace rather than change.
     if (sub === 'status') {
       const next: KubeObject = { ...old, status: desired.status };
+      for (const k in next) {
+        if (k !== 'status' && k !== 'metadata' && typeof next[k] === 'object') next[k] = clone(next[k]);
+      }
       next.metadata = { ...old.metadata, resourceVersion: desired.metadata?.resourceVersion };
       if (desired.status === undefined) delete next.status;
       return next;
     }
     if (sub === '' && rt.subresources.includes('status')) {
-      const next: KubeObject = { ...desired, status: old.status };
+      const next: KubeObject = { ...desired, status: clone(old.status) };
       if (old.status === undefined) delete next.status;
       return next;
     }

@@ -60,17 +60,25 @@ export class FieldSet {
     return s;
   }
 
+  /** Members of either set; this set itself when `other` adds none (a manager writing its own fields again). */
   union(other: FieldSet): FieldSet {
     if (other.isBare()) return this;
     if (this.isBare()) return other;
     const s = new FieldSet();
     s.member = this.member || other.member;
+    let same = s.member === this.member;
     for (const [pe, c] of this.children) {
       const o = other.children.get(pe);
-      s.children.set(pe, o ? c.union(o) : c);
+      const u = o ? c.union(o) : c;
+      if (u !== c) same = false;
+      s.children.set(pe, u);
     }
-    for (const [pe, c] of other.children) if (!this.children.has(pe)) s.children.set(pe, c);
-    return s;
+    for (const [pe, c] of other.children) {
+      if (this.children.has(pe)) continue;
+      s.children.set(pe, c);
+      same = false;
+    }
+    return same ? this : s;
   }
 
   /** No member and no children: the set every operation leaves unchanged. */
@@ -167,13 +175,23 @@ export class FieldSet {
     return decodedFrom.get(this) ?? fieldsV1Entries(this);
   }
 
+  /**
+   * The set a FieldsV1 object encodes. Decoded once per object: a stored object is read, never
+   * written, and each update of it decodes every manager's set again otherwise.
+   */
   static fromFieldsV1(json: unknown): FieldSet {
-    const s = new FieldSet();
-    if (!isObject(json)) return s;
+    if (!isObject(json)) return new FieldSet();
+    let s = decodedSets.get(json);
+    if (s) return s;
+    s = new FieldSet();
     if (decodeNode(s, json) && !s.member) decodedFrom.set(s, json);
+    decodedSets.set(json, s);
     return s;
   }
 }
+
+/** FieldsV1 objects decoded, and their sets (never inserted into: see the class). */
+const decodedSets = new WeakMap<object, FieldSet>();
 
 /** Sets decoded from FieldsV1 that encodes back to exactly the same JSON, and that JSON. */
 const decodedFrom = new WeakMap<FieldSet, Record<string, unknown>>();

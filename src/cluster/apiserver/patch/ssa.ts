@@ -210,7 +210,9 @@ const EMPTY = new FieldSet();
 /**
  * Updater.update with force: the operation takes every field it adds or modifies away from
  * the other managers, and removed fields leave every manager. Returns what the operation
- * itself now owns.
+ * itself now owns. The writer (`writer`, its id) loses only the changed fields it does not
+ * own afterwards: taking the rest and giving them back gave it a new set on every write, so
+ * its FieldsV1 was encoded again each time.
  */
 function recordUpdate(
   oldObj: JsonObject,
@@ -218,15 +220,19 @@ function recordUpdate(
   managers: Map<string, Manager>,
   sem: ListSemanticsLookup,
   ignored: FieldSet,
+  writer: string,
 ): FieldSet {
   const c = compare(oldObj, newObj, sem);
   const changed = c.added.union(c.modified);
   const changedForOthers = changed.recursiveDifference(ignored);
   const removedForOthers = c.removed.recursiveDifference(ignored);
-  for (const m of managers.values()) {
-    m.set = m.set.difference(m.set.intersection(changedForOthers)).difference(removedForOthers);
+  const own = changed.difference(c.removed).recursiveDifference(ignored).difference(STRIPPED);
+  const takenFromWriter = changedForOthers.difference(own);
+  for (const [id, m] of managers) {
+    const taken = id === writer ? takenFromWriter : changedForOthers;
+    m.set = m.set.difference(m.set.intersection(taken)).difference(removedForOthers);
   }
-  return changed.difference(c.removed).recursiveDifference(ignored).difference(STRIPPED);
+  return own;
 }
 
 /**
@@ -242,12 +248,12 @@ function updateOwnership(
   sem: ListSemanticsLookup,
   ignored: FieldSet,
 ): void {
-  const own = recordUpdate(oldObj, newObj, managers, sem, ignored);
-  for (const [id, m] of managers) if (m.set.isEmpty()) managers.delete(id);
-  if (own.isEmpty()) return;
   const id = managerId(who);
+  const own = recordUpdate(oldObj, newObj, managers, sem, ignored, id);
+  for (const [key, m] of managers) if (m.set.isEmpty()) managers.delete(key);
+  if (own.isEmpty()) return;
   const prev = managers.get(id);
-  managers.set(id, { ...who, time, set: prev ? own.union(prev.set) : own });
+  managers.set(id, { ...who, time, set: prev ? prev.set.union(own) : own });
 }
 
 /**

@@ -223,6 +223,31 @@ describe('trackUpdate', () => {
     assert.equal(JSON.stringify(fields(withFields(canonical), 'x')), JSON.stringify(canonical));
   });
 
+  test('a manager writing its own fields again keeps its set, and its FieldsV1, as they were', () => {
+    const created = deepFreeze(create({ nodeName: 'n', priority: 1 }, 'c'));
+    const once = deepFreeze(update(created, pod({ nodeName: 'm', priority: 1 }, { uid: 'u' }), 'x'));
+    const twice = update(once, pod({ nodeName: 'k', priority: 1 }, { uid: 'u' }), 'x');
+    const entryOf = (o: KubeObject) => o.metadata.managedFields!.find((m) => m.manager === 'x')!;
+    // The same object, not an equal one: decoded once, unchanged, encoded back as it was.
+    assert.equal(entryOf(twice).fieldsV1, entryOf(once).fieldsV1);
+    assert.equal(
+      FieldSet.fromFieldsV1(entryOf(once).fieldsV1),
+      FieldSet.fromFieldsV1(entryOf(once).fieldsV1),
+    );
+  });
+
+  test('union gives a set itself back when the other adds nothing, a new set otherwise', () => {
+    const big = FieldSet.of(['f:spec', 'f:a'], ['f:spec', 'f:b'], ['f:metadata']);
+    assert.equal(big.union(FieldSet.of(['f:spec', 'f:a'])), big);
+    assert.equal(big.union(FieldSet.of(['f:metadata'])), big);
+    const grown = big.union(FieldSet.of(['f:spec', 'f:c']));
+    assert.notEqual(grown, big);
+    assert.equal(grown.has(['f:spec', 'f:c']), true);
+    assert.equal(big.has(['f:spec', 'f:c']), false);
+    // A path that is a member in the other only: the union differs.
+    assert.notEqual(big.union(FieldSet.of(['f:spec'])), big);
+  });
+
   test('an existing object without managedFields stays untracked', () => {
     const old = pod({ nodeName: 'n' }, { uid: 'u' });
     const out = update(old, pod({ nodeName: 'm' }, { uid: 'u' }), 'x');
