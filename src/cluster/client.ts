@@ -162,7 +162,11 @@ export class ClusterClient {
     );
   }
 
-  /** Read-modify-write without a resourceVersion precondition (retries internally on races). */
+  /**
+   * Read-modify-write without a resourceVersion precondition (retries internally on races).
+   * `fn` changes a fresh copy; what it returns (or the copy) is stored as it is. Updates and
+   * patches resolve to the stored object, shared with watchers: read it, do not write to it.
+   */
   mutate<T extends KubeObject = KubeObject>(
     gvr: Gvr,
     namespace: string,

@@ -475,7 +475,8 @@ export class Api {
 
   /**
    * Read-modify-write of one object, the shared path of update and patch: `mutate`
-   * receives a fresh copy of the stored object and returns the desired object.
+   * receives a fresh copy of the stored object and returns the desired object, which the
+   * store takes over. Resolves to the object stored (shared with watchers: read, never written).
    */
   updateWith(
     rt: ResourceType,
@@ -485,7 +486,7 @@ export class Api {
     mutate: (current: KubeObject) => KubeObject,
     checkRv: boolean,
   ): Promise<KubeObject> {
-    // A copy of the decoded stored object: a quarter of the cost of decoding it again.
+    // A copy of the stored object, which is shared: a quarter of the cost of decoding it again.
     return this.readModifyWrite(rt, namespace, name, opts, (old) => mutate(clone(old)), checkRv);
   }
 
