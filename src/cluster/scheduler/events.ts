@@ -66,6 +66,7 @@ export class SeriesEventRecorder {
   private readonly log: EventLog;
   /** client-go's eventCache, by getKey; insertion order keeps the passes deterministic. */
   private readonly cache = new Map<string, Remembered>();
+  private readonly keys = new WeakMap<KubeObject, Map<string, string>>();
   private seriesCount = 0;
   private readonly queue: WriteQueue<Write>;
   private readonly started: number;
@@ -106,7 +107,7 @@ export class SeriesEventRecorder {
   ): void {
     if (this.stopped) return;
     const now = this.clock.now();
-    const key = `${type}\0${action}\0${reason}\0${refKey(regarding)}\0${related ? refKey(related) : ''}`;
+    const key = this.keyOf(regarding, related, type, reason, action);
     const known = this.cache.get(key);
     if (known?.series) {
       known.series.count++;
@@ -145,6 +146,32 @@ export class SeriesEventRecorder {
     this.cache.set(key, e);
     this.queue.push({ e });
     this.arm();
+  }
+
+  /**
+   * The occurrence's key: type, action, reason and both references (getKey). Kept per
+   * regarding object (a pod version, as queued): a gang retried all day looks up the same
+   * string, whose hash V8 keeps, rather than a new one of 150 characters each time.
+   */
+  private keyOf(
+    regarding: KubeObject,
+    related: KubeObject | undefined,
+    type: EventType,
+    reason: string,
+    action: string,
+  ): string {
+    const short = `${type}\0${action}\0${reason}\0${related ? refKey(related) : ''}`;
+    let keys = this.keys.get(regarding);
+    if (!keys) {
+      keys = new Map();
+      this.keys.set(regarding, keys);
+    }
+    let key = keys.get(short);
+    if (key === undefined) {
+      key = `${short}\0${refKey(regarding)}`;
+      keys.set(short, key);
+    }
+    return key;
   }
 
   /** Resolves once every write queued so far is done. */

@@ -267,10 +267,13 @@ export function trackUpdate(opts: TrackUpdateOptions): KubeObject {
   const subresource = opts.subresource ?? '';
   const sem = opts.listSemantics ?? builtinListSemantics(objectGvkKey(opts.updated));
   const provided = opts.updated.metadata?.managedFields;
+  const stored = opts.old?.metadata?.managedFields;
+  // Entries sent back as stored (a read-modify-write of the whole object) change nothing:
+  // the stored ones are read instead, whose FieldsV1 objects are decoded once.
   const base =
-    Array.isArray(provided) && provided.length > 0 && subresource === ''
+    Array.isArray(provided) && provided.length > 0 && subresource === '' && !jsonEqual(provided, stored)
       ? provided
-      : opts.old?.metadata?.managedFields;
+      : stored;
   if (!opts.old && !(Array.isArray(base) && base.length > 0)) return trackCreate(opts, sem, subresource);
   const managers = decodeManaged(base);
   const newObj = viewWithoutManagedFields(opts.updated);

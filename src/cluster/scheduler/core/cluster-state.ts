@@ -70,7 +70,7 @@ export class NodeInfo {
     return this.pods.size;
   }
 
-  private lowest = { generation: -1, priority: 0 };
+  private listed = { generation: -1, pods: [] as PodEntry[], lowest: 0 };
 
   /**
    * The lowest priority among the node's pods (Infinity with none), kept per generation:
@@ -78,12 +78,22 @@ export class NodeInfo {
    * the preemptor has no victims.
    */
   lowestPodPriority(): number {
-    if (this.lowest.generation !== this.generation) {
-      let min = Number.POSITIVE_INFINITY;
-      for (const e of this.pods.values()) if (e.priority < min) min = e.priority;
-      this.lowest = { generation: this.generation, priority: min };
+    return this.list().lowest;
+  }
+
+  /** The node's pods in the order they were added, kept per generation (preemption's candidates). */
+  podList(): readonly PodEntry[] {
+    return this.list().pods;
+  }
+
+  private list(): { pods: PodEntry[]; lowest: number } {
+    if (this.listed.generation !== this.generation) {
+      const pods = [...this.pods.values()];
+      let lowest = Number.POSITIVE_INFINITY;
+      for (const e of pods) if (e.priority < lowest) lowest = e.priority;
+      this.listed = { generation: this.generation, pods, lowest };
     }
-    return this.lowest.priority;
+    return this.listed;
   }
 
   setNode(node: Node): void {

@@ -413,7 +413,7 @@ function selectVictimsOnNode(
 ): { ok: true; victims: PodEntry[] } | { ok: false; status: FilterStatus } {
   if (ni.lowestPodPriority() >= p.priority) return { ok: false, status: NO_VICTIMS_STATUS };
   let potential: PodEntry[] = [];
-  for (const e of ni.pods.values()) if (e.priority < p.priority) potential.push(e);
+  for (const e of ni.podList()) if (e.priority < p.priority) potential.push(e);
   if (preemptable && potential.length > 0) potential = preemptable(potential);
   if (potential.length === 0) return { ok: false, status: NO_VICTIMS_STATUS };
   const usage: NodeUsage & { scalarMap: Map<string, number> } = {
