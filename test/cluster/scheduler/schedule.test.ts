@@ -409,6 +409,61 @@ describe('remembered node verdicts', () => {
     assert.equal(later.status === 'Scheduled' && later.nodeName, 'd');
   });
 
+  test('cycles on remembered verdicts place and reject as cycles that filter every node afresh', () => {
+    let seed = 11;
+    const rnd = (k: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor((seed / 2147483648) * k);
+    };
+    const live = new ClusterState();
+    const nodes = new Map<string, ReturnType<typeof node>>();
+    const pods = new Map<string, { p: ReturnType<typeof pod>; node: string }>();
+    const addNode = (name: string, gpus: number, cordoned = false) => {
+      const n = node(name, { cpu: '64', 'nvidia.com/gpu': String(gpus) }, { unschedulable: cordoned });
+      nodes.set(name, n);
+      live.upsertNode(n);
+    };
+    for (let i = 0; i < 300; i++) addNode(`n${i}`, 8);
+    const shapes = ['1', '2', '4', '8', '9'];
+    for (let step = 0; step < 600; step++) {
+      const op = rnd(10);
+      if (op < 4) {
+        const on = `n${rnd(300)}`;
+        if (!nodes.has(on)) continue;
+        const p = pod(`p${step}`, { 'nvidia.com/gpu': shapes[rnd(4)]! });
+        live.addPod(p, on);
+        pods.set(p.metadata!.uid!, { p, node: on });
+      } else if (op < 6 && pods.size > 0) {
+        const uid = [...pods.keys()][rnd(pods.size)]!;
+        live.removePod(uid);
+        pods.delete(uid);
+      } else if (op === 6) {
+        const name = `n${rnd(300)}`;
+        if (nodes.has(name)) addNode(name, 8, rnd(2) === 0);
+      } else if (op === 7 && step % 50 === 0) {
+        const name = `n${rnd(300)}`;
+        if (nodes.has(name) && ![...pods.values()].some((x) => x.node === name)) {
+          live.removeNode(name);
+          nodes.delete(name);
+        }
+      } else {
+        // The same cycle on a state rebuilt from scratch, which remembers nothing.
+        const fresh = new ClusterState();
+        for (const ni of live.nodes) fresh.upsertNode(nodes.get(ni.name)!);
+        for (const { p, node: on } of pods.values()) fresh.addPod(p, on);
+        fresh.nextStartNodeIndex = live.nextStartNodeIndex;
+        const q = pod(`q${step}`, { 'nvidia.com/gpu': shapes[rnd(shapes.length)]! });
+        const got = schedulePod(live, q);
+        const want = schedulePod(fresh, q);
+        assert.deepEqual(
+          got.status === 'Scheduled' ? got : got.error.message,
+          want.status === 'Scheduled' ? want : want.error.message,
+        );
+        assert.equal(live.nextStartNodeIndex, fresh.nextStartNodeIndex);
+      }
+    }
+  });
+
   test('shape ids are never reused once the shapes seen are forgotten', () => {
     const s = new ClusterState();
     s.upsertNode(node('a', { cpu: '8' }));

@@ -268,11 +268,9 @@ export function runNodeFiltersMemo(
   opts: FilterOptions,
   verdicts: ShapeVerdicts,
 ): FilterStatus | undefined {
-  const stamp = state.verdicts.stamp[i]!;
-  if (verdicts.stamp[i] === stamp) return verdicts.status[i];
+  if (verdicts.stamp[i] === state.verdicts.stamp[i]) return verdicts.status[i];
   const st = runFilters(p, state.nodes[i]!, opts);
-  verdicts.stamp[i] = stamp;
-  verdicts.status[i] = st;
+  state.verdicts.hold(verdicts, i, st);
   return st;
 }
 

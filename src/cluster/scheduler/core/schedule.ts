@@ -218,10 +218,10 @@ export function schedulePod(
 
 /**
  * The Filter loop over every node when each verdict depends only on the node and the pod's
- * shape: from `start` round the node list until `want` nodes pass, reading the remembered
- * verdicts (ClusterState.verdicts) and filtering only nodes changed since. Returns how many
- * nodes it looked at. A placed pod needs no statuses, so the rejected nodes' are collected
- * only when none passed (remembered).
+ * shape: the shape's verdicts are brought up to date (ClusterState.verdicts: only nodes
+ * changed since are filtered), then from `start` round the node list until `want` nodes
+ * pass. Returns how many nodes it looked at. A placed pod needs no statuses, so the rejected
+ * nodes' are collected only when none passed (remembered).
  */
 function scanRemembered(
   state: ClusterState,
@@ -234,12 +234,12 @@ function scanRemembered(
 ): number {
   const nodes = state.nodes;
   const n = nodes.length;
-  const stamp = state.verdicts.stamp;
-  const { stamp: held, status } = verdicts;
+  state.verdicts.catchUp(verdicts, n, (i) => runFilters(p, nodes[i]!, opts));
+  if (verdicts.passing === 0) return n;
+  const pass = verdicts.pass;
   let processed = 0;
   for (let i = start; processed < n && feasible.length < want; processed++) {
-    const st = held[i] === stamp[i] ? status[i] : runNodeFiltersMemo(state, p, i, opts, verdicts);
-    if (st === undefined) feasible.push(nodes[i]!);
+    if (pass[i] === 1) feasible.push(nodes[i]!);
     if (++i === n) i = 0;
   }
   return processed;
