@@ -176,7 +176,7 @@ export class ClusterState {
   /** Where the next scheduling cycle starts scanning, as kube-scheduler rotates it. */
   nextStartNodeIndex = 0;
   readonly podsByLabel = new PodLabelIndex();
-  /** The node-local filters' last verdict per node, by index in `nodes`. */
+  /** The node-local filters' verdicts per pod shape and node (by index in `nodes`). */
   readonly verdicts = new NodeVerdicts();
   readonly existingTerms = new ExistingPodTerms();
   /** Namespace name → labels, for namespaceSelector in pod affinity terms. */

@@ -176,15 +176,15 @@ export function schedulePod(
     processed = scanRemembered(state, p, filterOpts, verdicts, start, want, feasible);
     if (feasible.length === 0) statuses = remembered(state, verdicts, start);
   } else {
+    const held = shape >= 0 ? state.verdicts.of(shape) : undefined;
     const n = candidates.length;
     for (let i = 0; i < n && feasible.length < want; i++) {
       const ni = candidates[(start + i) % n]!;
       processed++;
       const st =
-        (shape < 0
-          ? runFilters(p, ni, filterOpts, cycle)
-          : runNodeFiltersMemo(state, p, ni.index, filterOpts, state.verdicts.of(shape))) ??
-        extra?.filter?.(ni);
+        (held
+          ? runNodeFiltersMemo(state, p, ni.index, filterOpts, held)
+          : runFilters(p, ni, filterOpts, cycle)) ?? extra?.filter?.(ni);
       if (st) statuses.add(ni.name, st);
       else feasible.push(ni);
     }
