@@ -66,6 +66,7 @@ export class SeriesEventRecorder {
   private readonly log: EventLog;
   /** client-go's eventCache, by getKey; insertion order keeps the passes deterministic. */
   private readonly cache = new Map<string, Remembered>();
+  /** Per regarding object, its occurrences' keys (see keyOf). */
   private readonly keys = new WeakMap<KubeObject, Map<string, string>>();
   private seriesCount = 0;
   private readonly queue: WriteQueue<Write>;
@@ -265,6 +266,7 @@ function refKey(obj: KubeObject): string {
   const m = obj.metadata;
   return `${obj.kind}\0${m.namespace ?? ''}\0${m.name ?? ''}\0${m.uid ?? ''}\0${obj.apiVersion}\0${m.resourceVersion ?? ''}`;
 }
+
 function seriesOf(e: Remembered): { count: number; lastObservedTime: string } {
   const s = e.series!;
   return { count: s.count, lastObservedTime: microTime(s.lastObserved) };
