@@ -54,6 +54,16 @@ export function objectReference(obj: KubeObject, fieldPath?: string): ObjectRefe
   return ref;
 }
 
+/**
+ * objectReference(obj)'s fields as one string, for keying occurrences without building the
+ * reference (a scheduler retrying a gang all day looks its Event up each time).
+ * NUL-separated: kinds, names, uids and versions cannot hold one.
+ */
+export function referenceKey(obj: KubeObject): string {
+  const m = obj.metadata;
+  return `${obj.kind}\0${m.namespace ?? ''}\0${m.name ?? ''}\0${m.uid ?? ''}\0${obj.apiVersion}\0${m.resourceVersion ?? ''}`;
+}
+
 /** `count` occurrences of one event, the first and last at the given metav1.Times. */
 export interface EventOccurrences {
   involved: ObjectReference;

@@ -22,7 +22,14 @@ import { microTime } from '../../kube/conditions.ts';
 import { type Clock, realClock, type TimerHandle } from '../../lib/clock.ts';
 import type { KubeObject } from '../apiserver/types.ts';
 import { type ClusterClient, GVR, isNotFound } from '../client.ts';
-import { type EventType, EventWriter, eventName, objectReference, WriteQueue } from '../events.ts';
+import {
+  type EventType,
+  EventWriter,
+  eventName,
+  objectReference,
+  referenceKey,
+  WriteQueue,
+} from '../events.ts';
 
 export type { EventType } from '../events.ts';
 
@@ -161,7 +168,7 @@ export class SeriesEventRecorder {
     reason: string,
     action: string,
   ): string {
-    const short = `${type}\0${action}\0${reason}\0${related ? refKey(related) : ''}`;
+    const short = `${type}\0${action}\0${reason}\0${related ? referenceKey(related) : ''}`;
     let keys = this.keys.get(regarding);
     if (!keys) {
       keys = new Map();
@@ -169,7 +176,7 @@ export class SeriesEventRecorder {
     }
     let key = keys.get(short);
     if (key === undefined) {
-      key = `${short}\0${refKey(regarding)}`;
+      key = `${short}\0${referenceKey(regarding)}`;
       keys.set(short, key);
     }
     return key;
@@ -255,16 +262,6 @@ export class SeriesEventRecorder {
     const made = await this.writer.create(GVR.eventsV1, body, e.objectName, e.nanos);
     e.nanos = made.nanos;
   }
-}
-
-/**
- * The reference's part of an occurrence's key, read from the object (objectReference's fields,
- * no fieldPath). NUL-separated: names, kinds, uids and versions cannot hold one, and an
- * occurrence seen again (a gang retried all day) is looked up without building its reference.
- */
-function refKey(obj: KubeObject): string {
-  const m = obj.metadata;
-  return `${obj.kind}\0${m.namespace ?? ''}\0${m.name ?? ''}\0${m.uid ?? ''}\0${obj.apiVersion}\0${m.resourceVersion ?? ''}`;
 }
 
 function seriesOf(e: Remembered): { count: number; lastObservedTime: string } {
